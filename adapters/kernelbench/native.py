@@ -1,0 +1,91 @@
+"""KernelBench's own correctness check, re-implemented from the upstream harness
+(ScalingIntelligence/KernelBench at commit 423217d, `src/kernelbench/eval.py`,
+`eval_kernel_against_ref` and `run_and_check_correctness`):
+
+- `set_seed(42)`, `get_init_inputs()`, `set_seed(42)`, `Model(*init)`; the same for `ModelNew`;
+  both models are built once and reused for every trial;
+- per-trial seeds: `torch.manual_seed(42)` then one `torch.randint(0, 2**32 - 1, (1,))` per
+  trial; each trial re-seeds with its seed and calls `get_inputs()`;
+- the reference runs first, the candidate second, on the same input tensors, under no_grad;
+- a shape mismatch or an exception fails the kernel at once; otherwise
+  `torch.allclose(output, output_new, atol=tol, rtol=tol)` must hold in every trial.
+
+The candidate's part of each trial runs in its worker, inside a function named as upstream's
+(so that stack-sniffing kernels behave as they would under the benchmark), right after the
+worker's own copy of the reference, so that allocator history matches the harness. The
+comparison happens here, against the judge's own reference output.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kdiff.gates.base import BENCHMARK_SEED, GateContext, ReferenceFailure
+from kdiff.model import NativeVerdict
+
+
+@dataclass(frozen=True)
+class NativePreset:
+    name: str
+    trials: int
+    seed: int
+    tolerance: dict  # dtype -> atol = rtol
+    description: str
+
+
+PRESETS = {
+    "kernelbench": NativePreset(
+        "kernelbench", 5, BENCHMARK_SEED,
+        {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2},
+        "KernelBench at 423217d: 5 trials from seed 42, allclose atol=rtol=1e-4 (fp32)"),
+    "kernelbench-v0.1": NativePreset(
+        "kernelbench-v0.1", 5, BENCHMARK_SEED,
+        {torch.float32: 1e-2, torch.float16: 1e-2, torch.bfloat16: 1e-2},
+        "KernelBench v0/v0.1: 5 trials from seed 42, allclose atol=rtol=1e-2"),
+    "kernelgym": NativePreset(
+        "kernelgym", 5, BENCHMARK_SEED,
+        {torch.float32: 1e-2, torch.float16: 1e-2, torch.bfloat16: 1e-2},
+        "KernelGYM: 5 trials from seed 42, allclose atol=rtol=1e-2"),
+}
+
+
+def trial_seeds(seed: int, n: int) -> list[int]:
+    torch.manual_seed(seed)
+    return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(n)]
+
+
+def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torch.float32
+               ) -> NativeVerdict:
+    def verdict(accept: bool | None, reason: str, trial: int | None = None) -> NativeVerdict:
+        return NativeVerdict(accept, preset.name, "kdiff", trial, reason)
+
+    trials = [ctx.benchmark_inputs(s) for s in trial_seeds(preset.seed, preset.trials)]
+    try:
+        expected = [ctx.run_reference(inputs, preset.seed, dtype) for inputs in trials]
+    except ReferenceFailure as exc:
+        return verdict(None, f"the reference does not run: {exc}")
+    reply = ctx.candidate.request(
+        "native", reference=ctx.reference_key_in_worker(preset.seed, dtype),
+        candidate=ctx.candidate_key(preset.seed, dtype),
+        trials=[[x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                 for x in t] for t in trials])
+    tol = preset.tolerance[dtype]
+    for trial, got in enumerate(reply["outputs"]):
+        want = expected[trial]
+        if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
+            return verdict(False, f"output shape mismatch: expected "
+                           f"{[tuple(w.shape) for w in want]}, got {[tuple(g.shape) for g in got]}",
+                           trial)
+        for g, w in zip(got, want):
+            w = w.cpu()
+            if g.dtype != w.dtype:  # upstream's allclose raises, which fails the kernel
+                return verdict(False, f"output dtype {g.dtype}, the reference's is {w.dtype}",
+                               trial)
+            if not torch.allclose(w, g, atol=tol, rtol=tol):
+                diff = (w.double() - g.double()).abs()
+                return verdict(False, f"output mismatch (max difference "
+                               f"{float(diff.max()):.6g}, mean {float(diff.mean()):.6g})", trial)
+    if reply["failed_trial"] is not None:
+        return verdict(False, f"runtime error: {reply['exception']}", reply["failed_trial"])
+    return verdict(True, f"{preset.trials}/{preset.trials} trials within atol=rtol={tol:g}")

@@ -1,0 +1,31 @@
+"""The KernelBench adapter: problems `KernelBench/level{L}/{P}_{Name}.py`, runs
+`runs/RUN/level_{L}_problem_{P}_sample_{S}_kernel.py` with `eval_results.json`."""
+from __future__ import annotations
+
+from kdiff.adapters.kernelbench.native import PRESETS, run_native
+from kdiff.hookspecs import hookimpl
+
+BENCH = "kernelbench"
+
+
+@hookimpl
+def kdiff_benches():
+    return [(BENCH, "KernelBench problems and runs (the shipped corpus when no --root)")]
+
+
+@hookimpl
+def kdiff_native_presets(bench):
+    if bench == BENCH:
+        return list(PRESETS)
+
+
+@hookimpl
+def kdiff_native_check(bench, case, ctx, preset):
+    if bench == BENCH:
+        return run_native(ctx, PRESETS[preset])
+
+
+@hookimpl
+def kdiff_entry_points(bench, case):
+    if bench == BENCH:
+        return ("ModelNew",)

@@ -1,0 +1,332 @@
+"""The one small interface every gate shares, and the context it judges in.
+
+A gate is a class with `id`, `name`, `klass` and `judge(ctx) -> GateResult`. The context gives
+it the problem (loaded in the judge), the candidate (a handle on its worker process), the
+float64 oracle and the tolerance model; the gate chooses inputs and decides.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Iterator
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates import tolerance
+from kdiff.gates.oracle import OracleResult, run_oracle
+from kdiff.model import GateClass, GateResult, Status
+from kdiff.problem import ProblemModule
+from kdiff.sandbox import CandidateFailure, CandidateProcess
+
+DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
+               torch.float64: "float64"}
+DTYPES = {v: k for k, v in DTYPE_NAMES.items()}
+
+BENCHMARK_SEED = 42  # KernelBench builds both models after torch.manual_seed(42)
+
+
+class ReferenceFailure(Exception):
+    """The reference itself raised on a gate's inputs: that input set is outside the
+    problem's contract and is not used."""
+
+
+@dataclass
+class CallResult:
+    outputs: list[torch.Tensor]
+    aliases: list[str]
+    seconds: float
+    inputs_after: list[torch.Tensor | None] | None = None
+
+
+@dataclass
+class Evaluation:
+    """The oracle and the working-precision reference on one input set."""
+
+    oracle: OracleResult
+    reference: list[torch.Tensor]
+    dtype: torch.dtype
+
+    def bounds(self, model: str = "probabilistic") -> list[torch.Tensor]:
+        return [tolerance.bound(m, d, self.dtype, model)
+                for m, d in zip(self.oracle.magnitudes, self.oracle.depths)]
+
+    def reference_mismatches(self, model: str = "probabilistic") -> list[tolerance.Mismatch]:
+        return [tolerance.compare(r, v, b, i) for i, (r, v, b) in
+                enumerate(zip(self.reference, self.oracle.values, self.bounds(model)))]
+
+    def reference_ratio(self, model: str = "probabilistic") -> float:
+        return max((m.worst_ratio for m in self.reference_mismatches(model)), default=0.0)
+
+
+@dataclass
+class GateOptions:
+    device: str = "cpu"
+    dtypes: tuple[str, ...] = ("float32",)
+    targets: tuple[str, ...] = ("sm_90", "sm_100")
+    seeds: int = 2  # random seeds per input distribution
+    determinism_runs: int = 5
+
+
+class GateContext:
+    def __init__(self, problem: ProblemModule, candidate: CandidateProcess,
+                 options: GateOptions | None = None) -> None:
+        self.problem = problem
+        self.candidate = candidate
+        self.options = options or GateOptions()
+        self.device = self.options.device
+        self._templates: list[gen.InputTemplate] | None = None
+        self._references: dict[tuple, torch.nn.Module] = {}
+        self._built: set[str] = set()
+        self.constants: dict[str, int] = {}
+
+    # -- inputs ---------------------------------------------------------------------------
+    def templates(self) -> list[gen.InputTemplate]:
+        if self._templates is None:
+            self._templates = gen.learn_templates(self.problem)
+            self._confirm_sign_preconditions(self._templates)
+        return self._templates
+
+    def _confirm_sign_preconditions(self, templates: list[gen.InputTemplate]) -> None:
+        """An input the benchmark only ever drew non-negative (torch.rand) is a precondition
+        only if the reference breaks on signed values (log, sqrt: non-finite outputs);
+        otherwise signed values are fair game, and a shortcut that relies on the sign is
+        exactly what CMP-01 must catch."""
+        for i, t in enumerate(templates):
+            if not t.nonnegative:
+                continue
+            t.nonnegative = False
+            signed = gen.realize(templates, gen.normal(), seed=99, only={i})
+            t.nonnegative = True
+            unsigned = gen.realize(templates, gen.normal(), seed=99, only={i})
+            try:
+                breaks = _nonfinite(self.run_reference(signed)) > _nonfinite(
+                    self.run_reference(unsigned))
+            except ReferenceFailure:
+                breaks = True
+            t.nonnegative = breaks
+
+    def benchmark_inputs(self, seed: int) -> list[Any]:
+        return gen.draw_benchmark_inputs(self.problem, seed)
+
+    def draw(self, strategy: gen.Strategy, seed: int) -> list[Any]:
+        return gen.realize(self.templates(), strategy, seed)
+
+    def float_input_indices(self) -> list[int]:
+        return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
+
+    def set_constants(self, constants: dict[str, int]) -> None:
+        """Change the problem's module-level sizes (shape polymorphism). {} restores."""
+        original = getattr(self, "_original_constants", None)
+        if original is None:
+            original = self._original_constants = self.problem.size_constants()
+        for name, value in {**original, **constants}.items():
+            setattr(self.problem.module, name, value)
+        self.constants = dict(constants)
+        self._templates = None
+
+    # -- models ---------------------------------------------------------------------------
+    def init_inputs(self, seed: int) -> list[Any]:
+        gen.set_seed(seed)
+        return self.problem.get_init_inputs()
+
+    def reference(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32
+                  ) -> torch.nn.Module:
+        key = (seed, dtype, tuple(sorted(self.constants.items())))
+        if key not in self._references:
+            init = self.init_inputs(seed)
+            with torch.no_grad():
+                gen.set_seed(seed)
+                try:
+                    model = self.problem.Model(*init)
+                except Exception as exc:  # noqa: BLE001
+                    raise ReferenceFailure(f"reference does not build: {exc}") from None
+                model = model.to(device=self.device, dtype=dtype).eval()
+            self._references[key] = model
+        return self._references[key]
+
+    def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32) -> str:
+        consts = ",".join(f"{k}={v}" for k, v in sorted(self.constants.items()))
+        key = f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}"
+        if key not in self._built:
+            self.candidate.request("build", key=key, role="candidate", seed=seed,
+                                   dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
+                                   constants=self.constants)
+            self._built.add(key)
+        return key
+
+    def reference_key_in_worker(self, seed: int = BENCHMARK_SEED,
+                                dtype: torch.dtype = torch.float32) -> str:
+        key = f"reference:{seed}:{DTYPE_NAMES[dtype]}"
+        if key not in self._built:
+            self.candidate.request("build", key=key, role="reference", seed=seed,
+                                   dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
+                                   constants=self.constants)
+            self._built.add(key)
+        return key
+
+    # -- running --------------------------------------------------------------------------
+    def to_device(self, inputs: list[Any], dtype: torch.dtype | None = None) -> list[Any]:
+        if dtype is not None:
+            inputs = gen.cast_inputs(inputs, dtype)
+        return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def run_reference(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
+                      dtype: torch.dtype = torch.float32) -> list[torch.Tensor]:
+        model = self.reference(seed, dtype)
+        try:
+            with torch.no_grad():
+                out = model(*self.to_device(inputs, dtype))
+        except Exception as exc:  # noqa: BLE001
+            raise ReferenceFailure(f"reference raised {type(exc).__name__}: {exc}") from None
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        return [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs]
+
+    def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
+                 dtype: torch.dtype = torch.float32) -> Evaluation:
+        """The oracle (float64, on the judge's device) and the working-precision reference.
+        The oracle sees the inputs as rounded to the working precision, so that it judges
+        the computation, not the rounding of the inputs."""
+        rounded = gen.cast_inputs(inputs, dtype)
+        reference = self.run_reference(rounded, seed, dtype)
+        oracle_model = self.reference(seed, torch.float64)
+        try:
+            oracle = run_oracle(oracle_model, self.to_device(rounded))
+        except Exception as exc:  # noqa: BLE001
+            raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
+        return Evaluation(oracle, [r.detach() for r in reference], dtype)
+
+    def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
+             dtype: torch.dtype = torch.float32, **options: Any) -> CallResult:
+        key = self.candidate_key(seed, dtype)
+        payload = [x.cpu() if isinstance(x, torch.Tensor) else x
+                   for x in gen.cast_inputs(inputs, dtype)]
+        reply = self.candidate.request("call", key=key, inputs=payload, **options)
+        return CallResult(reply["outputs"], reply["aliases"], reply["seconds"],
+                          reply.get("inputs_after"))
+
+
+def _nonfinite(outputs: list[torch.Tensor]) -> int:
+    return sum(int((~torch.isfinite(o)).sum()) for o in outputs if o.is_floating_point())
+
+
+class OutputStructureError(CandidateFailure):
+    signature = "output_mismatch"
+
+
+def check_structure(got: list[torch.Tensor], expected: list[torch.Tensor]) -> None:
+    if len(got) != len(expected):
+        raise OutputStructureError(f"{len(got)} outputs, the reference returns {len(expected)}")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if tuple(g.shape) != tuple(e.shape):
+            raise OutputStructureError(f"output {i} has shape {tuple(g.shape)}, "
+                                       f"the reference's is {tuple(e.shape)}")
+
+
+class Gate:
+    id: ClassVar[str]
+    name: ClassVar[str]
+    klass: ClassVar[GateClass]
+    summary: ClassVar[str] = ""
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        raise NotImplementedError
+
+    def run(self, ctx: GateContext) -> GateResult:
+        """`judge` with the mapping every gate shares: what the candidate does wrong is a
+        failure with its signature; what breaks in kdiff is an error."""
+        start = time.perf_counter()
+        try:
+            result = self.judge(ctx)
+        except CandidateFailure as exc:
+            result = self.result(Status.FAIL, exc.detail, exc.signature)
+        except ReferenceFailure as exc:
+            result = self.result(Status.SKIP, f"reference outside its contract here: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a kdiff bug must not lose the run
+            tb = traceback.extract_tb(exc.__traceback__)[-1]
+            result = self.result(Status.ERROR, f"kdiff error: {type(exc).__name__}: {exc} "
+                                 f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})")
+        result.seconds = time.perf_counter() - start
+        return result
+
+    def result(self, status: Status, detail: str, signature: str | None = None,
+               worst_ratio: float | None = None) -> GateResult:
+        return GateResult(self.id, status, signature, detail, worst_ratio)
+
+
+@dataclass
+class Trial:
+    label: str
+    inputs: list[Any]
+    dtype: torch.dtype = torch.float32
+    seed: int = BENCHMARK_SEED  # model seed
+    bound_model: str = "probabilistic"
+
+
+@dataclass
+class TrialLog:
+    judged: int = 0
+    under_specified: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    worst_ratio: float = 0.0
+    worst_label: str = ""
+
+
+class ThresholdedGate(Gate):
+    """Runs trials, and judges each against the bound: the common loop of the thresholded
+    gates. Subclasses provide `trials()` and the failure `signature`."""
+
+    klass = GateClass.THRESHOLDED
+    signature: ClassVar[str] = "exceeds_bound"
+
+    def trials(self, ctx: GateContext) -> Iterator[Trial]:
+        raise NotImplementedError
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        log = TrialLog()
+        for trial in self.trials(ctx):
+            failure = self.judge_trial(ctx, trial, log)
+            if failure is not None:
+                return failure
+        return self.summarize(log)
+
+    def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:
+        try:
+            ev = ctx.evaluate(trial.inputs, trial.seed, trial.dtype)
+        except ReferenceFailure as exc:
+            log.skipped.append(f"{trial.label}: {exc}")
+            return None
+        if ev.reference_ratio(trial.bound_model) * tolerance.REFERENCE_MARGIN > 1:
+            log.under_specified.append(
+                f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
+                f"of the bound")
+            return None
+        got = ctx.call(trial.inputs, trial.seed, trial.dtype)
+        check_structure(got.outputs, ev.reference)
+        log.judged += 1
+        for i, (g, v, b) in enumerate(zip(got.outputs, ev.oracle.values, ev.bounds(trial.bound_model))):
+            mm = tolerance.compare(g, v, b, i)
+            if mm.worst_ratio > log.worst_ratio:
+                log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
+            if not mm.ok:
+                return self.result(Status.FAIL, f"{trial.label} [{DTYPE_NAMES[trial.dtype]}]: "
+                                   f"{mm.describe()}", self.signature, mm.worst_ratio)
+        return None
+
+    def summarize(self, log: TrialLog) -> GateResult:
+        notes = []
+        if log.under_specified:
+            notes.append(f"{len(log.under_specified)} trial(s) under-specified ("
+                         f"{log.under_specified[0]})")
+        if log.skipped:
+            notes.append(f"{len(log.skipped)} trial(s) outside the reference's domain ("
+                         f"{log.skipped[0]})")
+        if log.judged == 0:
+            if log.under_specified:
+                return self.result(Status.UNDER_SPECIFIED, "; ".join(notes))
+            return self.result(Status.SKIP, "; ".join(notes) or "no applicable trial")
+        worst = (f"worst {log.worst_ratio:.3g}x of it ({log.worst_label})" if log.worst_label
+                 else "exact")
+        detail = f"{log.judged} trial(s) within bound; {worst}"
+        return self.result(Status.PASS, "; ".join([detail, *notes]), None, log.worst_ratio)

@@ -1,0 +1,225 @@
+"""Input generators, built the way hypothesis builds strategies: small pieces that compose.
+
+A `Strategy` draws the *free* floating values of one input tensor. `realize()` applies it to
+every input of a problem while keeping the problem's preconditions, learned from its own
+`get_inputs()` over several seeds (`learn_templates()`):
+- positions whose value never changes across seeds are structural (a mask, the zero half of a
+  triangular matrix, a constant) and keep their value;
+- integer and boolean inputs (indices, targets, lengths) are never perturbed;
+- an input that was never negative stays non-negative; one whose slices along a dimension
+  always summed to one (a probability distribution) is renormalised the same way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from kdiff.problem import ProblemModule
+
+TEMPLATE_SEEDS = (0, 1, 2, 3)
+
+Draw = Callable[[tuple[int, ...], torch.Generator], torch.Tensor]  # float64 values
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A named recipe for values; compose with the helpers below."""
+
+    name: str
+    draw: Draw
+
+    def __call__(self, shape: tuple[int, ...], gen: torch.Generator) -> torch.Tensor:
+        return self.draw(shape, gen)
+
+
+def normal() -> Strategy:
+    return Strategy("normal", lambda s, g: torch.randn(s, generator=g, dtype=torch.float64))
+
+
+def uniform(lo: float = -1.0, hi: float = 1.0) -> Strategy:
+    return Strategy(f"uniform({lo:g},{hi:g})",
+                    lambda s, g: lo + (hi - lo) * torch.rand(s, generator=g, dtype=torch.float64))
+
+
+def scaled(inner: Strategy, factor: float) -> Strategy:
+    return Strategy(f"{inner.name}x{factor:g}", lambda s, g: inner(s, g) * factor)
+
+
+def heavy_tailed(df: float = 1.5) -> Strategy:
+    """Student-t draws: a few values orders of magnitude beyond the bulk."""
+    def draw(s: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
+        z = torch.randn(s, generator=g, dtype=torch.float64)
+        chi = torch.randn((*s, 4), generator=g, dtype=torch.float64).pow(2).mean(-1)
+        return (z / chi.clamp_min(1e-6).sqrt() ** (2 / df)).clamp(-1e4, 1e4)
+    return Strategy(f"student_t(df={df:g})", draw)
+
+
+def with_outliers(inner: Strategy, fraction: float = 0.01, factor: float = 1e3) -> Strategy:
+    def draw(s: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
+        x = inner(s, g)
+        hit = torch.rand(s, generator=g, dtype=torch.float64) < fraction
+        return torch.where(hit, x * factor, x)
+    return Strategy(f"{inner.name}+outliers", draw)
+
+
+def mostly_zero(inner: Strategy, density: float = 0.05) -> Strategy:
+    def draw(s: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
+        keep = torch.rand(s, generator=g, dtype=torch.float64) < density
+        return torch.where(keep, inner(s, g), torch.zeros(s, dtype=torch.float64))
+    return Strategy(f"mostly_zero({inner.name})", draw)
+
+
+def log_uniform_magnitude(decades: float) -> Strategy:
+    """Mixed signs over a wide dynamic range: |x| = 10^U(-d, d)."""
+    def draw(s: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
+        mag = 10.0 ** ((torch.rand(s, generator=g, dtype=torch.float64) * 2 - 1) * decades)
+        sign = torch.where(torch.rand(s, generator=g, dtype=torch.float64) < 0.5, -1.0, 1.0)
+        return sign * mag
+    return Strategy(f"log_uniform(1e±{decades:g})", draw)
+
+
+def offset(inner: Strategy, shift: float) -> Strategy:
+    """A large common offset: cancellation for anything that subtracts a mean."""
+    return Strategy(f"{inner.name}+{shift:g}", lambda s, g: inner(s, g) + shift)
+
+
+def one_large_many_small(small: float = 1e-4) -> Strategy:
+    """Per row one term of 1, the rest tiny and positive: a low-precision running sum stops
+    growing once the small terms fall below half an ulp of it."""
+    def draw(s: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
+        x = small * (0.5 + torch.rand(s, generator=g, dtype=torch.float64))
+        if len(s):
+            flat = x.reshape(-1, s[-1])
+            flat[:, 0] = 1.0
+        return x
+    return Strategy(f"one_large_many_small({small:g})", draw)
+
+
+def constant(value: float) -> Strategy:
+    return Strategy(f"const({value:g})", lambda s, g: torch.full(s, value, dtype=torch.float64))
+
+
+def with_specials(inner: Strategy, value: float, fraction: float = 0.02) -> Strategy:
+    """Scatter `value` (NaN, +Inf, -Inf, a subnormal) into a small fraction of positions;
+    at least one position always gets it."""
+    def draw(s: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
+        x = inner(s, g)
+        if x.numel() == 0:
+            return x
+        hit = torch.rand(s, generator=g, dtype=torch.float64) < fraction
+        flat = hit.reshape(-1)
+        flat[int(torch.randint(0, flat.numel(), (1,), generator=g))] = True
+        return torch.where(hit, torch.full_like(x, value), x)
+    return Strategy(f"{inner.name}+{value:g}@{fraction:g}", draw)
+
+
+# -- templates learned from the problem ------------------------------------------------------
+
+@dataclass
+class InputTemplate:
+    example: Any  # the value at the first template seed
+    floating: bool
+    structural: torch.Tensor | None = None  # True where the value never changed across seeds
+    nonnegative: bool = False
+    normalized_dim: int | None = None  # slices along this dim always summed to 1
+
+    @property
+    def free_count(self) -> int:
+        if not self.floating:
+            return 0
+        return int((~self.structural).sum()) if self.structural is not None \
+            else self.example.numel()
+
+
+def set_seed(seed: int) -> None:
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(seed)
+
+
+def draw_benchmark_inputs(problem: ProblemModule, seed: int) -> list[Any]:
+    set_seed(seed)
+    return problem.get_inputs()
+
+
+def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SEEDS
+                    ) -> list[InputTemplate]:
+    draws = [draw_benchmark_inputs(problem, s) for s in seeds]
+    templates = []
+    for i, example in enumerate(draws[0]):
+        if not (isinstance(example, torch.Tensor) and example.is_floating_point()):
+            templates.append(InputTemplate(example, floating=False))
+            continue
+        values = [d[i].detach().to(torch.float64).cpu() for d in draws]
+        same_shape = all(v.shape == values[0].shape for v in values)
+        structural = None
+        if same_shape and len(values) > 1:
+            stacked = torch.stack(values)
+            structural = (stacked == stacked[0]).all(0)
+            if not bool(structural.any()):
+                structural = None
+        flat = torch.cat([v.reshape(-1) for v in values])
+        nonneg = bool(flat.numel()) and bool((flat >= 0).all())
+        norm_dim = _normalized_dim(values) if nonneg else None
+        templates.append(InputTemplate(example, True, structural, nonneg, norm_dim))
+    return templates
+
+
+def _normalized_dim(values: list[torch.Tensor]) -> int | None:
+    v = values[0]
+    for d in range(v.dim() - 1, -1, -1):
+        if v.shape[d] > 1 and all(bool(((x.sum(d) - 1).abs() < 1e-5).all())
+                                  for x in values if x.shape == v.shape):
+            return d
+    return None
+
+
+def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
+            only: set[int] | None = None) -> list[Any]:
+    """Inputs for one trial: free floating positions drawn from `strategy`, everything else
+    as the problem made it. `only` restricts drawing to some input indices."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for i, t in enumerate(templates):
+        if not t.floating or (only is not None and i not in only):
+            out.append(t.example.clone() if isinstance(t.example, torch.Tensor) else t.example)
+            continue
+        ex: torch.Tensor = t.example
+        x = strategy(tuple(ex.shape), gen)
+        if t.nonnegative:
+            x = x.abs()
+        if t.normalized_dim is not None:
+            x = x / x.sum(t.normalized_dim, keepdim=True).clamp_min(torch.finfo(torch.float64).tiny)
+        if t.structural is not None:
+            x = torch.where(t.structural, ex.detach().to(torch.float64).cpu(), x)
+        out.append(x.to(dtype=ex.dtype, device=ex.device))
+    return out
+
+
+def cast_inputs(inputs: list[Any], dtype: torch.dtype) -> list[Any]:
+    return [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+            for x in inputs]
+
+
+def noncontiguous(x: Any) -> Any:
+    """The same values in a transposed (column-major) layout."""
+    if not isinstance(x, torch.Tensor) or x.dim() < 2:
+        return x
+    buf = torch.empty(tuple(reversed(x.shape)), dtype=x.dtype, device=x.device)
+    view = buf.permute(*reversed(range(x.dim())))
+    view.copy_(x)
+    return view
+
+
+COVERAGE = (
+    normal(),
+    uniform(-1.0, 1.0),
+    uniform(0.0, 1.0),
+    scaled(normal(), 1e3),
+    scaled(normal(), 1e-3),
+    heavy_tailed(),
+    with_outliers(normal()),
+    mostly_zero(normal()),
+)

@@ -1,0 +1,229 @@
+"""The float64 oracle: the reference evaluated in float64, traced op by op to learn, for every
+output element, how large the operands that produced it were (its error *scale*) and how many
+rounding steps lie on the longest chain of operations behind it (its reduction *depth* N).
+
+Both feed the tolerance model (`tolerance.py`): bound_i = c * u * sqrt(N) * scale_i.
+
+Magnitude propagation rules (a first-order forward error analysis):
+- contractions (matmul, convolution, sums, means, cumulative sums): the same operation applied
+  to the operands' magnitudes, i.e. |A|@|B| for A@B. This is the classical componentwise bound
+  for a dot product, |fl(x.y) - x.y| <= gamma_N |x|.|y| (Higham, Accuracy and Stability of
+  Numerical Algorithms, 2nd ed., eq. 3.5).
+- every other floating operation: |out| plus, for each floating operand k, the directional
+  derivative of the operation along that operand's magnitude, |J_k M_k|, taken by a central
+  difference in float64. For elementwise ops this is exactly |f'(x)| M, the first-order
+  propagation of an operand error of size u*M.
+Depth: contractions add their reduction length (matmul K, convolution C_in/groups*kh*kw, the
+number of summed elements); other reductions (softmax, norms, variance) add the number of
+elements each output reads; elementwise ops add 1; data movement adds 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils.weak import WeakTensorKeyDictionary
+
+aten = torch.ops.aten
+
+# Operations linear in each floating operand whose error scale is the operation applied to the
+# operands' magnitudes. Values: how to read the reduction length from the arguments.
+def _mm_k(args: tuple, kwargs: dict) -> int:
+    return int(args[-1].shape[-2]) if args[-1].dim() >= 2 else int(args[-1].shape[0])
+
+
+def _conv_k(args: tuple, kwargs: dict) -> int:
+    """Terms per output: C_in/groups * kernel volume (for a transposed convolution, an upper
+    bound: every input channel times the kernel volume)."""
+    weight = args[1]
+    transposed = len(args) > 6 and bool(args[6])
+    groups = int(args[8]) if len(args) > 8 else 1
+    in_per_group = weight.shape[0] // groups if transposed else weight.shape[1]
+    return int(in_per_group * math.prod(weight.shape[2:]))
+
+
+def _reduced_count(args: tuple, kwargs: dict) -> int:
+    x = args[0]
+    dims = args[1] if len(args) > 1 else kwargs.get("dim")
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return max(1, x.numel())
+    if isinstance(dims, int):
+        dims = [dims]
+    return max(1, math.prod(int(x.shape[d]) for d in dims))
+
+
+def _dim_size(args: tuple, kwargs: dict) -> int:
+    x, dim = args[0], args[1] if len(args) > 1 else kwargs.get("dim", -1)
+    return int(x.shape[dim]) if x.dim() else 1
+
+
+CONTRACTIONS: dict[Any, Callable[[tuple, dict], int]] = {
+    aten.mm.default: _mm_k,
+    aten.bmm.default: _mm_k,
+    aten.addmm.default: _mm_k,
+    aten.baddbmm.default: _mm_k,
+    aten.addbmm.default: _mm_k,
+    aten.mv.default: lambda a, k: int(a[1].shape[0]),
+    aten.dot.default: lambda a, k: int(a[0].shape[0]),
+    aten.convolution.default: _conv_k,
+    aten.sum.dim_IntList: _reduced_count,
+    aten.sum.default: _reduced_count,
+    aten.mean.dim: _reduced_count,
+    aten.mean.default: _reduced_count,
+    aten.cumsum.default: _dim_size,
+}
+
+# Reductions traced by finite differences whose depth is the length of the reduced axis.
+AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
+    aten._softmax.default: _dim_size,
+    aten._log_softmax.default: _dim_size,
+    aten.logsumexp.default: _reduced_count,
+    aten.native_layer_norm.default: lambda a, k: max(1, math.prod(a[1])),
+    aten.var.correction: _reduced_count,
+    aten.std.correction: _reduced_count,
+    aten.var_mean.correction: _reduced_count,
+    aten.linalg_vector_norm.default: lambda a, k: _reduced_count((a[0], a[2] if len(a) > 2 else None), {}),
+    aten.cumprod.default: _dim_size,
+}
+
+_FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
+
+
+def _is_float(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+class MagnitudeTracer(TorchDispatchMode):
+    """Runs float64 code and records, per produced tensor, its magnitude and depth."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.magnitude = WeakTensorKeyDictionary()
+        self.depth = WeakTensorKeyDictionary()
+
+    def lookup(self, t: torch.Tensor) -> tuple[torch.Tensor, int]:
+        if t in self.magnitude:
+            return self.magnitude[t], self.depth[t]
+        return t.detach().abs(), 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        outs, _ = tree_flatten(out)
+        float_outs = [o for o in outs if _is_float(o)]
+        if not float_outs:
+            return out
+        flat_args, _ = tree_flatten((args, kwargs))
+        float_args = [a for a in flat_args if _is_float(a)]
+        if not float_args:
+            return out  # a factory: exact constants
+        depth_in = max(self.lookup(a)[1] for a in float_args)
+        if func in CONTRACTIONS:
+            m_args = tree_map(lambda a: self.lookup(a)[0] if _is_float(a) else a, (args, kwargs))
+            m_args = _abs_scalars(func, m_args)
+            magnitudes = func(*m_args[0], **m_args[1])
+            local = CONTRACTIONS[func](args, kwargs)
+        elif _is_data_movement(func):
+            m_args = tree_map(lambda a: self.lookup(a)[0] if _is_float(a) else a, (args, kwargs))
+            magnitudes = func(*m_args[0], **m_args[1])
+            local = 0
+        else:
+            magnitudes = self._finite_difference(func, args, kwargs, out)
+            if func in AXIS_REDUCTIONS:
+                local = AXIS_REDUCTIONS[func](args, kwargs)
+            else:
+                biggest_in = max(a.numel() for a in float_args)
+                smallest_out = min(max(1, o.numel()) for o in float_outs)
+                local = max(1, biggest_in // smallest_out)
+        m_outs, _ = tree_flatten(magnitudes)
+        m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
+        for o, m in zip(float_outs, m_float):
+            if m.shape == o.shape:
+                self.magnitude[o] = torch.maximum(m.abs(), o.detach().abs())
+                self.depth[o] = depth_in + local
+        return out
+
+    def _finite_difference(self, func, args: tuple, kwargs: dict, out: Any) -> Any:  # noqa: ANN001
+        outs, spec = tree_flatten(out)
+        total = [o.detach().abs() if _is_float(o) else o for o in outs]
+        flat, arg_spec = tree_flatten((args, kwargs))
+        for k, a in enumerate(flat):
+            if not _is_float(a):
+                continue
+            m = self.lookup(a)[0]
+            if not bool((m > 0).any()):
+                continue
+            h = _FD_STEP
+            plus = list(flat)
+            minus = list(flat)
+            plus[k] = a.detach().clone() + h * m
+            minus[k] = a.detach().clone() - h * m
+            p_args, p_kwargs = arg_spec.unflatten(plus)
+            n_args, n_kwargs = arg_spec.unflatten(minus)
+            try:
+                hi, _ = tree_flatten(func(*p_args, **p_kwargs))
+                lo, _ = tree_flatten(func(*n_args, **n_kwargs))
+            except RuntimeError:
+                continue
+            for i, (o_hi, o_lo) in enumerate(zip(hi, lo)):
+                if _is_float(o_hi) and o_hi.shape == total[i].shape:
+                    slope = ((o_hi - o_lo) / (2 * h)).abs()
+                    total[i] = total[i] + torch.nan_to_num(slope, nan=math.inf)
+        return spec.unflatten(total)
+
+
+def _abs_scalars(func, m_args: tuple) -> tuple:  # noqa: ANN001
+    """alpha/beta scalars of addmm-like ops enter the magnitude by their absolute value."""
+    args, kwargs = m_args
+    kwargs = {k: abs(v) if isinstance(v, (int, float)) and k in ("alpha", "beta") else v
+              for k, v in kwargs.items()}
+    return args, kwargs
+
+
+_MOVEMENT_NAMES = {
+    "view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "squeeze",
+    "unsqueeze", "slice", "select", "cat", "stack", "clone", "_to_copy", "copy", "copy_",
+    "contiguous", "index", "index_select", "gather", "flip", "roll", "repeat",
+    "constant_pad_nd", "alias", "detach", "unfold", "split", "split_with_sizes", "narrow",
+    "as_strided", "diagonal", "tril", "triu", "lift_fresh", "new_zeros", "zeros_like",
+    "unbind", "chunk", "masked_select", "take", "_reshape_alias", "pixel_shuffle",
+    "im2col", "col2im", "upsample_nearest2d", "max_pool2d_with_indices", "max_pool1d",
+    "max_pool3d_with_indices", "amax", "amin", "max", "min", "sort", "topk",
+}
+
+
+def _is_data_movement(func) -> bool:  # noqa: ANN001
+    """Ops that only move or select values: the magnitude moves with them (no rounding)."""
+    return func.overloadpacket.__name__ in _MOVEMENT_NAMES
+
+
+@dataclass
+class OracleResult:
+    values: list[torch.Tensor]  # float64
+    magnitudes: list[torch.Tensor]
+    depths: list[int]
+
+
+def to_float64(x: Any) -> Any:
+    return x.detach().to(torch.float64) if _is_float(x) else x
+
+
+def run_oracle(model: torch.nn.Module, inputs: list[Any]) -> OracleResult:
+    """`model` must already be in float64 (parameters and buffers upcast)."""
+    args = [to_float64(x) for x in inputs]
+    tracer = MagnitudeTracer()
+    with torch.no_grad(), tracer:
+        out = model(*args)
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    values, mags, depths = [], [], []
+    for o in outs:
+        o = o if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
+        m, d = tracer.lookup(o)
+        values.append(o.detach())
+        mags.append(m.detach())
+        depths.append(max(1, d))
+    return OracleResult(values, mags, depths)

@@ -1,0 +1,50 @@
+"""ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set,
+with allocator churn between runs, must give bitwise-identical outputs; no output may share
+storage with an input, another output, or an output of an earlier call."""
+from __future__ import annotations
+
+import torch
+
+from kdiff.gates.base import Gate, GateContext
+from kdiff.model import GateClass, Status
+
+
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal bit patterns (NaN payloads and signed zeros included)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.itemsize in (1, 2, 4, 8):
+        view = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.dtype.itemsize]
+        return bool(torch.equal(a.contiguous().view(view), b.contiguous().view(view)))
+    return bool(torch.equal(a, b))
+
+
+class Determinism(Gate):
+    id = "ORD-02"
+    name = "determinism and aliasing"
+    klass = GateClass.TOLERANCE_FREE
+    summary = "K>=5 runs on fresh clones with allocator churn: bitwise identical; no aliasing"
+
+    def judge(self, ctx: GateContext) -> object:
+        runs = max(5, ctx.options.determinism_runs)
+        inputs = ctx.benchmark_inputs(7)
+        first = None
+        ctx.candidate.request("forget")
+        for k in range(runs):
+            got = ctx.call([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs],
+                           churn=True, churn_seed=k, keep=True)
+            if got.aliases:
+                return self.result(Status.FAIL, f"run {k}: {got.aliases[0]}", "output_aliasing")
+            if first is None:
+                first = got.outputs
+                continue
+            for i, (a, b) in enumerate(zip(first, got.outputs)):
+                if not bitwise_equal(a, b):
+                    diff = (a.double() - b.double()).abs()
+                    n = int((a.view(-1) != b.view(-1)).sum()) if a.shape == b.shape else -1
+                    return self.result(
+                        Status.FAIL, f"run {k} differs from run 0 in output {i}: {n} of "
+                        f"{a.numel()} elements, max difference {float(diff.max()):.3g}",
+                        "nondeterministic")
+        ctx.candidate.request("forget")
+        return self.result(Status.PASS, f"{runs} runs bitwise identical, no shared storage")

@@ -1,0 +1,124 @@
+"""The tolerance model and the structured mismatch report.
+
+Per output element: bound_i = c * u(dtype) * f(N) * scale_i + floor(dtype), with
+  u        the unit roundoff of the working precision,
+  N        the reduction depth the oracle traced (`oracle.py`),
+  f(N)     sqrt(N) (probabilistic model) or N (worst case, `gamma_N`),
+  scale_i  the oracle's traced magnitude: |oracle_i| plus the size of what was summed.
+Bounds are derived, never fitted to a candidate. The candidate's error is measured against the
+float64 oracle.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+# Unit roundoff u = 2^-p for a p-bit significand (round to nearest): fp32 p=24, fp16 p=11,
+# bf16 p=8 (IEEE 754-2019; bfloat16 keeps 7 stored + 1 implicit bits).
+UNIT_ROUNDOFF = {
+    torch.float32: 2.0 ** -24,
+    torch.float16: 2.0 ** -11,
+    torch.bfloat16: 2.0 ** -8,
+    torch.float64: 2.0 ** -53,
+}
+
+# Probabilistic bound constant lambda (Higham & Mary, "A New Approach to Probabilistic
+# Rounding Error Analysis", SISC 2019, Thm 2.4): with rounding errors modelled as independent
+# and mean-zero, |error| <= lambda * sqrt(N) * u * sum|terms| holds with probability at least
+# 1 - 2 exp(-lambda^2 / 2) per element. lambda = 8 gives a failure probability of 2.5e-14 per
+# element, so a gate judging 10^7 elements flags an honest fp32 kernel with probability under
+# 3e-7. It also absorbs the few ulps of error allowed to library transcendental functions
+# (exp, tanh, erf: at most 4 ulp in SLEEF, glibc and CUDA's libdevice), each counted as one
+# step of depth.
+LAMBDA = 8.0
+
+# Elements whose oracle magnitude lies in the subnormal range are judged against the smallest
+# normal number: below it a float format has no relative precision to speak of.
+SMALLEST_NORMAL = {dt: torch.finfo(dt).tiny for dt in UNIT_ROUNDOFF}
+
+# Before judging anyone, a thresholded gate checks that the reference itself, run in the
+# working precision, uses at most half of the bound: the bound must leave room for an honest
+# implementation with another summation order, whose error is of the same size as the
+# reference's. Otherwise the contract is under-specified for these inputs.
+REFERENCE_MARGIN = 2.0
+
+
+def unit_roundoff(dtype: torch.dtype) -> float:
+    return UNIT_ROUNDOFF[dtype]
+
+
+def growth(depth: int, model: str = "probabilistic") -> float:
+    """f(N): sqrt(N) for the probabilistic model; N for the worst-case gamma_N bound
+    (gamma_N = N u / (1 - N u) <= 1.01 N u while N u <= 0.01; the 1.01 is in WORST_CASE_C)."""
+    return math.sqrt(max(depth, 1)) if model == "probabilistic" else float(max(depth, 1))
+
+
+WORST_CASE_C = 1.01  # gamma_N <= 1.01 * N * u for N * u <= 0.01 (Higham, Lemma 3.1)
+
+
+def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype, model: str = "probabilistic"
+          ) -> torch.Tensor:
+    c = LAMBDA if model == "probabilistic" else WORST_CASE_C
+    return c * unit_roundoff(dtype) * growth(depth, model) * scale + SMALLEST_NORMAL[dtype]
+
+
+@dataclass
+class Mismatch:
+    """Where and how far a candidate's output leaves the bound, the way
+    `torch.testing.assert_close` explains a failure."""
+
+    output: int
+    total: int
+    judged: int
+    exceeded: int
+    worst_ratio: float
+    worst_index: tuple[int, ...] | None
+    expected: float | None
+    got: float | None
+    bound: float | None
+    nonfinite_got: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.exceeded == 0
+
+    def describe(self) -> str:
+        if self.ok:
+            return (f"output {self.output}: {self.judged}/{self.total} elements within bound "
+                    f"(worst {self.worst_ratio:.3g}x of it)")
+        where = f"at index {self.worst_index}" if self.worst_index is not None else ""
+        text = (f"output {self.output}: {self.exceeded}/{self.judged} elements exceed the bound "
+                f"(worst {self.worst_ratio:.3g}x {where}: expected {self.expected:.6g}, "
+                f"got {self.got:.6g}, bound {self.bound:.3g})")
+        if self.nonfinite_got:
+            text += f"; {self.nonfinite_got} non-finite where the oracle is finite"
+        return text
+
+
+def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, output: int = 0
+            ) -> Mismatch:
+    """Judge `got` against the float64 `expected` element by element. Elements where the
+    oracle is not finite, or the bound is not, are not judged here (EXC-01 owns them)."""
+    got64 = got.detach().to(torch.float64).cpu()
+    exp64 = expected.detach().to(torch.float64).cpu()
+    bnd = bound_.detach().to(torch.float64).cpu().expand_as(exp64)
+    judged = torch.isfinite(exp64) & torch.isfinite(bnd)
+    err = (got64 - exp64).abs()
+    nonfinite = judged & ~torch.isfinite(got64)
+    err = torch.where(nonfinite, torch.full_like(err, math.inf), err)
+    ratio = torch.where(judged, err / bnd, torch.zeros_like(err))
+    exceeded = int((ratio > 1).sum())
+    n_judged = int(judged.sum())
+    if n_judged == 0:
+        return Mismatch(output, exp64.numel(), 0, 0, 0.0, None, None, None, None)
+    flat = int(torch.argmax(torch.nan_to_num(ratio, nan=math.inf, posinf=math.inf)))
+    idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), exp64.shape)) \
+        if exp64.dim() else ()
+    worst = float(ratio.reshape(-1)[flat])
+    return Mismatch(output=output, total=exp64.numel(), judged=n_judged, exceeded=exceeded,
+                    worst_ratio=worst, worst_index=idx,
+                    expected=float(exp64.reshape(-1)[flat]), got=float(got64.reshape(-1)[flat]),
+                    bound=float(bnd.reshape(-1)[flat]), nonfinite_got=int(nonfinite.sum()))

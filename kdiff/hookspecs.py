@@ -1,0 +1,50 @@
+"""The adapter hook specifications: how a benchmark harness plugs into kdiff.
+
+An adapter is a module (or object) implementing some of these hooks, registered under the
+entry point group `kdiff.adapters`, the way pytest finds its plugins. Every adapter sees every
+call; the one whose bench name matches answers, the others return None (`firstresult`).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from kdiff.gates.base import GateContext
+    from kdiff.model import Case, NativeVerdict
+    from kdiff.runconfig import RunConfig
+
+hookspec = pluggy.HookspecMarker("kdiff")
+hookimpl = pluggy.HookimplMarker("kdiff")
+
+
+@hookspec
+def kdiff_benches() -> list[tuple[str, str]]:
+    """(name, one-line description) of each bench this adapter serves."""
+
+
+@hookspec(firstresult=True)
+def kdiff_native_presets(bench: str) -> list[str] | None:
+    """The names of the native-check presets of `bench`, the default first."""
+
+
+@hookspec(firstresult=True)
+def kdiff_discover(bench: str, config: "RunConfig") -> list["Case"] | None:
+    """The cases of `bench` under the run's options (root, runs, filters). A case whose files
+    are broken is still returned, with `discovery_error` set: it gets its own error row."""
+
+
+@hookspec(firstresult=True)
+def kdiff_native_check(bench: str, case: "Case", ctx: "GateContext", preset: str
+                       ) -> "NativeVerdict | None":
+    """Run the harness's own correctness check on one case."""
+
+
+@hookspec(firstresult=True)
+def kdiff_entry_points(bench: str, case: "Case") -> tuple[str, ...] | None:
+    """Class names to look for in the candidate file (KernelBench: `ModelNew`)."""
+
+
+def describe(hook: Any) -> str:
+    return hook.__doc__ or ""

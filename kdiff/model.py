@@ -1,0 +1,139 @@
+"""The data that travels: cases in, gate results and verdicts out.
+
+Everything here is a plain dataclass so that verdicts can be stored, compared between a
+serial and a parallel run, and rendered by any report without knowing who produced them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"  # kdiff itself broke (or the reference could not be run)
+    UNDER_SPECIFIED = "under_specified"  # the reference cannot meet the derived bound
+
+
+class GateClass(str, enum.Enum):
+    TOLERANCE_FREE = "tolerance-free"
+    THRESHOLDED = "thresholded"
+
+
+@dataclass
+class GateResult:
+    """One gate's judgement of one candidate.
+
+    `worst_ratio` is the largest error seen, in units of the gate's bound (thresholded gates
+    only); `kdiff calibrate` compares it between honest and defective kernels.
+    """
+
+    gate: str
+    status: Status
+    signature: str | None = None
+    detail: str = ""
+    worst_ratio: float | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status.value, "signature": self.signature,
+                               "detail": self.detail}
+        if self.worst_ratio is not None:
+            out["worst_ratio"] = self.worst_ratio
+        out["seconds"] = round(self.seconds, 4)
+        return out
+
+    @classmethod
+    def from_json(cls, gate: str, data: dict[str, Any]) -> "GateResult":
+        return cls(gate=gate, status=Status(data["status"]), signature=data.get("signature"),
+                   detail=data.get("detail", ""), worst_ratio=data.get("worst_ratio"),
+                   seconds=data.get("seconds", 0.0))
+
+
+@dataclass
+class NativeVerdict:
+    """What the benchmark's own check says. `accept` is None when it could not run."""
+
+    accept: bool | None
+    preset: str
+    implementation: str = "kdiff"  # "kdiff" (faithful re-implementation) or "harness"
+    failed_trial: int | None = None
+    reason: str = ""
+    recorded: bool | None = None  # the verdict the harness wrote down, when there is one
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Case:
+    """One candidate kernel to judge against one reference problem."""
+
+    id: str
+    problem: Path
+    candidate: Path
+    bench: str = "kernelbench"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    recorded_accept: bool | None = None
+    # A problem-level load error found during discovery (e.g. malformed eval_results.json);
+    # the case is reported with status `error` rather than dropped.
+    discovery_error: str | None = None
+
+
+@dataclass
+class Verdict:
+    case: Case
+    native: NativeVerdict
+    gates: dict[str, GateResult]
+    error: str | None = None  # the case could not be judged at all (broken problem file, ...)
+    # "candidate": the candidate does not import (a reject, as the harness records it);
+    # "problem": the reference or the case is broken (no verdict).
+    error_kind: str = "problem"
+
+    @property
+    def verifier_accept(self) -> bool | None:
+        """Accept when no gate failed. A gate that could not judge (skip, under_specified)
+        does not reject; a kdiff error on any gate leaves the verdict open (None)."""
+        if self.error is not None:
+            return False if self.error_kind == "candidate" else None
+        statuses = [g.status for g in self.gates.values()]
+        if Status.FAIL in statuses:
+            return False
+        if Status.ERROR in statuses:
+            return None
+        return True
+
+    @property
+    def failed_gates(self) -> list[str]:
+        return [gid for gid, g in self.gates.items() if g.status is Status.FAIL]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.case.id,
+            "problem": str(self.case.problem),
+            "candidate": str(self.case.candidate),
+            "metadata": self.case.metadata,
+            "native_accept": self.native.accept,
+            "native": self.native.to_json(),
+            "recorded_accept": self.case.recorded_accept,
+            "verifier_accept": self.verifier_accept,
+            "error": self.error,
+            "error_kind": self.error_kind if self.error else None,
+            "gates": {gid: g.to_json() for gid, g in self.gates.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], bench: str = "kernelbench") -> "Verdict":
+        case = Case(id=data["id"], problem=Path(data["problem"]),
+                    candidate=Path(data["candidate"]), bench=bench,
+                    metadata=data.get("metadata", {}),
+                    recorded_accept=data.get("recorded_accept"))
+        native = NativeVerdict(**data["native"])
+        gates = {gid: GateResult.from_json(gid, g) for gid, g in data["gates"].items()}
+        return cls(case=case, native=native, gates=gates, error=data.get("error"),
+                   error_kind=data.get("error_kind") or "problem")

@@ -1,0 +1,106 @@
+"""Loading KernelBench-format files: a problem (`Model`, `get_inputs`, `get_init_inputs`) or a
+candidate (`ModelNew`).
+
+Each load executes the file as a fresh module with a unique name, so two problems with the
+same file name never share state, and a problem's module-level size constants can be
+changed (shape polymorphism) without touching anyone else's copy.
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+_counter = itertools.count()
+
+
+class LoadError(Exception):
+    """A file that cannot be used: the message is one line naming the file and the cause."""
+
+
+def load_module(path: Path | str, role: str) -> types.ModuleType:
+    path = Path(path)
+    if not path.is_file():
+        raise LoadError(f"{path}: {role} file not found")
+    name = f"kdiff_{role}_{path.stem.replace('-', '_')}_{next(_counter)}"
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    if spec is None or spec.loader is None:
+        raise LoadError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before execution: Triton's JIT and dataclasses look modules up by name.
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(name, None)
+        raise LoadError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except BaseException as exc:  # noqa: BLE001 - any failure of foreign code is reported
+        sys.modules.pop(name, None)
+        raise LoadError(f"{path}: {role} does not import: {type(exc).__name__}: "
+                        f"{_one_line(exc)}") from None
+    return module
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else ""
+
+
+@dataclass
+class ProblemModule:
+    """A loaded reference problem. Sizes live in module globals that `get_inputs()` reads."""
+
+    path: Path
+    module: types.ModuleType
+
+    @property
+    def Model(self) -> type:
+        return self.module.Model
+
+    def get_inputs(self) -> list[Any]:
+        return list(self.module.get_inputs())
+
+    def get_init_inputs(self) -> list[Any]:
+        fn: Callable[[], Any] | None = getattr(self.module, "get_init_inputs", None)
+        return list(fn()) if fn is not None else []
+
+    def declared(self, name: str, default: Any = None) -> Any:
+        """A problem may declare kdiff-specific facts as module constants (KDIFF_*)."""
+        return getattr(self.module, name, default)
+
+    def size_constants(self) -> dict[str, int]:
+        """Module-level integer constants read by get_inputs()/get_init_inputs(): the
+        problem's free dimensions (and some fixed hyper-parameters; the reference tells
+        them apart by refusing shapes outside its class)."""
+        names: set[str] = set()
+        for fn_name in ("get_inputs", "get_init_inputs"):
+            fn = getattr(self.module, fn_name, None)
+            if fn is not None and hasattr(fn, "__code__"):
+                names.update(fn.__code__.co_names)
+        out = {}
+        for n in sorted(names):
+            v = getattr(self.module, n, None)
+            if isinstance(v, int) and not isinstance(v, bool):
+                out[n] = v
+        return out
+
+
+def load_problem(path: Path | str) -> ProblemModule:
+    module = load_module(path, "problem")
+    for attr in ("Model", "get_inputs"):
+        if not hasattr(module, attr):
+            raise LoadError(f"{path}: problem defines no `{attr}`")
+    return ProblemModule(Path(path), module)
+
+
+def load_candidate_class(path: Path | str, entry_points: tuple[str, ...] = ("ModelNew",)) -> type:
+    module = load_module(path, "candidate")
+    for name in entry_points:
+        cls = getattr(module, name, None)
+        if cls is not None:
+            return cls
+    raise LoadError(f"{path}: candidate defines no `{'` or `'.join(entry_points)}`")

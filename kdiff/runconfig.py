@@ -1,0 +1,29 @@
+"""The options of one run, as one object that travels from the CLI to the adapters, the judge
+and the reports."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kdiff.gates.base import GateOptions
+from kdiff.sandbox import SandboxLimits
+
+
+@dataclass
+class RunConfig:
+    bench: str = "kernelbench"
+    native: str | None = None  # preset; None: the adapter's default
+    gates: list[str] | None = None  # None: all twelve
+    gate_options: GateOptions = field(default_factory=GateOptions)
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+    root: Path | None = None
+    runs: Path | None = None
+    generated: Path | None = None
+    level: int | None = None
+    problems: list[str] | None = None
+    jobs: int = 1
+    store: Path | None = None
+
+    @property
+    def device(self) -> str:
+        return self.gate_options.device
