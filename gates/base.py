@@ -63,7 +63,7 @@ class Evaluation:
 @dataclass
 class GateOptions:
     device: str = "cpu"
-    dtypes: tuple[str, ...] = ("float32",)
+    dtypes: tuple[str, ...] | None = None  # None: the problem's KDIFF_DTYPES, else float32
     targets: tuple[str, ...] = ("sm_90", "sm_100")
     seeds: int = 2  # random seeds per input distribution
     determinism_runs: int = 5
@@ -112,6 +112,12 @@ class GateContext:
 
     def draw(self, strategy: gen.Strategy, seed: int) -> list[Any]:
         return gen.realize(self.templates(), strategy, seed)
+
+    def working_dtypes(self) -> list[torch.dtype]:
+        """fp32 always; fp16/bf16 where the problem declares them (KDIFF_DTYPES) or the user
+        asks (--dtypes)."""
+        names = self.options.dtypes or self.problem.declared("KDIFF_DTYPES", ("float32",))
+        return [DTYPES[n] for n in dict.fromkeys(("float32", *names))]
 
     def float_input_indices(self) -> list[int]:
         return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
@@ -262,6 +268,7 @@ class Trial:
     dtype: torch.dtype = torch.float32
     seed: int = BENCHMARK_SEED  # model seed
     bound_model: str = "probabilistic"
+    call_options: dict[str, Any] = field(default_factory=dict)  # worker `call` options
 
 
 @dataclass
@@ -302,7 +309,7 @@ class ThresholdedGate(Gate):
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
                 f"of the bound")
             return None
-        got = ctx.call(trial.inputs, trial.seed, trial.dtype)
+        got = self.call_trial(ctx, trial)
         check_structure(got.outputs, ev.reference)
         log.judged += 1
         for i, (g, v, b) in enumerate(zip(got.outputs, ev.oracle.values, ev.bounds(trial.bound_model))):
@@ -313,6 +320,10 @@ class ThresholdedGate(Gate):
                 return self.result(Status.FAIL, f"{trial.label} [{DTYPE_NAMES[trial.dtype]}]: "
                                    f"{mm.describe()}", self.signature, mm.worst_ratio)
         return None
+
+    def call_trial(self, ctx: GateContext, trial: Trial) -> CallResult:
+        """The candidate's answer to one trial (a gate may prepare the worker first)."""
+        return ctx.call(trial.inputs, trial.seed, trial.dtype, **trial.call_options)
 
     def summarize(self, log: TrialLog) -> GateResult:
         notes = []

@@ -98,14 +98,17 @@ class Mismatch:
         return text
 
 
-def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, output: int = 0
-            ) -> Mismatch:
+def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, output: int = 0,
+            mask: torch.Tensor | None = None) -> Mismatch:
     """Judge `got` against the float64 `expected` element by element. Elements where the
-    oracle is not finite, or the bound is not, are not judged here (EXC-01 owns them)."""
+    oracle is not finite, or the bound is not, are not judged here (EXC-01 owns them); `mask`
+    restricts judging further (False: not judged)."""
     got64 = got.detach().to(torch.float64).cpu()
     exp64 = expected.detach().to(torch.float64).cpu()
     bnd = bound_.detach().to(torch.float64).cpu().expand_as(exp64)
     judged = torch.isfinite(exp64) & torch.isfinite(bnd)
+    if mask is not None:
+        judged = judged & mask.cpu()
     err = (got64 - exp64).abs()
     nonfinite = judged & ~torch.isfinite(got64)
     err = torch.where(nonfinite, torch.full_like(err, math.inf), err)

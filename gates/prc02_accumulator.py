@@ -1,0 +1,83 @@
+"""PRC-02 accumulator precision: long reductions built to expose low-precision accumulation.
+
+fp16 has an 11-bit significand: once a running sum passes 2^11 times a term, adding that term
+changes nothing (it is below half an ulp). A reduction of more than 2^11 positive terms, or one
+large term followed by many small ones, therefore separates an fp32 accumulator (within the
+fp32 bound) from an fp16 one (errors of order the sum itself). Where the benchmark's shapes
+reduce over fewer terms, the gate grows one of the problem's size constants until the
+reduction is long enough, within an element budget.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates.base import GateContext, ReferenceFailure, ThresholdedGate, Trial
+from kdiff.model import GateResult, Status
+
+# 2^12 terms: twice the length at which an fp16 accumulator of unit-size terms stalls.
+TARGET_DEPTH = 2 ** 12
+# Largest input (elements) the gate builds on the CPU: the Triton interpreter runs a kernel
+# over 2^20 elements in seconds, not minutes.
+ELEMENT_BUDGET = 2 ** 20
+
+LONG_REDUCTION = (gen.uniform(0.0, 1.0), gen.one_large_many_small())
+
+
+def _depth(ctx: GateContext) -> int:
+    return max(ctx.evaluate(ctx.benchmark_inputs(0)).oracle.depths)
+
+
+def _numel(inputs: list) -> int:
+    return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
+
+
+def find_long_reduction(ctx: GateContext) -> dict[str, int] | None:
+    """Size constants that make the reduction at least TARGET_DEPTH long ({} if it already
+    is), or None when no single constant can within the element budget."""
+    base = _depth(ctx)
+    if base >= TARGET_DEPTH:
+        return {}
+    best: tuple[int, dict[str, int]] | None = None
+    for name, value in ctx.problem.size_constants().items():
+        grown = {name: value * math.ceil(TARGET_DEPTH / max(base, 1))}
+        ctx.set_constants(grown)
+        try:
+            numel = _numel(ctx.benchmark_inputs(0))
+            if numel <= ELEMENT_BUDGET and _depth(ctx) >= TARGET_DEPTH:
+                if best is None or numel < best[0]:
+                    best = (numel, grown)
+        except (ReferenceFailure, RuntimeError, ValueError):
+            pass  # that constant is not a free reduction dimension
+        finally:
+            ctx.set_constants({})
+    return best[1] if best else None
+
+
+class AccumulatorPrecision(ThresholdedGate):
+    id = "PRC-02"
+    name = "accumulator precision"
+    summary = "reductions longer than 2^11 terms; bound for fp32 accumulation"
+    signature = "low_precision_accumulator"
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        constants = find_long_reduction(ctx)
+        if constants is None:
+            return self.result(Status.SKIP, f"no reduction of {TARGET_DEPTH} terms reachable "
+                               f"within {ELEMENT_BUDGET} input elements")
+        ctx.set_constants(constants)
+        try:
+            result = super().judge(ctx)
+        finally:
+            ctx.set_constants({})
+        if constants:
+            shown = ", ".join(f"{k}={v}" for k, v in constants.items())
+            result.detail = f"reduction grown with {shown}; {result.detail}"
+        return result
+
+    def trials(self, ctx: GateContext) -> Iterator[Trial]:
+        for strategy in LONG_REDUCTION:
+            yield Trial(strategy.name, ctx.draw(strategy, 400))

@@ -1,0 +1,76 @@
+"""PRC-03 range and cancellation: inputs near the working dtype's overflow and underflow range
+(large logits for exp-based ops, values near the maximum) and cancellation-prone inputs.
+Wherever the same-precision reference is finite and accurate (within half the bound), the
+candidate must be finite and within the bound too; elsewhere nothing is judged."""
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates.base import (DTYPE_NAMES, GateContext, ReferenceFailure, ThresholdedGate, Trial,
+                              TrialLog, check_structure)
+from kdiff.gates.tolerance import REFERENCE_MARGIN, compare
+from kdiff.model import GateResult, Status
+
+
+def range_strategies(dtype: torch.dtype) -> list[gen.Strategy]:
+    """Scales that stress each stage of a computation's range: logits where exp() overflows
+    fp32 (> 88.7) unless the maximum is subtracted; sqrt(max), where squares overflow; a
+    hundredth of the maximum, where sums overflow; sqrt(tiny), where squares underflow; and
+    a large common offset for cancellation."""
+    fmax, tiny = torch.finfo(dtype).max, torch.finfo(dtype).tiny
+    return [
+        gen.scaled(gen.normal(), 100.0),
+        gen.scaled(gen.normal(), 1e4),
+        gen.scaled(gen.uniform(-1.0, 1.0), math.sqrt(fmax)),
+        gen.scaled(gen.uniform(-1.0, 1.0), fmax / 100),
+        gen.scaled(gen.uniform(-1.0, 1.0), math.sqrt(tiny)),
+        gen.offset(gen.normal(), 1e6),
+    ]
+
+
+class RangeAndCancellation(ThresholdedGate):
+    id = "PRC-03"
+    name = "range and cancellation"
+    summary = "near overflow/underflow and cancellation: finite and accurate where the reference is"
+    signature = "range_inaccurate"
+
+    def trials(self, ctx: GateContext) -> Iterator[Trial]:
+        for dtype in ctx.working_dtypes():
+            if dtype is torch.bfloat16 and ctx.device == "cpu":
+                continue
+            for strategy in range_strategies(dtype):
+                yield Trial(strategy.name, ctx.draw(strategy, 500), dtype)
+
+    def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:
+        try:
+            ev = ctx.evaluate(trial.inputs, trial.seed, trial.dtype)
+        except ReferenceFailure as exc:
+            log.skipped.append(f"{trial.label}: {exc}")
+            return None
+        bounds = ev.bounds(trial.bound_model)
+        masks = []
+        for ref, want, bnd in zip(ev.reference, ev.oracle.values, bounds):
+            ref64 = ref.detach().double().cpu()
+            accurate = torch.isfinite(ref64) & (
+                (ref64 - want.cpu()).abs() * REFERENCE_MARGIN <= bnd.cpu())
+            masks.append(accurate)
+        if not any(bool(m.any()) for m in masks):
+            log.under_specified.append(f"{trial.label}: the reference is nowhere accurate")
+            return None
+        got = ctx.call(trial.inputs, trial.seed, trial.dtype)
+        check_structure(got.outputs, ev.reference)
+        log.judged += 1
+        for i, (g, want, bnd, mask) in enumerate(zip(got.outputs, ev.oracle.values, bounds, masks)):
+            mm = compare(g, want, bnd, i, mask=mask)
+            if mm.worst_ratio > log.worst_ratio:
+                log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
+            if not mm.ok:
+                signature = "overflow" if mm.nonfinite_got else self.signature
+                return self.result(Status.FAIL, f"{trial.label} [{DTYPE_NAMES[trial.dtype]}]: "
+                                   f"{mm.describe()} (judged where the reference is finite and "
+                                   f"accurate)", signature, mm.worst_ratio)
+        return None
