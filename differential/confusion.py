@@ -5,6 +5,8 @@ from dataclasses import asdict, dataclass
 
 from kdiff.model import Verdict
 
+CELLS = ("both_accept", "native_only", "verifier_only", "both_reject")
+
 
 @dataclass
 class Confusion:
@@ -17,6 +19,19 @@ class Confusion:
     @property
     def decided(self) -> int:
         return self.both_accept + self.native_only + self.verifier_only + self.both_reject
+
+    @property
+    def discordant(self) -> int:
+        return self.native_only + self.verifier_only
+
+    @property
+    def native_accepted(self) -> int:
+        return self.both_accept + self.native_only
+
+    def percentages(self) -> dict[str, float | None]:
+        """Each cell as a percentage of the decided kernels (None when there are none)."""
+        n = self.decided
+        return {cell: (100.0 * getattr(self, cell) / n if n else None) for cell in CELLS}
 
     def to_json(self) -> dict[str, int]:
         return asdict(self)

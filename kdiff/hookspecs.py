@@ -29,10 +29,17 @@ def kdiff_native_presets(bench: str) -> list[str] | None:
     """The names of the native-check presets of `bench`, the default first."""
 
 
+class DiscoveryError(Exception):
+    """Raised by `kdiff_discover` when the run's input cannot be read at all (a missing or
+    empty root or runs folder): one line, exit status 2. Anything narrower (one broken file)
+    is a case with `discovery_error` instead."""
+
+
 @hookspec(firstresult=True)
 def kdiff_discover(bench: str, config: "RunConfig") -> list["Case"] | None:
     """The cases of `bench` under the run's options (root, runs, filters). A case whose files
-    are broken is still returned, with `discovery_error` set: it gets its own error row."""
+    are broken is still returned, with `discovery_error` set: it gets its own error row.
+    Raise `DiscoveryError` when there is nothing readable to discover from."""
 
 
 @hookspec(firstresult=True)

@@ -1,4 +1,5 @@
-"""The machine-readable report: the spec's JSON contract."""
+"""The machine-readable report: the spec's JSON contract, plus the differential engine's
+statistics (`summary`, `by_level`) and a per-kernel `status` (accept | reject | error)."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,9 @@ from typing import Any
 
 from kdiff import __version__
 from kdiff.differential.confusion import confusion
+from kdiff.differential.summary import breakdown, summarize
 from kdiff.model import Verdict
+from kdiff.reports.rows import kernel_row
 
 
 def report(verdicts: list[Verdict], bench: str, native: str, device: str,
@@ -18,8 +21,10 @@ def report(verdicts: list[Verdict], bench: str, native: str, device: str,
         "native": native,
         "device": device,
         **(extra or {}),
-        "kernels": [v.to_json() for v in verdicts],
+        "kernels": [{**v.to_json(), "status": kernel_row(v).status} for v in verdicts],
         "confusion": confusion(verdicts).to_json(),
+        "summary": summarize(verdicts).to_json(),
+        "by_level": {k: s.to_json() for k, s in breakdown(verdicts, "level").items()},
     }
 
 

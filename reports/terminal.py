@@ -30,3 +30,41 @@ def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90)
                               tablefmt="simple"))
     lines.append(f"  verifier: {_accept(verdict.verifier_accept)}")
     return "\n".join(lines)
+
+
+def run_report(verdicts: list[Verdict], bench: str, preset: str, device: str) -> str:
+    """The summary of a whole run: one line per kernel, the 2x2 table, the disagreement
+    statistics, failures per gate and the breakdown by level."""
+    from kdiff.differential.summary import breakdown, summarize
+    from kdiff.reports import tables
+    from kdiff.reports.rows import kernel_row
+
+    summary = summarize(verdicts)
+
+    def table(t: tables.Table) -> str:
+        return tabulate(t[1], headers=t[0], tablefmt="simple")
+
+    sections = [f"kdiff run: bench {bench}, native check {preset}, device {device}, "
+                f"{len(verdicts)} kernel(s)",
+                table(tables.kernels([kernel_row(v) for v in verdicts])),
+                "native check against verifier:\n" + table(tables.confusion(summary.confusion)),
+                "\n".join(tables.findings(summary))]
+    if summary.defects.gates:
+        sections.append(table(tables.gates(summary.defects)))
+    levels = breakdown(verdicts, "level")
+    if len(levels) > 1:
+        sections.append(table(tables.groups(levels, "level")))
+    return "\n\n".join(sections)
+
+
+def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> str:
+    """One line per finished kernel, for stderr on long runs."""
+    from kdiff.reports.rows import kernel_row
+    row = kernel_row(verdict)
+    if row.status == "error":
+        what = f"error: {row.message.splitlines()[0] if row.message else 'verdict open'}"
+    else:
+        what = (f"native {row.native}, verifier {row.verifier}"
+                + (f" ({row.failure_text})" if row.failures else ""))
+    width = len(str(total))
+    return f"[{done:>{width}}/{total} {elapsed:6.1f}s] {row.id}: {what}"

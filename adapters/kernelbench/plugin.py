@@ -2,10 +2,11 @@
 `runs/RUN/level_{L}_problem_{P}_sample_{S}_kernel.py` with `eval_results.json`."""
 from __future__ import annotations
 
+from kdiff.adapters.kernelbench import discover as discovery
 from kdiff.adapters.kernelbench.native import PRESETS, run_native
 from kdiff.hookspecs import hookimpl
 
-BENCH = "kernelbench"
+BENCH = discovery.BENCH
 
 
 @hookimpl
@@ -20,6 +21,12 @@ def kdiff_native_presets(bench):
 
 
 @hookimpl
+def kdiff_discover(bench, config):
+    if bench == BENCH:
+        return discovery.discover(config)
+
+
+@hookimpl
 def kdiff_native_check(bench, case, ctx, preset):
     if bench == BENCH:
         return run_native(ctx, PRESETS[preset])
@@ -28,4 +35,4 @@ def kdiff_native_check(bench, case, ctx, preset):
 @hookimpl
 def kdiff_entry_points(bench, case):
     if bench == BENCH:
-        return ("ModelNew",)
+        return discovery.entry_points(case)

@@ -1,0 +1,259 @@
+"""Finding KernelBench cases: problems in a checkout, candidates in runs folders, and the
+verdicts the harness wrote down.
+
+Layout (ScalingIntelligence/KernelBench):
+- problems: `KernelBench/level{L}/{P}_{Name}.py`;
+- a run: `runs/{RUN}/level_{L}_problem_{P}_sample_{S}_kernel.py`, and `eval_results.json`
+  keyed by problem id (a string). Upstream has written three shapes of value over time: one
+  sample record (`{"sample_id", "compiled", "correctness", "metadata", ...}`), a list of
+  sample records, and a dict of sample records keyed by sample id. All three are read.
+
+Candidate files are only parsed here (`ast`), never executed: they are untrusted and run in
+their worker. With no --root, the shipped corpus (`kdiff.kernels`) is the checkout and each
+folder under its `runs/` (controls, redteam) is a run.
+"""
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import re
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from kdiff.hookspecs import DiscoveryError
+from kdiff.model import Case
+from kdiff.runconfig import RunConfig
+
+BENCH = "kernelbench"
+KERNEL_FILE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
+PROBLEM_FILE = re.compile(r"(\d+)_(.+)\.py")
+LEVEL_DIR = re.compile(r"level_?(\d+)")
+EVAL_RESULTS = "eval_results.json"
+# Keys of the header docstring every shipped candidate starts with (see kernels/).
+HEADER_KEYS = ("kdiff-redteam", "kdiff-control", "expected-gates", "defect", "imitates")
+HEADER_LINE = re.compile(r"\s*(" + "|".join(HEADER_KEYS) + r")\s*:\s*(.*)")
+DEFAULT_ENTRY = ("ModelNew",)
+# KernelBenchFiltered-style runs name the candidate class `Model` (and redefine get_inputs,
+# which kdiff ignores: inputs always come from the problem's own file).
+MODEL_NAMED_ENTRY = ("ModelNew", "Model")
+
+
+@dataclass
+class Recorded:
+    """One sample's result as the harness recorded it."""
+
+    compiled: bool | None
+    correctness: bool | None
+
+    @property
+    def accept(self) -> bool | None:
+        if self.compiled is False:
+            return False
+        return self.correctness
+
+
+@dataclass
+class RunResults:
+    samples: dict[tuple[int, int], Recorded] = field(default_factory=dict)  # (problem, sample)
+    errors: list[str] = field(default_factory=list)
+
+
+def shipped_corpus() -> Path:
+    root = files("kdiff.kernels")
+    if not isinstance(root, Path):  # e.g. a zipped install: the worker needs real files
+        raise DiscoveryError(f"the shipped corpus is not on the file system ({root})")
+    return root
+
+
+# -- eval_results.json --------------------------------------------------------------------
+def _flag(value: Any) -> bool | None:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"expected a boolean, got {value!r}"[:120])
+
+
+def _record(entry: Any) -> Recorded:
+    if not isinstance(entry, dict):
+        raise ValueError(f"expected a sample record, got {type(entry).__name__}")
+    if "correctness" not in entry and "compiled" not in entry:
+        raise ValueError("sample record has neither `compiled` nor `correctness`")
+    return Recorded(_flag(entry.get("compiled")), _flag(entry.get("correctness")))
+
+
+def _samples(value: Any) -> list[tuple[int, Any]]:
+    """(sample id, record) pairs from any of the three upstream shapes."""
+    if isinstance(value, dict) and ("correctness" in value or "compiled" in value):
+        return [(int(value.get("sample_id", 0)), value)]
+    if isinstance(value, list):
+        return [(int(e["sample_id"]) if isinstance(e, dict) and "sample_id" in e else i, e)
+                for i, e in enumerate(value)]
+    if isinstance(value, dict):
+        return [(int(k), e) for k, e in value.items()]
+    raise ValueError(f"expected a sample record, a list or a dict, got {type(value).__name__}")
+
+
+def read_eval_results(path: Path) -> RunResults:
+    """The recorded verdicts of one run. Whatever cannot be read is listed in `errors` and
+    the rest is kept."""
+    out = RunResults()
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        out.errors.append(f"{path}: unreadable: {exc}")
+        return out
+    if not isinstance(data, dict):
+        out.errors.append(f"{path}: expected an object keyed by problem id, "
+                          f"got {type(data).__name__}")
+        return out
+    for key, value in data.items():
+        try:
+            problem = int(key)
+            for sample, entry in _samples(value):
+                out.samples[(problem, sample)] = _record(entry)
+        except (ValueError, TypeError, KeyError) as exc:
+            out.errors.append(f"{path}: problem {key!r}: {exc}")
+    return out
+
+
+# -- problems and candidates --------------------------------------------------------------
+def problem_files(root: Path) -> dict[tuple[int, int], Path]:
+    """(level, problem id) -> file, under `root/KernelBench` or `root` itself."""
+    base = root / "KernelBench" if (root / "KernelBench").is_dir() else root
+    out = {}
+    for level_dir in sorted(base.iterdir()):
+        m = LEVEL_DIR.fullmatch(level_dir.name)
+        if not (m and level_dir.is_dir()):
+            continue
+        for f in sorted(level_dir.glob("*.py")):
+            pm = PROBLEM_FILE.fullmatch(f.name)
+            if pm:
+                out[(int(m.group(1)), int(pm.group(1)))] = f
+    return out
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError):
+        return None
+
+
+def candidate_header(tree: ast.Module | None) -> dict[str, str]:
+    """The `key: value` fields of a candidate's header docstring; a value may wrap onto
+    following lines."""
+    doc = ast.get_docstring(tree) if tree is not None else None
+    fields: dict[str, str] = {}
+    key = None
+    for line in (doc or "").splitlines():
+        m = HEADER_LINE.fullmatch(line)
+        if m:
+            key = m.group(1)
+            fields[key] = m.group(2).strip()
+        elif key and line.strip():
+            fields[key] = f"{fields[key]} {line.strip()}".strip()
+        else:
+            key = None
+    return fields
+
+
+def _classes(tree: ast.Module | None) -> set[str]:
+    return {n.name for n in tree.body if isinstance(n, ast.ClassDef)} if tree else set()
+
+
+def run_folders(runs: Path) -> list[Path]:
+    """`runs` itself when it holds kernels, else each sub-folder that does."""
+    def holds_run(d: Path) -> bool:
+        return (d / EVAL_RESULTS).is_file() or any(
+            KERNEL_FILE.fullmatch(f.name) for f in d.glob("level_*_kernel.py"))
+    if holds_run(runs):
+        return [runs]
+    return [d for d in sorted(runs.iterdir()) if d.is_dir() and holds_run(d)]
+
+
+def _selected(config: RunConfig, level: int, pid: int, problem: Path | None) -> bool:
+    if config.level is not None and level != config.level:
+        return False
+    if not config.problems:
+        return True
+    names = [str(pid)] + ([problem.stem] if problem else [])
+    return any(fnmatch.fnmatchcase(n, pat) for pat in config.problems for n in names)
+
+
+@dataclass
+class _Candidate:
+    path: Path
+    level: int
+    problem: int
+    sample: int
+    tree: ast.Module | None
+
+
+def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConfig
+               ) -> list[Case]:
+    cases: list[Case] = []
+    results = RunResults()
+    if (run / EVAL_RESULTS).is_file():
+        results = read_eval_results(run / EVAL_RESULTS)
+    if results.errors:
+        path = run / EVAL_RESULTS
+        more = f" (and {len(results.errors) - 1} more)" if len(results.errors) > 1 else ""
+        cases.append(Case(id=f"{run.name}/{EVAL_RESULTS}", problem=path, candidate=path,
+                          bench=BENCH, metadata={"run": run.name},
+                          discovery_error=results.errors[0] + more))
+    found = []
+    for f in run.glob("level_*_kernel.py"):
+        m = KERNEL_FILE.fullmatch(f.name)
+        if m:
+            level, pid, sample = map(int, m.groups())
+            found.append(_Candidate(f, level, pid, sample, _parse(f)))
+    found.sort(key=lambda c: (c.level, c.problem, c.sample))
+    classes = [_classes(c.tree) for c in found if c.tree is not None]
+    model_named = bool(classes) and not any("ModelNew" in cs for cs in classes) and any(
+        "Model" in cs for cs in classes)
+    for c in found:
+        problem = problems.get((c.level, c.problem))
+        if not _selected(config, c.level, c.problem, problem):
+            continue
+        stem = f"level_{c.level}_problem_{c.problem}_sample_{c.sample}"
+        metadata: dict[str, Any] = {"run": run.name, "level": c.level, "problem_id": c.problem,
+                                    "sample": c.sample,
+                                    "problem": problem.stem if problem else None,
+                                    **candidate_header(c.tree)}
+        if model_named:
+            metadata["entry_points"] = list(MODEL_NAMED_ENTRY)
+        recorded = results.samples.get((c.problem, c.sample))
+        error = None if problem else (f"{c.path.name}: no problem {c.problem} in level "
+                                      f"{c.level} of the checkout")
+        cases.append(Case(id=f"{run.name}/{stem}", problem=problem or c.path,
+                          candidate=c.path, bench=BENCH, metadata=metadata,
+                          recorded_accept=recorded.accept if recorded else None,
+                          discovery_error=error))
+    return cases
+
+
+def discover(config: RunConfig) -> list[Case]:
+    root = config.root if config.root is not None else shipped_corpus()
+    if not root.is_dir():
+        raise DiscoveryError(f"{root}: no such directory")
+    problems = problem_files(root)
+    if not problems:
+        raise DiscoveryError(f"{root}: no KernelBench problems (KernelBench/level*/N_Name.py)")
+    runs = config.runs if config.runs is not None else root / "runs"
+    if not runs.is_dir():
+        raise DiscoveryError(f"{runs}: no runs folder" + ("" if config.runs else
+                             " (pass --runs RUN_FOLDER)"))
+    folders = run_folders(runs)
+    if not folders:
+        raise DiscoveryError(f"{runs}: no kernels (level_L_problem_P_sample_S_kernel.py)")
+    return [case for run in folders for case in _run_cases(run, problems, config)]
+
+
+def entry_points(case: Case) -> tuple[str, ...]:
+    return tuple(case.metadata.get("entry_points") or DEFAULT_ENTRY)

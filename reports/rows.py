@@ -1,0 +1,57 @@
+"""One report row per verdict: the fields every renderer (terminal, Markdown, JUnit) shows,
+worked out once."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kdiff.model import Verdict
+
+ACCEPT = {True: "accept", False: "REJECT", None: "n/a"}
+RECORDED = {True: "accept", False: "REJECT", None: "-"}  # "-": the harness recorded nothing
+
+
+@dataclass
+class KernelRow:
+    id: str
+    run: str
+    problem: str
+    native: str
+    recorded: str
+    verifier: str
+    status: str  # accept | reject | error
+    agreement: str  # agree | native only | verifier only | n/a
+    failures: list[str]  # failing gates as GATE=signature
+    message: str  # the error, else the failing gates' details, one line each
+
+    @property
+    def failure_text(self) -> str:
+        return ", ".join(self.failures)
+
+
+def failure_labels(v: Verdict) -> list[str]:
+    return [f"{gid}={g.signature}" if g.signature else gid
+            for gid, g in v.gates.items() if gid in v.failed_gates]
+
+
+def agreement(v: Verdict) -> str:
+    n, k = v.native.accept, v.verifier_accept
+    if n is None or k is None:
+        return "n/a"
+    if n == k:
+        return "agree"
+    return "native only" if n else "verifier only"
+
+
+def kernel_row(v: Verdict) -> KernelRow:
+    accept = v.verifier_accept
+    status = "error" if v.error or accept is None else ("accept" if accept else "reject")
+    if v.error:
+        message = v.error
+    else:
+        message = "\n".join(f"{gid}: {g.detail}" for gid, g in v.gates.items()
+                            if gid in v.failed_gates or g.status.value == "error")
+    return KernelRow(id=v.case.id, run=str(v.case.metadata.get("run", "")),
+                     problem=str(v.case.metadata.get("problem") or v.case.problem.stem),
+                     native=ACCEPT[v.native.accept], recorded=RECORDED[v.case.recorded_accept],
+                     verifier=ACCEPT[accept], status=status, agreement=agreement(v),
+                     failures=failure_labels(v), message=message)
