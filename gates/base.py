@@ -300,7 +300,7 @@ class ThresholdedGate(Gate):
 
     def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:
         try:
-            ev = ctx.evaluate(trial.inputs, trial.seed, trial.dtype)
+            ev = self.evaluate_trial(ctx, trial)
         except ReferenceFailure as exc:
             log.skipped.append(f"{trial.label}: {exc}")
             return None
@@ -320,6 +320,10 @@ class ThresholdedGate(Gate):
                 return self.result(Status.FAIL, f"{trial.label} [{DTYPE_NAMES[trial.dtype]}]: "
                                    f"{mm.describe()}", self.signature, mm.worst_ratio)
         return None
+
+    def evaluate_trial(self, ctx: GateContext, trial: Trial) -> Evaluation:
+        """The oracle for one trial (a gate whose trials repeat inputs may reuse one)."""
+        return ctx.evaluate(trial.inputs, trial.seed, trial.dtype)
 
     def call_trial(self, ctx: GateContext, trial: Trial) -> CallResult:
         """The candidate's answer to one trial (a gate may prepare the worker first)."""

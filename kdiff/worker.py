@@ -66,6 +66,10 @@ class Worker:
         self.candidate_cls: type | None = None
         self.instances: dict[str, torch.nn.Module] = {}
         self.kept_outputs: list[torch.Tensor] = []  # outputs of earlier calls, kept alive
+        # Input sets kept across calls by name (`call` with store_inputs_as), so that a gate
+        # can overwrite one in place and call again on the same tensors (CMP-02).
+        self.stored_inputs: dict[str, list[Any]] = {}
+        self.original_constants: dict[str, Any] | None = None
         self.recorder = LaunchRecorder()
 
     # -- commands -------------------------------------------------------------------------
@@ -77,7 +81,11 @@ class Worker:
         return {}
 
     def cmd_build(self, msg: dict) -> dict:
-        for name, value in (msg.get("constants") or {}).items():
+        constants = msg.get("constants") or {}
+        if self.original_constants is None:
+            self.original_constants = self.problem.size_constants()
+        # Constants a build does not name are the problem's own: {} restores them.
+        for name, value in {**self.original_constants, **constants}.items():
             setattr(self.problem.module, name, value)
         cls = self.candidate_cls if msg["role"] == "candidate" else self.problem.Model
         init_inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
@@ -91,7 +99,13 @@ class Worker:
 
     def cmd_call(self, msg: dict) -> dict:
         model = self.instances[msg["key"]]
-        inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in msg["inputs"]]
+        if msg.get("use_stored_inputs"):
+            inputs = self.stored_inputs[msg["use_stored_inputs"]]
+        else:
+            inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
+                      for x in msg["inputs"]]
+        if msg.get("store_inputs_as"):
+            self.stored_inputs[msg["store_inputs_as"]] = inputs
         if msg.get("churn"):
             churn_allocator(self.device, msg.get("churn_seed", 0))
         reference_out = None
@@ -109,7 +123,10 @@ class Worker:
             poison.arm()
         try:
             with torch.set_grad_enabled(grad):
-                out = neutral_call(model, inputs)
+                if msg.get("stack") == "benchmark":
+                    out = benchmark_named_call(model, inputs)
+                else:
+                    out = neutral_call(model, inputs)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         finally:
@@ -163,8 +180,18 @@ class Worker:
     def cmd_launches(self, msg: dict) -> dict:
         return {"launches": self.recorder.compile_reports(msg["targets"])}
 
+    def cmd_overwrite_stored(self, msg: dict) -> dict:
+        """Write new values into a stored input set in place (same tensors, same storage);
+        `values` holds one entry per input, None where an input keeps its values."""
+        for x, v in zip(self.stored_inputs[msg["name"]], msg["values"]):
+            if v is not None:
+                with torch.no_grad():
+                    x.copy_(v)
+        return {}
+
     def cmd_forget(self, msg: dict) -> dict:
         self.kept_outputs.clear()
+        self.stored_inputs.clear()
         gc.collect()
         return {}
 
@@ -172,6 +199,14 @@ class Worker:
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
     """Calls from gates come through here: a call stack with no benchmark names in it."""
     return model(*inputs)
+
+
+def benchmark_named_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
+    """A call from a frame named as the benchmark's correctness loop, so that a gate can
+    tell a candidate that sniffs its call stack from one that is simply wrong."""
+    def run_and_check_correctness() -> Any:
+        return model(*inputs)
+    return run_and_check_correctness()
 
 
 def run_and_check_correctness(model: torch.nn.Module, model_new: torch.nn.Module,
