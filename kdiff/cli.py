@@ -149,13 +149,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
     case = Case(id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
                 candidate=args.candidate)
     verdict = judge_case(case, config, pm, preset)
-    if verdict.error and verdict.error_kind == "problem":
+    if verdict.error:  # a file that does not load: bad input, not a verdict
         raise UsageError(verdict.error)
     names = {g.id: g.name for g in select(config.gates)}
     print(verdict_table(verdict, names))
     write_reports(args, [verdict], "kernelbench", preset, config.device)
-    if verdict.error:
-        print(f"kdiff: {verdict.error}", file=sys.stderr)
     return exit_status([verdict], args.fail_on)
 
 

@@ -1,0 +1,73 @@
+"""The command line: listing, verdict exit statuses, JSON contract, and bad input."""
+import json
+from pathlib import Path
+
+from kdiff.cli import main
+
+CORE = Path(__file__).parent / "fixtures" / "core"
+PROBLEM = CORE / "scale_sum.py"
+
+
+def test_gates_json_lists_twelve_with_classes(capsys):
+    assert main(["gates", "--json"]) == 0
+    gates = json.loads(capsys.readouterr().out)
+    assert len(gates) == 12 and len({g["id"] for g in gates}) == 12
+    assert {g["class"] for g in gates} == {"tolerance-free", "thresholded"}
+
+
+def test_verify_accepts_an_honest_reordering(tmp_path):
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(CORE / "scale_sum_honest.py"), "--gates", "PRC-01,ORD-02",
+                 "--device", "cpu", "--json", str(out)])
+    data = json.loads(out.read_text())
+    assert code == 0, data
+    kernel = data["kernels"][0]
+    assert kernel["native_accept"] is True and kernel["verifier_accept"] is True
+    assert set(kernel["gates"]) == {"PRC-01", "ORD-02"}
+    assert data["confusion"] == {"both_accept": 1, "native_only": 0, "verifier_only": 0,
+                                 "both_reject": 0, "undecided": 0}
+
+
+def test_verify_rejects_fp16_arithmetic_that_the_benchmark_accepts(tmp_path):
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(CORE / "scale_sum_fp16.py"), "--gates", "PRC-01", "--device", "cpu",
+                 "--native", "kernelbench-v0.1", "--json", str(out)])
+    kernel = json.loads(out.read_text())["kernels"][0]
+    assert code == 1
+    assert kernel["native_accept"] is True
+    assert kernel["gates"]["PRC-01"]["status"] == "fail"
+    assert kernel["gates"]["PRC-01"]["signature"] == "below_working_precision"
+
+
+def test_candidate_that_exits_is_a_failed_gate_not_a_crashed_kdiff(tmp_path):
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(PROBLEM), "--candidate", str(CORE / "exits.py"),
+                 "--gates", "PRC-01", "--device", "cpu", "--json", str(out)])
+    kernel = json.loads(out.read_text())["kernels"][0]
+    assert code == 1
+    assert kernel["native_accept"] is False
+    assert kernel["gates"]["PRC-01"]["signature"] == "crash"
+    assert "exited with status 7" in kernel["gates"]["PRC-01"]["detail"]
+
+
+def test_broken_files_are_one_line_errors_with_exit_2(capsys):
+    cases = [(CORE / "missing.py", "problem file not found"),
+             (CORE / "syntax_error.py", "syntax error"),
+             (CORE / "raises_on_import.py", "does not import: ImportError")]
+    for candidate, cause in cases:
+        code = main(["verify", "--problem", str(PROBLEM), "--candidate", str(candidate),
+                     "--gates", "PRC-01", "--device", "cpu"])
+        err = capsys.readouterr().err.strip()
+        assert code == 2
+        assert len(err.splitlines()) == 1
+        assert str(candidate.name) in err and (cause in err or "file not found" in err)
+
+
+def test_unknown_gate_and_preset_are_usage_errors(capsys):
+    args = ["verify", "--problem", str(PROBLEM), "--candidate", str(CORE / "scale_sum_honest.py")]
+    assert main([*args, "--gates", "XYZ-9"]) == 2
+    assert "unknown gate" in capsys.readouterr().err
+    assert main([*args, "--native", "nope"]) == 2
+    assert "unknown native preset" in capsys.readouterr().err

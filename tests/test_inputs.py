@@ -1,0 +1,49 @@
+"""Input generators keep the problem's structure and preconditions."""
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.problem import load_problem
+
+
+def write_problem(tmp_path, body):
+    path = tmp_path / "p.py"
+    path.write_text("import torch\nclass Model(torch.nn.Module):\n"
+                    "    def forward(self, *a):\n        return a[0]\n" + body)
+    return load_problem(path)
+
+
+def test_structural_positions_and_integer_inputs_are_kept(tmp_path):
+    problem = write_problem(tmp_path, (
+        "def get_inputs():\n"
+        "    return [torch.triu(torch.randn(6, 6)), torch.randint(0, 5, (3,))]\n"))
+    templates = gen.learn_templates(problem)
+    lower = torch.ones(6, 6, dtype=torch.bool).tril(-1)
+    assert bool(templates[0].structural[lower].all())
+    assert not bool(templates[0].structural[~lower].any())
+    assert not templates[1].floating
+    x, idx = gen.realize(templates, gen.scaled(gen.normal(), 1e3), seed=3)
+    assert bool((x[lower] == 0).all())
+    assert bool((x[~lower].abs() > 1e-3).all())  # drawn at scale 1e3, not the benchmark's
+    assert torch.equal(idx, templates[1].example)
+
+
+def test_probability_inputs_stay_distributions(tmp_path):
+    problem = write_problem(tmp_path, (
+        "def get_inputs():\n"
+        "    return [torch.randn(4, 8).softmax(-1)]\n"))
+    (x,) = gen.realize(gen.learn_templates(problem), gen.normal(), seed=1)
+    assert bool((x >= 0).all())
+    assert torch.allclose(x.sum(-1), torch.ones(4))
+
+
+def test_strategies_are_reproducible_and_distinct():
+    a = gen.with_outliers(gen.normal())((100,), torch.Generator().manual_seed(5))
+    b = gen.with_outliers(gen.normal())((100,), torch.Generator().manual_seed(5))
+    c = gen.heavy_tailed()((100,), torch.Generator().manual_seed(5))
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_noncontiguous_keeps_values():
+    x = torch.randn(3, 5)
+    y = gen.noncontiguous(x)
+    assert not y.is_contiguous() and torch.equal(x, y)

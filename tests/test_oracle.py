@@ -1,0 +1,44 @@
+"""The float64 oracle's traced depth and magnitude, on operations whose answers are known."""
+import torch
+
+from kdiff.gates.oracle import run_oracle
+
+
+class Lambda(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def test_matmul_depth_is_k_and_scale_is_abs_product():
+    a, b = torch.randn(5, 37), torch.randn(37, 3)
+    r = run_oracle(Lambda(torch.matmul), [a, b])
+    assert r.depths == [37]
+    expected = a.double().abs() @ b.double().abs()
+    assert torch.allclose(r.magnitudes[0], expected)
+
+
+def test_cancelling_sum_is_judged_against_what_was_summed():
+    x = torch.tensor([[1e4, -1e4, 1.0]])
+    r = run_oracle(Lambda(lambda t: t.sum(-1)), [x])
+    assert r.values[0].item() == 1.0
+    assert r.magnitudes[0].item() == 2e4 + 1.0
+
+
+def test_depth_adds_along_the_longest_chain():
+    conv = torch.nn.Conv2d(3, 4, 3).double()
+    r = run_oracle(Lambda(lambda x: torch.softmax(conv(x).flatten(1), -1)),
+                   [torch.randn(2, 3, 6, 6)])
+    # convolution: 3*3*3 terms (+1 for the bias add folded into the op), softmax over 4*4*4
+    assert r.depths[0] >= 27 + 64
+    assert r.depths[0] <= 27 + 64 + 4
+
+
+def test_elementwise_scale_includes_the_derivative():
+    x = torch.tensor([10.0])
+    r = run_oracle(Lambda(torch.exp), [x])
+    # |exp(x)| + |exp'(x)| * |x| = e^10 * 11
+    assert torch.allclose(r.magnitudes[0], torch.exp(x.double()) * 11, rtol=1e-6)
