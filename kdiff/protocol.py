@@ -68,9 +68,12 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def read_message(fd: int, timeout: float | None, trusted: bool) -> Any:
+def read_message(fd: int, timeout: float | None, trusted: bool,
+                 limit: int = MAX_MESSAGE) -> Any:
+    """One message; a header announcing more than `limit` bytes is refused before anything
+    is buffered."""
     deadline = None if timeout is None else time.monotonic() + timeout
     (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
-    if size > MAX_MESSAGE:
+    if size > min(limit, MAX_MESSAGE):
         raise ChannelClosed(f"reply of {size} bytes refused")
     return decode(_read_exact(fd, size, deadline), trusted)

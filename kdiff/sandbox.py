@@ -2,22 +2,40 @@
 
 The worker is a fresh interpreter (`python -m kdiff.worker`) in its own process group, talking
 over two private pipes; its stdout and stderr go to a log file so that whatever the candidate
-prints cannot corrupt the protocol. Every request has a deadline; a worker that misses it is
-killed with its whole process group and restarted on the next request, replaying the
-instances built so far.
+prints cannot corrupt the protocol. Every request has a deadline, and the whole case a wall
+budget; a worker that misses one is killed with its whole process group and restarted on the
+next request, replaying the instances built so far.
+
+The worker starts confined (kdiff.confine): a private temporary folder as its working
+directory, TMPDIR and compiler caches; an address-space cap on the CPU; a task cap and its own
+user and PID namespaces; Landlock write, network and signal restrictions where the kernel has
+them. What is contained and what is not:
+- contained: crashes, hangs, memory and fork bombs, huge or malicious replies (read with
+  weights_only and a size cap), writes outside its own folder (the results store, other
+  candidates' files, the judge's reports), signals to the judge or to other workers, ptrace of
+  them (Landlock); leftover processes (the PID namespace dies with the worker);
+- not contained: reads (a candidate can read any file its user can, including the store and
+  other candidates); CPU time it burns before its deadline; UDP and path-named Unix sockets;
+  on CUDA, device memory is capped only by the fraction the caching allocator honours and
+  the GPU is shared with the judge's oracle; without Landlock (old kernels) or user
+  namespaces (some hardened distributions) only the limits that the kernel grants apply:
+  `containment` lists what was in force.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kdiff import protocol
+from kdiff.confine import CONTAINMENT_LINE, Confinement
 
 
 class CandidateFailure(Exception):
@@ -38,6 +56,12 @@ class CandidateTimeout(CandidateFailure):
     signature = "hang"
 
 
+class CandidateOverBudget(CandidateTimeout):
+    """The case's whole wall budget is spent: every later request fails at once."""
+
+    signature = "case_timeout"
+
+
 class CandidateCrashed(CandidateFailure):
     signature = "crash"
 
@@ -46,11 +70,32 @@ class CandidateLoadError(CandidateFailure):
     signature = "does_not_import"
 
 
+def default_memory_bytes() -> int:
+    """Half the machine's memory: a bomb fails in its own worker long before the judge or a
+    second job feels it (virtual size; a CPU worker with torch and Triton maps ~1 GiB)."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+
+
+# Device files a worker may open for writing (CUDA and ROCm drivers, /dev/null and friends).
+_DEVICE_PATTERNS = ("null", "zero", "full", "random", "urandom", "nvidia*", "kfd", "dri/*")
+
+
+def _writable_devices() -> list[str]:
+    return sorted(str(p) for pattern in _DEVICE_PATTERNS for p in Path("/dev").glob(pattern))
+
+
 @dataclass
 class SandboxLimits:
     call_timeout: float = 120.0  # one call of the model (the Triton interpreter is slow)
     start_timeout: float = 600.0  # import and build (a load_inline extension compiles here)
-    memory_bytes: int | None = None  # address-space cap for CPU workers
+    # Address-space cap for CPU workers (None: no cap). Never applied on CUDA, where it
+    # breaks the CUDA context.
+    memory_bytes: int | None = field(default_factory=default_memory_bytes)
+    case_timeout: float | None = 3600.0  # wall budget of one case, from the worker's start
+    max_tasks: int | None = 512  # processes + threads of one worker (fork storms)
+    max_file_bytes: int | None = 1 << 30  # one file it writes, its stdout log included
+    max_reply_bytes: int = 4 << 30  # the largest reply the judge will read
+    confine: bool = True  # namespaces and Landlock (kdiff.confine); limits apply regardless
 
 
 @dataclass
@@ -68,9 +113,30 @@ class CandidateProcess:
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
         self._log = tempfile.NamedTemporaryFile(prefix="kdiff-worker-", suffix=".log",
                                                 delete=False)
+        # The worker's own folder: cwd, TMPDIR and compiler caches, the only place it may
+        # write. Caches are private so that no candidate can plant a compiled kernel for
+        # another one.
+        self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-"))
+        self._deadline: float | None = None
+
+    def _remaining(self) -> float | None:
+        return None if self._deadline is None else self._deadline - time.monotonic()
+
+    def _budgeted(self, timeout: float) -> float:
+        remaining = self._remaining()
+        if remaining is None:
+            return timeout
+        if remaining <= 0:
+            self._kill()
+            raise CandidateOverBudget(f"the case's wall budget of "
+                                      f"{self.limits.case_timeout:.0f} s is spent")
+        return min(timeout, remaining)
 
     # -- lifecycle ------------------------------------------------------------------------
     def _spawn(self) -> None:
+        if self._deadline is None and self.limits.case_timeout:
+            self._deadline = time.monotonic() + self.limits.case_timeout
+        self._budgeted(0.0)  # a spent budget starts nothing
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
         env = dict(os.environ)
@@ -79,30 +145,34 @@ class CandidateProcess:
             env["CUDA_VISIBLE_DEVICES"] = ""
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
+                         ("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("XDG_CACHE_HOME", "cache")):
+            (self.workdir / sub).mkdir(exist_ok=True)
+            env[var] = str(self.workdir / sub)
         limits = self.limits
-
-        def preexec() -> None:
-            if limits.memory_bytes:
-                import resource
-                resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-
+        spec = Confinement(
+            writable=[str(self.workdir), *_writable_devices()],
+            memory_bytes=limits.memory_bytes if self.device == "cpu" else None,
+            max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes, namespaces=limits.confine, landlock=limits.confine,
+            pipe_fds=[judge_to_worker_r, worker_to_judge_w])
+        worker = [sys.executable, "-m", "kdiff.worker", str(judge_to_worker_r),
+                  str(worker_to_judge_w)]
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "kdiff.worker", str(judge_to_worker_r), str(worker_to_judge_w)],
+            [sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *worker],
             stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
             pass_fds=(judge_to_worker_r, worker_to_judge_w), env=env,
-            start_new_session=True, preexec_fn=preexec if limits.memory_bytes else None,
-            cwd=str(self.candidate.parent))
+            start_new_session=True, cwd=str(self.workdir))
         os.close(judge_to_worker_r)
         os.close(worker_to_judge_w)
         self._to_worker, self._from_worker = judge_to_worker_w, worker_to_judge_r
         init = {"cmd": "init", "problem": str(self.problem), "candidate": str(self.candidate),
                 "device": self.device, "entry_points": list(self.entry_points)}
-        reply = self._exchange(init, self.limits.start_timeout)
+        reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
         if not reply["ok"]:
             self.close()
             raise CandidateLoadError(reply["error"])
         for build in self._replay:
-            self._checked(self._exchange(build, self.limits.start_timeout))
+            self._checked(self._exchange(build, self._budgeted(self.limits.start_timeout)))
 
     def close(self) -> None:
         if self._proc is None:
@@ -141,6 +211,7 @@ class CandidateProcess:
             os.unlink(self._log.name)
         except OSError:
             pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     # -- requests -------------------------------------------------------------------------
     def log_tail(self, n: int = 600) -> str:
@@ -150,12 +221,28 @@ class CandidateProcess:
             return ""
         return data[-n:].decode("utf-8", "replace").strip()
 
+    @property
+    def containment(self) -> str:
+        """The confinement mechanisms in force in the worker (kdiff.confine)."""
+        try:
+            with open(self._log.name, "rb") as f:
+                first = f.readline().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+        return first[len(CONTAINMENT_LINE):] if first.startswith(CONTAINMENT_LINE) else ""
+
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
-            reply = protocol.read_message(self._from_worker, timeout, trusted=False)
+            reply = protocol.read_message(self._from_worker, timeout, trusted=False,
+                                          limit=self.limits.max_reply_bytes)
         except protocol.ChannelTimeout:
             self._kill()
+            remaining = self._remaining()
+            if remaining is not None and remaining <= 0:
+                raise CandidateOverBudget(
+                    f"no answer to `{msg['cmd']}`: the case's wall budget of "
+                    f"{self.limits.case_timeout:.0f} s is spent") from None
             raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s") from None
         except (protocol.ChannelClosed, EOFError) as exc:
             code = self._proc.poll() if self._proc else None
@@ -188,7 +275,8 @@ class CandidateProcess:
         if self._proc is None:
             self._spawn()
         msg = {"cmd": cmd, **payload}
-        reply = self._checked(self._exchange(msg, timeout or self.limits.call_timeout))
+        reply = self._checked(self._exchange(msg, self._budgeted(timeout or
+                                                                 self.limits.call_timeout)))
         if cmd == "build":
             self._replay.append(msg)
         return reply
