@@ -1,0 +1,135 @@
+"""Chunked Gated DeltaNet, forward and training backward, as a torch.autograd.Function.
+
+    S_t = exp(g_t) (I - beta_t k_t k_t^T) S_{t-1} + beta_t k_t v_t^T,   o_t = scale S_t^T q_t
+
+Stages (each one launch): chunk-local cumsum of g -> WY inverse -> WY apply -> state scan ->
+output; backward: reverse state scan -> dq/dk/dW/dgc -> WY VJP (dk, dv, dbeta, dg).
+"""
+from __future__ import annotations
+
+import torch
+import triton
+
+from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
+from kdiff.kernels.gdn.state import state_bwd_kernel, state_fwd_kernel
+from kdiff.kernels.gdn.varlen import ChunkLayout, chunk_layout
+from kdiff.kernels.gdn.wy import (chunk_cumsum_kernel, wy_apply_kernel, wy_bwd_kernel,
+                                  wy_inverse_kernel)
+
+SUPPORTED_CHUNKS = (16, 64)
+
+
+def _blocks(K: int, V: int) -> tuple[int, int]:
+    if K > 256:
+        raise ValueError(f"key dim {K} > 256 is not supported (the state tile holds all of K)")
+    BK = max(16, triton.next_power_of_2(K))
+    BV = min(64, max(16, triton.next_power_of_2(V)))
+    return BK, BV
+
+
+def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    BT = layout.chunk_size
+    BK, BV = _blocks(K, V)
+    NC, N = layout.num_chunks, layout.num_seqs
+    dev = q.device
+    gc = torch.empty(B * T, H, dtype=torch.float32, device=dev)
+    BH = min(64, triton.next_power_of_2(H))
+    chunk_cumsum_kernel[(NC, triton.cdiv(H, BH))](g, gc, layout.chunk_bounds, H, BT=BT, BH=BH)
+    A = torch.empty(B * T, H, BT, dtype=torch.float32, device=dev)
+    wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT, BK=BK)
+    w = torch.empty_like(k)
+    u = torch.empty_like(v)
+    wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
+                             BT=BT, BK=BK, BV=BV)
+    hbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
+    vnew = torch.empty_like(v)
+    ht = torch.empty(N, H, K, V, dtype=torch.float32, device=dev) if output_final_state else None
+    state_fwd_kernel[(triton.cdiv(V, BV), N * H)](
+        k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
+        H, K, V, BT=BT, BK=BK, BV=BV, HAS_H0=initial_state is not None,
+        STORE_FINAL=output_final_state)
+    o = torch.empty_like(v)
+    output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](q, k, vnew, gc, hbuf, o, layout.chunk_bounds,
+                                                  scale, H, K, V, BT=BT, BK=BK, BV=BV)
+    return o, ht, (gc, A, w, hbuf, vnew)
+
+
+def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: ChunkLayout):
+    gc, A, w, hbuf, vnew = saved
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    BT = layout.chunk_size
+    BK, BV = _blocks(K, V)
+    NC, N = layout.num_chunks, layout.num_seqs
+    dev = q.device
+    dhbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
+    du = torch.empty_like(v)
+    dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
+           if initial_state is not None else None)
+    state_bwd_kernel[(triton.cdiv(V, BV), N * H)](
+        q, k, w, gc, do, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
+        H, K, V, BT=BT, BK=BK, BV=BV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None)
+    dq = torch.empty_like(q)
+    dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
+    dw = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
+    dgc_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
+    grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, du, dq, dk_part, dw, dgc_part,
+                            layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV)
+    dk = torch.empty_like(k)
+    dv = torch.empty_like(v)
+    dbeta = torch.empty_like(beta)
+    dg = torch.empty(B, T, H, dtype=q.dtype, device=dev)
+    wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, dw, du, dk_part, dgc_part, dk, dv, dbeta, dg,
+                           layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV)
+    return dq, dk, dv, dg, dbeta, dh0
+
+
+class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
+
+    @staticmethod
+    def forward(ctx, q, k, v, g, beta, scale, initial_state, output_final_state, cu_seqlens,
+                chunk_size):
+        B, T, H, K = q.shape
+        layout = chunk_layout(B, T, chunk_size, q.device, cu_seqlens)
+        if initial_state is not None and initial_state.shape != (layout.num_seqs, H, K, v.shape[-1]):
+            raise ValueError(f"initial_state must be [{layout.num_seqs}, {H}, {K}, {v.shape[-1]}],"
+                             f" got {list(initial_state.shape)}")
+        q, k, v, g, beta = (x.contiguous() for x in (q, k, v, g, beta))
+        if initial_state is not None:
+            initial_state = initial_state.contiguous()
+        o, ht, saved = gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
+                                   layout)
+        ctx.save_for_backward(q, k, v, beta, initial_state, *saved)
+        ctx.layout, ctx.scale, ctx.g_dtype = layout, scale, g.dtype
+        ctx.h0_dtype = None if initial_state is None else initial_state.dtype
+        if ht is not None:
+            return o, ht
+        return o
+
+    @staticmethod
+    def backward(ctx, do, dht=None):
+        q, k, v, beta, initial_state, *saved = ctx.saved_tensors
+        dq, dk, dv, dg, dbeta, dh0 = gdn_backward(
+            q, k, v, beta, ctx.scale, initial_state, saved, do.contiguous(),
+            None if dht is None else dht.contiguous(), ctx.layout)
+        if dh0 is not None:
+            dh0 = dh0.to(ctx.h0_dtype)
+        return dq, dk, dv, dg.to(ctx.g_dtype), dbeta, None, dh0, None, None, None
+
+
+def chunk_gated_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                           beta: torch.Tensor, scale: float | None = None,
+                           initial_state: torch.Tensor | None = None,
+                           output_final_state: bool = False,
+                           cu_seqlens: torch.Tensor | None = None, chunk_size: int = 64):
+    """q, k [B, T, H, K]; v [B, T, H, V]; g, beta [B, T, H] (g the log-space decay);
+    initial_state [N, H, K, V] (N = B, or the number of packed sequences); cu_seqlens [N + 1]
+    with B == 1. Returns o [B, T, H, V], and the fp32 final state [N, H, K, V] when
+    output_final_state."""
+    if chunk_size not in SUPPORTED_CHUNKS:
+        raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, beta, scale, initial_state,
+                                             output_final_state, cu_seqlens, chunk_size)

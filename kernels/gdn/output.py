@@ -1,0 +1,90 @@
+"""The intra-chunk output stage and its backward, parallel over (chunk, head).
+
+Forward, chunk with initial state S and corrected values U:
+    O = scale exp(gc) * (Q S) + P U,   P_rs = scale exp(gc_r - gc_s) q_r . k_s for s <= r
+
+Backward (the parts through Q, K, U, S and the chunk-end state S_next):
+    dQ  = scale exp(gc) * (dO S^T) + (dP * mask * decay * scale) K,  dP = dO U^T
+    dK  = (dP * ...)^T Q + exp(gc_last - gc) * (U dS_next^T)
+    dW  = -dU S^T                        (handed to the WY backward)
+    dgc = q . dq - k . dk  (the decays' log-derivatives), plus the chunk-end terms.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from kdiff.kernels.gdn.tile_ops import load_head_vec, load_rows, mm, store_head_vec, store_rows
+
+
+@triton.jit
+def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
+                      BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = q.dtype.element_ty
+    r = tl.arange(0, BT)
+    valid = start + r < end
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
+                mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
+    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
+    b_gc = load_head_vec(gc, start, end, H, h, BT)
+    b_o = mm(b_q, S, DT) * (scale * tl.exp(b_gc))[:, None]
+    causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
+    b_p = tl.where(causal, mm(b_q, tl.trans(b_k), DT)
+                   * tl.exp(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
+    b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
+    b_o += mm(b_p, b_u, DT)
+    store_rows(o, b_o, start, end, H, h, V, i_v * BV, BT, BV)
+
+
+@triton.jit
+def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, du, dq, dk_part, dw, dgc_part, bounds,
+                   scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    i_c, h = tl.program_id(0), tl.program_id(1)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = q.dtype.element_ty
+    r = tl.arange(0, BT)
+    valid = start + r < end
+    rk = tl.arange(0, BK)
+    state_base = (i_c.to(tl.int64) * H + h) * K * V
+    dq_acc = tl.zeros([BT, BK], dtype=tl.float32)   # dO S^T
+    dkd_acc = tl.zeros([BT, BK], dtype=tl.float32)  # U dS_next^T
+    dw_acc = tl.zeros([BT, BK], dtype=tl.float32)   # dU S^T
+    dp = tl.zeros([BT, BT], dtype=tl.float32)       # dO U^T
+    ds_dot = tl.zeros([BK], dtype=tl.float32)       # row sums of S * dS_next
+    for i_v in range(tl.cdiv(V, BV)):
+        cv = i_v * BV + tl.arange(0, BV)
+        soffs = state_base + rk[:, None] * V + cv[None, :]
+        smask = (rk < K)[:, None] & (cv < V)[None, :]
+        S = tl.load(hbuf + soffs, mask=smask, other=0.0)
+        dS = tl.load(dhbuf + soffs, mask=smask, other=0.0)
+        b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
+        b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
+        b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
+        dq_acc += mm(b_do, tl.trans(S), DT)
+        dkd_acc += mm(b_u, tl.trans(dS), DT)
+        dw_acc += mm(b_du, tl.trans(S), DT)
+        dp += mm(b_do, tl.trans(b_u), DT)
+        ds_dot += tl.sum(S.to(tl.float32) * dS.to(tl.float32), 1)
+    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_gc = load_head_vec(gc, start, end, H, h, BT)
+    g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
+    causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
+    dp = tl.where(causal, dp * tl.exp(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
+    b_dq = dq_acc * (scale * tl.exp(b_gc))[:, None] + mm(dp, b_k, DT)
+    dk_p = mm(tl.trans(dp), b_q, DT)
+    dk_d = dkd_acc * tl.where(valid, tl.exp(g_last - b_gc), 0.0)[:, None]
+    y = tl.sum(b_k * dk_d, 1)
+    b_dgc = tl.sum(b_q * b_dq, 1) - tl.sum(b_k * dk_p, 1) - y
+    b_dgc += tl.where(start + r == end - 1, tl.sum(y, 0) + tl.exp(g_last) * tl.sum(ds_dot, 0), 0.0)
+    store_rows(dq, b_dq, start, end, H, h, K, 0, BT, BK)
+    store_rows(dk_part, dk_p + dk_d, start, end, H, h, K, 0, BT, BK)
+    store_rows(dw, -dw_acc, start, end, H, h, K, 0, BT, BK)
+    store_head_vec(dgc_part, b_dgc, start, end, H, h, BT)

@@ -1,0 +1,103 @@
+"""The inter-chunk state scans: sequential over the chunks of one sequence, one program per
+(sequence, head, V-block), the [K, BV] state held in registers across the loop.
+
+Forward, for chunk c with initial state S (stored for the output stage and the backward):
+    U      = Utld - W S                                  corrected values ("new v")
+    S_next = exp(gc_last) S + (exp(gc_last - gc) * K)^T U
+
+Backward (reverse scan), with dS the gradient of the state at the chunk's end:
+    dU      = P^T dO + (exp(gc_last - gc) * K) dS        P the chunk's masked decayed q k^T
+    dS_prev = exp(gc_last) dS + (scale exp(gc) * Q)^T dO - W^T dU
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from kdiff.kernels.gdn.tile_ops import load_head_vec, load_rows, mm, store_rows
+
+
+@triton.jit
+def _state_offsets(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    return rk[:, None] * V + cv[None, :], (rk < K)[:, None] & (cv < V)[None, :]
+
+
+@triton.jit
+def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets, H, K, V,
+                     BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                     HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr):
+    i_v, i_nh = tl.program_id(0), tl.program_id(1)
+    n = i_nh // H
+    h = i_nh % H
+    bos = tl.load(cu_seqlens + n)
+    eos = tl.load(cu_seqlens + n + 1)
+    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    DT: tl.constexpr = k.dtype.element_ty
+    soffs, smask = _state_offsets(K, V, i_v, BK, BV)
+    KV = K * V
+    S = tl.zeros([BK, BV], dtype=tl.float32)
+    if HAS_H0:
+        S += tl.load(h0 + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    r = tl.arange(0, BT)
+    for c in range(tl.cdiv(eos - bos, BT)):
+        start = bos + c * BT
+        end = tl.minimum(start + BT, eos)
+        tl.store(hbuf + ((first_chunk + c) * H + h) * KV + soffs,
+                 S.to(hbuf.dtype.element_ty), mask=smask)
+        b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
+        b_u = load_rows(u, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
+        b_u = b_u - mm(b_w, S, DT)
+        store_rows(vnew, b_u, start, end, H, h, V, i_v * BV, BT, BV)
+        b_gc = load_head_vec(gc, start, end, H, h, BT)
+        g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
+        decay = tl.where(start + r < end, tl.exp(g_last - b_gc), 0.0)
+        b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+        S = S * tl.exp(g_last) + mm(tl.trans(b_k * decay[:, None]), b_u, DT)
+    if STORE_FINAL:
+        tl.store(ht + i_nh.to(tl.int64) * KV + soffs, S.to(ht.dtype.element_ty), mask=smask)
+
+
+@triton.jit
+def state_bwd_kernel(q, k, w, gc, do, du, dht, dh0, dhbuf, cu_seqlens, chunk_offsets, scale,
+                     H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                     HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr):
+    i_v, i_nh = tl.program_id(0), tl.program_id(1)
+    n = i_nh // H
+    h = i_nh % H
+    bos = tl.load(cu_seqlens + n)
+    eos = tl.load(cu_seqlens + n + 1)
+    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    DT: tl.constexpr = k.dtype.element_ty
+    soffs, smask = _state_offsets(K, V, i_v, BK, BV)
+    KV = K * V
+    dS = tl.zeros([BK, BV], dtype=tl.float32)
+    if HAS_DHT:
+        dS += tl.load(dht + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    r = tl.arange(0, BT)
+    num_chunks = tl.cdiv(eos - bos, BT)
+    for i in range(num_chunks):
+        c = num_chunks - 1 - i
+        start = bos + c * BT
+        end = tl.minimum(start + BT, eos)
+        valid = start + r < end
+        tl.store(dhbuf + ((first_chunk + c) * H + h) * KV + soffs,
+                 dS.to(dhbuf.dtype.element_ty), mask=smask)
+        b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+        b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+        b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
+        b_gc = load_head_vec(gc, start, end, H, h, BT)
+        g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
+        # P^T[s, r] = scale exp(gc_r - gc_s) k_s . q_r for s <= r
+        causal_t = (r[:, None] <= r[None, :]) & valid[:, None] & valid[None, :]
+        b_pt = tl.where(causal_t, mm(b_k, tl.trans(b_q), DT)
+                        * tl.exp(b_gc[None, :] - b_gc[:, None]), 0.0) * scale
+        decay = tl.where(valid, tl.exp(g_last - b_gc), 0.0)
+        b_du = mm(b_pt, b_do, DT) + mm(b_k * decay[:, None], dS, DT)
+        store_rows(du, b_du, start, end, H, h, V, i_v * BV, BT, BV)
+        b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
+        b_qg = b_q * (scale * tl.exp(b_gc))[:, None]
+        dS = dS * tl.exp(g_last) + mm(tl.trans(b_qg), b_do, DT) - mm(tl.trans(b_w), b_du, DT)
+    if STORE_DH0:
+        tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)

@@ -1,0 +1,194 @@
+"""The WY stage of the chunked delta rule: per chunk of C tokens (one head),
+
+    gc_r  = sum_{s<=r} g_s                       chunk-local cumulative log-decay
+    L_rs  = beta_r exp(gc_r - gc_s) k_r . k_s    for s < r (strictly lower)
+    A     = (I + L)^-1                            unit lower triangular
+    W     = A (beta exp(gc) * K)                  [C, K]
+    Utld  = A (beta * V)                          [C, V]
+
+so that the chunk's corrected values ("new v") are U = Utld - W S for the chunk's initial
+state S. The inverse is blocked: 16 x 16 diagonal blocks by forward substitution, then the
+off-diagonal blocks A_ij = -A_ii sum_{j<=m<i} L_im A_mj.
+
+Backward (VJP of the stage), given dW and dU (= dUtld):
+    dA  = dW (beta exp(gc) K)^T + dU (beta V)^T
+    dK += beta exp(gc) * (A^T dW);  dV = beta * (A^T dU)
+    dL  = -A^T dA A^T  (strictly lower part), and L's own derivatives in k, beta and gc.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from kdiff.kernels.gdn.tile_ops import (load_head_vec, load_rows, mm, store_head_vec,
+                                         store_rows, unit_lower_inverse16)
+
+
+@triton.jit
+def chunk_cumsum_kernel(g, gc, bounds, H, BT: tl.constexpr, BH: tl.constexpr):
+    """gc = chunk-local inclusive cumulative sum of g [tokens, H], fp32. Grid (chunks, H/BH)."""
+    i_c, i_h = tl.program_id(0), tl.program_id(1)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    rows = start + tl.arange(0, BT)
+    heads = i_h * BH + tl.arange(0, BH)
+    offs = rows.to(tl.int64)[:, None] * H + heads[None, :]
+    mask = (rows < end)[:, None] & (heads < H)[None, :]
+    x = tl.load(g + offs, mask=mask, other=0.0).to(tl.float32)
+    tl.store(gc + offs, tl.cumsum(x, 0), mask=mask)
+
+
+@triton.jit
+def _decayed_kkt(ki, kj, bi, gci, gcj, ri, rj, end, STRICT: tl.constexpr, DT: tl.constexpr):
+    """Block of L: beta_r exp(gc_r - gc_s) k_r . k_s over rows ri, columns rj (token
+    indices); zero past `end` and, on a diagonal block, on and above the diagonal. The
+    exponent is selected away (not multiplied by zero) where it may overflow."""
+    kk = mm(ki, tl.trans(kj), DT)
+    mask = (ri < end)[:, None] & (rj < end)[None, :]
+    if STRICT:
+        mask = mask & (ri[:, None] > rj[None, :])
+    return tl.where(mask, kk * bi[:, None] * tl.exp(gci[:, None] - gcj[None, :]), 0.0)
+
+
+@triton.jit
+def _mm32(a, b):
+    return tl.dot(a, b, input_precision="ieee")
+
+
+@triton.jit
+def _store_block(A, block, row0, col0, end, H, h, BT: tl.constexpr):
+    rows = row0 + tl.arange(0, 16)
+    cols = col0 + tl.arange(0, 16)
+    offs = (rows.to(tl.int64)[:, None] * H + h) * BT + cols[None, :]
+    tl.store(A + offs, block, mask=(rows < end)[:, None])
+
+
+@triton.jit
+def load_inverse(A, start, end, H, h, BT: tl.constexpr):
+    """The chunk's [BT, BT] inverse, zero above the diagonal and past `end`."""
+    r = tl.arange(0, BT)
+    rows = start + r
+    offs = (rows.to(tl.int64)[:, None] * H + h) * BT + r[None, :]
+    mask = (rows < end)[:, None] & (r[:, None] >= r[None, :]) & (start + r < end)[None, :]
+    return tl.load(A + offs, mask=mask, other=0.0)
+
+
+@triton.jit
+def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.constexpr):
+    """A = (I + L)^-1 per chunk, fp32, stored as rows [tokens, H, BT] (lower part only;
+    consumers mask the rest). Grid (chunks, H). BT is 16 or 64 (blocks of 16)."""
+    i_c, h = tl.program_id(0), tl.program_id(1)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = k.dtype.element_ty
+    r16 = tl.arange(0, 16)
+    r0 = start + r16
+    k0 = load_rows(k, start, end, H, h, K, 0, 16, BK)
+    b0 = load_head_vec(beta, start, end, H, h, 16)
+    g0 = load_head_vec(gc, start, end, H, h, 16)
+    A00 = unit_lower_inverse16(_decayed_kkt(k0, k0, b0, g0, g0, r0, r0, end, True, DT))
+    _store_block(A, A00, start, 0, end, H, h, BT)
+    if BT == 64:
+        r1 = r0 + 16
+        r2 = r0 + 32
+        r3 = r0 + 48
+        k1 = load_rows(k, start + 16, end, H, h, K, 0, 16, BK)
+        k2 = load_rows(k, start + 32, end, H, h, K, 0, 16, BK)
+        k3 = load_rows(k, start + 48, end, H, h, K, 0, 16, BK)
+        b1 = load_head_vec(beta, start + 16, end, H, h, 16)
+        b2 = load_head_vec(beta, start + 32, end, H, h, 16)
+        b3 = load_head_vec(beta, start + 48, end, H, h, 16)
+        g1 = load_head_vec(gc, start + 16, end, H, h, 16)
+        g2 = load_head_vec(gc, start + 32, end, H, h, 16)
+        g3 = load_head_vec(gc, start + 48, end, H, h, 16)
+        A11 = unit_lower_inverse16(_decayed_kkt(k1, k1, b1, g1, g1, r1, r1, end, True, DT))
+        A22 = unit_lower_inverse16(_decayed_kkt(k2, k2, b2, g2, g2, r2, r2, end, True, DT))
+        A33 = unit_lower_inverse16(_decayed_kkt(k3, k3, b3, g3, g3, r3, r3, end, True, DT))
+        L10 = _decayed_kkt(k1, k0, b1, g1, g0, r1, r0, end, False, DT)
+        L20 = _decayed_kkt(k2, k0, b2, g2, g0, r2, r0, end, False, DT)
+        L21 = _decayed_kkt(k2, k1, b2, g2, g1, r2, r1, end, False, DT)
+        L30 = _decayed_kkt(k3, k0, b3, g3, g0, r3, r0, end, False, DT)
+        L31 = _decayed_kkt(k3, k1, b3, g3, g1, r3, r1, end, False, DT)
+        L32 = _decayed_kkt(k3, k2, b3, g3, g2, r3, r2, end, False, DT)
+        # the inverse is assembled in fp32 whatever the working dtype
+        A10 = -_mm32(A11, _mm32(L10, A00))
+        A21 = -_mm32(A22, _mm32(L21, A11))
+        A32 = -_mm32(A33, _mm32(L32, A22))
+        A20 = -_mm32(A22, _mm32(L20, A00) + _mm32(L21, A10))
+        A31 = -_mm32(A33, _mm32(L31, A11) + _mm32(L32, A21))
+        A30 = -_mm32(A33, _mm32(L30, A00) + _mm32(L31, A10) + _mm32(L32, A20))
+        _store_block(A, A10, start + 16, 0, end, H, h, BT)
+        _store_block(A, A11, start + 16, 16, end, H, h, BT)
+        _store_block(A, A20, start + 32, 0, end, H, h, BT)
+        _store_block(A, A21, start + 32, 16, end, H, h, BT)
+        _store_block(A, A22, start + 32, 32, end, H, h, BT)
+        _store_block(A, A30, start + 48, 0, end, H, h, BT)
+        _store_block(A, A31, start + 48, 16, end, H, h, BT)
+        _store_block(A, A32, start + 48, 32, end, H, h, BT)
+        _store_block(A, A33, start + 48, 48, end, H, h, BT)
+
+
+@triton.jit
+def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
+                    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    """W = A (beta exp(gc) K), Utld = A (beta V). Grid (chunks, H)."""
+    i_c, h = tl.program_id(0), tl.program_id(1)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = k.dtype.element_ty
+    b_A = load_inverse(A, start, end, H, h, BT)
+    b_beta = load_head_vec(beta, start, end, H, h, BT)
+    b_gc = load_head_vec(gc, start, end, H, h, BT)
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_w = mm(b_A, b_k * (b_beta * tl.exp(b_gc))[:, None], DT)
+    store_rows(w, b_w, start, end, H, h, K, 0, BT, BK)
+    for i_v in range(tl.cdiv(V, BV)):
+        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
+        b_u = mm(b_A, b_v * b_beta[:, None], DT)
+        store_rows(u, b_u, start, end, H, h, V, i_v * BV, BT, BV)
+
+
+
+@triton.jit
+def wy_bwd_kernel(k, v, beta, gc, A, dw, du, dk_part, dgc_part, dk, dv, dbeta, dg, bounds,
+                  H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    """VJP of the WY stage; finishes dk, dv, dbeta and dg (reverse chunk-local cumsum of
+    dgc). Grid (chunks, H)."""
+    i_c, h = tl.program_id(0), tl.program_id(1)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = k.dtype.element_ty
+    r = tl.arange(0, BT)
+    valid = start + r < end
+    b_A = load_inverse(A, start, end, H, h, BT)
+    b_beta = load_head_vec(beta, start, end, H, h, BT)
+    b_gc = load_head_vec(gc, start, end, H, h, BT)
+    gamma = tl.exp(b_gc)
+    bg = b_beta * gamma
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_dw = load_rows(dw, start, end, H, h, K, 0, BT, BK)
+    d_bk = mm(tl.trans(b_A), b_dw, DT)                      # d(beta exp(gc) K)
+    d_a = mm(b_dw, tl.trans(b_k * bg[:, None]), DT)
+    b_dk = load_rows(dk_part, start, end, H, h, K, 0, BT, BK) + d_bk * bg[:, None]
+    k_dbk = tl.sum(d_bk * b_k, 1)
+    b_db = k_dbk * gamma
+    b_dgc = load_head_vec(dgc_part, start, end, H, h, BT) + bg * k_dbk
+    for i_v in range(tl.cdiv(V, BV)):
+        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
+        b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
+        d_bv = mm(tl.trans(b_A), b_du, DT)                  # d(beta V)
+        store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
+        b_db += tl.sum(d_bv * b_v, 1)
+        d_a += mm(b_du, tl.trans(b_v * b_beta[:, None]), DT)
+    strict = (r[:, None] > r[None, :]) & valid[:, None] & valid[None, :]
+    d_l = -mm(mm(tl.trans(b_A), d_a, DT), tl.trans(b_A), DT)
+    d_le = tl.where(strict, d_l * tl.exp(b_gc[:, None] - b_gc[None, :]), 0.0)
+    kk = mm(b_k, tl.trans(b_k), DT)
+    d_scaled = d_le * b_beta[:, None]                          # dL * dL/d(k_r . k_s)
+    b_dk += mm(d_scaled, b_k, DT) + mm(tl.trans(d_scaled), b_k, DT)
+    b_db += tl.sum(d_le * kk, 1)
+    y = d_scaled * kk                                          # dL * L
+    b_dgc += tl.sum(y, 1) - tl.sum(y, 0)
+    store_rows(dk, b_dk, start, end, H, h, K, 0, BT, BK)
+    store_head_vec(dbeta, b_db, start, end, H, h, BT)
+    store_head_vec(dg, tl.cumsum(b_dgc, 0, reverse=True), start, end, H, h, BT)
