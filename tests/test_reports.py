@@ -1,0 +1,91 @@
+"""Every output format of `kdiff run`, on hand-made verdicts."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.reports import json_report, junit, markdown
+from kdiff.reports.terminal import progress_line, run_report
+
+
+def _verdicts() -> list[Verdict]:
+    def case(name: str, level: int) -> Case:
+        return Case(id=f"run/{name}", problem=Path(f"KernelBench/level{level}/{name}.py"),
+                    candidate=Path(f"runs/run/{name}_kernel.py"),
+                    metadata={"run": "run", "level": level, "problem": name},
+                    recorded_accept=True)
+    nan = GateResult("EXC-01", Status.FAIL, "nan_swallowed", "3 NaN | 0 propagated")
+    ok = GateResult("ORD-02", Status.PASS, None, "5 runs identical", seconds=0.25)
+    return [
+        Verdict(case("relu_max", 1), NativeVerdict(True, "kernelbench"),
+                {"EXC-01": nan, "ORD-02": ok}),
+        Verdict(case("relu_ok", 1), NativeVerdict(True, "kernelbench"),
+                {"EXC-01": GateResult("EXC-01", Status.PASS), "ORD-02": ok}),
+        Verdict(case("matmul", 2), NativeVerdict(None, "kernelbench", reason="x"), {},
+                error="KernelBench/level2/matmul.py: problem does not import"),
+    ]
+
+
+def test_json_report_follows_the_spec_contract(tmp_path):
+    path = tmp_path / "out" / "r.json"
+    json_report.write(path, json_report.report(_verdicts(), "kernelbench", "kernelbench", "cpu"))
+    data = json.loads(path.read_text())
+    assert {"kdiff_version", "bench", "native", "device", "kernels", "confusion"} <= set(data)
+    assert (data["bench"], data["native"], data["device"]) == ("kernelbench", "kernelbench",
+                                                               "cpu")
+    assert data["confusion"] == {"both_accept": 1, "native_only": 1, "verifier_only": 0,
+                                 "both_reject": 0, "undecided": 1}
+    first, _, broken = data["kernels"]
+    assert {"id", "problem", "candidate", "native_accept", "verifier_accept", "gates"} <= set(first)
+    assert (first["native_accept"], first["verifier_accept"], first["status"]) == (True, False,
+                                                                                   "reject")
+    assert first["gates"]["EXC-01"] == {**first["gates"]["EXC-01"], "status": "fail",
+                                        "signature": "nan_swallowed"}
+    assert "detail" in first["gates"]["EXC-01"]
+    assert (broken["native_accept"], broken["verifier_accept"], broken["status"]) == (None, None,
+                                                                                      "error")
+    assert data["summary"]["defects"]["modal"]["label"] == "EXC-01=nan_swallowed"
+    assert set(data["by_level"]) == {"level 1", "level 2"}
+
+
+def test_junit_has_one_testcase_per_kernel_with_signatures(tmp_path):
+    path = tmp_path / "r.xml"
+    junit.write(path, _verdicts(), "kernelbench")
+    suite = ET.parse(path).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "1")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["run/relu_max", "run/relu_ok", "run/matmul"]
+    failure = cases[0].find("failure")
+    assert failure.get("message") == "EXC-01=nan_swallowed"
+    assert "3 NaN | 0 propagated" in failure.text
+    assert cases[1].find("failure") is None and cases[1].find("error") is None
+    assert "does not import" in cases[2].find("error").get("message")
+    props = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
+    assert props["native"] == "accept" and props["agreement"] == "native only"
+
+
+def test_markdown_has_the_confusion_and_kernel_tables(tmp_path):
+    path = tmp_path / "r.md"
+    markdown.write(path, _verdicts(), "kernelbench", "kernelbench-v0.1", "cpu")
+    text = path.read_text()
+    assert text.startswith("## kdiff: kernelbench")
+    rows = [[c.strip() for c in line.strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("|")]
+    assert ["native accept", "1 (50.0%)", "1 (50.0%)"] in rows
+    assert ["run/relu_max", "accept", "accept", "REJECT", "native only",
+            "EXC-01=nan_swallowed"] in rows
+    assert "3 NaN \\| 0 propagated" not in text.split("<details>")[0]  # details kept apart
+    assert "### By level" in text and "`kernelbench-v0.1`" in text
+
+
+def test_terminal_report_and_progress_line():
+    text = run_report(_verdicts(), "kernelbench", "kernelbench", "cpu")
+    assert "native only 1, verifier only 0; exact McNemar p = 1" in text
+    assert "modal defect: EXC-01=nan_swallowed (1 kernel(s))" in text
+    assert "verifier rejects of native-accepted kernels: 1/2 = 50.0% [9.5, 90.5]" in text
+    line = progress_line(1, 12, 3.25, _verdicts()[0])
+    assert line == "[ 1/12    3.2s] run/relu_max: native accept, verifier REJECT " \
+                   "(EXC-01=nan_swallowed)"
+    assert "error: KernelBench/level2/matmul.py" in progress_line(3, 3, 1.0, _verdicts()[2])
