@@ -47,6 +47,7 @@ class Evaluation:
     oracle: OracleResult
     reference: list[torch.Tensor]
     dtype: torch.dtype
+    cotangents: list[torch.Tensor] | None = None
 
     def bounds(self, model: str = "probabilistic") -> list[torch.Tensor]:
         return [tolerance.bound(m, d, self.dtype, model)
@@ -179,15 +180,28 @@ class GateContext:
         return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
     def run_reference(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-                      dtype: torch.dtype = torch.float32) -> list[torch.Tensor]:
+                      dtype: torch.dtype = torch.float32,
+                      cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
         model = self.reference(seed, dtype)
+        args = self.to_device(inputs, dtype)
+        if cotangents is not None:
+            args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor)
+                    and a.is_floating_point() else a for a in args]
         try:
-            with torch.no_grad():
-                out = model(*self.to_device(inputs, dtype))
+            with torch.set_grad_enabled(cotangents is not None):
+                out = model(*args)
+                outs = list(out) if isinstance(out, (tuple, list)) else [out]
+                outs = [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs]
+                if cotangents is not None:
+                    wrt = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
+                    grads = torch.autograd.grad(outs, wrt, [c.to(o) for c, o in
+                                                            zip(cotangents, outs)],
+                                                allow_unused=True)
+                    outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
+                                                         for g, a in zip(grads, wrt)]
         except Exception as exc:  # noqa: BLE001
             raise ReferenceFailure(f"reference raised {type(exc).__name__}: {exc}") from None
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        return [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs]
+        return outs
 
     def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
                  dtype: torch.dtype = torch.float32) -> Evaluation:
@@ -196,18 +210,37 @@ class GateContext:
         the computation, not the rounding of the inputs."""
         rounded = gen.cast_inputs(inputs, dtype)
         reference = self.run_reference(rounded, seed, dtype)
+        cotangents = self.cotangents(reference) if self.backward else None
+        if cotangents is not None:
+            reference = self.run_reference(rounded, seed, dtype, cotangents)
         oracle_model = self.reference(seed, torch.float64)
         try:
-            oracle = run_oracle(oracle_model, self.to_device(rounded))
+            oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents)
         except Exception as exc:  # noqa: BLE001
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
-        return Evaluation(oracle, [r.detach() for r in reference], dtype)
+        return Evaluation(oracle, [r.detach() for r in reference], dtype, cotangents)
+
+    @property
+    def backward(self) -> bool:
+        """A problem that declares KDIFF_BACKWARD is judged on its VJP too: the gradients
+        against every floating input follow the outputs."""
+        return bool(self.problem.declared("KDIFF_BACKWARD", False))
+
+    @staticmethod
+    def cotangents(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Fixed random output gradients (a seeded normal draw per output)."""
+        gen_ = torch.Generator().manual_seed(4242)
+        return [torch.randn(o.shape, generator=gen_, dtype=torch.float64).to(o.dtype)
+                for o in outputs]
 
     def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
              dtype: torch.dtype = torch.float32, **options: Any) -> CallResult:
         key = self.candidate_key(seed, dtype)
         payload = [x.cpu() if isinstance(x, torch.Tensor) else x
                    for x in gen.cast_inputs(inputs, dtype)]
+        if self.backward and "cotangents" not in options:
+            shapes = self.run_reference(payload, seed, dtype)
+            options["cotangents"] = self.cotangents(shapes)
         reply = self.candidate.request("call", key=key, inputs=payload, **options)
         return CallResult(reply["outputs"], reply["aliases"], reply["seconds"],
                           reply.get("inputs_after"))

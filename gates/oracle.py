@@ -26,7 +26,6 @@ from typing import Any, Callable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
-from torch.utils.weak import WeakTensorKeyDictionary
 
 aten = torch.ops.aten
 
@@ -102,12 +101,23 @@ class MagnitudeTracer(TorchDispatchMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.magnitude = WeakTensorKeyDictionary()
-        self.depth = WeakTensorKeyDictionary()
+        # Keyed by where the data lives, not by Python object: autograd hands the backward
+        # pass other tensor objects over the same memory. Entries hold their tensor, so no
+        # address is reused while the trace lives.
+        self._entries: dict[tuple, tuple[torch.Tensor, torch.Tensor, int]] = {}
+
+    @staticmethod
+    def _key(t: torch.Tensor) -> tuple:
+        return (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape),
+                t.stride(), t.dtype)
+
+    def record(self, t: torch.Tensor, magnitude: torch.Tensor, depth: int) -> None:
+        self._entries[self._key(t)] = (t, magnitude, depth)
 
     def lookup(self, t: torch.Tensor) -> tuple[torch.Tensor, int]:
-        if t in self.magnitude:
-            return self.magnitude[t], self.depth[t]
+        entry = self._entries.get(self._key(t))
+        if entry is not None:
+            return entry[1], entry[2]
         return t.detach().abs(), 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
@@ -143,8 +153,7 @@ class MagnitudeTracer(TorchDispatchMode):
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
-                self.magnitude[o] = torch.maximum(m.abs(), o.detach().abs())
-                self.depth[o] = depth_in + local
+                self.record(o, torch.maximum(m.abs(), o.detach().abs()), depth_in + local)
         return out
 
     def _finite_difference(self, func, args: tuple, kwargs: dict, out: Any) -> Any:  # noqa: ANN001
@@ -212,16 +221,27 @@ def to_float64(x: Any) -> Any:
     return x.detach().to(torch.float64) if _is_float(x) else x
 
 
-def run_oracle(model: torch.nn.Module, inputs: list[Any]) -> OracleResult:
-    """`model` must already be in float64 (parameters and buffers upcast)."""
+def run_oracle(model: torch.nn.Module, inputs: list[Any],
+               cotangents: list[torch.Tensor] | None = None) -> OracleResult:
+    """`model` must already be in float64 (parameters and buffers upcast). With `cotangents`,
+    the gradients of the outputs against every floating input (the VJP) follow the outputs,
+    traced through the backward pass like any other operation."""
     args = [to_float64(x) for x in inputs]
+    if cotangents is not None:
+        args = [a.requires_grad_() if _is_float(a) else a for a in args]
     tracer = MagnitudeTracer()
-    with torch.no_grad(), tracer:
+    with torch.set_grad_enabled(cotangents is not None), tracer:
         out = model(*args)
-    outs = out if isinstance(out, (tuple, list)) else [out]
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        if cotangents is not None:
+            wrt = [a for a in args if _is_float(a)]
+            grads = torch.autograd.grad(outs, wrt, [c.to(o) for c, o in zip(cotangents, outs)],
+                                        allow_unused=True)
+            outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
+                                                 for g, a in zip(grads, wrt)]
     values, mags, depths = [], [], []
     for o in outs:
-        o = o if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
+        o = o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
         m, d = tracer.lookup(o)
         values.append(o.detach())
         mags.append(m.detach())

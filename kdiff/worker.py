@@ -117,23 +117,28 @@ class Worker:
             if not msg.get("hold_reference"):
                 reference_out = None
         poison = AllocationPoison(self.device) if msg.get("poison") else None
-        grad = msg.get("grad", False)
+        cotangents = msg.get("cotangents")  # backward problems: gradients are outputs too
+        if cotangents is not None:
+            inputs = [x.detach().requires_grad_() if _is_float(x) else x for x in inputs]
         start = time.perf_counter()
         if poison:
             poison.arm()
         try:
-            with torch.set_grad_enabled(grad):
+            with torch.set_grad_enabled(cotangents is not None):
                 if msg.get("stack") == "benchmark":
                     out = benchmark_named_call(model, inputs)
                 else:
                     out = neutral_call(model, inputs)
+            outputs = as_output_list(out)
+            if cotangents is not None:
+                outputs = [o.detach() for o in outputs] + input_gradients(outputs, inputs,
+                                                                         cotangents)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         finally:
             if poison:
                 poison.disarm()
         seconds = time.perf_counter() - start
-        outputs = as_output_list(out)
         reply: dict[str, Any] = {"seconds": seconds, "aliases": self._aliases(outputs, inputs)}
         if msg.get("keep"):
             self.kept_outputs.extend(outputs)
@@ -194,6 +199,19 @@ class Worker:
         self.stored_inputs.clear()
         gc.collect()
         return {}
+
+
+def _is_float(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.is_floating_point()
+
+
+def input_gradients(outputs: list[torch.Tensor], inputs: list[Any],
+                    cotangents: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The VJP of the outputs against every floating input (zeros where unused)."""
+    wrt = [x for x in inputs if _is_float(x)]
+    cots = [c.to(o.device, o.dtype) for c, o in zip(cotangents, outputs)]
+    grads = torch.autograd.grad(outputs, wrt, cots, allow_unused=True)
+    return [torch.zeros_like(x) if g is None else g.detach() for g, x in zip(grads, wrt)]
 
 
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:

@@ -1,0 +1,35 @@
+"""Problems that declare KDIFF_BACKWARD are judged on their gradients too."""
+from pathlib import Path
+
+from kdiff.gates.base import GateOptions
+from kdiff.judge import judge_case
+from kdiff.model import Case, Status
+from kdiff.plugins import manager
+from kdiff.runconfig import RunConfig
+
+CORE = Path(__file__).parent / "fixtures" / "core"
+PROBLEM = CORE / "tanh_matmul_backward.py"
+
+
+def reference_as_candidate(tmp_path: Path) -> Path:
+    path = tmp_path / "reference_candidate.py"
+    path.write_text(f"import pathlib\nexec(pathlib.Path({str(PROBLEM)!r}).read_text())\n"
+                    "ModelNew = Model\n")
+    return path
+
+
+def judge(candidate: Path, gates: list[str]):
+    config = RunConfig(gates=gates, gate_options=GateOptions(device="cpu"))
+    case = Case(id=candidate.stem, problem=PROBLEM, candidate=candidate)
+    return judge_case(case, config, manager(), "kernelbench-v0.1")
+
+
+def test_reference_gradients_pass_and_fp16_gradients_fail(tmp_path):
+    honest = judge(reference_as_candidate(tmp_path), ["PRC-01", "ORD-02"])
+    assert honest.native.accept is True
+    assert all(g.status is Status.PASS for g in honest.gates.values()), honest.gates
+    defective = judge(CORE / "tanh_matmul_fp16_gradient.py", ["PRC-01"])
+    assert defective.native.accept is True  # the benchmark only checks the forward
+    prc = defective.gates["PRC-01"]
+    assert prc.status is Status.FAIL and prc.signature == "below_working_precision"
+    assert "output 1" in prc.detail or "output 2" in prc.detail  # a gradient, not the forward
