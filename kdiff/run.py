@@ -88,8 +88,8 @@ def _judge_in_pool(cases: list[Case], config: RunConfig, pm: pluggy.PluginManage
 class Progress:
     """One line per finished kernel on stderr: count/total, elapsed seconds, the verdict."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
-        self.total, self.done, self.stream = total, 0, stream
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total, self.done, self.stream = total, 0, stream or sys.stderr
         self.start = time.monotonic()
 
     def __call__(self, verdict: Verdict) -> None:

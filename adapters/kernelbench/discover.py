@@ -197,16 +197,9 @@ class _Candidate:
 
 def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConfig
                ) -> list[Case]:
-    cases: list[Case] = []
     results = RunResults()
     if (run / EVAL_RESULTS).is_file():
         results = read_eval_results(run / EVAL_RESULTS)
-    if results.errors:
-        path = run / EVAL_RESULTS
-        more = f" (and {len(results.errors) - 1} more)" if len(results.errors) > 1 else ""
-        cases.append(Case(id=f"{run.name}/{EVAL_RESULTS}", problem=path, candidate=path,
-                          bench=BENCH, metadata={"run": run.name},
-                          discovery_error=results.errors[0] + more))
     found = []
     for f in run.glob("level_*_kernel.py"):
         m = KERNEL_FILE.fullmatch(f.name)
@@ -217,6 +210,7 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConf
     classes = [_classes(c.tree) for c in found if c.tree is not None]
     model_named = bool(classes) and not any("ModelNew" in cs for cs in classes) and any(
         "Model" in cs for cs in classes)
+    cases: list[Case] = []
     for c in found:
         problem = problems.get((c.level, c.problem))
         if not _selected(config, c.level, c.problem, problem):
@@ -235,6 +229,12 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConf
                           candidate=c.path, bench=BENCH, metadata=metadata,
                           recorded_accept=recorded.accept if recorded else None,
                           discovery_error=error))
+    if results.errors and cases:  # only when some of this run's kernels are selected
+        path = run / EVAL_RESULTS
+        more = f" (and {len(results.errors) - 1} more)" if len(results.errors) > 1 else ""
+        cases.insert(0, Case(id=f"{run.name}/{EVAL_RESULTS}", problem=path, candidate=path,
+                             bench=BENCH, metadata={"run": run.name},
+                             discovery_error=results.errors[0] + more))
     return cases
 
 
