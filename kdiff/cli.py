@@ -31,6 +31,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    default="violation")
     p.add_argument("--call-timeout", type=float, default=None, metavar="S",
                    help="seconds one call of the candidate may take")
+    p.add_argument("--case-timeout", type=float, default=None, metavar="S",
+                   help="wall budget of one kernel, all its gates together (default 3600)")
     p.add_argument("--dtypes", default=None, metavar="D,...",
                    help="working dtypes for PRC-01 (default: the problem's KDIFF_DTYPES or "
                    "float32)")
@@ -56,8 +58,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--level", type=int)
     r.add_argument("--problems", help="problem ids or globs, comma-separated")
     r.add_argument("--jobs", type=int, default=None)
-    r.add_argument("--store", type=Path, help="results store (SQLite)")
+    r.add_argument("--store", type=Path, help="results store (SQLite; default: "
+                   "kdiff-store.sqlite beside the reports, or in ./kdiff-out)")
+    r.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local processes, or a Ray cluster (RAY_ADDRESS, else a local one)")
     _common(r)
+
+    rp = sub.add_parser("report", help="render a run's reports from a results store alone")
+    rp.add_argument("--store", required=True, type=Path, help="the results store (SQLite)")
+    rp.add_argument("--run", metavar="ID", help="which run (default: the latest; a prefix of "
+                    "an id will do)")
+    rp.add_argument("--list", action="store_true", help="list the runs in the store")
+    rp.add_argument("--json", metavar="PATH", type=Path, help="write the JSON report")
+    rp.add_argument("--markdown", metavar="PATH", type=Path, help="write a Markdown report")
+    rp.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML")
+    rp.add_argument("--fail-on", choices=["violation", "disagreement", "never"],
+                    default="violation")
 
     c = sub.add_parser("calibrate", help="honest noise against defective error, per gate")
     c.add_argument("--json", type=Path)
@@ -96,6 +112,8 @@ def make_config(args: argparse.Namespace, bench: str):  # noqa: ANN201
     limits = SandboxLimits()
     if args.call_timeout:
         limits.call_timeout = args.call_timeout
+    if getattr(args, "case_timeout", None):
+        limits.case_timeout = args.case_timeout
     gates = [g.strip() for g in args.gates.split(",")] if args.gates else None
     if gates:
         from kdiff.gates.registry import select
@@ -162,6 +180,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from kdiff.reports.terminal import run_report
+    from kdiff.store import ResultsStore
+    if not args.store.is_file():
+        raise UsageError(f"{args.store}: no results store there")
+    with ResultsStore(args.store) as store:
+        if args.list:
+            for r in store.runs():
+                print(f"{r.id}  {r.bench}  native {r.native_preset}  {r.device}  "
+                      f"{r.n_judged}/{r.n_cases} judged  {r.command}")
+            return EXIT_OK
+        try:
+            info, verdicts = store.load_run(args.run)
+        except LookupError as exc:
+            raise UsageError(str(exc)) from None
+    print(run_report(verdicts, info.bench, info.native_preset, info.device))
+    if len(verdicts) < info.n_cases:
+        print(f"kdiff: run {info.id} is unfinished: {len(verdicts)} of {info.n_cases} kernels "
+              "judged", file=sys.stderr)
+    write_reports(args, verdicts, info.bench, info.native_preset, info.device)
+    return exit_status(verdicts, args.fail_on)
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from kdiff.calibrate import calibrate
     return calibrate(args)
@@ -170,7 +211,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"gates": cmd_gates, "verify": cmd_verify, "run": cmd_run,
-               "calibrate": cmd_calibrate}[args.command]
+               "calibrate": cmd_calibrate, "report": cmd_report}[args.command]
     try:
         return handler(args)
     except UsageError as exc:

@@ -1,0 +1,258 @@
+"""The results store: every verdict in an embedded SQLite file the moment it is known.
+
+A verdict is keyed by what decides it: the bench, the problem's and the candidate's content
+hashes, the native preset, the options that change a judgement (gate options, timeouts) and
+the kdiff version; each gate's result is a row of its own under that key, so a later run with
+more gates judges only the gates that are missing. The database runs in WAL mode with one
+transaction per verdict: killing kdiff at any moment loses at most the verdict being judged.
+
+A run is recorded too (its cases, in order, with their ids and metadata, and its gate list),
+so that `kdiff report --store PATH` can render any report from the store alone. Running the
+same command again opens the same run and judges only what is missing.
+
+Only the judge's driver process writes here; candidates' workers cannot (kdiff.confine).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from kdiff import __version__
+from kdiff.model import Case, GateResult, NativeVerdict, Verdict
+from kdiff.runconfig import RunConfig
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    key TEXT PRIMARY KEY, bench TEXT, problem_sha TEXT, candidate_sha TEXT, native_preset TEXT,
+    options TEXT, kdiff_version TEXT, native TEXT, error TEXT, error_kind TEXT, judged_at REAL);
+CREATE TABLE IF NOT EXISTS gate_results (
+    key TEXT, gate TEXT, result TEXT, PRIMARY KEY (key, gate));
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, bench TEXT, native_preset TEXT, device TEXT, gates TEXT,
+    options TEXT, kdiff_version TEXT, command TEXT, started_at REAL, n_cases INTEGER);
+CREATE TABLE IF NOT EXISTS run_cases (
+    run TEXT, position INTEGER, key TEXT, case_json TEXT, PRIMARY KEY (run, position));
+"""
+
+# A verdict of this kind says kdiff's judge process died, not what the kernel is: it is
+# reported but never stored, so that the next run judges the case again.
+TRANSIENT_ERROR_KIND = "judge"
+
+
+def file_sha256(path: Path) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def options_key(config: RunConfig, preset: str) -> str:
+    """Everything besides the files and the gate list that can change a verdict."""
+    return json.dumps({
+        "native": preset, "gate_options": dataclasses.asdict(config.gate_options),
+        "call_timeout": config.limits.call_timeout, "case_timeout": config.limits.case_timeout,
+    }, sort_keys=True, default=str)
+
+
+def case_to_json(case: Case) -> dict[str, Any]:
+    return {"id": case.id, "problem": str(case.problem), "candidate": str(case.candidate),
+            "bench": case.bench, "metadata": case.metadata,
+            "recorded_accept": case.recorded_accept, "discovery_error": case.discovery_error}
+
+
+def case_from_json(data: dict[str, Any]) -> Case:
+    return Case(id=data["id"], problem=Path(data["problem"]), candidate=Path(data["candidate"]),
+                bench=data.get("bench", "kernelbench"), metadata=data.get("metadata") or {},
+                recorded_accept=data.get("recorded_accept"),
+                discovery_error=data.get("discovery_error"))
+
+
+@dataclass
+class RunInfo:
+    id: str
+    bench: str
+    native_preset: str
+    device: str
+    gates: list[str]
+    command: str
+    started_at: float
+    n_cases: int
+    n_judged: int = 0
+
+
+class ResultsStore:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL: a commit survives the process being killed (not a power cut) without an
+        # fsync per verdict.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        self._sha: dict[tuple[str, int, int], str] = {}
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- keys -----------------------------------------------------------------------------
+    def _file_sha(self, path: Path) -> str:
+        try:
+            st = Path(path).stat()
+        except OSError:
+            return "missing"
+        key = (str(path), st.st_mtime_ns, st.st_size)
+        if key not in self._sha:
+            self._sha[key] = file_sha256(path)
+        return self._sha[key]
+
+    def key(self, case: Case, config: RunConfig, preset: str) -> str:
+        parts = [case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
+                 options_key(config, preset), __version__, case.discovery_error or ""]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    # -- verdicts -------------------------------------------------------------------------
+    def put(self, case: Case, config: RunConfig, preset: str, verdict: Verdict) -> bool:
+        """Stores one verdict in one transaction; False when it is not to be kept."""
+        if verdict.error is not None and verdict.error_kind == TRANSIENT_ERROR_KIND:
+            return False
+        key = self.key(case, config, preset)
+        with self._transaction():
+            self.db.execute(
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (key, case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
+                 preset, options_key(config, preset), __version__,
+                 json.dumps(verdict.native.to_json()), verdict.error,
+                 verdict.error_kind if verdict.error else None, time.time()))
+            self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?)",
+                                [(key, gid, json.dumps(g.to_json()))
+                                 for gid, g in verdict.gates.items()])
+        return True
+
+    def get(self, case: Case, config: RunConfig, preset: str, gates: list[str]
+            ) -> tuple[Verdict | None, list[str]]:
+        """The stored verdict restricted to `gates` and the gates still missing from it;
+        (None, gates) when nothing is stored for the case."""
+        return self._assemble(case, self.key(case, config, preset), gates)
+
+    def _assemble(self, case: Case, key: str, gates: list[str]
+                  ) -> tuple[Verdict | None, list[str]]:
+        row = self.db.execute("SELECT native, error, error_kind FROM verdicts WHERE key=?",
+                              (key,)).fetchone()
+        if row is None:
+            return None, list(gates)
+        native = NativeVerdict(**json.loads(row[0]))
+        native.recorded = case.recorded_accept
+        if row[1] is not None:  # the case could not be judged at all: no gate will run
+            return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
+        stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
+                  self.db.execute("SELECT gate, result FROM gate_results WHERE key=?", (key,))}
+        results = {gid: stored[gid] for gid in gates if gid in stored}
+        return Verdict(case, native, results), [gid for gid in gates if gid not in stored]
+
+    # -- runs -----------------------------------------------------------------------------
+    def begin_run(self, cases: list[Case], config: RunConfig, preset: str, gates: list[str],
+                  command: str = "") -> str:
+        """Records a run (or finds the same one, to resume it) and returns its id."""
+        keys = [self.key(c, config, preset) for c in cases]
+        ident = hashlib.sha256(json.dumps(
+            [config.bench, preset, config.device, gates, options_key(config, preset),
+             __version__, keys, [c.id for c in cases]]).encode()).hexdigest()[:16]
+        with self._transaction():
+            if self.db.execute("SELECT 1 FROM runs WHERE id=?", (ident,)).fetchone() is None:
+                self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+                                (ident, config.bench, preset, config.device, json.dumps(gates),
+                                 options_key(config, preset), __version__, command,
+                                 time.time(), len(cases)))
+                self.db.executemany("INSERT INTO run_cases VALUES (?,?,?,?)",
+                                    [(ident, i, k, json.dumps(case_to_json(c), default=str))
+                                     for i, (k, c) in enumerate(zip(keys, cases))])
+        return ident
+
+    def runs(self) -> list[RunInfo]:
+        """Every recorded run, the latest first."""
+        out = []
+        for row in self.db.execute("SELECT id, bench, native_preset, device, gates, command, "
+                                   "started_at, n_cases FROM runs ORDER BY started_at DESC"):
+            info = RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6],
+                           row[7])
+            info.n_judged = sum(v is not None and not missing for v, missing in
+                                self._run_verdicts(info))
+            out.append(info)
+        return out
+
+    def _run_verdicts(self, info: RunInfo) -> Iterable[tuple[Verdict | None, list[str]]]:
+        for key, case_json in self.db.execute(
+                "SELECT key, case_json FROM run_cases WHERE run=? ORDER BY position", (info.id,)):
+            yield self._assemble(case_from_json(json.loads(case_json)), key, info.gates)
+
+    def load_run(self, run_id: str | None = None) -> tuple[RunInfo, list[Verdict]]:
+        """A run's verdicts in its case order: complete ones only (an interrupted run shows
+        what it had judged). The latest run when no id is given; a prefix of an id will do."""
+        runs = self.runs()
+        if not runs:
+            raise LookupError(f"{self.path}: no run recorded")
+        if run_id is None:
+            info = runs[0]
+        else:
+            found = [r for r in runs if r.id.startswith(run_id)]
+            if len(found) != 1:
+                raise LookupError(f"{self.path}: no single run matches '{run_id}'; recorded: "
+                                  + ", ".join(r.id for r in runs))
+            info = found[0]
+        verdicts = [v for v, missing in self._run_verdicts(info) if v is not None and not missing]
+        return info, verdicts
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _transaction(self) -> "_Transaction":
+        return _Transaction(self.db)
+
+
+def judge_resuming(store: ResultsStore, cases: list[Case], config: RunConfig, preset: str,
+                   gates: list[str], judge_all: Callable[[list[Case], RunConfig], Iterable[Verdict]]
+                   ) -> Iterator[Verdict]:
+    """The run's verdicts: those already stored first, then the missing ones, judged through
+    `judge_all` and stored one by one as they land. A case stored with some of `gates` is
+    judged again on the missing gates only."""
+    pending: dict[tuple[str, ...], list[tuple[Case, Verdict | None]]] = {}
+    for case in cases:
+        verdict, missing = store.get(case, config, preset, gates)
+        if verdict is not None and not missing:
+            yield verdict
+        else:
+            pending.setdefault(tuple(missing), []).append((case, verdict))
+    for missing, items in pending.items():
+        partial = list(missing) != list(gates)
+        sub = dataclasses.replace(config, gates=list(missing)) if partial else config
+        earlier = {case.id: verdict for case, verdict in items}
+        for verdict in judge_all([case for case, _ in items], sub):
+            before = earlier.get(verdict.case.id)
+            if before is not None and verdict.error is None:
+                merged = {**before.gates, **verdict.gates}
+                verdict = Verdict(verdict.case, verdict.native,
+                                  {gid: merged[gid] for gid in gates if gid in merged})
+            store.put(verdict.case, config, preset, verdict)
+            yield verdict
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")

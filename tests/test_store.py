@@ -1,0 +1,144 @@
+"""The results store: verdicts keyed by content and options, resume, and reports from the
+store alone."""
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kdiff.cli import main
+from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.runconfig import RunConfig
+from kdiff.store import ResultsStore, judge_resuming
+
+GATES = ["EXC-01", "ORD-02", "CMP-01"]
+
+
+def _case(tmp_path: Path, name: str, body: str = "x") -> Case:
+    problem = tmp_path / "problem.py"
+    if not problem.exists():
+        problem.write_text("# problem\n")
+    candidate = tmp_path / f"{name}.py"
+    candidate.write_text(f"# candidate {body}\n")
+    return Case(id=name, problem=problem, candidate=candidate, metadata={"level": 1})
+
+
+def _verdict(case: Case, gates: list[str], fail: str | None = None) -> Verdict:
+    results = {g: GateResult(g, Status.FAIL if g == fail else Status.PASS,
+                             "nan_swallowed" if g == fail else None, f"detail of {g}",
+                             0.5 if g != fail else None, seconds=1.25) for g in gates}
+    return Verdict(case, NativeVerdict(True, "kernelbench", reason="5/5"), results)
+
+
+def _judge_all_fake(calls: list):
+    """A judge_all that records what it was asked to judge and fails EXC-01 on 'bad'."""
+    def judge_all(cases, config):
+        gates = config.gates or GATES
+        calls.append(([c.id for c in cases], list(gates)))
+        for c in cases:
+            yield _verdict(c, gates, fail="EXC-01" if c.id == "bad" else None)
+    return judge_all
+
+
+def test_put_get_round_trip_keyed_by_content_and_options(tmp_path):
+    config, case = RunConfig(), _case(tmp_path, "k")
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        assert store.get(case, config, "kernelbench", GATES) == (None, GATES)
+        store.put(case, config, "kernelbench", _verdict(case, GATES, fail="ORD-02"))
+        got, missing = store.get(case, config, "kernelbench", GATES)
+        assert missing == [] and got.to_json() == _verdict(case, GATES, "ORD-02").to_json()
+        # Another preset, other gate options or other candidate bytes: another verdict.
+        assert store.get(case, config, "kernelbench-v0.1", GATES)[0] is None
+        other = RunConfig()
+        other.gate_options.seeds = 3
+        assert store.get(case, other, "kernelbench", GATES)[0] is None
+        case.candidate.write_text("# changed\n")
+        assert store.get(case, config, "kernelbench", GATES)[0] is None
+
+
+def test_transient_judge_deaths_are_not_stored(tmp_path):
+    config, case = RunConfig(), _case(tmp_path, "k")
+    died = Verdict(case, NativeVerdict(None, "kernelbench"), {}, error="died",
+                   error_kind="judge")
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        assert store.put(case, config, "kernelbench", died) is False
+        assert store.get(case, config, "kernelbench", GATES)[0] is None
+
+
+def test_resume_judges_only_what_is_missing(tmp_path):
+    cases = [_case(tmp_path, n, n) for n in ("a", "bad", "c")]
+    config = RunConfig(gates=GATES)
+    calls: list = []
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        first = list(judge_resuming(store, cases[:2], config, "kernelbench", GATES,
+                                    _judge_all_fake(calls)))
+        assert [v.case.id for v in first] == ["a", "bad"]
+        again = list(judge_resuming(store, cases, config, "kernelbench", GATES,
+                                    _judge_all_fake(calls)))
+        assert calls[-1] == (["c"], GATES)  # a and bad came from the store
+        assert {v.case.id: v.verifier_accept for v in again} == {"a": True, "bad": False,
+                                                                 "c": True}
+        # One more gate later: only that gate is judged, the others are reused.
+        more = GATES + ["PRC-01"]
+        merged = list(judge_resuming(store, cases, RunConfig(gates=more), "kernelbench", more,
+                                     _judge_all_fake(calls)))
+        assert calls[-1] == (["a", "bad", "c"], ["PRC-01"])
+        assert all(list(v.gates) == more for v in merged)
+        assert merged[1].gates["EXC-01"].signature == "nan_swallowed"
+
+
+def test_each_verdict_is_committed_when_it_lands(tmp_path):
+    """Another connection (a reader after a kill) sees a verdict as soon as put returns."""
+    config, case = RunConfig(), _case(tmp_path, "k")
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path) as store:
+        store.put(case, config, "kernelbench", _verdict(case, GATES))
+        reader = sqlite3.connect(path)
+        assert reader.execute("SELECT COUNT(*) FROM gate_results").fetchone()[0] == 3
+        assert reader.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        reader.close()
+
+
+def test_report_renders_from_the_store_alone(tmp_path, capsys):
+    cases = [_case(tmp_path, n, n) for n in ("a", "bad")]
+    config = RunConfig(gates=GATES)
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path) as store:
+        run_id = store.begin_run(cases, config, "kernelbench", GATES, "kdiff run ...")
+        assert store.begin_run(cases, config, "kernelbench", GATES) == run_id  # resumable
+        verdicts = list(judge_resuming(store, cases, config, "kernelbench", GATES,
+                                       _judge_all_fake([])))
+    out = tmp_path / "r.json"
+    assert main(["report", "--store", str(path), "--json", str(out),
+                 "--markdown", str(tmp_path / "r.md"), "--junit", str(tmp_path / "r.xml")]) == 1
+    data = json.loads(out.read_text())
+    assert [k["id"] for k in data["kernels"]] == ["a", "bad"]
+    assert [{k: kernel[k] for k in v.to_json()} for kernel, v in zip(data["kernels"], verdicts)
+            ] == [v.to_json() for v in verdicts]
+    assert data["kernels"][0]["metadata"] == {"level": 1}
+    assert "nan_swallowed" in (tmp_path / "r.md").read_text()
+    assert "kdiff run: bench kernelbench" in capsys.readouterr().out
+    assert main(["report", "--store", str(path), "--list"]) == 0
+    assert f"{run_id}  kernelbench" in capsys.readouterr().out
+    assert main(["report", "--store", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_an_unfinished_run_reports_what_it_judged(tmp_path, capsys):
+    cases = [_case(tmp_path, n, n) for n in ("a", "b", "c")]
+    config = RunConfig(gates=GATES)
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path) as store:
+        store.begin_run(cases, config, "kernelbench", GATES)
+        store.put(cases[1], config, "kernelbench", _verdict(cases[1], GATES))
+        info, verdicts = store.load_run()
+    assert (info.n_cases, [v.case.id for v in verdicts]) == (3, ["b"])
+    assert main(["report", "--store", str(path), "--fail-on", "never"]) == 0
+    assert "unfinished: 1 of 3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["zzz"])
+def test_unknown_run_id_is_a_usage_error(tmp_path, bad):
+    path = tmp_path / "s.sqlite"
+    with ResultsStore(path) as store:
+        store.begin_run([_case(tmp_path, "a")], RunConfig(gates=GATES), "kernelbench", GATES)
+    assert main(["report", "--store", str(path), "--run", bad]) == 2
