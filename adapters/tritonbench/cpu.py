@@ -1,0 +1,79 @@
+"""Running TritonBench code, written for a CUDA device, on a machine without one.
+
+TritonBench's tests and wrappers put their tensors on `device='cuda'` (by keyword, `.cuda()`,
+`.to('cuda')`), assert `x.is_cuda`, and call a few `torch.cuda` helpers. Inside
+`cuda_on_cpu()` every torch call that names a CUDA device gets the CPU instead, `is_cuda`
+answers True (the code was written for the device that stands in), and the `torch.cuda`
+helpers that only manage device state become no-ops; Triton kernels then run through the
+interpreter (TRITON_INTERPRET=1, set by whoever starts the process). Anything else that needs
+a real device (device properties, CUDA streams and events) still raises, and the case says so.
+With a CUDA device present, none of this is installed.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+
+def _is_cuda_device(value: Any) -> bool:
+    if isinstance(value, torch.device):
+        return value.type == "cuda"
+    return isinstance(value, str) and value.split(":")[0] == "cuda"
+
+
+class CudaOnCpu(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if getattr(func, "__self__", None) is torch._C.TensorBase.is_cuda:  # the getter
+            return True
+        if func in (torch.Tensor.cuda, torch.Tensor.pin_memory):
+            return args[0]
+        if _is_cuda_device(kwargs.get("device")):
+            kwargs["device"] = "cpu"
+        if func is torch.Tensor.to:  # x.to('cuda'), x.to(torch.device('cuda'), dtype)
+            args = tuple("cpu" if _is_cuda_device(a) else a for a in args)
+        return func(*args, **kwargs)
+
+
+class _NoDevice:
+    """Stands in for `torch.cuda.device(...)` / `_DeviceGuard(...)`: nothing to switch."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __enter__(self) -> "_NoDevice":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+# torch.cuda helpers that only manage device state: harmless to skip on the CPU.
+_CUDA_SHIMS: dict[str, Any] = {
+    "synchronize": lambda *a, **k: None,
+    "empty_cache": lambda *a, **k: None,
+    "set_device": lambda *a, **k: None,
+    "current_device": lambda: 0,
+    "device": _NoDevice,
+    "_DeviceGuard": _NoDevice,
+}
+
+
+@contextlib.contextmanager
+def cuda_on_cpu() -> Iterator[None]:
+    """CUDA-device code runs on the CPU inside this block; a no-op where CUDA exists."""
+    if torch.cuda.is_available():
+        yield
+        return
+    saved = {name: getattr(torch.cuda, name) for name in _CUDA_SHIMS}
+    for name, shim in _CUDA_SHIMS.items():
+        setattr(torch.cuda, name, shim)
+    try:
+        with CudaOnCpu():
+            yield
+    finally:
+        for name, original in saved.items():
+            setattr(torch.cuda, name, original)

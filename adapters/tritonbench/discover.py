@@ -1,0 +1,96 @@
+"""TritonBench cases: one per row of the generated-output file(s), paired with its gold file
+the way the upstream scripts pair them, and materialised as KernelBench-format files.
+
+`--root` is a TritonBench checkout; `--generated` one jsonl file of generated outputs, or a
+folder of them (as upstream's `--source`). `--problems` keeps the rows whose gold file (stem)
+or case id is listed. A row that cannot be judged (no gold file matches it, the gold test
+does not run here, no call can be replayed) is still a case, with `discovery_error` saying why.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from kdiff.adapters.tritonbench.layout import (GeneratedRow, GoldFile, LayoutError,
+                                               candidate_code, gold_folder, match_files,
+                                               read_generated, read_gold, read_statistics)
+from kdiff.adapters.tritonbench.materialise import (GoldCase, case_folder, prepare_candidate,
+                                                    prepare_gold)
+from kdiff.hookspecs import DiscoveryError
+from kdiff.model import Case
+from kdiff.runconfig import RunConfig
+
+BENCH = "tritonbench"
+
+
+def generated_files(path: Path) -> list[Path]:
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    if not files:
+        raise DiscoveryError(f"--generated {path}: no .jsonl files")
+    return files
+
+
+def _rows(config: RunConfig) -> list[tuple[GeneratedRow, GoldFile | LayoutError]]:
+    if config.root is None or config.generated is None:
+        raise DiscoveryError("tritonbench needs --root (a TritonBench checkout) and "
+                             "--generated (a jsonl of generated outputs, or a folder of them)")
+    out: list[tuple[GeneratedRow, GoldFile | LayoutError]] = []
+    for jsonl in generated_files(config.generated):
+        try:
+            rows = read_generated(jsonl)
+            stats = read_statistics(config.root, rows[0].variant) if rows else []
+        except (LayoutError, OSError) as exc:
+            raise DiscoveryError(str(exc)) from None
+        for row, file in zip(rows, match_files(rows, stats)):
+            if isinstance(file, LayoutError):
+                out.append((row, file))
+                continue
+            if config.problems and not ({Path(file).stem, _case_id(row, Path(file).stem)}
+                                        & set(config.problems)):
+                continue
+            try:
+                out.append((row, read_gold(gold_folder(config.root, row.variant) / file,
+                                           row.variant)))
+            except (LayoutError, OSError) as exc:
+                out.append((row, LayoutError(str(exc))))
+    return out
+
+
+def _case_id(row: GeneratedRow, name: str) -> str:
+    return f"{row.source.stem}/{row.variant}/{name}"
+
+
+def discover(config: RunConfig) -> list[Case]:
+    rows = _rows(config)
+    golds = list({g.path: g for _, g in rows if isinstance(g, GoldFile)}.values())
+    timeout = config.limits.start_timeout
+    with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
+        prepared = dict(zip((g.path for g in golds),
+                            pool.map(lambda g: prepare_gold(g, config.device, timeout), golds)))
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for row, gold in rows:
+        origin = f"{row.source.name} line {row.line}"
+        if isinstance(gold, LayoutError):
+            cases.append(Case(f"{row.source.stem}/{row.variant}/line-{row.line}", row.source,
+                              row.source, BENCH, {"generated": origin},
+                              discovery_error=str(gold)))
+            continue
+        cases.append(_case(row, prepared[gold.path], origin, seen))
+    return cases
+
+
+def _case(row: GeneratedRow, gold: GoldCase, origin: str, seen: set[str]) -> Case:
+    case_id = _case_id(row, gold.gold.name)
+    if case_id in seen:  # the same gold file answered twice in one file
+        case_id = f"{case_id}@{row.line}"
+    seen.add(case_id)
+    folder = case_folder(row.source, row.variant, gold.gold.name, row.line)
+    candidate = prepare_candidate(gold, candidate_code(row), folder, origin)
+    metadata = {"variant": row.variant, "file": gold.gold.path.name, "generated": origin,
+                "target": gold.target, "call": gold.call_index,
+                "script": str(folder / gold.gold.path.name), "gold_script": str(gold.script)}
+    if gold.error:
+        return Case(case_id, gold.gold.path, folder / "generated.py", BENCH, metadata,
+                    discovery_error=gold.error)
+    return Case(case_id, gold.problem, candidate.candidate, BENCH, metadata)

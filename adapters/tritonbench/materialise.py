@@ -1,0 +1,211 @@
+"""Each TritonBench case as KernelBench-format files, so that the judge sees a `Model` problem
+and a `ModelNew` candidate like any other case.
+
+Per gold file (shared by every generated answer to it), in `<cache>/gold/<G|T>/<name>-<hash>-<device>/`:
+  gold.py     the gold operator (the code section)     test.py   the gold test section
+  NAME.py     the gold file itself (the execution-accuracy reference run)
+  calls.json  the test's calls of the gold functions, recorded in a child process
+  call.json   the call the problem replays             problem.py  `Model` = the gold function
+Per generated answer, in `<cache>/cases/<jsonl stem>-<hash>/<G|T>/<name>-<line>/`:
+  generated.py  the answer as the call-accuracy script contains it (cleaned; G: reduced)
+  NAME.py       that script (generated.py + separator + gold test)
+  candidate.py  `ModelNew` = the generated function of the same name
+
+The function judged is the first gold function the test calls (the T operator, the G
+kernel's wrapper). Of its recorded calls the problem replays the largest one within
+`MAX_ELEMENTS` tensor elements (else the smallest): CPU runs go through Triton's interpreter.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kdiff.adapters.tritonbench import calls as callmod
+from kdiff.adapters.tritonbench.layout import GoldFile, call_script
+from kdiff.adapters.tritonbench.runner import record_calls
+
+FORMAT = 1  # part of every cache key: bump when what is written here changes
+# Tensor elements of the replayed call: the shipped corpus keeps a CPU case to a few
+# thousand elements, since every gate runs it many times through the Triton interpreter.
+MAX_ELEMENTS = 8192
+# The dtypes PRC-01 can judge besides float32 (gates.base.DTYPES).
+_HALF_DTYPES = ("float16", "bfloat16")
+
+
+def cache_root() -> Path:
+    """`$KDIFF_CACHE_DIR/tritonbench`, else the user's cache folder."""
+    base = os.environ.get("KDIFF_CACHE_DIR") or (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kdiff")
+    return Path(base) / "tritonbench"
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.sha256(str(FORMAT).encode())
+    for p in parts:
+        h.update(b"\0" + p.encode())
+    return h.hexdigest()[:12]
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomic, so that two judges preparing one case never see half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+@dataclass
+class GoldCase:
+    gold: GoldFile
+    folder: Path
+    target: str | None = None
+    call_index: int | None = None
+    calls_recorded: int = 0
+    error: str | None = None  # why the gold cannot be judged here
+
+    @property
+    def problem(self) -> Path:
+        return self.folder / "problem.py"
+
+    @property
+    def script(self) -> Path:
+        return self.folder / self.gold.path.name
+
+
+def _elements(call: dict) -> int:
+    return sum(math.prod(s["shape"]) for s in callmod.call_specs(call))
+
+
+def choose_call(calls: list[dict], target: str) -> int | None:
+    usable = [i for i, c in enumerate(calls) if c["function"] == target and "args" in c]
+    if not usable:
+        return None
+    within = [i for i in usable if _elements(calls[i]) <= MAX_ELEMENTS]
+    if within:
+        return max(within, key=lambda i: _elements(calls[i]))
+    return min(usable, key=lambda i: _elements(calls[i]))
+
+
+def prepare_gold(gold: GoldFile, device: str, timeout: float) -> GoldCase:
+    text = gold.path.read_text(encoding="utf-8")
+    folder = (cache_root() / "gold" / gold.variant
+              / f"{gold.name}-{_digest(text)}-{device}")
+    folder.mkdir(parents=True, exist_ok=True)
+    case = GoldCase(gold, folder)
+    _write(folder / "gold.py", gold.code)
+    _write(folder / "test.py", gold.test)
+    _write(case.script, text)
+    recorded = folder / "calls.json"
+    if not recorded.is_file():
+        result = record_calls(folder / "gold.py", folder / "test.py", recorded, device, timeout)
+        if result.returncode != 0 and not recorded.is_file():
+            case.error = f"the gold test could not be recorded: {result.failure()}"
+            return case
+    data = json.loads(recorded.read_text())
+    if data["status"] != "ok":
+        case.error = f"the gold test does not run on {device}: {data['status'].splitlines()[-1]}"
+        return case
+    calls = data["calls"]
+    case.calls_recorded = len(calls)
+    if not calls:
+        case.error = "the gold test calls no function of the gold code by name"
+        return case
+    case.target = calls[0]["function"]
+    case.call_index = choose_call(calls, case.target)
+    if case.call_index is None:
+        why = {c.get("unrecordable") for c in calls if c["function"] == case.target}
+        case.error = (f"no call of `{case.target}` can be replayed: "
+                      f"{', '.join(sorted(w for w in why if w))}")
+        return case
+    call = calls[case.call_index]
+    _write(folder / "call.json", json.dumps(call))
+    _write(case.problem, _problem_source(case, call))
+    return case
+
+
+def _problem_source(case: GoldCase, call: dict) -> str:
+    dims = callmod.dims(call)
+    halves = sorted({s["dtype"] for s in callmod.call_specs(call)} & set(_HALF_DTYPES))
+    lines = [
+        f'"""TritonBench-{case.gold.variant} {case.gold.name}: the gold `{case.target}` as a '
+        "KernelBench problem.",
+        "",
+        f"Materialised by kdiff from {case.gold.path}; the inputs replay call "
+        f"{case.call_index} of the {case.calls_recorded} calls",
+        'its test makes (calls.json), with fresh values."""',
+        "import json",
+        "from pathlib import Path",
+        "",
+        "from kdiff.adapters.tritonbench import calls",
+        "",
+        "HERE = Path(__file__).parent",
+        'CALL = json.loads((HERE / "call.json").read_text())',
+        f'FUNCTION = calls.load_function(HERE / "gold.py", {case.target!r}, "problem")',
+        *(f"DIM_{d} = {d}" for d in dims),
+    ]
+    if halves:
+        lines.append(f"KDIFF_DTYPES = {tuple(halves)!r}")
+    sizes = ", ".join(f'"DIM_{d}": DIM_{d}' for d in dims)
+    lines += [
+        "",
+        "",
+        "class Model(calls.FunctionModel):",
+        "    def __init__(self):",
+        "        super().__init__(FUNCTION, CALL)",
+        "",
+        "",
+        "def get_inputs():",
+        f"    return calls.make_inputs(CALL, {{{sizes}}})",
+        "",
+        "",
+        "def get_init_inputs():",
+        "    return []",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+@dataclass
+class CandidateCase:
+    folder: Path
+
+    @property
+    def candidate(self) -> Path:
+        return self.folder / "candidate.py"
+
+
+def case_folder(jsonl: Path, variant: str, name: str, line: int) -> Path:
+    key = _digest(str(jsonl.resolve()), jsonl.read_text(encoding="utf-8"))
+    return cache_root() / "cases" / f"{jsonl.stem}-{key}" / variant / f"{name}-{line}"
+
+
+def prepare_candidate(gold: GoldCase, code: str, folder: Path, origin: str) -> CandidateCase:
+    """Writes the generated answer, its call-accuracy script and (where the gold could be
+    recorded) its `ModelNew`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    case = CandidateCase(folder)
+    _write(folder / "generated.py", code)
+    _write(folder / gold.gold.path.name, call_script(code, gold.gold))
+    if gold.target is not None:
+        _write(case.candidate, "\n".join([
+            f'"""TritonBench-{gold.gold.variant} {gold.gold.name}, {origin}: the generated '
+            f'`{gold.target}` as ModelNew."""',
+            "import json",
+            "from pathlib import Path",
+            "",
+            "from kdiff.adapters.tritonbench import calls",
+            "",
+            f"CALL = json.loads(Path({str(gold.folder / 'call.json')!r}).read_text())",
+            f"FUNCTION = calls.load_function(Path(__file__).with_name(\"generated.py\"), "
+            f"{gold.target!r}, \"candidate\")",
+            "",
+            "",
+            "class ModelNew(calls.FunctionModel):",
+            "    def __init__(self):",
+            "        super().__init__(FUNCTION, CALL)",
+            "",
+        ]))
+    return case

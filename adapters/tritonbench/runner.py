@@ -1,0 +1,161 @@
+"""Running TritonBench scripts (untrusted code) in a child process with a deadline, and, as
+that child, running them with the operator's calls recorded.
+
+The judge side: `run_script` runs a script as upstream does (`python SCRIPT`, standard output
+captured); `record_calls` runs the gold code and its test with the test's calls of the gold
+functions logged to JSON. Without a CUDA device, both run through this module's `__main__`
+under `cuda_on_cpu()` with Triton's interpreter.
+
+The child side (`python -m kdiff.adapters.tritonbench.runner`):
+    run SCRIPT                  execute SCRIPT as `__main__`
+    record CODE TEST OUT.json   execute CODE, wrap the functions it defines that TEST names,
+                                execute TEST in the same namespace, write the calls to OUT
+A recorded call is one made by the test itself, not by one gold function inside another.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import traceback
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+
+@dataclass
+class ScriptResult:
+    returncode: int | None  # None: killed at the deadline
+    stdout: str
+    stderr: str
+    seconds_allowed: float
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+    def failure(self) -> str:
+        """One line: how the run failed."""
+        if self.timed_out:
+            return f"did not finish within {self.seconds_allowed:.0f} s"
+        lines = [ln for ln in self.stderr.strip().splitlines() if ln.strip()]
+        last = lines[-1].strip()[:300] if lines else ""
+        return f"exit status {self.returncode}" + (f": {last}" if last else "")
+
+
+def _child(args: list[str], device: str, timeout: float, cwd: Path) -> ScriptResult:
+    env = dict(os.environ)
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+        args = [sys.executable, "-m", __name__, *args]
+    elif args[0] == "run":  # on the device: exactly upstream's `python SCRIPT`
+        args = [sys.executable, args[1]]
+    else:
+        args = [sys.executable, "-m", __name__, *args]
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=str(cwd),
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return ScriptResult(proc.returncode, out, err, timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the script's children too
+        out, err = proc.communicate()
+        return ScriptResult(None, out, err, timeout)
+
+
+def run_script(script: Path, device: str, timeout: float) -> ScriptResult:
+    return _child(["run", str(script)], device, timeout, script.parent)
+
+
+def record_calls(code: Path, test: Path, out: Path, device: str, timeout: float
+                 ) -> ScriptResult:
+    return _child(["record", str(code), str(test), str(out)], device, timeout, code.parent)
+
+
+# -- the child ------------------------------------------------------------------------------
+
+def _as_main(path: Path) -> types.ModuleType:
+    module = types.ModuleType("__main__")
+    module.__file__ = str(path)
+    sys.modules["__main__"] = module  # Triton's JIT looks a kernel's module up by name
+    sys.path.insert(0, str(path.parent))
+    sys.argv = [str(path)]
+    return module
+
+
+def _wrappable(value: Any) -> bool:
+    """Plain Python functions and bound methods (`Function.apply`); not classes, and not
+    Triton kernels (which the test launches through a grid, never calls by name)."""
+    return inspect.isfunction(value) or inspect.ismethod(value)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+        self.depth = 0
+
+    def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        from kdiff.adapters.tritonbench.calls import Unrecordable, encode
+
+        @functools.wraps(function)
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            if self.depth == 0:
+                try:
+                    call = {"function": name, "args": [encode(a) for a in args],
+                            "kwargs": {k: encode(v) for k, v in kwargs.items()}}
+                except Unrecordable as exc:
+                    call = {"function": name, "unrecordable": str(exc)}
+                self.calls.append(call)
+            self.depth += 1
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.depth -= 1
+        return recorded
+
+
+def _record(code_path: Path, test_path: Path, out_path: Path) -> None:
+    code, test = code_path.read_text(encoding="utf-8"), test_path.read_text(encoding="utf-8")
+    module = _as_main(code_path)
+    recorder = Recorder()
+    status = "ok"
+    try:
+        exec(compile(code, str(code_path), "exec"), module.__dict__)
+        named = {n.id for n in ast.walk(ast.parse(test)) if isinstance(n, ast.Name)}
+        for name in sorted(named):
+            value = module.__dict__.get(name)
+            if _wrappable(value) and getattr(value, "__module__", None) == "__main__":
+                module.__dict__[name] = recorder.wrap(name, value)
+        exec(compile(test, str(test_path), "exec"), module.__dict__)
+    except BaseException as exc:  # noqa: BLE001 - reported in the JSON, then re-raised
+        status = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        raise
+    finally:
+        out_path.write_text(json.dumps({"status": status, "calls": recorder.calls}))
+
+
+def main(argv: list[str]) -> None:
+    from kdiff.adapters.tritonbench.cpu import cuda_on_cpu
+    with cuda_on_cpu():
+        if argv[0] == "run":
+            script = Path(argv[1]).resolve()
+            _as_main(script)
+            runpy.run_path(str(script), run_name="__main__")
+        elif argv[0] == "record":
+            _record(*(Path(a).resolve() for a in argv[1:4]))
+        else:
+            raise SystemExit(f"usage: {__name__} run SCRIPT | record CODE TEST OUT")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
