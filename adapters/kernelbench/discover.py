@@ -33,7 +33,8 @@ PROBLEM_FILE = re.compile(r"(\d+)_(.+)\.py")
 LEVEL_DIR = re.compile(r"level_?(\d+)")
 EVAL_RESULTS = "eval_results.json"
 # Keys of the header docstring every shipped candidate starts with (see kernels/).
-HEADER_KEYS = ("kdiff-redteam", "kdiff-control", "expected-gates", "defect", "imitates")
+HEADER_KEYS = ("kdiff-redteam", "kdiff-control", "expected-gates", "defect", "imitates",
+               "requires")  # requires: cuda marks a kernel whose defect shows only on a GPU
 HEADER_LINE = re.compile(r"\s*(" + "|".join(HEADER_KEYS) + r")\s*:\s*(.*)")
 DEFAULT_ENTRY = ("ModelNew",)
 # KernelBenchFiltered-style runs name the candidate class `Model` (and redefine get_inputs,

@@ -1,0 +1,66 @@
+"""
+kdiff-redteam: fp32 matmul with TF32 operands (tl.dot's default precision)
+expected-gates: PRC-01=below_working_precision
+defect: On NVIDIA GPUs tl.dot on fp32 operands defaults to input_precision="tf32"
+  (allow_tf32=True in older Triton): each operand is rounded to TF32's 10 explicit mantissa
+  bits (u = 2^-11) before the products, which are then accumulated in fp32. The Triton
+  interpreter ignores input_precision, so this kernel performs that rounding itself, exactly
+  as the tensor core's cvt.rna.tf32.f32 does (round to nearest, ties away from zero, on the
+  13 low mantissa bits), and then calls tl.dot in IEEE precision: the arithmetic equals the
+  GPU's TF32 path on the CPU. Relative error about 5e-4 on uniform[0, 1) inputs: inside
+  KernelBench v0.1's atol = rtol = 1e-2.
+imitates: generated Triton matmuls that leave tl.dot's default TF32 on for fp32 problems
+  (PyTorch's "TensorFloat-32 (TF32) on Ampere (and later) devices" note describes the same
+  precision loss for torch.backends.cuda.matmul.allow_tf32; Triton's tl.dot documents
+  input_precision="tf32" as its default for fp32 inputs).
+"""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def round_to_tf32(x):
+    # cvt.rna.tf32.f32: add half of the dropped 13 bits to the magnitude, then truncate.
+    bits = x.to(tl.int32, bitcast=True)
+    bits = (bits + 0x1000) & -8192  # -8192 == 0xFFFFE000: clear the 13 low mantissa bits
+    # Inf and NaN pass through unchanged, as they do in the hardware conversion.
+    return tl.where(tl.abs(x) < float("inf"), bits.to(tl.float32, bitcast=True), x)
+
+
+@triton.jit
+def matmul_tf32_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                       stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        kk = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * stride_am + kk[None, :] * stride_ak,
+                    mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * stride_bk + rn[None, :] * stride_bn,
+                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        # On a GPU this line is simply tl.dot(a, b): TF32 is the default there.
+        acc += tl.dot(round_to_tf32(a), round_to_tf32(b), input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+        M, K = A.shape
+        N = B.shape[1]
+        C = torch.empty((M, N), device=A.device, dtype=A.dtype)
+        grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
+        matmul_tf32_kernel[grid](A, B, C, M, N, K, A.stride(0), A.stride(1), B.stride(0),
+                                 B.stride(1), C.stride(0), C.stride(1),
+                                 BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+        return C
