@@ -1,6 +1,8 @@
 """Judging one case: the native check and the gates, each in the case's own worker process."""
 from __future__ import annotations
 
+import time
+
 import pluggy
 import torch
 
@@ -45,6 +47,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     with CandidateProcess(case.problem, case.candidate, config.device, tuple(entry),
                           config.limits) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
+        start = time.perf_counter()
         try:
             native = pm.hook.kdiff_native_check(bench=config.bench, case=case, ctx=ctx,
                                                 preset=preset)
@@ -55,6 +58,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         except CandidateFailure as exc:
             native = NativeVerdict(False, preset, reason=f"{exc.signature}: {exc.detail}")
         native.recorded = case.recorded_accept
+        native.seconds = time.perf_counter() - start
         results: dict[str, GateResult] = {}
         for gate in gates:
             results[gate.id] = gate.run(ctx)

@@ -65,6 +65,7 @@ class NativeVerdict:
     failed_trial: int | None = None
     reason: str = ""
     recorded: bool | None = None  # the verdict the harness wrote down, when there is one
+    seconds: float = 0.0  # wall time, the candidate's import and compilation included
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
