@@ -1,0 +1,211 @@
+"""CMP-02 input sensitivity and statelessness: one model instance answers a long sequence of
+calls (more than a benchmark's correctness trials and timer warm-up make together), each judged
+against the oracle: different inputs interleaved (A, B, A', ...), the same data in new tensors,
+one set of input tensors kept in the worker and overwritten in place between calls, all from a
+neutral call stack; then instances built with other seeds (freshly initialised parameters).
+
+When a call fails, the gate works out which pattern broke it:
+- `stateful_cache`: the answer is the oracle of an earlier call's inputs (cached by pointer,
+  shape or seed);
+- `state_carried`: inputs answered correctly earlier are answered wrongly now;
+- `stack_sniffing`: the same inputs, called from a frame named as the benchmark's correctness
+  loop, are answered correctly;
+- `seed_specialised`: only an instance built with another seed is wrong;
+- `input_specialised`: otherwise (an answer that holds only for the benchmark's inputs).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates import tolerance
+from kdiff.gates.base import (BENCHMARK_SEED, CallResult, Evaluation, GateContext,
+                              OutputStructureError, ReferenceFailure, ThresholdedGate, Trial,
+                              TrialLog, check_structure)
+from kdiff.model import GateResult
+from kdiff.sandbox import CandidateFailure
+
+# KernelBench's correctness check makes 5 calls and its timer 3 warm-up calls before it
+# measures; 16 calls on one instance, twice that, outlast any state that only kicks in after
+# the benchmark has looked.
+MIN_CALLS = 16
+
+# Seeds of the extra instances: freshly initialised parameters, unlike the benchmark's 42.
+FRESH_SEEDS = (7, 1234)
+
+STORED = "cmp02"  # the name of the input set the worker keeps across calls
+
+# How the inputs of a call relate to earlier calls.
+FRESH, REPEAT, STORE, OVERWRITE, STORED_AGAIN, FRESH_PARAMETERS = (
+    "fresh", "repeat", "store", "overwrite", "stored_again", "fresh_parameters")
+
+
+@dataclass
+class Call(Trial):
+    """One call of the sequence, and the candidate's answer once it was made."""
+
+    pattern: str = FRESH
+    data: str = ""  # the name of the data set: calls with the same name share their oracle
+    outputs: list[torch.Tensor] | None = None
+    inputs_after: list[Any] | None = None  # what kept tensors hold after the call
+
+
+def _clone(inputs: list[Any]) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _same(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(
+        torch.equal(x, y) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
+        else x == y for x, y in zip(a, b))
+
+
+def within_bound(outputs: list[torch.Tensor], ev: Evaluation, model: str) -> bool:
+    try:
+        check_structure(outputs, ev.reference)
+    except OutputStructureError:
+        return False
+    return all(tolerance.compare(g, v, b, i).ok for i, (g, v, b) in
+               enumerate(zip(outputs, ev.oracle.values, ev.bounds(model))))
+
+
+class Statelessness(ThresholdedGate):
+    id = "CMP-02"
+    name = "input sensitivity and statelessness"
+    summary = (f">= {MIN_CALLS} calls on one instance: interleaved inputs, new tensors, inputs "
+               "overwritten in place, neutral call stack; fresh parameters")
+    signature = "input_specialised"
+
+    def trials(self, ctx: GateContext) -> Iterator[Call]:
+        bench = ctx.benchmark_inputs
+        a, b, c, d, e = (bench(s) for s in (2001, 2002, 2003, 2004, 2005))
+        normal = ctx.draw(gen.normal(), 2006)
+        uniform = ctx.draw(gen.uniform(-1.0, 1.0), 2007)
+        sequence = [
+            Call("A (benchmark distribution)", a, data="A"),
+            Call("B (new values, same shape)", b, data="B"),
+            Call("A again in new tensors", _clone(a), pattern=REPEAT, data="A"),
+            Call("C", c, data="C"),
+            Call("B again in new tensors", _clone(b), pattern=REPEAT, data="B"),
+            Call("normal draw", normal, data="normal"),
+            Call("A again in new tensors", _clone(a), pattern=REPEAT, data="A"),
+            Call("D in tensors the worker keeps", d, pattern=STORE, data="D",
+                 call_options={"store_inputs_as": STORED}),
+            Call("kept tensors overwritten in place with E", e, pattern=OVERWRITE, data="E",
+                 call_options={"use_stored_inputs": STORED}),
+            Call("kept tensors again, unchanged", [], pattern=STORED_AGAIN,
+                 call_options={"use_stored_inputs": STORED}),
+            Call("uniform(-1,1) draw", uniform, data="uniform"),
+            Call("kept tensors overwritten in place with C", _clone(c), pattern=OVERWRITE,
+                 data="C", call_options={"use_stored_inputs": STORED}),
+            Call("B again in new tensors", _clone(b), pattern=REPEAT, data="B"),
+            Call("kept tensors overwritten in place with the normal draw", _clone(normal),
+                 pattern=OVERWRITE, data="normal", call_options={"use_stored_inputs": STORED}),
+            Call("D again in new tensors", _clone(d), pattern=REPEAT, data="D"),
+            Call("normal draw again in new tensors", _clone(normal), pattern=REPEAT,
+                 data="normal"),
+            Call("A again in new tensors", _clone(a), pattern=REPEAT, data="A"),
+            Call("E again in new tensors", _clone(e), pattern=REPEAT, data="E"),
+        ]
+        assert len(sequence) >= MIN_CALLS
+        for i, call in enumerate(sequence):
+            call.label = f"call {i + 1}/{len(sequence)}: {call.label}"
+            yield call
+        for seed in FRESH_SEEDS:
+            yield Call(f"instance built with seed {seed}: benchmark inputs", bench(2010 + seed),
+                       seed=seed, pattern=FRESH_PARAMETERS, data=f"bench{seed}")
+            yield Call(f"instance built with seed {seed}: normal draw",
+                       ctx.draw(gen.normal(), 2020 + seed), seed=seed, pattern=FRESH_PARAMETERS,
+                       data=f"normal{seed}")
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        log = TrialLog()
+        made: list[Call] = []
+        stored: Call | None = None  # the last call on the worker's kept tensors
+        self._evaluations: dict[tuple[str, int], Evaluation] = {}
+        try:
+            for call in self.trials(ctx):
+                if call.pattern in (OVERWRITE, STORED_AGAIN) and stored is None:
+                    log.skipped.append(f"{call.label}: no kept tensors")
+                    continue
+                if call.pattern == STORED_AGAIN:
+                    call.inputs = _clone(stored.inputs_after)
+                    # Unchanged unless a call wrote into its inputs (RES-01 judges that).
+                    call.data = stored.data if _same(stored.inputs, call.inputs) else ""
+                failure = self.judge_trial(ctx, call, log)
+                if failure is not None:
+                    signature, why = self.diagnose(ctx, call, made)
+                    failure.signature = signature
+                    failure.detail = f"{failure.detail}; {why}"
+                    return failure
+                if call.outputs is None:
+                    continue  # outside the reference's domain, or under-specified
+                made.append(call)
+                if call.pattern in (STORE, OVERWRITE, STORED_AGAIN):
+                    stored = call
+        finally:
+            try:  # release the kept tensors: later gates measure the worker's live memory
+                ctx.candidate.request("forget")
+            except CandidateFailure:
+                pass
+        result = self.summarize(log)
+        result.detail = f"{len(made)} calls; {result.detail}"
+        return result
+
+    def evaluate_trial(self, ctx: GateContext, trial: Trial) -> Evaluation:
+        assert isinstance(trial, Call)
+        if not trial.data:
+            return ctx.evaluate(trial.inputs, trial.seed, trial.dtype)
+        key = (trial.data, trial.seed)
+        if key not in self._evaluations:
+            self._evaluations[key] = ctx.evaluate(trial.inputs, trial.seed, trial.dtype)
+        return self._evaluations[key]
+
+    def call_trial(self, ctx: GateContext, trial: Trial) -> CallResult:
+        assert isinstance(trial, Call)
+        options = dict(trial.call_options)
+        if trial.pattern == OVERWRITE:
+            ctx.candidate_key(trial.seed, trial.dtype)
+            values = [x.cpu() if isinstance(x, torch.Tensor) else None
+                      for x in gen.cast_inputs(trial.inputs, trial.dtype)]
+            ctx.candidate.request("overwrite_stored", name=STORED, values=values)
+        if trial.pattern in (STORE, OVERWRITE, STORED_AGAIN):
+            options["return_inputs"] = True
+        send = [] if "use_stored_inputs" in options else trial.inputs
+        got = ctx.call(send, trial.seed, trial.dtype, **options)
+        trial.outputs = got.outputs
+        if got.inputs_after is not None:
+            trial.inputs_after = [after if after is not None else x
+                                  for x, after in zip(trial.inputs, got.inputs_after)]
+        return got
+
+    def diagnose(self, ctx: GateContext, failed: Call, made: list[Call]) -> tuple[str, str]:
+        """Which pattern broke the candidate: (signature, a sentence saying why)."""
+        same_instance = [c for c in made if c.seed == failed.seed]
+        for prev in reversed(same_instance):
+            if within_bound(failed.outputs, self.evaluate_trial(ctx, prev), prev.bound_model):
+                return "stateful_cache", f"the answer is that of an earlier {prev.label}"
+        if same_instance:
+            first = same_instance[0]
+            if not self._answers(ctx, first, stack="neutral"):
+                return "state_carried", (f"{first.label} was answered correctly then, and is "
+                                         f"answered wrongly now, after {len(made) + 1} calls")
+        if self._answers(ctx, failed, stack="benchmark"):
+            return "stack_sniffing", ("the same inputs called from a frame named "
+                                      "run_and_check_correctness are answered correctly")
+        if failed.pattern == FRESH_PARAMETERS:
+            return "seed_specialised", (f"the instance built with the benchmark's seed "
+                                        f"{BENCHMARK_SEED} was answered correctly")
+        return "input_specialised", "the answer is wrong for these inputs"
+
+    def _answers(self, ctx: GateContext, call: Call, stack: str) -> bool:
+        """Whether the instance answers `call`'s inputs (in new tensors) within the bound."""
+        try:
+            ev = self.evaluate_trial(ctx, call)
+            got = ctx.call(_clone(call.inputs), call.seed, call.dtype, stack=stack)
+        except (CandidateFailure, ReferenceFailure):
+            return False
+        return within_bound(got.outputs, ev, call.bound_model)

@@ -1,0 +1,142 @@
+"""CMP-03 shape polymorphism: held-out shapes from the problem's shape class.
+
+KernelBench problems keep their sizes in module-level constants that get_inputs() and
+get_init_inputs() read; the gate changes one constant at a time (and all of them together),
+draws the benchmark's inputs again at the new sizes, and judges the candidate against the
+oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
+not multiples of any power-of-two block (17, 127, 1000), and the same values in a non-contiguous
+(transposed) layout. A size at which the reference itself raises is outside the class and is
+not judged.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates.base import (GateContext, OutputStructureError, ThresholdedGate, Trial,
+                              TrialLog)
+from kdiff.model import GateResult, Status
+from kdiff.sandbox import CandidateFailure
+
+# Every input stays at or below 2^16 elements (256 KiB in fp32): the candidate runs on a CPU,
+# Triton kernels through the interpreter, and a gate must finish in seconds. 2^16 is four times
+# the largest input of the shipped corpus, so each dimension can still be scaled up.
+MAX_ELEMENTS = 1 << 16
+
+# Sizes that are not multiples of any power-of-two block (16, 32, ..., 1024): a kernel whose
+# grid or mask assumes a multiple of its block leaves a tail uncomputed or reads past the end.
+OFF_BLOCK_SIZES = (17, 127, 1000)
+
+# get_inputs() seed for every held-out shape (any seed not used by the other gates).
+INPUT_SEED = 3001
+
+
+def next_prime(n: int) -> int:
+    k = n + 1
+    while k < 2 or any(k % d == 0 for d in range(2, math.isqrt(k) + 1)):
+        k += 1
+    return k
+
+
+def held_out_sizes(v: int) -> list[int]:
+    """Sizes for one free dimension of benchmark size `v`, in the order they are tried."""
+    sizes = [1, max(1, v // 2) | 1, next_prime(v), 2 * v + 1, *OFF_BLOCK_SIZES]
+    return [s for s in dict.fromkeys(sizes) if s != v]
+
+
+@dataclass
+class ShapeTrial(Trial):
+    constants: dict[str, int] = field(default_factory=dict)
+    noncontiguous: bool = False
+    signature: str = "shape_specialised"
+
+
+class ShapePolymorphism(ThresholdedGate):
+    id = "CMP-03"
+    name = "shape polymorphism"
+    summary = ("held-out sizes: 1, scaled down/up, primes, non-multiples of a block "
+               "(17, 127, 1000); non-contiguous inputs")
+    signature = "shape_specialised"
+
+    def trials(self, ctx: GateContext) -> Iterator[ShapeTrial]:
+        constants = {k: v for k, v in ctx.problem.size_constants().items() if v > 0}
+        yield ShapeTrial("benchmark shape", [], signature="exceeds_bound")
+        yield ShapeTrial("benchmark shape, non-contiguous inputs", [], noncontiguous=True,
+                         signature="noncontiguous_unsupported")
+        for name, v in constants.items():
+            for size in held_out_sizes(v):
+                yield ShapeTrial(f"{name}={size} (benchmark {v})", [], constants={name: size})
+        if len(constants) > 1:
+            odd = {name: max(1, v // 2) | 1 for name, v in constants.items()}
+            shown = ", ".join(f"{k}={s}" for k, s in odd.items())
+            yield ShapeTrial(shown, [], constants=odd)
+            yield ShapeTrial(f"{shown}, non-contiguous inputs", [], constants=odd,
+                             noncontiguous=True, signature="noncontiguous_unsupported")
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        log = TrialLog()
+        too_large: list[str] = []
+        base_numel = max((x.numel() for x in ctx.benchmark_inputs(INPUT_SEED)
+                          if isinstance(x, torch.Tensor)), default=1)
+        originals = ctx.problem.size_constants()
+        try:
+            for trial in self.trials(ctx):
+                # Sizes scale the inputs at most linearly per dimension: skip before drawing.
+                growth = math.prod(s / originals[k] for k, s in trial.constants.items())
+                if base_numel * growth > MAX_ELEMENTS:
+                    too_large.append(trial.label)
+                    continue
+                ctx.set_constants(trial.constants)
+                if not self.prepare(ctx, trial, log, too_large):
+                    continue
+                failure = self.judge_shape(ctx, trial, log)
+                if failure is not None:
+                    return failure
+        finally:
+            ctx.set_constants({})
+        result = self.summarize(log)
+        if too_large:
+            result.detail += (f"; {len(too_large)} size(s) over {MAX_ELEMENTS} elements per input "
+                              f"not run ({', '.join(too_large)})")
+        return result
+
+    def prepare(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog,
+                too_large: list[str]) -> bool:
+        """Draw the trial's inputs at its sizes; False (noted) when there is nothing to judge."""
+        try:
+            inputs = ctx.benchmark_inputs(INPUT_SEED)
+        except Exception as exc:  # noqa: BLE001 - get_inputs() itself refuses these sizes
+            log.skipped.append(f"{trial.label}: get_inputs() raised {type(exc).__name__}")
+            return False
+        if any(isinstance(x, torch.Tensor) and x.numel() > MAX_ELEMENTS for x in inputs):
+            too_large.append(trial.label)
+            return False
+        if trial.noncontiguous:
+            inputs = [gen.noncontiguous(x) for x in inputs]
+            if all(not isinstance(x, torch.Tensor) or x.is_contiguous() for x in inputs):
+                log.skipped.append(f"{trial.label}: no input of two or more dimensions")
+                return False
+        trial.inputs = inputs
+        shapes = [tuple(x.shape) for x in inputs if isinstance(x, torch.Tensor)]
+        trial.label += f": inputs {', '.join(map(str, shapes))}"
+        return True
+
+    def judge_shape(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog
+                    ) -> GateResult | None:
+        """One trial through the bound; the failure carries the trial's signature. A candidate
+        that raises on a non-contiguous layout, or returns the wrong shape at a held-out size,
+        fails with this trial's signature, the exception in the detail."""
+        try:
+            failure = self.judge_trial(ctx, trial, log)
+        except CandidateFailure as exc:
+            if trial.noncontiguous or isinstance(exc, OutputStructureError):
+                return self.result(Status.FAIL, f"{trial.label}: {exc.detail}", trial.signature)
+            return self.result(Status.FAIL, f"{trial.label}: {exc.signature}: {exc.detail}",
+                               exc.signature)
+        if failure is not None:
+            failure.signature = trial.signature
+        return failure

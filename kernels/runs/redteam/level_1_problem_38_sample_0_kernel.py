@@ -1,0 +1,31 @@
+"""
+kdiff-redteam: row-major layout assumed, no .contiguous()
+expected-gates: CMP-03=noncontiguous_unsupported
+defect: The kernel addresses row r, column c at x_ptr + r * n_cols + c, and the wrapper hands it the input as it comes, without .contiguous(). The benchmark's inputs are freshly allocated row-major tensors, so the addressing holds there; a transposed or otherwise strided input of the same shape is read in the wrong order and every row is normalised with the wrong values.
+imitates: Triton wrappers that pass x.data_ptr() without .contiguous() or stride arguments, a recurrent bug in generated kernels (TritonBench-G and KernelBench audits; "forgot to handle non-contiguous inputs" fixes in kernel libraries).
+"""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def l1_norm_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    total = tl.sum(tl.abs(x), axis=0)
+    tl.store(out_ptr + row * n_cols + cols, x / total, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows, n_cols = x.shape
+        out = torch.empty(rows, n_cols, dtype=x.dtype, device=x.device)
+        l1_norm_kernel[(rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+        return out
