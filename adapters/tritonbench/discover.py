@@ -63,10 +63,9 @@ def _case_id(row: GeneratedRow, name: str) -> str:
 def discover(config: RunConfig) -> list[Case]:
     rows = _rows(config)
     golds = list({g.path: g for _, g in rows if isinstance(g, GoldFile)}.values())
-    timeout = config.limits.start_timeout
     with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
         prepared = dict(zip((g.path for g in golds),
-                            pool.map(lambda g: prepare_gold(g, config.device, timeout), golds)))
+                            pool.map(lambda g: prepare_gold(g, config.device, config.limits), golds)))
     cases: list[Case] = []
     seen: set[str] = set()
     for row, gold in rows:

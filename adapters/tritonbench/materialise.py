@@ -27,6 +27,7 @@ from pathlib import Path
 from kdiff.adapters.tritonbench import calls as callmod
 from kdiff.adapters.tritonbench.layout import GoldFile, call_script
 from kdiff.adapters.tritonbench.runner import record_calls
+from kdiff.sandbox import SandboxLimits
 
 FORMAT = 1  # part of every cache key: bump when what is written here changes
 # Tensor elements of the replayed call: the shipped corpus keeps a CPU case to a few
@@ -89,7 +90,7 @@ def choose_call(calls: list[dict], target: str) -> int | None:
     return min(usable, key=lambda i: _elements(calls[i]))
 
 
-def prepare_gold(gold: GoldFile, device: str, timeout: float) -> GoldCase:
+def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase:
     text = gold.path.read_text(encoding="utf-8")
     folder = (cache_root() / "gold" / gold.variant
               / f"{gold.name}-{_digest(text)}-{device}")
@@ -100,7 +101,7 @@ def prepare_gold(gold: GoldFile, device: str, timeout: float) -> GoldCase:
     _write(case.script, text)
     recorded = folder / "calls.json"
     if not recorded.is_file():
-        result = record_calls(folder / "gold.py", folder / "test.py", recorded, device, timeout)
+        result = record_calls(folder / "gold.py", folder / "test.py", recorded, device, limits)
         if result.returncode != 0 and not recorded.is_file():
             case.error = f"the gold test could not be recorded: {result.failure()}"
             return case

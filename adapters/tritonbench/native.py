@@ -8,9 +8,9 @@
   string, that of the gold file run the same way. (Most gold tests print nothing: there the
   two accuracies coincide.)
 
-Upstream runs both with no deadline; here each run is a child process in its own session,
-killed with its children at the deadline (the sandbox's start timeout: a script imports,
-compiles and runs a handful of calls). Without a CUDA device both run on the CPU under
+Upstream runs both with no deadline; here each run is a child process confined as a
+candidate's worker is, killed with its children at the sandbox's start timeout (a script
+imports, compiles and runs a handful of calls). Without a CUDA device both run on the CPU under
 `cuda_on_cpu()` and Triton's interpreter (`runner.py`).
 
 Presets: `tritonbench` accepts when both accuracies pass (the verdict says which one
@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
 from kdiff.model import Case, NativeVerdict
+from kdiff.sandbox import SandboxLimits
 
 PRESETS = {
     "tritonbench": "TritonBench call and execution accuracy: exit status 0, then stdout equal "
@@ -32,13 +33,13 @@ PRESETS = {
 }
 
 
-def gold_stdout(script: Path, device: str, timeout: float) -> ScriptResult:
+def gold_stdout(script: Path, device: str, limits: SandboxLimits) -> ScriptResult:
     """The gold file's run, once per gold file and device (cached beside it)."""
     cached = script.with_name(f"stdout-{device}.json")
     if cached.is_file():
         data = json.loads(cached.read_text())
-        return ScriptResult(data["returncode"], data["stdout"], data["stderr"], timeout)
-    result = run_script(script, device, timeout)
+        return ScriptResult(data["returncode"], data["stdout"], data["stderr"], limits.start_timeout)
+    result = run_script(script, device, limits)
     if not result.timed_out:
         tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"returncode": result.returncode, "stdout": result.stdout,
@@ -56,17 +57,17 @@ def _first_difference(got: str, want: str) -> str:
             if len(got_lines) != len(want_lines) else "trailing whitespace")
 
 
-def run_native(case: Case, preset: str, device: str, timeout: float) -> NativeVerdict:
+def run_native(case: Case, preset: str, device: str, limits: SandboxLimits) -> NativeVerdict:
     def verdict(accept: bool | None, reason: str) -> NativeVerdict:
         return NativeVerdict(accept, preset, "kdiff", None, reason)
 
     script = Path(case.metadata["script"])
-    call = run_script(script, device, timeout)
+    call = run_script(script, device, limits)
     if call.returncode != 0:
         return verdict(False, f"call accuracy: fail ({call.failure()})")
     if preset == "tritonbench-call":
         return verdict(True, "call accuracy: pass (exit status 0)")
-    gold = gold_stdout(Path(case.metadata["gold_script"]), device, timeout)
+    gold = gold_stdout(Path(case.metadata["gold_script"]), device, limits)
     if gold.timed_out:
         return verdict(None, f"execution accuracy: the gold run {gold.failure()}")
     gold_note = "" if gold.returncode == 0 else f"; the gold run itself: {gold.failure()}"

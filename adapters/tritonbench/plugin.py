@@ -28,7 +28,7 @@ def kdiff_discover(bench, config):
 @hookimpl
 def kdiff_native_check(bench, case, ctx, preset):
     if bench == BENCH:
-        return run_native(case, preset, ctx.device, ctx.candidate.limits.start_timeout)
+        return run_native(case, preset, ctx.device, ctx.candidate.limits)
 
 
 @hookimpl

@@ -4,7 +4,8 @@ that child, running them with the operator's calls recorded.
 The judge side: `run_script` runs a script as upstream does (`python SCRIPT`, standard output
 captured); `record_calls` runs the gold code and its test with the test's calls of the gold
 functions logged to JSON. Without a CUDA device, both run through this module's `__main__`
-under `cuda_on_cpu()` with Triton's interpreter.
+under `cuda_on_cpu()` with Triton's interpreter. Either way the child is confined as a
+candidate's worker is, in a private temporary folder that is also its working directory.
 
 The child side (`python -m kdiff.adapters.tritonbench.runner`):
     run SCRIPT                  execute SCRIPT as `__main__`
@@ -20,14 +21,19 @@ import inspect
 import json
 import os
 import runpy
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import traceback
 import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+
+from kdiff.confine import CONTAINMENT_LINE, Confinement
+from kdiff.sandbox import SandboxLimits, _writable_devices
 
 
 @dataclass
@@ -45,25 +51,37 @@ class ScriptResult:
         """One line: how the run failed."""
         if self.timed_out:
             return f"did not finish within {self.seconds_allowed:.0f} s"
-        lines = [ln for ln in self.stderr.strip().splitlines() if ln.strip()]
+        lines = [ln for ln in self.stderr.strip().splitlines()
+                 if ln.strip() and not ln.startswith(CONTAINMENT_LINE)]
         last = lines[-1].strip()[:300] if lines else ""
         return f"exit status {self.returncode}" + (f": {last}" if last else "")
 
 
-def _child(args: list[str], device: str, timeout: float, cwd: Path) -> ScriptResult:
+def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -> ScriptResult:
+    """One script in a child process confined the way a candidate's worker is (kdiff.confine:
+    writes only in `workdir`, memory and task caps, no network), killed at the sandbox's start
+    timeout with everything it started."""
     env = dict(os.environ)
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""
-        args = [sys.executable, "-m", __name__, *args]
-    elif args[0] == "run":  # on the device: exactly upstream's `python SCRIPT`
-        args = [sys.executable, args[1]]
-    else:
-        args = [sys.executable, "-m", __name__, *args]
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=str(cwd),
-                            start_new_session=True)
+    for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"), ("XDG_CACHE_HOME", "cache")):
+        (workdir / sub).mkdir(exist_ok=True)
+        env[var] = str(workdir / sub)
+    if device != "cpu" and args[0] == "run":  # on the device: exactly upstream's `python SCRIPT`
+        program = [sys.executable, args[1]]
+    else:
+        program = [sys.executable, "-m", __name__, *args]
+    spec = Confinement(writable=[str(workdir), *_writable_devices()],
+                       memory_bytes=limits.memory_bytes if device == "cpu" else None,
+                       max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
+                       namespaces=limits.confine, landlock=limits.confine)
+    timeout = limits.start_timeout
+    proc = subprocess.Popen([sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *program],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, errors="replace", env=env,
+                            cwd=str(workdir), start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
         return ScriptResult(proc.returncode, out, err, timeout)
@@ -73,13 +91,21 @@ def _child(args: list[str], device: str, timeout: float, cwd: Path) -> ScriptRes
         return ScriptResult(None, out, err, timeout)
 
 
-def run_script(script: Path, device: str, timeout: float) -> ScriptResult:
-    return _child(["run", str(script)], device, timeout, script.parent)
+def run_script(script: Path, device: str, limits: SandboxLimits) -> ScriptResult:
+    with tempfile.TemporaryDirectory(prefix="kdiff-tritonbench-") as workdir:
+        return _child(["run", str(script)], device, limits, Path(workdir))
 
 
-def record_calls(code: Path, test: Path, out: Path, device: str, timeout: float
+def record_calls(code: Path, test: Path, out: Path, device: str, limits: SandboxLimits
                  ) -> ScriptResult:
-    return _child(["record", str(code), str(test), str(out)], device, timeout, code.parent)
+    """Writes the recording to `out` (where the child wrote one: also when the test failed)."""
+    with tempfile.TemporaryDirectory(prefix="kdiff-tritonbench-") as workdir:
+        written = Path(workdir) / "calls.json"
+        result = _child(["record", str(code), str(test), str(written)], device, limits,
+                        Path(workdir))
+        if written.is_file():
+            shutil.copyfile(written, out)
+        return result
 
 
 # -- the child ------------------------------------------------------------------------------

@@ -1,0 +1,236 @@
+"""The TritonBench adapter: its layouts, its native check (call and execution accuracy), the
+recorded-call templates, and one materialised case judged end to end.
+
+Fixtures (tests/fixtures/tritonbench, written for kdiff in TritonBench's layouts):
+- T: `leaky_relu_scale`, a torch function; its test prints one result. Three answers: one
+  that raises, one that ignores `scale` (runs, prints something else), one that matches
+  (wrapped in prose, a ```python fence and a chat end token, which upstream strips).
+- G: `add_scalar`, a Triton kernel and wrapper; its test calls it three times (the last one
+  too large to replay on a CPU). Two answers, one file each (a G answer pairs with its gold
+  file once): a correct one, and one whose wrapper reads a module-level constant, which
+  upstream's reduction to imports and function definitions drops.
+"""
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff.adapters.tritonbench import calls, layout
+from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call
+from kdiff.adapters.tritonbench.runner import run_script
+from kdiff.judge import judge_case
+from kdiff.model import Status
+from kdiff.plugins import manager
+from kdiff.problem import load_problem
+from kdiff.runconfig import RunConfig
+from kdiff.sandbox import SandboxLimits
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tritonbench"
+BENCH = "tritonbench"
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KDIFF_CACHE_DIR", str(tmp_path_factory.mktemp("kdiff-cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def cases(cache):
+    config = RunConfig(bench=BENCH, root=FIXTURES, generated=FIXTURES / "generated")
+    found = manager().hook.kdiff_discover(bench=BENCH, config=config)
+    return {c.id: c for c in found}
+
+
+def native(case, preset="tritonbench"):
+    ctx = types.SimpleNamespace(device="cpu",
+                                candidate=types.SimpleNamespace(limits=SandboxLimits()))
+    return manager().hook.kdiff_native_check(bench=BENCH, case=case, ctx=ctx, preset=preset)
+
+
+# -- hooks and layout ----------------------------------------------------------------------
+
+def test_hooks_answer_for_tritonbench_only():
+    pm = manager()
+    assert pm.hook.kdiff_native_presets(bench=BENCH) == ["tritonbench", "tritonbench-call"]
+    assert pm.hook.kdiff_entry_points(bench=BENCH, case=None) == ("ModelNew",)
+    assert BENCH in {name for found in pm.hook.kdiff_benches() for name, _ in found}
+
+
+def test_code_clean_up_as_upstream():
+    fenced = "Sure.\n```python\nimport torch\nx = 1\n```\n<|im_end|>"
+    assert layout.clear_code(fenced) == "\nimport torch\nx = 1\n```\n"  # closing fence stays
+    code = ("import torch\nBLOCK = 4\nclass A:\n    def m(self):\n        import math\n"
+            "def f():\n    def g():\n        pass\n    return BLOCK\n")
+    reduced = layout.reduce_to_definitions(code)
+    imports, functions = reduced.split("\n\n", 1)
+    assert imports == "import torch\nimport math"
+    assert "BLOCK = 4" not in reduced and "class A" not in reduced
+    # ast.walk order: top-level f, then the method m, then g nested in f.
+    assert [ln.split("(")[0] for ln in functions.splitlines() if ln.lstrip().startswith("def")
+            and not ln.startswith(" ")] == ["def f", "def m", "def g"]
+    assert layout.reduce_to_definitions("def broken(:\n") == "def broken(:\n"
+
+
+def _row(variant, instruction="", label=""):
+    return layout.GeneratedRow(Path("x.jsonl"), 1, variant, instruction, "", label)
+
+
+def test_pairing_rows_with_gold_files():
+    stats = [{"file": "a.py", "output": "code A", "description": "adds\nthings"},
+             {"file": "b.py", "output": "code A and B", "description": "adds things up"}]
+    # G: the first unclaimed item containing the label; each item is claimed once.
+    assert layout.match_files([_row("G", label="code A"), _row("G", label="code A<|EOT|>")],
+                              stats) == ["a.py", "b.py"]
+    # The one row left unpaired goes with the one item left over (upstream's special case).
+    assert layout.match_files([_row("G", label="code A and B"), _row("G", label="edited")],
+                              stats) == ["b.py", "a.py"]
+    # T: the functional description must be in exactly one item's description.
+    t = "Functional Description: adds things up\nWrapper Entry Information: f(x)"
+    assert layout.match_files([_row("T", t)], stats) == ["b.py"]
+    [error] = layout.match_files([_row("T", "Functional Description: adds")], stats)
+    assert isinstance(error, layout.LayoutError) and "matches 2 gold items" in str(error)
+
+
+def test_discovery(cases):
+    assert sorted(cases) == ["G_good/G/add_scalar", "G_module_constant/G/add_scalar",
+                             "T_answers/T/leaky_relu_scale", "T_answers/T/leaky_relu_scale@2",
+                             "T_answers/T/leaky_relu_scale@3"]
+    for case in cases.values():
+        assert case.discovery_error is None
+        assert case.problem.name == "problem.py" and case.candidate.name == "candidate.py"
+    g = cases["G_module_constant/G/add_scalar"]
+    assert g.metadata["variant"] == "G" and g.metadata["target"] == "add_scalar"
+    generated = (g.candidate.parent / "generated.py").read_text()
+    assert "BLOCK_SIZE = 128" not in generated and "def add_scalar" in generated
+    t = cases["T_answers/T/leaky_relu_scale@3"]
+    assert t.metadata["variant"] == "T" and t.metadata["target"] == "leaky_relu_scale"
+    script = Path(t.metadata["script"]).read_text()
+    assert "Here is" not in script and "<|im_end|>" not in script
+    assert script.endswith((FIXTURES / "data/TritonBench_T_v1/leaky_relu_scale.py")
+                           .read_text().rpartition(layout.SEPARATOR)[2])
+
+
+def test_rows_that_cannot_be_judged_say_why(cache, tmp_path):
+    data = tmp_path / "data" / "TritonBench_T_v1"
+    data.mkdir(parents=True)
+    (data / "needs_device.py").write_text(
+        "import torch\n\ndef needs_device(x):\n    return x + 1\n\n" + layout.SEPARATOR
+        + "\n\ndef test_needs_device():\n"
+        "    torch.cuda.get_device_properties(0)\n"
+        "    return needs_device(torch.ones(2, device='cuda'))\n\nr = test_needs_device()\n")
+    (tmp_path / "data" / "TritonBench_T_v1.json").write_text(json.dumps(
+        [{"file": "needs_device.py", "name": "needs_device", "description": "Adds one."}]))
+    generated = tmp_path / "out.jsonl"
+    generated.write_text("\n".join(json.dumps(
+        {"instruction": f"Functional Description: {d}\nWrapper Entry Information: f",
+         "predict": "def needs_device(x):\n    return x + 1\n", "label": ""})
+        for d in ("Adds one.", "Subtracts two.")) + "\n")
+    config = RunConfig(bench=BENCH, root=tmp_path, generated=generated)
+    found = manager().hook.kdiff_discover(bench=BENCH, config=config)
+    errors = {c.id: c.discovery_error for c in found}
+    assert "the gold test does not run on cpu" in errors["out/T/needs_device"]
+    assert "matches 0 gold items" in errors["out/T/line-2"]
+
+
+# -- the native check ------------------------------------------------------------------------
+
+def test_call_accuracy_rejects_an_answer_that_raises(cases):
+    verdict = native(cases["T_answers/T/leaky_relu_scale"])
+    assert verdict.accept is False
+    assert verdict.reason.startswith("call accuracy: fail (exit status 1: TypeError")
+
+
+def test_execution_accuracy_rejects_different_stdout(cases):
+    case = cases["T_answers/T/leaky_relu_scale@2"]
+    assert native(case, "tritonbench-call").accept is True
+    verdict = native(case)
+    assert verdict.accept is False
+    assert "call accuracy: pass; execution accuracy: fail" in verdict.reason
+    assert "4.0000" in verdict.reason  # the gold run's printed value
+
+
+def test_g_reduction_drops_module_constants(cases):
+    assert native(cases["G_good/G/add_scalar"], "tritonbench-call").accept is True
+    verdict = native(cases["G_module_constant/G/add_scalar"])
+    assert verdict.accept is False and "NameError: name 'BLOCK_SIZE'" in verdict.reason
+
+
+def test_scripts_are_killed_at_their_deadline(tmp_path):
+    script = tmp_path / "spin.py"
+    script.write_text("print('started', flush=True)\nwhile True:\n    pass\n")
+    limits = SandboxLimits(start_timeout=1.0)
+    result = run_script(script, "cuda", limits)  # "cuda": plain `python SCRIPT`
+    assert result.timed_out and result.stdout == "started\n"
+    assert result.failure() == "did not finish within 1 s"
+
+
+# -- recorded calls ------------------------------------------------------------------------------
+
+def test_recorded_calls_of_the_gold_test(cases):
+    problem = cases["G_good/G/add_scalar"].problem
+    recorded = json.loads((problem.parent / "calls.json").read_text())
+    assert recorded["status"] == "ok"
+    shapes = [[c["args"][0]["tensor"]["shape"]] for c in recorded["calls"]]
+    assert shapes == [[[3]], [[16, 40]], [[3, 4096]]]
+    assert [c["args"][1:] for c in recorded["calls"]] == [[1.5], [], [2.0]]
+    assert recorded["calls"][1]["kwargs"] == {"value": -0.25}
+    first = recorded["calls"][0]["args"][0]["tensor"]
+    assert (first["dtype"], first["min"], first["max"]) == ("float32", -2.0, 3.5)
+    # The largest call within the CPU budget is replayed; 3 x 4096 is beyond it.
+    assert 3 * 4096 > MAX_ELEMENTS and choose_call(recorded["calls"], "add_scalar") == 1
+
+
+def test_materialised_problem_replays_the_call_with_fresh_inputs(cases):
+    problem = load_problem(cases["G_good/G/add_scalar"].problem)
+    assert problem.size_constants() == {"DIM_16": 16, "DIM_40": 40}
+    torch.manual_seed(0)
+    [x] = problem.get_inputs()
+    torch.manual_seed(1)
+    [y] = problem.get_inputs()
+    assert x.shape == (16, 40) and x.dtype == torch.float32 and not torch.equal(x, y)
+    assert 0 <= float(x.min()) and float(x.max()) < 1  # the test's torch.rand range
+    [out] = problem.Model()(x)  # the gold Triton kernel, through the interpreter
+    assert torch.equal(out, x - 0.25)
+    problem.module.DIM_40 = 7  # shape polymorphism scales the named size
+    assert problem.get_inputs()[0].shape == (16, 7)
+
+
+def test_call_templates_round_trip():
+    idx = torch.tensor([[2, 0], [1, 1]])
+    args = (torch.randn(3, 5, dtype=torch.float16), (idx, 4), torch.float64, "mean")
+    kwargs = {"eps": float("-inf"), "device": torch.device("cpu"), "extra": {"w": torch.ones(5)}}
+    call = {"function": "f", "args": [calls.encode(a) for a in args],
+            "kwargs": {k: calls.encode(v) for k, v in kwargs.items()}}
+    call = json.loads(json.dumps(call))
+    assert calls.dims(call) == [2, 3, 5]
+    tensors = calls.make_inputs(call)
+    assert [t.shape for t in tensors] == [(3, 5), (2, 2), (5,)]
+    assert tensors[0].dtype == torch.float16
+    assert torch.equal(tensors[1], idx)  # integer tensors keep their values
+    assert torch.equal(tensors[2], torch.ones(5))  # a constant tensor stays constant
+    new_args, new_kwargs = calls.rebuild(call, tuple(tensors))
+    assert new_args[1][0] is tensors[1] and new_args[1][1] == 4 and isinstance(new_args[1], tuple)
+    assert new_args[2:] == [torch.float64, "mean"]
+    assert new_kwargs["eps"] == float("-inf") and new_kwargs["device"] == torch.device("cpu")
+    assert new_kwargs["extra"]["w"] is tensors[2]
+    with pytest.raises(calls.Unrecordable):
+        calls.encode(torch.nn.Linear(2, 2))
+
+
+# -- end to end --------------------------------------------------------------------------------
+
+def test_judge_a_materialised_case(cases):
+    config = RunConfig(bench=BENCH, gates=["CMP-01", "ORD-02"])
+    verdict = judge_case(cases["T_answers/T/leaky_relu_scale@3"], config, manager())
+    assert verdict.error is None
+    assert verdict.native.accept is True, verdict.native.reason
+    assert "execution accuracy: pass" in verdict.native.reason
+    assert {g: r.status for g, r in verdict.gates.items()} == {
+        "CMP-01": Status.PASS, "ORD-02": Status.PASS}
+    assert verdict.verifier_accept is True
