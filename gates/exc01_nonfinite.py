@@ -1,0 +1,139 @@
+"""EXC-01 non-finite propagation: NaN, +Inf and -Inf injected into the free positions of the
+floating inputs must come out where the reference says they do, element for element.
+
+Expected classes come from the float64 oracle where it agrees with the reference run in the
+working precision; where the two disagree (overflow in the working precision, a library
+algorithm that turns Inf into NaN) the position is not judged, and the count is reported.
+Tolerance-free: an element's class (finite, NaN, +Inf, -Inf) either matches or it does not.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates.base import Gate, GateContext, ReferenceFailure, check_structure
+from kdiff.model import GateClass, GateResult, Status
+
+FINITE, NAN, POS_INF, NEG_INF = 0, 1, 2, 3
+CLASS_NAMES = {FINITE: "finite", NAN: "nan", POS_INF: "+inf", NEG_INF: "-inf"}
+
+# Separate injections, so that a failure says which special value was lost; the mixed one
+# puts all three side by side (NaN next to Inf in one reduction, +Inf meeting -Inf).
+INJECTIONS = (
+    ("NaN", gen.with_specials(gen.normal(), math.nan)),
+    ("+Inf", gen.with_specials(gen.normal(), math.inf)),
+    ("-Inf", gen.with_specials(gen.normal(), -math.inf)),
+    ("mixed", gen.with_specials(gen.with_specials(gen.with_specials(
+        gen.normal(), math.nan, 0.01), math.inf, 0.01), -math.inf, 0.01)),
+)
+SEEDS = (0, 1)
+
+
+def classify(t: torch.Tensor) -> torch.Tensor:
+    """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite."""
+    cls = torch.zeros(t.shape, dtype=torch.int8)
+    if not (t.is_floating_point() or t.is_complex()):
+        return cls
+    x = t.detach().cpu()
+    cls[torch.isnan(x)] = NAN
+    cls[x == math.inf] = POS_INF
+    cls[x == -math.inf] = NEG_INF
+    return cls
+
+
+def _violation(expected: torch.Tensor, got: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The four ways a judged element can be wrong, each as a boolean mask."""
+    exp_inf = (expected == POS_INF) | (expected == NEG_INF)
+    got_inf = (got == POS_INF) | (got == NEG_INF)
+    return {
+        "nan_swallowed": (expected == NAN) & (got != NAN),
+        "inf_swallowed": exp_inf & ~got_inf,
+        "inf_sign_flip": exp_inf & got_inf & (got != expected),
+        "spurious_nonfinite": (expected == FINITE) & (got != FINITE),
+    }
+
+
+def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape)) if len(shape) \
+        else ()
+
+
+@dataclass
+class Tally:
+    trials: int = 0
+    expected: dict[int, int] = field(default_factory=lambda: {NAN: 0, POS_INF: 0, NEG_INF: 0})
+    unjudged: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def counts(self) -> str:
+        return ", ".join(f"{n} {CLASS_NAMES[c]}" for c, n in self.expected.items())
+
+
+class NonFinitePropagation(Gate):
+    id = "EXC-01"
+    name = "non-finite propagation"
+    klass = GateClass.TOLERANCE_FREE
+    summary = "NaN, +Inf, -Inf injected: output NaN/Inf masks equal the reference's exactly"
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        if not ctx.float_input_indices():
+            return self.result(Status.SKIP, "no floating input with free positions to inject "
+                               "non-finite values into")
+        tally = Tally()
+        for seed in SEEDS:
+            for label, strategy in INJECTIONS:
+                failure = self.judge_trial(ctx, f"{label} seed {seed}", ctx.draw(strategy, seed),
+                                           tally)
+                if failure is not None:
+                    return failure
+        if tally.trials == 0:
+            return self.result(Status.SKIP, f"the reference rejects every injection "
+                               f"({tally.skipped[0]})")
+        detail = (f"{tally.trials} injections: every judged element has the expected class "
+                  f"(non-finite expected: {tally.counts()})")
+        if tally.unjudged:
+            detail += (f"; {tally.unjudged} element(s) not judged (float64 oracle and working-"
+                       f"precision reference disagree)")
+        if tally.skipped:
+            detail += f"; {len(tally.skipped)} injection(s) rejected by the reference"
+        return self.result(Status.PASS, detail)
+
+    def judge_trial(self, ctx: GateContext, label: str, inputs: list, tally: Tally
+                    ) -> GateResult | None:
+        try:
+            ev = ctx.evaluate(inputs)
+        except ReferenceFailure as exc:
+            tally.skipped.append(f"{label}: {exc}")
+            return None
+        got = ctx.call(inputs)
+        check_structure(got.outputs, ev.reference)
+        tally.trials += 1
+        for i, (oracle, reference, out) in enumerate(zip(ev.oracle.values, ev.reference,
+                                                         got.outputs)):
+            oracle_cls, ref_cls, got_cls = classify(oracle), classify(reference), classify(out)
+            judged = oracle_cls == ref_cls
+            tally.unjudged += int((~judged).sum())
+            for c in tally.expected:
+                tally.expected[c] += int((judged & (oracle_cls == c)).sum())
+            wrong = {sig: mask & judged for sig, mask in _violation(oracle_cls, got_cls).items()}
+            counts = {sig: int(m.sum()) for sig, m in wrong.items()}
+            first = next((sig for sig, n in counts.items() if n), None)
+            if first is None:
+                continue
+            flat = int(wrong[first].reshape(-1).nonzero()[0])
+            where = _index(flat, oracle_cls.shape)
+            value = float(out.reshape(-1)[flat]) if out.is_floating_point() else \
+                out.reshape(-1)[flat].item()
+            n_judged = int(judged.sum())
+            summary = ", ".join(f"{n} {sig}" for sig, n in counts.items() if n)
+            return self.result(
+                Status.FAIL,
+                f"injection {label}, output {i}: at index {where} expected "
+                f"{CLASS_NAMES[int(oracle_cls.reshape(-1)[flat])]}, got {value:.6g}; "
+                f"{summary} of {n_judged} judged elements "
+                f"({int((judged & (oracle_cls != FINITE)).sum())} expected non-finite, "
+                f"{int((~judged).sum())} not judged)", first)
+        return None

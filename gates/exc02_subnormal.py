@@ -1,0 +1,180 @@
+"""EXC-02 subnormal handling: subnormal inputs, and normal inputs whose exact results are
+subnormal. Where the same-precision reference keeps a subnormal (non-zero) result, the
+candidate must not flush it to zero and must keep its sign; no non-finite value may appear
+where the reference is finite. The sign of an exact zero is not judged.
+
+What this catches: flush-to-zero / denormals-are-zero modes (CUDA --use_fast_math, the CPU's
+FTZ/DAZ bits that torch.set_flush_denormal sets "for speed"), and kernels that rescale by a
+flushed norm (0 -> Inf/NaN).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates import tolerance
+from kdiff.gates.base import (DTYPE_NAMES, Evaluation, Gate, GateContext, ReferenceFailure,
+                              check_structure)
+from kdiff.model import GateClass, GateResult, Status
+
+DTYPE = torch.float32  # subnormal behaviour is judged in fp32, the benchmark's precision
+SEED = 0
+
+# Normal inputs scaled by 2^-e so that a product of `degree` of them lands in the subnormal
+# range [2^-149, 2^-126) of fp32: e = 65, 70 for products of two (matmul, x*y), 44, 47 for
+# three (x*y*z, a scaled product); e = 125 for ops that shrink values slightly (a mean, x/2).
+RESULT_SCALE_EXPONENTS = (65, 70, 44, 47, 125)
+# Subnormal inputs: normal draws times the smallest normal / 8, i.e. |x| around 2^-129.
+SUBNORMAL_INPUT_SCALE = torch.finfo(DTYPE).tiny / 8
+MAX_RESULT_TRIALS = 2
+
+
+def is_subnormal(t: torch.Tensor) -> torch.Tensor:
+    if not t.is_floating_point():
+        return torch.zeros(t.shape, dtype=torch.bool)
+    a = t.detach().cpu().abs()
+    return (a > 0) & (a < torch.finfo(t.dtype).tiny)
+
+
+def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
+    """How far an honest same-precision evaluation in another order may stray from the
+    oracle at output i. Each of the N roundings on the chain behind an element errs by at most
+    u times its operands (the worst-case gamma_N term of the tolerance model, without the
+    model's smallest-normal floor, which would swallow the whole subnormal range) or, in
+    gradual underflow, by at most half the smallest subnormal (IEEE 754: the absolute spacing
+    there is the smallest subnormal). Where |oracle| exceeds this, every honest order keeps a
+    non-zero result of the oracle's sign."""
+    depth = ev.oracle.depths[i]
+    relative = (tolerance.bound(ev.oracle.magnitudes[i], depth, ev.dtype, "worst_case")
+                - tolerance.SMALLEST_NORMAL[ev.dtype])
+    finfo = torch.finfo(ev.dtype)
+    underflow = depth * finfo.tiny * finfo.eps / 2  # smallest subnormal = tiny * eps
+    return relative.cpu().clamp_min(0) + underflow
+
+
+@dataclass
+class Tally:
+    trials: list[str] = field(default_factory=list)
+    kept: int = 0  # subnormal results of the reference
+    judged: int = 0  # of those, beyond the honest margin
+    notes: list[str] = field(default_factory=list)
+
+
+class SubnormalHandling(Gate):
+    id = "EXC-02"
+    name = "subnormal handling"
+    klass = GateClass.TOLERANCE_FREE
+    summary = "subnormal inputs and subnormal results: no flush to zero, sign kept, no Inf/NaN"
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        floats = ctx.float_input_indices()
+        if not floats:
+            return self.result(Status.SKIP, "no floating input with free positions")
+        tally = Tally()
+        for label, inputs, ev in self.trials(ctx, floats, tally):
+            failure = self.judge_trial(ctx, label, inputs, ev, tally)
+            if failure is not None:
+                return failure
+        if tally.judged == 0:
+            tried = "; ".join(tally.notes) or "no trial ran"
+            reason = ("the float32 reference keeps no subnormal result on any of the gate's "
+                      "inputs" if tally.kept == 0 else
+                      f"the reference's {tally.kept} subnormal result(s) all lie within rounding "
+                      f"noise of zero")
+            return self.result(Status.SKIP, f"{reason} ({tried})")
+        return self.result(Status.PASS, f"{tally.judged} subnormal result(s) kept with their "
+                           f"sign over {len(tally.trials)} trial(s) ({', '.join(tally.trials)}); "
+                           f"no non-finite value where the reference is finite")
+
+    def trials(self, ctx: GateContext, floats: list[int], tally: Tally
+               ) -> Iterator[tuple[str, list[Any], Evaluation]]:
+        """Trials on which the reference keeps subnormal results: subnormal inputs (all at
+        once, then one input at a time beside the benchmark's values for the others, so that
+        a subnormal times a normal stays subnormal), then the best of the result scalings."""
+        templates = ctx.templates()
+        tiny_inputs = gen.scaled(gen.normal(), SUBNORMAL_INPUT_SCALE)
+        candidates: list[tuple[str, list[Any]]] = [
+            ("subnormal inputs", gen.realize(templates, tiny_inputs, SEED))]
+        if len(floats) > 1:
+            candidates += [(f"subnormal input {i}",
+                            gen.realize(templates, tiny_inputs, SEED, only={i}))
+                           for i in floats]
+        for label, inputs in candidates:
+            ev = self.evaluate(ctx, label, inputs, tally)
+            if ev is not None:
+                yield label, inputs, ev
+        scored = []
+        for e in RESULT_SCALE_EXPONENTS:
+            label = f"inputs x 2^-{e}"
+            inputs = gen.realize(templates, gen.scaled(gen.normal(), 2.0 ** -e), SEED)
+            try:
+                n = sum(int(is_subnormal(r).sum()) for r in ctx.run_reference(inputs))
+            except ReferenceFailure as exc:
+                tally.notes.append(f"{label}: {exc}")
+                continue
+            if n:
+                scored.append((n, label, inputs))
+            else:
+                tally.notes.append(f"{label}: no subnormal result")
+        for _, label, inputs in sorted(scored, key=lambda s: -s[0])[:MAX_RESULT_TRIALS]:
+            ev = self.evaluate(ctx, label, inputs, tally)
+            if ev is not None:
+                yield label, inputs, ev
+
+    @staticmethod
+    def evaluate(ctx: GateContext, label: str, inputs: list[Any], tally: Tally
+                 ) -> Evaluation | None:
+        try:
+            ev = ctx.evaluate(inputs, dtype=DTYPE)
+        except ReferenceFailure as exc:
+            tally.notes.append(f"{label}: {exc}")
+            return None
+        kept = sum(int(is_subnormal(r).sum()) for r in ev.reference)
+        if not kept:
+            tally.notes.append(f"{label}: no subnormal result")
+            return None
+        return ev
+
+    def judge_trial(self, ctx: GateContext, label: str, inputs: list[Any], ev: Evaluation,
+                    tally: Tally) -> GateResult | None:
+        got = ctx.call(inputs, dtype=DTYPE)
+        check_structure(got.outputs, ev.reference)
+        tally.trials.append(label)
+        for i, (ref, out) in enumerate(zip(ev.reference, got.outputs)):
+            if not (ref.is_floating_point() and out.is_floating_point()):
+                continue
+            ref, out = ref.detach().cpu(), out.detach().cpu()
+            oracle = ev.oracle.values[i].cpu()
+            spurious = torch.isfinite(ref) & ~torch.isfinite(out)
+            if bool(spurious.any()):
+                return self.fail(label, i, spurious, ref, out, "nonfinite_from_subnormal",
+                                 f"non-finite where the {DTYPE_NAMES[DTYPE]} reference is finite")
+            kept = is_subnormal(ref)
+            judged = (kept & (torch.sign(oracle) == torch.sign(ref.double()))
+                      & (oracle.abs() > honest_margin(ev, i)))
+            tally.kept += int(kept.sum())
+            tally.judged += int(judged.sum())
+            flushed = judged & (out == 0)
+            if bool(flushed.any()):
+                return self.fail(label, i, flushed, ref, out, "subnormal_flushed",
+                                 f"flushed to zero of {int(judged.sum())} judged subnormal "
+                                 f"results")
+            flipped = judged & (out != 0) & (torch.sign(out) != torch.sign(ref))
+            if bool(flipped.any()):
+                return self.fail(label, i, flipped, ref, out, "subnormal_sign",
+                                 f"with the wrong sign of {int(judged.sum())} judged subnormal "
+                                 f"results")
+        return None
+
+    def fail(self, label: str, output: int, mask: torch.Tensor, ref: torch.Tensor,
+             out: torch.Tensor, signature: str, what: str) -> GateResult:
+        flat = int(mask.reshape(-1).nonzero()[0])
+        where = tuple(int(k) for k in torch.unravel_index(torch.tensor(flat), mask.shape)) \
+            if mask.dim() else ()
+        return self.result(
+            Status.FAIL, f"{label}, output {output}: {int(mask.sum())} element(s) {what}; "
+            f"first at index {where}: reference {float(ref.reshape(-1)[flat]):.6g}, got "
+            f"{float(out.reshape(-1)[flat]):.6g}", signature)
