@@ -7,21 +7,21 @@ and other executors wrap or replace it without touching discovery or reporting.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
-import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Iterable, Iterator, TextIO
 
 import pluggy
 
 from kdiff.cli import EXIT_UNFINISHED, UsageError, exit_status, make_config, write_reports
+from kdiff.executor import Executor, default_jobs, make_executor
+from kdiff.gates.registry import select
 from kdiff.hookspecs import DiscoveryError
 from kdiff.judge import judge_case, native_preset
 from kdiff.model import Case, NativeVerdict, Verdict
 from kdiff.plugins import UnknownBench, manager, require_bench
 from kdiff.runconfig import RunConfig
+from kdiff.store import ResultsStore, default_path, judge_resuming
 
 
 def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str) -> Verdict:
@@ -34,54 +34,11 @@ def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: s
 
 
 def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager,
-              preset: str) -> Iterator[Verdict]:
+              preset: str, executor: Executor | None = None) -> Iterator[Verdict]:
     """Judge each case, yielding verdicts as they finish (not necessarily in input order
-    when config.jobs > 1)."""
-    if config.jobs <= 1:
-        for case in cases:
-            yield judge_one(case, config, pm, preset)
-        return
-    yield from _judge_in_pool(list(cases), config, pm, preset)
-
-
-# -- a process pool for --jobs N ----------------------------------------------------------
-# Each case already runs its candidate in a worker process of its own; the pool runs N
-# judges side by side. Forked, so that the plugin manager (third-party adapters included)
-# and the config are inherited rather than pickled.
-_POOL: tuple[RunConfig, pluggy.PluginManager, str] | None = None
-
-
-def _pool_init(config: RunConfig, pm: pluggy.PluginManager, preset: str) -> None:
-    global _POOL
-    _POOL = (config, pm, preset)
-    import torch
-    # N judges share the machine: one intra-op thread pool each would oversubscribe it.
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // config.jobs))
-
-
-def _pool_judge(case: Case) -> Verdict:
-    assert _POOL is not None
-    return judge_one(case, *_POOL)
-
-
-def _judge_in_pool(cases: list[Case], config: RunConfig, pm: pluggy.PluginManager,
-                   preset: str) -> Iterator[Verdict]:
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(config.jobs, mp_context=context, initializer=_pool_init,
-                             initargs=(config, pm, preset)) as pool:
-        futures = {pool.submit(_pool_judge, case): case for case in cases}
-        try:
-            for future in as_completed(futures):
-                try:
-                    yield future.result()
-                except Exception as exc:  # noqa: BLE001 - a judge process died
-                    case = futures[future]
-                    message = f"kdiff's judge process failed: {type(exc).__name__}: {exc}"
-                    yield Verdict(case, NativeVerdict(None, preset, reason=message), {},
-                                  error=message)
-        finally:
-            for future in futures:
-                future.cancel()
+    when config.jobs > 1); local processes unless another executor is given."""
+    executor = executor or make_executor("local", config.jobs, config.device)
+    yield from executor.judge(list(cases), judge_one, config, pm, preset)
 
 
 # -- progress -----------------------------------------------------------------------------
@@ -108,8 +65,8 @@ def run_config(args: argparse.Namespace) -> RunConfig:
                        if args.problems else None)
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    config.jobs = args.jobs or 1
-    config.store = args.store
+    config.jobs = args.jobs or default_jobs(config.device)
+    config.store = args.store or default_path(args.json, args.markdown, args.junit)
     return config
 
 
@@ -147,14 +104,23 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(cases))
     verdicts: list[Verdict] = []
     status = None
+    # Every verdict is stored as it lands; the same command again judges only what is missing.
+    store = ResultsStore(config.store)
+    gates = [g.id for g in select(config.gates)]
+    store.begin_run(cases, config, preset, gates, " ".join(sys.argv))
+    executor = make_executor(getattr(args, "executor", "local"), config.jobs, config.device)
     try:
-        for verdict in judge_all(cases, config, pm, preset):
+        for verdict in judge_resuming(store, cases, config, preset, gates,
+                                      lambda todo, cfg: judge_all(todo, cfg, pm, preset,
+                                                                  executor)):
             verdicts.append(verdict)
             progress(verdict)
     except KeyboardInterrupt:
         print(f"kdiff: interrupted after {len(verdicts)} of {len(cases)} kernels; "
               "reporting those", file=sys.stderr)
         status = EXIT_UNFINISHED
+    finally:
+        store.close()
     verdicts.sort(key=lambda v: order.get(v.case.id, len(order)))
     from kdiff.reports.terminal import run_report
     print(run_report(verdicts, config.bench, preset, config.device))

@@ -45,6 +45,18 @@ CREATE TABLE IF NOT EXISTS run_cases (
 TRANSIENT_ERROR_KIND = "judge"
 
 
+DEFAULT_NAME = "kdiff-store.sqlite"
+
+
+def default_path(*report_paths: Path | None) -> Path:
+    """The run's output folder holds its store: beside the first report asked for, else in
+    ./kdiff-out."""
+    for path in report_paths:
+        if path is not None:
+            return Path(path).parent / DEFAULT_NAME
+    return Path("kdiff-out") / DEFAULT_NAME
+
+
 def file_sha256(path: Path) -> str:
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()

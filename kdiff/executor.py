@@ -1,0 +1,221 @@
+"""Where the judging of a run happens: in this process one case after another, in a pool of N
+local judge processes (--jobs N), or on a Ray cluster (--executor ray).
+
+Every executor takes the same `judge` function (case, config, pm, preset) -> Verdict and yields
+verdicts as they finish; the driver (this process) is the only one that writes the results
+store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox),
+so N jobs are N judges each with one worker. A judge process that dies costs the cases it held
+one retry, then an error row of kind `judge` (never stored: the next run judges them again).
+
+Verdicts do not depend on the executor: the same judge function runs on the same files with
+the same options; only GateResult.seconds differs. Judges keep torch's default thread count
+for that reason (a different count would change the rounding of the oracle's reductions).
+"""
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import tempfile
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any, Callable, Iterator, Protocol
+
+import pluggy
+
+from kdiff.model import Case, NativeVerdict, Verdict
+from kdiff.runconfig import RunConfig
+from kdiff.store import TRANSIENT_ERROR_KIND
+
+JudgeFn = Callable[[Case, RunConfig, pluggy.PluginManager, str], Verdict]
+EXECUTORS = ("local", "ray")
+MEMORY_PER_JOB = 2 << 30  # a judge (torch, the oracle) and its worker (torch, Triton)
+
+
+class Executor(Protocol):
+    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+              pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
+        """Verdicts of `cases`, as they finish."""
+
+
+def default_jobs(device: str) -> int:
+    """One job per GPU on CUDA; otherwise one per core, as many as memory holds."""
+    if device == "cuda":
+        import torch
+        return max(1, torch.cuda.device_count())
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(1, min(cores or 1, memory // MEMORY_PER_JOB))
+
+
+def make_executor(name: str, jobs: int, device: str) -> Executor:
+    if name == "ray":
+        return RayExecutor(jobs, device)
+    if name != "local":
+        raise ValueError(f"unknown executor '{name}'; known: {', '.join(EXECUTORS)}")
+    return SerialExecutor() if jobs <= 1 else PoolExecutor(jobs, device)
+
+
+def judge_died(case: Case, preset: str, why: str) -> Verdict:
+    message = f"kdiff's judge process died: {why}".splitlines()[0]
+    return Verdict(case, NativeVerdict(None, preset, reason=message), {}, error=message,
+                   error_kind=TRANSIENT_ERROR_KIND)
+
+
+class SerialExecutor:
+    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+              pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
+        for case in cases:
+            yield judge(case, config, pm, preset)
+
+
+# -- local processes ----------------------------------------------------------------------
+# State of one pool process: the judge and its arguments, set once by the initializer.
+_SLOT: tuple[JudgeFn, RunConfig, pluggy.PluginManager | None, str] | None = None
+
+
+def _slot_init(judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager | None,
+               preset: str, gpus: Any) -> None:
+    global _SLOT
+    if gpus is not None:  # one GPU per judge; its candidates' workers inherit the choice
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpus.get())
+    _SLOT = (judge, config, pm, preset)
+
+
+def _slot_judge(case: Case) -> Verdict:
+    assert _SLOT is not None
+    judge, config, pm, preset = _SLOT
+    if pm is None:
+        from kdiff.plugins import manager
+        pm = manager()
+    return judge(case, config, pm, preset)
+
+
+class PoolExecutor:
+    """N judge processes. On the CPU they are forked (the plugin manager, torch and the
+    gates are inherited, nothing is imported again); on CUDA they are spawned, since a
+    forked CUDA context is unusable, and each is given one GPU."""
+
+    def __init__(self, jobs: int, device: str) -> None:
+        self.jobs, self.device = jobs, device
+
+    def _pool(self, judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager,
+              preset: str) -> ProcessPoolExecutor:
+        if self.device == "cuda":
+            context = multiprocessing.get_context("spawn")
+            gpus = context.Queue()
+            for i in range(self.jobs):
+                gpus.put(i % max(1, _visible_gpus()))
+            return ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_slot_init,
+                                       initargs=(judge, config, None, preset, gpus))
+        return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_slot_init,
+                                   initargs=(judge, config, pm, preset, None))
+
+    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+              pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
+        queue = list(reversed(cases))
+        tries: dict[str, int] = {}
+        while queue:
+            # At most `jobs` cases in flight: when the pool breaks, those are the ones that
+            # were running, and only they are retried.
+            with self._pool(judge, config, pm, preset) as pool:
+                running: dict[Future[Verdict], Case] = {}
+                broken = False
+                while (queue or running) and not broken:
+                    while queue and len(running) < self.jobs:
+                        case = queue.pop()
+                        running[pool.submit(_slot_judge, case)] = case
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        case = running.pop(future)
+                        try:
+                            yield future.result()
+                        except BrokenProcessPool as exc:
+                            broken = True
+                            tries[case.id] = tries.get(case.id, 0) + 1
+                            if tries[case.id] > 1:
+                                yield judge_died(case, preset, str(exc) or "pool broken")
+                            else:
+                                queue.append(case)
+                        except Exception as exc:  # noqa: BLE001 - the judge itself raised
+                            yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
+                if broken:
+                    queue.extend(running.values())  # cancelled with the pool: not their fault
+                    running.clear()
+
+
+def _visible_gpus() -> int:
+    import torch
+    return torch.cuda.device_count()
+
+
+# -- Ray ----------------------------------------------------------------------------------
+def _materialize(case: Case, files: dict[str, tuple[str, bytes]]) -> tuple[Case, str | None]:
+    """The case as this node can judge it: in place when the node sees the same files (a
+    shared file system), else from copies of their contents in a temporary folder."""
+    import dataclasses
+    if all(Path(p).is_file() and hashlib.sha256(Path(p).read_bytes()).hexdigest() == sha
+           for p, (sha, _) in files.items()):
+        return case, None
+    folder = tempfile.mkdtemp(prefix="kdiff-ray-")
+    moved = {}
+    for i, (p, (_, data)) in enumerate(files.items()):
+        target = Path(folder) / str(i) / Path(p).name
+        target.parent.mkdir()
+        target.write_bytes(data)
+        moved[p] = target
+    return dataclasses.replace(case, problem=moved[str(case.problem)],
+                               candidate=moved[str(case.candidate)]), folder
+
+
+def _ray_judge(case: Case, files: dict[str, tuple[str, bytes]], judge: JudgeFn,
+               config: RunConfig, preset: str) -> Verdict:
+    import shutil
+
+    from kdiff.plugins import manager
+    local, folder = _materialize(case, files)
+    try:
+        verdict = judge(local, config, manager(), preset)
+    finally:
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+    verdict.case = case
+    return verdict
+
+
+class RayExecutor:
+    """One Ray task per case (one GPU each where the run is on CUDA); the driver gathers the
+    verdicts. Connects to the cluster named by RAY_ADDRESS, or starts a local instance with
+    `jobs` CPUs. Nodes need kdiff installed; the case files travel with the task."""
+
+    def __init__(self, jobs: int, device: str) -> None:
+        self.jobs, self.device = jobs, device
+
+    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+              pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
+        import ray
+        if not ray.is_initialized():
+            if os.environ.get("RAY_ADDRESS"):
+                ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=False)
+            else:
+                ray.init(num_cpus=self.jobs, num_gpus=None if self.device == "cuda" else 0,
+                         include_dashboard=False, log_to_driver=False)
+        task = ray.remote(num_cpus=1, num_gpus=1 if self.device == "cuda" else 0,
+                          max_retries=1)(_ray_judge)
+        pending = {}
+        for case in cases:
+            files = {}
+            for p in (case.problem, case.candidate):
+                data = Path(p).read_bytes() if Path(p).is_file() else b""
+                files[str(p)] = (hashlib.sha256(data).hexdigest(), data)
+            pending[task.remote(case, files, judge, config, preset)] = case
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                case = pending.pop(ref)
+                try:
+                    yield ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - the task's process died twice
+                    yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
