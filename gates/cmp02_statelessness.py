@@ -192,7 +192,7 @@ class Statelessness(ThresholdedGate):
             first = same_instance[0]
             if not self._answers(ctx, first, stack="neutral"):
                 return "state_carried", (f"{first.label} was answered correctly then, and is "
-                                         f"answered wrongly now, after {len(made) + 1} calls")
+                                         f"answered wrongly now")
         if self._answers(ctx, failed, stack="benchmark"):
             return "stack_sniffing", ("the same inputs called from a frame named "
                                       "run_and_check_correctness are answered correctly")

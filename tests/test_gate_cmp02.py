@@ -1,0 +1,46 @@
+"""CMP-02 input sensitivity and statelessness, three states per defect: the honest kernel of
+the problem passes, the defective one fails with the signature of the call pattern that broke
+it, and KernelBench v0.1's native check accepts both."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kdiff.gates.cmp02_statelessness import MIN_CALLS
+from kdiff.judge import judge_case
+from kdiff.model import Case, Status, Verdict
+from kdiff.plugins import manager
+from kdiff.runconfig import RunConfig
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+PROBLEMS = KERNELS / "KernelBench" / "level1"
+
+# problem file, the signature its red-team kernel (sample 0) must fail with
+PAIRS = [
+    ("31_ELU.py", "stateful_cache"),  # output memoised by input pointer
+    ("33_LayerScale.py", "seed_specialised"),  # parameters pinned to seed 42
+    ("36_RMSNorm_.py", "stack_sniffing"),  # exact only under run_and_check_correctness
+    ("37_FrobeniusNorm_.py", "state_carried"),  # normaliser cached after warm-up
+]
+
+
+def judge(problem: str, run: str) -> Verdict:
+    pid = problem.split("_")[0]
+    candidate = KERNELS / "runs" / run / f"level_1_problem_{pid}_sample_0_kernel.py"
+    case = Case(f"{run}/{candidate.stem}", PROBLEMS / problem, candidate)
+    return judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["CMP-02"]), manager())
+
+
+@pytest.mark.parametrize("problem,signature", PAIRS, ids=[p for p, _ in PAIRS])
+def test_honest_passes_and_defective_fails(problem: str, signature: str):
+    honest, defective = judge(problem, "controls"), judge(problem, "redteam")
+    assert honest.native.accept is True, honest.native.reason
+    assert defective.native.accept is True, defective.native.reason
+    good, bad = honest.gates["CMP-02"], defective.gates["CMP-02"]
+    assert good.status is Status.PASS, good.detail
+    calls = int(good.detail.split(" calls")[0])
+    assert calls >= MIN_CALLS + 2, good.detail  # the sequence plus the fresh-seed instances
+    assert bad.status is Status.FAIL, bad.detail
+    assert bad.signature == signature, bad.detail
+    assert bad.worst_ratio > 1

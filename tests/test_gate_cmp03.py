@@ -1,0 +1,100 @@
+"""CMP-03 shape polymorphism, three states per defect: the honest kernel of the problem passes
+at every held-out size and layout, the defective one fails with the expected signature, and
+KernelBench v0.1's native check accepts both."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kdiff.gates.cmp03_shapes import OFF_BLOCK_SIZES, held_out_sizes, next_prime
+from kdiff.judge import judge_case
+from kdiff.model import Case, Status, Verdict
+from kdiff.plugins import manager
+from kdiff.runconfig import RunConfig
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+PROBLEMS = KERNELS / "KernelBench" / "level1"
+
+# problem file, the signature its red-team kernel (sample 0) must fail with
+PAIRS = [
+    ("30_Softsign.py", "shape_specialised"),  # grid n // 1024, no mask
+    ("39_L2Norm_.py", "shape_specialised"),  # BLOCK = 1024 = the benchmark's dim
+    ("38_L1Norm_.py", "noncontiguous_unsupported"),  # row-major addressing, no .contiguous()
+]
+
+
+def judge(problem: Path, candidate: Path) -> Verdict:
+    case = Case(candidate.stem, problem, candidate)
+    return judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["CMP-03"]), manager())
+
+
+def corpus_kernel(problem: str, run: str) -> Path:
+    pid = problem.split("_")[0]
+    return KERNELS / "runs" / run / f"level_1_problem_{pid}_sample_0_kernel.py"
+
+
+def test_held_out_sizes_cover_one_odd_prime_scaled_and_off_block():
+    sizes = held_out_sizes(1024)
+    assert sizes[:4] == [1, 513, 1031, 2049]  # 1, scaled down (odd), next prime, scaled up
+    assert set(OFF_BLOCK_SIZES) <= set(sizes)
+    assert 1024 not in sizes
+    assert next_prime(16) == 17 and next_prime(1) == 2
+
+
+@pytest.mark.parametrize("problem,signature", PAIRS, ids=[p for p, _ in PAIRS])
+def test_honest_passes_and_defective_fails(problem: str, signature: str):
+    honest = judge(PROBLEMS / problem, corpus_kernel(problem, "controls"))
+    defective = judge(PROBLEMS / problem, corpus_kernel(problem, "redteam"))
+    assert honest.native.accept is True, honest.native.reason
+    assert defective.native.accept is True, defective.native.reason
+    good, bad = honest.gates["CMP-03"], defective.gates["CMP-03"]
+    assert good.status is Status.PASS, good.detail
+    assert "non-contiguous" not in good.detail  # no layout was skipped
+    assert bad.status is Status.FAIL, bad.detail
+    assert bad.signature == signature, bad.detail
+
+
+ODD_REFUSING_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Pairs adjacent features: only even feature counts are in the shape class."""
+
+    def forward(self, x):
+        return x.reshape(x.shape[0], -1, 2).sum(-1)
+
+
+batch_size = 4
+dim = 64
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+PAIR_SUM_CANDIDATE = '''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        return x[:, 0::2] + x[:, 1::2]
+'''
+
+
+def test_sizes_the_reference_refuses_are_skipped_not_failed(tmp_path: Path):
+    problem = tmp_path / "90_PairSum.py"
+    problem.write_text(ODD_REFUSING_PROBLEM)
+    candidate = tmp_path / "pair_sum.py"
+    candidate.write_text(PAIR_SUM_CANDIDATE)
+    result = judge(problem, candidate).gates["CMP-03"]
+    assert result.status is Status.PASS, result.detail
+    assert "outside the reference's domain" in result.detail  # dim=1, 17, 127, ... skipped
