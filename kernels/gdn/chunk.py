@@ -19,40 +19,52 @@ from kdiff.kernels.gdn.wy import (chunk_cumsum_kernel, wy_apply_kernel, wy_bwd_k
 SUPPORTED_CHUNKS = (16, 64)
 
 
-def _blocks(K: int, V: int) -> tuple[int, int]:
+# Launch shapes, chosen from the sm_90 compile (Triton's ptxas resource usage at K = V = 128,
+# BT = 64, bf16: registers <= 255 with no or little spilling): the sequential state scans use
+# narrow V-blocks (more programs in flight: they are the critical path), 4 warps forward and 8
+# backward; the chunk-parallel backward kernels hold [BT, K] fp32 accumulators and use 8 warps.
+STATE_BV, PARALLEL_BV = 32, 64
+WARPS = {"state_fwd": 4, "state_bwd": 8, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 8,
+         "wy_inverse": 4, "wy_apply": 4}
+
+
+def _blocks(K: int, V: int) -> tuple[int, int, int]:
+    """(BK, BV for the state scans, BV for the chunk-parallel kernels)."""
     if K > 256:
         raise ValueError(f"key dim {K} > 256 is not supported (the state tile holds all of K)")
     BK = max(16, triton.next_power_of_2(K))
-    BV = min(64, max(16, triton.next_power_of_2(V)))
-    return BK, BV
+    BV = max(16, triton.next_power_of_2(V))
+    return BK, min(STATE_BV, BV), min(PARALLEL_BV, BV)
 
 
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
     B, T, H, K = q.shape
     V = v.shape[-1]
     BT = layout.chunk_size
-    BK, BV = _blocks(K, V)
+    BK, SBV, BV = _blocks(K, V)
     NC, N = layout.num_chunks, layout.num_seqs
     dev = q.device
     gc = torch.empty(B * T, H, dtype=torch.float32, device=dev)
     BH = min(64, triton.next_power_of_2(H))
     chunk_cumsum_kernel[(NC, triton.cdiv(H, BH))](g, gc, layout.chunk_bounds, H, BT=BT, BH=BH)
     A = torch.empty(B * T, H, BT, dtype=torch.float32, device=dev)
-    wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT, BK=BK)
+    wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT, BK=BK,
+                               num_warps=WARPS["wy_inverse"])
     w = torch.empty_like(k)
     u = torch.empty_like(v)
     wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
-                             BT=BT, BK=BK, BV=BV)
+                             BT=BT, BK=BK, BV=BV, num_warps=WARPS["wy_apply"])
     hbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
     vnew = torch.empty_like(v)
     ht = torch.empty(N, H, K, V, dtype=torch.float32, device=dev) if output_final_state else None
-    state_fwd_kernel[(triton.cdiv(V, BV), N * H)](
+    state_fwd_kernel[(triton.cdiv(V, SBV), N * H)](
         k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
-        H, K, V, BT=BT, BK=BK, BV=BV, HAS_H0=initial_state is not None,
-        STORE_FINAL=output_final_state)
+        H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
+        STORE_FINAL=output_final_state, num_warps=WARPS["state_fwd"])
     o = torch.empty_like(v)
     output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](q, k, vnew, gc, hbuf, o, layout.chunk_bounds,
-                                                  scale, H, K, V, BT=BT, BK=BK, BV=BV)
+                                                  scale, H, K, V, BT=BT, BK=BK, BV=BV,
+                                                  num_warps=WARPS["output_fwd"])
     return o, ht, (gc, A, w, hbuf, vnew)
 
 
@@ -61,28 +73,30 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     B, T, H, K = q.shape
     V = v.shape[-1]
     BT = layout.chunk_size
-    BK, BV = _blocks(K, V)
+    BK, SBV, BV = _blocks(K, V)
     NC, N = layout.num_chunks, layout.num_seqs
     dev = q.device
     dhbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
     du = torch.empty_like(v)
     dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
            if initial_state is not None else None)
-    state_bwd_kernel[(triton.cdiv(V, BV), N * H)](
+    state_bwd_kernel[(triton.cdiv(V, SBV), N * H)](
         q, k, w, gc, do, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
-        H, K, V, BT=BT, BK=BK, BV=BV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None)
+        H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None,
+        num_warps=WARPS["state_bwd"])
     dq = torch.empty_like(q)
     dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
-    dw = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
     dgc_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
-    grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, du, dq, dk_part, dw, dgc_part,
-                            layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV)
+    grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dgc_part,
+                            layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
+                            num_warps=WARPS["grad_qk"])
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
     dbeta = torch.empty_like(beta)
     dg = torch.empty(B, T, H, dtype=q.dtype, device=dev)
-    wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, dw, du, dk_part, dgc_part, dk, dv, dbeta, dg,
-                           layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV)
+    wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, hbuf, du, dk_part, dgc_part, dk, dv, dbeta, dg,
+                           layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV,
+                           num_warps=WARPS["wy_bwd"])
     return dq, dk, dv, dg, dbeta, dh0
 
 

@@ -6,7 +6,6 @@ Forward, chunk with initial state S and corrected values U:
 Backward (the parts through Q, K, U, S and the chunk-end state S_next):
     dQ  = scale exp(gc) * (dO S^T) + (dP * mask * decay * scale) K,  dP = dO U^T
     dK  = (dP * ...)^T Q + exp(gc_last - gc) * (U dS_next^T)
-    dW  = -dU S^T                        (handed to the WY backward)
     dgc = q . dq - k . dk  (the decays' log-derivatives), plus the chunk-end terms.
 """
 from __future__ import annotations
@@ -43,7 +42,7 @@ def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
 
 
 @triton.jit
-def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, du, dq, dk_part, dw, dgc_part, bounds,
+def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dgc_part, bounds,
                    scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     i_c, h = tl.program_id(0), tl.program_id(1)
     start = tl.load(bounds + 2 * i_c)
@@ -55,7 +54,6 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, du, dq, dk_part, dw, dgc_par
     state_base = (i_c.to(tl.int64) * H + h) * K * V
     dq_acc = tl.zeros([BT, BK], dtype=tl.float32)   # dO S^T
     dkd_acc = tl.zeros([BT, BK], dtype=tl.float32)  # U dS_next^T
-    dw_acc = tl.zeros([BT, BK], dtype=tl.float32)   # dU S^T
     dp = tl.zeros([BT, BT], dtype=tl.float32)       # dO U^T
     ds_dot = tl.zeros([BK], dtype=tl.float32)       # row sums of S * dS_next
     for i_v in range(tl.cdiv(V, BV)):
@@ -66,14 +64,12 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, du, dq, dk_part, dw, dgc_par
         dS = tl.load(dhbuf + soffs, mask=smask, other=0.0)
         b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
-        b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
         dq_acc += mm(b_do, tl.trans(S), DT)
         dkd_acc += mm(b_u, tl.trans(dS), DT)
-        dw_acc += mm(b_du, tl.trans(S), DT)
         dp += mm(b_do, tl.trans(b_u), DT)
         ds_dot += tl.sum(S.to(tl.float32) * dS.to(tl.float32), 1)
-    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
-    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
     b_gc = load_head_vec(gc, start, end, H, h, BT)
     g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
     causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
@@ -81,10 +77,9 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, du, dq, dk_part, dw, dgc_par
     b_dq = dq_acc * (scale * tl.exp(b_gc))[:, None] + mm(dp, b_k, DT)
     dk_p = mm(tl.trans(dp), b_q, DT)
     dk_d = dkd_acc * tl.where(valid, tl.exp(g_last - b_gc), 0.0)[:, None]
-    y = tl.sum(b_k * dk_d, 1)
-    b_dgc = tl.sum(b_q * b_dq, 1) - tl.sum(b_k * dk_p, 1) - y
+    y = tl.sum(b_k.to(tl.float32) * dk_d, 1)
+    b_dgc = tl.sum(b_q.to(tl.float32) * b_dq, 1) - tl.sum(b_k.to(tl.float32) * dk_p, 1) - y
     b_dgc += tl.where(start + r == end - 1, tl.sum(y, 0) + tl.exp(g_last) * tl.sum(ds_dot, 0), 0.0)
     store_rows(dq, b_dq, start, end, H, h, K, 0, BT, BK)
     store_rows(dk_part, dk_p + dk_d, start, end, H, h, K, 0, BT, BK)
-    store_rows(dw, -dw_acc, start, end, H, h, K, 0, BT, BK)
     store_head_vec(dgc_part, b_dgc, start, end, H, h, BT)

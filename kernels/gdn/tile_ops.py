@@ -19,36 +19,55 @@ def mm(a, b, DT: tl.constexpr):
 
 
 @triton.jit
+def _tile(ptr, row0, end, H, h, D, col0, NR: tl.constexpr, BD: tl.constexpr):
+    """Pointers and mask of the [NR, BD] tile (rows row0.., columns col0..) of a packed
+    [tokens, H, D] tensor at head h. The base is a 64-bit scalar and the in-tile offsets are
+    32-bit (they stay below NR*H*D): 64-bit offset tiles would double the address registers."""
+    r = tl.arange(0, NR)
+    c = tl.arange(0, BD)
+    base = ptr + (row0.to(tl.int64) * H + h) * D + col0
+    mask = (row0 + r < end)[:, None] & (col0 + c < D)[None, :]
+    return base + (r[:, None] * (H * D) + c[None, :]), mask
+
+
+@triton.jit
 def load_rows(ptr, row0, end, H, h, D, col0, NR: tl.constexpr, BD: tl.constexpr):
     """[NR, BD] tile (rows row0.., columns col0..) of a packed [tokens, H, D] tensor at head
     h; rows at or past `end` and columns past D read as zero."""
-    rows = row0 + tl.arange(0, NR)
-    cols = col0 + tl.arange(0, BD)
-    offs = (rows.to(tl.int64)[:, None] * H + h) * D + cols[None, :]
-    mask = (rows < end)[:, None] & (cols < D)[None, :]
-    return tl.load(ptr + offs, mask=mask, other=0.0)
+    ptrs, mask = _tile(ptr, row0, end, H, h, D, col0, NR, BD)
+    return tl.load(ptrs, mask=mask, other=0.0)
 
 
 @triton.jit
 def store_rows(ptr, value, row0, end, H, h, D, col0, NR: tl.constexpr, BD: tl.constexpr):
-    rows = row0 + tl.arange(0, NR)
-    cols = col0 + tl.arange(0, BD)
-    offs = (rows.to(tl.int64)[:, None] * H + h) * D + cols[None, :]
-    mask = (rows < end)[:, None] & (cols < D)[None, :]
-    tl.store(ptr + offs, value.to(ptr.dtype.element_ty), mask=mask)
+    ptrs, mask = _tile(ptr, row0, end, H, h, D, col0, NR, BD)
+    tl.store(ptrs, value.to(ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def load_rows_t(ptr, row0, end, H, h, D, col0, NR: tl.constexpr, BD: tl.constexpr):
+    """The transpose [BD, NR] of load_rows' tile, read transposed from memory (a register
+    transpose of a dot operand costs a layout conversion through shared memory)."""
+    r = tl.arange(0, NR)
+    c = tl.arange(0, BD)
+    base = ptr + (row0.to(tl.int64) * H + h) * D + col0
+    mask = (col0 + c < D)[:, None] & (row0 + r < end)[None, :]
+    return tl.load(base + (c[:, None] + r[None, :] * (H * D)), mask=mask, other=0.0)
 
 
 @triton.jit
 def load_head_vec(ptr, row0, end, H, h, NR: tl.constexpr):
     """[NR] fp32 values of a packed [tokens, H] tensor (gates, betas); past `end`: zero."""
-    rows = row0 + tl.arange(0, NR)
-    return tl.load(ptr + rows.to(tl.int64) * H + h, mask=rows < end, other=0.0).to(tl.float32)
+    r = tl.arange(0, NR)
+    base = ptr + row0.to(tl.int64) * H + h
+    return tl.load(base + r * H, mask=row0 + r < end, other=0.0).to(tl.float32)
 
 
 @triton.jit
 def store_head_vec(ptr, value, row0, end, H, h, NR: tl.constexpr):
-    rows = row0 + tl.arange(0, NR)
-    tl.store(ptr + rows.to(tl.int64) * H + h, value.to(ptr.dtype.element_ty), mask=rows < end)
+    r = tl.arange(0, NR)
+    base = ptr + row0.to(tl.int64) * H + h
+    tl.store(base + r * H, value.to(ptr.dtype.element_ty), mask=row0 + r < end)
 
 
 @triton.jit

@@ -5,6 +5,7 @@ Chunks never cross a sequence boundary; the last chunk of a sequence may be shor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
@@ -22,16 +23,28 @@ class ChunkLayout:
 def chunk_layout(batch: int, seqlen: int, chunk_size: int, device: torch.device,
                  cu_seqlens: torch.Tensor | None = None) -> ChunkLayout:
     if cu_seqlens is None:
-        lengths = [seqlen] * batch
-    else:
-        if batch != 1:
-            raise ValueError(f"cu_seqlens packs sequences along T: batch must be 1, got {batch}")
-        cu = [int(x) for x in cu_seqlens.tolist()]
-        if cu[0] != 0 or cu[-1] != seqlen or any(b < a for a, b in zip(cu, cu[1:])):
-            raise ValueError(f"cu_seqlens must rise from 0 to T={seqlen}, got {cu}")
-        lengths = [b - a for a, b in zip(cu, cu[1:])]
+        # equal lengths: built once per shape (no host-to-device copy on every call)
+        return _uniform_layout(batch, seqlen, chunk_size, device)
+    return _layout(_packed_lengths(batch, seqlen, cu_seqlens), chunk_size, device)
+
+
+@lru_cache(maxsize=64)
+def _uniform_layout(batch: int, seqlen: int, chunk_size: int, device: torch.device) -> ChunkLayout:
+    return _layout([seqlen] * batch, chunk_size, device)
+
+
+def _packed_lengths(batch: int, seqlen: int, cu_seqlens: torch.Tensor) -> list[int]:
+    if batch != 1:
+        raise ValueError(f"cu_seqlens packs sequences along T: batch must be 1, got {batch}")
+    cu = [int(x) for x in cu_seqlens.tolist()]
+    if cu[0] != 0 or cu[-1] != seqlen or any(b < a for a, b in zip(cu, cu[1:])):
+        raise ValueError(f"cu_seqlens must rise from 0 to T={seqlen}, got {cu}")
+    return [b - a for a, b in zip(cu, cu[1:])]
+
+
+def _layout(lengths: list[int], chunk_size: int, device: torch.device) -> ChunkLayout:
     starts, offsets, bounds = [0], [0], []
-    for n, length in enumerate(lengths):
+    for length in lengths:
         bos = starts[-1]
         starts.append(bos + length)
         count = -(-length // chunk_size)

@@ -57,20 +57,19 @@ def _mm32(a, b):
 
 @triton.jit
 def _store_block(A, block, row0, col0, end, H, h, BT: tl.constexpr):
-    rows = row0 + tl.arange(0, 16)
-    cols = col0 + tl.arange(0, 16)
-    offs = (rows.to(tl.int64)[:, None] * H + h) * BT + cols[None, :]
-    tl.store(A + offs, block, mask=(rows < end)[:, None])
+    r = tl.arange(0, 16)
+    base = A + (row0.to(tl.int64) * H + h) * BT + col0
+    tl.store(base + r[:, None] * (H * BT) + r[None, :], block, mask=(row0 + r < end)[:, None])
 
 
 @triton.jit
 def load_inverse(A, start, end, H, h, BT: tl.constexpr):
     """The chunk's [BT, BT] inverse, zero above the diagonal and past `end`."""
     r = tl.arange(0, BT)
-    rows = start + r
-    offs = (rows.to(tl.int64)[:, None] * H + h) * BT + r[None, :]
-    mask = (rows < end)[:, None] & (r[:, None] >= r[None, :]) & (start + r < end)[None, :]
-    return tl.load(A + offs, mask=mask, other=0.0)
+    valid = start + r < end
+    base = A + (start.to(tl.int64) * H + h) * BT
+    mask = valid[:, None] & (r[:, None] >= r[None, :]) & valid[None, :]
+    return tl.load(base + r[:, None] * (H * BT) + r[None, :], mask=mask, other=0.0)
 
 
 @triton.jit
@@ -139,53 +138,62 @@ def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
     b_gc = load_head_vec(gc, start, end, H, h, BT)
-    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
-    b_w = mm(b_A, b_k * (b_beta * tl.exp(b_gc))[:, None], DT)
-    store_rows(w, b_w, start, end, H, h, K, 0, BT, BK)
+    # the row scalings of K and V move onto A's columns: [BT, BT] is the smaller tile
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
+    store_rows(w, mm(b_A * (b_beta * tl.exp(b_gc))[None, :], b_k, DT), start, end, H, h, K, 0,
+               BT, BK)
+    A_beta = b_A * b_beta[None, :]
     for i_v in range(tl.cdiv(V, BV)):
-        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
-        b_u = mm(b_A, b_v * b_beta[:, None], DT)
-        store_rows(u, b_u, start, end, H, h, V, i_v * BV, BT, BV)
-
+        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
+        store_rows(u, mm(A_beta, b_v, DT), start, end, H, h, V, i_v * BV, BT, BV)
 
 
 @triton.jit
-def wy_bwd_kernel(k, v, beta, gc, A, dw, du, dk_part, dgc_part, dk, dv, dbeta, dg, bounds,
+def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dgc_part, dk, dv, dbeta, dg, bounds,
                   H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
-    """VJP of the WY stage; finishes dk, dv, dbeta and dg (reverse chunk-local cumsum of
-    dgc). Grid (chunks, H)."""
+    """VJP of the WY stage; forms dW = -dU S^T from the chunk's stored initial state S, and
+    finishes dk, dv, dbeta and dg (reverse chunk-local cumsum of dgc). Grid (chunks, H)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
     start = tl.load(bounds + 2 * i_c)
     end = tl.load(bounds + 2 * i_c + 1)
     DT: tl.constexpr = k.dtype.element_ty
     r = tl.arange(0, BT)
+    rk = tl.arange(0, BK)
     valid = start + r < end
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
+    b_db = tl.zeros([BT], dtype=tl.float32)
+    d_a = tl.zeros([BT, BT], dtype=tl.float32)
+    d_w = tl.zeros([BT, BK], dtype=tl.float32)
+    state = hbuf + (i_c.to(tl.int64) * H + h) * K * V
+    for i_v in range(tl.cdiv(V, BV)):
+        cv = i_v * BV + tl.arange(0, BV)
+        S = tl.load(state + rk[:, None] * V + cv[None, :],
+                    mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
+        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
+        b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
+        d_w -= mm(b_du, tl.trans(S), DT)
+        d_bv = mm(tl.trans(b_A), b_du, DT)                  # d(beta V)
+        store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
+        b_db += tl.sum(d_bv * b_v.to(tl.float32), 1)
+        d_a += mm(b_du, tl.trans(b_v), DT)
+    d_a = d_a * b_beta[None, :]
     b_gc = load_head_vec(gc, start, end, H, h, BT)
     gamma = tl.exp(b_gc)
     bg = b_beta * gamma
-    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
-    b_dw = load_rows(dw, start, end, H, h, K, 0, BT, BK)
-    d_bk = mm(tl.trans(b_A), b_dw, DT)                      # d(beta exp(gc) K)
-    d_a = mm(b_dw, tl.trans(b_k * bg[:, None]), DT)
-    b_dk = load_rows(dk_part, start, end, H, h, K, 0, BT, BK) + d_bk * bg[:, None]
-    k_dbk = tl.sum(d_bk * b_k, 1)
-    b_db = k_dbk * gamma
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
+    d_a += mm(d_w, tl.trans(b_k), DT) * bg[None, :]
+    d_bk = mm(tl.trans(b_A), d_w, DT)                       # d(beta exp(gc) K)
+    k_dbk = tl.sum(d_bk * b_k.to(tl.float32), 1)
+    b_db += k_dbk * gamma
     b_dgc = load_head_vec(dgc_part, start, end, H, h, BT) + bg * k_dbk
-    for i_v in range(tl.cdiv(V, BV)):
-        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
-        b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
-        d_bv = mm(tl.trans(b_A), b_du, DT)                  # d(beta V)
-        store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
-        b_db += tl.sum(d_bv * b_v, 1)
-        d_a += mm(b_du, tl.trans(b_v * b_beta[:, None]), DT)
     strict = (r[:, None] > r[None, :]) & valid[:, None] & valid[None, :]
     d_l = -mm(mm(tl.trans(b_A), d_a, DT), tl.trans(b_A), DT)
     d_le = tl.where(strict, d_l * tl.exp(b_gc[:, None] - b_gc[None, :]), 0.0)
     kk = mm(b_k, tl.trans(b_k), DT)
     d_scaled = d_le * b_beta[:, None]                          # dL * dL/d(k_r . k_s)
-    b_dk += mm(d_scaled, b_k, DT) + mm(tl.trans(d_scaled), b_k, DT)
+    b_dk = (load_rows(dk_part, start, end, H, h, K, 0, BT, BK) + d_bk * bg[:, None]
+            + mm(d_scaled + tl.trans(d_scaled), b_k, DT))
     b_db += tl.sum(d_le * kk, 1)
     y = d_scaled * kk                                          # dL * L
     b_dgc += tl.sum(y, 1) - tl.sum(y, 0)
