@@ -20,6 +20,12 @@ RUN_A = CHECKOUT / "runs" / "run_a"
 PLUMBING = ["--gates", "ORD-02", "--device", "cpu"]
 
 
+@pytest.fixture(autouse=True)
+def private_cwd(tmp_path, monkeypatch):
+    """A run without a report path keeps its results store in ./kdiff-out: never reuse one."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="module")
 def run_a(tmp_path_factory):
     """One run over level 1 of run_a, in two judge processes, with every report."""
