@@ -21,7 +21,8 @@ import torch
 
 from kdiff import protocol
 from kdiff.problem import LoadError, load_candidate_class, load_problem
-from kdiff.worker_probes import AllocationPoison, LaunchRecorder, churn_allocator, live_bytes
+from kdiff.triton_launches import LaunchRecorder
+from kdiff.worker_probes import AllocationPoison, churn_allocator, live_bytes
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
           "float64": torch.float64}
@@ -183,7 +184,13 @@ class Worker:
         return {"bytes": live_bytes(exclude=self.kept_outputs)}
 
     def cmd_launches(self, msg: dict) -> dict:
-        return {"launches": self.recorder.compile_reports(msg["targets"])}
+        """The Triton launches recorded since the last `clear` (those in `keys` when given),
+        each compiled for every target in `targets` (none: only listed)."""
+        if msg.get("clear"):
+            self.recorder.clear()
+        return {"launches": self.recorder.compile_reports(msg.get("targets") or [],
+                                                          msg.get("keys")),
+                "dropped": self.recorder.dropped}
 
     def cmd_overwrite_stored(self, msg: dict) -> dict:
         """Write new values into a stored input set in place (same tensors, same storage);

@@ -1,5 +1,5 @@
-"""Instruments used inside the worker: allocator poisoning and churn, live-memory accounting,
-and the recorder of Triton launches that the resource gate compiles for other targets."""
+"""Instruments used inside the worker: allocator poisoning and churn, and live-memory
+accounting. (The recorder of Triton launches lives in kdiff.triton_launches.)"""
 from __future__ import annotations
 
 import gc
@@ -90,16 +90,3 @@ def live_bytes(exclude: list[torch.Tensor]) -> int:
             total += st.nbytes()
     return total
 
-
-class LaunchRecorder:
-    """Records each distinct Triton kernel launch (function, argument types, constexprs,
-    launch options) so that the resource gate can compile it for other targets."""
-
-    def __init__(self) -> None:
-        self.launches: dict[str, dict[str, Any]] = {}
-
-    def install(self) -> None:
-        pass
-
-    def compile_reports(self, targets: list[str]) -> list[dict[str, Any]]:
-        return []

@@ -1,0 +1,264 @@
+"""RES-02 resource budget: compiled kernels fit the target's hardware; device memory held by
+the candidate returns to its baseline after a call; a call finishes within a wall-clock budget
+relative to the reference.
+
+Three parts, each tolerance-free:
+- *held memory*: one warm-up call (lazy initialisation, caches, autotuning), then further calls
+  on the benchmark's inputs, each followed by the worker's `memory` count
+  (`torch.cuda.memory_allocated` on CUDA; live tensor bytes reachable from Python on the
+  CPU). Memory that grows with every call is `memory_leak`.
+- *wall clock* (CUDA only: through the Triton interpreter, CPU timings say nothing about the
+  kernel): the median call must stay within HANG_FACTOR times the reference's median, or
+  HANG_FLOOR_S, whichever is larger (`time_over_budget`). A call that never returns is killed
+  by the sandbox after its call timeout (`hang`), on every device.
+- *compiled resources*: every Triton launch those calls made is compiled for each declared
+  target (GateOptions.targets) without a GPU (kdiff.triton_launches) and its shared memory,
+  registers and, on sm_100, tensor-memory columns are held against the limits below
+  (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
+  autotuner chose among are alternatives: on hardware the autotuner drops a config that does
+  not fit, so they fail only when none fits. A candidate that launches no Triton kernel (pure
+  PyTorch, or a compiled extension) has nothing to compile: that part is skipped, with the
+  reason.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates.base import Gate, GateContext
+from kdiff.model import GateClass, GateResult, Status
+from kdiff.triton_launches import COMPILE_TIMEOUT_S, KernelResources, Launch, ResourceCache
+
+CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
+INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
+
+# Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
+# library reference in published speedup tables; a call three orders of magnitude slower than
+# the reference is one that is not making progress (a spin loop, a grid launching far more
+# programs than the problem has elements). The floor covers references so short (tens of
+# microseconds) that Python and launch overhead alone are many times their length.
+HANG_FACTOR = 1000.0
+HANG_FLOOR_S = 1.0
+
+
+@dataclass(frozen=True)
+class TargetLimits:
+    shared_bytes: int  # dynamic shared memory one block may opt in to
+    registers_per_thread: int
+    registers_per_block: int
+    register_unit: int  # registers are allocated per warp in units of this many
+    tmem_columns: int | None  # tensor memory a CTA may allocate (None: no TMEM)
+
+
+LIMITS = {
+    # CUDA C++ Programming Guide, "Technical Specifications per Compute Capability", 8.0:
+    # 163 KB shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin = 166912 on A100),
+    # 255 registers per thread, 64K 32-bit registers per block; register allocation unit
+    # 256 per warp (CUDA Occupancy Calculator).
+    "sm_80": TargetLimits(166912, 255, 65536, 256, None),
+    # Same table, 9.0 (H100): 227 KB = 232448 bytes per block (the value the driver reports as
+    # MaxSharedMemoryPerBlockOptin and Triton's launcher checks `metadata.shared` against).
+    "sm_90": TargetLimits(232448, 255, 65536, 256, None),
+    # 10.0 (B200): 228 KB per SM, 227 KB = 232448 bytes per block, as on 9.0. Tensor memory:
+    # 128 lanes x 512 columns of 32 bits per SM; tcgen05.alloc takes 32..512 columns (PTX ISA,
+    # "Tensor Memory"); Triton's launcher raises OutOfResources("tensor memory") when the
+    # compiled `tmem_size` exceeds 512.
+    "sm_100": TargetLimits(232448, 255, 65536, 256, 512),
+}
+
+
+@dataclass
+class Violation:
+    signature: str
+    text: str
+
+
+def violations(res: KernelResources, limits: TargetLimits) -> list[Violation]:
+    """Every limit one compiled kernel exceeds on its target."""
+    found = []
+    if res.shared_bytes > limits.shared_bytes:
+        found.append(Violation("shared_over_budget", f"shared memory {res.shared_bytes} B > "
+                               f"{limits.shared_bytes} B per block"))
+    if limits.tmem_columns is not None and res.tmem_columns > limits.tmem_columns:
+        trap = " (Triton compiled the kernel to a bare trap)" if res.trap_only else ""
+        found.append(Violation("tmem_over_budget", f"tensor memory {res.tmem_columns} columns "
+                               f"> {limits.tmem_columns} per CTA{trap}"))
+    if res.registers is not None:
+        per_warp = math.ceil(res.registers * 32 / limits.register_unit) * limits.register_unit
+        per_block = per_warp * res.num_warps
+        if res.registers > limits.registers_per_thread:
+            found.append(Violation("registers_over_budget", f"{res.registers} registers per "
+                                   f"thread > {limits.registers_per_thread}"))
+        elif per_block > limits.registers_per_block:
+            found.append(Violation("registers_over_budget", f"{res.registers} registers x "
+                                   f"{res.num_warps} warps = {per_block} per block > "
+                                   f"{limits.registers_per_block}"))
+    return found
+
+
+def describe(res: KernelResources) -> str:
+    parts = [f"shared {res.shared_bytes} B"]
+    if res.tmem_columns:
+        parts.append(f"tmem {res.tmem_columns} col")
+    if res.registers is not None:
+        parts.append(f"{res.registers} regs x {res.num_warps} warps")
+    if res.spill_store_bytes:
+        parts.append(f"{res.spill_store_bytes} B spilled")
+    return ", ".join(parts)
+
+
+LOST = {"error": "no longer recorded (the worker restarted)"}
+
+
+@dataclass
+class PartOutcome:
+    failure: GateResult | None
+    note: str
+
+
+class ResourceBudget(Gate):
+    id = "RES-02"
+    name = "resource budget"
+    klass = GateClass.TOLERANCE_FREE
+    summary = ("compiled Triton kernels within each target's shared memory, registers and "
+               "TMEM; device memory back to baseline after a call; no hang")
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        ctx.candidate.request("launches", clear=True)  # judge the launches of these calls only
+        memory, seconds = self.held_memory(ctx)
+        notes = []
+        for part in (memory, self.wall_clock(ctx, seconds), self.compiled(ctx)):
+            if part.failure is not None:
+                return part.failure
+            notes.append(part.note)
+        return self.result(Status.PASS, "; ".join(notes))
+
+    # -- held memory ----------------------------------------------------------------------
+    def held_memory(self, ctx: GateContext) -> tuple[PartOutcome, list[float]]:
+        held, seconds = [], []
+        for i in range(1 + CALLS_AFTER_WARMUP):
+            got = ctx.call(ctx.benchmark_inputs(INPUT_SEED + i))
+            seconds.append(got.seconds)
+            held.append(int(ctx.candidate.request("memory")["bytes"]))
+        what = "device memory" if ctx.device == "cuda" else "live tensor bytes"
+        growth = [b - a for a, b in zip(held, held[1:])]
+        if all(g > 0 for g in growth):
+            return PartOutcome(self.result(
+                Status.FAIL, f"{what} held by the candidate grow with every call: {held[0]} B "
+                f"after the warm-up call, then {', '.join(f'+{g}' for g in growth)} B over "
+                f"{CALLS_AFTER_WARMUP} more calls", "memory_leak"), ""), seconds[1:]
+        return PartOutcome(None, f"{what} held after the warm-up call and {CALLS_AFTER_WARMUP} "
+                           f"more: {', '.join(map(str, held))} B"), seconds[1:]
+
+    # -- wall clock -----------------------------------------------------------------------
+    def wall_clock(self, ctx: GateContext, candidate_seconds: list[float]) -> PartOutcome:
+        if ctx.device != "cuda":
+            return PartOutcome(None, "wall clock: the relative budget is judged on CUDA only "
+                               "(the Triton interpreter makes CPU timings meaningless); the "
+                               "sandbox's call timeout still applies")
+        key = ctx.reference_key_in_worker()
+        reference = []
+        for i in range(1 + CALLS_AFTER_WARMUP):
+            inputs = [x.cpu() if isinstance(x, torch.Tensor) else x for x in
+                      gen.cast_inputs(ctx.benchmark_inputs(INPUT_SEED + i), torch.float32)]
+            reference.append(ctx.candidate.request("call", key=key, inputs=inputs)["seconds"])
+        ref = statistics.median(reference[1:])
+        cand = statistics.median(candidate_seconds)
+        budget = max(HANG_FACTOR * ref, HANG_FLOOR_S)
+        text = (f"median call {cand * 1e3:.3g} ms, reference {ref * 1e3:.3g} ms, budget "
+                f"{budget * 1e3:.3g} ms")
+        if cand > budget:
+            return PartOutcome(self.result(Status.FAIL, f"wall clock: {text}",
+                                           "time_over_budget"), "")
+        return PartOutcome(None, f"wall clock: {text}")
+
+    # -- compiled resources ---------------------------------------------------------------
+    def compiled(self, ctx: GateContext) -> PartOutcome:
+        listed = ctx.candidate.request("launches")
+        launches = [Launch(**item["launch"]) for item in listed["launches"]]
+        if not launches:
+            return PartOutcome(None, "compiled resources: skipped, the candidate launched no "
+                               "Triton kernel (pure PyTorch or a compiled extension: nothing "
+                               "kdiff can compile for another target)")
+        notes = []
+        if listed.get("dropped"):
+            notes.append(f"{listed['dropped']} further distinct launches not compiled")
+        unknown = [t for t in ctx.options.targets if t not in LIMITS]
+        if unknown:
+            notes.append(f"no limits known for {', '.join(unknown)}: not judged")
+        targets = [t for t in ctx.options.targets if t in LIMITS]
+        outcomes = self.resources(ctx, launches, targets)
+        judged_any = False
+        for target in targets:
+            failure, summary, judged = self.judge_target(
+                launches, [outcomes.get((launch.key(), target), LOST) for launch in launches], target)
+            if failure is not None:
+                return PartOutcome(failure, "")
+            judged_any |= judged
+            notes.append(summary)
+        if not judged_any:
+            return PartOutcome(None, "compiled resources: skipped, no launch could be compiled "
+                               "(" + "; ".join(notes) + ")")
+        return PartOutcome(None, "compiled resources: " + "; ".join(notes))
+
+    @staticmethod
+    def resources(ctx: GateContext, launches: list[Launch], targets: list[str]
+                  ) -> dict[tuple[str, str], dict[str, Any]]:
+        """Per (launch key, target), the compile outcome: from the judge's cache, or compiled
+        in the worker (which runs the candidate's code, so it may not write the cache)."""
+        cache = ResourceCache()
+        outcomes: dict[tuple[str, str], dict[str, Any]] = {}
+        missing = []
+        for launch in launches:
+            for target in targets:
+                cached = cache.get(launch, target)
+                if cached is None:
+                    missing.append(launch.key())
+                else:
+                    outcomes[(launch.key(), target)] = cached
+        if missing:
+            keys = sorted(set(missing))
+            reply = ctx.candidate.request(
+                "launches", targets=targets, keys=keys,
+                timeout=COMPILE_TIMEOUT_S * len(keys) * len(targets)
+                + ctx.candidate.limits.call_timeout)
+            for report in reply["launches"]:
+                launch = Launch(**report["launch"])
+                for target, outcome in report["targets"].items():
+                    cache.put(launch, target, outcome)
+                    outcomes[(launch.key(), target)] = outcome
+        return outcomes
+
+    def judge_target(self, launches: list[Launch], outcomes: list[dict[str, Any]], target: str
+                     ) -> tuple[GateResult | None, str, bool]:
+        limits = LIMITS[target]
+        groups: dict[str, list[tuple[Launch, list[Violation]]]] = {}
+        fitting, unmeasured = [], []
+        for launch, outcome in zip(launches, outcomes):
+            if "resources" not in outcome:
+                unmeasured.append(f"{launch.label()}: {outcome['error']}")
+                continue
+            res = KernelResources(**outcome["resources"])
+            found = violations(res, limits)
+            groups.setdefault(launch.alternatives_key() or launch.key(), []).append((launch, found))
+            if not found:
+                fitting.append(f"{launch.qualname}: {describe(res)}")
+        for members in groups.values():
+            if all(found for _, found in members):  # no alternative fits
+                launch, found = members[0]
+                pruned = (f" (and the {len(members) - 1} other autotuner configs)"
+                          if len(members) > 1 else "")
+                return self.result(
+                    Status.FAIL, f"{target}: {launch.label()}{pruned}: "
+                    + "; ".join(v.text for v in found), found[0].signature), "", True
+        summary = f"{target}: {len(groups)} kernel(s) fit"
+        if fitting:
+            summary += " (" + "; ".join(fitting[:3]) + ")"
+        if unmeasured:
+            summary += f"; {len(unmeasured)} not measured ({unmeasured[0]})"
+        return None, summary, bool(groups)

@@ -1,0 +1,439 @@
+"""Triton launches: recorded in the worker, compiled for other targets in a child process.
+
+The worker runs a candidate's Triton kernels through the interpreter (CPU) or compiled for the
+device at hand (CUDA); neither says whether a kernel fits an H100 or a B200. The recorder
+notes every distinct launch (the kernel's file and qualified name, the signature Triton's JIT
+would specialise on, the constexpr values and the launch options) by wrapping the launch path:
+`InterpretedFunction.run`, `JITFunction.run`, and `Autotuner.run` (whose configs are
+alternatives: on hardware the autotuner drops a config that does not fit).
+
+`compile_reports` compiles each recorded launch for each requested target in a short-lived
+child process (`python -m kdiff.triton_launches REQUEST RESULT`) started without
+TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: the child re-imports the
+kernel's file, looks the kernel up by name and runs `triton.compile` with a `GPUTarget`,
+which needs no GPU. It reports shared memory and tensor-memory columns (compiler metadata,
+and the `tcgen05.alloc` sizes in the PTX), and registers and spills (the log of the ptxas
+run Triton makes itself). The child runs the candidate's module code, so it runs inside the
+worker's confinement, has a deadline, and its whole process group is killed when it misses it.
+
+The worker may write only its own private folder, so the disk cache is the judge's:
+`ResourceCache` keeps results per (kernel file hash, kernel name, signature, constexprs,
+options, target, Triton version) under $KDIFF_CACHE (default ~/.cache/kdiff), and the judge
+asks the worker to compile only what it does not hold.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import hashlib
+import importlib
+import inspect
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+COMPILE_TIMEOUT_S = 300.0  # one kernel, one target; a 128x1024 fp32 tile takes ~20 s on one idle core
+MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
+#                    turn the compile step into hundreds of compiles
+CACHE_FORMAT = 1  # bump when what a cache entry holds changes
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
+                  "launch_pdl", "launch_cooperative_grid")
+
+# Names an autotuner sets on the launch in progress (empty outside an autotuned launch).
+_tuned_names: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
+    "kdiff_tuned_names", default=())
+
+
+@dataclass
+class Launch:
+    """One distinct launch, in primitives only (it travels to the judge)."""
+
+    module: str
+    file: str
+    qualname: str
+    signature: dict[str, str] = field(default_factory=dict)
+    constexprs: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    tuned: list[str] = field(default_factory=list)  # names the autotuner chose, [] if none
+    unavailable: str | None = None  # why this launch cannot be compiled elsewhere
+
+    def key(self) -> str:
+        return json.dumps([self.file, self.qualname, self.signature, self.constexprs,
+                           self.options], sort_keys=True, default=str)
+
+    def label(self) -> str:
+        consts = ", ".join(f"{k}={_show(v)}" for k, v in self.constexprs.items())
+        opts = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        return f"{self.qualname}[{', '.join(x for x in (consts, opts) if x)}]"
+
+    def alternatives_key(self) -> str | None:
+        """Launches of one autotuned kernel that differ only in what the autotuner chose are
+        alternatives of one another; None for a launch no autotuner chose."""
+        if not self.tuned:
+            return None
+        fixed = {k: v for k, v in self.constexprs.items() if k not in self.tuned}
+        return json.dumps([self.file, self.qualname, self.signature, fixed], sort_keys=True,
+                          default=str)
+
+
+@dataclass
+class KernelResources:
+    """What one compiled kernel needs from one target."""
+
+    target: str
+    shared_bytes: int
+    tmem_columns: int
+    num_warps: int
+    registers: int | None  # per thread; None when ptxas did not report
+    spill_store_bytes: int | None
+    stack_bytes: int | None
+    trap_only: bool  # the kernel body is a bare `trap` (Triton's lowering when TMEM runs out)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, dict) and "tl.dtype" in value:
+        return f"tl.{value['tl.dtype']}"
+    return repr(value)
+
+
+# -- recording (in the worker) --------------------------------------------------------------
+def _encode_constexpr(value: Any) -> Any:
+    import triton.language as tl
+    if isinstance(value, tl.constexpr):
+        value = value.value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, tl.dtype):
+        return {"tl.dtype": str(value)}
+    if isinstance(value, tuple):
+        return [_encode_constexpr(v) for v in value]
+    raise TypeError(f"constexpr of type {type(value).__name__} cannot be sent to a compiler "
+                    "process")
+
+
+def _decode_constexpr(value: Any) -> Any:
+    import triton.language as tl
+    if isinstance(value, dict) and "tl.dtype" in value:
+        return tl.dtype(value["tl.dtype"])
+    if isinstance(value, list):
+        return tuple(_decode_constexpr(v) for v in value)
+    return value
+
+
+@dataclass
+class _KernelParams:
+    fn: Callable[..., Any]
+    constexpr: dict[str, bool]  # parameter name -> is constexpr
+    no_specialize: set[str]
+
+
+def _interpreted_params(kernel: Any) -> _KernelParams:
+    from triton.runtime.jit import _normalize_ty
+    fn = kernel.fn
+    annotations = {n: _normalize_ty(t) for n, t in inspect.get_annotations(fn).items()}
+    names = list(inspect.signature(fn).parameters)
+    dns = kernel.kwargs.get("do_not_specialize") or []
+    return _KernelParams(fn, {n: annotations.get(n) == "constexpr" for n in names},
+                         {names[d] if isinstance(d, int) else d for d in dns})
+
+
+def _jit_params(kernel: Any) -> _KernelParams:
+    return _KernelParams(kernel.fn, {p.name: p.is_constexpr for p in kernel.params},
+                         {p.name for p in kernel.params if p.do_not_specialize})
+
+
+def describe_launch(params: _KernelParams, args: tuple, kwargs: dict[str, Any]) -> Launch:
+    """The launch as Triton's JIT would specialise it: tensor arguments become pointer
+    types, an integer equal to 1 (and None) a constexpr, unless do_not_specialize says
+    otherwise. Divisibility attributes are not recorded (the compile assumes none: the
+    conservative choice for vector widths)."""
+    from triton.runtime.jit import mangle_type
+    fn = params.fn
+    launch = Launch(module=fn.__module__, file=fn.__code__.co_filename, qualname=fn.__qualname__,
+                    tuned=list(_tuned_names.get()))
+    if "<locals>" in fn.__qualname__:
+        launch.unavailable = "defined inside a function: it cannot be imported by name"
+    elif not Path(fn.__code__.co_filename).is_file():
+        launch.unavailable = f"defined in {fn.__code__.co_filename}, not in a file"
+    names = list(params.constexpr)
+    bound = inspect.signature(fn).bind_partial(*args, **{k: v for k, v in kwargs.items()
+                                                        if k in params.constexpr})
+    bound.apply_defaults()
+    launch.options = {k: v for k, v in kwargs.items()
+                      if k in LAUNCH_OPTIONS and isinstance(v, (bool, int, float, str))}
+    for name in names:
+        if name not in bound.arguments:
+            raise TypeError(f"{fn.__qualname__}: argument {name} missing at launch")
+        value = bound.arguments[name]
+        if params.constexpr[name]:
+            launch.signature[name] = "constexpr"
+            launch.constexprs[name] = _encode_constexpr(value)
+            continue
+        ty = mangle_type(value, specialize=name not in params.no_specialize)
+        launch.signature[name] = ty
+        if ty == "constexpr":
+            launch.constexprs[name] = _encode_constexpr(value)
+    return launch
+
+
+class LaunchRecorder:
+    """Records each distinct Triton kernel launch (function, argument types, constexprs,
+    launch options) so that the resource gate can compile it for other targets."""
+
+    def __init__(self) -> None:
+        self.launches: dict[str, Launch] = {}
+        self.dropped = 0  # distinct launches beyond MAX_RECORDED
+
+    def install(self) -> None:
+        try:
+            from triton.runtime import autotuner, interpreter, jit
+        except ImportError:  # no Triton: nothing can launch a Triton kernel
+            return
+        interpreter.InterpretedFunction.run = self._recording(
+            interpreter.InterpretedFunction.run, _interpreted_params)
+        jit.JITFunction.run = self._recording(jit.JITFunction.run, _jit_params)
+        autotuner.Autotuner.run = _naming_tuned(autotuner.Autotuner.run)
+
+    def _recording(self, run: Callable[..., Any],
+                   params_of: Callable[[Any], _KernelParams]) -> Callable[..., Any]:
+        @functools.wraps(run)
+        def recording_run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+            if not warmup:
+                self.record(kernel, params_of, args, kwargs)
+            return run(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+        return recording_run
+
+    def record(self, kernel: Any, params_of: Callable[[Any], _KernelParams], args: tuple,
+               kwargs: dict[str, Any]) -> None:
+        try:
+            launch = describe_launch(params_of(kernel), args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - kept as a launch that cannot be compiled
+            fn = getattr(kernel, "fn", kernel)
+            launch = Launch(getattr(fn, "__module__", "?"), "?",
+                            getattr(fn, "__qualname__", repr(fn)),
+                            unavailable=f"launch not understood: {type(exc).__name__}: {exc}")
+        key = launch.key()
+        if key in self.launches:
+            return
+        if len(self.launches) >= MAX_RECORDED:
+            self.dropped += 1
+            return
+        self.launches[key] = launch
+
+    def clear(self) -> None:
+        self.launches.clear()
+        self.dropped = 0
+
+    def compile_reports(self, targets: list[str], keys: list[str] | None = None,
+                        timeout: float = COMPILE_TIMEOUT_S) -> list[dict[str, Any]]:
+        """Each recorded launch (only those in `keys` when given) with its resources, or the
+        reason there are none, per target. Primitives only."""
+        chosen = [launch for key, launch in self.launches.items() if keys is None or key in keys]
+        results = compile_launches([(launch, t) for launch in chosen for t in targets], timeout)
+        return [{"launch": asdict(launch),
+                 "targets": {t: results[i * len(targets) + j] for j, t in enumerate(targets)}}
+                for i, launch in enumerate(chosen)]
+
+
+def _naming_tuned(run: Callable[..., Any]) -> Callable[..., Any]:
+    """While an autotuner with several configs launches, the names its configs set are the
+    launch's alternatives (the autotuner drops a config that is out of resources)."""
+    @functools.wraps(run)
+    def tuned_run(tuner: Any, *args: Any, **kwargs: Any) -> Any:
+        names: set[str] = set()
+        if len(tuner.configs) > 1:
+            for config in tuner.configs:
+                names.update(config.all_kwargs())
+        token = _tuned_names.set(tuple(sorted(names)))
+        try:
+            return run(tuner, *args, **kwargs)
+        finally:
+            _tuned_names.reset(token)
+    return tuned_run
+
+
+# -- compiling (the worker asks, a child process compiles, the judge caches) ----------------
+class ResourceCache:
+    """The judge's disk cache of compile results. Timeouts and crashes are not kept: they
+    depend on the machine's load, not on the kernel; a compile error is kept (as
+    deterministic as a result)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        root = root or Path(os.environ.get("KDIFF_CACHE") or Path.home() / ".cache" / "kdiff")
+        self.dir = Path(root) / "triton-resources"
+
+    @staticmethod
+    def key(launch: Launch, target: str) -> str | None:
+        import triton
+        try:
+            file_hash = hashlib.sha256(Path(launch.file).read_bytes()).hexdigest()
+        except OSError:
+            return None
+        blob = json.dumps([CACHE_FORMAT, triton.__version__, file_hash, launch.qualname,
+                           launch.signature, launch.constexprs, launch.options, target],
+                          sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def get(self, launch: Launch, target: str) -> dict[str, Any] | None:
+        key = self.key(launch, target)
+        path = self.dir / f"{key}.json"
+        if key is None or not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def put(self, launch: Launch, target: str, result: dict[str, Any]) -> None:
+        key = self.key(launch, target)
+        if key is None or result.get("timeout") or not result.get("cacheable"):
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / f"{key}.json"
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(result))
+        os.replace(tmp, path)
+
+
+def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S
+                     ) -> list[dict[str, Any]]:
+    """Per (launch, target): {"resources": {...}} or {"error": "...", "timeout": bool}, plus
+    "cacheable". One child process compiles them all (importing torch, Triton and the
+    candidate once), reporting each as it finishes, with `timeout` seconds per compile."""
+    results: list[dict[str, Any] | None] = [
+        {"error": launch.unavailable, "timeout": False, "cacheable": False}
+        if launch.unavailable else None for launch, _ in jobs]
+    todo = [i for i, r in enumerate(results) if r is None]
+    if not todo:
+        return results  # type: ignore[return-value]
+    with tempfile.TemporaryDirectory(prefix="kdiff-compile-") as tmp:
+        request, result_path, log = (Path(tmp) / n for n in ("request.json", "results.jsonl",
+                                                             "child.log"))
+        request.write_text(json.dumps([{"launch": asdict(jobs[i][0]), "target": jobs[i][1]}
+                                       for i in todo]))
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # a miss: ptxas runs, logs
+        env["TRITON_DUMP_PTXAS_LOG"] = "1"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "kdiff.triton_launches", str(request),
+                                     str(result_path)], stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            try:
+                proc.wait(timeout=timeout * len(todo))
+                missing = {"error": f"compiler process exited with status {proc.returncode}",
+                           "timeout": False, "cacheable": False}
+            except subprocess.TimeoutExpired:
+                missing = {"error": f"compiling did not finish within {timeout:.0f} s per "
+                           "kernel", "timeout": True, "cacheable": False}
+            finally:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)  # its children too
+                proc.wait()
+        done = ([json.loads(line) for line in result_path.read_text().splitlines()]
+                if result_path.is_file() else [])
+        if len(done) < len(todo) and not missing["timeout"]:
+            tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
+            missing["error"] += ": " + tail.replace("\n", " | ")
+    for n, i in enumerate(todo):
+        results[i] = {**done[n], "cacheable": True} if n < len(done) else dict(missing)
+    return results  # type: ignore[return-value]
+
+
+# -- the child process ----------------------------------------------------------------------
+PTXAS_REGISTERS = re.compile(r"Used (\d+) registers")
+PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores")
+TCGEN05_ALLOC = re.compile(r"tcgen05\.alloc\.[^;]*?,\s*(\d+)\s*;")
+
+
+def parse_target(target: str) -> Any:
+    from triton.backends.compiler import GPUTarget
+    match = re.fullmatch(r"sm_(\d+)a?", target)
+    if not match:
+        raise ValueError(f"unknown target {target!r} (expected sm_NN)")
+    return GPUTarget("cuda", int(match.group(1)), 32)
+
+
+@functools.lru_cache(maxsize=None)
+def _import(module: str, file: str) -> Any:
+    from kdiff.problem import load_module
+    if module.startswith("kdiff_"):  # a file kdiff loaded by path (the candidate)
+        return load_module(file, "candidate")
+    return importlib.import_module(module)
+
+
+def _find_kernel(launch: Launch) -> Any:
+    from triton.runtime.jit import JITFunction
+    obj: Any = _import(launch.module, launch.file)
+    for part in launch.qualname.split("."):
+        obj = getattr(obj, part)
+    while not isinstance(obj, JITFunction) and hasattr(obj, "fn"):  # Autotuner, Heuristics
+        obj = obj.fn
+    if not isinstance(obj, JITFunction):
+        raise TypeError(f"{launch.qualname} is a {type(obj).__name__}, not a Triton kernel")
+    return obj
+
+
+def _trap_only(ptx: str) -> bool:
+    body = ptx.split(".entry", 1)[-1].split("// -- End function", 1)[0]
+    instructions = [line.strip() for line in body.splitlines()[1:]
+                    if line.strip() and not line.strip().startswith(("//", ".", "$", "{", "}", ")"))]
+    return instructions == ["trap;"]
+
+
+def measure(compiled: Any, target: str, ptxas_log: str) -> KernelResources:
+    md = compiled.metadata
+    ptx = compiled.asm.get("ptx", "")
+    allocs = [int(n) for n in TCGEN05_ALLOC.findall(ptx)]
+    regs = [int(n) for n in PTXAS_REGISTERS.findall(ptxas_log)]
+    frames = [(int(a), int(b)) for a, b in PTXAS_FRAME.findall(ptxas_log)]
+    return KernelResources(
+        target=target, shared_bytes=int(md.shared),
+        tmem_columns=max(int(getattr(md, "tmem_size", 0) or 0), sum(allocs)),
+        num_warps=int(md.num_warps),
+        registers=max(regs) if regs else None,
+        spill_store_bytes=max(b for _, b in frames) if frames else None,
+        stack_bytes=max(a for a, _ in frames) if frames else None,
+        trap_only=_trap_only(ptx))
+
+
+def compile_for_target(launch: Launch, target: str) -> dict[str, Any]:
+    import triton
+    kernel = _find_kernel(launch)
+    constexprs = {k: _decode_constexpr(v) for k, v in launch.constexprs.items()}
+    src = triton.compiler.ASTSource(fn=kernel, signature=launch.signature, constexprs=constexprs)
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):  # TRITON_DUMP_PTXAS_LOG prints ptxas -v here
+        compiled = triton.compile(src, target=parse_target(target), options=dict(launch.options))
+    return {"resources": asdict(measure(compiled, target, log.getvalue()))}
+
+
+def main(argv: list[str]) -> int:
+    """Compile each requested (launch, target), appending one JSON line per result."""
+    with open(argv[2], "a") as out:
+        for job in json.loads(Path(argv[1]).read_text()):
+            start = time.perf_counter()
+            try:
+                result = compile_for_target(Launch(**job["launch"]), job["target"])
+            except Exception as exc:  # noqa: BLE001 - this launch's result, not the child's end
+                first = (str(exc).strip().splitlines() or [""])[0][:400]
+                result = {"error": f"does not compile for {job['target']}: "
+                                   f"{type(exc).__name__}: {first}", "timeout": False}
+            result["seconds"] = round(time.perf_counter() - start, 2)
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
