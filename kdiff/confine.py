@@ -5,20 +5,22 @@ small single-threaded interpreter, and then runs PROGRAM in the confined state, 
 process PROGRAM starts inherits and cannot undo:
 
 - resource limits: address space (CPU workers; on CUDA an address-space cap breaks the CUDA
-  context), the size of any file it writes (its log included), no core files, and at most `max_tasks` processes and threads. Root is exempt from
-  RLIMIT_NPROC in its own user namespace, so the task cap is applied inside a new one;
-- a new user and PID namespace (unprivileged on Linux): the task count is per namespace, so a
-  fork storm exhausts only its own budget; the launcher forks an init (PID 1 of the namespace)
-  that runs PROGRAM as its child, and when that init dies, for any reason, the kernel kills
-  every process left in the namespace: a child that left the process group with setsid()
-  cannot outlive the worker;
+  context), the size of any file it writes (its log included), no core files, and at most
+  `max_tasks` processes and threads: RLIMIT_NPROC, counted in its own user namespace; the
+  kernel exempts root from RLIMIT_NPROC in every namespace, so for root a pids cgroup that
+  the judge makes (cgroup v1; none where the hierarchy is read-only, as in most containers);
+- a new user and PID namespace (unprivileged on Linux): the launcher forks an init (PID 1 of
+  the namespace) that runs PROGRAM as its child, and when that init dies, for any reason, the
+  kernel kills every process left in the namespace: a child that left the process group
+  with setsid() cannot outlive the worker, and no process outside can even be named (kill()
+  of a judge's pid finds no such process);
 - Landlock (Linux 5.13+; it works for root too): writes only beneath `writable` (the worker's
   own temporary folder and /dev); no TCP bind or connect (ABI 4+); no signals to, and no
   abstract-socket connections with, processes outside the worker's own domain (ABI 6+): not
   the judge, not another candidate's worker. Landlock also denies ptrace of outside processes,
   so /proc/<judge>/mem, environ and fd are closed to it.
-Reads are not restricted: a candidate can read any file its user can (documented in
-SECURITY notes of the sandbox). Each mechanism that the kernel refuses is skipped; the ones
+Reads are not restricted: a candidate can read any file its user can (see kdiff.sandbox for
+what is and is not contained). Each mechanism that the kernel refuses is skipped; the ones
 in force are exported in KDIFF_CONTAINMENT for the record.
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ import signal
 import struct
 import sys
 from dataclasses import asdict, dataclass, field
+from typing import Callable, NoReturn
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
@@ -57,6 +60,9 @@ class Confinement:
     block_network: bool = True
     namespaces: bool = True
     landlock: bool = True
+    # Task-count cgroups to join first (made by the judge: see task_cgroup); for root, whom
+    # the kernel exempts from RLIMIT_NPROC.
+    cgroups: list[str] = field(default_factory=list)
     # The pipe ends the program gets (the worker's channel to the judge): only the program
     # may hold them, so that the judge sees end-of-stream the moment the worker dies.
     pipe_fds: list[int] = field(default_factory=list)
@@ -133,10 +139,57 @@ def _set_limit(which: int, value: int) -> bool:
         return False
 
 
+_PIDS_HIERARCHY = "/sys/fs/cgroup/pids"  # cgroup v1; v2 needs a delegated subtree
+
+
+def task_cgroup(name: str, max_tasks: int) -> str | None:
+    """A pids cgroup (v1) capping the tasks of whoever joins it, under this process's own;
+    None where there is no such hierarchy or no right to write it. The caller removes it."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            own = next(line.split(":", 2)[2].strip() for line in f
+                       if line.split(":")[1] == "pids")
+        path = os.path.join(_PIDS_HIERARCHY, own.lstrip("/"), name)
+        os.mkdir(path)
+    except (OSError, StopIteration, IndexError):
+        return None
+    try:
+        with open(os.path.join(path, "pids.max"), "w") as f:
+            f.write(str(max_tasks))
+    except OSError:
+        remove_cgroup(path)
+        return None
+    return path
+
+
+def remove_cgroup(path: str, patience: float = 2.0) -> None:
+    """Removes an emptied cgroup; its last tasks may take a moment to be reaped."""
+    import time
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.02)
+
+
 def apply(spec: Confinement) -> tuple[list[str], bool]:
     """Confines this process. Returns the mechanisms in force, and whether a new PID
     namespace was entered (the next fork is its init)."""
     applied: list[str] = []
+    root = os.geteuid() == 0  # asked now: in a new user namespace it reads as unmapped
+    for path in spec.cgroups:  # first, while this process may still write cgroup files
+        try:
+            with open(os.path.join(path, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+            applied.append(f"tasks-cgroup {spec.max_tasks}")
+        except OSError:
+            pass
     try:  # the OOM killer takes the candidate before the judge
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
@@ -155,7 +208,7 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
         new_pid_ns = _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) == 0
         if new_pid_ns:
             applied.append("user+pid-namespace")
-    if spec.max_tasks and (new_pid_ns or os.getuid() != 0):
+    if spec.max_tasks and not root:  # the kernel exempts root (any namespace)
         if _set_limit(resource.RLIMIT_NPROC, spec.max_tasks):
             applied.append(f"tasks {spec.max_tasks}")
     if spec.landlock:
@@ -163,7 +216,7 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
     return applied, new_pid_ns
 
 
-def _reraise(status: int) -> None:
+def _reraise(status: int) -> NoReturn:
     """Ends this process the way a child with wait status `status` ended."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
@@ -172,13 +225,13 @@ def _reraise(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) if not os.WIFSIGNALED(status) else 1)
 
 
-def _init(program: list[str], pipe_fds: list[int], status_w: int) -> None:
+def _init(start: Callable[[], NoReturn], pipe_fds: list[int], status_w: int) -> NoReturn:
     """PID 1 of the namespace: runs the program as its child, reaps orphans, and reports the
     program's wait status to the launcher. Its exit tears the namespace down."""
     child = os.fork()
     if child == 0:
         os.close(status_w)
-        os.execv(program[0], program)
+        start()
     for fd in pipe_fds:
         os.close(fd)
     while True:
@@ -188,22 +241,20 @@ def _init(program: list[str], pipe_fds: list[int], status_w: int) -> None:
             os._exit(0)
 
 
-def main(argv: list[str]) -> None:
-    spec_arg, sep, program = argv[0], argv[1], argv[2:]
-    if sep != "--" or not program:
-        raise SystemExit("usage: python -m kdiff.confine SPEC -- PROGRAM [ARGS]")
-    spec = Confinement.from_arg(spec_arg)
+def run_confined(spec: Confinement, start: Callable[[], NoReturn]) -> NoReturn:
+    """Confines this process, then runs `start` (which execs or exits, never returns) in
+    the confined state; this process ends the way the program does."""
     applied, new_pid_ns = apply(spec)
     os.environ["KDIFF_CONTAINMENT"] = ",".join(applied) or "none"
     # First line of the worker's log, where the judge reads it (CandidateProcess.containment).
     os.write(2, f"{CONTAINMENT_LINE}{os.environ['KDIFF_CONTAINMENT']}\n".encode())
     if not new_pid_ns:
-        os.execv(program[0], program)
+        start()
     status_r, status_w = os.pipe()
     init = os.fork()
     if init == 0:
         os.close(status_r)
-        _init(program, spec.pipe_fds, status_w)
+        _init(start, spec.pipe_fds, status_w)
     os.close(status_w)
     for fd in spec.pipe_fds:
         os.close(fd)
@@ -211,6 +262,13 @@ def main(argv: list[str]) -> None:
     _, init_status = os.waitpid(init, 0)
     # The program's own status when the init reported it; else the init's (killed).
     _reraise(struct.unpack("<i", data)[0] if len(data) == 4 else init_status)
+
+
+def main(argv: list[str]) -> None:
+    spec_arg, sep, program = argv[0], argv[1], argv[2:]
+    if sep != "--" or not program:
+        raise SystemExit("usage: python -m kdiff.confine SPEC -- PROGRAM [ARGS]")
+    run_confined(Confinement.from_arg(spec_arg), lambda: os.execv(program[0], program))
 
 
 if __name__ == "__main__":

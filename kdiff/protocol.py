@@ -24,6 +24,10 @@ class ChannelClosed(Exception):
     """The other side went away (crash, exit, kill)."""
 
 
+class MessageRefused(ChannelClosed):
+    """A message announced as larger than the reader accepts: nothing of it is read."""
+
+
 class ChannelTimeout(Exception):
     """No complete reply arrived within the deadline."""
 
@@ -75,5 +79,6 @@ def read_message(fd: int, timeout: float | None, trusted: bool,
     deadline = None if timeout is None else time.monotonic() + timeout
     (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
     if size > min(limit, MAX_MESSAGE):
-        raise ChannelClosed(f"reply of {size} bytes refused")
+        raise MessageRefused(f"a message of {size} bytes announced, at most "
+                             f"{min(limit, MAX_MESSAGE)} accepted")
     return decode(_read_exact(fd, size, deadline), trusted)

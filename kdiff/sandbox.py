@@ -23,6 +23,7 @@ them. What is contained and what is not:
 """
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import signal
@@ -35,7 +36,25 @@ from pathlib import Path
 from typing import Any
 
 from kdiff import protocol
-from kdiff.confine import CONTAINMENT_LINE, Confinement
+from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
+from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
+
+# One zygote per judge process and worker environment (device, visible GPUs).
+_ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
+
+
+def _zygote(env: dict[str, str]) -> Zygote:
+    key = (os.getpid(), env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
+    if key not in _ZYGOTES:
+        _ZYGOTES[key] = Zygote(env)
+    return _ZYGOTES[key]
+
+
+@atexit.register
+def _close_zygotes() -> None:
+    for key, zygote in list(_ZYGOTES.items()):
+        if key[0] == os.getpid():
+            zygote.close()
 
 
 class CandidateFailure(Exception):
@@ -96,6 +115,7 @@ class SandboxLimits:
     max_file_bytes: int | None = 1 << 30  # one file it writes, its stdout log included
     max_reply_bytes: int = 4 << 30  # the largest reply the judge will read
     confine: bool = True  # namespaces and Landlock (kdiff.confine); limits apply regardless
+    warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.zygote)
 
 
 @dataclass
@@ -108,7 +128,7 @@ class CandidateProcess:
 
     def __post_init__(self) -> None:
         self.problem, self.candidate = Path(self.problem).resolve(), Path(self.candidate).resolve()
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | ForkedWorker | None = None
         self._to_worker = self._from_worker = -1
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
         self._log = tempfile.NamedTemporaryFile(prefix="kdiff-worker-", suffix=".log",
@@ -118,6 +138,7 @@ class CandidateProcess:
         # another one.
         self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-"))
         self._deadline: float | None = None
+        self._cgroup: str | None = None
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -150,18 +171,29 @@ class CandidateProcess:
             (self.workdir / sub).mkdir(exist_ok=True)
             env[var] = str(self.workdir / sub)
         limits = self.limits
+        if limits.max_tasks and os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC
+            self._cgroup = task_cgroup(f"kdiff-worker-{os.getpid()}-{id(self):x}",
+                                       limits.max_tasks)
         spec = Confinement(
             writable=[str(self.workdir), *_writable_devices()],
             memory_bytes=limits.memory_bytes if self.device == "cpu" else None,
             max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes, namespaces=limits.confine, landlock=limits.confine,
+            cgroups=[self._cgroup] if self._cgroup else [],
             pipe_fds=[judge_to_worker_r, worker_to_judge_w])
-        worker = [sys.executable, "-m", "kdiff.worker", str(judge_to_worker_r),
-                  str(worker_to_judge_w)]
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *worker],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            pass_fds=(judge_to_worker_r, worker_to_judge_w), env=env,
-            start_new_session=True, cwd=str(self.workdir))
+        self._proc = None
+        if limits.warm_start:
+            try:
+                self._proc = _zygote(env).spawn(spec, env, str(self.workdir), self._log.fileno())
+            except ZygoteUnavailable:
+                pass  # a cold start below
+        if self._proc is None:
+            worker = [sys.executable, "-m", "kdiff.worker", str(judge_to_worker_r),
+                      str(worker_to_judge_w)]
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *worker],
+                stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                pass_fds=(judge_to_worker_r, worker_to_judge_w), env=env,
+                start_new_session=True, cwd=str(self.workdir))
         os.close(judge_to_worker_r)
         os.close(worker_to_judge_w)
         self._to_worker, self._from_worker = judge_to_worker_w, worker_to_judge_r
@@ -201,6 +233,9 @@ class CandidateProcess:
             except OSError:
                 pass
         self._proc = None
+        if self._cgroup:
+            remove_cgroup(self._cgroup)
+            self._cgroup = None
 
     def __enter__(self) -> "CandidateProcess":
         return self
@@ -219,6 +254,8 @@ class CandidateProcess:
             data = Path(self._log.name).read_bytes()
         except OSError:
             return ""
+        if data.startswith(CONTAINMENT_LINE.encode()):  # the launcher's line, not the worker's
+            data = data.partition(b"\n")[2]
         return data[-n:].decode("utf-8", "replace").strip()
 
     @property
@@ -236,6 +273,9 @@ class CandidateProcess:
             protocol.write_all(self._to_worker, protocol.encode(msg))
             reply = protocol.read_message(self._from_worker, timeout, trusted=False,
                                           limit=self.limits.max_reply_bytes)
+        except protocol.MessageRefused as exc:
+            self._kill()
+            raise CandidateCrashed(f"reply to `{msg['cmd']}` refused: {exc}") from None
         except protocol.ChannelTimeout:
             self._kill()
             remaining = self._remaining()

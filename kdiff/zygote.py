@@ -1,0 +1,198 @@
+"""A warm start for candidate workers: one process per judge that has imported torch, Triton
+and the worker (a cold start pays 1-10 s for that per candidate), and forks a fresh worker
+for each candidate.
+
+Isolation is the cold start's: the zygote never runs candidate code and never initialises
+CUDA (a forked CUDA context is unusable; the child initialises its own), so every child starts
+from the same pristine interpreter. The child closes every descriptor but its pipes and log,
+leaves the zygote's session, takes the worker's environment and folder, and is confined
+(kdiff.confine.run_confined) before the worker loop reads its first message.
+
+The judge talks to the zygote over a Unix socket: `spawn` (the pipe ends and the log travel as
+SCM_RIGHTS) answers the child's pid; `wait` answers its exit status once the zygote has reaped
+it (a negative signal number, as subprocess does). `ForkedWorker` is the judge's Popen-like
+handle on such a child.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict
+from typing import Any
+
+from kdiff.confine import Confinement, run_confined
+
+_MAX_REQUEST = 1 << 20
+
+
+class ZygoteUnavailable(Exception):
+    """The zygote is gone or did not start: the caller falls back to a cold start."""
+
+
+class Zygote:
+    """The judge's side: starts the zygote on first use, restarts it if it died."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.owner = os.getpid()  # a forked judge must start its own, not share this one
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "kdiff.zygote", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, start_new_session=True)
+        theirs.close()
+        self._sock = ours
+
+    def _call(self, request: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                if request["op"] == "wait":
+                    raise ZygoteUnavailable("the zygote is not running")
+                self._start()
+            try:
+                socket.send_fds(self._sock, [json.dumps(request).encode()], list(fds))
+                data = self._sock.recv(_MAX_REQUEST)
+            except OSError as exc:
+                raise ZygoteUnavailable(str(exc)) from None
+            if not data:
+                raise ZygoteUnavailable("the zygote died")
+            return json.loads(data)
+
+    def spawn(self, spec: Confinement, env: dict[str, str], cwd: str, log_fd: int
+              ) -> "ForkedWorker":
+        reply = self._call({"op": "spawn", "spec": asdict(spec), "env": env, "cwd": cwd},
+                           (*spec.pipe_fds, log_fd))
+        return ForkedWorker(self, reply["pid"])
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._sock.close()
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+            self._proc = None
+
+
+class ForkedWorker:
+    """What sandbox needs of a Popen, for a worker the zygote forked."""
+
+    def __init__(self, zygote: Zygote, pid: int) -> None:
+        self.zygote, self.pid = zygote, pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self._status(0.0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._status(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+        return code
+
+    def _status(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            try:
+                self.returncode = self.zygote._call(
+                    {"op": "wait", "pid": self.pid, "timeout": timeout})["status"]
+            except ZygoteUnavailable:  # no one can reap it now; it was killed with its group
+                self.returncode = -signal.SIGKILL
+        return self.returncode
+
+
+# -- the zygote's side --------------------------------------------------------------------
+def _child(request: dict[str, Any], fds: list[int]) -> None:
+    """In the forked child: become the worker, confined."""
+    import tempfile
+    read_fd, write_fd, log_fd = fds
+    os.setsid()
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    keep = {0, 1, 2, read_fd, write_fd}
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) not in keep:
+            try:
+                os.close(int(name))
+            except OSError:
+                pass
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    tempfile.tempdir = None  # recomputed from the worker's TMPDIR
+    spec = Confinement(**{**request["spec"], "pipe_fds": [read_fd, write_fd]})
+
+    def start() -> None:
+        from kdiff import worker
+        sys.argv = ["kdiff.worker", str(read_fd), str(write_fd)]
+        try:
+            worker.main()
+        finally:
+            sys.stdout.flush()
+            os._exit(0)
+
+    run_confined(spec, start)
+
+
+def serve(sock: socket.socket) -> None:
+    import torch  # noqa: F401 - the point of the zygote: imported once, before any fork
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        pass
+    import kdiff.worker  # noqa: F401
+    statuses: dict[int, int] = {}
+
+    def reap() -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            statuses[pid] = os.waitstatus_to_exitcode(status)
+
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, _MAX_REQUEST, 3)
+        except OSError:
+            return
+        if not data:
+            return  # the judge went away
+        request = json.loads(data)
+        if request["op"] == "spawn":
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                try:
+                    _child(request, fds)
+                finally:
+                    os._exit(70)
+            for fd in fds:
+                os.close(fd)
+            reply: dict[str, Any] = {"pid": pid}
+        else:
+            deadline = None if request["timeout"] is None else time.monotonic() + request["timeout"]
+            reap()
+            while request["pid"] not in statuses and (deadline is None
+                                                      or time.monotonic() < deadline):
+                time.sleep(0.005)
+                reap()
+            reply = {"status": statuses.pop(request["pid"], None)}
+        sock.send(json.dumps(reply).encode())
+
+
+if __name__ == "__main__":
+    serve(socket.socket(fileno=int(sys.argv[1])))

@@ -1,0 +1,10 @@
+"""Allocates (and touches) 256 MiB after 256 MiB until something gives."""
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        hoard = []
+        while True:
+            hoard.append(torch.ones(64 << 20))

@@ -1,0 +1,174 @@
+"""The hostile-kernel suite: one kernel per attack (tests/hostile/), judged together with an
+honest bystander in a pool of two judges. Each attack must be contained: its own verdict fails
+with a signature that names what it did, the bystander's verdict is the one it gets alone,
+the judges survive, nothing outside the attackers' own folders changes, and nothing they
+started outlives them."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from kdiff import confine, plugins
+from kdiff.executor import PoolExecutor, SerialExecutor
+from kdiff.model import Verdict
+from kdiff.run import judge_one
+from kdiff.runconfig import RunConfig
+from kdiff.sandbox import CandidateProcess, SandboxLimits
+from kdiff.store import ResultsStore
+
+HOSTILE = Path(__file__).parent / "hostile"
+GATES = ["ORD-02", "CMP-01"]
+LIMITS = dict(call_timeout=4.0, memory_bytes=3 << 29, max_tasks=64, max_file_bytes=16 << 20)
+# attack -> (the signature its gates fail with, phrases of their detail (any one), and the
+# containment it needs (any one), as CandidateProcess.containment names it)
+EXPECT = {
+    "segfault": ("crash", ("SIGSEGV",), ()),
+    "abort": ("crash", ("SIGABRT",), ()),
+    "exits": ("crash", ("exited with status 0",), ()),
+    "hang": ("hang", ("no answer",), ()),
+    "memory_bomb": ("raised", ("alloc",), ("address-space",)),
+    "fork_bomb": ("raised", ("BlockingIOError",), ("tasks",)),
+    # In its own PID namespace the judge's pid names no process; with Landlock's signal
+    # scope (and no namespace) the kill is refused.
+    "kill_judge": ("raised", ("ProcessLookupError", "PermissionError"),
+                   ("user+pid-namespace", "landlock-signal-scope")),
+    "write_files": ("raised", ("PermissionError",), ("landlock-fs",)),
+    "network": ("raised", ("PermissionError",), ("landlock-no-tcp",)),
+    "malicious_pickle": ("crash", ("unreadable reply",), ()),
+    "reply_flood": ("crash", ("refused",), ()),
+    "log_flood": ("raised", ("File too large",), ("file-size",)),  # Python ignores SIGXFSZ
+    "patches_everything": ("distribution_dependent", ("",), ()),
+}
+MARK = "kdiff-hostile"  # the fork bomb's children name themselves so
+
+
+def _config(**limits) -> RunConfig:
+    return RunConfig(gates=GATES, limits=SandboxLimits(**{**LIMITS, **limits}))
+
+
+def _leftovers() -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == MARK:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hostile") / "kernels"
+    shutil.copytree(HOSTILE, folder)
+    honest_text = (folder / "honest.py").read_text()
+    store = folder.parent / "store.sqlite"
+    ResultsStore(store).close()
+    store_bytes = store.read_bytes()
+    marker = folder.parent / "pickle-ran"
+    listener = socket.create_server(("127.0.0.1", 0))
+    env = {"KDIFF_HOSTILE_TARGETS": str(store), "KDIFF_HOSTILE_MARKER": str(marker),
+           "KDIFF_HOSTILE_PORT": str(listener.getsockname()[1])}
+    os.environ.update(env)
+    try:
+        pm = plugins.manager()
+        config = _config()
+        with CandidateProcess(folder / "problem.py", folder / "honest.py",
+                              limits=config.limits) as probe:
+            probe.request("forget")
+            containment = probe.containment
+        cases = [_case(folder, name) for name in ["honest", *EXPECT]]
+        alone = judge_one(cases[0], config, pm, "kernelbench")
+        start = time.monotonic()
+        together = {v.case.id: v for v in PoolExecutor(2, "cpu").judge(
+            cases, judge_one, config, pm, "kernelbench")}
+        seconds = time.monotonic() - start
+    finally:
+        listener.close()
+        for key in env:
+            os.environ.pop(key)
+    time.sleep(0.5)  # the kernel finishes tearing down the attackers' namespaces
+    return dict(folder=folder, alone=alone, together=together, containment=containment,
+                honest_text=honest_text, store=store, store_bytes=store_bytes, marker=marker,
+                seconds=seconds, leftovers=_leftovers())
+
+
+def _case(folder: Path, name: str):
+    from kdiff.model import Case
+    return Case(id=name, problem=folder / "problem.py", candidate=folder / f"{name}.py")
+
+
+@pytest.mark.parametrize("attack", list(EXPECT))
+def test_attack_fails_its_own_verdict_with_its_signature(suite, attack):
+    signature, phrases, needs = EXPECT[attack]
+    if needs and not any(n in suite["containment"] for n in needs):
+        pytest.skip(f"this kernel grants none of {needs} (in force: {suite['containment']})")
+    verdict: Verdict = suite["together"][attack]
+    assert verdict.error is None, verdict.error
+    assert verdict.native.accept is False, verdict.native
+    assert verdict.verifier_accept is False
+    failed = {gid: g for gid, g in verdict.gates.items() if g.signature == signature}
+    assert failed, {gid: (g.status, g.signature, g.detail) for gid, g in verdict.gates.items()}
+    assert all(any(p in g.detail for p in phrases) for g in failed.values()), failed
+
+
+def test_the_bystander_gets_the_verdict_it_gets_alone(suite):
+    together, alone = suite["together"]["honest"].to_json(), suite["alone"].to_json()
+    for data in (together, alone):
+        for timed in (data["native"], *data["gates"].values()):
+            timed.pop("seconds", None)
+    assert together == alone
+    assert suite["alone"].verifier_accept is True and suite["alone"].native.accept is True
+
+
+def test_the_judges_survive_and_nothing_outlives_the_attackers(suite):
+    assert sorted(suite["together"]) == sorted(["honest", *EXPECT])
+    assert not [v.case.id for v in suite["together"].values() if v.error_kind == "judge"]
+    assert suite["leftovers"] == [], "processes started by a candidate outlived its case"
+
+
+def test_nothing_outside_the_workers_folders_changed(suite):
+    if "landlock-fs" not in suite["containment"]:
+        pytest.skip("no Landlock on this kernel: a candidate can write what its user can")
+    assert (suite["folder"] / "honest.py").read_text() == suite["honest_text"]
+    assert suite["store"].read_bytes() == suite["store_bytes"]
+    assert not suite["marker"].exists(), "the judge unpickled a candidate's payload"
+    assert not (suite["folder"] / "scratch.txt").exists()  # it went to the worker's folder
+
+
+def test_a_case_that_spends_its_wall_budget_fails_the_rest_at_once(tmp_path):
+    config = _config(case_timeout=3.0)
+    start = time.monotonic()
+    verdict = judge_one(_case(HOSTILE, "slow"), config, plugins.manager(), "kernelbench")
+    assert time.monotonic() - start < 3.0 + 8.0  # the budget, plus the judge's own work
+    assert verdict.native.accept is False and "case_timeout" in verdict.native.reason
+    assert {g.signature for g in verdict.gates.values()} == {"case_timeout"}
+
+
+def test_confinement_is_in_force_where_the_kernel_grants_it(suite):
+    """What this machine grants, as the judge records it; the skips above follow it."""
+    containment = suite["containment"]
+    assert "address-space" in containment and "file-size" in containment
+    if confine.landlock_abi() >= 6:
+        assert "landlock-signal-scope" in containment
+
+
+@pytest.mark.gpu
+def test_an_illegal_address_on_the_gpu_is_the_kernels_failure():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    config = RunConfig(gates=GATES, limits=SandboxLimits(call_timeout=60.0))
+    config.gate_options.device = "cuda"
+    pm = plugins.manager()
+    cases = [_case(HOSTILE, "cuda_illegal_address"), _case(HOSTILE, "honest")]
+    bad, honest = SerialExecutor().judge(cases, judge_one, config, pm, "kernelbench")
+    assert bad.native.accept is False and bad.verifier_accept is False
+    assert any(g.signature in ("raised", "crash") and "illegal" in g.detail.lower()
+               for g in bad.gates.values()), bad.gates
+    assert honest.verifier_accept is True  # the next kernel, same judge, a clean context
