@@ -1,0 +1,47 @@
+"""Gated DeltaNet recurrence (Yang, Kautz & Hatamizadeh, "Gated Delta Networks", ICLR 2025):
+
+    S_t = exp(g_t) (I - beta_t k_t k_t^T) S_{t-1} + beta_t k_t v_t^T,   o_t = S_t^T q_t / sqrt(K)
+
+with the activations a GDN layer applies before the recurrence: k L2-normalised, g = logsigmoid
+(a decay in (0, 1)), beta = sigmoid. The inputs are pre-activation, so every real input is
+inside the contract. Outputs: o [B, T, H, V] and the final state [B, H, K, V]. The reference is
+the sequential recurrence, run in the working precision; training backward is judged too.
+"""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from kdiff.kernels.gdn.reference import gated_delta_rule_reference
+
+KDIFF_BACKWARD = True
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, q, k, v, g, beta, initial_state):
+        k = F.normalize(k, dim=-1)
+        return gated_delta_rule_reference(q, k, v, F.logsigmoid(g), torch.sigmoid(beta),
+                                          initial_state=initial_state)
+
+
+batch_size = 1
+seq_len = 24
+num_heads = 2
+head_dim_k = 16
+head_dim_v = 16
+
+
+def get_inputs():
+    q = torch.randn(batch_size, seq_len, num_heads, head_dim_k)
+    k = torch.randn(batch_size, seq_len, num_heads, head_dim_k)
+    v = torch.randn(batch_size, seq_len, num_heads, head_dim_v)
+    g = torch.randn(batch_size, seq_len, num_heads) + 2.0  # logsigmoid: decays near 0.9
+    beta = torch.randn(batch_size, seq_len, num_heads)
+    initial_state = torch.randn(batch_size, num_heads, head_dim_k, head_dim_v)
+    return [q, k, v, g, beta, initial_state]
+
+
+def get_init_inputs():
+    return []
