@@ -59,8 +59,8 @@ def gated_recurrence(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
         finals.append(S)
     o = q.new_zeros(B, T, H, V)
     rows = torch.stack([x for _, _, x in outputs]) if outputs else o.new_zeros(0, H, V)
-    index_b = torch.tensor([b for b, _, _ in outputs], dtype=torch.long)
-    index_t = torch.tensor([t for _, t, _ in outputs], dtype=torch.long)
+    index_b = torch.tensor([b for b, _, _ in outputs], dtype=torch.long, device=q.device)
+    index_t = torch.tensor([t for _, t, _ in outputs], dtype=torch.long, device=q.device)
     o = o.index_put((index_b, index_t), rows)
     return o, torch.stack(finals)
 

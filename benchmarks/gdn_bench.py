@@ -1,0 +1,241 @@
+"""Chunked Gated DeltaNet on a GPU: correctness of the compiled kernels against the float64
+sequential oracle, then forward and forward+backward timings in bf16 at K = V = 128, beside
+flash-linear-attention's chunk_gated_delta_rule when `fla` is importable.
+
+    python benchmarks/gdn_bench.py [--shapes 4x2048x16,1x8192x96] [--skip-check]
+    TRITON_INTERPRET=1 python benchmarks/gdn_bench.py --smoke   # CPU: the checks' code path only
+
+Prints one table at the end and writes gdn_bench.json under $OUT when it is set. Each shape is
+checked and timed in its own try/except, so one failure does not lose the rest. The FLOP
+count is that of the chunked algorithm (kernels/gdn/NOTES.md), not of the recurrence.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+# fla's FlashQLA (TileLang) backend would be picked on Hopper when its package is present:
+# time fla's own pure Triton path, the one this kernel is compared with.
+os.environ.setdefault("FLA_FLASH_QLA", "0")
+os.environ.setdefault("FLA_TILELANG", "0")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import triton  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+from kdiff.gates.tolerance import LAMBDA, unit_roundoff  # noqa: E402
+from kdiff.kernels.gdn import chunk_gated_delta_rule, gated_delta_rule_reference  # noqa: E402
+
+SHAPES = [(4, 2048, 16), (1, 8192, 96), (2, 16384, 16), (4, 4096, 64)]
+D = 128
+CHUNK = 64
+NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
+
+try:
+    from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_gdn
+except Exception as exc:  # noqa: BLE001 - fla is optional
+    fla_gdn = None
+    FLA_MISSING = f"{type(exc).__name__}: {exc}"
+
+
+def flops(B: int, T: int, H: int, K: int, V: int, C: int = CHUNK) -> tuple[float, float]:
+    """(forward, backward) FLOPs of the chunked algorithm, counted as full tiles (NOTES.md)."""
+    chunks = B * H * math.ceil(T / C)
+    fwd = 6 * C * C * K + 4 * C * C * V + 6 * C * K * V + C ** 3 / 3
+    bwd = 14 * C * C * K + 8 * C * C * V + 12 * C * K * V + 4 * C ** 3
+    return chunks * fwd, chunks * bwd
+
+
+def make_inputs(B, T, H, K, V, dtype, device, seed=0, requires_grad=False):
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    q = torch.randn(B, T, H, K, generator=gen)
+    k = F.normalize(torch.randn(B, T, H, K, generator=gen), dim=-1)
+    v = torch.randn(B, T, H, V, generator=gen)
+    g = F.logsigmoid(torch.randn(B, T, H, generator=gen) + 2.0)
+    beta = torch.rand(B, T, H, generator=gen)
+    h0 = torch.randn(B, H, K, V, generator=gen)
+    xs = [x.to(device=device, dtype=dtype) for x in (q, k, v, g, beta)] + [h0.to(device)]
+    if requires_grad:
+        xs = [x.requires_grad_() for x in xs]
+    return xs
+
+
+def fwd_bwd(fn, xs, dtype, cu_seqlens=None, seed=1):
+    """Forward with the final state, backward with fixed cotangents: 8 tensors (on the CPU)."""
+    xs = [x.detach().clone().requires_grad_() for x in xs]
+    o, ht = fn(*xs[:5], initial_state=xs[5], output_final_state=True, cu_seqlens=cu_seqlens)
+    gen = torch.Generator().manual_seed(seed)
+    do = torch.randn(o.shape, generator=gen).to(o.device, dtype)
+    dht = torch.randn(ht.shape, generator=gen).to(ht.device, ht.dtype)
+    torch.autograd.backward([o, ht], [do, dht])
+    return [t.detach().cpu() for t in [o, ht] + [x.grad for x in xs]]
+
+
+def oracle_gdn(q, k, v, g, beta, initial_state, output_final_state, cu_seqlens=None):
+    return gated_delta_rule_reference(q, k, v, g, beta, initial_state=initial_state,
+                                      cu_seqlens=cu_seqlens)
+
+
+def ours(q, k, v, g, beta, initial_state, output_final_state, cu_seqlens=None):
+    return chunk_gated_delta_rule(q, k, v, g, beta, initial_state=initial_state,
+                                  output_final_state=output_final_state, cu_seqlens=cu_seqlens,
+                                  chunk_size=CHUNK)
+
+
+DEVICE = "cuda"
+
+
+def check(label, B, T, H, K, V, dtype, lengths=None):
+    """Relative normwise errors of the kernel and of the sequential reference run in the
+    working precision, both against float64; bound LAMBDA u sqrt(N) (probabilistic model,
+    N = (ceil(T/C) + 1)(K + V + 4C), derivation in tests/test_gdn.py)."""
+    xs = make_inputs(B, T, H, K, V, dtype, DEVICE, seed=T)
+    cu = None
+    if lengths is not None:
+        cu = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()), device=DEVICE)
+        xs[5] = xs[5][:1].expand(len(lengths), -1, -1, -1).contiguous()
+    got = fwd_bwd(ours, xs, dtype, cu)
+    exact = fwd_bwd(oracle_gdn, [x.detach().cpu().double() for x in xs], torch.float64,
+                    None if cu is None else cu.cpu())
+    same_precision = fwd_bwd(oracle_gdn, xs, dtype, cu)
+    seq = max(lengths) if lengths else T
+    N = (math.ceil(seq / CHUNK) + 1) * (K + V + 4 * CHUNK)
+    bound = LAMBDA * unit_roundoff(dtype) * math.sqrt(N)
+    rows, ok = [], True
+    for name, a, b, r in zip(NAMES, got, exact, same_precision):
+        scale = b.abs().max().item() or 1.0
+        err = (a.double() - b).abs().max().item() / scale
+        ref_err = (r.double() - b).abs().max().item() / scale
+        finite = bool(torch.isfinite(a).all())
+        ok &= finite and err <= bound
+        rows.append(f"{name}={err:.1e}(ref {ref_err:.1e})")
+    print(f"  check {label:28s} {'PASS' if ok else 'FAIL'} bound {bound:.1e}: " + " ".join(rows))
+    return {"label": label, "pass": ok, "bound": bound, "errors": rows}
+
+
+def prefix_check(xs, o, tokens=128, heads=2):
+    """The output at token t depends only on tokens <= t: the first `tokens` outputs of a
+    large shape are checked against the float64 oracle run on that prefix (2 heads)."""
+    part = [x[:1, :tokens, :heads].detach().cpu().double() for x in xs[:5]]
+    h0 = xs[5][:1, :heads].detach().cpu().double()
+    ref, _ = gated_delta_rule_reference(*part, initial_state=h0)
+    got = o[:1, :tokens, :heads].detach().cpu().double()
+    return (got - ref).abs().max().item() / ref.abs().max().item()
+
+
+def time_shape(B, T, H):
+    flop_f, flop_b = flops(B, T, H, D, D)
+    row = {"shape": [B, T, H], "gflop_fwd": flop_f / 1e9, "gflop_fwd_bwd": (flop_f + flop_b) / 1e9}
+    impls = [("ours", ours)] + ([("fla", fla_gdn)] if fla_gdn is not None else [])
+    outputs = {}
+    for name, fn in impls:
+        try:
+            xs = make_inputs(B, T, H, D, D, torch.bfloat16, "cuda", requires_grad=True)
+            with torch.no_grad():
+                o, ht = fn(*xs[:5], initial_state=xs[5], output_final_state=True)
+            torch.cuda.synchronize()
+            finite = bool(torch.isfinite(o).all() and torch.isfinite(ht).all())
+            row[f"{name}_prefix_err"] = prefix_check(xs, o)
+            row[f"{name}_finite"] = finite
+            outputs[name] = o.float()
+            do = torch.randn_like(o)
+
+            def forward():
+                with torch.no_grad():
+                    fn(*xs[:5], initial_state=xs[5], output_final_state=True)
+
+            def forward_backward():
+                out, _ = fn(*xs[:5], initial_state=xs[5], output_final_state=True)
+                out.backward(do)
+
+            row[f"{name}_fwd_ms"] = do_bench(forward, warmup=25, rep=200, return_mode="median")
+            row[f"{name}_fwd_bwd_ms"] = do_bench(forward_backward, warmup=25, rep=200,
+                                                 grad_to_none=xs, return_mode="median")
+            row[f"{name}_fwd_tflops"] = flop_f / row[f"{name}_fwd_ms"] / 1e9
+            row[f"{name}_fwd_bwd_tflops"] = (flop_f + flop_b) / row[f"{name}_fwd_bwd_ms"] / 1e9
+        except Exception as exc:  # noqa: BLE001 - keep the other shapes
+            row[f"{name}_error"] = f"{type(exc).__name__}: {exc}"
+            traceback.print_exc()
+        torch.cuda.empty_cache()
+    if "ours" in outputs and "fla" in outputs:
+        a, b = outputs["ours"], outputs["fla"]
+        row["ours_vs_fla_rel"] = ((a - b).abs().max() / b.abs().max()).item()
+    return row
+
+
+def fmt(x, spec=".3f"):
+    return "-" if x is None else format(x, spec)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shapes", default=None, help="BxTxH,... (default: the four issue shapes)")
+    ap.add_argument("--skip-check", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="CPU (TRITON_INTERPRET=1): tiny fp32 checks, no timing")
+    args = ap.parse_args()
+    if args.smoke:
+        global DEVICE
+        DEVICE = "cpu"
+        ok = [check("fp32 smoke B1 T20 H1 D16", 1, 20, 1, 16, 16, torch.float32)["pass"],
+              check("fp32 smoke varlen 5+15", 1, 20, 1, 16, 16, torch.float32, [5, 15])["pass"]]
+        print(f"flops(4,2048,16): fwd {flops(4, 2048, 16, D, D)[0] / 1e9:.1f} GFLOP")
+        return 0 if all(ok) else 1
+    if not torch.cuda.is_available():
+        print("no CUDA device: this benchmark needs a GPU")
+        return 2
+    shapes = SHAPES if args.shapes is None else [
+        tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    print(f"torch {torch.__version__} triton {triton.__version__} "
+          f"{torch.cuda.get_device_name()} fla: {'yes' if fla_gdn else FLA_MISSING}")
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+              "triton": triton.__version__, "fla": fla_gdn is not None, "checks": [], "shapes": []}
+    if not args.skip_check:
+        started = time.time()
+        for label, dtype, kw in [
+            ("fp32 B2 T100 H2 D128", torch.float32, dict(B=2, T=100, H=2, K=D, V=D)),
+            ("fp16 B2 T100 H2 D128", torch.float16, dict(B=2, T=100, H=2, K=D, V=D)),
+            ("bf16 B2 T100 H2 D128", torch.bfloat16, dict(B=2, T=100, H=2, K=D, V=D)),
+            ("fp32 varlen 37+90+1 H2 D64", torch.float32,
+             dict(B=1, T=128, H=2, K=64, V=64, lengths=[37, 90, 1])),
+        ]:
+            try:
+                report["checks"].append(check(label, dtype=dtype, **kw))
+            except Exception as exc:  # noqa: BLE001
+                traceback.print_exc()
+                report["checks"].append({"label": label, "pass": False,
+                                         "error": f"{type(exc).__name__}: {exc}"})
+        print(f"  checks took {time.time() - started:.0f}s (compilation included)")
+    for B, T, H in shapes:
+        print(f"  timing B={B} T={T} H={H} ...", flush=True)
+        report["shapes"].append(time_shape(B, T, H))
+    print()
+    print(f"{'B,T,H':>13} | {'ours fwd':>8} {'f+b':>7} {'TF/s':>5} {'TF/s':>5} | "
+          f"{'fla fwd':>7} {'f+b':>7} | {'x fwd':>5} {'x f+b':>5} | prefix err  vs fla")
+    for r in report["shapes"]:
+        of, ob = r.get("ours_fwd_ms"), r.get("ours_fwd_bwd_ms")
+        ff, fb = r.get("fla_fwd_ms"), r.get("fla_fwd_bwd_ms")
+        print(f"{','.join(map(str, r['shape'])):>13} | {fmt(of):>8} {fmt(ob):>7} "
+              f"{fmt(r.get('ours_fwd_tflops'), '.0f'):>5} {fmt(r.get('ours_fwd_bwd_tflops'), '.0f'):>5} | "
+              f"{fmt(ff):>7} {fmt(fb):>7} | "
+              f"{fmt(ff / of if ff and of else None, '.2f'):>5} {fmt(fb / ob if fb and ob else None, '.2f'):>5} | "
+              f"{fmt(r.get('ours_prefix_err'), '.1e'):>9}  {fmt(r.get('ours_vs_fla_rel'), '.1e')}"
+              + (f"  ERROR {r['ours_error']}" if "ours_error" in r else ""))
+    print("(ms: do_bench medians; x = fla time / ours, > 1 means faster than fla; "
+          "prefix err: first 128 outputs vs float64, normwise relative)")
+    out = os.environ.get("OUT")
+    if out:
+        with open(os.path.join(out, "gdn_bench.json"), "w") as fh:
+            json.dump(report, fh, indent=1)
+    failed = [c for c in report["checks"] if not c.get("pass")]
+    return 1 if failed or any("ours_error" in r for r in report["shapes"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
