@@ -175,6 +175,9 @@ class Statelessness(ThresholdedGate):
         if trial.pattern in (STORE, OVERWRITE, STORED_AGAIN):
             options["return_inputs"] = True
         send = [] if "use_stored_inputs" in options else trial.inputs
+        if ctx.backward and not send:  # the output gradients follow the kept tensors' values
+            options["cotangents"] = ctx.cotangents(
+                ctx.run_reference(trial.inputs, trial.seed, trial.dtype))
         got = ctx.call(send, trial.seed, trial.dtype, **options)
         trial.outputs = got.outputs
         if got.inputs_after is not None:
