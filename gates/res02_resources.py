@@ -132,7 +132,9 @@ class ResourceBudget(Gate):
         ctx.candidate.request("launches", clear=True)  # judge the launches of these calls only
         memory, seconds = self.held_memory(ctx)
         notes = []
-        for part in (memory, self.wall_clock(ctx, seconds), self.compiled(ctx)):
+        for judge_part in (lambda: memory, lambda: self.wall_clock(ctx, seconds),
+                           lambda: self.compiled(ctx)):
+            part = judge_part()
             if part.failure is not None:
                 return part.failure
             notes.append(part.note)
@@ -195,8 +197,8 @@ class ResourceBudget(Gate):
         outcomes = self.resources(ctx, launches, targets)
         judged_any = False
         for target in targets:
-            failure, summary, judged = self.judge_target(
-                launches, [outcomes.get((launch.key(), target), LOST) for launch in launches], target)
+            per_launch = [outcomes.get((launch.key(), target), LOST) for launch in launches]
+            failure, summary, judged = self.judge_target(launches, per_launch, target)
             if failure is not None:
                 return PartOutcome(failure, "")
             judged_any |= judged

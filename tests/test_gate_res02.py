@@ -1,0 +1,129 @@
+"""RES-02 resource budget: three states on the corpus (the honest 64x64 Triton matmul passes;
+the 128x1024 tile fails on sm_100's tensor memory; the wrapper that keeps a workspace per call
+leaks; KernelBench v0.1's native check accepts all three), the sm_100 compile of the wide
+tile on a machine without a GPU, and the budget arithmetic."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff.gates.res02_resources import LIMITS, ResourceBudget, violations
+from kdiff.judge import judge_case
+from kdiff.model import Case, Status, Verdict
+from kdiff.plugins import manager
+from kdiff.runconfig import RunConfig
+from kdiff.triton_launches import KernelResources, Launch, compile_launches
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+PROBLEMS = KERNELS / "KernelBench" / "level1"
+WIDE_TILE = KERNELS / "runs" / "redteam" / "level_1_problem_40_sample_0_kernel.py"
+
+
+def judge(problem: str, run: str) -> Verdict:
+    pid = problem.split("_")[0]
+    candidate = KERNELS / "runs" / run / f"level_1_problem_{pid}_sample_0_kernel.py"
+    case = Case(f"{run}/{candidate.stem}", PROBLEMS / problem, candidate)
+    return judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-02"]), manager())
+
+
+@pytest.mark.parametrize("problem,run,signature", [
+    ("40_Matmul_wide_output.py", "controls", None),
+    ("40_Matmul_wide_output.py", "redteam", "tmem_over_budget"),
+    ("41_Swish.py", "redteam", "memory_leak"),
+], ids=["honest-64x64", "tile-128x1024", "workspace-leak"])
+def test_three_states(problem: str, run: str, signature: str | None):
+    verdict = judge(problem, run)
+    assert verdict.native.accept is True, verdict.native.reason
+    result = verdict.gates["RES-02"]
+    if signature is None:
+        assert result.status is Status.PASS, result.detail
+        assert "sm_90: 1 kernel(s) fit" in result.detail and "sm_100: 1 kernel(s) fit" \
+            in result.detail, result.detail
+    else:
+        assert result.status is Status.FAIL, result.detail
+        assert result.signature == signature, result.detail
+
+
+def wide_tile_launch() -> Launch:
+    """The red-team kernel's launch at the benchmark's shape, as the recorder writes it."""
+    pointers = {n: "*fp32" for n in ("a_ptr", "b_ptr", "c_ptr")}
+    ints = {n: "i32" for n in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
+                               "stride_bn", "stride_cm", "stride_cn")}
+    tile = {"BLOCK_M": 128, "BLOCK_N": 1024, "BLOCK_K": 8}
+    return Launch(module="kdiff_candidate_wide_tile", file=str(WIDE_TILE),
+                  qualname="matmul_kernel",
+                  signature={**pointers, **ints, **{n: "constexpr" for n in tile}},
+                  constexprs=tile)
+
+
+def test_sm100_compile_of_wide_tile_needs_1024_tmem_columns():
+    """No GPU needed: Triton compiles for sm_100 from the kernel's source."""
+    [outcome] = compile_launches([(wide_tile_launch(), "sm_100")])
+    assert "resources" in outcome, outcome
+    res = KernelResources(**outcome["resources"])
+    assert res.tmem_columns == 1024  # a 128 x 1024 fp32 accumulator, one column per element
+    found = violations(res, LIMITS["sm_100"])
+    assert [v.signature for v in found] == ["tmem_over_budget"], found
+    assert res.trap_only  # Triton lowers a kernel whose TMEM does not fit to a bare trap
+
+
+def resources(target: str, shared: int = 0, tmem: int = 0, regs: int | None = 32,
+              warps: int = 4) -> KernelResources:
+    return KernelResources(target, shared, tmem, warps, regs, 0, 0, False)
+
+
+def test_limits_are_inclusive_and_per_target():
+    sm90, sm100 = LIMITS["sm_90"], LIMITS["sm_100"]
+    assert not violations(resources("sm_90", shared=232448), sm90)
+    assert [v.signature for v in violations(resources("sm_90", shared=232449), sm90)] \
+        == ["shared_over_budget"]
+    assert not violations(resources("sm_90", tmem=1024), sm90)  # Hopper has no TMEM
+    assert not violations(resources("sm_100", tmem=512), sm100)
+    assert [v.signature for v in violations(resources("sm_100", tmem=1024), sm100)] \
+        == ["tmem_over_budget"]
+    # 128 registers x 32 threads = 4096 per warp; 16 warps use all 65536 of a block ...
+    assert not violations(resources("sm_90", regs=128, warps=16), sm90)
+    # ... and 129 round up to 4352 per warp (allocation unit 256): 69632 > 65536.
+    assert [v.signature for v in violations(resources("sm_90", regs=129, warps=16), sm90)] \
+        == ["registers_over_budget"]
+
+
+def test_autotuner_configs_are_alternatives():
+    """On hardware the autotuner drops a config that is out of resources: the launch fails
+    only when no config fits."""
+    gate = ResourceBudget()
+    small, big = (Launch("m", "f.py", "k", {"x": "*fp32", "BLOCK": "constexpr"},
+                         {"BLOCK": b}, tuned=["BLOCK"]) for b in (64, 4096))
+    fits = {"resources": resources("sm_90", shared=65536).__dict__}
+    over = {"resources": resources("sm_90", shared=1 << 20).__dict__}
+    failure, _, _ = gate.judge_target([small, big], [fits, over], "sm_90")
+    assert failure is None
+    failure, _, _ = gate.judge_target([small, big], [over, over], "sm_90")
+    assert failure is not None and failure.signature == "shared_over_budget"
+    untuned = Launch("m", "f.py", "k", {"x": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 4096})
+    failure, _, _ = gate.judge_target([small, untuned], [fits, over], "sm_90")
+    assert failure is not None, "a launch no autotuner chose has no alternative"
+
+
+def test_launch_is_described_as_triton_specialises_it():
+    """Tensors become pointer types, an int equal to 1 a constexpr (Triton's specialisation),
+    constexpr values and launch options are kept."""
+    import triton
+    import triton.language as tl
+
+    from kdiff.triton_launches import _interpreted_params, _jit_params, describe_launch
+
+    @triton.jit
+    def scale(x_ptr, n, stride, BLOCK: tl.constexpr):
+        pass
+
+    x = torch.zeros(8, dtype=torch.float16)
+    params = _jit_params(scale) if hasattr(scale, "params") else _interpreted_params(scale)
+    launch = describe_launch(params, (x, 8, 1), {"BLOCK": 64, "num_warps": 2})
+    assert launch.signature == {"x_ptr": "*fp16", "n": "i32", "stride": "constexpr",
+                                "BLOCK": "constexpr"}
+    assert launch.constexprs == {"stride": 1, "BLOCK": 64}
+    assert launch.options == {"num_warps": 2}
+    assert launch.unavailable == "defined inside a function: it cannot be imported by name"
