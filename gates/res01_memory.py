@@ -1,0 +1,213 @@
+"""RES-01 memory hygiene: no uninitialised memory in the output, no input modified in place,
+no dependence on allocator history.
+
+Per input set (the benchmark's own draw, then signed normal values, which an in-place
+`relu_` on non-negative inputs would leave unchanged), two calls in the candidate's worker:
+- *history*: right after the worker's copy of the reference ran and its output was freed (as
+  in the benchmark's harness), unpoisoned: uninitialised memory here may hold the reference's
+  answer;
+- *poisoned*: after allocator churn, with every `torch.empty*` filled with 0xFF bytes (NaN for
+  floats, -1 for integers) and the inputs sent back.
+Poison that reaches the output where the reference has none is `uninitialised_output`; an input
+whose bytes changed is `input_mutated` (unless the reference itself modifies that input); the
+two calls disagreeing beyond rounding is `allocator_history`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kdiff.gates import inputs as gen
+from kdiff.gates import tolerance
+from kdiff.gates.base import (CallResult, Evaluation, Gate, GateContext, ReferenceFailure,
+                              check_structure)
+from kdiff.model import GateClass, GateResult, Status
+from kdiff.worker_probes import POISON_BYTE
+
+INPUT_SEED = 11
+CHURN_SEED = 5
+# Sources that allocate outside torch's Python factories (a compiled extension's at::empty):
+# on the CPU nothing pre-fills the allocator for them, so poison cannot reach their buffers.
+COMPILED_MARKERS = ("load_inline", "cpp_extension", "ctypes", "cffi")
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    """The raw bytes of a tensor, one row per element."""
+    t = t.detach().cpu().contiguous()
+    return t.reshape(-1).view(torch.uint8).reshape(t.numel(), t.element_size())
+
+
+def bitwise_differs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Per element (flat): True where the bit patterns differ."""
+    return (_bytes(a) != _bytes(b)).any(1)
+
+
+def poisoned(out: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
+    """Per element (flat): the poison pattern where the reference has no such value. For
+    floats any NaN counts (arithmetic on a poisoned NaN keeps it a NaN, not its payload)."""
+    if out.is_floating_point():
+        got = torch.isnan(out.detach().cpu()).reshape(-1)
+        want = torch.isnan(ref.detach().cpu().to(out.dtype)).reshape(-1) \
+            if ref.is_floating_point() else torch.zeros_like(got)
+        return got & ~want
+    got = (_bytes(out) == POISON_BYTE).all(1)
+    want = (_bytes(ref) == POISON_BYTE).all(1) if ref.dtype == out.dtype \
+        else torch.zeros_like(got)
+    return got & ~want
+
+
+def _where(flat: int, shape: torch.Size) -> tuple[int, ...]:
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape)) if len(shape) \
+        else ()
+
+
+def _clones(inputs: list[Any]) -> list[Any]:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+@dataclass
+class Notes:
+    sets: list[str] = field(default_factory=list)
+    reference_mutates: set[int] = field(default_factory=set)
+    rounding_only: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+class MemoryHygiene(Gate):
+    id = "RES-01"
+    name = "memory hygiene"
+    klass = GateClass.TOLERANCE_FREE
+    summary = "poisoned allocations never reach the output; inputs untouched; no allocator history"
+
+    def judge(self, ctx: GateContext) -> GateResult:
+        notes = Notes()
+        sets = [("benchmark inputs", ctx.benchmark_inputs(INPUT_SEED))]
+        if ctx.float_input_indices():
+            sets.append(("signed normal inputs", ctx.draw(gen.normal(), INPUT_SEED)))
+        for label, inputs in sets:
+            failure = self.judge_set(ctx, label, inputs, notes)
+            if failure is not None:
+                return failure
+        if not notes.sets:
+            return self.result(Status.SKIP, f"the reference rejects every input set "
+                               f"({notes.skipped[0]})")
+        detail = (f"{', '.join(notes.sets)}: no poison in the output, inputs byte-identical, "
+                  f"same output after the reference's freed output and after allocator churn")
+        if notes.reference_mutates:
+            detail += (f"; input(s) {sorted(notes.reference_mutates)} not judged for mutation "
+                       f"(the reference modifies them itself)")
+        if notes.rounding_only:
+            detail += (f"; the two calls differ within rounding ({notes.rounding_only[0]}): "
+                       f"nondeterminism, ORD-02's to judge")
+        caveat = self.cpu_caveat(ctx)
+        return self.result(Status.PASS, detail + (f"; {caveat}" if caveat else ""))
+
+    def judge_set(self, ctx: GateContext, label: str, inputs: list[Any], notes: Notes
+                  ) -> GateResult | None:
+        pristine = _clones(inputs)
+        try:
+            notes.reference_mutates |= self.mutated_by_reference(ctx, pristine)
+            ev = ctx.evaluate(_clones(pristine))
+        except ReferenceFailure as exc:
+            notes.skipped.append(f"{label}: {exc}")
+            return None
+        history = ctx.call(_clones(pristine), reference_first=ctx.reference_key_in_worker())
+        check_structure(history.outputs, ev.reference)
+        poison = ctx.call(_clones(pristine), poison=True, churn=True, churn_seed=CHURN_SEED,
+                          return_inputs=True)
+        check_structure(poison.outputs, ev.reference)
+        notes.sets.append(label)
+        return (self.check_poison(ctx, label, poison, history, ev)
+                or self.check_inputs(label, pristine, poison, notes)
+                or self.check_history(label, poison, history, ev, notes))
+
+    @staticmethod
+    def mutated_by_reference(ctx: GateContext, pristine: list[Any]) -> set[int]:
+        """Inputs the reference itself modifies: the contract allows the candidate to, too."""
+        args = _clones(pristine)
+        ctx.run_reference(args)
+        return {i for i, (a, p) in enumerate(zip(args, pristine)) if isinstance(p, torch.Tensor)
+                and bool(bitwise_differs(a, p).any())}
+
+    def check_poison(self, ctx: GateContext, label: str, poison: CallResult,
+                     history: CallResult, ev: Evaluation) -> GateResult | None:
+        for i, (out, ref) in enumerate(zip(poison.outputs, ev.reference)):
+            hit = poisoned(out, ref)
+            # A NaN the unpoisoned call produces too is not poison: the value gates own it.
+            hit &= ~poisoned(history.outputs[i], ref)
+            if bool(hit.any()):
+                flat = int(hit.nonzero()[0])
+                return self.result(
+                    Status.FAIL, f"{label}, output {i}: {int(hit.sum())} of {out.numel()} "
+                    f"elements are poison from uninitialised memory (first at index "
+                    f"{_where(flat, out.shape)}: reference {ref.reshape(-1)[flat].item():.6g}, "
+                    f"got {out.reshape(-1)[flat].item():.6g}); unpoisoned, right after the "
+                    f"reference, the same element was "
+                    f"{history.outputs[i].reshape(-1)[flat].item():.6g}",
+                    "uninitialised_output")
+        return None
+
+    def check_inputs(self, label: str, pristine: list[Any], poison: CallResult, notes: Notes
+                     ) -> GateResult | None:
+        after = poison.inputs_after or []
+        for i, (before, now) in enumerate(zip(pristine, after)):
+            if not isinstance(before, torch.Tensor) or now is None or i in notes.reference_mutates:
+                continue
+            changed = bitwise_differs(now, before) if now.shape == before.shape else None
+            if changed is None:
+                return self.result(Status.FAIL, f"{label}: input {i} changed shape in place, "
+                                   f"{tuple(before.shape)} -> {tuple(now.shape)}", "input_mutated")
+            if bool(changed.any()):
+                flat = int(changed.nonzero()[0])
+                return self.result(
+                    Status.FAIL, f"{label}: input {i} modified in place: {int(changed.sum())} of "
+                    f"{before.numel()} elements changed (first at index "
+                    f"{_where(flat, before.shape)}: was {before.reshape(-1)[flat].item():.6g}, "
+                    f"now {now.reshape(-1)[flat].item():.6g})", "input_mutated")
+        return None
+
+    def check_history(self, label: str, poison: CallResult, history: CallResult,
+                      ev: Evaluation, notes: Notes) -> GateResult | None:
+        """The two calls saw different allocator histories. Bit differences that keep both
+        within the oracle's bound are rounding (an order that varies run to run: ORD-02);
+        a difference that takes either call outside it came from memory the candidate read
+        before writing."""
+        for i, (a, b) in enumerate(zip(poison.outputs, history.outputs)):
+            differs = bitwise_differs(a, b).reshape(a.shape)
+            if not bool(differs.any()):
+                continue
+            if not (a.is_floating_point() and b.is_floating_point()):
+                garbage = differs
+            else:
+                bound = ev.bounds()[i]
+                oracle = ev.oracle.values[i]
+                out_a = tolerance.compare(a, oracle, bound, i, mask=differs)
+                out_b = tolerance.compare(b, oracle, bound, i, mask=differs)
+                if out_a.ok and out_b.ok:
+                    notes.rounding_only.append(f"{label}, output {i}: {int(differs.sum())} "
+                                               f"element(s)")
+                    continue
+                garbage = differs
+            flat = int(garbage.reshape(-1).nonzero()[0])
+            return self.result(
+                Status.FAIL, f"{label}, output {i}: {int(garbage.sum())} of {a.numel()} elements "
+                f"depend on allocator history (first at index {_where(flat, a.shape)}: "
+                f"{b.reshape(-1)[flat].item():.6g} right after the reference's freed output, "
+                f"{a.reshape(-1)[flat].item():.6g} after churn; reference "
+                f"{ev.reference[i].reshape(-1)[flat].item():.6g})", "allocator_history")
+        return None
+
+    @staticmethod
+    def cpu_caveat(ctx: GateContext) -> str:
+        if ctx.device != "cpu":
+            return ""
+        try:
+            source = ctx.candidate.candidate.read_text(errors="replace")
+        except OSError:
+            return ""
+        if not any(m in source for m in COMPILED_MARKERS):
+            return ""
+        return ("on the CPU, buffers a compiled extension allocates in C++ are not poisoned; "
+                "they were judged through allocator history only")
