@@ -1,5 +1,5 @@
 """The machine-readable report: the spec's JSON contract, plus the differential engine's
-statistics (`summary`, `by_level`) and a per-kernel `status` (accept | reject | error)."""
+statistics (`summary`, `by_level`, `by_problem`) and a per-kernel `status` (accept | reject | error)."""
 from __future__ import annotations
 
 import json
@@ -25,6 +25,7 @@ def report(verdicts: list[Verdict], bench: str, native: str, device: str,
         "confusion": confusion(verdicts).to_json(),
         "summary": summarize(verdicts).to_json(),
         "by_level": {k: s.to_json() for k, s in breakdown(verdicts, "level").items()},
+        "by_problem": {k: s.to_json() for k, s in breakdown(verdicts, "problem").items()},
     }
 
 

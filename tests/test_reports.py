@@ -48,6 +48,7 @@ def test_json_report_follows_the_spec_contract(tmp_path):
                                                                                       "error")
     assert data["summary"]["defects"]["modal"]["label"] == "EXC-01=nan_swallowed"
     assert set(data["by_level"]) == {"level 1", "level 2"}
+    assert data["by_problem"]["relu_max"]["confusion"]["native_only"] == 1
 
 
 def test_junit_has_one_testcase_per_kernel_with_signatures(tmp_path):
