@@ -4,7 +4,8 @@ recorded-call templates, and one materialised case judged end to end.
 Fixtures (tests/fixtures/tritonbench, written for kdiff in TritonBench's layouts):
 - T: `leaky_relu_scale`, a torch function; its test prints one result. Three answers: one
   that raises, one that ignores `scale` (runs, prints something else), one that matches
-  (wrapped in prose, a ```python fence and a chat end token, which upstream strips).
+  (wrapped in prose, a ```python fence and a chat end token, which upstream strips; it uses
+  `torch` without importing it, which works because the test section imports it).
 - G: `add_scalar`, a Triton kernel and wrapper; its test calls it three times (the last one
   too large to replay on a CPU). Two answers, one file each (a G answer pairs with its gold
   file once): a correct one, and one whose wrapper reads a module-level constant, which
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.adapters.tritonbench import calls, layout
+from kdiff.adapters.tritonbench import calls, cpu, layout
 from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call
 from kdiff.adapters.tritonbench.runner import run_script
 from kdiff.judge import judge_case
@@ -170,6 +171,32 @@ def test_scripts_are_killed_at_their_deadline(tmp_path):
     assert result.failure() == "did not finish within 1 s"
 
 
+def test_cuda_code_runs_on_the_cpu(monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("the CPU stand-in is installed only without a CUDA device")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # before the kernel is defined
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 4}), triton.Config({"BLOCK": 8})],
+                     key=["n"])
+    @triton.jit
+    def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    with cpu.cuda_on_cpu():
+        x = torch.tensor([1.0, -2.0, 3.0], device="cuda").cuda()
+        y = torch.zeros(3).to("cuda", torch.float64)
+        assert x.is_cuda and x.device.type == "cpu" and y.dtype == torch.float64
+        with torch.cuda.device(x.device):
+            out = torch.empty_like(x)
+            double[lambda meta: [triton.cdiv(3, meta["BLOCK"])]](x, out, 3)  # a list grid
+        torch.cuda.synchronize()
+    assert torch.equal(out, 2 * x) and double.best_config.kwargs == {"BLOCK": 4}
+    assert not torch.zeros(1).is_cuda  # nothing left installed
+
+
 # -- recorded calls ------------------------------------------------------------------------------
 
 def test_recorded_calls_of_the_gold_test(cases):
@@ -186,7 +213,8 @@ def test_recorded_calls_of_the_gold_test(cases):
     assert 3 * 4096 > MAX_ELEMENTS and choose_call(recorded["calls"], "add_scalar") == 1
 
 
-def test_materialised_problem_replays_the_call_with_fresh_inputs(cases):
+def test_materialised_problem_replays_the_call_with_fresh_inputs(cases, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # as loading it sets; restored afterwards
     problem = load_problem(cases["G_good/G/add_scalar"].problem)
     assert problem.size_constants() == {"DIM_16": 16, "DIM_40": 40}
     torch.manual_seed(0)
@@ -225,7 +253,8 @@ def test_call_templates_round_trip():
 
 # -- end to end --------------------------------------------------------------------------------
 
-def test_judge_a_materialised_case(cases):
+def test_judge_a_materialised_case(cases, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # as loading the problem sets; restored after
     config = RunConfig(bench=BENCH, gates=["CMP-01", "ORD-02"])
     verdict = judge_case(cases["T_answers/T/leaky_relu_scale@3"], config, manager())
     assert verdict.error is None

@@ -184,5 +184,18 @@ def candidate_code(row: GeneratedRow) -> str:
     return reduce_to_definitions(code) if row.variant == "G" else code
 
 
+def as_module(code: str, gold: GoldFile) -> str:
+    """Code to import on its own, as the script runs it: the script's one namespace also
+    holds the names the gold test section imports (a function body may use `torch` that only
+    the test imported), so those imports are appended."""
+    try:
+        tree = ast.parse(gold.test)
+    except SyntaxError:
+        return code
+    imports = [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return code + "\n\n# The gold test section's imports (the script's namespace has them)\n" \
+        + "\n".join(imports) + "\n"
+
+
 def call_script(code: str, gold: GoldFile) -> str:
     return code + "\n" + SEPARATOR + "\n" + gold.test

@@ -2,12 +2,14 @@
 and a `ModelNew` candidate like any other case.
 
 Per gold file (shared by every generated answer to it), in `<cache>/gold/<G|T>/<name>-<hash>-<device>/`:
-  gold.py     the gold operator (the code section)     test.py   the gold test section
+  gold.py     the gold operator (the code section, with the test's imports: `layout.as_module`)
+  test.py     the gold test section
   NAME.py     the gold file itself (the execution-accuracy reference run)
   calls.json  the test's calls of the gold functions, recorded in a child process
   call.json   the call the problem replays             problem.py  `Model` = the gold function
 Per generated answer, in `<cache>/cases/<jsonl stem>-<hash>/<G|T>/<name>-<line>/`:
-  generated.py  the answer as the call-accuracy script contains it (cleaned; G: reduced)
+  generated.py  the answer as the call-accuracy script contains it (cleaned; G: reduced),
+                with the test's imports
   NAME.py       that script (generated.py + separator + gold test)
   candidate.py  `ModelNew` = the generated function of the same name
 
@@ -25,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kdiff.adapters.tritonbench import calls as callmod
-from kdiff.adapters.tritonbench.layout import GoldFile, call_script
+from kdiff.adapters.tritonbench.layout import GoldFile, as_module, call_script
 from kdiff.adapters.tritonbench.runner import record_calls
 from kdiff.sandbox import SandboxLimits
 
-FORMAT = 1  # part of every cache key: bump when what is written here changes
+FORMAT = 2  # part of every cache key: bump when what is written here changes
 # Tensor elements of the replayed call: the shipped corpus keeps a CPU case to a few
 # thousand elements, since every gate runs it many times through the Triton interpreter.
 MAX_ELEMENTS = 8192
@@ -96,7 +98,7 @@ def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase
               / f"{gold.name}-{_digest(text)}-{device}")
     folder.mkdir(parents=True, exist_ok=True)
     case = GoldCase(gold, folder)
-    _write(folder / "gold.py", gold.code)
+    _write(folder / "gold.py", as_module(gold.code, gold))
     _write(folder / "test.py", gold.test)
     _write(case.script, text)
     recorded = folder / "calls.json"
@@ -188,7 +190,7 @@ def prepare_candidate(gold: GoldCase, code: str, folder: Path, origin: str) -> C
     recorded) its `ModelNew`."""
     folder.mkdir(parents=True, exist_ok=True)
     case = CandidateCase(folder)
-    _write(folder / "generated.py", code)
+    _write(folder / "generated.py", as_module(code, gold.gold))
     _write(folder / gold.gold.path.name, call_script(code, gold.gold))
     if gold.target is not None:
         _write(case.candidate, "\n".join([
