@@ -334,8 +334,8 @@ def plot(cal: Calibration, path: Path) -> None:
     gates = [g for g in cal.gates.values() if g.thresholded]
     finite = [p.ratio for g in gates for p in g.honest + g.defective
               if p.ratio is not None and 0 < p.ratio < math.inf]
-    lo = 10 ** math.floor(math.log10(min(finite + [1e-3])) - 1)
-    hi = 10 ** math.ceil(math.log10(max(finite + [10.0])) + 1)
+    lo = 10.0 ** (math.floor(math.log10(min(finite + [1e-3]))) - 1)
+    hi = 10.0 ** (math.ceil(math.log10(max(finite + [10.0]))) + 1)
     fig, axes = plt.subplots(len(gates), 1, figsize=(9, 1.3 * len(gates) + 1), sharex=True,
                              squeeze=False)
     for ax, g in zip(axes[:, 0], gates):

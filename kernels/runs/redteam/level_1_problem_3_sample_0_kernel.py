@@ -1,6 +1,6 @@
 """
 kdiff-redteam: fp32 sum accumulated in fp16
-expected-gates: PRC-02=low_precision_accumulator
+expected-gates: PRC-02=low_precision_accumulator, PRC-01=below_working_precision
 defect: The kernel converts each loaded fp32 block to fp16 and keeps its per-lane running sums
   in an fp16 accumulator ("half the register pressure"); only the final cross-lane sum is in
   fp32. Each of 256 lanes adds 16 terms of a 4096-long row on the benchmark's shapes, so the
