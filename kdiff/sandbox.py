@@ -254,8 +254,9 @@ class CandidateProcess:
             data = Path(self._log.name).read_bytes()
         except OSError:
             return ""
-        if data.startswith(CONTAINMENT_LINE.encode()):  # the launcher's line, not the worker's
-            data = data.partition(b"\n")[2]
+        # Without the launcher's lines (one per start): only what the worker printed.
+        data = b"".join(line for line in data[-n - 4096:].splitlines(keepends=True)
+                        if not line.startswith(CONTAINMENT_LINE.encode()))
         return data[-n:].decode("utf-8", "replace").strip()
 
     @property
