@@ -35,7 +35,7 @@ SEEDS = (0, 1)
 def classify(t: torch.Tensor) -> torch.Tensor:
     """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite."""
     cls = torch.zeros(t.shape, dtype=torch.int8)
-    if not (t.is_floating_point() or t.is_complex()):
+    if not t.is_floating_point():
         return cls
     x = t.detach().cpu()
     cls[torch.isnan(x)] = NAN

@@ -106,7 +106,7 @@ class MemoryHygiene(Gate):
 
     def judge_set(self, ctx: GateContext, label: str, inputs: list[Any], notes: Notes
                   ) -> GateResult | None:
-        pristine = _clones(inputs)
+        pristine = _clones(gen.cast_inputs(inputs, torch.float32))  # as ctx.call sends them
         try:
             notes.reference_mutates |= self.mutated_by_reference(ctx, pristine)
             ev = ctx.evaluate(_clones(pristine))
@@ -119,7 +119,7 @@ class MemoryHygiene(Gate):
                           return_inputs=True)
         check_structure(poison.outputs, ev.reference)
         notes.sets.append(label)
-        return (self.check_poison(ctx, label, poison, history, ev)
+        return (self.check_poison(label, poison, history, ev)
                 or self.check_inputs(label, pristine, poison, notes)
                 or self.check_history(label, poison, history, ev, notes))
 
@@ -131,8 +131,8 @@ class MemoryHygiene(Gate):
         return {i for i, (a, p) in enumerate(zip(args, pristine)) if isinstance(p, torch.Tensor)
                 and bool(bitwise_differs(a, p).any())}
 
-    def check_poison(self, ctx: GateContext, label: str, poison: CallResult,
-                     history: CallResult, ev: Evaluation) -> GateResult | None:
+    def check_poison(self, label: str, poison: CallResult, history: CallResult,
+                     ev: Evaluation) -> GateResult | None:
         for i, (out, ref) in enumerate(zip(poison.outputs, ev.reference)):
             hit = poisoned(out, ref)
             # A NaN the unpoisoned call produces too is not poison: the value gates own it.
@@ -155,10 +155,11 @@ class MemoryHygiene(Gate):
         for i, (before, now) in enumerate(zip(pristine, after)):
             if not isinstance(before, torch.Tensor) or now is None or i in notes.reference_mutates:
                 continue
-            changed = bitwise_differs(now, before) if now.shape == before.shape else None
-            if changed is None:
-                return self.result(Status.FAIL, f"{label}: input {i} changed shape in place, "
-                                   f"{tuple(before.shape)} -> {tuple(now.shape)}", "input_mutated")
+            if (now.shape, now.dtype) != (before.shape, before.dtype):
+                return self.result(Status.FAIL, f"{label}: input {i} changed in place from "
+                                   f"{tuple(before.shape)} {before.dtype} to {tuple(now.shape)} "
+                                   f"{now.dtype}", "input_mutated")
+            changed = bitwise_differs(now, before)
             if bool(changed.any()):
                 flat = int(changed.nonzero()[0])
                 return self.result(

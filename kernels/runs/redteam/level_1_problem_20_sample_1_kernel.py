@@ -1,13 +1,14 @@
 """
 kdiff-redteam: 1-D launch grid for a 2-D kernel; the unwritten output is the reference's freed result
 expected-gates: RES-01=uninitialised_output
+requires: cuda
 defect: The wrapper launches num_m * num_n programs on a 1-D grid, but the kernel reads its
   tile coordinates as (program_id(0), program_id(1)). program_id(1) is always 0, so only the
   first column of tiles is ever computed (programs past num_m are masked off entirely); three
   quarters of the torch.empty output are never written. Under the benchmark the output
   buffer is allocated right after the reference freed its matmul temporary, of the same size
   and already holding the answer, so the unwritten tiles "contain" the right result.
-  Reproduces on: cuda (the caching allocator hands the freed block straight back). On the CPU
+  Judged on CUDA only: the caching allocator hands the freed block straight back. On the CPU
   (glibc malloc; torch's posix_memalign cannot reuse a freed chunk of exactly the same size)
   the native check rejects it: in kdiff's worker the buffer landed on the reference's freed
   temporary in 1 of the 5 trials; in the others it got fresh zero pages or an older buffer.

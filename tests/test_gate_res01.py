@@ -1,0 +1,82 @@
+"""RES-01 memory hygiene, three states per defect: the honest kernel of the problem passes, the
+defective one fails with its signature (an in-place ReLU: `input_mutated`; a triangular
+matmul that never writes its lower tiles: `uninitialised_output`), and KernelBench v0.1's
+native check accepts both. The allocator-history attribution is tested on its own."""
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff.gates.base import CallResult, GateContext
+from kdiff.gates.res01_memory import MemoryHygiene, Notes, bitwise_differs, poisoned
+from kdiff.judge import judge_case
+from kdiff.model import Case, Status, Verdict
+from kdiff.plugins import manager
+from kdiff.problem import load_problem
+from kdiff.runconfig import RunConfig
+from kdiff.sandbox import CandidateProcess
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+PROBLEMS = KERNELS / "KernelBench" / "level1"
+
+# problem, honest sample, defective sample, the signature the defective one must fail with
+PAIRS = [
+    ("19_ReLU.py", 20, 22, "input_mutated"),
+    ("20_Matmul_for_upper_triangular_matrices.py", 1, 0, "uninitialised_output"),
+]
+
+
+@functools.lru_cache(maxsize=None)
+def judge(problem: str, run: str, sample: int) -> Verdict:
+    pid = problem.split("_")[0]
+    candidate = KERNELS / "runs" / run / f"level_1_problem_{pid}_sample_{sample}_kernel.py"
+    case = Case(f"{run}/{candidate.stem}", PROBLEMS / problem, candidate)
+    return judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-01"]), manager())
+
+
+def test_poison_and_bit_patterns():
+    ref = torch.tensor([1.0, math.nan, 2.0])
+    assert poisoned(torch.tensor([math.nan, math.nan, 2.0]), ref).tolist() == [True, False, False]
+    assert poisoned(torch.tensor([5, -1, -1]), torch.tensor([5, -1, 3])).tolist() == \
+        [False, False, True]
+    assert bitwise_differs(torch.tensor([0.0, 1.0]), torch.tensor([-0.0, 1.0])).tolist() == \
+        [True, False]
+
+
+@pytest.mark.parametrize("problem,honest,defective,signature", PAIRS,
+                         ids=[p for p, *_ in PAIRS])
+def test_honest_passes_and_defective_fails(problem: str, honest: int, defective: int,
+                                          signature: str):
+    good, bad = judge(problem, "controls", honest), judge(problem, "redteam", defective)
+    assert good.native.accept is True, good.native.reason
+    assert bad.native.accept is True, bad.native.reason
+    assert good.gates["RES-01"].status is Status.PASS, good.gates["RES-01"].detail
+    result = bad.gates["RES-01"]
+    assert result.status is Status.FAIL, result.detail
+    assert result.signature == signature, result.detail
+
+
+def test_allocator_history_is_told_from_rounding(tmp_path: Path):
+    """Two calls that differ only in the last bit are rounding (ORD-02's business); a call
+    whose value came from memory read before it was written is allocator history."""
+    problem = PROBLEMS / "19_ReLU.py"
+    with CandidateProcess(problem, tmp_path / "never_started.py") as unused:
+        ctx = GateContext(load_problem(problem), unused)
+        inputs = ctx.benchmark_inputs(0)
+        ev = ctx.evaluate(inputs)
+        ref = ev.reference[0]
+        clean = CallResult([ref.clone()], [], 0.0)
+        one_ulp = CallResult([torch.nextafter(ref, torch.full_like(ref, math.inf))], [], 0.0)
+        stale = ref.clone()
+        stale[3, 5] = 123.0
+        gate = MemoryHygiene()
+        notes = Notes()
+        assert gate.check_history("set", clean, one_ulp, ev, notes) is None
+        assert notes.rounding_only
+        result = gate.check_history("set", clean, CallResult([stale], [], 0.0), ev, Notes())
+        assert result is not None and result.signature == "allocator_history", result
+        assert "(3, 5)" in result.detail
