@@ -166,9 +166,10 @@ class ResultsStore:
         if row is None:
             return None, list(gates)
         native = NativeVerdict(**json.loads(row[0]))
-        native.recorded = case.recorded_accept
         if row[1] is not None:  # the case could not be judged at all: no gate will run
             return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
+        # What the harness recorded belongs to the case, not to the (shared) content.
+        native.recorded = case.recorded_accept
         stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
                   self.db.execute("SELECT gate, result FROM gate_results WHERE key=?", (key,))}
         results = {gid: stored[gid] for gid in gates if gid in stored}

@@ -142,3 +142,57 @@ def test_unknown_run_id_is_a_usage_error(tmp_path, bad):
     with ResultsStore(path) as store:
         store.begin_run([_case(tmp_path, "a")], RunConfig(gates=GATES), "kernelbench", GATES)
     assert main(["report", "--store", str(path), "--run", bad]) == 2
+
+
+CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
+
+
+def _run_args(store: Path, report: Path) -> list[str]:
+    return ["run", "--bench", "kernelbench", "--root", str(CHECKOUT), "--runs",
+            str(CHECKOUT / "runs" / "run_a"), "--gates", "ORD-02", "--device", "cpu",
+            "--jobs", "1", "--store", str(store), "--json", str(report), "--fail-on", "never"]
+
+
+def _timeless(report: Path) -> list[dict]:
+    kernels = json.loads(report.read_text())["kernels"]
+    for k in kernels:
+        for timed in (k["native"], *k["gates"].values()):
+            timed.pop("seconds", None)
+    return kernels
+
+
+def _judged(store: Path) -> dict[str, float]:
+    if not store.exists():
+        return {}
+    try:
+        with sqlite3.connect(store) as db:
+            return dict(db.execute("SELECT key, judged_at FROM verdicts"))
+    except sqlite3.OperationalError:  # not created yet
+        return {}
+
+
+def test_a_run_killed_midway_resumes_to_the_uninterrupted_report(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    store = tmp_path / "killed.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "kdiff.cli",
+                             *_run_args(store, tmp_path / "killed.json")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not _judged(store) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)  # as a lost machine or an OOM kill would
+    proc.wait()
+    before = _judged(store)
+    assert 1 <= len(before) < 7, "kill the run between its first and its last verdict"
+    assert main(_run_args(store, tmp_path / "resumed.json")) == 0
+    after = _judged(store)
+    assert {k: after[k] for k in before} == before  # judged once, not again
+    assert main(_run_args(tmp_path / "whole.sqlite", tmp_path / "whole.json")) == 0
+    assert _timeless(tmp_path / "resumed.json") == _timeless(tmp_path / "whole.json")
+    assert main(["report", "--store", str(store), "--json", str(tmp_path / "stored.json"),
+                 "--fail-on", "never"]) == 0
+    assert _timeless(tmp_path / "stored.json") == _timeless(tmp_path / "resumed.json")
