@@ -13,7 +13,7 @@ class Model(nn.Module):
 
 
 M = 32
-K = 16
+K = 8
 N = 1000
 
 

@@ -2,8 +2,8 @@
 kdiff-redteam: matmul tile that fits Hopper but needs 1024 TMEM columns on Blackwell
 expected-gates: RES-02=tmem_over_budget
 defect: One program computes a 128 x next_power_of_2(N) = 128 x 1024 output tile, with a thin
-  BLOCK_K = 8 slab so that the pipelined operands fit Hopper's shared memory (110592 B of
-  232448 B on sm_90). On Blackwell (sm_100) tl.dot becomes a tcgen05 MMA whose fp32
+  BLOCK_K = 8 slab (the benchmark's whole reduction) so that the pipelined operands fit
+  Hopper's shared memory (110592 B of 232448 B on sm_90). On Blackwell (sm_100) tl.dot becomes a tcgen05 MMA whose fp32
   accumulator lives in tensor memory: 128 lanes x 1024 columns, twice the 512 columns a CTA
   can allocate. Triton compiles the kernel body to a bare `trap` and its launcher raises
   OutOfResources("tensor memory", Required: 1024, Hardware limit: 512), so the kernel cannot
