@@ -1,10 +1,12 @@
 """The judge's handle on a candidate's worker process.
 
-The worker is a fresh interpreter (`python -m kdiff.worker`) in its own process group, talking
+The worker (kdiff.worker's loop) runs in a process of its own, in its own session, talking
 over two private pipes; its stdout and stderr go to a log file so that whatever the candidate
-prints cannot corrupt the protocol. Every request has a deadline, and the whole case a wall
-budget; a worker that misses one is killed with its whole process group and restarted on the
-next request, replaying the instances built so far.
+prints cannot corrupt the protocol. It is forked from a warm zygote that has imported torch
+(kdiff.zygote), or started cold (`python -m kdiff.confine SPEC -- python -m kdiff.zygote
+worker R W`) when that is off or unavailable. Every request has a deadline, and the whole case
+a wall budget; a worker that misses one is killed with its whole process group and restarted
+on the next request, replaying the instances built so far.
 
 The worker starts confined (kdiff.confine): a private temporary folder as its working
 directory, TMPDIR and compiler caches; an address-space cap on the CPU; a task cap and its own
@@ -13,13 +15,17 @@ them. What is contained and what is not:
 - contained: crashes, hangs, memory and fork bombs, huge or malicious replies (read with
   weights_only and a size cap), writes outside its own folder (the results store, other
   candidates' files, the judge's reports), signals to the judge or to other workers, ptrace of
-  them (Landlock); leftover processes (the PID namespace dies with the worker);
+  them (Landlock, and a PID namespace in which they have no pid); leftover processes (the PID
+  namespace dies with the worker);
 - not contained: reads (a candidate can read any file its user can, including the store and
-  other candidates); CPU time it burns before its deadline; UDP and path-named Unix sockets;
-  on CUDA, device memory is capped only by the fraction the caching allocator honours and
-  the GPU is shared with the judge's oracle; without Landlock (old kernels) or user
-  namespaces (some hardened distributions) only the limits that the kernel grants apply:
-  `containment` lists what was in force.
+  other candidates); CPU time it burns before its deadline; disk space inside its own folder;
+  UDP and path-named Unix sockets. On CUDA, device memory is capped only by the caching
+  allocator's per-process fraction (SandboxLimits.gpu_memory_fraction), which the candidate's
+  own code can lift, and the GPU is shared with the judge's oracle; a CUDA worker's host
+  memory has no cap (RLIMIT_AS breaks the CUDA context) beyond the OOM killer taking the
+  worker first. Without Landlock (old kernels) or user namespaces (some hardened
+  distributions) only the limits that the kernel grants apply: `containment` lists what was
+  in force.
 """
 from __future__ import annotations
 
@@ -116,6 +122,7 @@ class SandboxLimits:
     max_reply_bytes: int = 4 << 30  # the largest reply the judge will read
     confine: bool = True  # namespaces and Landlock (kdiff.confine); limits apply regardless
     warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.zygote)
+    gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
 @dataclass
@@ -166,6 +173,8 @@ class CandidateProcess:
             env["CUDA_VISIBLE_DEVICES"] = ""
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
         env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if self.device == "cuda" and self.limits.gpu_memory_fraction:
+            env["KDIFF_GPU_MEMORY_FRACTION"] = str(self.limits.gpu_memory_fraction)
         for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
                          ("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("XDG_CACHE_HOME", "cache")):
             (self.workdir / sub).mkdir(exist_ok=True)
@@ -187,7 +196,7 @@ class CandidateProcess:
             except ZygoteUnavailable:
                 pass  # a cold start below
         if self._proc is None:
-            worker = [sys.executable, "-m", "kdiff.worker", str(judge_to_worker_r),
+            worker = [sys.executable, "-m", "kdiff.zygote", "worker", str(judge_to_worker_r),
                       str(worker_to_judge_w)]
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *worker],

@@ -48,7 +48,7 @@ class Zygote:
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "kdiff.zygote", str(theirs.fileno())],
+            [sys.executable, "-m", "kdiff.zygote", "serve", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, start_new_session=True)
         theirs.close()
@@ -133,16 +133,27 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     tempfile.tempdir = None  # recomputed from the worker's TMPDIR
     spec = Confinement(**{**request["spec"], "pipe_fds": [read_fd, write_fd]})
 
-    def start() -> None:
-        from kdiff import worker
-        sys.argv = ["kdiff.worker", str(read_fd), str(write_fd)]
-        try:
-            worker.main()
-        finally:
-            sys.stdout.flush()
-            os._exit(0)
+    run_confined(spec, lambda: run_worker(read_fd, write_fd))
 
-    run_confined(spec, start)
+
+def run_worker(read_fd: int, write_fd: int) -> None:
+    """The worker loop, warm or cold, after the one preparation the worker needs from its
+    launcher: on CUDA, the caching allocator capped at KDIFF_GPU_MEMORY_FRACTION of the
+    device, so that a device-memory bomb fails in the candidate (out of memory) instead of
+    starving the judge's oracle on the same GPU. A candidate can lift the cap in its own
+    process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox)."""
+    from kdiff import worker
+    fraction = os.environ.get("KDIFF_GPU_MEMORY_FRACTION")
+    if fraction and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
+        import torch
+        if torch.cuda.is_available():
+            torch.cuda.set_per_process_memory_fraction(float(fraction))
+    sys.argv = ["kdiff.worker", str(read_fd), str(write_fd)]
+    try:
+        worker.main()
+    finally:
+        sys.stdout.flush()
+        os._exit(0)
 
 
 def serve(sock: socket.socket) -> None:
@@ -195,4 +206,8 @@ def serve(sock: socket.socket) -> None:
 
 
 if __name__ == "__main__":
-    serve(socket.socket(fileno=int(sys.argv[1])))
+    # `serve SOCKET_FD`: the zygote; `worker READ_FD WRITE_FD`: a cold-started worker.
+    if sys.argv[1] == "serve":
+        serve(socket.socket(fileno=int(sys.argv[2])))
+    else:
+        run_worker(int(sys.argv[2]), int(sys.argv[3]))

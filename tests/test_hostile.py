@@ -158,17 +158,33 @@ def test_confinement_is_in_force_where_the_kernel_grants_it(suite):
         assert "landlock-signal-scope" in containment
 
 
+def test_a_cold_start_is_confined_as_a_warm_one(suite):
+    """With the zygote off, each worker is a fresh interpreter behind the same launcher."""
+    import torch
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "segfault.py",
+                          limits=SandboxLimits(**LIMITS, warm_start=False)) as cold:
+        with pytest.raises(Exception) as crash:
+            cold.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                         init_inputs=[])
+            cold.request("call", key="c", inputs=[torch.randn(4, 8)])
+        assert type(crash.value).__name__ == "CandidateCrashed"
+        assert "SIGSEGV" in str(crash.value)
+        assert cold.containment == suite["containment"]
+
+
 @pytest.mark.gpu
-def test_an_illegal_address_on_the_gpu_is_the_kernels_failure():
+def test_gpu_crashes_and_memory_bombs_are_the_kernels_failures():
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
     config = RunConfig(gates=GATES, limits=SandboxLimits(call_timeout=60.0))
     config.gate_options.device = "cuda"
     pm = plugins.manager()
-    cases = [_case(HOSTILE, "cuda_illegal_address"), _case(HOSTILE, "honest")]
-    bad, honest = SerialExecutor().judge(cases, judge_one, config, pm, "kernelbench")
-    assert bad.native.accept is False and bad.verifier_accept is False
-    assert any(g.signature in ("raised", "crash") and "illegal" in g.detail.lower()
-               for g in bad.gates.values()), bad.gates
-    assert honest.verifier_accept is True  # the next kernel, same judge, a clean context
+    names = ["cuda_illegal_address", "memory_bomb", "honest"]
+    illegal, bomb, honest = SerialExecutor().judge([_case(HOSTILE, n) for n in names],
+                                                   judge_one, config, pm, "kernelbench")
+    for verdict, phrase in ((illegal, "illegal"), (bomb, "out of memory")):
+        assert verdict.native.accept is False and verdict.verifier_accept is False
+        assert any(g.signature in ("raised", "crash") and phrase in g.detail.lower()
+                   for g in verdict.gates.values()), verdict.gates
+    assert honest.verifier_accept is True  # the next kernel, same judge, a clean device
