@@ -4,6 +4,7 @@ flash-linear-attention's chunk_gated_delta_rule when `fla` is importable.
 
     python benchmarks/gdn_bench.py [--shapes 4x2048x16,1x8192x96] [--skip-check]
     TRITON_INTERPRET=1 python benchmarks/gdn_bench.py --smoke   # CPU: the checks' code path only
+    python benchmarks/gdn_bench.py --compile-report [--dtypes bf16,fp32]  # no GPU needed
 
 Prints one table at the end and writes gdn_bench.json under $OUT when it is set. Each shape is
 checked and timed in its own try/except, so one failure does not lose the rest. The FLOP
@@ -89,6 +90,82 @@ def ours(q, k, v, g, beta, initial_state, output_final_state, cu_seqlens=None):
 
 
 DEVICE = "cuda"
+
+
+def compile_report(dtypes: list[str], target: tuple[int, int] = (90, 32)) -> list[dict]:
+    """Compiles every kernel for sm_90 with the launch shapes chunk.py uses (bf16/fp16/fp32,
+    K = V = 128, C = 64) and reads registers and stack (spill) bytes from the cubin with
+    Triton's bundled cuobjdump. Needs no GPU."""
+    import re
+    import subprocess
+    import tempfile
+
+    from triton.backends.compiler import GPUTarget
+
+    from kdiff.kernels.gdn import chunk, output, state, wy
+    i32 = "*i32"
+    f32 = "*fp32"
+    rows = []
+    for dt in dtypes:
+        P = "*" + dt
+        BT, BK, SBV, BV = CHUNK, D, chunk.STATE_BV, chunk.PARALLEL_BV
+        kernels = [
+            (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc=f32, bounds=i32), dict(BT=BT, BH=16)),
+            (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc=f32, A=f32, bounds=i32),
+             dict(BT=BT, BK=BK)),
+            (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc=f32, A=f32, w=P, u=P,
+                                                  bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
+            (state.state_fwd_kernel, "state_fwd",
+             dict(k=P, w=P, u=P, gc=f32, h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
+                  chunk_offsets=i32), dict(BT=BT, BK=BK, BV=SBV, HAS_H0=True, STORE_FINAL=True)),
+            (output.output_fwd_kernel, "output_fwd",
+             dict(q=P, k=P, vnew=P, gc=f32, hbuf=P, o=P, bounds=i32, scale="fp32"),
+             dict(BT=BT, BK=BK, BV=BV)),
+            (state.state_bwd_kernel, "state_bwd",
+             dict(q=P, k=P, w=P, gc=f32, do=P, du=P, dht=f32, dh0=f32, dhbuf=P, cu_seqlens=i32,
+                  chunk_offsets=i32, scale="fp32"),
+             dict(BT=BT, BK=BK, BV=SBV, HAS_DHT=True, STORE_DH0=True)),
+            (output.grad_qk_kernel, "grad_qk",
+             dict(q=P, k=P, vnew=P, gc=f32, hbuf=P, dhbuf=P, do=P, dq=P, dk_part=f32,
+                  dgc_part=f32, bounds=i32, scale="fp32"), dict(BT=BT, BK=BK, BV=BV)),
+            (wy.wy_bwd_kernel, "wy_bwd",
+             dict(k=P, v=P, beta=P, gc=f32, A=f32, hbuf=P, du=P, dk_part=f32, dgc_part=f32, dk=P,
+                  dv=P, dbeta=P, dg=P, bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
+        ]
+        cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
+                                 "cuobjdump")
+        for fn, key, types, consts in kernels:
+            signature = {n: "constexpr" if n in consts else types.get(n, "i32")
+                         for n in fn.arg_names}
+            # the JIT marks integer and pointer arguments divisible by 16 (true of every size
+            # here): the compile must see the same hints to vectorise the same way
+            attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(fn.arg_names)
+                     if signature[n] not in ("constexpr", "fp32")}
+            warps = chunk.WARPS.get(key, 4)
+            started = time.time()
+            row = {"dtype": dt, "kernel": key, "warps": warps}
+            try:
+                src = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=consts,
+                                                attrs=attrs)
+                compiled = triton.compile(src, target=GPUTarget("cuda", *target),
+                                          options=dict(num_warps=warps))
+                row["shared"] = compiled.metadata.shared
+                with tempfile.NamedTemporaryFile(suffix=".cubin") as fh:
+                    fh.write(compiled.asm["cubin"])
+                    fh.flush()
+                    usage = subprocess.run([cuobjdump, "-res-usage", fh.name],
+                                           capture_output=True, text=True).stdout
+                for name, field in (("regs", "REG"), ("stack", "STACK")):
+                    found = re.search(field + r":(\d+)", usage)
+                    row[name] = int(found.group(1)) if found else None
+            except Exception as exc:  # noqa: BLE001
+                row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+            row["seconds"] = round(time.time() - started, 1)
+            print(f"  sm_{target[0]} {dt:5s} {key:11s} warps={warps} shared={row.get('shared')} "
+                  f"regs={row.get('regs')} stack={row.get('stack')} {row['seconds']}s"
+                  + (f" ERROR {row['error']}" if "error" in row else ""), flush=True)
+            rows.append(row)
+    return rows
 
 
 def check(label, B, T, H, K, V, dtype, lengths=None):
@@ -179,7 +256,13 @@ def main() -> int:
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--smoke", action="store_true",
                     help="CPU (TRITON_INTERPRET=1): tiny fp32 checks, no timing")
+    ap.add_argument("--compile-report", action="store_true",
+                    help="compile every kernel for sm_90 here (no GPU) and print regs/spills")
+    ap.add_argument("--dtypes", default="bf16", help="for --compile-report: bf16,fp16,fp32")
     args = ap.parse_args()
+    if args.compile_report:
+        rows = compile_report(args.dtypes.split(","))
+        return 1 if any("error" in r for r in rows) else 0
     if args.smoke:
         global DEVICE
         DEVICE = "cpu"

@@ -3,7 +3,7 @@
     S_t = exp(g_t) (I - beta_t k_t k_t^T) S_{t-1} + beta_t k_t v_t^T,   o_t = scale S_t^T q_t
 
 Stages (each one launch): chunk-local cumsum of g -> WY inverse -> WY apply -> state scan ->
-output; backward: reverse state scan -> dq/dk/dW/dgc -> WY VJP (dk, dv, dbeta, dg).
+output; backward: reverse state scan -> dq, dk and dg parts -> WY VJP (dk, dv, dbeta, dg).
 """
 from __future__ import annotations
 
@@ -29,9 +29,8 @@ WARPS = {"state_fwd": 4, "state_bwd": 8, "output_fwd": 4, "grad_qk": 8, "wy_bwd"
 
 
 def _blocks(K: int, V: int) -> tuple[int, int, int]:
-    """(BK, BV for the state scans, BV for the chunk-parallel kernels)."""
-    if K > 256:
-        raise ValueError(f"key dim {K} > 256 is not supported (the state tile holds all of K)")
+    """(BK, BV for the state scans, BV for the chunk-parallel kernels). The state tile holds
+    all of K: on a GPU, K > 256 runs out of shared memory/registers (Triton says so)."""
     BK = max(16, triton.next_power_of_2(K))
     BV = max(16, triton.next_power_of_2(V))
     return BK, min(STATE_BV, BV), min(PARALLEL_BV, BV)
@@ -44,7 +43,7 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     BK, SBV, BV = _blocks(K, V)
     NC, N = layout.num_chunks, layout.num_seqs
     dev = q.device
-    gc = torch.empty(B * T, H, dtype=torch.float32, device=dev)
+    gc = torch.empty(B * T, H, dtype=torch.float64, device=dev)
     BH = min(64, triton.next_power_of_2(H))
     chunk_cumsum_kernel[(NC, triton.cdiv(H, BH))](g, gc, layout.chunk_bounds, H, BT=BT, BH=BH)
     A = torch.empty(B * T, H, BT, dtype=torch.float32, device=dev)
@@ -86,15 +85,15 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
         num_warps=WARPS["state_bwd"])
     dq = torch.empty_like(q)
     dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
-    dgc_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
-    grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dgc_part,
+    dg_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
+    grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part,
                             layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
                             num_warps=WARPS["grad_qk"])
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
     dbeta = torch.empty_like(beta)
     dg = torch.empty(B, T, H, dtype=q.dtype, device=dev)
-    wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, hbuf, du, dk_part, dgc_part, dk, dv, dbeta, dg,
+    wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg,
                            layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV,
                            num_warps=WARPS["wy_bwd"])
     return dq, dk, dv, dg, dbeta, dh0

@@ -6,14 +6,16 @@ Forward, chunk with initial state S and corrected values U:
 Backward (the parts through Q, K, U, S and the chunk-end state S_next):
     dQ  = scale exp(gc) * (dO S^T) + (dP * mask * decay * scale) K,  dP = dO U^T
     dK  = (dP * ...)^T Q + exp(gc_last - gc) * (U dS_next^T)
-    dgc = q . dq - k . dk  (the decays' log-derivatives), plus the chunk-end terms.
+    dg_j = the terms whose decay carries g_j (see tile_ops.rectangle_sums), plus the chunk-end
+           terms; the WY stage adds its own.
 """
 from __future__ import annotations
 
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import load_head_vec, load_rows, mm, store_head_vec, store_rows
+from kdiff.kernels.gdn.tile_ops import (decay, exclusive_cumsum, load_log_decay, load_rows, mm,
+                                         rectangle_sums, store_head_vec, store_rows)
 
 
 @triton.jit
@@ -31,18 +33,18 @@ def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
                 mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
-    b_gc = load_head_vec(gc, start, end, H, h, BT)
-    b_o = mm(b_q, S, DT) * (scale * tl.exp(b_gc))[:, None]
+    b_gc = load_log_decay(gc, start, end, H, h, BT)
+    b_o = mm(b_q, S, DT) * (scale * decay(b_gc))[:, None]
     causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
     b_p = tl.where(causal, mm(b_q, tl.trans(b_k), DT)
-                   * tl.exp(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
+                   * decay(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
     b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
     b_o += mm(b_p, b_u, DT)
     store_rows(o, b_o, start, end, H, h, V, i_v * BV, BT, BV)
 
 
 @triton.jit
-def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dgc_part, bounds,
+def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds,
                    scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     i_c, h = tl.program_id(0), tl.program_id(1)
     start = tl.load(bounds + 2 * i_c)
@@ -70,16 +72,22 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dgc_part, bound
         ds_dot += tl.sum(S.to(tl.float32) * dS.to(tl.float32), 1)
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
-    b_gc = load_head_vec(gc, start, end, H, h, BT)
+    b_gc = load_log_decay(gc, start, end, H, h, BT)
     g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
     causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
-    dp = tl.where(causal, dp * tl.exp(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
-    b_dq = dq_acc * (scale * tl.exp(b_gc))[:, None] + mm(dp, b_k, DT)
+    dp = tl.where(causal, dp * decay(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
+    dq_state = dq_acc * (scale * decay(b_gc))[:, None]
+    b_dq = dq_state + mm(dp, b_k, DT)
     dk_p = mm(tl.trans(dp), b_q, DT)
-    dk_d = dkd_acc * tl.where(valid, tl.exp(g_last - b_gc), 0.0)[:, None]
-    y = tl.sum(b_k.to(tl.float32) * dk_d, 1)
-    b_dgc = tl.sum(b_q.to(tl.float32) * b_dq, 1) - tl.sum(b_k.to(tl.float32) * dk_p, 1) - y
-    b_dgc += tl.where(start + r == end - 1, tl.sum(y, 0) + tl.exp(g_last) * tl.sum(ds_dot, 0), 0.0)
+    dk_d = dkd_acc * tl.where(valid, decay(g_last - b_gc), 0.0)[:, None]
+    # log-gate derivative, each term collected only where its decay carries g_j:
+    # Q S: exp(gc_r) for j <= r; P: exp(gc_r - gc_s) for s < j <= r;
+    # K^T U: exp(gc_last - gc_r) for r < j; the carried state: exp(gc_last) for every j
+    qk = mm(b_q, tl.trans(b_k), DT)
+    b_dg = tl.cumsum(tl.sum(b_q.to(tl.float32) * dq_state, 1), 0, reverse=True)
+    b_dg += rectangle_sums(dp * qk, BT)
+    b_dg += exclusive_cumsum(tl.sum(b_k.to(tl.float32) * dk_d, 1), BT)
+    b_dg += tl.where(valid, decay(g_last) * tl.sum(ds_dot, 0), 0.0)
     store_rows(dq, b_dq, start, end, H, h, K, 0, BT, BK)
     store_rows(dk_part, dk_p + dk_d, start, end, H, h, K, 0, BT, BK)
-    store_head_vec(dgc_part, b_dgc, start, end, H, h, BT)
+    store_head_vec(dg_part, b_dg, start, end, H, h, BT)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import load_head_vec, load_rows, load_rows_t, mm, store_rows
+from kdiff.kernels.gdn.tile_ops import decay, load_log_decay, load_rows, load_rows_t, mm, store_rows
 
 
 @triton.jit
@@ -50,12 +50,12 @@ def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets,
         b_u = load_rows(u, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
         b_u = b_u - mm(b_w, S, DT)
         store_rows(vnew, b_u, start, end, H, h, V, i_v * BV, BT, BV)
-        b_gc = load_head_vec(gc, start, end, H, h, BT)
+        b_gc = load_log_decay(gc, start, end, H, h, BT)
         g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
-        decay = tl.where(start + r < end, tl.exp(g_last - b_gc), 0.0)
+        to_end = tl.where(start + r < end, decay(g_last - b_gc), 0.0)
         b_kt = load_rows_t(k, start, end, H, h, K, 0, BT, BK)
-        # K^T diag(decay) U: the row scaling goes on the smaller [BT, BV] tile
-        S = S * tl.exp(g_last) + mm(b_kt, b_u * decay[:, None], DT)
+        # K^T diag(to_end) U: the row scaling goes on the smaller [BT, BV] tile
+        S = S * decay(g_last) + mm(b_kt, b_u * to_end[:, None], DT)
     if STORE_FINAL:
         tl.store(ht + i_nh.to(tl.int64) * KV + soffs, S.to(ht.dtype.element_ty), mask=smask)
 
@@ -88,17 +88,17 @@ def state_bwd_kernel(q, k, w, gc, do, du, dht, dh0, dhbuf, cu_seqlens, chunk_off
         b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
         b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
-        b_gc = load_head_vec(gc, start, end, H, h, BT)
+        b_gc = load_log_decay(gc, start, end, H, h, BT)
         g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
         # P^T[s, r] = scale exp(gc_r - gc_s) k_s . q_r for s <= r
         causal_t = (r[:, None] <= r[None, :]) & valid[:, None] & valid[None, :]
         b_pt = tl.where(causal_t, mm(b_k, tl.trans(b_q), DT)
-                        * tl.exp(b_gc[None, :] - b_gc[:, None]), 0.0) * scale
-        decay = tl.where(valid, tl.exp(g_last - b_gc), 0.0)
-        b_du = mm(b_pt, b_do, DT) + mm(b_k, dS, DT) * decay[:, None]
+                        * decay(b_gc[None, :] - b_gc[:, None]), 0.0) * scale
+        to_end = tl.where(valid, decay(g_last - b_gc), 0.0)
+        b_du = mm(b_pt, b_do, DT) + mm(b_k, dS, DT) * to_end[:, None]
         store_rows(du, b_du, start, end, H, h, V, i_v * BV, BT, BV)
         b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
-        b_dog = b_do.to(tl.float32) * (scale * tl.exp(b_gc))[:, None]
-        dS = dS * tl.exp(g_last) + mm(tl.trans(b_q), b_dog, DT) - mm(tl.trans(b_w), b_du, DT)
+        b_dog = b_do.to(tl.float32) * (scale * decay(b_gc))[:, None]
+        dS = dS * decay(g_last) + mm(tl.trans(b_q), b_dog, DT) - mm(tl.trans(b_w), b_du, DT)
     if STORE_DH0:
         tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)

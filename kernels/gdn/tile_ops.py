@@ -64,6 +64,41 @@ def load_head_vec(ptr, row0, end, H, h, NR: tl.constexpr):
 
 
 @triton.jit
+def load_log_decay(gc, row0, end, H, h, NR: tl.constexpr):
+    """[NR] chunk-local cumulative log-decays (fp64); past `end`: zero."""
+    r = tl.arange(0, NR)
+    base = gc + row0.to(tl.int64) * H + h
+    return tl.load(base + r * H, mask=row0 + r < end, other=0.0)
+
+
+@triton.jit
+def decay(log_ratio):
+    """exp of a difference of cumulative log-decays. The cumulative sums are fp64 and are
+    subtracted in fp64: in fp32, gc_r - gc_s of two sums of size |gc| loses |gc| u absolutely
+    (|gc| ~ 10^4 after one strong gate costs 10^-3 relative in every decay after it), where
+    the sequential recurrence multiplies exact per-step factors. The exp itself is fp32."""
+    return tl.exp(log_ratio.to(tl.float32))
+
+
+@triton.jit
+def rectangle_sums(Z, BT: tl.constexpr):
+    """R_j = sum_{r >= j} sum_{s < j} Z[r, s]: the log-gate derivative collected from a
+    matrix whose (r, s) entry carries the decay exp(gc_r - gc_s), which contains g_j exactly
+    when s < j <= r. Summing only the terms that contain g_j (instead of row sums minus
+    column sums, then a reverse cumsum) has no cancellation of terms that do not."""
+    r = tl.arange(0, BT)
+    below = tl.cumsum(Z, 0, reverse=True)              # [j, s] = sum_{r >= j} Z[r, s]
+    return tl.sum(tl.where(r[None, :] < r[:, None], below, 0.0), 1)
+
+
+@triton.jit
+def exclusive_cumsum(y, BT: tl.constexpr):
+    """E_j = sum_{r < j} y_r, summed directly (cumsum(y) - y would cancel)."""
+    r = tl.arange(0, BT)
+    return tl.sum(tl.where(r[None, :] < r[:, None], y[None, :], 0.0), 1)
+
+
+@triton.jit
 def store_head_vec(ptr, value, row0, end, H, h, NR: tl.constexpr):
     r = tl.arange(0, NR)
     base = ptr + row0.to(tl.int64) * H + h

@@ -20,13 +20,15 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (load_head_vec, load_rows, mm, store_head_vec,
-                                         store_rows, unit_lower_inverse16)
+from kdiff.kernels.gdn.tile_ops import (decay, load_head_vec, load_log_decay, load_rows, mm,
+                                         rectangle_sums, store_head_vec, store_rows,
+                                         unit_lower_inverse16)
 
 
 @triton.jit
 def chunk_cumsum_kernel(g, gc, bounds, H, BT: tl.constexpr, BH: tl.constexpr):
-    """gc = chunk-local inclusive cumulative sum of g [tokens, H], fp32. Grid (chunks, H/BH)."""
+    """gc = chunk-local inclusive cumulative sum of g [tokens, H], in fp64 (see tile_ops.decay).
+    Grid (chunks, H/BH)."""
     i_c, i_h = tl.program_id(0), tl.program_id(1)
     start = tl.load(bounds + 2 * i_c)
     end = tl.load(bounds + 2 * i_c + 1)
@@ -34,7 +36,7 @@ def chunk_cumsum_kernel(g, gc, bounds, H, BT: tl.constexpr, BH: tl.constexpr):
     heads = i_h * BH + tl.arange(0, BH)
     offs = rows.to(tl.int64)[:, None] * H + heads[None, :]
     mask = (rows < end)[:, None] & (heads < H)[None, :]
-    x = tl.load(g + offs, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(g + offs, mask=mask, other=0.0).to(tl.float64)
     tl.store(gc + offs, tl.cumsum(x, 0), mask=mask)
 
 
@@ -47,7 +49,7 @@ def _decayed_kkt(ki, kj, bi, gci, gcj, ri, rj, end, STRICT: tl.constexpr, DT: tl
     mask = (ri < end)[:, None] & (rj < end)[None, :]
     if STRICT:
         mask = mask & (ri[:, None] > rj[None, :])
-    return tl.where(mask, kk * bi[:, None] * tl.exp(gci[:, None] - gcj[None, :]), 0.0)
+    return tl.where(mask, kk * bi[:, None] * decay(gci[:, None] - gcj[None, :]), 0.0)
 
 
 @triton.jit
@@ -84,7 +86,7 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.con
     r0 = start + r16
     k0 = load_rows(k, start, end, H, h, K, 0, 16, BK)
     b0 = load_head_vec(beta, start, end, H, h, 16)
-    g0 = load_head_vec(gc, start, end, H, h, 16)
+    g0 = load_log_decay(gc, start, end, H, h, 16)
     A00 = unit_lower_inverse16(_decayed_kkt(k0, k0, b0, g0, g0, r0, r0, end, True, DT))
     _store_block(A, A00, start, 0, end, H, h, BT)
     if BT == 64:
@@ -97,9 +99,9 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.con
         b1 = load_head_vec(beta, start + 16, end, H, h, 16)
         b2 = load_head_vec(beta, start + 32, end, H, h, 16)
         b3 = load_head_vec(beta, start + 48, end, H, h, 16)
-        g1 = load_head_vec(gc, start + 16, end, H, h, 16)
-        g2 = load_head_vec(gc, start + 32, end, H, h, 16)
-        g3 = load_head_vec(gc, start + 48, end, H, h, 16)
+        g1 = load_log_decay(gc, start + 16, end, H, h, 16)
+        g2 = load_log_decay(gc, start + 32, end, H, h, 16)
+        g3 = load_log_decay(gc, start + 48, end, H, h, 16)
         A11 = unit_lower_inverse16(_decayed_kkt(k1, k1, b1, g1, g1, r1, r1, end, True, DT))
         A22 = unit_lower_inverse16(_decayed_kkt(k2, k2, b2, g2, g2, r2, r2, end, True, DT))
         A33 = unit_lower_inverse16(_decayed_kkt(k3, k3, b3, g3, g3, r3, r3, end, True, DT))
@@ -137,10 +139,10 @@ def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
     DT: tl.constexpr = k.dtype.element_ty
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
-    b_gc = load_head_vec(gc, start, end, H, h, BT)
+    b_gc = load_log_decay(gc, start, end, H, h, BT)
     # the row scalings of K and V move onto A's columns: [BT, BT] is the smaller tile
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
-    store_rows(w, mm(b_A * (b_beta * tl.exp(b_gc))[None, :], b_k, DT), start, end, H, h, K, 0,
+    store_rows(w, mm(b_A * (b_beta * decay(b_gc))[None, :], b_k, DT), start, end, H, h, K, 0,
                BT, BK)
     A_beta = b_A * b_beta[None, :]
     for i_v in range(tl.cdiv(V, BV)):
@@ -149,10 +151,10 @@ def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
 
 
 @triton.jit
-def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dgc_part, dk, dv, dbeta, dg, bounds,
+def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg, bounds,
                   H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """VJP of the WY stage; forms dW = -dU S^T from the chunk's stored initial state S, and
-    finishes dk, dv, dbeta and dg (reverse chunk-local cumsum of dgc). Grid (chunks, H)."""
+    finishes dk, dv, dbeta and dg. Grid (chunks, H)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
     start = tl.load(bounds + 2 * i_c)
     end = tl.load(bounds + 2 * i_c + 1)
@@ -178,25 +180,25 @@ def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dgc_part, dk, dv, dbeta,
         b_db += tl.sum(d_bv * b_v.to(tl.float32), 1)
         d_a += mm(b_du, tl.trans(b_v), DT)
     d_a = d_a * b_beta[None, :]
-    b_gc = load_head_vec(gc, start, end, H, h, BT)
-    gamma = tl.exp(b_gc)
+    b_gc = load_log_decay(gc, start, end, H, h, BT)
+    gamma = decay(b_gc)
     bg = b_beta * gamma
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
     d_a += mm(d_w, tl.trans(b_k), DT) * bg[None, :]
     d_bk = mm(tl.trans(b_A), d_w, DT)                       # d(beta exp(gc) K)
     k_dbk = tl.sum(d_bk * b_k.to(tl.float32), 1)
     b_db += k_dbk * gamma
-    b_dgc = load_head_vec(dgc_part, start, end, H, h, BT) + bg * k_dbk
+    # the log-gate derivative: gamma_r carries g_j for j <= r, L_rs for s < j <= r
+    b_dg = load_head_vec(dg_part, start, end, H, h, BT) + tl.cumsum(bg * k_dbk, 0, reverse=True)
     strict = (r[:, None] > r[None, :]) & valid[:, None] & valid[None, :]
     d_l = -mm(mm(tl.trans(b_A), d_a, DT), tl.trans(b_A), DT)
-    d_le = tl.where(strict, d_l * tl.exp(b_gc[:, None] - b_gc[None, :]), 0.0)
+    d_le = tl.where(strict, d_l * decay(b_gc[:, None] - b_gc[None, :]), 0.0)
     kk = mm(b_k, tl.trans(b_k), DT)
     d_scaled = d_le * b_beta[:, None]                          # dL * dL/d(k_r . k_s)
     b_dk = (load_rows(dk_part, start, end, H, h, K, 0, BT, BK) + d_bk * bg[:, None]
             + mm(d_scaled + tl.trans(d_scaled), b_k, DT))
     b_db += tl.sum(d_le * kk, 1)
-    y = d_scaled * kk                                          # dL * L
-    b_dgc += tl.sum(y, 1) - tl.sum(y, 0)
+    b_dg += rectangle_sums(d_scaled * kk, BT)                  # dL * L
     store_rows(dk, b_dk, start, end, H, h, K, 0, BT, BK)
     store_head_vec(dbeta, b_db, start, end, H, h, BT)
-    store_head_vec(dg, tl.cumsum(b_dgc, 0, reverse=True), start, end, H, h, BT)
+    store_head_vec(dg, b_dg, start, end, H, h, BT)
