@@ -5,9 +5,12 @@ A call is recorded as its arguments, each value encoded as JSON: numbers, string
 as they are; tuples, lists, dicts, dtypes and devices tagged (`{"tuple": [...]}`, ...); a
 tensor as its template `{"tensor": {"shape", "dtype", "device", "min", "max", "values"}}`.
 Replaying draws a fresh tensor per template from torch's global random state (the gates seed
-it): floating values uniform over the recorded [min, max] (so a test's non-negative or
-bounded inputs stay so; a constant tensor, such as a norm's unit weight, stays constant);
-integer and boolean tensors (indices, lengths, masks) keep their recorded values, which
+it): floating values uniform over the recorded [min, max], so that a test's non-negative or
+bounded inputs stay so. A floating tensor the test filled with one value c (`torch.ones`
+weights, `torch.zeros` buffers and states) is drawn uniform over [0, 2c] (c's sign), or
+standard normal for c = 0: TritonBench tests do not mark which inputs are fixed by the
+contract, and a fixed one would leave the gates nothing to perturb.
+Integer and boolean tensors (indices, lengths, masks) keep their recorded values, which
 carry preconditions that fresh draws would break; where a gate changed their shape, they are
 drawn from the recorded range instead. Every tensor size above 1 is named by a module
 constant `DIM_<size>` of the materialised problem, so shape polymorphism scales equal sizes
@@ -102,8 +105,10 @@ def _draw(spec: dict, sizes: dict[str, int]) -> torch.Tensor:
     if not (dtype.is_floating_point or dtype.is_complex):
         lo, hi = int(lo or 0), int(hi or 0)
         return torch.randint(lo, hi + 1, shape, dtype=dtype)
-    if dtype.is_complex or lo is None:
+    if dtype.is_complex or lo is None or lo == hi == 0:
         return torch.randn(shape, dtype=dtype)
+    if lo == hi:
+        lo, hi = min(0.0, 2 * lo), max(0.0, 2 * lo)
     return (lo + (hi - lo) * torch.rand(shape, dtype=torch.float64)).to(dtype)
 
 
@@ -140,6 +145,8 @@ def rebuild(call: dict, tensors: tuple[torch.Tensor, ...]) -> tuple[list, dict]:
 
 
 def _tensors_in(value: Any) -> list[torch.Tensor]:
+    if value is None:  # an optional output not produced (`return y, None`)
+        return []
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (bool, int, float)):
@@ -154,9 +161,9 @@ def _tensors_in(value: Any) -> list[torch.Tensor]:
 class FunctionModel(torch.nn.Module):
     """A TritonBench function as a KernelBench model: `forward(*tensors)` calls it as the
     recorded call did, with these tensors. Its outputs are the tensors it returns (nested
-    tuples, lists and dicts flattened); a function that returns None works in place, and
-    its outputs are then its tensor arguments after the call (copies, so that nothing
-    aliases an input)."""
+    tuples, lists and dicts flattened, Nones dropped); a function that returns None works in
+    place, and its outputs are then its tensor arguments after the call (copies, so that
+    nothing aliases an input)."""
 
     def __init__(self, function: Callable[..., Any], call: dict) -> None:
         super().__init__()

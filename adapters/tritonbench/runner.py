@@ -119,10 +119,13 @@ def _as_main(path: Path) -> types.ModuleType:
     return module
 
 
-def _wrappable(value: Any) -> bool:
-    """Plain Python functions and bound methods (`Function.apply`); not classes, and not
-    Triton kernels (which the test launches through a grid, never calls by name)."""
-    return inspect.isfunction(value) or inspect.ismethod(value)
+def _gold_function(value: Any) -> bool:
+    """A plain function or a bound method (`f = MyFunction.apply`) of the gold code; not a
+    class, not an import, and not a Triton kernel (launched through a grid, never called)."""
+    if inspect.ismethod(value):
+        owner = value.__self__
+        return getattr(owner, "__module__", None) == "__main__"
+    return inspect.isfunction(value) and value.__module__ == "__main__"
 
 
 class Recorder:
@@ -160,7 +163,7 @@ def _record(code_path: Path, test_path: Path, out_path: Path) -> None:
         named = {n.id for n in ast.walk(ast.parse(test)) if isinstance(n, ast.Name)}
         for name in sorted(named):
             value = module.__dict__.get(name)
-            if _wrappable(value) and getattr(value, "__module__", None) == "__main__":
+            if _gold_function(value):
                 module.__dict__[name] = recorder.wrap(name, value)
         exec(compile(test, str(test_path), "exec"), module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - reported in the JSON, then re-raised
