@@ -300,11 +300,14 @@ class ResourceCache:
         key = self.key(launch, target)
         if key is None or result.get("timeout") or not result.get("cacheable"):
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
         path = self.dir / f"{key}.json"
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(result))
-        os.replace(tmp, path)
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(result))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a cache that cannot be written only costs the next run a compile
 
 
 def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S
