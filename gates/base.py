@@ -204,10 +204,11 @@ class GateContext:
         return outs
 
     def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-                 dtype: torch.dtype = torch.float32) -> Evaluation:
+                 dtype: torch.dtype = torch.float32, magnitudes: bool = True) -> Evaluation:
         """The oracle (float64, on the judge's device) and the working-precision reference.
         The oracle sees the inputs as rounded to the working precision, so that it judges
-        the computation, not the rounding of the inputs."""
+        the computation, not the rounding of the inputs. Gates that only read the oracle's
+        values or depths pass magnitudes=False and skip the costly magnitude trace."""
         rounded = gen.cast_inputs(inputs, dtype)
         reference = self.run_reference(rounded, seed, dtype)
         cotangents = self.cotangents(reference) if self.backward else None
@@ -215,7 +216,7 @@ class GateContext:
             reference = self.run_reference(rounded, seed, dtype, cotangents)
         oracle_model = self.reference(seed, torch.float64)
         try:
-            oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents)
+            oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes)
         except Exception as exc:  # noqa: BLE001
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], dtype, cotangents)

@@ -99,8 +99,11 @@ def _is_float(x: Any) -> bool:
 class MagnitudeTracer(TorchDispatchMode):
     """Runs float64 code and records, per produced tensor, its magnitude and depth."""
 
-    def __init__(self) -> None:
+    def __init__(self, magnitudes: bool = True) -> None:
         super().__init__()
+        # Without magnitudes only depths are traced (|out| stands in for the scale): what a
+        # gate needs that only asks how long a reduction is.
+        self.magnitudes = magnitudes
         # Keyed by where the data lives, not by Python object: autograd hands the backward
         # pass other tensor objects over the same memory. Entries hold their tensor, so no
         # address is reused while the trace lives.
@@ -132,7 +135,11 @@ class MagnitudeTracer(TorchDispatchMode):
         if not float_args:
             return out  # a factory: exact constants
         depth_in = max(self.lookup(a)[1] for a in float_args)
-        if func in CONTRACTIONS:
+        if not self.magnitudes:
+            magnitudes = out
+            local = CONTRACTIONS[func](args, kwargs) if func in CONTRACTIONS else \
+                self._local_depth(func, args, kwargs, float_args, float_outs)
+        elif func in CONTRACTIONS:
             m_args = tree_map(lambda a: self.lookup(a)[0] if _is_float(a) else a, (args, kwargs))
             m_args = _abs_scalars(func, m_args)
             magnitudes = func(*m_args[0], **m_args[1])
@@ -143,18 +150,24 @@ class MagnitudeTracer(TorchDispatchMode):
             local = 0
         else:
             magnitudes = self._finite_difference(func, args, kwargs, out)
-            if func in AXIS_REDUCTIONS:
-                local = AXIS_REDUCTIONS[func](args, kwargs)
-            else:
-                biggest_in = max(a.numel() for a in float_args)
-                smallest_out = min(max(1, o.numel()) for o in float_outs)
-                local = max(1, biggest_in // smallest_out)
+            local = self._local_depth(func, args, kwargs, float_args, float_outs)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 self.record(o, torch.maximum(m.abs(), o.detach().abs()), depth_in + local)
         return out
+
+    @staticmethod
+    def _local_depth(func, args: tuple, kwargs: dict, float_args: list, float_outs: list  # noqa: ANN001
+                     ) -> int:
+        if _is_data_movement(func):
+            return 0
+        if func in AXIS_REDUCTIONS:
+            return AXIS_REDUCTIONS[func](args, kwargs)
+        biggest_in = max(a.numel() for a in float_args)
+        smallest_out = min(max(1, o.numel()) for o in float_outs)
+        return max(1, biggest_in // smallest_out)
 
     def _finite_difference(self, func, args: tuple, kwargs: dict, out: Any) -> Any:  # noqa: ANN001
         outs, spec = tree_flatten(out)
@@ -222,14 +235,15 @@ def to_float64(x: Any) -> Any:
 
 
 def run_oracle(model: torch.nn.Module, inputs: list[Any],
-               cotangents: list[torch.Tensor] | None = None) -> OracleResult:
+               cotangents: list[torch.Tensor] | None = None, magnitudes: bool = True
+               ) -> OracleResult:
     """`model` must already be in float64 (parameters and buffers upcast). With `cotangents`,
     the gradients of the outputs against every floating input (the VJP) follow the outputs,
     traced through the backward pass like any other operation."""
     args = [to_float64(x) for x in inputs]
     if cotangents is not None:
         args = [a.requires_grad_() if _is_float(a) else a for a in args]
-    tracer = MagnitudeTracer()
+    tracer = MagnitudeTracer(magnitudes)
     with torch.set_grad_enabled(cotangents is not None), tracer:
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]

@@ -28,7 +28,7 @@ LONG_REDUCTION = (gen.uniform(0.0, 1.0), gen.one_large_many_small())
 
 
 def _depth(ctx: GateContext) -> int:
-    return max(ctx.evaluate(ctx.benchmark_inputs(0)).oracle.depths)
+    return max(ctx.evaluate(ctx.benchmark_inputs(0), magnitudes=False).oracle.depths)
 
 
 def _numel(inputs: list) -> int:

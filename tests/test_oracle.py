@@ -42,3 +42,13 @@ def test_elementwise_scale_includes_the_derivative():
     r = run_oracle(Lambda(torch.exp), [x])
     # |exp(x)| + |exp'(x)| * |x| = e^10 * 11
     assert torch.allclose(r.magnitudes[0], torch.exp(x.double()) * 11, rtol=1e-6)
+
+
+def test_depth_only_trace_gives_the_same_depths():
+    conv = torch.nn.Conv2d(3, 4, 3).double()
+    model = Lambda(lambda x: torch.softmax(conv(x).flatten(1), -1).sum(-1))
+    x = torch.randn(2, 3, 6, 6)
+    full, depth_only = run_oracle(model, [x]), run_oracle(model, [x], magnitudes=False)
+    assert full.depths == depth_only.depths
+    assert torch.equal(full.values[0], depth_only.values[0])
+    assert torch.equal(depth_only.magnitudes[0], depth_only.values[0].abs())
