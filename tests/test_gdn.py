@@ -29,7 +29,8 @@ import torch
 import torch.nn.functional as F
 
 from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
-from kdiff.kernels.gdn import chunk_gated_delta_rule, gated_delta_rule_reference
+from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_simple_gla, gated_delta_rule_reference,
+                               gated_recurrence)
 
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 
@@ -123,3 +124,25 @@ def test_two_runs_are_bitwise_identical():
     second = run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs, torch.float32)
     for name, a, b in zip(NAMES, first, second):
         assert torch.equal(a, b), name
+
+
+def test_simple_gla_without_delta_rule_matches_oracle():
+    """The same stages with the delta rule compiled out; S -> exp(g) S is non-expansive, so
+    the same error model holds."""
+    B, T, H, K, V, C = 2, 40, 2, 16, 32, 16
+    q, k, v, g, _, h0 = gdn_inputs(B, T, H, K, V, seed=11)
+    inputs = [q, k, v, g, h0]
+
+    def fwd_bwd(fn, dtype):
+        xs = [x.to(dtype).clone().requires_grad_() for x in inputs]
+        o, ht = fn(*xs[:4], initial_state=xs[4])
+        do, dht = cotangents(o.shape, ht.shape, 0)
+        torch.autograd.backward([o, ht], [do.to(dtype), dht.to(dtype)])
+        return [o.detach(), ht.detach()] + [x.grad for x in xs]
+
+    got = fwd_bwd(lambda *a, **kw: chunk_simple_gla(*a, output_final_state=True, chunk_size=C,
+                                                    **kw), torch.float32)
+    oracle = fwd_bwd(lambda *a, **kw: gated_recurrence(*a, None, **kw), torch.float64)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C), "worst") * unit_roundoff(torch.float32)
+    for name, a, b in zip(("o", "final_state", "dq", "dk", "dv", "dg", "dh0"), got, oracle):
+        assert (a.double() - b).abs().max() <= bound * b.abs().max(), name

@@ -28,6 +28,16 @@ WARPS = {"state_fwd": 4, "state_bwd": 8, "output_fwd": 4, "grad_qk": 8, "wy_bwd"
          "wy_inverse": 4, "wy_apply": 4}
 
 
+def launch(kernel: str, dtype: torch.dtype) -> dict:
+    """num_warps, and in fp32 a single pipeline stage: IEEE fp32 products run on the FMA
+    units, and the software-pipelined tile buffers of fp32 tiles would exceed sm_90's 227 KB
+    of shared memory (state_bwd at K = V = 128: 241 KB with the default stages)."""
+    options = {"num_warps": WARPS[kernel]}
+    if dtype == torch.float32:
+        options["num_stages"] = 1
+    return options
+
+
 def _blocks(K: int, V: int) -> tuple[int, int, int]:
     """(BK, BV for the state scans, BV for the chunk-parallel kernels). The state tile holds
     all of K: on a GPU, K > 256 runs out of shared memory/registers (Triton says so)."""
@@ -37,6 +47,7 @@ def _blocks(K: int, V: int) -> tuple[int, int, int]:
 
 
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
+    """beta None: no delta rule (simple GLA): the WY stage is skipped, U = V."""
     B, T, H, K = q.shape
     V = v.shape[-1]
     BT = layout.chunk_size
@@ -46,24 +57,28 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     gc = torch.empty(B * T, H, dtype=torch.float64, device=dev)
     BH = min(64, triton.next_power_of_2(H))
     chunk_cumsum_kernel[(NC, triton.cdiv(H, BH))](g, gc, layout.chunk_bounds, H, BT=BT, BH=BH)
-    A = torch.empty(B * T, H, BT, dtype=torch.float32, device=dev)
-    wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT, BK=BK,
-                               num_warps=WARPS["wy_inverse"])
-    w = torch.empty_like(k)
-    u = torch.empty_like(v)
-    wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
-                             BT=BT, BK=BK, BV=BV, num_warps=WARPS["wy_apply"])
+    delta = beta is not None
+    A = w = None
+    u = vnew = v
+    if delta:
+        A = torch.empty(B * T, H, BT, dtype=torch.float32, device=dev)
+        wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT, BK=BK,
+                                   **launch("wy_inverse", q.dtype))
+        w = torch.empty_like(k)
+        u = torch.empty_like(v)
+        wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
+                                 BT=BT, BK=BK, BV=BV, **launch("wy_apply", q.dtype))
+        vnew = torch.empty_like(v)
     hbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
-    vnew = torch.empty_like(v)
     ht = torch.empty(N, H, K, V, dtype=torch.float32, device=dev) if output_final_state else None
     state_fwd_kernel[(triton.cdiv(V, SBV), N * H)](
         k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
-        STORE_FINAL=output_final_state, num_warps=WARPS["state_fwd"])
+        STORE_FINAL=output_final_state, DELTA=delta, **launch("state_fwd", q.dtype))
     o = torch.empty_like(v)
     output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](q, k, vnew, gc, hbuf, o, layout.chunk_bounds,
                                                   scale, H, K, V, BT=BT, BK=BK, BV=BV,
-                                                  num_warps=WARPS["output_fwd"])
+                                                  **launch("output_fwd", q.dtype))
     return o, ht, (gc, A, w, hbuf, vnew)
 
 
@@ -76,26 +91,29 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     NC, N = layout.num_chunks, layout.num_seqs
     dev = q.device
     dhbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
-    du = torch.empty_like(v)
+    delta = beta is not None
+    du = torch.empty_like(v)  # without the delta rule, dU is dv
     dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
            if initial_state is not None else None)
     state_bwd_kernel[(triton.cdiv(V, SBV), N * H)](
         q, k, w, gc, do, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None,
-        num_warps=WARPS["state_bwd"])
+        DELTA=delta, **launch("state_bwd", q.dtype))
     dq = torch.empty_like(q)
     dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
     dg_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
     grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part,
                             layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
-                            num_warps=WARPS["grad_qk"])
+                            **launch("grad_qk", q.dtype))
+    if not delta:
+        return dq, dk_part.view_as(k).to(k.dtype), du, dg_part.view(B, T, H), None, dh0
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
     dbeta = torch.empty_like(beta)
-    dg = torch.empty(B, T, H, dtype=q.dtype, device=dev)
+    dg = torch.empty(B, T, H, dtype=torch.float32, device=dev)
     wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg,
                            layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV,
-                           num_warps=WARPS["wy_bwd"])
+                           **launch("wy_bwd", q.dtype))
     return dq, dk, dv, dg, dbeta, dh0
 
 
@@ -109,7 +127,8 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
         if initial_state is not None and initial_state.shape != (layout.num_seqs, H, K, v.shape[-1]):
             raise ValueError(f"initial_state must be [{layout.num_seqs}, {H}, {K}, {v.shape[-1]}],"
                              f" got {list(initial_state.shape)}")
-        q, k, v, g, beta = (x.contiguous() for x in (q, k, v, g, beta))
+        q, k, v, g = (x.contiguous() for x in (q, k, v, g))
+        beta = None if beta is None else beta.contiguous()
         if initial_state is not None:
             initial_state = initial_state.contiguous()
         o, ht, saved = gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
@@ -145,4 +164,18 @@ def chunk_gated_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g:
         raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, beta, scale, initial_state,
+                                             output_final_state, cu_seqlens, chunk_size)
+
+
+def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+                     scale: float | None = None, initial_state: torch.Tensor | None = None,
+                     output_final_state: bool = False, cu_seqlens: torch.Tensor | None = None,
+                     chunk_size: int = 64):
+    """Simple GLA / Mamba-2 scalar-gate recurrence S_t = exp(g_t) S_{t-1} + k_t v_t^T,
+    o_t = scale S_t^T q_t: the same stages without the delta rule. Arguments as
+    chunk_gated_delta_rule, without beta."""
+    if chunk_size not in SUPPORTED_CHUNKS:
+        raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, None, scale, initial_state,
                                              output_final_state, cu_seqlens, chunk_size)

@@ -8,6 +8,9 @@ Forward, for chunk c with initial state S (stored for the output stage and the b
 Backward (reverse scan), with dS the gradient of the state at the chunk's end:
     dU      = P^T dO + (exp(gc_last - gc) * K) dS        P the chunk's masked decayed q k^T
     dS_prev = exp(gc_last) dS + (scale exp(gc) * Q)^T dO - W^T dU
+
+Without the delta rule (simple GLA, Mamba-2's scalar-gate SSD) W = 0 and U = V: the same
+scans with the W terms compiled out (DELTA = False).
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ def _state_offsets(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
 @triton.jit
 def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets, H, K, V,
                      BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                     HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr):
+                     HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
+    """DELTA False (no delta rule: simple GLA): U is V itself; w, vnew are not touched."""
     i_v, i_nh = tl.program_id(0), tl.program_id(1)
     n = i_nh // H
     h = i_nh % H
@@ -46,10 +50,11 @@ def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets,
         end = tl.minimum(start + BT, eos)
         tl.store(hbuf + ((first_chunk + c) * H + h) * KV + soffs,
                  S.to(hbuf.dtype.element_ty), mask=smask)
-        b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
         b_u = load_rows(u, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
-        b_u = b_u - mm(b_w, S, DT)
-        store_rows(vnew, b_u, start, end, H, h, V, i_v * BV, BT, BV)
+        if DELTA:
+            b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
+            b_u = b_u - mm(b_w, S, DT)
+            store_rows(vnew, b_u, start, end, H, h, V, i_v * BV, BT, BV)
         b_gc = load_log_decay(gc, start, end, H, h, BT)
         g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
         to_end = tl.where(start + r < end, decay(g_last - b_gc), 0.0)
@@ -63,7 +68,7 @@ def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets,
 @triton.jit
 def state_bwd_kernel(q, k, w, gc, do, du, dht, dh0, dhbuf, cu_seqlens, chunk_offsets, scale,
                      H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                     HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr):
+                     HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr):
     i_v, i_nh = tl.program_id(0), tl.program_id(1)
     n = i_nh // H
     h = i_nh % H
@@ -97,8 +102,10 @@ def state_bwd_kernel(q, k, w, gc, do, du, dht, dh0, dhbuf, cu_seqlens, chunk_off
         to_end = tl.where(valid, decay(g_last - b_gc), 0.0)
         b_du = mm(b_pt, b_do, DT) + mm(b_k, dS, DT) * to_end[:, None]
         store_rows(du, b_du, start, end, H, h, V, i_v * BV, BT, BV)
-        b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
         b_dog = b_do.to(tl.float32) * (scale * decay(b_gc))[:, None]
-        dS = dS * decay(g_last) + mm(tl.trans(b_q), b_dog, DT) - mm(tl.trans(b_w), b_du, DT)
+        dS = dS * decay(g_last) + mm(tl.trans(b_q), b_dog, DT)
+        if DELTA:
+            b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
+            dS -= mm(tl.trans(b_w), b_du, DT)
     if STORE_DH0:
         tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)
