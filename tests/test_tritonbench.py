@@ -23,6 +23,7 @@ import torch
 from kdiff.adapters.tritonbench import calls, cpu, layout
 from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call
 from kdiff.adapters.tritonbench.runner import run_script
+from kdiff.gates.base import GateOptions
 from kdiff.judge import judge_case
 from kdiff.model import Status
 from kdiff.plugins import manager
@@ -277,3 +278,24 @@ def test_judge_a_materialised_case(cases, monkeypatch):
     assert {g: r.status for g, r in verdict.gates.items()} == {
         "CMP-01": Status.PASS, "ORD-02": Status.PASS}
     assert verdict.verifier_accept is True
+
+
+@pytest.mark.gpu
+def test_on_the_device(tmp_path, monkeypatch):
+    """As upstream runs it: scripts as plain `python SCRIPT` on the GPU, the gates on it too."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    monkeypatch.setenv("KDIFF_CACHE_DIR", str(tmp_path))
+    config = RunConfig(bench=BENCH, root=FIXTURES, generated=FIXTURES / "generated",
+                       gates=["CMP-01", "ORD-02"], gate_options=GateOptions(device="cuda"))
+    pm = manager()
+    found = {c.id: c for c in pm.hook.kdiff_discover(bench=BENCH, config=config)}
+    assert all(c.discovery_error is None for c in found.values())
+    verdicts = {cid: judge_case(found[cid], config, pm)
+                for cid in ("T_answers/T/leaky_relu_scale@2", "T_answers/T/leaky_relu_scale@3",
+                            "G_good/G/add_scalar")}
+    assert "execution accuracy: fail" in verdicts["T_answers/T/leaky_relu_scale@2"].native.reason
+    for cid in ("T_answers/T/leaky_relu_scale@3", "G_good/G/add_scalar"):
+        assert verdicts[cid].native.accept is True, verdicts[cid].native.reason
+        assert verdicts[cid].gates["ORD-02"].status is Status.PASS
+

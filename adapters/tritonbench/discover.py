@@ -64,8 +64,8 @@ def discover(config: RunConfig) -> list[Case]:
     rows = _rows(config)
     golds = list({g.path: g for _, g in rows if isinstance(g, GoldFile)}.values())
     with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
-        prepared = dict(zip((g.path for g in golds),
-                            pool.map(lambda g: prepare_gold(g, config.device, config.limits), golds)))
+        done = pool.map(lambda g: prepare_gold(g, config.device, config.limits), golds)
+        prepared = dict(zip((g.path for g in golds), done))
     cases: list[Case] = []
     seen: set[str] = set()
     for row, gold in rows:

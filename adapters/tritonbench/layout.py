@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SEPARATOR = "#" * 146
-VARIANTS = ("G", "T")
 _END_TOKENS = ("<|im_end|>", "<|EOT|>")
 
 

@@ -1,16 +1,17 @@
 """Each TritonBench case as KernelBench-format files, so that the judge sees a `Model` problem
 and a `ModelNew` candidate like any other case.
 
-Per gold file (shared by every generated answer to it), in `<cache>/gold/<G|T>/<name>-<hash>-<device>/`:
+Per gold file (shared by every generated answer to it), in
+`<cache>/gold/<G|T>/<name>-<hash>-<device>/`:
   gold.py     the gold operator (the code section, with the test's imports: `layout.as_module`)
   test.py     the gold test section
   NAME.py     the gold file itself (the execution-accuracy reference run)
   calls.json  the test's calls of the gold functions, recorded in a child process
   call.json   the call the problem replays             problem.py  `Model` = the gold function
 Per generated answer, in `<cache>/cases/<jsonl stem>-<hash>/<G|T>/<name>-<line>/`:
-  generated.py  the answer as the call-accuracy script contains it (cleaned; G: reduced),
-                with the test's imports
-  NAME.py       that script (generated.py + separator + gold test)
+  NAME.py       the call-accuracy script: the answer (cleaned; G: reduced), the separator
+                line, the gold test section
+  generated.py  the answer as that script contains it, with the test's imports
   candidate.py  `ModelNew` = the generated function of the same name
 
 The function judged is the first gold function the test calls (the T operator, the G
@@ -53,7 +54,7 @@ def _digest(*parts: str) -> str:
     return h.hexdigest()[:12]
 
 
-def _write(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     """Atomic, so that two judges preparing one case never see half a file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -98,9 +99,9 @@ def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase
               / f"{gold.name}-{_digest(text)}-{device}")
     folder.mkdir(parents=True, exist_ok=True)
     case = GoldCase(gold, folder)
-    _write(folder / "gold.py", as_module(gold.code, gold))
-    _write(folder / "test.py", gold.test)
-    _write(case.script, text)
+    write_atomic(folder / "gold.py", as_module(gold.code, gold))
+    write_atomic(folder / "test.py", gold.test)
+    write_atomic(case.script, text)
     recorded = folder / "calls.json"
     if not recorded.is_file():
         result = record_calls(folder / "gold.py", folder / "test.py", recorded, device, limits)
@@ -124,8 +125,8 @@ def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase
                       f"{', '.join(sorted(w for w in why if w))}")
         return case
     call = calls[case.call_index]
-    _write(folder / "call.json", json.dumps(call))
-    _write(case.problem, _problem_source(case, call))
+    write_atomic(folder / "call.json", json.dumps(call))
+    write_atomic(case.problem, _problem_source(case, call))
     return case
 
 
@@ -190,10 +191,10 @@ def prepare_candidate(gold: GoldCase, code: str, folder: Path, origin: str) -> C
     recorded) its `ModelNew`."""
     folder.mkdir(parents=True, exist_ok=True)
     case = CandidateCase(folder)
-    _write(folder / "generated.py", as_module(code, gold.gold))
-    _write(folder / gold.gold.path.name, call_script(code, gold.gold))
+    write_atomic(folder / "generated.py", as_module(code, gold.gold))
+    write_atomic(folder / gold.gold.path.name, call_script(code, gold.gold))
     if gold.target is not None:
-        _write(case.candidate, "\n".join([
+        write_atomic(case.candidate, "\n".join([
             f'"""TritonBench-{gold.gold.variant} {gold.gold.name}, {origin}: the generated '
             f'`{gold.target}` as ModelNew."""',
             "import json",

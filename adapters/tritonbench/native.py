@@ -19,9 +19,9 @@ decided); `tritonbench-call` is call accuracy alone.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from kdiff.adapters.tritonbench.materialise import write_atomic
 from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
 from kdiff.model import Case, NativeVerdict
 from kdiff.sandbox import SandboxLimits
@@ -38,13 +38,12 @@ def gold_stdout(script: Path, device: str, limits: SandboxLimits) -> ScriptResul
     cached = script.with_name(f"stdout-{device}.json")
     if cached.is_file():
         data = json.loads(cached.read_text())
-        return ScriptResult(data["returncode"], data["stdout"], data["stderr"], limits.start_timeout)
+        return ScriptResult(data["returncode"], data["stdout"], data["stderr"],
+                            limits.start_timeout)
     result = run_script(script, device, limits)
     if not result.timed_out:
-        tmp = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"returncode": result.returncode, "stdout": result.stdout,
-                                   "stderr": result.stderr}))
-        tmp.replace(cached)
+        write_atomic(cached, json.dumps({"returncode": result.returncode,
+                                         "stdout": result.stdout, "stderr": result.stderr}))
     return result
 
 

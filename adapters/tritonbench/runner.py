@@ -66,7 +66,8 @@ def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"), ("XDG_CACHE_HOME", "cache")):
+    for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
+                     ("XDG_CACHE_HOME", "cache")):
         (workdir / sub).mkdir(exist_ok=True)
         env[var] = str(workdir / sub)
     if device != "cpu" and args[0] == "run":  # on the device: exactly upstream's `python SCRIPT`
