@@ -254,10 +254,33 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
                                                  for g, a in zip(grads, wrt)]
     values, mags, depths = [], [], []
+    float_numel = sum(a.numel() for a in args if _is_float(a))
     for o in outs:
         o = o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
+        if not o.is_floating_point():  # indices, masks: exact, judged as such
+            values.append(o)
+            mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device))
+            depths.append(1)
+            continue
         m, d = tracer.lookup(o)
-        values.append(o.detach())
+        if d == 0 and not _is_input(o, args):
+            m, d = opaque_scale(o, float_numel)
+        values.append(o)
         mags.append(m.detach())
         depths.append(max(1, d))
     return OracleResult(values, mags, depths)
+
+
+def _is_input(o: torch.Tensor, args: list[Any]) -> bool:
+    ptr = o.untyped_storage().data_ptr()
+    return any(_is_float(a) and a.untyped_storage().data_ptr() == ptr for a in args)
+
+
+def opaque_scale(o: torch.Tensor, float_input_numel: int) -> tuple[torch.Tensor, int]:
+    """An output no traced operation produced (the reference launched its own kernel, a
+    TritonBench gold Triton kernel say): nothing is known of its operands, so each element is
+    judged against the output's typical magnitude (its mean |value|) as well as its own, and
+    every output is taken to read every input element (the longest reduction possible)."""
+    typical = o.abs().mean() if o.numel() else o.new_zeros(())
+    depth = max(1, float_input_numel // max(1, o.numel()) + 1)
+    return o.abs() + typical, depth

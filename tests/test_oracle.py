@@ -52,3 +52,20 @@ def test_depth_only_trace_gives_the_same_depths():
     assert full.depths == depth_only.depths
     assert torch.equal(full.values[0], depth_only.values[0])
     assert torch.equal(depth_only.magnitudes[0], depth_only.values[0].abs())
+
+
+def test_outputs_no_traced_op_produced_get_the_opaque_scale():
+    class Opaque(torch.nn.Module):
+        def forward(self, x):
+            with torch.utils._python_dispatch._disable_current_modes():  # as a foreign kernel
+                return x.sum(-1)
+    x = torch.tensor([[1.0, -1.0, 1e-8], [2.0, 3.0, 4.0]])
+    r = run_oracle(Opaque(), [x])
+    assert r.depths == [6 // 2 + 1]
+    typical = r.values[0].abs().mean()
+    assert torch.allclose(r.magnitudes[0], r.values[0].abs() + typical)
+
+
+def test_boolean_outputs_are_exact():
+    r = run_oracle(Lambda(lambda t: t > 0), [torch.randn(5)])
+    assert r.values[0].dtype == torch.bool and bool((r.magnitudes[0] == 0).all())
