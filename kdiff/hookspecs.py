@@ -36,6 +36,12 @@ class DiscoveryError(Exception):
 
 
 @hookspec(firstresult=True)
+def kdiff_default_preset(bench: str, config: "RunConfig") -> str | None:
+    """The preset to use when the user names none, if it depends on what is judged (the
+    first of kdiff_native_presets otherwise)."""
+
+
+@hookspec(firstresult=True)
 def kdiff_discover(bench: str, config: "RunConfig") -> list["Case"] | None:
     """The cases of `bench` under the run's options (root, runs, filters). A case whose files
     are broken is still returned, with `discovery_error` set: it gets its own error row.

@@ -24,7 +24,7 @@ def _fp32_means_fp32() -> None:
 def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
     presets = pm.hook.kdiff_native_presets(bench=config.bench) or []
     if config.native is None:
-        return presets[0]
+        return pm.hook.kdiff_default_preset(bench=config.bench, config=config) or presets[0]
     if config.native not in presets:
         raise KeyError(f"unknown native preset '{config.native}' for {config.bench}; "
                        f"known: {', '.join(presets)}")

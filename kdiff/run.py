@@ -58,6 +58,8 @@ class Progress:
 
 # -- the command --------------------------------------------------------------------------
 def run_config(args: argparse.Namespace) -> RunConfig:
+    if args.root is None and args.device is None:
+        args.device = "cpu"  # the shipped corpus is sized for the CPU
     config = make_config(args, args.bench)
     config.root, config.runs, config.generated = args.root, args.runs, args.generated
     config.level = args.level

@@ -132,3 +132,14 @@ def test_shipped_corpus_is_found_as_package_data():
         assert case.problem.is_relative_to(root / "KernelBench"), case.id
         assert ("kdiff-control" in case.metadata) != ("kdiff-redteam" in case.metadata), \
             f"{case.id}: the header names neither kdiff-control nor kdiff-redteam"
+
+
+def test_kernelbenchfiltered_layout(tmp_path):
+    from kdiff.adapters.kernelbench.discover import discover, entry_points
+    from kdiff.runconfig import RunConfig
+    root = Path(__file__).parent / "fixtures" / "kbf_checkout"
+    cases = discover(RunConfig(root=root, runs=root / "best_agent_solutions"))
+    assert [c.id for c in cases] == ["level_1/level_1_problem_3_sample_0"]
+    case = cases[0]
+    assert case.problem.name == "3_ScaleSum.py" and case.discovery_error is None
+    assert entry_points(case) == ("ModelNew", "Model")

@@ -29,6 +29,8 @@ from kdiff.runconfig import RunConfig
 
 BENCH = "kernelbench"
 KERNEL_FILE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")
+# KernelBenchFiltered: `best_agent_solutions/level_{L}/task_{P}.py` beside `tasks/level_{L}/`.
+TASK_FILE = re.compile(r"task_(\d+)\.py")
 PROBLEM_FILE = re.compile(r"(\d+)_(.+)\.py")
 LEVEL_DIR = re.compile(r"level_?(\d+)")
 EVAL_RESULTS = "eval_results.json"
@@ -125,8 +127,9 @@ def read_eval_results(path: Path) -> RunResults:
 
 # -- problems and candidates --------------------------------------------------------------
 def problem_files(root: Path) -> dict[tuple[int, int], Path]:
-    """(level, problem id) -> file, under `root/KernelBench` or `root` itself."""
-    base = root / "KernelBench" if (root / "KernelBench").is_dir() else root
+    """(level, problem id) -> file, under `root/KernelBench` (or `root/tasks`, the
+    KernelBenchFiltered layout) or `root` itself."""
+    base = next((root / d for d in ("KernelBench", "tasks") if (root / d).is_dir()), root)
     out = {}
     for level_dir in sorted(base.iterdir()):
         m = LEVEL_DIR.fullmatch(level_dir.name)
@@ -172,7 +175,8 @@ def run_folders(runs: Path) -> list[Path]:
     """`runs` itself when it holds kernels, else each sub-folder that does."""
     def holds_run(d: Path) -> bool:
         return (d / EVAL_RESULTS).is_file() or any(
-            KERNEL_FILE.fullmatch(f.name) for f in d.glob("level_*_kernel.py"))
+            KERNEL_FILE.fullmatch(f.name) for f in d.glob("level_*_kernel.py")) or (
+            LEVEL_DIR.fullmatch(d.name) is not None and any(d.glob("task_*.py")))
     if holds_run(runs):
         return [runs]
     return [d for d in sorted(runs.iterdir()) if d.is_dir() and holds_run(d)]
@@ -207,6 +211,11 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConf
         if m:
             level, pid, sample = map(int, m.groups())
             found.append(_Candidate(f, level, pid, sample, _parse(f)))
+    run_level = LEVEL_DIR.fullmatch(run.name)
+    for f in run.glob("task_*.py") if run_level else ():
+        m = TASK_FILE.fullmatch(f.name)
+        if m:
+            found.append(_Candidate(f, int(run_level.group(1)), int(m.group(1)), 0, _parse(f)))
     found.sort(key=lambda c: (c.level, c.problem, c.sample))
     classes = [_classes(c.tree) for c in found if c.tree is not None]
     model_named = bool(classes) and not any("ModelNew" in cs for cs in classes) and any(
