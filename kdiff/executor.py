@@ -105,8 +105,9 @@ class PoolExecutor:
         if self.device == "cuda":
             context = multiprocessing.get_context("spawn")
             gpus = context.Queue()
+            visible = _visible_gpus()
             for i in range(self.jobs):
-                gpus.put(i % max(1, _visible_gpus()))
+                gpus.put(visible[i % len(visible)])
             return ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_slot_init,
                                        initargs=(judge, config, None, preset, gpus))
         return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
@@ -146,9 +147,13 @@ class PoolExecutor:
                     running.clear()
 
 
-def _visible_gpus() -> int:
+def _visible_gpus() -> list[str]:
+    """The GPUs this process may use, as CUDA_VISIBLE_DEVICES names them."""
+    named = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if named:
+        return [g.strip() for g in named.split(",") if g.strip()]
     import torch
-    return torch.cuda.device_count()
+    return [str(i) for i in range(max(1, torch.cuda.device_count()))]
 
 
 # -- Ray ----------------------------------------------------------------------------------
