@@ -34,14 +34,11 @@ SEEDS = (0, 1)
 
 def classify(t: torch.Tensor) -> torch.Tensor:
     """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite."""
-    cls = torch.zeros(t.shape, dtype=torch.int8)
     if not t.is_floating_point():
-        return cls
+        return torch.zeros(t.shape, dtype=torch.int8)
     x = t.detach().cpu()
-    cls[torch.isnan(x)] = NAN
-    cls[x == math.inf] = POS_INF
-    cls[x == -math.inf] = NEG_INF
-    return cls
+    return (torch.isnan(x).to(torch.int8) * NAN + (x == math.inf).to(torch.int8) * POS_INF
+            + (x == -math.inf).to(torch.int8) * NEG_INF)
 
 
 def _violation(expected: torch.Tensor, got: torch.Tensor) -> dict[str, torch.Tensor]:
