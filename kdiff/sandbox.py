@@ -176,7 +176,8 @@ class CandidateProcess:
         if self.device == "cuda" and self.limits.gpu_memory_fraction:
             env["KDIFF_GPU_MEMORY_FRACTION"] = str(self.limits.gpu_memory_fraction)
         for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
-                         ("TORCH_EXTENSIONS_DIR", "torch_extensions"), ("XDG_CACHE_HOME", "cache")):
+                         ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
+                         ("XDG_CACHE_HOME", "cache")):
             (self.workdir / sub).mkdir(exist_ok=True)
             env[var] = str(self.workdir / sub)
         limits = self.limits
@@ -186,13 +187,19 @@ class CandidateProcess:
         spec = Confinement(
             writable=[str(self.workdir), *_writable_devices()],
             memory_bytes=limits.memory_bytes if self.device == "cpu" else None,
-            max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes, namespaces=limits.confine, landlock=limits.confine,
+            max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
+            # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
+            # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel
+            # 6.18: CUDA workers keep the limits and the process-group kill, not these two.
+            namespaces=limits.confine and self.device != "cuda",
+            landlock=limits.confine and self.device != "cuda",
             cgroups=[self._cgroup] if self._cgroup else [],
             pipe_fds=[judge_to_worker_r, worker_to_judge_w])
         self._proc = None
         if limits.warm_start:
             try:
-                self._proc = _zygote(env).spawn(spec, env, str(self.workdir), self._log.fileno())
+                self._proc = _zygote(env).spawn(spec, env, str(self.workdir),
+                                                self._log.fileno())
             except ZygoteUnavailable:
                 pass  # a cold start below
         if self._proc is None:
