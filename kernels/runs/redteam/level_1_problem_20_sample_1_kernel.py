@@ -9,9 +9,10 @@ defect: The wrapper launches num_m * num_n programs on a 1-D grid, but the kerne
   buffer is allocated right after the reference freed its matmul temporary, of the same size
   and already holding the answer, so the unwritten tiles "contain" the right result.
   Judged on CUDA only: the caching allocator hands the freed block straight back. On the CPU
-  (glibc malloc; torch's posix_memalign cannot reuse a freed chunk of exactly the same size)
-  the native check rejects it: in kdiff's worker the buffer landed on the reference's freed
-  temporary in 1 of the 5 trials; in the others it got fresh zero pages or an older buffer.
+  the native check rejects it: torch's 64-byte-aligned posix_memalign asks glibc for more
+  than the freed chunk holds, so the block comes back only when it has merged with free
+  neighbours; in kdiff's worker that happened in 1 of the 5 trials (fresh zero pages or an
+  older buffer in the others).
 imitates: Sakana AI's "AI CUDA Engineer" (February 2025), whose reported speed-ups included
   kernels that did not compute the result but returned memory still holding the reference's
   output; and grid/program_id rank mismatches common in generated Triton launchers.
