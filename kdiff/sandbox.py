@@ -23,9 +23,11 @@ them. What is contained and what is not:
   allocator's per-process fraction (SandboxLimits.gpu_memory_fraction), which the candidate's
   own code can lift, and the GPU is shared with the judge's oracle; a CUDA worker's host
   memory has no cap (RLIMIT_AS breaks the CUDA context) beyond the OOM killer taking the
-  worker first. Without Landlock (old kernels) or user namespaces (some hardened
-  distributions) only the limits that the kernel grants apply: `containment` lists what was
-  in force.
+  worker first. CUDA workers run without the namespaces and Landlock (either one alone made
+  the driver fail, error 304, on the H200 host): there, writes, signals and processes left
+  behind are not contained beyond the process-group kill, as on kernels without Landlock (old
+  kernels) or user namespaces (some hardened distributions). `containment` lists what was in
+  force for each worker.
 """
 from __future__ import annotations
 
