@@ -111,26 +111,26 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
         BT, BK = CHUNK, dim
         SBV, BV = min(chunk.STATE_BV, dim), min(chunk.PARALLEL_BV, dim)
         kernels = [
-            (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc=f32, bounds=i32), dict(BT=BT, BH=16)),
-            (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc=f32, A=f32, bounds=i32),
+            (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc="*fp64", bounds=i32), dict(BT=BT, BH=16)),
+            (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=f32, bounds=i32),
              dict(BT=BT, BK=BK)),
-            (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc=f32, A=f32, w=P, u=P,
+            (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc="*fp64", A=f32, w=P, u=P,
                                                   bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
             (state.state_fwd_kernel, "state_fwd",
-             dict(k=P, w=P, u=P, gc=f32, h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
+             dict(k=P, w=P, u=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
                   chunk_offsets=i32), dict(BT=BT, BK=BK, BV=SBV, HAS_H0=True, STORE_FINAL=True)),
             (output.output_fwd_kernel, "output_fwd",
-             dict(q=P, k=P, vnew=P, gc=f32, hbuf=P, o=P, bounds=i32, scale="fp32"),
+             dict(q=P, k=P, vnew=P, gc="*fp64", hbuf=P, o=P, bounds=i32, scale="fp32"),
              dict(BT=BT, BK=BK, BV=BV)),
             (state.state_bwd_kernel, "state_bwd",
-             dict(q=P, k=P, w=P, gc=f32, do=P, du=P, dht=f32, dh0=f32, dhbuf=P, cu_seqlens=i32,
+             dict(q=P, k=P, w=P, gc="*fp64", do=P, du=P, dht=f32, dh0=f32, dhbuf=P, cu_seqlens=i32,
                   chunk_offsets=i32, scale="fp32"),
              dict(BT=BT, BK=BK, BV=SBV, HAS_DHT=True, STORE_DH0=True)),
             (output.grad_qk_kernel, "grad_qk",
-             dict(q=P, k=P, vnew=P, gc=f32, hbuf=P, dhbuf=P, do=P, dq=P, dk_part=f32,
-                  dgc_part=f32, bounds=i32, scale="fp32"), dict(BT=BT, BK=BK, BV=BV)),
+             dict(q=P, k=P, vnew=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq=P, dk_part=f32,
+                  dg_part=f32, bounds=i32, scale="fp32"), dict(BT=BT, BK=BK, BV=BV)),
             (wy.wy_bwd_kernel, "wy_bwd",
-             dict(k=P, v=P, beta=P, gc=f32, A=f32, hbuf=P, du=P, dk_part=f32, dgc_part=f32, dk=P,
+             dict(k=P, v=P, beta=P, gc="*fp64", A=f32, hbuf=P, du=P, dk_part=f32, dg_part=f32, dk=P,
                   dv=P, dbeta=P, dg=P, bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
         ]
         cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
@@ -162,7 +162,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
                     found = re.search(field + r":(\d+)", usage)
                     row[name] = int(found.group(1)) if found else None
             except Exception as exc:  # noqa: BLE001
-                row["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+                row["error"] = f"{type(exc).__name__}: {str(exc)[-600:]}"
             row["seconds"] = round(time.time() - started, 1)
             print(f"  sm_{target[0]} {dt:5s} {key:11s} warps={warps} shared={row.get('shared')} "
                   f"regs={row.get('regs')} stack={row.get('stack')} {row['seconds']}s"
@@ -249,6 +249,22 @@ def time_shape(B, T, H):
     return row
 
 
+TABLE_HEADER = (f"{'B,T,H':>13} | {'ours fwd':>8} {'f+b':>7} {'TF/s':>5} {'TF/s':>5} | "
+                f"{'fla fwd':>7} {'f+b':>7} | {'x fwd':>5} {'x f+b':>5} | prefix err  vs fla")
+
+
+def table_row(r: dict) -> str:
+    of, ob = r.get("ours_fwd_ms"), r.get("ours_fwd_bwd_ms")
+    ff, fb = r.get("fla_fwd_ms"), r.get("fla_fwd_bwd_ms")
+    return (f"{','.join(map(str, r['shape'])):>13} | {fmt(of):>8} {fmt(ob):>7} "
+            f"{fmt(r.get('ours_fwd_tflops'), '.0f'):>5} "
+            f"{fmt(r.get('ours_fwd_bwd_tflops'), '.0f'):>5} | {fmt(ff):>7} {fmt(fb):>7} | "
+            f"{fmt(ff / of if ff and of else None, '.2f'):>5} "
+            f"{fmt(fb / ob if fb and ob else None, '.2f'):>5} | "
+            f"{fmt(r.get('ours_prefix_err'), '.1e'):>9}  {fmt(r.get('ours_vs_fla_rel'), '.1e')}"
+            + (f"  ERROR {r['ours_error']}" if "ours_error" in r else ""))
+
+
 def fmt(x, spec=".3f"):
     return "-" if x is None else format(x, spec)
 
@@ -283,45 +299,47 @@ def main() -> int:
           f"{torch.cuda.get_device_name()} fla: {'yes' if fla_gdn else FLA_MISSING}")
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
               "triton": triton.__version__, "fla": fla_gdn is not None, "checks": [], "shapes": []}
+    out = os.environ.get("OUT")
+
+    def save():  # after every step: a run cut short by its time limit keeps what it measured
+        if out:
+            with open(os.path.join(out, "gdn_bench.json"), "w") as fh:
+                json.dump(report, fh, indent=1)
+
+    def run_check(label, dtype, **kw):
+        try:
+            report["checks"].append(check(label, dtype=dtype, **kw))
+        except Exception as exc:  # noqa: BLE001
+            traceback.print_exc()
+            report["checks"].append({"label": label, "pass": False,
+                                     "error": f"{type(exc).__name__}: {exc}"})
+        save()
+
+    started = time.time()
+    # bf16 first: its kernels are the ones timed (checked against the oracle before timing)
     if not args.skip_check:
-        started = time.time()
-        for label, dtype, kw in [
-            # fp32 at D = 64: IEEE fp32 tiles compile slowly (FMA code) and the check needs no
-            # larger tiles; the varlen check below reuses the same compiled kernels
-            ("fp32 B2 T100 H2 D64", torch.float32, dict(B=2, T=100, H=2, K=64, V=64)),
-            ("fp16 B2 T100 H2 D128", torch.float16, dict(B=2, T=100, H=2, K=D, V=D)),
-            ("bf16 B2 T100 H2 D128", torch.bfloat16, dict(B=2, T=100, H=2, K=D, V=D)),
-            ("fp32 varlen 37+90+1 H2 D64", torch.float32,
-             dict(B=1, T=128, H=2, K=64, V=64, lengths=[37, 90, 1])),
-        ]:
-            try:
-                report["checks"].append(check(label, dtype=dtype, **kw))
-            except Exception as exc:  # noqa: BLE001
-                traceback.print_exc()
-                report["checks"].append({"label": label, "pass": False,
-                                         "error": f"{type(exc).__name__}: {exc}"})
-        print(f"  checks took {time.time() - started:.0f}s (compilation included)")
+        run_check("bf16 B2 T100 H2 D128", torch.bfloat16, B=2, T=100, H=2, K=D, V=D)
     for B, T, H in shapes:
         print(f"  timing B={B} T={T} H={H} ...", flush=True)
         report["shapes"].append(time_shape(B, T, H))
+        print("   ", table_row(report["shapes"][-1]), flush=True)
+        save()
+    if not args.skip_check:
+        run_check("fp16 B2 T100 H2 D128", torch.float16, B=2, T=100, H=2, K=D, V=D)
+        # fp32 at D = 64: IEEE fp32 tiles compile slowly (FMA code) and the check needs no
+        # larger tiles; the varlen check reuses the same compiled kernels
+        run_check("fp32 B2 T100 H2 D64", torch.float32, B=2, T=100, H=2, K=64, V=64)
+        run_check("fp32 varlen 37+90+1 H2 D64", torch.float32, B=1, T=128, H=2, K=64, V=64,
+                  lengths=[37, 90, 1])
+    print(f"  took {time.time() - started:.0f}s (compilation included)")
     print()
-    print(f"{'B,T,H':>13} | {'ours fwd':>8} {'f+b':>7} {'TF/s':>5} {'TF/s':>5} | "
-          f"{'fla fwd':>7} {'f+b':>7} | {'x fwd':>5} {'x f+b':>5} | prefix err  vs fla")
+    print(TABLE_HEADER)
     for r in report["shapes"]:
-        of, ob = r.get("ours_fwd_ms"), r.get("ours_fwd_bwd_ms")
-        ff, fb = r.get("fla_fwd_ms"), r.get("fla_fwd_bwd_ms")
-        print(f"{','.join(map(str, r['shape'])):>13} | {fmt(of):>8} {fmt(ob):>7} "
-              f"{fmt(r.get('ours_fwd_tflops'), '.0f'):>5} {fmt(r.get('ours_fwd_bwd_tflops'), '.0f'):>5} | "
-              f"{fmt(ff):>7} {fmt(fb):>7} | "
-              f"{fmt(ff / of if ff and of else None, '.2f'):>5} {fmt(fb / ob if fb and ob else None, '.2f'):>5} | "
-              f"{fmt(r.get('ours_prefix_err'), '.1e'):>9}  {fmt(r.get('ours_vs_fla_rel'), '.1e')}"
-              + (f"  ERROR {r['ours_error']}" if "ours_error" in r else ""))
+        print(table_row(r))
     print("(ms: do_bench medians; x = fla time / ours, > 1 means faster than fla; "
           "prefix err: first 128 outputs vs float64, normwise relative)")
-    out = os.environ.get("OUT")
-    if out:
-        with open(os.path.join(out, "gdn_bench.json"), "w") as fh:
-            json.dump(report, fh, indent=1)
+    for c in report["checks"]:
+        print(f"check {c['label']}: {'PASS' if c.get('pass') else 'FAIL'}")
     failed = [c for c in report["checks"] if not c.get("pass")]
     return 1 if failed or any("ours_error" in r for r in report["shapes"]) else 0
 

@@ -1,0 +1,18 @@
+"""
+kdiff-control: chunked Triton simple GLA (GDN's state scans without the delta rule), fwd + bwd
+"""
+import torch.nn as nn
+import torch.nn.functional as F
+
+from kdiff.kernels.gdn import chunk_simple_gla
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, q, k, v, g, initial_state):
+        o, final_state = chunk_simple_gla(
+            q, k, v, F.logsigmoid(g), initial_state=initial_state, output_final_state=True,
+            chunk_size=64 if q.is_cuda else 16)
+        return o, final_state.to(q.dtype)
