@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
+from kdiff.kernels.gdn import chunk as gdn_chunk
 from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_simple_gla, gated_delta_rule_reference,
                                gated_recurrence)
 
@@ -118,12 +119,17 @@ def test_without_initial_state_and_final_state():
     assert (o.double() - ref).abs().max() <= bound * ref.abs().max()
 
 
-def test_two_runs_are_bitwise_identical():
+@pytest.mark.parametrize("split_local_du", [True, False])
+def test_two_runs_are_bitwise_identical(split_local_du, monkeypatch):
+    """Also runs the backward scan with P^T dO computed inside it (the variant not default)."""
+    monkeypatch.setattr(gdn_chunk, "SPLIT_LOCAL_DU", split_local_du)
     inputs = gdn_inputs(1, 20, 1, 16, 16, seed=5)
     first = run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs, torch.float32)
     second = run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs, torch.float32)
     for name, a, b in zip(NAMES, first, second):
         assert torch.equal(a, b), name
+    oracle = run(gated_delta_rule_reference, inputs, torch.float64)
+    assert_within_bound(first, oracle, depth(20, 16, 16, 16))
 
 
 def test_simple_gla_without_delta_rule_matches_oracle():

@@ -11,7 +11,7 @@ import torch
 import triton
 
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
-from kdiff.kernels.gdn.state import state_bwd_kernel, state_fwd_kernel
+from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
 from kdiff.kernels.gdn.varlen import ChunkLayout, chunk_layout
 from kdiff.kernels.gdn.wy import (chunk_cumsum_kernel, wy_apply_kernel, wy_bwd_kernel,
                                   wy_inverse_kernel)
@@ -25,7 +25,12 @@ SUPPORTED_CHUNKS = (16, 64)
 # backward; the chunk-parallel backward kernels hold [BT, K] fp32 accumulators and use 8 warps.
 STATE_BV, PARALLEL_BV = 32, 64
 WARPS = {"state_fwd": 4, "state_bwd": 8, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 8,
-         "wy_inverse": 4, "wy_apply": 4}
+         "wy_inverse": 4, "wy_apply": 4, "local_du": 4}
+
+# The backward scan's intra-chunk term P^T dO: computed by a chunk-parallel kernel before the
+# scan (as fla does; one more [T, H, V] fp32 round trip) or inside the scan (on its critical
+# path). Not measured yet: the benchmark times both.
+SPLIT_LOCAL_DU = True
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
@@ -95,10 +100,17 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     du = torch.empty_like(v)  # without the delta rule, dU is dv
     dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
            if initial_state is not None else None)
+    du_local = None
+    if SPLIT_LOCAL_DU:
+        du_local = torch.empty(B * T, H, V, dtype=torch.float32, device=dev)
+        local_du_kernel[(triton.cdiv(V, BV), NC, H)](q, k, gc, do, du_local, layout.chunk_bounds,
+                                                    scale, H, K, V, BT=BT, BK=BK, BV=BV,
+                                                    **launch("local_du", q.dtype))
     state_bwd_kernel[(triton.cdiv(V, SBV), N * H)](
-        q, k, w, gc, do, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
-        H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None,
-        DELTA=delta, **launch("state_bwd", q.dtype))
+        q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets,
+        scale, H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None,
+        STORE_DH0=dh0 is not None, DELTA=delta, LOCAL_GIVEN=SPLIT_LOCAL_DU,
+        **launch("state_bwd", q.dtype))
     dq = torch.empty_like(q)
     dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
     dg_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)

@@ -28,6 +28,33 @@ def _state_offsets(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
 
 
 @triton.jit
+def local_du(b_q, b_k, b_do, b_gc, valid, scale, BT: tl.constexpr, DT: tl.constexpr):
+    """P^T dO, P^T[s, r] = scale exp(gc_r - gc_s) k_s . q_r for s <= r."""
+    r = tl.arange(0, BT)
+    causal_t = (r[:, None] <= r[None, :]) & valid[:, None] & valid[None, :]
+    b_pt = tl.where(causal_t, mm(b_k, tl.trans(b_q), DT)
+                    * decay(b_gc[None, :] - b_gc[:, None]), 0.0) * scale
+    return mm(b_pt, b_do, DT)
+
+
+@triton.jit
+def local_du_kernel(q, k, gc, do, du_local, bounds, scale, H, K, V,
+                    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    """The intra-chunk part of dU, P^T dO, off the scan's critical path. Grid (V/BV, chunks, H)."""
+    i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = q.dtype.element_ty
+    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
+    b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
+    b_gc = load_log_decay(gc, start, end, H, h, BT)
+    valid = start + tl.arange(0, BT) < end
+    store_rows(du_local, local_du(b_q, b_k, b_do, b_gc, valid, scale, BT, DT), start, end, H, h,
+               V, i_v * BV, BT, BV)
+
+
+@triton.jit
 def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets, H, K, V,
                      BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                      HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
@@ -66,9 +93,12 @@ def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets,
 
 
 @triton.jit
-def state_bwd_kernel(q, k, w, gc, do, du, dht, dh0, dhbuf, cu_seqlens, chunk_offsets, scale,
-                     H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                     HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr):
+def state_bwd_kernel(q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, cu_seqlens, chunk_offsets,
+                     scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                     HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr,
+                     LOCAL_GIVEN: tl.constexpr):
+    """LOCAL_GIVEN: P^T dO was computed by the chunk-parallel `local_du_kernel` (du_local,
+    fp32); otherwise it is computed here, on the scan's critical path."""
     i_v, i_nh = tl.program_id(0), tl.program_id(1)
     n = i_nh // H
     h = i_nh % H
@@ -95,12 +125,12 @@ def state_bwd_kernel(q, k, w, gc, do, du, dht, dh0, dhbuf, cu_seqlens, chunk_off
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
         b_gc = load_log_decay(gc, start, end, H, h, BT)
         g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
-        # P^T[s, r] = scale exp(gc_r - gc_s) k_s . q_r for s <= r
-        causal_t = (r[:, None] <= r[None, :]) & valid[:, None] & valid[None, :]
-        b_pt = tl.where(causal_t, mm(b_k, tl.trans(b_q), DT)
-                        * decay(b_gc[None, :] - b_gc[:, None]), 0.0) * scale
         to_end = tl.where(valid, decay(g_last - b_gc), 0.0)
-        b_du = mm(b_pt, b_do, DT) + mm(b_k, dS, DT) * to_end[:, None]
+        b_du = mm(b_k, dS, DT) * to_end[:, None]
+        if LOCAL_GIVEN:
+            b_du += load_rows(du_local, start, end, H, h, V, i_v * BV, BT, BV)
+        else:
+            b_du += local_du(b_q, b_k, b_do, b_gc, valid, scale, BT, DT)
         store_rows(du, b_du, start, end, H, h, V, i_v * BV, BT, BV)
         b_dog = b_do.to(tl.float32) * (scale * decay(b_gc))[:, None]
         dS = dS * decay(g_last) + mm(tl.trans(b_q), b_dog, DT)
