@@ -34,7 +34,9 @@ def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
     b_gc = load_log_decay(gc, start, end, H, h, BT)
-    b_o = mm(b_q, S, DT) * (scale * decay(b_gc))[:, None]
+    # decays scale the operand, not the product (as the recurrence does): a product that
+    # overflows must not meet a zero decay (inf * 0 = NaN where the recurrence gives 0)
+    b_o = mm(b_q.to(tl.float32) * (scale * decay(b_gc))[:, None], S, DT)
     causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
     b_p = tl.where(causal, mm(b_q, tl.trans(b_k), DT)
                    * decay(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
@@ -54,8 +56,12 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds
     valid = start + r < end
     rk = tl.arange(0, BK)
     state_base = (i_c.to(tl.int64) * H + h) * K * V
-    dq_acc = tl.zeros([BT, BK], dtype=tl.float32)   # dO S^T
-    dkd_acc = tl.zeros([BT, BK], dtype=tl.float32)  # U dS_next^T
+    b_gc = load_log_decay(gc, start, end, H, h, BT)
+    g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
+    q_decay = scale * decay(b_gc)                         # of the output's state part
+    to_end = tl.where(valid, decay(g_last - b_gc), 0.0)  # of K^T U in the next state
+    dq_state = tl.zeros([BT, BK], dtype=tl.float32)  # scale exp(gc) dO S^T
+    dk_d = tl.zeros([BT, BK], dtype=tl.float32)      # exp(gc_last - gc) U dS_next^T
     dp = tl.zeros([BT, BT], dtype=tl.float32)       # dO U^T
     ds_dot = tl.zeros([BK], dtype=tl.float32)       # row sums of S * dS_next
     for i_v in range(tl.cdiv(V, BV)):
@@ -66,20 +72,17 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds
         dS = tl.load(dhbuf + soffs, mask=smask, other=0.0)
         b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
-        dq_acc += mm(b_do, tl.trans(S), DT)
-        dkd_acc += mm(b_u, tl.trans(dS), DT)
+        # row decays on the [BT, BV] operands, before the products (see output_fwd_kernel)
+        dq_state += mm(b_do.to(tl.float32) * q_decay[:, None], tl.trans(S), DT)
+        dk_d += mm(b_u.to(tl.float32) * to_end[:, None], tl.trans(dS), DT)
         dp += mm(b_do, tl.trans(b_u), DT)
         ds_dot += tl.sum(S.to(tl.float32) * dS.to(tl.float32), 1)
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
-    b_gc = load_log_decay(gc, start, end, H, h, BT)
-    g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
     causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
     dp = tl.where(causal, dp * decay(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
-    dq_state = dq_acc * (scale * decay(b_gc))[:, None]
     b_dq = dq_state + mm(dp, b_k, DT)
     dk_p = mm(tl.trans(dp), b_q, DT)
-    dk_d = dkd_acc * tl.where(valid, decay(g_last - b_gc), 0.0)[:, None]
     # log-gate derivative, each term collected only where its decay carries g_j:
     # Q S: exp(gc_r) for j <= r; P: exp(gc_r - gc_s) for s < j <= r;
     # K^T U: exp(gc_last - gc_r) for r < j; the carried state: exp(gc_last) for every j

@@ -126,7 +126,7 @@ def state_bwd_kernel(q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, cu_seqlens,
         b_gc = load_log_decay(gc, start, end, H, h, BT)
         g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
         to_end = tl.where(valid, decay(g_last - b_gc), 0.0)
-        b_du = mm(b_k, dS, DT) * to_end[:, None]
+        b_du = mm(b_k.to(tl.float32) * to_end[:, None], dS, DT)  # decay before the product
         if LOCAL_GIVEN:
             b_du += load_rows(du_local, start, end, H, h, V, i_v * BV, BT, BV)
         else:

@@ -178,13 +178,12 @@ def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, 
         d_bv = mm(tl.trans(b_A), b_du, DT)                  # d(beta V)
         store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
         b_db += tl.sum(d_bv * b_v.to(tl.float32), 1)
-        d_a += mm(b_du, tl.trans(b_v), DT)
-    d_a = d_a * b_beta[None, :]
+        d_a += mm(b_du, tl.trans(b_v.to(tl.float32) * b_beta[:, None]), DT)
     b_gc = load_log_decay(gc, start, end, H, h, BT)
     gamma = decay(b_gc)
     bg = b_beta * gamma
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
-    d_a += mm(d_w, tl.trans(b_k), DT) * bg[None, :]
+    d_a += mm(d_w, tl.trans(b_k.to(tl.float32) * bg[:, None]), DT)
     d_bk = mm(tl.trans(b_A), d_w, DT)                       # d(beta exp(gc) K)
     k_dbk = tl.sum(d_bk * b_k.to(tl.float32), 1)
     b_db += k_dbk * gamma
