@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kdiff.corpus import CorpusKernel, problems, reference_kernels, shipped_kernels
-from kdiff.gates.base import GateOptions
+from kdiff.gates.base import GateContext, GateOptions
 from kdiff.gates.registry import select
 from kdiff.model import GateClass, GateResult, Status, Verdict
 from kdiff.runconfig import RunConfig
@@ -89,6 +89,26 @@ def judge_corpus(device: str, gates: list[str] | None = None, jobs: int = 1,
     judged.sort(key=lambda j: order[j.id])
     return CorpusRun(device, [g.id for g in select(gates)], judged, not_run,
                      time.monotonic() - start)
+
+
+def native_acceptance(kernel: CorpusKernel, presets: list[str], device: str
+                      ) -> dict[str, bool | None]:
+    """The kernel's native verdict under each preset (one worker, the same inputs as in
+    judge_corpus): which benchmarks' own checks a red-team kernel gets through."""
+    from kdiff.plugins import manager
+    from kdiff.problem import load_problem
+    from kdiff.sandbox import CandidateFailure, CandidateProcess
+    pm, case = manager(), kernel.case
+    out: dict[str, bool | None] = {}
+    with CandidateProcess(case.problem, case.candidate, device) as candidate:
+        ctx = GateContext(load_problem(case.problem), candidate, GateOptions(device=device))
+        for preset in presets:
+            try:
+                out[preset] = pm.hook.kdiff_native_check(bench=case.bench, case=case, ctx=ctx,
+                                                         preset=preset).accept
+            except CandidateFailure:
+                out[preset] = False
+    return out
 
 
 # -- reading the verdicts -------------------------------------------------------------------
@@ -191,6 +211,8 @@ class Calibration:
     gates: dict[str, GateCalibration]
     misses: list[Miss]  # a red-team kernel that a gate it names did not catch as promised
     unexpected: list[tuple[str, str, GateResult]]  # red team caught by a gate it does not name
+    # red-team kernel id -> native preset -> accept (filled by `kdiff calibrate`)
+    native_by_preset: dict[str, dict[str, bool | None]] = field(default_factory=dict)
 
     @property
     def redteam(self) -> list[JudgedKernel]:
@@ -230,7 +252,9 @@ class Calibration:
             "gates": {gid: g.to_json() for gid, g in self.gates.items()},
             "redteam": [{"id": j.id, "name": j.kernel.name,
                          "expected_gates": [e.gate for e in j.kernel.expected],
-                         "caught_by": j.caught_by, "native_accept": j.verdict.native.accept}
+                         "caught_by": j.caught_by, "native_accept": j.verdict.native.accept,
+                         **({"native_accept_by_preset": self.native_by_preset[j.id]}
+                            if j.id in self.native_by_preset else {})}
                         for j in self.redteam],
             "controls": [{"id": j.id, "name": j.kernel.name,
                           "verifier_accept": j.verdict.verifier_accept,
@@ -307,6 +331,7 @@ def table(cal: Calibration) -> str:
              f"red-team recall: {caught}/{total} (kernel, named gate) pairs caught "
              f"({len(cal.redteam)} red-team kernels)",
              f"controls' pass rate: {passed}/{honest} (controls and references)",
+             *_native_lines(cal),
              f"required margin for thresholded gates: {REQUIRED_MARGIN:g}x; native check: "
              f"{PRESET}; device: {cal.run.device}; judged in {cal.run.seconds:.0f} s"]
     for k, why in cal.run.not_run:
@@ -322,6 +347,20 @@ def table(cal: Calibration) -> str:
     for kid, gid, r in cal.unexpected:
         lines.append(f"also caught: {kid} by {gid} ({r.signature})")
     return "\n".join(lines)
+
+
+def _native_lines(cal: Calibration) -> list[str]:
+    if not cal.native_by_preset:
+        return []
+    presets = sorted({p for by in cal.native_by_preset.values() for p in by})
+    counts = ", ".join(f"{p} {sum(by.get(p) is True for by in cal.native_by_preset.values())}"
+                       f"/{len(cal.native_by_preset)}" for p in presets)
+    lines = [f"red team accepted by the native check: {counts}"]
+    for kid, by in cal.native_by_preset.items():
+        refused = [p for p, ok in by.items() if ok is not True]
+        if refused:
+            lines.append(f"  {kid}: not accepted under {', '.join(refused)}")
+    return lines
 
 
 def plot(cal: Calibration, path: Path) -> None:
@@ -376,10 +415,14 @@ def _progress(total: int) -> Callable[[Verdict], None]:
 def calibrate(args: Any) -> int:
     from kdiff.cli import EXIT_FOUND, EXIT_OK, _device
     from kdiff.executor import default_jobs
+    from kdiff.plugins import manager
     device = _device(args.device)
     total = len(shipped_kernels()) + len(problems())
     run = judge_corpus(device, jobs=default_jobs(device), progress=_progress(total))
     cal = calibration(run)
+    presets = list(manager().hook.kdiff_native_presets(bench="kernelbench"))
+    for j in cal.redteam:
+        cal.native_by_preset[j.id] = native_acceptance(j.kernel, presets, device)
     print(table(cal))
     if args.json:
         args.json.write_text(json.dumps(cal.to_json(), indent=2))
