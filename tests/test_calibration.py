@@ -10,7 +10,7 @@ import pytest
 
 from kdiff import calibrate as cal_mod
 from kdiff.calibrate import REQUIRED_MARGIN, calibration
-from kdiff.corpus import REFERENCES
+from kdiff.corpus import REFERENCES, shipped_kernels
 from kdiff.gates.registry import GATE_MODULES
 from kdiff.model import Status
 
@@ -75,6 +75,10 @@ def test_kdiff_calibrate_writes_json_and_plot(corpus_run, monkeypatch, tmp_path,
     suite's cost)."""
     from kdiff.cli import main
     monkeypatch.setattr(cal_mod, "judge_corpus", lambda *a, **k: corpus_run)
+    # One worker per red-team kernel and preset would cost minutes: the per-preset check is
+    # tested on its own below.
+    monkeypatch.setattr(cal_mod, "native_acceptance",
+                        lambda kernel, presets, device: {p: None for p in presets})
     out_json, out_png = tmp_path / "cal.json", tmp_path / "cal.png"
     status = main(["calibrate", "--json", str(out_json), "--plot", str(out_png),
                    "--device", "cpu"])
@@ -94,3 +98,12 @@ def test_an_infinite_defective_error_is_plotted_at_the_edge(cal, tmp_path):
     assert infinite  # the corpus has such kernels (the unstable softmax overflows)
     cal_mod.plot(cal, tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_native_acceptance_per_preset():
+    """The bf16 matmul gets through the 1e-2 checks (KernelBench v0.1, KernelGYM) and not
+    through KernelBench's 1e-4."""
+    kernel = next(k for k in shipped_kernels() if k.id == "redteam/level_1_problem_1_sample_1")
+    assert cal_mod.native_acceptance(kernel, ["kernelbench", "kernelbench-v0.1", "kernelgym"],
+                                     "cpu") == {"kernelbench": False, "kernelbench-v0.1": True,
+                                                "kernelgym": True}
