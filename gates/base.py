@@ -153,9 +153,12 @@ class GateContext:
             self._references[key] = model
         return self._references[key]
 
-    def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32) -> str:
+    def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32,
+                      instance: str = "") -> str:
+        """The worker's name for the candidate built with `seed` and `dtype` (built on first
+        use); another `instance` name builds a separate, fresh instance."""
         consts = ",".join(f"{k}={v}" for k, v in sorted(self.constants.items()))
-        key = f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}"
+        key = f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}:{instance}"
         if key not in self._built:
             self.candidate.request("build", key=key, role="candidate", seed=seed,
                                    dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
@@ -235,8 +238,9 @@ class GateContext:
                 for o in outputs]
 
     def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-             dtype: torch.dtype = torch.float32, **options: Any) -> CallResult:
-        key = self.candidate_key(seed, dtype)
+             dtype: torch.dtype = torch.float32, instance: str = "",
+             **options: Any) -> CallResult:
+        key = self.candidate_key(seed, dtype, instance)
         payload = [x.cpu() if isinstance(x, torch.Tensor) else x
                    for x in gen.cast_inputs(inputs, dtype)]
         if self.backward and "cotangents" not in options:

@@ -7,7 +7,8 @@ neutral call stack; then instances built with other seeds (freshly initialised p
 When a call fails, the gate works out which pattern broke it:
 - `stateful_cache`: the answer is the oracle of an earlier call's inputs (cached by pointer,
   shape or seed);
-- `state_carried`: inputs answered correctly earlier are answered wrongly now;
+- `state_carried`: a freshly built instance answers the failed call's inputs correctly, so
+  the answer depends on the calls made before (statistics kept after a warm-up, counters);
 - `stack_sniffing`: the same inputs, called from a frame named as the benchmark's correctness
   loop, are answered correctly;
 - `seed_specialised`: only an instance built with another seed is wrong;
@@ -191,11 +192,11 @@ class Statelessness(ThresholdedGate):
         for prev in reversed(same_instance):
             if within_bound(failed.outputs, self.evaluate_trial(ctx, prev), prev.bound_model):
                 return "stateful_cache", f"the answer is that of an earlier {prev.label}"
-        if same_instance:
-            first = same_instance[0]
-            if not self._answers(ctx, first, stack="neutral"):
-                return "state_carried", (f"{first.label} was answered correctly then, and is "
-                                         f"answered wrongly now")
+        # The instance has answered earlier calls (the native check's, other gates', this
+        # gate's): a fresh one that gets these inputs right shows the history broke it.
+        if self._answers(ctx, failed, stack="neutral", instance="fresh"):
+            return "state_carried", ("a freshly built instance answers these inputs correctly: "
+                                     "the answer depends on the calls made before")
         if self._answers(ctx, failed, stack="benchmark"):
             return "stack_sniffing", ("the same inputs called from a frame named "
                                       "run_and_check_correctness are answered correctly")
@@ -204,11 +205,13 @@ class Statelessness(ThresholdedGate):
                                         f"{BENCHMARK_SEED} was answered correctly")
         return "input_specialised", "the answer is wrong for these inputs"
 
-    def _answers(self, ctx: GateContext, call: Call, stack: str) -> bool:
-        """Whether the instance answers `call`'s inputs (in new tensors) within the bound."""
+    def _answers(self, ctx: GateContext, call: Call, stack: str, instance: str = "") -> bool:
+        """Whether the instance (or a fresh one, named `instance`) answers `call`'s inputs, in
+        new tensors, within the bound."""
         try:
             ev = self.evaluate_trial(ctx, call)
-            got = ctx.call(_clone(call.inputs), call.seed, call.dtype, stack=stack)
+            got = ctx.call(_clone(call.inputs), call.seed, call.dtype, instance=instance,
+                           stack=stack)
         except (CandidateFailure, ReferenceFailure):
             return False
         return within_bound(got.outputs, ev, call.bound_model)
