@@ -127,6 +127,22 @@ class SandboxLimits:
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
+def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any) -> Confinement:
+    """How a process running candidate code on `device` is confined: it writes only in
+    `workdir` (and the devices it needs), under the memory, task and file-size caps, with no
+    network."""
+    return Confinement(
+        writable=[str(workdir), *_writable_devices()],
+        memory_bytes=limits.memory_bytes if device == "cpu" else None,
+        max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
+        # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
+        # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel 6.18:
+        # CUDA processes keep the limits and the process-group kill, not these two.
+        namespaces=limits.confine and device != "cuda",
+        landlock=limits.confine and device != "cuda",
+        **extra)
+
+
 @dataclass
 class CandidateProcess:
     problem: Path
@@ -186,17 +202,9 @@ class CandidateProcess:
         if limits.max_tasks and os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC
             self._cgroup = task_cgroup(f"kdiff-worker-{os.getpid()}-{id(self):x}",
                                        limits.max_tasks)
-        spec = Confinement(
-            writable=[str(self.workdir), *_writable_devices()],
-            memory_bytes=limits.memory_bytes if self.device == "cpu" else None,
-            max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
-            # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
-            # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel
-            # 6.18: CUDA workers keep the limits and the process-group kill, not these two.
-            namespaces=limits.confine and self.device != "cuda",
-            landlock=limits.confine and self.device != "cuda",
-            cgroups=[self._cgroup] if self._cgroup else [],
-            pipe_fds=[judge_to_worker_r, worker_to_judge_w])
+        spec = confinement(self.device, limits, self.workdir,
+                           cgroups=[self._cgroup] if self._cgroup else [],
+                           pipe_fds=[judge_to_worker_r, worker_to_judge_w])
         self._proc = None
         if limits.warm_start:
             try:

@@ -183,8 +183,11 @@ def test_gpu_crashes_and_memory_bombs_are_the_kernels_failures():
     names = ["cuda_illegal_address", "memory_bomb", "honest"]
     illegal, bomb, honest = SerialExecutor().judge([_case(HOSTILE, n) for n in names],
                                                    judge_one, config, pm, "kernelbench")
-    for verdict, phrase in ((illegal, "illegal"), (bomb, "out of memory")):
+    # The illegal address surfaces either as CUDA's error in the worker or, as seen on the
+    # H200 (driver 580, Firecracker), as the worker dying of SIGSEGV: contained either way.
+    for verdict, phrases in ((illegal, ("illegal", "sigsegv")), (bomb, ("out of memory",))):
         assert verdict.native.accept is False and verdict.verifier_accept is False
-        assert any(g.signature in ("raised", "crash") and phrase in g.detail.lower()
+        assert any(g.signature in ("raised", "crash")
+                   and any(p in g.detail.lower() for p in phrases)
                    for g in verdict.gates.values()), verdict.gates
     assert honest.verifier_accept is True  # the next kernel, same judge, a clean device

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from kdiff.confine import CONTAINMENT_LINE, Confinement
-from kdiff.sandbox import SandboxLimits, _writable_devices
+from kdiff.confine import CONTAINMENT_LINE
+from kdiff.sandbox import SandboxLimits, confinement
 
 
 @dataclass
@@ -74,10 +74,7 @@ def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -
         program = [sys.executable, args[1]]
     else:
         program = [sys.executable, "-m", __name__, *args]
-    spec = Confinement(writable=[str(workdir), *_writable_devices()],
-                       memory_bytes=limits.memory_bytes if device == "cpu" else None,
-                       max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
-                       namespaces=limits.confine, landlock=limits.confine)
+    spec = confinement(device, limits, workdir)
     timeout = limits.start_timeout
     proc = subprocess.Popen([sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *program],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
