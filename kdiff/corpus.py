@@ -50,7 +50,7 @@ class CorpusKernel:
     run: str  # REDTEAM, CONTROLS or REFERENCES
     name: str  # the header's short name
     expected: tuple[ExpectedGate, ...] = ()  # red team only
-    requires: str | None = None  # "cuda": the defect shows only on a GPU
+    requires: str | None = None  # "cuda" or "cpu": the one device where the defect shows
 
     @property
     def id(self) -> str:

@@ -32,7 +32,7 @@ def test_every_shipped_candidate_has_a_header_and_a_problem():
             assert set(k.expected_gates) <= GATE_IDS, f"{k.id} names an unknown gate"
             meta = k.case.metadata
             assert meta.get("defect") and meta.get("imitates"), f"{k.id}: defect/imitates"
-        assert k.requires in (None, "cuda"), k.id
+        assert k.requires in (None, "cpu", "cuda"), k.id
 
 
 def test_red_team_reject_tests_every_gate():

@@ -23,7 +23,9 @@ def kdiff_native_presets(bench):
 @hookimpl
 def kdiff_discover(bench, config):
     if bench == BENCH:
-        return discovery.discover(config)
+        # A kernel whose header says `requires: cuda` (or cpu) shows its defect only there.
+        return [c for c in discovery.discover(config)
+                if c.metadata.get("requires") in (None, config.device)]
 
 
 @hookimpl

@@ -1,6 +1,7 @@
 """
 kdiff-redteam: matmul tile that fits Hopper but needs 1024 TMEM columns on Blackwell
 expected-gates: RES-02=tmem_over_budget
+requires: cpu
 defect: One program computes a 128 x next_power_of_2(N) = 128 x 1024 output tile, with a thin
   BLOCK_K = 8 slab (the benchmark's whole reduction) so that the pipelined operands fit
   Hopper's shared memory (110592 B of 232448 B on sm_90). On Blackwell (sm_100) tl.dot becomes a tcgen05 MMA whose fp32
@@ -9,7 +10,8 @@ defect: One program computes a 128 x next_power_of_2(N) = 128 x 1024 output tile
   OutOfResources("tensor memory", Required: 1024, Hardware limit: 512), so the kernel cannot
   run on a B200 at all. Through the Triton interpreter (and so under KernelBench's check on
   a CPU) nothing of this shows and the results are exact. (tl.dot keeps its default TF32
-  input precision, as generated kernels do; the interpreter ignores it.)
+  input precision, as generated kernels do; the interpreter ignores it.) CPU only: on the
+  H200 with Triton 3.6 its launch raises, so there the benchmark itself rejects it.
 imitates: wide output tiles in generated Triton GEMMs that hit "OutOfResources: out of
   resource: tensor memory, Required: 640, Hardware limit: 512" on Blackwell
   (triton-lang/triton#9268; openxla/xla#23551 added a warning for GEMM configs that use
