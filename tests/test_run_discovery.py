@@ -62,6 +62,21 @@ def test_missing_problem_and_malformed_eval_results_are_error_rows():
     assert kept.discovery_error is None and kept.recorded_accept is None
 
 
+
+def test_a_broken_link_is_an_error_row_not_a_rejected_kernel(tmp_path):
+    """Public runs keep kernels as links into another run's folder; one whose target is
+    missing is bad input (undecided), not a kernel that failed to compile."""
+    root = tmp_path / "checkout"
+    (root / "KernelBench" / "level1").mkdir(parents=True)
+    problem = CHECKOUT / "KernelBench/level1/1_Double.py"
+    (root / "KernelBench" / "level1" / problem.name).write_text(problem.read_text())
+    run = root / "runs" / "linked"
+    run.mkdir(parents=True)
+    (run / "level_1_problem_1_sample_0_kernel.py").symlink_to("../elsewhere/problem_1.py")
+    (case,) = discover(RunConfig(root=root))
+    assert case.discovery_error == (f"{run}/level_1_problem_1_sample_0_kernel.py: candidate "
+                                    "file not found (a link to ../elsewhere/problem_1.py)")
+
 def test_model_named_runs_look_for_model_too():
     cases = cases_by_id()
     assert entry_points(cases["run_c_filtered/level_1_problem_1_sample_0"]) == MODEL_NAMED_ENTRY

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -36,7 +37,7 @@ LEVEL_DIR = re.compile(r"level_?(\d+)")
 EVAL_RESULTS = "eval_results.json"
 # Keys of the header docstring every shipped candidate starts with (see kernels/).
 HEADER_KEYS = ("kdiff-redteam", "kdiff-control", "expected-gates", "defect", "imitates",
-               "requires")  # requires: cuda marks a kernel whose defect shows only on a GPU
+               "requires")  # requires: cuda (or cpu): the defect shows only on that device
 HEADER_LINE = re.compile(r"\s*(" + "|".join(HEADER_KEYS) + r")\s*:\s*(.*)")
 DEFAULT_ENTRY = ("ModelNew",)
 # KernelBenchFiltered-style runs name the candidate class `Model` (and redefine get_inputs,
@@ -235,6 +236,9 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConf
         recorded = results.samples.get((c.problem, c.sample))
         error = None if problem else (f"{c.path.name}: no problem {c.problem} in level "
                                       f"{c.level} of the checkout")
+        if not c.path.is_file():  # a broken link: bad input, not a kernel that failed
+            error = f"{c.path}: candidate file not found" + (
+                f" (a link to {os.readlink(c.path)})" if c.path.is_symlink() else "")
         cases.append(Case(id=f"{run.name}/{stem}", problem=problem or c.path,
                           candidate=c.path, bench=BENCH, metadata=metadata,
                           recorded_accept=recorded.accept if recorded else None,
