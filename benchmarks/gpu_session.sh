@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
-# phases named on the command line, each logged under $OUT. Usage (from the repo root):
-#   bash benchmarks/gpu_session.sh setup tests calibrate gdn cost audit
-# Everything printed goes to $OUT/session.log; artifacts (at most 7 more files, the device
-# tool's limit is 8) are the calibration JSON and plot, the cost JSON, the audit store and
-# reports. Carried folders: .whl (fla-core wheel), .audit (fetched public runs; never committed).
+# phases named on the command line, each under its own time budget (seconds, from the
+# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_AUDIT, T_TB), logged to $OUT/session.log.
+# Usage (from the repo root):
+#   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
+#   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
+# Artifacts (JSON, plots, Markdown, the audit store) are packed after every phase into
+# $OUT/artifacts.tgz, since the device tool returns at most 8 files.
+# Carried folders: .whl (the fla-core wheel), .audit (fetched public runs; never committed):
+#   .audit/kbf  KernelBenchFiltered checkout       .audit/yh  yenhao-huang/KernelBench (KernelBench/, runs/)
+#   .audit/tb   TritonBench (data/, LLM_generated/)
 set -uo pipefail
 OUT=${OUT:-/tmp/kdiff-out}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 TRITON_DEFAULT_FP_FUSION=1
-export KDIFF_CACHE=/tmp/kdiff-cache TORCH_EXTENSIONS_DIR=/tmp/torch-ext
+ART=/tmp/kdiff-artifacts
+JOBS=${JOBS:-8}  # judges sharing the one GPU (16 cores on the H200 machine)
+mkdir -p "$OUT" "$ART"
+export PYTHONUNBUFFERED=1 KDIFF_CACHE=/tmp/kdiff-cache TORCH_EXTENSIONS_DIR=/tmp/torch-ext
 log() { echo "== $(date +%T) $*" | tee -a "$OUT/session.log"; }
+pack() { tar czf "$OUT/artifacts.tgz" -C "$ART" . 2>/dev/null; }
+run_logged() { "$@" 2>&1 | tee -a "$OUT/session.log" | tail -n 60; }
+# A kdiff run past its budget gets SIGINT: it reports (and stores) the kernels judged so far.
+budget() { timeout -s INT -k 30 "$@"; }
 
 setup() {
   log setup
@@ -25,33 +35,60 @@ setup() {
 }
 
 tests() {
-  log "tests (GPU-marked and the CUDA paths)"
-  timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider 2>&1 | tee -a "$OUT/session.log" | tail -n 25
+  log "tests: GPU-marked"
+  run_logged timeout "${T_TESTS:-150}" python3 -m pytest -q -m gpu -p no:cacheprovider
 }
 
 calibrate() {
-  log "calibrate on cuda"
-  timeout 420 kdiff calibrate --device cuda --json "$OUT/calibrate_cuda.json" \
-    --plot "$OUT/calibrate_cuda.png" 2>&1 | tee -a "$OUT/session.log" | tail -n 60
-}
-
-gdn() {
-  log "GDN benchmark"
-  timeout 420 python3 benchmarks/gdn_bench.py 2>&1 | tee -a "$OUT/session.log" | tail -n 40
+  log "calibrate on cuda ($JOBS judges)"
+  run_logged timeout "${T_CAL:-330}" kdiff calibrate --device cuda --jobs "$JOBS" \
+    --json "$ART/calibrate_cuda.json" --plot "$ART/calibrate_cuda.png"
+  pack
 }
 
 cost() {
   log "verifier cost against the native check"
-  timeout 300 python3 benchmarks/cost.py --device cuda --json "$OUT/cost.json" 2>&1 \
-    | tee -a "$OUT/session.log" | tail -n 40
+  run_logged timeout "${T_COST:-120}" python3 benchmarks/cost.py --device cuda --json "$ART/cost.json"
+  pack
 }
 
-audit() {
-  log "audit: public runs of generated kernels"
-  local budget=${AUDIT_SECONDS:-500}
-  timeout "$budget" kdiff run --bench kernelbench --root .audit/kbf --runs .audit/kbf/best_agent_solutions \
-    --level 1 --device cuda --jobs 4 --store "$OUT/audit.sqlite" --fail-on never \
-    --json "$OUT/audit_kbf_l1.json" --markdown "$OUT/audit_kbf_l1.md" 2>&1 | tee -a "$OUT/session.log" | tail -n 40
+gdn() {
+  log "GDN benchmark"
+  OUT=$ART run_logged timeout "${T_GDN:-240}" python3 benchmarks/gdn_bench.py
+  pack
+}
+
+spot() {  # single kernels whose CUDA behaviour a phase above could not show
+  log "spot checks: the fast-math ReLU (EXC-02 on CUDA), the warmed-up normaliser (CMP-02)"
+  run_logged timeout "${T_SPOT:-150}" kdiff verify --device cuda --fail-on never \
+    --problem kernels/KernelBench/level1/19_ReLU.py \
+    --candidate kernels/runs/redteam/level_1_problem_19_sample_24_kernel.py
+  run_logged timeout 60 kdiff verify --device cuda --fail-on never --gates CMP-02 \
+    --problem kernels/KernelBench/level1/37_FrobeniusNorm_.py \
+    --candidate kernels/runs/redteam/level_1_problem_37_sample_0_kernel.py
+}
+
+audit_one() {  # name root runs [level]
+  local name=$1 root=$2 runs=$3 level=${4:-1}
+  log "audit $name: $runs level $level"
+  run_logged budget "${T_AUDIT:-200}" kdiff run --bench kernelbench --root "$root" --runs "$runs" \
+    --level "$level" --device cuda --jobs "$JOBS" --store "$ART/audit.sqlite" --fail-on never \
+    --json "$ART/audit_$name.json" --markdown "$ART/audit_$name.md"
+  pack
+}
+
+audit_kbf() { audit_one kbf_l1 .audit/kbf .audit/kbf/best_agent_solutions 1; }
+# The run's kernel files are links into runs/ralph_codex_cuda_all/generated_kernels/level_1.
+audit_yh() { audit_one yh_codex_l1 .audit/yh .audit/yh/runs/codex_gpt55_retime_l1 1; }
+audit() { audit_kbf; audit_yh; }
+
+tritonbench() {
+  log "audit: TritonBench-T, LLM_generated"
+  run_logged budget "${T_TB:-120}" kdiff run --bench tritonbench --root .audit/tb \
+    --generated .audit/tb/LLM_generated/Bench_T_general_purpose/output_claude-3-5-sonnet-20240620.jsonl \
+    --device cuda --jobs "$JOBS" --store "$ART/audit.sqlite" --fail-on never \
+    --json "$ART/audit_tb_t.json" --markdown "$ART/audit_tb_t.md"
+  pack
 }
 
 setup

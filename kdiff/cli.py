@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", type=Path)
     c.add_argument("--plot", type=Path)
     c.add_argument("--device", choices=["cpu", "cuda"], default=None)
+    c.add_argument("--jobs", type=int, default=None, help="judges at once (default: one per "
+                   "GPU, or per core); several may share one GPU")
     return parser
 
 
