@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import torch
 
+from kdiff.seeding import set_seed  # noqa: F401 - gates seed through this module
 from kdiff.problem import ProblemModule
 
 TEMPLATE_SEEDS = (0, 1, 2, 3)
@@ -131,12 +132,6 @@ class InputTemplate:
             return 0
         return int((~self.structural).sum()) if self.structural is not None \
             else self.example.numel()
-
-
-def set_seed(seed: int) -> None:
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed(seed)
 
 
 def draw_benchmark_inputs(problem: ProblemModule, seed: int) -> list[Any]:

@@ -21,17 +21,12 @@ import torch
 
 from kdiff import protocol
 from kdiff.problem import LoadError, load_candidate_class, load_problem
+from kdiff.seeding import set_seed
 from kdiff.triton_launches import LaunchRecorder
 from kdiff.worker_probes import AllocationPoison, churn_allocator, live_bytes
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
           "float64": torch.float64}
-
-
-def set_seed(seed: int) -> None:
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed(seed)
 
 
 def as_output_list(out: Any) -> list[torch.Tensor]:
