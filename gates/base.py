@@ -158,19 +158,17 @@ class GateContext:
         """The worker's name for the candidate built with `seed` and `dtype` (built on first
         use); another `instance` name builds a separate, fresh instance."""
         consts = ",".join(f"{k}={v}" for k, v in sorted(self.constants.items()))
-        key = f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}:{instance}"
-        if key not in self._built:
-            self.candidate.request("build", key=key, role="candidate", seed=seed,
-                                   dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
-                                   constants=self.constants)
-            self._built.add(key)
-        return key
+        return self._built_in_worker(f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}:{instance}",
+                                     "candidate", seed, dtype)
 
     def reference_key_in_worker(self, seed: int = BENCHMARK_SEED,
                                 dtype: torch.dtype = torch.float32) -> str:
-        key = f"reference:{seed}:{DTYPE_NAMES[dtype]}"
+        return self._built_in_worker(f"reference:{seed}:{DTYPE_NAMES[dtype]}", "reference",
+                                     seed, dtype)
+
+    def _built_in_worker(self, key: str, role: str, seed: int, dtype: torch.dtype) -> str:
         if key not in self._built:
-            self.candidate.request("build", key=key, role="reference", seed=seed,
+            self.candidate.request("build", key=key, role=role, seed=seed,
                                    dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
                                    constants=self.constants)
             self._built.add(key)
