@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -24,10 +23,9 @@ from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.runconfig import RunConfig
 from kdiff.sandbox import CandidateProcess, SandboxLimits
 from kdiff.store import ResultsStore
+from results_md import RESULTS, machine, write_section  # beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "RESULTS.md"
-BEGIN, END = "<!-- throughput:begin -->", "<!-- throughput:end -->"
 GATES = ["EXC-01", "EXC-02", "ORD-02", "RES-01", "RES-02", "CMP-01", "CMP-02", "CMP-03",
          "ORD-01", "PRC-01", "PRC-02", "PRC-03"]
 
@@ -94,19 +92,6 @@ def throughput(folder: Path, problems: str, gates: str | None, jobs: int) -> dic
                 command.index("--fail-on"):]), "report": folder / f"jobs{jobs}.json"}
 
 
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(line.split(":", 1)[1].strip() for line in
-                   Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    import torch
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return (f"{cpu}, {len(os.sched_getaffinity(0))} cores, {memory:.0f} GiB; Linux "
-            f"{platform.release()}; Python {platform.python_version()}, torch {torch.__version__}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", default="19", help="corpus problems to judge")
@@ -130,8 +115,7 @@ def main() -> None:
     rows = "\n".join(f"| {r['jobs']} | {r['kernels']} | {r['seconds']:.1f} | "
                      f"{r['per_minute']:.2f} | {r['load_before']:.1f} / {r['load_after']:.1f} |"
                      for r in runs)
-    section = f"""{BEGIN}
-## Throughput, store and worker start (benchmarks/throughput.py)
+    body = f"""## Throughput, store and worker start (benchmarks/throughput.py)
 
 `python benchmarks/throughput.py {' '.join(sys.argv[1:])}` on {machine()};
 {time.strftime('%Y-%m-%d')}. The machine was shared: the load average (1 min)
@@ -155,15 +139,8 @@ Worker start, to its first answer (candidate imported, confined): cold (a fresh 
 importing torch and Triton) median **{statistics.median(cold):.2f} s** (of {len(cold)});
 warm (forked from the zygote) median **{statistics.median(warm[1:]):.3f} s** (of
 {len(warm) - 1}), after a first start of {warm[0]:.2f} s that starts the zygote itself.
-{END}
 """
-    text = args.out.read_text() if args.out.exists() else "# Benchmark results\n"
-    if BEGIN in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END) + 1:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    args.out.write_text(text)
-    print(section)
+    print(write_section("throughput", body, args.out))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""Wall time of the two commands a new user runs first, process start included: one
+twelve-gate `kdiff verify` of a small elementwise problem (a Triton control, through the
+interpreter on the CPU), and the embedded default `kdiff run --bench kernelbench` over the
+shipped corpus. Writes its section of benchmarks/RESULTS.md.
+
+    python benchmarks/latency.py --verify-runs 3
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from results_md import RESULTS, machine, write_section  # beside this script
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBLEM = ROOT / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+CANDIDATE = ROOT / "kernels" / "runs" / "controls" / "level_1_problem_19_sample_20_kernel.py"
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(seconds, load average before, after) of one run of `command`."""
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=False, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, load, os.getloadavg()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--verify-runs", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    verify = ["kdiff", "verify", "--problem", str(PROBLEM.relative_to(ROOT)),
+              "--candidate", str(CANDIDATE.relative_to(ROOT)), "--device", "cpu"]
+    with tempfile.TemporaryDirectory(prefix="kdiff-latency-") as tmp:
+        verifies = [timed(verify, ROOT) for _ in range(args.verify_runs)]
+        report = Path(tmp) / "run.json"
+        run = ["kdiff", "run", "--bench", "kernelbench", "--json", str(report),
+               "--fail-on", "never"]
+        run_s, run_before, run_after = timed(run, Path(tmp))
+        kernels = json.loads(report.read_text())["kernels"]
+    loads = "; ".join(f"{b:.1f} / {a:.1f}" for _, b, a in verifies)
+    body = f"""## First commands: one verify, the default run (benchmarks/latency.py)
+
+`python benchmarks/latency.py {' '.join(sys.argv[1:])}` on {machine()};
+{time.strftime('%Y-%m-%d')}. Wall time of the whole command, interpreter start included.
+
+- `{' '.join(verify)}` (ReLU, a Triton kernel through the interpreter, all twelve gates, the
+  native check): median **{statistics.median(s for s, _, _ in verifies):.1f} s** of
+  {len(verifies)} ({', '.join(f'{s:.1f}' for s, _, _ in verifies)} s; load before / after: {loads}).
+- `kdiff run --bench kernelbench` (the shipped corpus on the CPU, {len(kernels)} kernels, one
+  judge per core, a fresh store): **{run_s:.0f} s** (load {run_before:.1f} / {run_after:.1f}).
+"""
+    print(write_section("latency", body, args.out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
