@@ -1,7 +1,7 @@
 """RES-01 memory hygiene, three states per defect: the honest kernel of the problem passes, the
-defective one fails with its signature (an in-place ReLU: `input_mutated`; a triangular
-matmul that never writes its lower tiles: `uninitialised_output`), and KernelBench v0.1's
-native check accepts both. The allocator-history attribution is tested on its own."""
+defective one fails with its signature (an in-place ReLU: `input_mutated`; on CUDA, a
+triangular matmul that never writes its lower tiles: `uninitialised_output`), and KernelBench
+v0.1's native check accepts both. The allocator-history attribution is tested on its own."""
 from __future__ import annotations
 
 import functools
@@ -23,19 +23,24 @@ from kdiff.sandbox import CandidateProcess
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 PROBLEMS = KERNELS / "KernelBench" / "level1"
 
-# problem, honest sample, defective sample, the signature the defective one must fail with
+# problem, honest sample, defective sample, the signature the defective one must fail with,
+# the device (the skipped-tiles matmul passes the benchmark only through CUDA's allocator)
 PAIRS = [
-    ("19_ReLU.py", 20, 22, "input_mutated"),
-    ("20_Matmul_for_upper_triangular_matrices.py", 1, 0, "uninitialised_output"),
+    pytest.param("19_ReLU.py", 20, 22, "input_mutated", "cpu", id="19_ReLU.py"),
+    pytest.param("20_Matmul_for_upper_triangular_matrices.py", 1, 0, "uninitialised_output",
+                 "cuda", id="20_Matmul_for_upper_triangular_matrices.py",
+                 marks=pytest.mark.gpu),
 ]
 
 
 @functools.lru_cache(maxsize=None)
-def judge(problem: str, run: str, sample: int) -> Verdict:
+def judge(problem: str, run: str, sample: int, device: str = "cpu") -> Verdict:
     pid = problem.split("_")[0]
     candidate = KERNELS / "runs" / run / f"level_1_problem_{pid}_sample_{sample}_kernel.py"
     case = Case(f"{run}/{candidate.stem}", PROBLEMS / problem, candidate)
-    return judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-01"]), manager())
+    config = RunConfig(native="kernelbench-v0.1", gates=["RES-01"])
+    config.gate_options.device = device
+    return judge_case(case, config, manager())
 
 
 def test_poison_and_bit_patterns():
@@ -47,11 +52,13 @@ def test_poison_and_bit_patterns():
         [True, False]
 
 
-@pytest.mark.parametrize("problem,honest,defective,signature", PAIRS,
-                         ids=[p for p, *_ in PAIRS])
+@pytest.mark.parametrize("problem,honest,defective,signature,device", PAIRS)
 def test_honest_passes_and_defective_fails(problem: str, honest: int, defective: int,
-                                          signature: str):
-    good, bad = judge(problem, "controls", honest), judge(problem, "redteam", defective)
+                                          signature: str, device: str):
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    good = judge(problem, "controls", honest, device)
+    bad = judge(problem, "redteam", defective, device)
     assert good.native.accept is True, good.native.reason
     assert bad.native.accept is True, bad.native.reason
     assert good.gates["RES-01"].status is Status.PASS, good.gates["RES-01"].detail
