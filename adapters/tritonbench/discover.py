@@ -8,6 +8,8 @@ does not run here, no call can be replayed) is still a case, with `discovery_err
 """
 from __future__ import annotations
 
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,9 +65,17 @@ def _case_id(row: GeneratedRow, name: str) -> str:
 def discover(config: RunConfig) -> list[Case]:
     rows = _rows(config)
     golds = list({g.path: g for _, g in rows if isinstance(g, GoldFile)}.values())
+    start = time.monotonic()
+    prepared = {}
     with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
         done = pool.map(lambda g: prepare_gold(g, config.device, config.limits), golds)
-        prepared = dict(zip((g.path for g in golds), done))
+        for i, (gold, case) in enumerate(zip(golds, done), 1):
+            prepared[gold.path] = case
+            # Recording runs every gold test once: minutes for a whole file, so say so.
+            print(f"[gold {i:>{len(str(len(golds)))}}/{len(golds)} "
+                  f"{time.monotonic() - start:6.1f}s] {gold.name}: "
+                  f"{'cannot be judged: ' + case.error if case.error else 'calls recorded'}"
+                  [:160], file=sys.stderr, flush=True)
     cases: list[Case] = []
     seen: set[str] = set()
     for row, gold in rows:
