@@ -413,14 +413,12 @@ def _progress(total: int) -> Callable[[Verdict], None]:
 
 
 def calibrate(args: Any) -> int:
-    from kdiff.cli import EXIT_FOUND, EXIT_OK, UsageError, _device
+    from kdiff.cli import EXIT_FOUND, EXIT_OK, _device, checked_jobs
     from kdiff.executor import default_jobs
     from kdiff.plugins import manager
     device = _device(args.device)
     total = len(shipped_kernels()) + len(problems())
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    run = judge_corpus(device, jobs=args.jobs or default_jobs(device),
+    run = judge_corpus(device, jobs=checked_jobs(args.jobs) or default_jobs(device),
                        progress=_progress(total))
     cal = calibration(run)
     presets = list(manager().hook.kdiff_native_presets(bench="kernelbench"))

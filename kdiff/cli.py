@@ -104,6 +104,13 @@ def cmd_gates(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def checked_jobs(jobs: int | None) -> int | None:
+    """--jobs as given (None: the default), refused below 1."""
+    if jobs is not None and jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    return jobs
+
+
 def make_config(args: argparse.Namespace, bench: str):  # noqa: ANN201
     from kdiff.gates.base import GateOptions
     from kdiff.runconfig import RunConfig

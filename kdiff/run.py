@@ -13,7 +13,8 @@ from typing import Iterable, Iterator, TextIO
 
 import pluggy
 
-from kdiff.cli import EXIT_UNFINISHED, UsageError, exit_status, make_config, write_reports
+from kdiff.cli import (EXIT_UNFINISHED, UsageError, checked_jobs, exit_status, make_config,
+                       write_reports)
 from kdiff.executor import Executor, default_jobs, make_executor
 from kdiff.gates.registry import select
 from kdiff.hookspecs import DiscoveryError
@@ -65,9 +66,7 @@ def run_config(args: argparse.Namespace) -> RunConfig:
     config.level = args.level
     config.problems = ([p.strip() for p in args.problems.split(",") if p.strip()]
                        if args.problems else None)
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    config.jobs = args.jobs or default_jobs(config.device)
+    config.jobs = checked_jobs(args.jobs) or default_jobs(config.device)
     config.store = args.store or default_path(args.json, args.markdown, args.junit)
     return config
 
