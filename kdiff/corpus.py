@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdiff.adapters.kernelbench.discover import discover, problem_files, shipped_corpus
+from kdiff.adapters.kernelbench.discover import (discover, problem_files, runs_on,
+                                                 shipped_corpus)
 from kdiff.model import Case
 from kdiff.runconfig import RunConfig
 
@@ -50,7 +51,6 @@ class CorpusKernel:
     run: str  # REDTEAM, CONTROLS or REFERENCES
     name: str  # the header's short name
     expected: tuple[ExpectedGate, ...] = ()  # red team only
-    requires: str | None = None  # "cuda" or "cpu": the one device where the defect shows
 
     @property
     def id(self) -> str:
@@ -64,8 +64,13 @@ class CorpusKernel:
     def expected_gates(self) -> list[str]:
         return [e.gate for e in self.expected]
 
+    @property
+    def requires(self) -> str | None:
+        """"cuda" or "cpu": the one device where the defect shows (the header's `requires`)."""
+        return self.case.metadata.get("requires")
+
     def runs_on(self, device: str) -> bool:
-        return self.requires is None or self.requires == device
+        return runs_on(self.case, device)
 
 
 def _kernel(case: Case) -> CorpusKernel:
@@ -76,11 +81,11 @@ def _kernel(case: Case) -> CorpusKernel:
             raise HeaderError(f"{case.candidate}: a red-team kernel needs `kdiff-redteam:` and "
                               f"`expected-gates:` in its header")
         expected = tuple(parse_expected_gates(meta["expected-gates"]))
-        return CorpusKernel(case, run, meta["kdiff-redteam"], expected, meta.get("requires"))
+        return CorpusKernel(case, run, meta["kdiff-redteam"], expected)
     if run == CONTROLS:
         if "kdiff-control" not in meta:
             raise HeaderError(f"{case.candidate}: a control needs `kdiff-control:` in its header")
-        return CorpusKernel(case, run, meta["kdiff-control"], (), meta.get("requires"))
+        return CorpusKernel(case, run, meta["kdiff-control"])
     raise HeaderError(f"{case.candidate}: not in runs/{REDTEAM} or runs/{CONTROLS}")
 
 

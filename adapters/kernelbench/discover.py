@@ -269,5 +269,11 @@ def discover(config: RunConfig) -> list[Case]:
     return [case for run in folders for case in _run_cases(run, problems, config)]
 
 
+def runs_on(case: Case, device: str) -> bool:
+    """Whether `device` can judge the case: a `requires: cuda` (or cpu) header names the one
+    device where its defect shows."""
+    return case.metadata.get("requires") in (None, device)
+
+
 def entry_points(case: Case) -> tuple[str, ...]:
     return tuple(case.metadata.get("entry_points") or DEFAULT_ENTRY)

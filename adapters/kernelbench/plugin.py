@@ -23,9 +23,7 @@ def kdiff_native_presets(bench):
 @hookimpl
 def kdiff_discover(bench, config):
     if bench == BENCH:
-        # A kernel whose header says `requires: cuda` (or cpu) shows its defect only there.
-        return [c for c in discovery.discover(config)
-                if c.metadata.get("requires") in (None, config.device)]
+        return [c for c in discovery.discover(config) if discovery.runs_on(c, config.device)]
 
 
 @hookimpl
