@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from kdiff.seeding import set_seed  # noqa: F401 - gates seed through this module
+from kdiff.seeding import set_seed
 from kdiff.problem import ProblemModule
 
 TEMPLATE_SEEDS = (0, 1, 2, 3)

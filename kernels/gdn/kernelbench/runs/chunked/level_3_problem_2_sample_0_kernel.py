@@ -1,10 +1,8 @@
 """
 Chunked Triton simple GLA (GDN's state scans without the delta rule), fwd + bwd.
 
-Not a control yet: a NaN or Inf at token t reaches earlier tokens of its chunk (0 * NaN
-inside the chunk's dot products), where the sequential reference is causal, so EXC-01
-rejects it (kernels/gdn/NOTES.md). Judge it with
-  kdiff run --bench kernelbench --root kernels/gdn/kernelbench
+Not a control yet: EXC-01 rejects it (kernels/gdn/NOTES.md, "Known behaviour that the
+verifier sees").
 """
 import torch.nn as nn
 import torch.nn.functional as F
