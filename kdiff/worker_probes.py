@@ -72,7 +72,9 @@ def churn_allocator(device: str, seed: int) -> None:
 
 def live_bytes(exclude: list[torch.Tensor]) -> int:
     """Bytes of tensor storage reachable from Python, without the outputs kdiff keeps itself
-    (the CPU has no allocator counter that torch exposes)."""
+    (the CPU has no allocator counter that torch exposes). Objects in the collector's
+    permanent generation (gc.freeze: what existed when the candidate had been imported) are
+    not visited: a leak is growth from call to call, and every tensor a call keeps is new."""
     gc.collect()
     excluded = {t.untyped_storage().data_ptr() for t in exclude}
     seen: set[int] = set()

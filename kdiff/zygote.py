@@ -15,6 +15,7 @@ handle on such a child.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -163,6 +164,7 @@ def serve(sock: socket.socket) -> None:
     except ImportError:
         pass
     import kdiff.worker  # noqa: F401
+    gc.freeze()  # the imports are shared by every fork: no collection in a worker visits them
     statuses: dict[int, int] = {}
 
     def reap() -> None:
