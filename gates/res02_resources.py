@@ -2,7 +2,7 @@
 the candidate returns to its baseline after a call; a call finishes within a wall-clock budget
 relative to the reference.
 
-Three parts, each tolerance-free:
+Four parts, each tolerance-free:
 - *held memory*: one warm-up call (lazy initialisation, caches, autotuning), then further calls
   on the benchmark's inputs, each followed by the worker's `memory` count
   (`torch.cuda.memory_allocated` on CUDA; live tensor bytes reachable from Python on the
@@ -11,24 +11,32 @@ Three parts, each tolerance-free:
   kernel): the median call must stay within HANG_FACTOR times the reference's median, or
   HANG_FLOOR_S, whichever is larger (`time_over_budget`). A call that never returns is killed
   by the sandbox after its call timeout (`hang`), on every device.
-- *compiled resources*: every Triton launch those calls made is compiled for each declared
-  target (GateOptions.targets) without a GPU (kdiff.triton_launches) and its shared memory,
-  registers and, on sm_100, tensor-memory columns are held against the limits below
+- *compiled Triton resources*: every Triton launch those calls made is compiled for each
+  declared target (GateOptions.targets) without a GPU (kdiff.triton_launches) and its shared
+  memory, registers and, on sm_100, tensor-memory columns are held against the limits below
   (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
   autotuner chose among are alternatives: on hardware the autotuner drops a config that does
-  not fit, so they fail only when none fits. A candidate that launches no Triton kernel (pure
-  PyTorch, or a compiled extension) has nothing to compile: that part is skipped, with the
-  reason.
+  not fit, so they fail only when none fits. A candidate that launches no Triton kernel has
+  nothing to compile: that part is skipped, with the reason.
+- *compiled extensions*: every kernel of every CUDA extension the candidate built (the shared
+  objects in the worker's own folder, read with cuobjdump: kdiff.extension_resources), for
+  each architecture the binary holds SASS for, against the same per-thread register limit and
+  the static shared-memory limit. The binary holds no launch configuration, so registers per
+  block and dynamic shared memory are not judged there; spills are reported, not failed.
+  Without cuobjdump (a CPU machine with neither a toolkit nor Triton) the part is skipped.
 """
 from __future__ import annotations
 
 import math
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 
+from kdiff.extension_resources import (ExtensionKernel, ReadError, ResourceUsage,
+                                      extension_objects, find_cuobjdump, read_resource_usage)
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
@@ -53,6 +61,7 @@ class TargetLimits:
     registers_per_block: int
     register_unit: int  # registers are allocated per warp in units of this many
     tmem_columns: int | None  # tensor memory a CTA may allocate (None: no TMEM)
+    static_shared_bytes: int  # statically sized shared memory, as the target's binary counts it
 
 
 LIMITS = {
@@ -60,15 +69,22 @@ LIMITS = {
     # 163 KB shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin = 166912 on A100),
     # 255 registers per thread, 64K 32-bit registers per block; register allocation unit
     # 256 per warp (CUDA Occupancy Calculator).
-    "sm_80": TargetLimits(166912, 255, 65536, 256, None),
+    # Static shared memory, every target: "Kernels relying on shared memory allocations over
+    # 48 KB per block are architecture-specific, and must use dynamic shared memory rather than
+    # statically sized arrays" (same guide, Shared Memory sections of 8.x, 9.0 and 10.0);
+    # ptxas refuses more ("uses too much shared data (0xc004 bytes, 0xc000 max)"). From sm_90 on
+    # the cubin places the 1 KiB the driver reserves per block
+    # (cudaDevAttrReservedSharedMemoryPerBlock) inside the function's shared window, so a
+    # 48 KiB array reads SHARED:50176 there and 49152 on sm_80 (nvcc 13.0, cuobjdump 13.1).
+    "sm_80": TargetLimits(166912, 255, 65536, 256, None, 49152),
     # Same table, 9.0 (H100): 227 KB = 232448 bytes per block (the value the driver reports as
     # MaxSharedMemoryPerBlockOptin and Triton's launcher checks `metadata.shared` against).
-    "sm_90": TargetLimits(232448, 255, 65536, 256, None),
+    "sm_90": TargetLimits(232448, 255, 65536, 256, None, 49152 + 1024),
     # 10.0 (B200): 228 KB per SM, 227 KB = 232448 bytes per block, as on 9.0. Tensor memory:
     # 128 lanes x 512 columns of 32 bits per SM; tcgen05.alloc takes 32..512 columns (PTX ISA,
     # "Tensor Memory"); Triton's launcher raises OutOfResources("tensor memory") when the
     # compiled `tmem_size` exceeds 512.
-    "sm_100": TargetLimits(232448, 255, 65536, 256, 512),
+    "sm_100": TargetLimits(232448, 255, 65536, 256, 512, 49152 + 1024),
 }
 
 
@@ -101,6 +117,29 @@ def violations(res: KernelResources, limits: TargetLimits) -> list[Violation]:
     return found
 
 
+def extension_violations(kernel: ExtensionKernel, limits: TargetLimits) -> list[Violation]:
+    """Every limit one kernel of a compiled extension exceeds: those a binary can show. Its
+    block size and dynamic shared memory are launch arguments, not in the file."""
+    found = []
+    if kernel.shared_bytes > limits.static_shared_bytes:
+        found.append(Violation("shared_over_budget", f"static shared memory "
+                               f"{kernel.shared_bytes} B > {limits.static_shared_bytes} B per "
+                               f"block"))
+    if kernel.registers > limits.registers_per_thread:
+        found.append(Violation("registers_over_budget", f"{kernel.registers} registers per "
+                               f"thread > {limits.registers_per_thread}"))
+    return found
+
+
+def describe_extension_kernel(kernel: ExtensionKernel) -> str:
+    parts = [f"{kernel.registers} regs", f"static shared {kernel.shared_bytes} B"]
+    if kernel.stack_bytes:
+        parts.append(f"stack {kernel.stack_bytes} B (spills, local arrays)")
+    if kernel.local_bytes:
+        parts.append(f"local {kernel.local_bytes} B")
+    return f"{kernel.function}: {', '.join(parts)}"
+
+
 def describe(res: KernelResources) -> str:
     parts = [f"shared {res.shared_bytes} B"]
     if res.tmem_columns:
@@ -126,14 +165,15 @@ class ResourceBudget(Gate):
     name = "resource budget"
     klass = GateClass.TOLERANCE_FREE
     summary = ("compiled Triton kernels within each target's shared memory, registers and "
-               "TMEM; device memory back to baseline after a call; no hang")
+               "TMEM, and CUDA extension kernels within the static shared memory and register "
+               "limits; device memory back to baseline after a call; no hang")
 
     def judge(self, ctx: GateContext) -> GateResult:
         ctx.candidate.request("launches", clear=True)  # judge the launches of these calls only
         memory, seconds = self.held_memory(ctx)
         notes = []
         for judge_part in (lambda: memory, lambda: self.wall_clock(ctx, seconds),
-                           lambda: self.compiled(ctx)):
+                           lambda: self.compiled(ctx), lambda: self.extensions(ctx)):
             part = judge_part()
             if part.failure is not None:
                 return part.failure
@@ -185,8 +225,7 @@ class ResourceBudget(Gate):
         launches = [Launch(**item["launch"]) for item in listed["launches"]]
         if not launches:
             return PartOutcome(None, "compiled resources: skipped, the candidate launched no "
-                               "Triton kernel (pure PyTorch or a compiled extension: nothing "
-                               "kdiff can compile for another target)")
+                               "Triton kernel")
         notes = []
         if listed.get("dropped"):
             notes.append(f"{listed['dropped']} further distinct launches not compiled")
@@ -264,3 +303,60 @@ class ResourceBudget(Gate):
         if unmeasured:
             summary += f"; {len(unmeasured)} not measured ({unmeasured[0]})"
         return None, summary, bool(groups)
+
+    # -- compiled extensions --------------------------------------------------------------
+    def extensions(self, ctx: GateContext) -> PartOutcome:
+        objects = extension_objects(ctx.candidate.workdir)
+        if not objects:
+            return PartOutcome(None, "compiled extensions: none built")
+        cuobjdump = find_cuobjdump()
+        if cuobjdump is None:
+            return PartOutcome(None, f"compiled extensions: skipped, {len(objects)} shared "
+                               "object(s) built and no cuobjdump to read them (not on PATH, "
+                               "not in CUDA_HOME, no Triton copy)")
+        usages: list[ResourceUsage] = []
+        unread = []
+        for path in objects:
+            try:
+                usage = read_resource_usage(path, cuobjdump)
+            except ReadError as exc:
+                unread.append(str(exc))
+                continue
+            if usage is not None:
+                usages.append(usage)
+        return self.judge_extensions(usages, unread, ctx.options.targets)
+
+    def judge_extensions(self, usages: list[ResourceUsage], unread: list[str],
+                         targets: list[str]) -> PartOutcome:
+        by_arch: dict[str, list[ExtensionKernel]] = {}
+        for kernel in (k for usage in usages for k in usage.kernels):
+            by_arch.setdefault(kernel.arch or "unknown arch", []).append(kernel)
+        notes = []
+        for arch, kernels in sorted(by_arch.items()):
+            limits = LIMITS.get(arch)
+            if limits is None:
+                notes.append(f"{arch}: {len(kernels)} kernel(s), no limits known: not judged")
+                continue
+            for kernel in kernels:
+                found = extension_violations(kernel, limits)
+                if found:
+                    return PartOutcome(self.result(
+                        Status.FAIL, f"{arch}: {kernel.function} in {Path(kernel.file).name}: "
+                        + "; ".join(v.text for v in found), found[0].signature), "")
+            notes.append(f"{arch}: {len(kernels)} kernel(s) fit ("
+                         + "; ".join(describe_extension_kernel(k) for k in kernels[:3]) + ")")
+        ptx_only = sorted({a for usage in usages for a in usage.ptx_only} - set(by_arch))
+        if ptx_only:
+            notes.append(f"PTX only for {', '.join(ptx_only)} (the driver compiles it at load: "
+                         "resources not in the file)")
+        if by_arch:
+            unbuilt = [t for t in targets if t not in by_arch]
+            if unbuilt:
+                notes.append(f"not built for {', '.join(unbuilt)}")
+        if unread:
+            notes.append(f"{len(unread)} object(s) unread ({unread[0]})")
+        if not by_arch:
+            return PartOutcome(None, "compiled extensions: skipped, no kernel machine code in "
+                               "the shared objects built" + (f" ({'; '.join(notes)})"
+                                                             if notes else ""))
+        return PartOutcome(None, "compiled extensions: " + "; ".join(notes))

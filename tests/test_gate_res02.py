@@ -1,15 +1,22 @@
 """RES-02 resource budget: three states on the corpus (the honest 64x64 Triton matmul passes;
 the 128x1024 tile fails on sm_100's tensor memory; the wrapper that keeps a workspace per call
 leaks; KernelBench v0.1's native check accepts all three), the sm_100 compile of the wide
-tile on a machine without a GPU, and the budget arithmetic."""
+tile on a machine without a GPU, the budget arithmetic, and the kernels of compiled CUDA
+extensions (judged from what cuobjdump reads; on a GPU, the corpus's load_inline Swish)."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
 
-from kdiff.gates.res02_resources import LIMITS, ResourceBudget, violations
+from kdiff.extension_resources import ExtensionKernel, ResourceUsage, find_cuobjdump
+from kdiff.gates import res02_resources
+from kdiff.gates.res02_resources import (LIMITS, ResourceBudget, extension_violations,
+                                         violations)
 from kdiff.judge import judge_case
 from kdiff.model import Case, Status, Verdict
 from kdiff.plugins import manager
@@ -127,3 +134,91 @@ def test_launch_is_described_as_triton_specialises_it():
     assert launch.constexprs == {"stride": 1, "BLOCK": 64}
     assert launch.options == {"num_warps": 2}
     assert launch.unavailable == "defined inside a function: it cannot be imported by name"
+
+
+def extension_kernel(arch: str | None, shared: int = 0, regs: int = 32, stack: int = 0,
+                     function: str = "_Z1kPf") -> ExtensionKernel:
+    return ExtensionKernel("ext.so", arch, function, regs, shared, stack, 0)
+
+
+def test_extension_limits_are_the_static_ones():
+    """48 KiB of static shared memory per block (sm_90 and sm_100 binaries count the driver's
+    1 KiB reserve in it) and 255 registers per thread."""
+    for arch, static in (("sm_80", 49152), ("sm_90", 50176), ("sm_100", 50176)):
+        assert not extension_violations(extension_kernel(arch, shared=static), LIMITS[arch])
+        assert [v.signature for v in extension_violations(
+            extension_kernel(arch, shared=static + 1), LIMITS[arch])] == ["shared_over_budget"]
+    assert not extension_violations(extension_kernel("sm_90", regs=255), LIMITS["sm_90"])
+    assert [v.signature for v in extension_violations(extension_kernel("sm_90", regs=256),
+                                                      LIMITS["sm_90"])] \
+        == ["registers_over_budget"]
+
+
+def test_extension_part_judges_each_architecture_the_binary_holds():
+    gate = ResourceBudget()
+    usage = ResourceUsage([extension_kernel("sm_90", shared=17408),
+                            extension_kernel("sm_90", stack=1024, function="_Z5spillv"),
+                            extension_kernel("sm_75")], ptx_only=["sm_100"])
+    part = gate.judge_extensions([usage], [], ["sm_90", "sm_100"])
+    assert part.failure is None
+    assert "sm_90: 2 kernel(s) fit" in part.note and "stack 1024 B" in part.note, part.note
+    assert "sm_75: 1 kernel(s), no limits known: not judged" in part.note, part.note
+    assert "PTX only for sm_100" in part.note and "not built for sm_100" in part.note, part.note
+    over = ResourceUsage([extension_kernel("sm_90", shared=50177)])
+    part = gate.judge_extensions([usage, over], [], ["sm_90"])
+    assert part.failure is not None and part.failure.signature == "shared_over_budget"
+    assert "sm_90: _Z1kPf in ext.so: static shared memory 50177 B" in part.failure.detail
+    part = gate.judge_extensions([], ["cuobjdump exited with status 1 on x.so"], ["sm_90"])
+    assert part.failure is None and part.note.startswith("compiled extensions: skipped"), \
+        part.note
+
+
+def worker_folder(workdir: Path) -> SimpleNamespace:
+    """The part of a GateContext the extension part reads: the worker's folder, the targets."""
+    return SimpleNamespace(candidate=SimpleNamespace(workdir=workdir),
+                           options=SimpleNamespace(targets=["sm_90", "sm_100"]))
+
+
+def test_extension_part_reads_what_the_worker_folder_holds(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    gate = ResourceBudget()
+    assert gate.extensions(worker_folder(tmp_path)).note == "compiled extensions: none built"
+    nvcc = shutil.which("nvcc")
+    if not nvcc or find_cuobjdump() is None:
+        pytest.skip("needs nvcc and cuobjdump (a CUDA toolkit; no GPU needed)")
+    build = tmp_path / "torch_extensions" / "probe"
+    build.mkdir(parents=True)
+    (build / "probe.cu").write_text("__global__ void k(float* y) { __shared__ float b[256]; "
+                                    "b[threadIdx.x] = 1; __syncthreads(); "
+                                    "y[threadIdx.x] = b[255 - threadIdx.x]; }\n")
+    subprocess.run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90", "-o",
+                    str(build / "probe.so"), str(build / "probe.cu")], check=True,
+                   capture_output=True)
+    note = gate.extensions(worker_folder(tmp_path)).note
+    assert note.startswith("compiled extensions: sm_90: 1 kernel(s) fit (_Z1kPf: ") and \
+        "static shared 2048 B" in note and note.endswith("; not built for sm_100"), note
+    monkeypatch.setattr(res02_resources, "find_cuobjdump", lambda: None)
+    assert "skipped, 1 shared object(s) built and no cuobjdump" in \
+        gate.extensions(worker_folder(tmp_path)).note
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("run,sample", [("controls", 0), ("redteam", 1)],
+                         ids=["ieee-swish", "fast-math-swish"])
+def test_load_inline_extension_kernels_are_read_on_a_gpu(run: str, sample: int):
+    """The corpus's CUDA Swish (load_inline): RES-02 reads every kernel of the extension it
+    built, for the GPU's architecture."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    candidate = KERNELS / "runs" / run / f"level_1_problem_41_sample_{sample}_kernel.py"
+    case = Case(f"{run}/{candidate.stem}", PROBLEMS / "41_Swish.py", candidate)
+    config = RunConfig(native="kernelbench", gates=["RES-02"])
+    config.gate_options.device = "cuda"
+    verdict = judge_case(case, config, manager())
+    assert verdict.native.accept is True, verdict.native.reason
+    result = verdict.gates["RES-02"]
+    assert result.status is Status.PASS, result.detail
+    major, minor = torch.cuda.get_device_capability()
+    # AT_DISPATCH over double, float, half and bfloat16: four instantiations of swish_kernel.
+    assert f"compiled extensions: sm_{major}{minor}: 4 kernel(s) fit" in result.detail, \
+        result.detail
