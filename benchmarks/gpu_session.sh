@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
-# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_AUDIT, T_TB), logged to $OUT/session.log.
+# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_AUDIT, T_TB, T_CUDA), logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
+#   bash benchmarks/gpu_session.sh cudapaths                   # CUDA C++ (load_inline) candidates
 # Artifacts (JSON, plots, Markdown, the audit store) are packed after every phase into
 # $OUT/artifacts.tgz, since the device tool returns at most 8 files.
 # Carried folders: .whl (the fla-core wheel), .audit (fetched public runs; never committed):
@@ -63,6 +64,21 @@ spot() {  # single kernels whose CUDA behaviour a phase above could not show
   run_logged timeout "${T_SPOT:-60}" kdiff verify --device cuda --fail-on never --gates CMP-02 \
     --problem kernels/KernelBench/level1/37_FrobeniusNorm_.py \
     --candidate kernels/runs/redteam/level_1_problem_37_sample_0_kernel.py
+}
+
+cudapaths() {  # CUDA C++ candidates: extension resources (RES-02), the fast-math flush (EXC-02)
+  log "cudapaths: cuobjdump $(command -v cuobjdump || echo 'not on PATH (CUDA_HOME or Triton copy)')"
+  # Three load_inline builds (the resource probe, the IEEE and the fast-math Swish).
+  run_logged timeout "${T_CUDA:-480}" python3 -m pytest -q -m gpu -p no:cacheprovider \
+    tests/test_extension_resources.py tests/test_gate_res02.py
+  local sample
+  for sample in redteam/level_1_problem_41_sample_1 controls/level_1_problem_41_sample_0; do
+    log "cudapaths: kdiff verify $sample (expected: fast math fails EXC-02 subnormal_flushed)"
+    run_logged timeout "${T_CUDA:-480}" kdiff verify --device cuda --fail-on never \
+      --problem kernels/KernelBench/level1/41_Swish.py \
+      --candidate "kernels/runs/${sample}_kernel.py" --json "$ART/cudapaths_${sample//\//_}.json"
+  done
+  pack
 }
 
 audit_one() {  # name root runs [level]
