@@ -66,14 +66,17 @@ spot() {  # single kernels whose CUDA behaviour a phase above could not show
     --candidate kernels/runs/redteam/level_1_problem_37_sample_0_kernel.py
 }
 
-cudapaths() {  # CUDA C++ candidates: extension resources (RES-02), the fast-math flush (EXC-02)
+cudapaths() {  # CUDA candidates: extension resources (RES-02), flush to zero (EXC-02)
   log "cudapaths: cuobjdump $(command -v cuobjdump || echo 'not on PATH (CUDA_HOME or Triton copy)')"
   # Three load_inline builds (the resource probe, the IEEE and the fast-math Swish).
   run_logged timeout "${T_CUDA:-480}" python3 -m pytest -q -m gpu -p no:cacheprovider \
     tests/test_extension_resources.py tests/test_gate_res02.py
   local sample
-  for sample in redteam/level_1_problem_41_sample_1 controls/level_1_problem_41_sample_0; do
-    log "cudapaths: kdiff verify $sample (expected: fast math fails EXC-02 subnormal_flushed)"
+  # Expected: the native check accepts all three; both red-team kernels (fast-math CUDA,
+  # inline mul.ftz Triton) fail EXC-02 with subnormal_flushed; the control passes every gate.
+  for sample in redteam/level_1_problem_41_sample_1 redteam/level_1_problem_41_sample_2 \
+                controls/level_1_problem_41_sample_0; do
+    log "cudapaths: kdiff verify $sample"
     run_logged timeout "${T_CUDA:-480}" kdiff verify --device cuda --fail-on never \
       --problem kernels/KernelBench/level1/41_Swish.py \
       --candidate "kernels/runs/${sample}_kernel.py" --json "$ART/cudapaths_${sample//\//_}.json"
