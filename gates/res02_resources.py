@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from kdiff.extension_resources import (ExtensionKernel, ReadError, ResourceUsage,
+from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, ResourceUsage,
                                       extension_objects, find_cuobjdump, read_resource_usage)
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
@@ -75,7 +75,8 @@ LIMITS = {
     # ptxas refuses more ("uses too much shared data (0xc004 bytes, 0xc000 max)"). From sm_90 on
     # the cubin places the 1 KiB the driver reserves per block
     # (cudaDevAttrReservedSharedMemoryPerBlock) inside the function's shared window, so a
-    # 48 KiB array reads SHARED:50176 there and 49152 on sm_80 (nvcc 13.0, cuobjdump 13.1).
+    # 48 KiB array reads SHARED:50176 there and 49152 on sm_80 (nvcc 13.0, and ptxas 12.9 on
+    # sm_90; cuobjdump 13.1).
     "sm_80": TargetLimits(166912, 255, 65536, 256, None, 49152),
     # Same table, 9.0 (H100): 227 KB = 232448 bytes per block (the value the driver reports as
     # MaxSharedMemoryPerBlockOptin and Triton's launcher checks `metadata.shared` against).
@@ -316,7 +317,7 @@ class ResourceBudget(Gate):
                                "not in CUDA_HOME, no Triton copy)")
         usages: list[ResourceUsage] = []
         unread = []
-        for path in objects:
+        for path in objects[:MAX_OBJECTS]:
             try:
                 usage = read_resource_usage(path, cuobjdump)
             except ReadError as exc:
@@ -324,7 +325,14 @@ class ResourceBudget(Gate):
                 continue
             if usage is not None:
                 usages.append(usage)
-        return self.judge_extensions(usages, unread, ctx.options.targets)
+        left_out = len(objects) - len(objects[:MAX_OBJECTS])
+        if not any(u.kernels or u.ptx_only for u in usages) and not unread and not left_out:
+            return PartOutcome(None, f"compiled extensions: no CUDA kernel in the "
+                               f"{len(objects)} shared object(s) built")
+        outcome = self.judge_extensions(usages, unread, ctx.options.targets)
+        if left_out and outcome.failure is None:
+            outcome.note += f"; {left_out} shared objects past the first {MAX_OBJECTS} not read"
+        return outcome
 
     def judge_extensions(self, usages: list[ResourceUsage], unread: list[str],
                          targets: list[str]) -> PartOutcome:

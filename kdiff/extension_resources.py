@@ -39,6 +39,10 @@ from pathlib import Path
 
 # cuobjdump reads a whole fatbin; the largest extension objects are tens of MB.
 CUOBJDUMP_TIMEOUT_S = 120.0
+# Objects read per candidate: an extension is one or two, and Triton's host launchers (no
+# device code, two per kernel) lie in the same folder; a folder of thousands must not turn the
+# gate into thousands of cuobjdump runs.
+MAX_OBJECTS = 64
 NO_DEVICE_CODE = "does not contain device code"  # cuobjdump's message, exit status 255
 
 _IMAGE = re.compile(r"^Fatbin (elf|ptx) code:")

@@ -234,7 +234,9 @@ void run_shared(torch::Tensor y) { shared_kernel<<<1, 256>>>(y.data_ptr<float>()
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
     kernels = {k.function: k for k in usage.kernels if k.arch == arch}
-    reserve = 1024 if major >= 9 else 0
-    assert kernels["_Z13shared_kernelPf"].shared_bytes == 16384 + reserve, kernels
+    # 16 KiB, and on sm_90 and later the driver's 1 KiB reserve where the toolkit counts it
+    # in the function's window (ptxas 12.9 and 13.0 do; older ones were not looked at).
+    reserves = (0, 1024) if major >= 9 else (0,)
+    assert kernels["_Z13shared_kernelPf"].shared_bytes in [16384 + r for r in reserves], kernels
     assert kernels["_Z5spillPfi"].stack_bytes >= 1024, kernels
     assert all(0 < k.registers <= 255 for k in kernels.values())

@@ -186,6 +186,13 @@ def test_extension_part_reads_what_the_worker_folder_holds(tmp_path: Path,
     nvcc = shutil.which("nvcc")
     if not nvcc or find_cuobjdump() is None:
         pytest.skip("needs nvcc and cuobjdump (a CUDA toolkit; no GPU needed)")
+    launcher = tmp_path / "triton" / "launcher"  # host code only, as Triton's launchers are
+    launcher.mkdir(parents=True)
+    (launcher / "launcher.cpp").write_text("int launch() { return 0; }\n")
+    subprocess.run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-o", str(launcher / "launcher.so"),
+                    str(launcher / "launcher.cpp")], check=True, capture_output=True)
+    assert gate.extensions(worker_folder(tmp_path)).note == \
+        "compiled extensions: no CUDA kernel in the 1 shared object(s) built"
     build = tmp_path / "torch_extensions" / "probe"
     build.mkdir(parents=True)
     (build / "probe.cu").write_text("__global__ void k(float* y) { __shared__ float b[256]; "
@@ -198,7 +205,7 @@ def test_extension_part_reads_what_the_worker_folder_holds(tmp_path: Path,
     assert note.startswith("compiled extensions: sm_90: 1 kernel(s) fit (_Z1kPf: ") and \
         "static shared 2048 B" in note and note.endswith("; not built for sm_100"), note
     monkeypatch.setattr(res02_resources, "find_cuobjdump", lambda: None)
-    assert "skipped, 1 shared object(s) built and no cuobjdump" in \
+    assert "skipped, 2 shared object(s) built and no cuobjdump" in \
         gate.extensions(worker_folder(tmp_path)).note
 
 
