@@ -211,5 +211,6 @@ if __name__ == "__main__":
     # `serve SOCKET_FD`: the zygote; `worker READ_FD WRITE_FD`: a cold-started worker.
     if sys.argv[1] == "serve":
         serve(socket.socket(fileno=int(sys.argv[2])))
+        os._exit(0)  # no interpreter teardown: the frozen imports are never collected
     else:
         run_worker(int(sys.argv[2]), int(sys.argv[3]))
