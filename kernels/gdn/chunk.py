@@ -4,6 +4,12 @@
 
 Stages (each one launch): chunk-local cumsum of g -> WY inverse -> WY apply -> state scan ->
 output; backward: reverse state scan -> dq, dk and dg parts -> WY VJP (dk, dv, dbeta, dg).
+
+Non-finite values: the chunked result is exact only where every value is finite (a NaN at
+token t reaches earlier tokens of its chunk through masked products; an overflow meets a zero
+decay). A call whose chunked outputs (forward: o and the final state; backward: the gradients)
+hold a NaN or an Inf is recomputed by the token-by-token path (recurrent.py), whose masks are
+the sequential recurrence's. The check is one reduction over the results and a host sync.
 """
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import torch
 import triton
 
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
+from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
 from kdiff.kernels.gdn.varlen import ChunkLayout, chunk_layout
 from kdiff.kernels.gdn.wy import (chunk_cumsum_kernel, wy_apply_kernel, wy_bwd_kernel,
@@ -129,6 +136,13 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     return dq, dk, dv, dg, dbeta, dh0
 
 
+def all_finite(*tensors) -> bool:
+    """Whether every element of the given tensors (None skipped) is finite: one fused
+    reduction per tensor and one host sync."""
+    flags = [torch.isfinite(t).all() for t in tensors if t is not None]
+    return bool(torch.stack(flags).all()) if flags else True
+
+
 class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
 
     @staticmethod
@@ -145,7 +159,12 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
             initial_state = initial_state.contiguous()
         o, ht, saved = gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
                                    layout)
-        ctx.save_for_backward(q, k, v, beta, initial_state, *saved)
+        ckpt = None
+        if not all_finite(o, ht):
+            o, ht, ckpt = recurrent_forward(q, k, v, g, beta, scale, initial_state,
+                                            output_final_state, layout)
+            saved = (None,) * len(saved)
+        ctx.save_for_backward(q, k, v, g, beta, initial_state, ckpt, *saved)
         ctx.layout, ctx.scale, ctx.g_dtype = layout, scale, g.dtype
         ctx.h0_dtype = None if initial_state is None else initial_state.dtype
         if ht is not None:
@@ -154,10 +173,22 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, do, dht=None):
-        q, k, v, beta, initial_state, *saved = ctx.saved_tensors
-        dq, dk, dv, dg, dbeta, dh0 = gdn_backward(
-            q, k, v, beta, ctx.scale, initial_state, saved, do.contiguous(),
-            None if dht is None else dht.contiguous(), ctx.layout)
+        q, k, v, g, beta, initial_state, ckpt, *saved = ctx.saved_tensors
+        do = do.contiguous()
+        dht = None if dht is None else dht.contiguous()
+        grads = None
+        if ckpt is None:
+            grads = gdn_backward(q, k, v, beta, ctx.scale, initial_state, saved, do, dht,
+                                 ctx.layout)
+            if not all_finite(*grads):
+                # the forward was finite: replay it token by token for the chunk-start states
+                _, _, ckpt = recurrent_forward(q, k, v, g, beta, ctx.scale, initial_state,
+                                               False, ctx.layout)
+                grads = None
+        if grads is None:
+            grads = recurrent_backward(q, k, v, g, beta, ctx.scale, initial_state, ckpt, do,
+                                       dht, ctx.layout)
+        dq, dk, dv, dg, dbeta, dh0 = grads
         if dh0 is not None:
             dh0 = dh0.to(ctx.h0_dtype)
         return dq, dk, dv, dg.to(ctx.g_dtype), dbeta, None, dh0, None, None, None

@@ -1,8 +1,8 @@
 """
 Chunked Triton Gated DeltaNet (WY inverse, state scans, fwd + training bwd).
 
-Not a control yet: EXC-01 rejects it (kernels/gdn/NOTES.md, "Known behaviour that the
-verifier sees").
+A call whose chunked result holds a NaN or an Inf is recomputed token by token (the
+sequential recurrence's masks): kernels/gdn/NOTES.md, "Known behaviour that the verifier sees".
 """
 import torch
 import torch.nn as nn

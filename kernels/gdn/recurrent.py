@@ -1,0 +1,238 @@
+"""Token-by-token (fused recurrent) Triton path: the recurrence of reference.gated_recurrence,
+operation for operation, and the backward that autograd derives from those operations.
+
+The chunked kernels are exact only for finite values: their masked products multiply the zero
+part of a triangle by every token of the chunk, so a NaN or Inf at token t reaches earlier
+tokens (0 * NaN), and an intermediate that overflows meets a zero decay (inf * 0). This path
+forms only the products the sequential recurrence forms, in the same association, so its
+NaN and Inf masks are those of the reference (forward and gradients), and its finite values
+carry the reference's own rounding. chunk.py uses it for a call whose chunked result holds a
+non-finite value.
+
+One step (per head; S [K, V] fp32, d = exp(g_t)):
+    S1 = S * d;  c = k^T S1;  x = v - c;  E = k x^T;  S2 = S1 + beta * E;  o = scale q^T S2
+(without the delta rule: x = v, S2 = S1 + E). Backward of that step, with dS the gradient of
+S2 arriving from later tokens (or the final state):
+    G = scale do;  dS2 = dS + q G^T;  dq = S2 G
+    dE = beta dS2;  dbeta = <dS2, E>;  dk = dE x + S1 dc;  dx = dE^T k;  dv = dx;  dc = -dx
+    dS1 = dS2 + k dc^T;  dg = <dS1, S> d;  dS_prev = dS1 * d
+(without the delta rule: dk = dS2 v, dv = dS2^T k, dS1 = dS2).
+
+Grid (V / BV, sequences * heads): every quantity is per value column except the reductions
+over V (dq, dk, dbeta, dg), which each program writes as a partial sum over its columns, and
+the host adds. The backward needs S_{t-1} at every token, in reverse: the forward stores the
+state at each chunk start (`ckpt`, [chunks, H, K, V] fp32), and the backward replays a chunk's
+tokens from it into a per-program scratch of BT states before walking them backwards.
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from kdiff.kernels.gdn.varlen import ChunkLayout
+
+# sm_90 compile at K = V = 128 (benchmarks/gdn_bench.py --compile-report, Triton 3.9): the
+# forward holds one [K, 32] state tile (4 warps: 128 registers, no spill), the backward about
+# eight such tiles (4 warps: 255 registers and a spill; 8 warps: 186, none)
+BV_RECURRENT = 32
+WARPS_RECURRENT = {"recurrent_fwd": 4, "recurrent_bwd": 8}
+
+
+@triton.jit
+def _masked_sum(x, mask, axis: tl.constexpr):
+    """fp64 sum of fp32 terms over the real rows/columns only: padded positions must not
+    meet a non-finite value (0 * NaN) that the reference never forms, and no partial sum may
+    overflow where the exact sum is finite (the reference's fp32 order happens not to; an
+    overflow that meets a zero derivative downstream, sigmoid'(+-large) or logsigmoid'(large),
+    is inf * 0 = NaN where the oracle has 0)."""
+    return tl.sum(tl.where(mask, x, 0.0).to(tl.float64), axis)
+
+
+@triton.jit
+def _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA: tl.constexpr):
+    base = t.to(tl.int64) * H + h
+    b_k = tl.load(k + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
+    b_v = tl.load(v + base * V + cv, mask=cv < V, other=0.0).to(tl.float32)
+    d = tl.exp(tl.load(g + base).to(tl.float32))
+    if DELTA:
+        b_beta = tl.load(beta + base).to(tl.float32)
+    else:
+        b_beta = d  # unused without the delta rule
+    return b_k, b_v, d, b_beta
+
+
+@triton.jit
+def _step(S, b_k, b_v, d, b_beta, smask, DELTA: tl.constexpr):
+    """One token: (S1, x, E, S2) as the reference forms them."""
+    S1 = S * d
+    if DELTA:
+        c = _masked_sum(b_k[:, None] * S1, smask, 0).to(tl.float32)
+        x = b_v - c
+        E = b_k[:, None] * x[None, :]
+        S2 = S1 + b_beta * E
+    else:
+        x = b_v
+        E = b_k[:, None] * b_v[None, :]
+        S2 = S1 + E
+    return S1, x, E, S2
+
+
+@triton.jit
+def _tile_offsets(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    return rk, cv, rk[:, None] * V + cv[None, :], (rk < K)[:, None] & (cv < V)[None, :]
+
+
+@triton.jit
+def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_offsets, scale,
+                         H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                         HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
+    i_v, i_nh = tl.program_id(0), tl.program_id(1)
+    n = i_nh // H
+    h = i_nh % H
+    bos = tl.load(cu_seqlens + n)
+    eos = tl.load(cu_seqlens + n + 1)
+    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    rk, cv, soffs, smask = _tile_offsets(K, V, i_v, BK, BV)
+    KV = K * V
+    S = tl.zeros([BK, BV], dtype=tl.float32)
+    if HAS_H0:
+        S += tl.load(h0 + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    for c in range(tl.cdiv(eos - bos, BT)):
+        start = bos + c * BT
+        tl.store(ckpt + ((first_chunk + c) * H + h) * KV + soffs, S, mask=smask)
+        for i in range(tl.minimum(BT, eos - start)):
+            t = start + i
+            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA)
+            S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA)
+            base = t.to(tl.int64) * H + h
+            b_q = tl.load(q + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
+            b_o = scale * _masked_sum(b_q[:, None] * S, smask, 0)
+            tl.store(o + base * V + cv, b_o.to(o.dtype.element_ty), mask=cv < V)
+    if STORE_FINAL:
+        tl.store(ht + i_nh.to(tl.int64) * KV + soffs, S.to(ht.dtype.element_ty), mask=smask)
+
+
+@triton.jit
+def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv,
+                         dg_part, dbeta_part, dh0, cu_seqlens, chunk_offsets, scale, H, K, V,
+                         T_total, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr):
+    """Partial sums (fp64) over this program's columns: dq_part, dk_part [NV, T_total, H, K],
+    dg_part, dbeta_part [NV, T_total, H]; dv and dh0 are complete (per column)."""
+    i_v, i_nh = tl.program_id(0), tl.program_id(1)
+    n = i_nh // H
+    h = i_nh % H
+    bos = tl.load(cu_seqlens + n)
+    eos = tl.load(cu_seqlens + n + 1)
+    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    rk, cv, soffs, smask = _tile_offsets(K, V, i_v, BK, BV)
+    KV = K * V
+    # this program's BT replay slots
+    slots = scratch + (i_v.to(tl.int64) * tl.num_programs(1) + i_nh) * BT * BK * BV
+    local = rk[:, None] * BV + tl.arange(0, BV)[None, :]
+    part = i_v.to(tl.int64) * T_total * H  # row offset of this program's partial sums
+    dS = tl.zeros([BK, BV], dtype=tl.float32)
+    if HAS_DHT:
+        dS += tl.load(dht + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    num_chunks = tl.cdiv(eos - bos, BT)
+    for i in range(num_chunks):
+        c = num_chunks - 1 - i
+        start = bos + c * BT
+        end = tl.minimum(start + BT, eos)
+        S = tl.load(ckpt + ((first_chunk + c) * H + h) * KV + soffs, mask=smask, other=0.0)
+        for i_t in range(end - start):
+            t = start + i_t
+            tl.store(slots + i_t * BK * BV + local, S)
+            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA)
+            S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA)
+        tl.debug_barrier()  # the replayed states are read back by other threads
+        for j in range(end - start):
+            t = end - 1 - j
+            S = tl.load(slots + (t - start) * BK * BV + local)
+            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA)
+            S1, x, E, S2 = _step(S, b_k, b_v, d, b_beta, smask, DELTA)
+            base = t.to(tl.int64) * H + h
+            b_q = tl.load(q + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
+            G = tl.load(do + base * V + cv, mask=cv < V, other=0.0).to(tl.float32) * scale
+            dS2 = dS + b_q[:, None] * G[None, :]
+            b_dq = _masked_sum(S2 * G[None, :], smask, 1)
+            if DELTA:
+                dE = dS2 * b_beta
+                b_db = tl.sum(_masked_sum(dS2 * E, smask, 1), 0)
+                dx = _masked_sum(dE * b_k[:, None], smask, 0).to(tl.float32)
+                dc = -dx
+                b_dk = (_masked_sum(dE * x[None, :], smask, 1)
+                        + _masked_sum(dc[None, :] * S1, smask, 1))
+                dS1 = dS2 + b_k[:, None] * dc[None, :]
+                tl.store(dbeta_part + part + base, b_db)
+            else:
+                dx = _masked_sum(dS2 * b_k[:, None], smask, 0).to(tl.float32)
+                b_dk = _masked_sum(dS2 * x[None, :], smask, 1)
+                dS1 = dS2
+            b_dg = tl.sum(_masked_sum(dS1 * S, smask, 1), 0) * d
+            dS = dS1 * d
+            tl.store(dv + base * V + cv, dx.to(dv.dtype.element_ty), mask=cv < V)
+            tl.store(dq_part + (part + base) * K + rk, b_dq, mask=rk < K)
+            tl.store(dk_part + (part + base) * K + rk, b_dk, mask=rk < K)
+            tl.store(dg_part + part + base, b_dg)
+        tl.debug_barrier()  # the next chunk's replay overwrites the slots
+    if STORE_DH0:
+        tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)
+
+
+def _blocks(K: int, V: int) -> tuple[int, int, int]:
+    BK = max(16, triton.next_power_of_2(K))
+    BV = min(BV_RECURRENT, max(16, triton.next_power_of_2(V)))
+    return BK, BV, triton.cdiv(V, BV)
+
+
+def recurrent_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
+                      layout: ChunkLayout):
+    """o [B, T, H, V], the final state (fp32, or None) and the chunk-start states (fp32) the
+    backward replays from. beta None: no delta rule."""
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    BK, BV, NV = _blocks(K, V)
+    N = layout.num_seqs
+    o = torch.empty_like(v)
+    ht = (torch.empty(N, H, K, V, dtype=torch.float32, device=q.device)
+          if output_final_state else None)
+    ckpt = torch.empty(layout.num_chunks, H, K, V, dtype=torch.float32, device=q.device)
+    recurrent_fwd_kernel[(NV, N * H)](
+        q, k, v, g, beta, initial_state, o, ht, ckpt, layout.cu_seqlens, layout.chunk_offsets,
+        scale, H, K, V, BT=layout.chunk_size, BK=BK, BV=BV, HAS_H0=initial_state is not None,
+        STORE_FINAL=output_final_state, DELTA=beta is not None,
+        num_warps=WARPS_RECURRENT["recurrent_fwd"])
+    return o, ht, ckpt
+
+
+def recurrent_backward(q, k, v, g, beta, scale, initial_state, ckpt, do, dht,
+                       layout: ChunkLayout):
+    """(dq, dk, dv, dg fp32, dbeta or None, dh0 fp32 or None)."""
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    BK, BV, NV = _blocks(K, V)
+    N, BT = layout.num_seqs, layout.chunk_size
+    dev = q.device
+    scratch = torch.empty(NV * N * H * BT * BK * BV, dtype=torch.float32, device=dev)
+    dq_part = torch.empty(NV, B * T, H, K, dtype=torch.float64, device=dev)
+    dk_part = torch.empty_like(dq_part)
+    dg_part = torch.empty(NV, B * T, H, dtype=torch.float64, device=dev)
+    delta = beta is not None
+    dbeta_part = torch.empty_like(dg_part) if delta else None
+    dv = torch.empty_like(v)
+    dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
+           if initial_state is not None else None)
+    recurrent_bwd_kernel[(NV, N * H)](
+        q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv, dg_part, dbeta_part,
+        dh0, layout.cu_seqlens, layout.chunk_offsets, scale, H, K, V, B * T, BT=BT, BK=BK,
+        BV=BV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None, DELTA=delta,
+        num_warps=WARPS_RECURRENT["recurrent_bwd"])
+    dq = dq_part.sum(0).view_as(q).to(q.dtype)
+    dk = dk_part.sum(0).view_as(k).to(k.dtype)
+    dg = dg_part.sum(0).view(B, T, H).float()
+    dbeta = dbeta_part.sum(0).view_as(beta).to(beta.dtype) if delta else None
+    return dq, dk, dv, dg, dbeta, dh0
