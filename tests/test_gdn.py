@@ -16,6 +16,14 @@ they add up over the steps. Hence a first-order worst-case bound, normwise per t
 
 which covers forward (N_fwd = ceil(T/C)(K + 3C) + K + C) and backward alike, with
 gamma_N <= 1.01 N u (kdiff.gates.tolerance, worst-case model).
+
+The token-by-token path (recurrent.py; taken when a chunked result holds a NaN or an Inf)
+forms the reference's own operations, with fp32 products and every contraction accumulated in
+fp64 and rounded once: at most 8 roundings per token along the state (forward: S d, the
+contraction k^T S1, v - c, k x^T, beta E, S1 + F) and along its adjoint (backward), through
+the same non-expansive maps, so they add over the T tokens; each gradient element is then one
+contraction of up to K V fp32 products (dbeta, dg; dq and dk: V), each rounded once. Hence
+N_rec = 8 T + K V in the same normwise bound.
 """
 from __future__ import annotations
 
@@ -28,8 +36,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from kdiff.gates.oracle import run_oracle
 from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
 from kdiff.kernels.gdn import chunk as gdn_chunk
+from kdiff.kernels.gdn import recurrent as gdn_recurrent
+from kdiff.kernels.gdn.varlen import chunk_layout
 from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_simple_gla, gated_delta_rule_reference,
                                gated_recurrence)
 
@@ -69,11 +80,22 @@ def depth(T, K, V, C):
     return (math.ceil(T / C) + 1) * (K + V + 4 * C)
 
 
-def assert_within_bound(got, oracle, N):
+def depth_recurrent(T, K, V):
+    return 8 * T + K * V
+
+
+def assert_within_bound(got, oracle, N, judged=None):
+    """judged: per tensor, a mask of the elements compared (None: all). A tensor that is
+    None in the oracle (no such gradient) is skipped."""
     bound = WORST_CASE_C * growth(N, "worst") * unit_roundoff(torch.float32)
-    for name, a, b in zip(NAMES, got, oracle):
-        err = (a.double() - b).abs().max().item()
-        scale = b.abs().max().item()
+    for name, a, b, j in zip(NAMES, got, oracle, judged or [None] * len(oracle)):
+        if b is None:
+            continue
+        j = torch.ones_like(b, dtype=torch.bool) if j is None else j
+        if not j.any():
+            continue
+        err = (a.double() - b)[j].abs().max().item()
+        scale = b[j].abs().max().item()
         assert err <= bound * scale, (f"{name}: max error {err:.3e} > bound {bound * scale:.3e} "
                                       f"(N={N}, relative {err / scale:.3e} vs {bound:.3e})")
 
@@ -152,3 +174,98 @@ def test_simple_gla_without_delta_rule_matches_oracle():
     bound = WORST_CASE_C * growth(depth(T, K, V, C), "worst") * unit_roundoff(torch.float32)
     for name, a, b in zip(("o", "final_state", "dq", "dk", "dv", "dg", "dh0"), got, oracle):
         assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
+
+
+def nonfinite_classes(t):
+    """0 finite, 1 NaN, 2 +Inf, 3 -Inf per element (as kdiff's EXC-01 classifies)."""
+    return (torch.isnan(t).int() + 2 * (t == math.inf).int() + 3 * (t == -math.inf).int())
+
+
+def gla_fn(fn):
+    """Simple GLA through run()'s GDN signature: beta is ignored (its gradient is None)."""
+    return lambda q, k, v, g, beta, **kw: fn(q, k, v, g, **kw)
+
+
+PATHS = {
+    "gdn": (lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), gated_delta_rule_reference),
+    "simple_gla": (gla_fn(lambda *a, **kw: chunk_simple_gla(*a, output_final_state=True,
+                                                            chunk_size=16, **kw)),
+                   gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
+}
+
+
+@pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
+                                              ("simple_gla", 1, math.nan)])
+def test_nonfinite_at_token_t_is_causal(path, which, value):
+    """A NaN or Inf in one token's q, k or v (token t = 21, inside the second chunk of 16):
+    outputs before t are finite and equal the clean run's, and every output and gradient has
+    the float64 oracle's NaN/Inf mask. The chunked products alone put NaN on tokens 16..20
+    (0 * NaN in the masked triangle). V = 48 spans two value blocks of the token-by-token
+    path (partial sums, padded columns)."""
+    fn, reference = PATHS[path]
+    B, T, H, K, V, t = 1, 24, 1, 16, 48, 21
+    clean = gdn_inputs(B, T, H, K, V, seed=13)
+    inputs = [x.clone() for x in clean]
+    inputs[which][0, t, 0, 3] = value
+    got = run(fn, inputs, torch.float32)
+    oracle = run(reference, inputs, torch.float64)
+    for name, a, b in zip(NAMES, got, oracle):
+        if b is not None:
+            assert torch.equal(nonfinite_classes(a), nonfinite_classes(b)), name
+    assert torch.isfinite(got[0][:, :t]).all()
+    # the tokens before t, bitwise: the token-by-token path on the clean inputs
+    xs = [x.contiguous() for x in clean]
+    layout = chunk_layout(B, T, 16, xs[0].device)
+    o_clean, _, _ = gdn_recurrent.recurrent_forward(
+        *xs[:4], xs[4] if path == "gdn" else None, K ** -0.5, xs[5], False, layout)
+    assert torch.equal(got[0][:, :t], o_clean[:, :t])
+    judged = [None if b is None else torch.isfinite(b) for b in oracle]
+    assert_within_bound(got, oracle, depth_recurrent(T, K, V), judged)
+
+
+def test_zero_decay_is_finite():
+    """g = -inf (logsigmoid(-inf): a decay of exactly 0) resets the state, as the
+    recurrence does; in the chunked form exp(gc_r - gc_s) is exp(-inf + inf) = NaN on the
+    tokens after it. Everything is finite and within the token-by-token bound; K = 12 and
+    V = 20 leave padded rows and columns in the tiles."""
+    B, T, H, K, V = 1, 24, 1, 12, 20
+    inputs = gdn_inputs(B, T, H, K, V, seed=17)
+    inputs[3][0, [5, 18], 0] = -math.inf
+    got = run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs, torch.float32)
+    oracle = run(gated_delta_rule_reference, inputs, torch.float64)
+    for name, a in zip(NAMES, got):
+        assert torch.isfinite(a).all(), name
+    assert_within_bound(got, oracle, depth_recurrent(T, K, V))
+
+
+class _GdnModule(torch.nn.Module):
+    def forward(self, q, k, v, g, beta, h0):
+        return gated_delta_rule_reference(q, k, v, g, beta, initial_state=h0)
+
+
+def test_overflow_range_finite_where_reference_is():
+    """kdiff PRC-03's range case: every pre-activation input uniform(-1, 1) x 2^64, through
+    the problem's activations (k normalised, g = logsigmoid: decays of exactly 1 or 0,
+    beta = sigmoid: 0 or 1). o and the gradients reach ~10^38. Judged, as PRC-03 judges:
+    where the fp32 sequential reference and the oracle are finite and the oracle's traced
+    magnitude (the sum of |terms|) is below the fp32 maximum, so that no summation order
+    overflows. There the result must be finite and within the bound. The chunked backward
+    alone overflows inside a chunk and then meets a zero decay (inf * 0): NaN in dk and dg
+    where the oracle has 0."""
+    B, T, H, K, V = 1, 24, 2, 16, 16
+    gen = torch.Generator().manual_seed(3)
+    q, k, v, g, beta, h0 = [(torch.rand(shape, generator=gen) * 2 - 1) * 2.0 ** 64 for shape in
+                            [(B, T, H, K), (B, T, H, K), (B, T, H, V), (B, T, H), (B, T, H),
+                             (B, H, K, V)]]
+    inputs = [q, F.normalize(k, dim=-1), v, F.logsigmoid(g), torch.sigmoid(beta), h0]
+    got = run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs, torch.float32)
+    reference = run(gated_delta_rule_reference, inputs, torch.float32)
+    cot = [c.double() for c in cotangents(got[0].shape, got[1].shape, 0)]
+    traced = run_oracle(_GdnModule(), [x.float() for x in inputs], cot)
+    fmax = torch.finfo(torch.float32).max
+    judged = [torch.isfinite(b) & torch.isfinite(r) & (m < fmax)
+              for b, r, m in zip(traced.values, reference, traced.magnitudes)]
+    assert (judged[5] & (traced.values[5] == 0)).any()  # the zero-decay gates are judged
+    for name, a, j in zip(NAMES, got, judged):
+        assert torch.isfinite(a[j]).all(), name
+    assert_within_bound(got, traced.values, depth_recurrent(T, K, V), judged)
