@@ -102,7 +102,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
 
     from triton.backends.compiler import GPUTarget
 
-    from kdiff.kernels.gdn import chunk, output, state, wy
+    from kdiff.kernels.gdn import chunk, output, recurrent, state, wy
     i32 = "*i32"
     f32 = "*fp32"
     rows = []
@@ -110,6 +110,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
         P = "*" + dt
         BT, BK = CHUNK, dim
         SBV, BV = min(chunk.STATE_BV, dim), min(chunk.PARALLEL_BV, dim)
+        RBV = min(recurrent.BV_RECURRENT, dim)
         kernels = [
             (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc="*fp64", bounds=i32), dict(BT=BT, BH=16)),
             (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=f32, bounds=i32),
@@ -136,6 +137,15 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             (wy.wy_bwd_kernel, "wy_bwd",
              dict(k=P, v=P, beta=P, gc="*fp64", A=f32, hbuf=P, du=P, dk_part=f32, dg_part=f32, dk=P,
                   dv=P, dbeta=P, dg=P, bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
+            (recurrent.recurrent_fwd_kernel, "recurrent_fwd",
+             dict(q=P, k=P, v=P, g=f32, beta=P, h0=f32, o=P, ht=f32, ckpt=f32, cu_seqlens=i32,
+                  chunk_offsets=i32, scale="fp32"),
+             dict(BT=BT, BK=BK, BV=RBV, HAS_H0=True, STORE_FINAL=True, DELTA=True)),
+            (recurrent.recurrent_bwd_kernel, "recurrent_bwd",
+             dict(q=P, k=P, v=P, g=f32, beta=P, ckpt=f32, scratch=f32, do=P, dht=f32,
+                  dq_part="*fp64", dk_part="*fp64", dv=P, dg_part="*fp64", dbeta_part="*fp64",
+                  dh0=f32, cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
+             dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, DELTA=True)),
         ]
         cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
                                  "cuobjdump")
@@ -147,7 +157,10 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(fn.arg_names)
                      if signature[n] not in ("constexpr", "fp32")}
             torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dt]
-            options = chunk.launch(key, torch_dtype) if key in chunk.WARPS else {"num_warps": 4}
+            if key in chunk.WARPS:
+                options = chunk.launch(key, torch_dtype)
+            else:
+                options = {"num_warps": recurrent.WARPS_RECURRENT.get(key, 4)}
             warps = options["num_warps"]
             started = time.time()
             row = {"dtype": dt, "kernel": key, "warps": warps}
