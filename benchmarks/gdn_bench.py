@@ -306,7 +306,18 @@ def main() -> int:
                     help="compile every kernel for sm_90 here (no GPU) and print regs/spills")
     ap.add_argument("--dtypes", default="bf16", help="for --compile-report: bf16,fp16,fp32")
     ap.add_argument("--dim", type=int, default=D, help="for --compile-report: K = V")
+    ap.add_argument("--state-bv", type=int, default=None,
+                    help="V-block of the state scans (chunk.STATE_BV, default 32) for the whole "
+                         "run: checks, timings and --compile-report")
+    ap.add_argument("--state-fwd-warps", type=int, default=None,
+                    help="warps of the forward state scan (default 4); with --state-bv 64 the "
+                         "sm_90 compile needs 8 to stay at 194 registers without spilling")
     args = ap.parse_args()
+    from kdiff.kernels.gdn import chunk as gdn_chunk
+    if args.state_bv is not None:
+        gdn_chunk.STATE_BV = args.state_bv
+    if args.state_fwd_warps is not None:
+        gdn_chunk.WARPS["state_fwd"] = args.state_fwd_warps
     if args.compile_report:
         rows = compile_report(args.dtypes.split(","), args.dim)
         return 1 if any("error" in r for r in rows) else 0
@@ -314,7 +325,9 @@ def main() -> int:
         global DEVICE
         DEVICE = "cpu"
         ok = [check("fp32 smoke B1 T20 H1 D16", 1, 20, 1, 16, 16, torch.float32)["pass"],
-              check("fp32 smoke varlen 5+15", 1, 20, 1, 16, 16, torch.float32, [5, 15])["pass"]]
+              check("fp32 smoke varlen 5+15", 1, 20, 1, 16, 16, torch.float32, [5, 15])["pass"],
+              # V = 128: two or four state-scan blocks (--state-bv 64 or the default 32)
+              check("fp32 smoke B1 T20 H1 K16 V128", 1, 20, 1, 16, 128, torch.float32)["pass"]]
         print(f"flops(4,2048,16): fwd {flops(4, 2048, 16, D, D)[0] / 1e9:.1f} GFLOP")
         return 0 if all(ok) else 1
     if not torch.cuda.is_available():
@@ -323,9 +336,11 @@ def main() -> int:
     shapes = SHAPES if args.shapes is None else [
         tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     print(f"torch {torch.__version__} triton {triton.__version__} "
-          f"{torch.cuda.get_device_name()} fla: {'yes' if fla_gdn else FLA_MISSING}")
+          f"{torch.cuda.get_device_name()} fla: {'yes' if fla_gdn else FLA_MISSING} "
+          f"state scans: BV {gdn_chunk.STATE_BV}, forward warps {gdn_chunk.WARPS['state_fwd']}")
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-              "triton": triton.__version__, "fla": fla_gdn is not None, "checks": [], "shapes": []}
+              "triton": triton.__version__, "fla": fla_gdn is not None, "checks": [], "shapes": [],
+              "state_bv": gdn_chunk.STATE_BV, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"]}
     out = os.environ.get("OUT")
 
     def save():  # after every step: a run cut short by its time limit keeps what it measured
