@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Iterator
 import torch
 
 from kdiff.gates import inputs as gen
-from kdiff.gates import tolerance
+from kdiff.gates import sizes, tolerance
 from kdiff.gates.oracle import OracleResult, run_oracle
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.problem import ProblemModule
@@ -68,6 +68,9 @@ class GateOptions:
     targets: tuple[str, ...] = ("sm_90", "sm_100")
     seeds: int = 2  # random seeds per input distribution
     determinism_runs: int = 5
+    # Judge at smaller sizes of the same problem when a benchmark input has more elements
+    # than this (gates.sizes.fit_sizes); None: always at the benchmark's own sizes.
+    max_input_elements: int | None = None
 
 
 class GateContext:
@@ -80,7 +83,13 @@ class GateContext:
         self._templates: list[gen.InputTemplate] | None = None
         self._references: dict[tuple, torch.nn.Module] = {}
         self._built: set[str] = set()
+        self._original_constants = problem.size_constants()
+        # The sizes every gate judges at, the native check included ({}: the benchmark's).
+        self.scaled: dict[str, int] = {}
+        if self.options.max_input_elements is not None:
+            self.scaled = sizes.fit_sizes(problem, self.options.max_input_elements)
         self.constants: dict[str, int] = {}
+        self.set_constants({})
 
     # -- inputs ---------------------------------------------------------------------------
     def templates(self) -> list[gen.InputTemplate]:
@@ -123,14 +132,18 @@ class GateContext:
     def float_input_indices(self) -> list[int]:
         return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
 
+    @property
+    def scaled_sizes(self) -> dict[str, tuple[int, int]]:
+        """constant -> (benchmark, judged), for the sizes scaled down to fit."""
+        return {n: (self._original_constants[n], v) for n, v in self.scaled.items()}
+
     def set_constants(self, constants: dict[str, int]) -> None:
-        """Change the problem's module-level sizes (shape polymorphism). {} restores."""
-        original = getattr(self, "_original_constants", None)
-        if original is None:
-            original = self._original_constants = self.problem.size_constants()
-        for name, value in {**original, **constants}.items():
+        """Change the problem's module-level sizes (shape polymorphism), on top of the scaled
+        sizes when the benchmark's are too large. {} restores the sizes judged at."""
+        judged = {**self.scaled, **constants}
+        for name, value in {**self._original_constants, **judged}.items():
             setattr(self.problem.module, name, value)
-        self.constants = dict(constants)
+        self.constants = judged
         self._templates = None
 
     # -- models ---------------------------------------------------------------------------

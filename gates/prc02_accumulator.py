@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
-import torch
-
 from kdiff.gates import inputs as gen
+from kdiff.gates import sizes
 from kdiff.gates.base import GateContext, ReferenceFailure, ThresholdedGate, Trial
 from kdiff.model import GateResult, Status
 
@@ -31,20 +30,6 @@ def _depth(ctx: GateContext) -> int:
     return max(ctx.evaluate(ctx.benchmark_inputs(0), magnitudes=False).oracle.depths)
 
 
-def _numel(inputs: list) -> int:
-    return sum(x.numel() for x in inputs if isinstance(x, torch.Tensor))
-
-
-def _input_elements(ctx: GateContext) -> int:
-    """Elements of the benchmark inputs at the current sizes. get_inputs() runs on the meta
-    device first, so a size grown 4096-fold costs its shapes, not a draw of its data."""
-    try:
-        with torch.device("meta"):
-            return _numel(ctx.benchmark_inputs(0))
-    except Exception:  # noqa: BLE001 - a get_inputs() that needs real data: draw it
-        return _numel(ctx.benchmark_inputs(0))
-
-
 def find_long_reduction(ctx: GateContext) -> dict[str, int] | None:
     """Size constants that make the reduction at least TARGET_DEPTH long ({} if it already
     is), or None when no single constant can within the element budget."""
@@ -56,7 +41,7 @@ def find_long_reduction(ctx: GateContext) -> dict[str, int] | None:
         grown = {name: value * math.ceil(TARGET_DEPTH / max(base, 1))}
         ctx.set_constants(grown)
         try:
-            numel = _input_elements(ctx)
+            numel = sum(sizes.input_numels(ctx.problem))  # shapes only: no draw
             if numel <= ELEMENT_BUDGET and _depth(ctx) >= TARGET_DEPTH:
                 if best is None or numel < best[0]:
                     best = (numel, grown)

@@ -62,4 +62,4 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         results: dict[str, GateResult] = {}
         for gate in gates:
             results[gate.id] = gate.run(ctx)
-    return Verdict(case, native, results)
+    return Verdict(case, native, results, scaled_sizes=ctx.scaled_sizes)

@@ -95,6 +95,9 @@ class Verdict:
     # "candidate": the candidate does not import (a reject, as the harness records it);
     # "problem": the reference or the case is broken (no verdict).
     error_kind: str = "problem"
+    # Sizes the case was judged at where the benchmark's were too large (--max-input-elements):
+    # constant -> (benchmark, judged).
+    scaled_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def verifier_accept(self) -> bool | None:
@@ -126,6 +129,8 @@ class Verdict:
             "error": self.error,
             "error_kind": self.error_kind if self.error else None,
             "gates": {gid: g.to_json() for gid, g in self.gates.items()},
+            "scaled_sizes": {name: {"benchmark": b, "judged": j}
+                             for name, (b, j) in self.scaled_sizes.items()},
         }
 
     @classmethod
@@ -136,5 +141,7 @@ class Verdict:
                     recorded_accept=data.get("recorded_accept"))
         native = NativeVerdict(**data["native"])
         gates = {gid: GateResult.from_json(gid, g) for gid, g in data["gates"].items()}
+        scaled = {name: (v["benchmark"], v["judged"])
+                  for name, v in (data.get("scaled_sizes") or {}).items()}
         return cls(case=case, native=native, gates=gates, error=data.get("error"),
-                   error_kind=data.get("error_kind") or "problem")
+                   error_kind=data.get("error_kind") or "problem", scaled_sizes=scaled)

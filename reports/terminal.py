@@ -13,9 +13,19 @@ def _accept(value: bool | None) -> str:
     return {True: "accept", False: "REJECT", None: "n/a"}[value]
 
 
+def scaled_text(verdict: Verdict) -> str:
+    """'judged at dim=12288 (benchmark 393216)', or '' at the benchmark's own sizes."""
+    if not verdict.scaled_sizes:
+        return ""
+    return "judged at " + ", ".join(f"{n}={j} (benchmark {b})"
+                                    for n, (b, j) in verdict.scaled_sizes.items())
+
+
 def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90) -> str:
     lines = [f"{verdict.case.id}", f"  problem:   {verdict.case.problem}",
              f"  candidate: {verdict.case.candidate}"]
+    if verdict.scaled_sizes:
+        lines.append(f"  sizes:     {scaled_text(verdict)}")
     n = verdict.native
     lines.append(f"  native check ({n.preset}, {n.implementation}): {_accept(n.accept)}"
                  + (f" - {n.reason}" if n.reason else ""))
@@ -66,5 +76,7 @@ def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> st
     else:
         what = (f"native {row.native}, verifier {row.verifier}"
                 + (f" ({row.failure_text})" if row.failures else ""))
+    if verdict.scaled_sizes:
+        what += f"; {scaled_text(verdict)}"
     width = len(str(total))
     return f"[{done:>{width}}/{total} {elapsed:6.1f}s] {row.id}: {what}"

@@ -1,0 +1,73 @@
+"""A problem's sizes: how large its inputs are, and smaller sizes of the same problem.
+
+KernelBench keeps a problem's sizes in module-level constants that get_inputs() and
+get_init_inputs() read (ProblemModule.size_constants). Shapes are learned on the meta device,
+so asking how large a size makes the inputs costs nothing.
+
+`fit_sizes` scales a problem whose inputs are too large to judge with twelve gates (upstream
+KernelBench level 1 draws inputs of up to 4.3e9 elements; every gate call carries its inputs
+and outputs between the judge and the worker, and the oracle holds them in float64) down to a
+smaller instance of the same problem: the largest constant is halved, one at a time, while
+the reference still builds and runs at the new sizes (on the meta device).
+"""
+from __future__ import annotations
+
+import torch
+
+from kdiff.gates.inputs import draw_benchmark_inputs
+from kdiff.problem import ProblemModule
+
+
+def input_numels(problem: ProblemModule) -> list[int]:
+    """Elements of each benchmark input at the problem's current sizes (a get_inputs() that
+    needs real data is drawn for real)."""
+    try:
+        with torch.device("meta"):
+            inputs = draw_benchmark_inputs(problem, 0)
+    except Exception:  # noqa: BLE001 - e.g. indices computed from drawn values
+        inputs = draw_benchmark_inputs(problem, 0)
+    return [x.numel() for x in inputs if isinstance(x, torch.Tensor)]
+
+
+def _set(problem: ProblemModule, sizes: dict[str, int]) -> None:
+    for name, value in sizes.items():
+        setattr(problem.module, name, value)
+
+
+def _reference_runs(problem: ProblemModule) -> bool:
+    try:
+        with torch.device("meta"), torch.no_grad():
+            model = problem.Model(*problem.get_init_inputs())
+            model(*draw_benchmark_inputs(problem, 0))
+    except Exception:  # noqa: BLE001 - sizes outside the problem's class
+        return False
+    return True
+
+
+def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
+    """Size constants at which no benchmark input has more than `max_elements` elements
+    ({} when the benchmark's own sizes fit). Leaves the module's constants as they were.
+    When no further halving shrinks the inputs, the smallest sizes reached are returned."""
+    original = problem.size_constants()
+    chosen: dict[str, int] = {}
+    try:
+        largest = max(input_numels(problem), default=0)
+        while largest > max_elements:
+            for name in sorted(original, key=lambda n: -{**original, **chosen}[n]):
+                value = {**original, **chosen}[name]
+                if value < 2:
+                    continue
+                trial = {**chosen, name: (value + 1) // 2}
+                _set(problem, {**original, **trial})
+                try:
+                    smaller = max(input_numels(problem), default=0)
+                except Exception:  # noqa: BLE001 - get_inputs() refuses these sizes
+                    continue
+                if smaller < largest and _reference_runs(problem):
+                    chosen, largest = trial, smaller
+                    break
+            else:
+                break  # no constant shrinks the inputs further
+    finally:
+        _set(problem, original)
+    return chosen
