@@ -269,3 +269,29 @@ def test_overflow_range_finite_where_reference_is():
     for name, a, j in zip(NAMES, got, judged):
         assert torch.isfinite(a[j]).all(), name
     assert_within_bound(got, traced.values, depth_recurrent(T, K, V), judged)
+
+
+def test_nonfinite_in_one_packed_sequence_stays_there(monkeypatch):
+    """Packed sequences (cu_seqlens) through the token-by-token path: a NaN in the second
+    sequence's v leaves the first sequence's outputs and gradients finite and bitwise those of
+    the clean call on the same path; every mask equals the oracle's."""
+    lengths, H, K, V = (19, 21), 1, 16, 16
+    T = sum(lengths)
+    clean = gdn_inputs(1, T, H, K, V, seed=19)
+    clean[5] = torch.randn(len(lengths), H, K, V, generator=torch.Generator().manual_seed(20))
+    cu = torch.tensor([0, lengths[0], T])
+    inputs = [x.clone() for x in clean]
+    inputs[2][0, 30, 0, 5] = math.nan
+    fn = PATHS["gdn"][0]
+    got = run(fn, inputs, torch.float32, cu)
+    oracle = run(gated_delta_rule_reference, inputs, torch.float64, cu)
+    for name, a, b in zip(NAMES, got, oracle):
+        assert torch.equal(nonfinite_classes(a), nonfinite_classes(b)), name
+    with monkeypatch.context() as m:  # the clean call, forced onto the token-by-token path
+        m.setattr(gdn_chunk, "all_finite", lambda *tensors: False)
+        forced = run(fn, clean, torch.float32, cu)
+    first = lengths[0]
+    for name, a, b in zip(NAMES, got, forced):
+        part_a, part_b = (a[:1], b[:1]) if name in ("final_state", "dh0") else (a[:, :first],
+                                                                               b[:, :first])
+        assert torch.isfinite(part_a).all() and torch.equal(part_a, part_b), name
