@@ -8,19 +8,28 @@ import triton.language as tl
 
 
 @triton.jit
-def rms_norm_kernel(x_ptr, out_ptr, F, S, eps, BLOCK_S: tl.constexpr):
+def rms_norm_kernel(x_ptr, out_ptr, F, S, eps, BLOCK_F: tl.constexpr, BLOCK_S: tl.constexpr):
     b = tl.program_id(0)
     offs = tl.program_id(1) * BLOCK_S + tl.arange(0, BLOCK_S)
-    mask = offs < S
-    base = b * F * S
+    rf = tl.arange(0, BLOCK_F)
+    s_ok = offs[None, :] < S
+    base = x_ptr + b * F * S
+    out_base = out_ptr + b * F * S
+    # Pass 1: fp32 sum of squares over the features, BLOCK_F feature rows at a time.
     acc = tl.zeros([BLOCK_S], dtype=tl.float32)
-    for f in range(0, F):
-        x = tl.load(x_ptr + base + f * S + offs, mask=mask, other=0.0)
-        acc += x * x
+    for f0 in range(0, F, BLOCK_F):
+        f = f0 + rf
+        mask = (f[:, None] < F) & s_ok
+        x = tl.load(base + f[:, None] * S + offs[None, :], mask=mask, other=0.0)
+        acc += tl.sum(x * x, axis=0)
     rms = tl.sqrt(acc / F + eps)
-    for f in range(0, F):
-        x = tl.load(x_ptr + base + f * S + offs, mask=mask, other=0.0)
-        tl.store(out_ptr + base + f * S + offs, x / rms, mask=mask)
+    # Pass 2: scale every feature row of the spatial block.
+    for f0 in range(0, F, BLOCK_F):
+        f = f0 + rf
+        mask = (f[:, None] < F) & s_ok
+        idx = f[:, None] * S + offs[None, :]
+        x = tl.load(base + idx, mask=mask, other=0.0)
+        tl.store(out_base + idx, x / rms[None, :], mask=mask)
 
 
 class ModelNew(nn.Module):
@@ -34,6 +43,10 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         B, F = x.shape[0], x.shape[1]
         S = x[0, 0].numel()
-        BLOCK_S = 128
-        rms_norm_kernel[(B, triton.cdiv(S, BLOCK_S))](x, out, F, S, self.eps, BLOCK_S=BLOCK_S)
+        # [16 features x up to 256 positions] per program and loop step: few programs and few
+        # interpreted loop iterations (4 programs, 1 step per pass at the benchmark's sizes).
+        BLOCK_F = 16
+        BLOCK_S = min(256, max(16, triton.next_power_of_2(S)))
+        rms_norm_kernel[(B, triton.cdiv(S, BLOCK_S))](x, out, F, S, self.eps,
+                                                       BLOCK_F=BLOCK_F, BLOCK_S=BLOCK_S)
         return out
