@@ -36,7 +36,8 @@ from typing import Any
 import torch
 
 from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, ResourceUsage,
-                                      extension_objects, find_cuobjdump, read_resource_usage)
+                                      base_arch, extension_objects, find_cuobjdump,
+                                      read_resource_usage)
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
@@ -341,7 +342,7 @@ class ResourceBudget(Gate):
             by_arch.setdefault(kernel.arch or "unknown arch", []).append(kernel)
         notes = []
         for arch, kernels in sorted(by_arch.items()):
-            limits = LIMITS.get(arch)
+            limits = LIMITS.get(base_arch(arch))
             if limits is None:
                 notes.append(f"{arch}: {len(kernels)} kernel(s), no limits known: not judged")
                 continue
@@ -358,7 +359,8 @@ class ResourceBudget(Gate):
             notes.append(f"PTX only for {', '.join(ptx_only)} (the driver compiles it at load: "
                          "resources not in the file)")
         if by_arch:
-            unbuilt = [t for t in targets if t not in by_arch]
+            built = {base_arch(a) for a in by_arch}
+            unbuilt = [t for t in targets if t not in built]
             if unbuilt:
                 notes.append(f"not built for {', '.join(unbuilt)}")
         if unread:

@@ -72,6 +72,12 @@ class ResourceUsage:
     ptx_only: list[str] = field(default_factory=list)  # archs with PTX and no SASS
 
 
+def base_arch(arch: str) -> str:
+    """sm_90a -> sm_90: the arch-specific ('a') and family ('f') variants nvcc builds for
+    (torch's extensions target sm_90a on Hopper) have their base architecture's limits."""
+    return re.sub(r"^(sm_\d+)[af]$", r"\1", arch)
+
+
 def parse_resource_usage(text: str, file: str) -> ResourceUsage:
     """The per-function resources in `cuobjdump --dump-resource-usage` output."""
     usage = ResourceUsage()

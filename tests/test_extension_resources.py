@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.extension_resources import (ExtensionKernel, extension_objects, find_cuobjdump,
-                                       parse_resource_usage, read_resource_usage)
+from kdiff.extension_resources import (ExtensionKernel, base_arch, extension_objects,
+                                       find_cuobjdump, parse_resource_usage,
+                                       read_resource_usage)
 
 RUNS = Path(__file__).resolve().parents[1] / "kernels" / "runs"
 FAST_MATH_SWISH = RUNS / "redteam" / "level_1_problem_41_sample_1_kernel.py"
@@ -233,7 +234,7 @@ void run_shared(torch::Tensor y) { shared_kernel<<<1, 256>>>(y.data_ptr<float>()
     usage = read_resource_usage(library, cuobjdump)
     major, minor = torch.cuda.get_device_capability()
     arch = f"sm_{major}{minor}"
-    kernels = {k.function: k for k in usage.kernels if k.arch == arch}
+    kernels = {k.function: k for k in usage.kernels if k.arch and base_arch(k.arch) == arch}
     # 16 KiB, and on sm_90 and later the driver's 1 KiB reserve where the toolkit counts it
     # in the function's window (ptxas 12.9 and 13.0 do; older ones were not looked at).
     reserves = (0, 1024) if major >= 9 else (0,)

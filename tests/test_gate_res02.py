@@ -5,6 +5,7 @@ tile on a machine without a GPU, the budget arithmetic, and the kernels of compi
 extensions (judged from what cuobjdump reads; on a GPU, the corpus's load_inline Swish)."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -168,6 +169,14 @@ def test_extension_part_judges_each_architecture_the_binary_holds():
     part = gate.judge_extensions([usage, over], [], ["sm_90"])
     assert part.failure is not None and part.failure.signature == "shared_over_budget"
     assert "sm_90: _Z1kPf in ext.so: static shared memory 50177 B" in part.failure.detail
+    # torch builds Hopper extensions for sm_90a: sm_90's limits, and sm_90 counts as built
+    part = gate.judge_extensions([ResourceUsage([extension_kernel("sm_90a", shared=50177)])],
+                                 [], ["sm_90"])
+    assert part.failure is not None and part.failure.signature == "shared_over_budget"
+    part = gate.judge_extensions([ResourceUsage([extension_kernel("sm_90a")])], [],
+                                 ["sm_90", "sm_100"])
+    assert "sm_90a: 1 kernel(s) fit" in part.note and "not built for sm_100" in part.note \
+        and "not built for sm_90," not in part.note, part.note
     part = gate.judge_extensions([], ["cuobjdump exited with status 1 on x.so"], ["sm_90"])
     assert part.failure is None and part.note.startswith("compiled extensions: skipped"), \
         part.note
@@ -227,5 +236,7 @@ def test_load_inline_extension_kernels_are_read_on_a_gpu(run: str, sample: int):
     assert result.status is Status.PASS, result.detail
     major, minor = torch.cuda.get_device_capability()
     # AT_DISPATCH over double, float, half and bfloat16: four instantiations of swish_kernel.
-    assert f"compiled extensions: sm_{major}{minor}: 4 kernel(s) fit" in result.detail, \
-        result.detail
+    # torch builds for the arch-specific variant on Hopper (sm_90a), judged as sm_90
+    assert re.search(rf"compiled extensions: sm_{major}{minor}a?: 4 kernel\(s\) fit",
+                     result.detail), result.detail
+    assert f"not built for sm_{major}{minor}" not in result.detail, result.detail
