@@ -64,6 +64,9 @@ spot() {  # single kernels whose CUDA behaviour a phase above could not show
   run_logged timeout "${T_SPOT:-90}" kdiff verify --device cuda --fail-on never --gates ORD-01,PRC-03 \
     --problem kernels/KernelBench/level1/9_Var_reduction_over_a_dimension.py \
     --candidate kernels/runs/redteam/level_1_problem_9_sample_0_kernel.py --json "$ART/spot_9_0.json"
+  run_logged timeout "${T_SPOT:-90}" python3 benchmarks/ord01_probe.py --device cuda \
+    --problem kernels/KernelBench/level1/9_Var_reduction_over_a_dimension.py \
+    --candidate kernels/runs/redteam/level_1_problem_9_sample_0_kernel.py
   pack
 }
 
