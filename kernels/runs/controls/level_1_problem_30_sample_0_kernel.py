@@ -23,6 +23,6 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n = x.numel()
-        BLOCK = 1024
+        BLOCK = 4096
         softsign_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
         return out
