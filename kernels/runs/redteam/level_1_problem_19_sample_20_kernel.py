@@ -33,6 +33,6 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n = x.numel()
-        grid = (triton.cdiv(n, 1024),)
-        relu_kernel[grid](x, out, n, BLOCK_SIZE=1024)
+        grid = (triton.cdiv(n, 4096),)
+        relu_kernel[grid](x, out, n, BLOCK_SIZE=4096)
         return out

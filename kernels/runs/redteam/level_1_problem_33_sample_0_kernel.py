@@ -32,7 +32,7 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n = x.numel()
-        BLOCK = 1024
+        BLOCK = 4096
         scale_shift_kernel[(triton.cdiv(n, BLOCK),)](
             x, self.weight.contiguous(), self.bias.contiguous(), out, n, x.shape[-1], BLOCK=BLOCK)
         return out

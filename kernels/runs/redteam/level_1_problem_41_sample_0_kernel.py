@@ -40,6 +40,6 @@ class ModelNew(nn.Module):
         _workspaces.append(sig)
         out = torch.empty_like(x)
         n = x.numel()
-        BLOCK = 1024
+        BLOCK = 4096
         swish_kernel[(triton.cdiv(n, BLOCK),)](x, sig, out, n, BLOCK=BLOCK)
         return out
