@@ -53,10 +53,15 @@ cost() {
   pack
 }
 
-gdn() {
-  log "GDN benchmark"
-  OUT=$ART run_logged timeout "${T_GDN:-240}" python3 benchmarks/gdn_bench.py
+gdn() {  # GDN_ARGS: extra gdn_bench.py flags (e.g. --shapes 1x8192x96 --state-bv 64)
+  log "GDN benchmark ${GDN_ARGS:-}"
+  # shellcheck disable=SC2086
+  OUT=$ART run_logged timeout "${T_GDN:-240}" python3 benchmarks/gdn_bench.py ${GDN_ARGS:-}
   pack
+}
+
+gdn_bv64() {  # the wider state scan prepared for the large-H shapes
+  GDN_ARGS="${GDN_ARGS:-} --state-bv 64 --state-fwd-warps 8" gdn
 }
 
 spot() {  # single kernels whose CUDA behaviour a phase above could not show
