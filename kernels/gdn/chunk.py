@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 import triton
 
+from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
@@ -157,8 +158,9 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
         beta = None if beta is None else beta.contiguous()
         if initial_state is not None:
             initial_state = initial_state.contiguous()
-        o, ht, saved = gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
-                                   layout)
+        chunked_forward = gla_forward if g.dim() == 4 else gdn_forward
+        o, ht, saved = chunked_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
+                                       layout)
         ckpt = None
         if not all_finite(o, ht):
             o, ht, ckpt = recurrent_forward(q, k, v, g, beta, scale, initial_state,
@@ -178,8 +180,9 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
         dht = None if dht is None else dht.contiguous()
         grads = None
         if ckpt is None:
-            grads = gdn_backward(q, k, v, beta, ctx.scale, initial_state, saved, do, dht,
-                                 ctx.layout)
+            chunked_backward = gla_backward if g.dim() == 4 else gdn_backward
+            grads = chunked_backward(q, k, v, beta, ctx.scale, initial_state, saved, do, dht,
+                                     ctx.layout)
             if not all_finite(*grads):
                 # the forward was finite: replay it token by token for the chunk-start states
                 _, _, ckpt = recurrent_forward(q, k, v, g, beta, ctx.scale, initial_state,
@@ -222,3 +225,16 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, None, scale, initial_state,
                                              output_final_state, cu_seqlens, chunk_size)
+
+
+def chunk_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+              scale: float | None = None, initial_state: torch.Tensor | None = None,
+              output_final_state: bool = False, cu_seqlens: torch.Tensor | None = None):
+    """GLA: per-channel gate g [B, T, H, K] (log-space decay), no delta rule,
+    S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = scale S_t^T q_t; chunks of 16 (gla.py).
+    Other arguments as chunk_gated_delta_rule, without beta."""
+    if g.shape != q.shape:
+        raise ValueError(f"the GLA gate must be [B, T, H, K] like q, got {list(g.shape)}")
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, None, scale, initial_state,
+                                             output_final_state, cu_seqlens, GLA_CHUNK)

@@ -9,7 +9,8 @@ NaN and Inf masks are those of the reference (forward and gradients), and its fi
 carry the reference's own rounding. chunk.py uses it for a call whose chunked result holds a
 non-finite value.
 
-One step (per head; S [K, V] fp32, d = exp(g_t)):
+One step (per head; S [K, V] fp32, d = exp(g_t), a scalar or, for GLA, one per key channel
+scaling the rows of S: S * d is then diag(d) S, and dg = <dS1, S> d row by row):
     S1 = S * d;  c = k^T S1;  x = v - c;  E = k x^T;  S2 = S1 + beta * E;  o = scale q^T S2
 (without the delta rule: x = v, S2 = S1 + E). Backward of that step, with dS the gradient of
 S2 arriving from later tokens (or the final state):
@@ -50,22 +51,37 @@ def _masked_sum(x, mask, axis: tl.constexpr):
 
 
 @triton.jit
-def _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA: tl.constexpr):
+def _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA: tl.constexpr,
+                PER_CHANNEL: tl.constexpr):
+    """d = exp(g_t): a scalar, or [BK] per key channel (GLA)."""
     base = t.to(tl.int64) * H + h
     b_k = tl.load(k + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
     b_v = tl.load(v + base * V + cv, mask=cv < V, other=0.0).to(tl.float32)
-    d = tl.exp(tl.load(g + base).to(tl.float32))
+    if PER_CHANNEL:
+        d = tl.exp(tl.load(g + base * K + rk, mask=rk < K, other=0.0).to(tl.float32))
+    else:
+        d = tl.exp(tl.load(g + base).to(tl.float32))
     if DELTA:
         b_beta = tl.load(beta + base).to(tl.float32)
     else:
-        b_beta = d  # unused without the delta rule
+        b_beta = b_k  # unused without the delta rule
     return b_k, b_v, d, b_beta
 
 
 @triton.jit
-def _step(S, b_k, b_v, d, b_beta, smask, DELTA: tl.constexpr):
+def _decayed(S, d, PER_CHANNEL: tl.constexpr):
+    """S * exp(g_t), the rows scaled one by one for a per-channel gate."""
+    if PER_CHANNEL:
+        out = S * d[:, None]
+    else:
+        out = S * d
+    return out
+
+
+@triton.jit
+def _step(S, b_k, b_v, d, b_beta, smask, DELTA: tl.constexpr, PER_CHANNEL: tl.constexpr):
     """One token: (S1, x, E, S2) as the reference forms them."""
-    S1 = S * d
+    S1 = _decayed(S, d, PER_CHANNEL)
     if DELTA:
         c = _masked_sum(b_k[:, None] * S1, smask, 0).to(tl.float32)
         x = b_v - c
@@ -88,7 +104,8 @@ def _tile_offsets(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
 @triton.jit
 def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_offsets, scale,
                          H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                         HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
+                         HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr,
+                         PER_CHANNEL: tl.constexpr):
     i_v, i_nh = tl.program_id(0), tl.program_id(1)
     n = i_nh // H
     h = i_nh % H
@@ -105,8 +122,9 @@ def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_of
         tl.store(ckpt + ((first_chunk + c) * H + h) * KV + soffs, S, mask=smask)
         for i in range(tl.minimum(BT, eos - start)):
             t = start + i
-            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA)
-            S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA)
+            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA,
+                                              PER_CHANNEL)
+            S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
             base = t.to(tl.int64) * H + h
             b_q = tl.load(q + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
             b_o = scale * _masked_sum(b_q[:, None] * S, smask, 0)
@@ -119,9 +137,11 @@ def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_of
 def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv,
                          dg_part, dbeta_part, dh0, cu_seqlens, chunk_offsets, scale, H, K, V,
                          T_total, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr):
+                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr,
+                         PER_CHANNEL: tl.constexpr):
     """Partial sums (fp64) over this program's columns: dq_part, dk_part [NV, T_total, H, K],
-    dg_part, dbeta_part [NV, T_total, H]; dv and dh0 are complete (per column)."""
+    dg_part [NV, T_total, H] ([NV, T_total, H, K] with PER_CHANNEL), dbeta_part
+    [NV, T_total, H]; dv and dh0 are complete (per column)."""
     i_v, i_nh = tl.program_id(0), tl.program_id(1)
     n = i_nh // H
     h = i_nh % H
@@ -146,14 +166,16 @@ def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_p
         for i_t in range(end - start):
             t = start + i_t
             tl.store(slots + i_t * BK * BV + local, S)
-            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA)
-            S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA)
+            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA,
+                                              PER_CHANNEL)
+            S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
         tl.debug_barrier()  # the replayed states are read back by other threads
         for j in range(end - start):
             t = end - 1 - j
             S = tl.load(slots + (t - start) * BK * BV + local)
-            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA)
-            S1, x, E, S2 = _step(S, b_k, b_v, d, b_beta, smask, DELTA)
+            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA,
+                                              PER_CHANNEL)
+            S1, x, E, S2 = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
             base = t.to(tl.int64) * H + h
             b_q = tl.load(q + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
             G = tl.load(do + base * V + cv, mask=cv < V, other=0.0).to(tl.float32) * scale
@@ -172,12 +194,15 @@ def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_p
                 dx = _masked_sum(dS2 * b_k[:, None], smask, 0).to(tl.float32)
                 b_dk = _masked_sum(dS2 * x[None, :], smask, 1)
                 dS1 = dS2
-            b_dg = tl.sum(_masked_sum(dS1 * S, smask, 1), 0) * d
-            dS = dS1 * d
+            dS = _decayed(dS1, d, PER_CHANNEL)
             tl.store(dv + base * V + cv, dx.to(dv.dtype.element_ty), mask=cv < V)
             tl.store(dq_part + (part + base) * K + rk, b_dq, mask=rk < K)
             tl.store(dk_part + (part + base) * K + rk, b_dk, mask=rk < K)
-            tl.store(dg_part + part + base, b_dg)
+            if PER_CHANNEL:
+                tl.store(dg_part + (part + base) * K + rk, _masked_sum(dS1 * S, smask, 1) * d,
+                         mask=rk < K)
+            else:
+                tl.store(dg_part + part + base, tl.sum(_masked_sum(dS1 * S, smask, 1), 0) * d)
         tl.debug_barrier()  # the next chunk's replay overwrites the slots
     if STORE_DH0:
         tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)
@@ -204,7 +229,7 @@ def recurrent_forward(q, k, v, g, beta, scale, initial_state, output_final_state
     recurrent_fwd_kernel[(NV, N * H)](
         q, k, v, g, beta, initial_state, o, ht, ckpt, layout.cu_seqlens, layout.chunk_offsets,
         scale, H, K, V, BT=layout.chunk_size, BK=BK, BV=BV, HAS_H0=initial_state is not None,
-        STORE_FINAL=output_final_state, DELTA=beta is not None,
+        STORE_FINAL=output_final_state, DELTA=beta is not None, PER_CHANNEL=g.dim() == 4,
         num_warps=WARPS_RECURRENT["recurrent_fwd"])
     return o, ht, ckpt
 
@@ -220,9 +245,10 @@ def recurrent_backward(q, k, v, g, beta, scale, initial_state, ckpt, do, dht,
     scratch = torch.empty(NV * N * H * BT * BK * BV, dtype=torch.float32, device=dev)
     dq_part = torch.empty(NV, B * T, H, K, dtype=torch.float64, device=dev)
     dk_part = torch.empty_like(dq_part)
-    dg_part = torch.empty(NV, B * T, H, dtype=torch.float64, device=dev)
+    dg_part = torch.empty(NV, B * T, *g.shape[2:], dtype=torch.float64, device=dev)
     delta = beta is not None
-    dbeta_part = torch.empty_like(dg_part) if delta else None
+    dbeta_part = (torch.empty(NV, B * T, H, dtype=torch.float64, device=dev) if delta
+                  else None)
     dv = torch.empty_like(v)
     dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
            if initial_state is not None else None)
@@ -230,9 +256,10 @@ def recurrent_backward(q, k, v, g, beta, scale, initial_state, ckpt, do, dht,
         q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv, dg_part, dbeta_part,
         dh0, layout.cu_seqlens, layout.chunk_offsets, scale, H, K, V, B * T, BT=BT, BK=BK,
         BV=BV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None, DELTA=delta,
+        PER_CHANNEL=g.dim() == 4,
         num_warps=WARPS_RECURRENT["recurrent_bwd"])
     dq = dq_part.sum(0).view_as(q).to(q.dtype)
     dk = dk_part.sum(0).view_as(k).to(k.dtype)
-    dg = dg_part.sum(0).view(B, T, H).float()
+    dg = dg_part.sum(0).view(g.shape).float()
     dbeta = dbeta_part.sum(0).view_as(beta).to(beta.dtype) if delta else None
     return dq, dk, dv, dg, dbeta, dh0

@@ -1,0 +1,266 @@
+"""Chunked GLA (per-channel gate g [B, T, H, K], no delta rule), forward and training backward:
+
+    S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T,   o_t = scale S_t^T q_t
+
+Chunks of 16 tokens; gc = the chunk-local cumulative log-decay per channel (fp64). Within a
+chunk with initial state S:
+
+    O      = scale (Q * exp(gc)) S + P V,
+    P_rs   = scale sum_c q_rc k_sc exp(gc_rc - gc_sc)   (s <= r)
+    S_next = exp(gc_last) * S + (K * exp(gc_last - gc))^T V
+
+The per-channel decays of P are formed pair by pair ([16, 16, K] elementwise, every exponent
+gc_rc - gc_sc <= 0 for s <= r and selected to 0 elsewhere), never as a product of
+exp(gc_r) and exp(-gc_s), which overflows for a strong gate. The 16-token chunk is itself the
+sub-chunk: its reference point is each pair's own later token.
+
+Backward (dS the gradient of the chunk-end state, D = scale mask * (dO V^T), E_rsc the pair decays):
+    dV      = P^T dO + (K * exp(gc_last - gc)) dS
+    dS_prev = exp(gc_last) * dS + scale (Q * exp(gc))^T dO
+    dQ      = scale exp(gc) * (dO S^T) + sum_s D_rs k_s * E_rs
+    dK      = sum_r D_rs q_r * E_rs + exp(gc_last - gc) * (V dS^T)
+    dg_jc   = the terms whose decay carries g_jc (as output.grad_qk_kernel, per channel):
+              Q S for r >= j, P for s < j <= r (a rectangle sum per channel), K^T V for r < j,
+              the carried state for every j.
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from kdiff.kernels.gdn.tile_ops import load_rows, mm, store_rows
+from kdiff.kernels.gdn.varlen import ChunkLayout
+from kdiff.kernels.gdn.wy import chunk_cumsum_kernel
+
+GLA_CHUNK = 16
+# not tuned on a GPU: the [16, 16, BK] pair tensors want more warps than the GDN kernels
+STATE_BV, PARALLEL_BV = 32, 64
+WARPS = {"gla_state_fwd": 4, "gla_output_fwd": 8, "gla_state_bwd": 8, "gla_grad_qk": 8}
+
+
+@triton.jit
+def _gate_rows(gc, start, end, H, h, K, BT: tl.constexpr, BK: tl.constexpr):
+    """[BT, BK] chunk-local cumulative log-decays (fp64; zero past `end` and K) and the last
+    valid row [BK]."""
+    b_gc = load_rows(gc, start, end, H, h, K, 0, BT, BK)
+    rk = tl.arange(0, BK)
+    g_last = tl.load(gc + ((end - 1).to(tl.int64) * H + h) * K + rk, mask=rk < K, other=0.0)
+    return b_gc, g_last
+
+
+@triton.jit
+def _pair_decays(b_gc, valid, BT: tl.constexpr):
+    """E[r, s, c] = exp(gc_rc - gc_sc) for s <= r (both valid), else 0: the exponent is
+    selected to 0 before the exp where it could be positive."""
+    r = tl.arange(0, BT)
+    causal = ((r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :])[:, :, None]
+    diff = tl.where(causal, b_gc[:, None, :] - b_gc[None, :, :], 0.0)
+    return tl.where(causal, tl.exp(diff.to(tl.float32)), 0.0)
+
+
+@triton.jit
+def gla_state_fwd_kernel(k, v, gc, h0, hbuf, ht, cu_seqlens, chunk_offsets, H, K, V,
+                         BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                         HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr):
+    i_v, i_nh = tl.program_id(0), tl.program_id(1)
+    n = i_nh // H
+    h = i_nh % H
+    bos = tl.load(cu_seqlens + n)
+    eos = tl.load(cu_seqlens + n + 1)
+    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    DT: tl.constexpr = k.dtype.element_ty
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    soffs = rk[:, None] * V + cv[None, :]
+    smask = (rk < K)[:, None] & (cv < V)[None, :]
+    KV = K * V
+    S = tl.zeros([BK, BV], dtype=tl.float32)
+    if HAS_H0:
+        S += tl.load(h0 + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    for c in range(tl.cdiv(eos - bos, BT)):
+        start = bos + c * BT
+        end = tl.minimum(start + BT, eos)
+        tl.store(hbuf + ((first_chunk + c) * H + h) * KV + soffs,
+                 S.to(hbuf.dtype.element_ty), mask=smask)
+        b_gc, g_last = _gate_rows(gc, start, end, H, h, K, BT, BK)
+        valid = start + tl.arange(0, BT) < end
+        to_end = tl.where(valid[:, None], tl.exp((g_last[None, :] - b_gc).to(tl.float32)), 0.0)
+        b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
+        S = S * tl.exp(g_last.to(tl.float32))[:, None] + mm(tl.trans(b_k * to_end), b_v, DT)
+    if STORE_FINAL:
+        tl.store(ht + i_nh.to(tl.int64) * KV + soffs, S.to(ht.dtype.element_ty), mask=smask)
+
+
+@triton.jit
+def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V,
+                          BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = q.dtype.element_ty
+    valid = start + tl.arange(0, BT) < end
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
+                mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
+    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_gc, _ = _gate_rows(gc, start, end, H, h, K, BT, BK)
+    b_o = mm(b_q * tl.exp(b_gc.to(tl.float32)) * scale, S, DT)
+    b_p = tl.sum(b_q[:, None, :] * b_k[None, :, :] * _pair_decays(b_gc, valid, BT), 2) * scale
+    b_o += mm(b_p, load_rows(v, start, end, H, h, V, i_v * BV, BT, BV), DT)
+    store_rows(o, b_o, start, end, H, h, V, i_v * BV, BT, BV)
+
+
+@triton.jit
+def gla_state_bwd_kernel(q, k, gc, do, dv, dht, dh0, dhbuf, cu_seqlens, chunk_offsets, scale,
+                         H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr):
+    """Reverse scan; stores dS at every chunk end and dV = P^T dO + (K exp(gc_last - gc)) dS."""
+    i_v, i_nh = tl.program_id(0), tl.program_id(1)
+    n = i_nh // H
+    h = i_nh % H
+    bos = tl.load(cu_seqlens + n)
+    eos = tl.load(cu_seqlens + n + 1)
+    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    DT: tl.constexpr = k.dtype.element_ty
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    soffs = rk[:, None] * V + cv[None, :]
+    smask = (rk < K)[:, None] & (cv < V)[None, :]
+    KV = K * V
+    dS = tl.zeros([BK, BV], dtype=tl.float32)
+    if HAS_DHT:
+        dS += tl.load(dht + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    num_chunks = tl.cdiv(eos - bos, BT)
+    for i in range(num_chunks):
+        c = num_chunks - 1 - i
+        start = bos + c * BT
+        end = tl.minimum(start + BT, eos)
+        valid = start + tl.arange(0, BT) < end
+        tl.store(dhbuf + ((first_chunk + c) * H + h) * KV + soffs,
+                 dS.to(dhbuf.dtype.element_ty), mask=smask)
+        b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+        b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+        b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
+        b_gc, g_last = _gate_rows(gc, start, end, H, h, K, BT, BK)
+        to_end = tl.where(valid[:, None], tl.exp((g_last[None, :] - b_gc).to(tl.float32)), 0.0)
+        b_pt = tl.sum(b_q[:, None, :] * b_k[None, :, :] * _pair_decays(b_gc, valid, BT), 2)
+        b_dv = mm(tl.trans(b_pt * scale), b_do, DT) + mm(b_k * to_end, dS, DT)
+        store_rows(dv, b_dv, start, end, H, h, V, i_v * BV, BT, BV)
+        b_qg = b_q * tl.exp(b_gc.to(tl.float32)) * scale
+        dS = dS * tl.exp(g_last.to(tl.float32))[:, None] + mm(tl.trans(b_qg), b_do, DT)
+    if STORE_DH0:
+        tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)
+
+
+@triton.jit
+def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, bounds, scale, H, K, V,
+                       BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    i_c, h = tl.program_id(0), tl.program_id(1)
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    DT: tl.constexpr = q.dtype.element_ty
+    r = tl.arange(0, BT)
+    valid = start + r < end
+    rk = tl.arange(0, BK)
+    state_base = (i_c.to(tl.int64) * H + h) * K * V
+    b_gc, g_last = _gate_rows(gc, start, end, H, h, K, BT, BK)
+    q_decay = tl.exp(b_gc.to(tl.float32)) * scale
+    to_end = tl.where(valid[:, None], tl.exp((g_last[None, :] - b_gc).to(tl.float32)), 0.0)
+    dq_state = tl.zeros([BT, BK], dtype=tl.float32)  # dO S^T (decay applied after)
+    vds = tl.zeros([BT, BK], dtype=tl.float32)       # V dS_next^T
+    dp = tl.zeros([BT, BT], dtype=tl.float32)        # dO V^T
+    ds_dot = tl.zeros([BK], dtype=tl.float32)        # row sums of S * dS_next
+    for i_v in range(tl.cdiv(V, BV)):
+        cv = i_v * BV + tl.arange(0, BV)
+        soffs = state_base + rk[:, None] * V + cv[None, :]
+        smask = (rk < K)[:, None] & (cv < V)[None, :]
+        S = tl.load(hbuf + soffs, mask=smask, other=0.0)
+        dS = tl.load(dhbuf + soffs, mask=smask, other=0.0)
+        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
+        b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
+        dq_state += mm(b_do, tl.trans(S), DT)
+        vds += mm(b_v, tl.trans(dS), DT)
+        dp += mm(b_do, tl.trans(b_v), DT)
+        ds_dot += tl.sum(S.to(tl.float32) * dS.to(tl.float32), 1)
+    dq_state = dq_state * q_decay
+    dk_d = vds * to_end
+    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
+    causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
+    d_p = tl.where(causal, dp, 0.0) * scale
+    pair = _pair_decays(b_gc, valid, BT)                      # [r, s, c]
+    z_q = d_p[:, :, None] * pair * b_k[None, :, :]            # dP_rs k_sc E_rsc
+    b_dq = dq_state + tl.sum(z_q, 1)
+    b_dk = tl.sum(d_p[:, :, None] * pair * b_q[:, None, :], 0) + dk_d
+    # log-gate derivative per channel, each term collected only where its decay carries g_jc
+    b_dg = tl.cumsum(b_q * dq_state, 0, reverse=True)                  # Q S: r >= j
+    below = tl.cumsum(z_q * b_q[:, None, :], 0, reverse=True)          # [j, s, c]: sum r >= j
+    b_dg += tl.sum(tl.where((r[None, :] < r[:, None])[:, :, None], below, 0.0), 1)  # s < j
+    y = b_k * dk_d                                                     # K^T V: r < j
+    b_dg += tl.sum(tl.where((r[None, :] < r[:, None])[:, :, None], y[None, :, :], 0.0), 1)
+    b_dg += tl.where(valid[:, None], (tl.exp(g_last.to(tl.float32)) * ds_dot)[None, :], 0.0)
+    store_rows(dq, b_dq, start, end, H, h, K, 0, BT, BK)
+    store_rows(dk, b_dk, start, end, H, h, K, 0, BT, BK)
+    store_rows(dg, b_dg, start, end, H, h, K, 0, BT, BK)
+
+
+def _blocks(K: int, V: int) -> tuple[int, int, int]:
+    BK = max(16, triton.next_power_of_2(K))
+    BV = max(16, triton.next_power_of_2(V))
+    return BK, min(STATE_BV, BV), min(PARALLEL_BV, BV)
+
+
+def gla_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
+    """The signature of chunk.gdn_forward (beta is None: GLA has no delta rule)."""
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    BT = layout.chunk_size
+    BK, SBV, BV = _blocks(K, V)
+    NC, N = layout.num_chunks, layout.num_seqs
+    dev = q.device
+    gc = torch.empty(B * T, H, K, dtype=torch.float64, device=dev)
+    BH = min(64, triton.next_power_of_2(H * K))
+    # per-channel gates: the scalar-gate cumsum over [tokens, H * K]
+    chunk_cumsum_kernel[(NC, triton.cdiv(H * K, BH))](g, gc, layout.chunk_bounds, H * K,
+                                                      BT=BT, BH=BH)
+    hbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
+    ht = torch.empty(N, H, K, V, dtype=torch.float32, device=dev) if output_final_state else None
+    gla_state_fwd_kernel[(triton.cdiv(V, SBV), N * H)](
+        k, v, gc, initial_state, hbuf, ht, layout.cu_seqlens, layout.chunk_offsets, H, K, V,
+        BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None, STORE_FINAL=output_final_state,
+        num_warps=WARPS["gla_state_fwd"])
+    o = torch.empty_like(v)
+    gla_output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](
+        q, k, v, gc, hbuf, o, layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
+        num_warps=WARPS["gla_output_fwd"])
+    return o, ht, (gc, hbuf)
+
+
+def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: ChunkLayout):
+    """The signature of chunk.gdn_backward: (dq, dk, dv, dg fp32, None, dh0 fp32 or None)."""
+    gc, hbuf = saved
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    BT = layout.chunk_size
+    BK, SBV, BV = _blocks(K, V)
+    NC, N = layout.num_chunks, layout.num_seqs
+    dev = q.device
+    dhbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
+    dv = torch.empty_like(v)
+    dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
+           if initial_state is not None else None)
+    gla_state_bwd_kernel[(triton.cdiv(V, SBV), N * H)](
+        q, k, gc, do, dv, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
+        H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None,
+        num_warps=WARPS["gla_state_bwd"])
+    dq = torch.empty_like(q)
+    dk = torch.empty_like(k)
+    dg = torch.empty(B, T, H, K, dtype=torch.float32, device=dev)
+    gla_grad_qk_kernel[(NC, H)](q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, layout.chunk_bounds,
+                                scale, H, K, V, BT=BT, BK=BK, BV=BV,
+                                num_warps=WARPS["gla_grad_qk"])
+    return dq, dk, dv, dg, None, dh0
