@@ -40,9 +40,9 @@ from kdiff.gates.oracle import run_oracle
 from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
 from kdiff.kernels.gdn import chunk as gdn_chunk
 from kdiff.kernels.gdn import recurrent as gdn_recurrent
+from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_gla, chunk_simple_gla,
+                               gated_delta_rule_reference, gated_recurrence)
 from kdiff.kernels.gdn.varlen import chunk_layout
-from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_simple_gla, gated_delta_rule_reference,
-                               gated_recurrence)
 
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 
@@ -176,6 +176,25 @@ def test_simple_gla_without_delta_rule_matches_oracle():
         assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
 
 
+
+def test_gla_per_channel_gate_matches_oracle():
+    """GLA (gate [B, T, H, K], chunks of 16, pair-wise decays). Every per-channel decay is in
+    (0, 1], so S -> diag(exp(g)) S is non-expansive and the error model above holds: the
+    pair-wise decays replace the scalar ones term by term, and the per-channel dg rectangle
+    sums add at most C^2 / 4 = 4C terms at C = 16. The initial state is the second input of
+    the packed pair, so varlen runs too."""
+    lengths, H, K, V = (17, 23), 2, 16, 32
+    T = sum(lengths)
+    q, k, v, _, _, _ = gdn_inputs(1, T, H, K, V, seed=23)
+    h0 = torch.randn(len(lengths), H, K, V, generator=torch.Generator().manual_seed(24))
+    inputs = [q, k, v, per_channel_gate(1, T, H, K, seed=25), torch.zeros(1, T, H), h0]
+    cu = torch.tensor([0, lengths[0], T])
+    fn, reference = PATHS["gla"]
+    got = run(fn, inputs, torch.float32, cu)
+    oracle = run(reference, inputs, torch.float64, cu)
+    assert_within_bound(got, oracle, depth(max(lengths), K, V, 16))
+
+
 def nonfinite_classes(t):
     """0 finite, 1 NaN, 2 +Inf, 3 -Inf per element (as kdiff's EXC-01 classifies)."""
     return (torch.isnan(t).int() + 2 * (t == math.inf).int() + 3 * (t == -math.inf).int())
@@ -191,11 +210,19 @@ PATHS = {
     "simple_gla": (gla_fn(lambda *a, **kw: chunk_simple_gla(*a, output_final_state=True,
                                                             chunk_size=16, **kw)),
                    gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
+    "gla": (gla_fn(lambda *a, **kw: chunk_gla(*a, output_final_state=True, **kw)),
+            gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
 }
 
 
+def per_channel_gate(B, T, H, K, seed):
+    """GLA's gate [B, T, H, K]: decays in (0, 1), one per key channel."""
+    gen = torch.Generator().manual_seed(seed)
+    return F.logsigmoid(torch.randn(B, T, H, K, generator=gen) + 2.0)
+
+
 @pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
-                                              ("simple_gla", 1, math.nan)])
+                                              ("simple_gla", 1, math.nan), ("gla", 2, math.nan)])
 def test_nonfinite_at_token_t_is_causal(path, which, value):
     """A NaN or Inf in one token's q, k or v (token t = 21, inside the second chunk of 16):
     outputs before t are finite and equal the clean run's, and every output and gradient has
@@ -205,6 +232,8 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     fn, reference = PATHS[path]
     B, T, H, K, V, t = 1, 24, 1, 16, 48, 21
     clean = gdn_inputs(B, T, H, K, V, seed=13)
+    if path == "gla":
+        clean[3] = per_channel_gate(B, T, H, K, seed=14)
     inputs = [x.clone() for x in clean]
     inputs[which][0, t, 0, 3] = value
     got = run(fn, inputs, torch.float32)
