@@ -102,7 +102,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
 
     from triton.backends.compiler import GPUTarget
 
-    from kdiff.kernels.gdn import chunk, output, recurrent, state, wy
+    from kdiff.kernels.gdn import chunk, gla, output, recurrent, state, wy
     i32 = "*i32"
     f32 = "*fp32"
     rows = []
@@ -111,6 +111,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
         BT, BK = CHUNK, dim
         SBV, BV = min(chunk.STATE_BV, dim), min(chunk.PARALLEL_BV, dim)
         RBV = min(recurrent.BV_RECURRENT, dim)
+        GBV_S, GBV_P = min(gla.STATE_BV, dim), min(gla.PARALLEL_BV, dim)
         kernels = [
             (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc="*fp64", bounds=i32), dict(BT=BT, BH=16)),
             (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=f32, bounds=i32),
@@ -140,12 +141,27 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             (recurrent.recurrent_fwd_kernel, "recurrent_fwd",
              dict(q=P, k=P, v=P, g=f32, beta=P, h0=f32, o=P, ht=f32, ckpt=f32, cu_seqlens=i32,
                   chunk_offsets=i32, scale="fp32"),
-             dict(BT=BT, BK=BK, BV=RBV, HAS_H0=True, STORE_FINAL=True, DELTA=True)),
+             dict(BT=BT, BK=BK, BV=RBV, HAS_H0=True, STORE_FINAL=True, DELTA=True,
+                  PER_CHANNEL=False)),
             (recurrent.recurrent_bwd_kernel, "recurrent_bwd",
              dict(q=P, k=P, v=P, g=f32, beta=P, ckpt=f32, scratch=f32, do=P, dht=f32,
                   dq_part="*fp64", dk_part="*fp64", dv=P, dg_part="*fp64", dbeta_part="*fp64",
                   dh0=f32, cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
-             dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, DELTA=True)),
+             dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, DELTA=True,
+                  PER_CHANNEL=False)),
+            (gla.gla_state_fwd_kernel, "gla_state_fwd",
+             dict(k=P, v=P, gc="*fp64", h0=f32, hbuf=P, ht=f32, cu_seqlens=i32, chunk_offsets=i32),
+             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True)),
+            (gla.gla_output_fwd_kernel, "gla_output_fwd",
+             dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, o=P, bounds=i32, scale="fp32"),
+             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_P)),
+            (gla.gla_state_bwd_kernel, "gla_state_bwd",
+             dict(q=P, k=P, gc="*fp64", do=P, dv=P, dht=f32, dh0=f32, dhbuf=P, cu_seqlens=i32,
+                  chunk_offsets=i32, scale="fp32"),
+             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True)),
+            (gla.gla_grad_qk_kernel, "gla_grad_qk",
+             dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq=P, dk=P, dg=f32,
+                  bounds=i32, scale="fp32"), dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_P)),
         ]
         cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
                                  "cuobjdump")
@@ -160,7 +176,8 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             if key in chunk.WARPS:
                 options = chunk.launch(key, torch_dtype)
             else:
-                options = {"num_warps": recurrent.WARPS_RECURRENT.get(key, 4)}
+                options = {"num_warps": gla.WARPS[key] if key in gla.WARPS else
+                           recurrent.WARPS_RECURRENT.get(key, 4)}
             warps = options["num_warps"]
             started = time.time()
             row = {"dtype": dt, "kernel": key, "warps": warps}
