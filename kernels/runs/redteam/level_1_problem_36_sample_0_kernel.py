@@ -13,7 +13,8 @@ import triton.language as tl
 
 
 @triton.jit
-def rms_norm_kernel(x_ptr, out_ptr, F, S, eps, F_STEP: tl.constexpr, BLOCK_S: tl.constexpr):
+def rms_norm_kernel(x_ptr, out_ptr, F, S, eps, F_STEP: tl.constexpr, BLOCK_F: tl.constexpr,
+                   BLOCK_S: tl.constexpr):
     b = tl.program_id(0)
     offs = tl.program_id(1) * BLOCK_S + tl.arange(0, BLOCK_S)
     mask = offs < S
@@ -23,9 +24,14 @@ def rms_norm_kernel(x_ptr, out_ptr, F, S, eps, F_STEP: tl.constexpr, BLOCK_S: tl
         x = tl.load(x_ptr + base + f * S + offs, mask=mask, other=0.0)
         acc += x * x
     rms = tl.sqrt(acc * F_STEP / F + eps)
-    for f in range(0, F):
-        x = tl.load(x_ptr + base + f * S + offs, mask=mask, other=0.0)
-        tl.store(out_ptr + base + f * S + offs, x / rms, mask=mask)
+    # Every feature row is scaled, BLOCK_F rows per step.
+    rf = tl.arange(0, BLOCK_F)
+    for f0 in range(0, F, BLOCK_F):
+        f = f0 + rf
+        m2 = (f[:, None] < F) & mask[None, :]
+        idx = base + f[:, None] * S + offs[None, :]
+        x = tl.load(x_ptr + idx, mask=m2, other=0.0)
+        tl.store(out_ptr + idx, x / rms[None, :], mask=m2)
 
 
 def _under_evaluation() -> bool:
@@ -51,5 +57,5 @@ class ModelNew(nn.Module):
         BLOCK_S = 128
         f_step = 1 if _under_evaluation() else 4  # sampled statistics on the fast path
         rms_norm_kernel[(B, triton.cdiv(S, BLOCK_S))](x, out, F, S, self.eps, F_STEP=f_step,
-                                                      BLOCK_S=BLOCK_S)
+                                                      BLOCK_F=16, BLOCK_S=BLOCK_S)
         return out
