@@ -208,6 +208,8 @@ def chunk_gated_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g:
     output_final_state."""
     if chunk_size not in SUPPORTED_CHUNKS:
         raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
+    if g.shape != q.shape[:3]:  # a per-channel gate is chunk_gla's (KDA is not written)
+        raise ValueError(f"the gate must be [B, T, H], got {list(g.shape)}")
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, beta, scale, initial_state,
                                              output_final_state, cu_seqlens, chunk_size)
@@ -222,6 +224,8 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
     chunk_gated_delta_rule, without beta."""
     if chunk_size not in SUPPORTED_CHUNKS:
         raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
+    if g.shape != q.shape[:3]:  # a per-channel gate is chunk_gla's (KDA is not written)
+        raise ValueError(f"the gate must be [B, T, H], got {list(g.shape)}")
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, None, scale, initial_state,
                                              output_final_state, cu_seqlens, chunk_size)
