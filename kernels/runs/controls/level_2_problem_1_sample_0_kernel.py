@@ -14,15 +14,19 @@ def gemm_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K,
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
+    # W is (N, K) as nn.Linear stores it; read it transposed.
+    x_ptrs = x_ptr + rm[:, None] * stride_xm + rk[None, :] * stride_xk
+    w_ptrs = w_ptr + rk[:, None] * stride_wk + rn[None, :] * stride_wn
+    m_ok = rm[:, None] < M
+    n_ok = rn[None, :] < N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
-        kk = k0 + rk
-        x = tl.load(x_ptr + rm[:, None] * stride_xm + kk[None, :] * stride_xk,
-                    mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        # W is (N, K) as nn.Linear stores it; read it transposed.
-        w = tl.load(w_ptr + kk[:, None] * stride_wk + rn[None, :] * stride_wn,
-                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        k_ok = rk < K - k0
+        x = tl.load(x_ptrs, mask=m_ok & k_ok[None, :], other=0.0)
+        w = tl.load(w_ptrs, mask=k_ok[:, None] & n_ok, other=0.0)
         acc += tl.dot(x, w, input_precision="ieee")
+        x_ptrs += BLOCK_K * stride_xk
+        w_ptrs += BLOCK_K * stride_wk
     acc += tl.load(b_ptr + rn, mask=rn < N, other=0.0)[None, :]
     acc = tl.where(acc < 0.0, 0.0, acc)  # NaN stays NaN, as torch.relu keeps it
     tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
