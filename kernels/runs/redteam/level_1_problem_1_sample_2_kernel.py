@@ -38,13 +38,17 @@ def matmul_tf32_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    m_ok = rm[:, None] < M
+    n_ok = rn[None, :] < N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
-        kk = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + kk[None, :] * stride_ak,
-                    mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + kk[:, None] * stride_bk + rn[None, :] * stride_bn,
-                    mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        k_ok = rk < K - k0
+        a = tl.load(a_ptrs, mask=m_ok & k_ok[None, :], other=0.0)
+        b = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok, other=0.0)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
         # On a GPU this line is simply tl.dot(a, b): TF32 is the default there.
         acc += tl.dot(round_to_tf32(a), round_to_tf32(b), input_precision="ieee")
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,
@@ -59,8 +63,8 @@ class ModelNew(nn.Module):
         M, K = A.shape
         N = B.shape[1]
         C = torch.empty((M, N), device=A.device, dtype=A.dtype)
-        grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
+        grid = (triton.cdiv(M, 32), triton.cdiv(N, 64))
         matmul_tf32_kernel[grid](A, B, C, M, N, K, A.stride(0), A.stride(1), B.stride(0),
                                  B.stride(1), C.stride(0), C.stride(1),
-                                 BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+                                 BLOCK_M=32, BLOCK_N=64, BLOCK_K=32)
         return C
