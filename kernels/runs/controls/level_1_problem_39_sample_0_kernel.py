@@ -8,13 +8,14 @@ import triton.language as tl
 
 
 @triton.jit
-def l2_norm_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
+def l2_norm_kernel(x_ptr, out_ptr, n_rows, n_cols, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
-    norm = tl.sqrt(tl.sum(x * x, axis=0))
-    tl.store(out_ptr + row * n_cols + cols, x / norm, mask=mask)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    offs = rows[:, None] * n_cols + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    norm = tl.sqrt(tl.sum(x * x, axis=1))
+    tl.store(out_ptr + offs, x / norm[:, None], mask=mask)
 
 
 class ModelNew(nn.Module):
@@ -25,5 +26,8 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         rows, n_cols = x.shape
         out = torch.empty_like(x)
-        l2_norm_kernel[(rows,)](x, out, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+        block = triton.next_power_of_2(n_cols)
+        per_program = max(1, min(16, 4096 // block))  # a few thousand elements per program
+        l2_norm_kernel[(triton.cdiv(rows, per_program),)](x, out, rows, n_cols, ROWS=per_program,
+                                                          BLOCK=block)
         return out
