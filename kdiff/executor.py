@@ -8,8 +8,9 @@ so N jobs are N judges each with one worker. A judge process that dies costs the
 one retry, then an error row of kind `judge` (never stored: the next run judges them again).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
-the same options; only GateResult.seconds differs. Judges keep torch's default thread count
-for that reason (a different count would change the rounding of the oracle's reductions).
+the same options; only GateResult.seconds differs. Every judge and worker runs torch with one
+intra-op thread whatever the executor (kdiff.seeding.one_thread), so the rounding of the oracle's
+reductions does not depend on --jobs either.
 """
 from __future__ import annotations
 

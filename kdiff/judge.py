@@ -12,6 +12,7 @@ from kdiff.model import Case, GateResult, NativeVerdict, Verdict
 from kdiff.problem import LoadError, load_problem
 from kdiff.runconfig import RunConfig
 from kdiff.sandbox import CandidateFailure, CandidateLoadError, CandidateProcess
+from kdiff.seeding import one_thread
 
 
 def _fp32_means_fp32() -> None:
@@ -34,6 +35,7 @@ def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                preset: str | None = None) -> Verdict:
     _fp32_means_fp32()
+    one_thread()
     preset = preset or native_preset(pm, config)
     gates = select(config.gates)
     if case.discovery_error:

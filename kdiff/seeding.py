@@ -1,4 +1,5 @@
-"""Seeding the generators that a problem's get_inputs() and a model's __init__ draw from."""
+"""What makes the judge and the worker reproducible: the seeds of the generators that a
+problem's get_inputs() and a model's __init__ draw from, and torch's thread count."""
 from __future__ import annotations
 
 import torch
@@ -11,3 +12,14 @@ def set_seed(seed: int) -> None:
     torch.default_generator.manual_seed(seed)
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
+
+
+def one_thread() -> None:
+    """kdiff runs kernels side by side, not one kernel's operations: one intra-op thread per
+    judge and per worker. With torch's default (one per core) each of N judges and N workers
+    starts a full OpenMP pool whose threads spin between operations: on 2 cores, 2 judges took
+    38-43 s for 10 corpus kernels against 28-33 s with one thread each (`kdiff run --problems
+    19,6,8 --jobs 2`); 8 judges on the H200 machine's 16 cores took 170 s per level-1 kernel
+    with the default. A fixed count also keeps the order of the oracle's CPU reductions, hence
+    its rounding, independent of --jobs."""
+    torch.set_num_threads(1)
