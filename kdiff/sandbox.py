@@ -75,6 +75,12 @@ class CandidateFailure(Exception):
         self.detail = detail
 
 
+def _sticky_device_error(error: str) -> bool:
+    """A CUDA error that leaves the worker's context unusable (torch raises them as
+    AcceleratorError, older versions as RuntimeError 'CUDA error: ...')."""
+    return error.startswith("AcceleratorError") or "CUDA error:" in error
+
+
 class CandidateRaised(CandidateFailure):
     signature = "raised"
 
@@ -342,8 +348,13 @@ class CandidateProcess:
         if self._proc is None:
             self._spawn()
         msg = {"cmd": cmd, **payload}
-        reply = self._checked(self._exchange(msg, self._budgeted(timeout or
-                                                                 self.limits.call_timeout)))
+        reply = self._exchange(msg, self._budgeted(timeout or self.limits.call_timeout))
+        if not reply["ok"] and _sticky_device_error(str(reply.get("error", ""))):
+            # After an illegal or misaligned access every later CUDA call of the process fails
+            # with the same error: the next request starts a fresh worker (builds replayed),
+            # so that the next gate judges the kernel, not this gate's leftover error.
+            self._kill()
+        reply = self._checked(reply)
         if cmd == "build":
             self._replay.append(msg)
         return reply

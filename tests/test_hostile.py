@@ -191,3 +191,19 @@ def test_gpu_crashes_and_memory_bombs_are_the_kernels_failures():
                    and any(p in g.detail.lower() for p in phrases)
                    for g in verdict.gates.values()), verdict.gates
     assert honest.verifier_accept is True  # the next kernel, same judge, a clean device
+
+
+def test_a_sticky_device_error_is_not_charged_to_the_next_request():
+    """After CUDA's sticky errors (misaligned or illegal access) the worker is restarted: the
+    failing call is the kernel's failure, the next call runs in a fresh worker."""
+    import torch
+    candidate = Path(__file__).parent / "fixtures" / "core" / "sticky_device_error.py"
+    with CandidateProcess(HOSTILE / "problem.py", candidate) as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        with pytest.raises(Exception) as error:
+            worker.request("call", key="c", inputs=[torch.ones(1, 8)])
+        assert type(error.value).__name__ == "CandidateRaised"
+        assert "misaligned address" in str(error.value)
+        reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
+        assert torch.equal(reply["outputs"][0], torch.full((4, 8), 2.0))
