@@ -1,4 +1,4 @@
-"""RES-02 resource budget: three states on the corpus (the honest 64x64 Triton matmul passes;
+"""RES-02 resource budget: three states on the corpus (the honest 64x128 Triton matmul passes;
 the 128x1024 tile fails on sm_100's tensor memory; the wrapper that keeps a workspace per call
 leaks; KernelBench v0.1's native check accepts all three), the sm_100 compile of the wide
 tile on a machine without a GPU, the budget arithmetic, and the kernels of compiled CUDA
@@ -40,7 +40,7 @@ def judge(problem: str, run: str) -> Verdict:
     ("40_Matmul_wide_output.py", "controls", None),
     ("40_Matmul_wide_output.py", "redteam", "tmem_over_budget"),
     ("41_Swish.py", "redteam", "memory_leak"),
-], ids=["honest-64x64", "tile-128x1024", "workspace-leak"])
+], ids=["honest-64x128", "tile-128x1024", "workspace-leak"])
 def test_three_states(problem: str, run: str, signature: str | None):
     verdict = judge(problem, run)
     assert verdict.native.accept is True, verdict.native.reason
