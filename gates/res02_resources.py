@@ -41,7 +41,7 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
-from kdiff.triton_launches import COMPILE_TIMEOUT_S, KernelResources, Launch, ResourceCache
+from kdiff.triton_launches import KernelResources, Launch, ResourceCache
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
 INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
@@ -253,7 +253,7 @@ class ResourceBudget(Gate):
     def resources(ctx: GateContext, launches: list[Launch], targets: list[str]
                   ) -> dict[tuple[str, str], dict[str, Any]]:
         """Per (launch key, target), the compile outcome: from the judge's cache, or compiled
-        in the worker (which runs the candidate's code, so it may not write the cache)."""
+        in a confined child of the sandbox's (it imports the candidate's code)."""
         cache = ResourceCache()
         outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         missing = []
@@ -265,16 +265,12 @@ class ResourceBudget(Gate):
                 else:
                     outcomes[(launch.key(), target)] = cached
         if missing:
-            keys = sorted(set(missing))
-            reply = ctx.candidate.request(
-                "launches", targets=targets, keys=keys,
-                timeout=COMPILE_TIMEOUT_S * len(keys) * len(targets)
-                + ctx.candidate.limits.call_timeout)
-            for report in reply["launches"]:
-                launch = Launch(**report["launch"])
-                for target, outcome in report["targets"].items():
-                    cache.put(launch, target, outcome)
-                    outcomes[(launch.key(), target)] = outcome
+            keys = set(missing)
+            jobs = [(launch, target) for launch in launches if launch.key() in keys
+                    for target in targets]
+            for (launch, target), outcome in zip(jobs, ctx.candidate.compile_launches(jobs)):
+                cache.put(launch, target, outcome)
+                outcomes[(launch.key(), target)] = outcome
         return outcomes
 
     def judge_target(self, launches: list[Launch], outcomes: list[dict[str, Any]], target: str

@@ -7,19 +7,19 @@ would specialise on, the constexpr values and the launch options) by wrapping th
 `InterpretedFunction.run`, `JITFunction.run`, and `Autotuner.run` (whose configs are
 alternatives: on hardware the autotuner drops a config that does not fit).
 
-`compile_reports` compiles each recorded launch for each requested target in a short-lived
-child process (`python -m kdiff.triton_launches REQUEST RESULT`) started without
-TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: the child re-imports the
+`compile_launches` compiles launches for targets in a short-lived child process started
+without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: the child re-imports the
 kernel's file, looks the kernel up by name and runs `triton.compile` with a `GPUTarget`,
 which needs no GPU. It reports shared memory and tensor-memory columns (compiler metadata,
 and the `tcgen05.alloc` sizes in the PTX), and registers and spills (the log of the ptxas
-run Triton makes itself). The child runs the candidate's module code, so it runs inside the
-worker's confinement, has a deadline, and its whole process group is killed when it misses it.
+run Triton makes itself). The child runs the candidate's module code, so the sandbox starts
+it confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), forked from a
+zygote that holds torch and Triton already; it has a deadline, and its whole process group
+is killed when it misses it.
 
-The worker may write only its own private folder, so the disk cache is the judge's:
-`ResourceCache` keeps results per (kernel file hash, kernel name, signature, constexprs,
-options, target, Triton version) under $KDIFF_CACHE (default ~/.cache/kdiff), and the judge
-asks the worker to compile only what it does not hold.
+The disk cache is the judge's: `ResourceCache` keeps results per (kernel file hash, kernel
+name, signature, constexprs, options, target, Triton version) under $KDIFF_CACHE (default
+~/.cache/kdiff), and the judge compiles only what it does not hold.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # took 71 s for sm_90 on this 2-core machine under a load of 11 (its ptxas spills 18 KB).
@@ -236,16 +236,6 @@ class LaunchRecorder:
         self.launches.clear()
         self.dropped = 0
 
-    def compile_reports(self, targets: list[str], keys: list[str] | None = None,
-                        timeout: float = COMPILE_TIMEOUT_S) -> list[dict[str, Any]]:
-        """Each recorded launch (only those in `keys` when given) with its resources, or the
-        reason there are none, per target. Primitives only."""
-        chosen = [launch for key, launch in self.launches.items() if keys is None or key in keys]
-        results = compile_launches([(launch, t) for launch in chosen for t in targets], timeout)
-        return [{"launch": asdict(launch),
-                 "targets": {t: results[i * len(targets) + j] for j, t in enumerate(targets)}}
-                for i, launch in enumerate(chosen)]
-
 
 def _naming_tuned(run: Callable[..., Any]) -> Callable[..., Any]:
     """While an autotuner with several configs launches, the names its configs set are the
@@ -310,18 +300,30 @@ class ResourceCache:
             pass  # a cache that cannot be written only costs the next run a compile
 
 
-def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S
+Starter = Callable[[list[str], dict[str, str], BinaryIO, Path], Any]
+
+
+def start_fresh(argv: list[str], env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
+    """The compiler child as a fresh interpreter (for callers outside a sandbox: tests)."""
+    return subprocess.Popen([sys.executable, "-m", "kdiff.triton_launches", *argv],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            env=env, start_new_session=True, cwd=str(cwd))
+
+
+def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S,
+                     start: Starter = start_fresh, folder: Path | None = None
                      ) -> list[dict[str, Any]]:
     """Per (launch, target): {"resources": {...}} or {"error": "...", "timeout": bool}, plus
-    "cacheable". One child process compiles them all (importing torch, Triton and the
-    candidate once), reporting each as it finishes, with `timeout` seconds per compile."""
+    "cacheable". One child process (`start`ed with its arguments, environment, log and a
+    working folder inside `folder`) compiles them all, importing the candidate once and
+    reporting each as it finishes, with `timeout` seconds per compile."""
     results: list[dict[str, Any] | None] = [
         {"error": launch.unavailable, "timeout": False, "cacheable": False}
         if launch.unavailable else None for launch, _ in jobs]
     todo = [i for i, r in enumerate(results) if r is None]
     if not todo:
         return results  # type: ignore[return-value]
-    with tempfile.TemporaryDirectory(prefix="kdiff-compile-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="kdiff-compile-", dir=folder) as tmp:
         request, result_path, log = (Path(tmp) / n for n in ("request.json", "results.jsonl",
                                                              "child.log"))
         request.write_text(json.dumps([{"launch": asdict(jobs[i][0]), "target": jobs[i][1]}
@@ -331,9 +333,7 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
         env["TRITON_DUMP_PTXAS_LOG"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "kdiff.triton_launches", str(request),
-                                     str(result_path)], stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            proc = start([str(request), str(result_path)], env, out, Path(tmp))
             try:
                 proc.wait(timeout=timeout * len(todo))
                 missing = {"error": f"compiler process exited with status {proc.returncode}",

@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import traceback
+from dataclasses import asdict
 from typing import Any
 
 import torch
@@ -184,12 +185,12 @@ class Worker:
         return {"bytes": live_bytes(exclude=self.kept_outputs)}
 
     def cmd_launches(self, msg: dict) -> dict:
-        """The Triton launches recorded since the last `clear` (those in `keys` when given),
-        each compiled for every target in `targets` (none: only listed)."""
+        """The Triton launches recorded since the last `clear` (the judge has them compiled
+        for other targets: CandidateProcess.compile_launches)."""
         if msg.get("clear"):
             self.recorder.clear()
-        return {"launches": self.recorder.compile_reports(msg.get("targets") or [],
-                                                          msg.get("keys")),
+        return {"launches": [{"launch": asdict(launch)}
+                             for launch in self.recorder.launches.values()],
                 "dropped": self.recorder.dropped}
 
     def cmd_overwrite_stored(self, msg: dict) -> dict:

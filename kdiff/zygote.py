@@ -70,10 +70,12 @@ class Zygote:
                 raise ZygoteUnavailable("the zygote died")
             return json.loads(data)
 
-    def spawn(self, spec: Confinement, env: dict[str, str], cwd: str, log_fd: int
-              ) -> "ForkedWorker":
-        reply = self._call({"op": "spawn", "spec": asdict(spec), "env": env, "cwd": cwd},
-                           (*spec.pipe_fds, log_fd))
+    def spawn(self, spec: Confinement, env: dict[str, str], cwd: str, log_fd: int,
+              compile_argv: list[str] | None = None) -> "ForkedWorker":
+        """A confined worker on spec.pipe_fds, or with `compile_argv` the Triton compiler
+        child (kdiff.triton_launches) on those arguments."""
+        reply = self._call({"op": "spawn", "spec": asdict(spec), "env": env, "cwd": cwd,
+                            "compile": compile_argv}, (*spec.pipe_fds, log_fd))
         return ForkedWorker(self, reply["pid"])
 
     def close(self) -> None:
@@ -115,13 +117,13 @@ class ForkedWorker:
 
 # -- the zygote's side --------------------------------------------------------------------
 def _child(request: dict[str, Any], fds: list[int]) -> None:
-    """In the forked child: become the worker, confined."""
+    """In the forked child: become the worker (or the compiler child), confined."""
     import tempfile
-    read_fd, write_fd, log_fd = fds
+    *pipes, log_fd = fds
     os.setsid()
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    keep = {0, 1, 2, read_fd, write_fd}
+    keep = {0, 1, 2, *pipes}
     for name in os.listdir("/proc/self/fd"):
         if int(name) not in keep:
             try:
@@ -132,9 +134,20 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # recomputed from the worker's TMPDIR
-    spec = Confinement(**{**request["spec"], "pipe_fds": [read_fd, write_fd]})
+    spec = Confinement(**{**request["spec"], "pipe_fds": pipes})
+    if request.get("compile"):
+        run_confined(spec, lambda: run_compiler(request["compile"]))
+    else:
+        run_confined(spec, lambda: run_worker(*pipes))
 
-    run_confined(spec, lambda: run_worker(read_fd, write_fd))
+
+def run_compiler(argv: list[str]) -> None:
+    from kdiff import triton_launches
+    try:
+        code = triton_launches.main(["kdiff.triton_launches", *argv])
+    finally:
+        sys.stdout.flush()
+    os._exit(code)
 
 
 def run_worker(read_fd: int, write_fd: int) -> None:
