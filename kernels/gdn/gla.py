@@ -29,7 +29,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import load_rows, mm, store_rows
+from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_rows, load_state, mm,
+                                         scan_program, state_tile, store_rows, store_state)
 from kdiff.kernels.gdn.varlen import ChunkLayout
 from kdiff.kernels.gdn.wy import chunk_cumsum_kernel
 
@@ -63,26 +64,14 @@ def _pair_decays(b_gc, valid, BT: tl.constexpr):
 def gla_state_fwd_kernel(k, v, gc, h0, hbuf, ht, cu_seqlens, chunk_offsets, H, K, V,
                          BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                          HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr):
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    n = i_nh // H
-    h = i_nh % H
-    bos = tl.load(cu_seqlens + n)
-    eos = tl.load(cu_seqlens + n + 1)
-    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    i_v = tl.program_id(0)
+    i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     DT: tl.constexpr = k.dtype.element_ty
-    rk = tl.arange(0, BK)
-    cv = i_v * BV + tl.arange(0, BV)
-    soffs = rk[:, None] * V + cv[None, :]
-    smask = (rk < K)[:, None] & (cv < V)[None, :]
-    KV = K * V
-    S = tl.zeros([BK, BV], dtype=tl.float32)
-    if HAS_H0:
-        S += tl.load(h0 + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
+    S = initial_state(h0, i_nh, K, V, soffs, smask, BK, BV, HAS_H0)
     for c in range(tl.cdiv(eos - bos, BT)):
-        start = bos + c * BT
-        end = tl.minimum(start + BT, eos)
-        tl.store(hbuf + ((first_chunk + c) * H + h) * KV + soffs,
-                 S.to(hbuf.dtype.element_ty), mask=smask)
+        start, end = chunk_span(bos, eos, c, BT)
+        store_state(hbuf, (first_chunk + c) * H + h, S, K, V, soffs, smask)
         b_gc, g_last = _gate_rows(gc, start, end, H, h, K, BT, BK)
         valid = start + tl.arange(0, BT) < end
         to_end = tl.where(valid[:, None], tl.exp((g_last[None, :] - b_gc).to(tl.float32)), 0.0)
@@ -90,7 +79,7 @@ def gla_state_fwd_kernel(k, v, gc, h0, hbuf, ht, cu_seqlens, chunk_offsets, H, K
         b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
         S = S * tl.exp(g_last.to(tl.float32))[:, None] + mm(tl.trans(b_k * to_end), b_v, DT)
     if STORE_FINAL:
-        tl.store(ht + i_nh.to(tl.int64) * KV + soffs, S.to(ht.dtype.element_ty), mask=smask)
+        store_state(ht, i_nh, S, K, V, soffs, smask)
 
 
 @triton.jit
@@ -101,10 +90,8 @@ def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V,
     end = tl.load(bounds + 2 * i_c + 1)
     DT: tl.constexpr = q.dtype.element_ty
     valid = start + tl.arange(0, BT) < end
-    rk = tl.arange(0, BK)
-    cv = i_v * BV + tl.arange(0, BV)
-    S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
-                mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
+    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
+    S = load_state(hbuf, i_c * H + h, K, V, soffs, smask)
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     b_gc, _ = _gate_rows(gc, start, end, H, h, K, BT, BK)
@@ -119,29 +106,17 @@ def gla_state_bwd_kernel(q, k, gc, do, dv, dht, dh0, dhbuf, cu_seqlens, chunk_of
                          H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                          HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr):
     """Reverse scan; stores dS at every chunk end and dV = P^T dO + (K exp(gc_last - gc)) dS."""
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    n = i_nh // H
-    h = i_nh % H
-    bos = tl.load(cu_seqlens + n)
-    eos = tl.load(cu_seqlens + n + 1)
-    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    i_v = tl.program_id(0)
+    i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     DT: tl.constexpr = k.dtype.element_ty
-    rk = tl.arange(0, BK)
-    cv = i_v * BV + tl.arange(0, BV)
-    soffs = rk[:, None] * V + cv[None, :]
-    smask = (rk < K)[:, None] & (cv < V)[None, :]
-    KV = K * V
-    dS = tl.zeros([BK, BV], dtype=tl.float32)
-    if HAS_DHT:
-        dS += tl.load(dht + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
+    dS = initial_state(dht, i_nh, K, V, soffs, smask, BK, BV, HAS_DHT)
     num_chunks = tl.cdiv(eos - bos, BT)
     for i in range(num_chunks):
         c = num_chunks - 1 - i
-        start = bos + c * BT
-        end = tl.minimum(start + BT, eos)
+        start, end = chunk_span(bos, eos, c, BT)
         valid = start + tl.arange(0, BT) < end
-        tl.store(dhbuf + ((first_chunk + c) * H + h) * KV + soffs,
-                 dS.to(dhbuf.dtype.element_ty), mask=smask)
+        store_state(dhbuf, (first_chunk + c) * H + h, dS, K, V, soffs, smask)
         b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
         b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
@@ -153,7 +128,7 @@ def gla_state_bwd_kernel(q, k, gc, do, dv, dht, dh0, dhbuf, cu_seqlens, chunk_of
         b_qg = b_q * tl.exp(b_gc.to(tl.float32)) * scale
         dS = dS * tl.exp(g_last.to(tl.float32))[:, None] + mm(tl.trans(b_qg), b_do, DT)
     if STORE_DH0:
-        tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)
+        store_state(dh0, i_nh, dS, K, V, soffs, smask)
 
 
 @triton.jit

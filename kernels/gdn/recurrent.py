@@ -31,6 +31,8 @@ import torch
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_state, scan_program,
+                                         state_tile, store_state)
 from kdiff.kernels.gdn.varlen import ChunkLayout
 
 # sm_90 compile at K = V = 128 (benchmarks/gdn_bench.py --compile-report, Triton 3.9): the
@@ -95,31 +97,17 @@ def _step(S, b_k, b_v, d, b_beta, smask, DELTA: tl.constexpr, PER_CHANNEL: tl.co
 
 
 @triton.jit
-def _tile_offsets(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
-    rk = tl.arange(0, BK)
-    cv = i_v * BV + tl.arange(0, BV)
-    return rk, cv, rk[:, None] * V + cv[None, :], (rk < K)[:, None] & (cv < V)[None, :]
-
-
-@triton.jit
 def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_offsets, scale,
                          H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                          HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr,
                          PER_CHANNEL: tl.constexpr):
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    n = i_nh // H
-    h = i_nh % H
-    bos = tl.load(cu_seqlens + n)
-    eos = tl.load(cu_seqlens + n + 1)
-    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
-    rk, cv, soffs, smask = _tile_offsets(K, V, i_v, BK, BV)
-    KV = K * V
-    S = tl.zeros([BK, BV], dtype=tl.float32)
-    if HAS_H0:
-        S += tl.load(h0 + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    i_v = tl.program_id(0)
+    i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
+    rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
+    S = initial_state(h0, i_nh, K, V, soffs, smask, BK, BV, HAS_H0)
     for c in range(tl.cdiv(eos - bos, BT)):
         start = bos + c * BT
-        tl.store(ckpt + ((first_chunk + c) * H + h) * KV + soffs, S, mask=smask)
+        store_state(ckpt, (first_chunk + c) * H + h, S, K, V, soffs, smask)
         for i in range(tl.minimum(BT, eos - start)):
             t = start + i
             b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA,
@@ -130,7 +118,7 @@ def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_of
             b_o = scale * _masked_sum(b_q[:, None] * S, smask, 0)
             tl.store(o + base * V + cv, b_o.to(o.dtype.element_ty), mask=cv < V)
     if STORE_FINAL:
-        tl.store(ht + i_nh.to(tl.int64) * KV + soffs, S.to(ht.dtype.element_ty), mask=smask)
+        store_state(ht, i_nh, S, K, V, soffs, smask)
 
 
 @triton.jit
@@ -142,27 +130,19 @@ def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_p
     """Partial sums (fp64) over this program's columns: dq_part, dk_part [NV, T_total, H, K],
     dg_part [NV, T_total, H] ([NV, T_total, H, K] with PER_CHANNEL), dbeta_part
     [NV, T_total, H]; dv and dh0 are complete (per column)."""
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    n = i_nh // H
-    h = i_nh % H
-    bos = tl.load(cu_seqlens + n)
-    eos = tl.load(cu_seqlens + n + 1)
-    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
-    rk, cv, soffs, smask = _tile_offsets(K, V, i_v, BK, BV)
-    KV = K * V
+    i_v = tl.program_id(0)
+    i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
+    rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
     # this program's BT replay slots
     slots = scratch + (i_v.to(tl.int64) * tl.num_programs(1) + i_nh) * BT * BK * BV
     local = rk[:, None] * BV + tl.arange(0, BV)[None, :]
     part = i_v.to(tl.int64) * T_total * H  # row offset of this program's partial sums
-    dS = tl.zeros([BK, BV], dtype=tl.float32)
-    if HAS_DHT:
-        dS += tl.load(dht + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    dS = initial_state(dht, i_nh, K, V, soffs, smask, BK, BV, HAS_DHT)
     num_chunks = tl.cdiv(eos - bos, BT)
     for i in range(num_chunks):
         c = num_chunks - 1 - i
-        start = bos + c * BT
-        end = tl.minimum(start + BT, eos)
-        S = tl.load(ckpt + ((first_chunk + c) * H + h) * KV + soffs, mask=smask, other=0.0)
+        start, end = chunk_span(bos, eos, c, BT)
+        S = load_state(ckpt, (first_chunk + c) * H + h, K, V, soffs, smask)
         for i_t in range(end - start):
             t = start + i_t
             tl.store(slots + i_t * BK * BV + local, S)
@@ -205,7 +185,7 @@ def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_p
                 tl.store(dg_part + part + base, tl.sum(_masked_sum(dS1 * S, smask, 1), 0) * d)
         tl.debug_barrier()  # the next chunk's replay overwrites the slots
     if STORE_DH0:
-        tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)
+        store_state(dh0, i_nh, dS, K, V, soffs, smask)
 
 
 def _blocks(K: int, V: int) -> tuple[int, int, int]:

@@ -17,14 +17,9 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import decay, load_log_decay, load_rows, load_rows_t, mm, store_rows
-
-
-@triton.jit
-def _state_offsets(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
-    rk = tl.arange(0, BK)
-    cv = i_v * BV + tl.arange(0, BV)
-    return rk[:, None] * V + cv[None, :], (rk < K)[:, None] & (cv < V)[None, :]
+from kdiff.kernels.gdn.tile_ops import (chunk_span, decay, initial_state, load_log_decay,
+                                         load_rows, load_rows_t, mm, scan_program, state_tile,
+                                         store_rows, store_state)
 
 
 @triton.jit
@@ -59,24 +54,15 @@ def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets,
                      BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                      HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
     """DELTA False (no delta rule: simple GLA): U is V itself; w, vnew are not touched."""
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    n = i_nh // H
-    h = i_nh % H
-    bos = tl.load(cu_seqlens + n)
-    eos = tl.load(cu_seqlens + n + 1)
-    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    i_v = tl.program_id(0)
+    i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     DT: tl.constexpr = k.dtype.element_ty
-    soffs, smask = _state_offsets(K, V, i_v, BK, BV)
-    KV = K * V
-    S = tl.zeros([BK, BV], dtype=tl.float32)
-    if HAS_H0:
-        S += tl.load(h0 + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
+    S = initial_state(h0, i_nh, K, V, soffs, smask, BK, BV, HAS_H0)
     r = tl.arange(0, BT)
     for c in range(tl.cdiv(eos - bos, BT)):
-        start = bos + c * BT
-        end = tl.minimum(start + BT, eos)
-        tl.store(hbuf + ((first_chunk + c) * H + h) * KV + soffs,
-                 S.to(hbuf.dtype.element_ty), mask=smask)
+        start, end = chunk_span(bos, eos, c, BT)
+        store_state(hbuf, (first_chunk + c) * H + h, S, K, V, soffs, smask)
         b_u = load_rows(u, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
         if DELTA:
             b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
@@ -89,7 +75,7 @@ def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets,
         # K^T diag(to_end) U: the row scaling goes on the smaller [BT, BV] tile
         S = S * decay(g_last) + mm(b_kt, b_u * to_end[:, None], DT)
     if STORE_FINAL:
-        tl.store(ht + i_nh.to(tl.int64) * KV + soffs, S.to(ht.dtype.element_ty), mask=smask)
+        store_state(ht, i_nh, S, K, V, soffs, smask)
 
 
 @triton.jit
@@ -99,27 +85,18 @@ def state_bwd_kernel(q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, cu_seqlens,
                      LOCAL_GIVEN: tl.constexpr):
     """LOCAL_GIVEN: P^T dO was computed by the chunk-parallel `local_du_kernel` (du_local,
     fp32); otherwise it is computed here, on the scan's critical path."""
-    i_v, i_nh = tl.program_id(0), tl.program_id(1)
-    n = i_nh // H
-    h = i_nh % H
-    bos = tl.load(cu_seqlens + n)
-    eos = tl.load(cu_seqlens + n + 1)
-    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    i_v = tl.program_id(0)
+    i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     DT: tl.constexpr = k.dtype.element_ty
-    soffs, smask = _state_offsets(K, V, i_v, BK, BV)
-    KV = K * V
-    dS = tl.zeros([BK, BV], dtype=tl.float32)
-    if HAS_DHT:
-        dS += tl.load(dht + i_nh.to(tl.int64) * KV + soffs, mask=smask, other=0.0).to(tl.float32)
+    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
+    dS = initial_state(dht, i_nh, K, V, soffs, smask, BK, BV, HAS_DHT)
     r = tl.arange(0, BT)
     num_chunks = tl.cdiv(eos - bos, BT)
     for i in range(num_chunks):
         c = num_chunks - 1 - i
-        start = bos + c * BT
-        end = tl.minimum(start + BT, eos)
+        start, end = chunk_span(bos, eos, c, BT)
         valid = start + r < end
-        tl.store(dhbuf + ((first_chunk + c) * H + h) * KV + soffs,
-                 dS.to(dhbuf.dtype.element_ty), mask=smask)
+        store_state(dhbuf, (first_chunk + c) * H + h, dS, K, V, soffs, smask)
         b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
         b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
@@ -138,4 +115,4 @@ def state_bwd_kernel(q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, cu_seqlens,
             b_w = load_rows(w, start, end, H, h, K, 0, BT, BK)
             dS -= mm(tl.trans(b_w), b_du, DT)
     if STORE_DH0:
-        tl.store(dh0 + i_nh.to(tl.int64) * KV + soffs, dS.to(dh0.dtype.element_ty), mask=smask)
+        store_state(dh0, i_nh, dS, K, V, soffs, smask)

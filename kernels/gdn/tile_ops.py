@@ -119,3 +119,52 @@ def unit_lower_inverse16(L):
         a = a + tl.sum(a[:, None] * X, 0)
         X = tl.where(r[:, None] == i, a[None, :], X)
     return X + tl.where(r[:, None] == r[None, :], 1.0, 0.0)
+
+
+@triton.jit
+def scan_program(cu_seqlens, chunk_offsets, H):
+    """A state-scan program's (sequence * H + head) index, head, token span [bos, eos) and
+    first chunk index (grid axis 1 = sequences * heads)."""
+    i_nh = tl.program_id(1)
+    n = i_nh // H
+    bos = tl.load(cu_seqlens + n)
+    eos = tl.load(cu_seqlens + n + 1)
+    first_chunk = tl.load(chunk_offsets + n).to(tl.int64)
+    return i_nh, i_nh % H, bos, eos, first_chunk
+
+
+@triton.jit
+def state_tile(K, V, i_v, BK: tl.constexpr, BV: tl.constexpr):
+    """Rows, columns, in-state offsets and mask of the [BK, BV] tile (V-block i_v) of a
+    [K, V] state."""
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    return rk, cv, rk[:, None] * V + cv[None, :], (rk < K)[:, None] & (cv < V)[None, :]
+
+
+@triton.jit
+def load_state(ptr, index, K, V, soffs, smask):
+    """The state_tile tile of state `index` of a [.., H, K, V] tensor (index = n * H + h)."""
+    return tl.load(ptr + index.to(tl.int64) * (K * V) + soffs, mask=smask, other=0.0)
+
+
+@triton.jit
+def store_state(ptr, index, S, K, V, soffs, smask):
+    tl.store(ptr + index.to(tl.int64) * (K * V) + soffs, S.to(ptr.dtype.element_ty), mask=smask)
+
+
+@triton.jit
+def initial_state(ptr, index, K, V, soffs, smask, BK: tl.constexpr, BV: tl.constexpr,
+                  GIVEN: tl.constexpr):
+    """The fp32 state a scan starts from: state `index` of ptr when GIVEN, else zero."""
+    S = tl.zeros([BK, BV], dtype=tl.float32)
+    if GIVEN:
+        S += load_state(ptr, index, K, V, soffs, smask).to(tl.float32)
+    return S
+
+
+@triton.jit
+def chunk_span(bos, eos, c, BT: tl.constexpr):
+    """Token span [start, end) of chunk c of the sequence [bos, eos)."""
+    start = bos + c * BT
+    return start, tl.minimum(start + BT, eos)
