@@ -17,12 +17,12 @@ import torch
 import triton
 
 from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
+from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, states
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
 from kdiff.kernels.gdn.varlen import ChunkLayout, chunk_layout
-from kdiff.kernels.gdn.wy import (chunk_cumsum_kernel, wy_apply_kernel, wy_bwd_kernel,
-                                  wy_inverse_kernel)
+from kdiff.kernels.gdn.wy import wy_apply_kernel, wy_bwd_kernel, wy_inverse_kernel
 
 SUPPORTED_CHUNKS = (16, 64)
 
@@ -51,25 +51,14 @@ def launch(kernel: str, dtype: torch.dtype) -> dict:
     return options
 
 
-def _blocks(K: int, V: int) -> tuple[int, int, int]:
-    """(BK, BV for the state scans, BV for the chunk-parallel kernels). The state tile holds
-    all of K: on a GPU, K > 256 runs out of shared memory/registers (Triton says so)."""
-    BK = max(16, triton.next_power_of_2(K))
-    BV = max(16, triton.next_power_of_2(V))
-    return BK, min(STATE_BV, BV), min(PARALLEL_BV, BV)
-
-
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
     """beta None: no delta rule (simple GLA): the WY stage is skipped, U = V."""
     B, T, H, K = q.shape
     V = v.shape[-1]
-    BT = layout.chunk_size
-    BK, SBV, BV = _blocks(K, V)
-    NC, N = layout.num_chunks, layout.num_seqs
+    BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
+    NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     dev = q.device
-    gc = torch.empty(B * T, H, dtype=torch.float64, device=dev)
-    BH = min(64, triton.next_power_of_2(H))
-    chunk_cumsum_kernel[(NC, triton.cdiv(H, BH))](g, gc, layout.chunk_bounds, H, BT=BT, BH=BH)
+    gc = chunk_cumsum(g, layout)
     delta = beta is not None
     A = w = None
     u = vnew = v
@@ -82,8 +71,8 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
         wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
                                  BT=BT, BK=BK, BV=BV, **launch("wy_apply", q.dtype))
         vnew = torch.empty_like(v)
-    hbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
-    ht = torch.empty(N, H, K, V, dtype=torch.float32, device=dev) if output_final_state else None
+    hbuf = states(NC, q, V, q.dtype)
+    ht = states(N, q, V, wanted=output_final_state)
     state_fwd_kernel[(triton.cdiv(V, SBV), N * H)](
         k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
@@ -99,15 +88,13 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     gc, A, w, hbuf, vnew = saved
     B, T, H, K = q.shape
     V = v.shape[-1]
-    BT = layout.chunk_size
-    BK, SBV, BV = _blocks(K, V)
-    NC, N = layout.num_chunks, layout.num_seqs
+    BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
+    NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     dev = q.device
-    dhbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
+    dhbuf = states(NC, q, V, q.dtype)
     delta = beta is not None
     du = torch.empty_like(v)  # without the delta rule, dU is dv
-    dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
-           if initial_state is not None else None)
+    dh0 = states(N, q, V, wanted=initial_state is not None)
     du_local = None
     if SPLIT_LOCAL_DU:
         du_local = torch.empty(B * T, H, V, dtype=torch.float32, device=dev)

@@ -31,8 +31,8 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_rows, load_state, mm,
                                          scan_program, state_tile, store_rows, store_state)
+from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, states
 from kdiff.kernels.gdn.varlen import ChunkLayout
-from kdiff.kernels.gdn.wy import chunk_cumsum_kernel
 
 GLA_CHUNK = 16
 # not tuned on a GPU: the [16, 16, BK] pair tensors want more warps than the GDN kernels
@@ -183,27 +183,15 @@ def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, bounds, scale, 
     store_rows(dg, b_dg, start, end, H, h, K, 0, BT, BK)
 
 
-def _blocks(K: int, V: int) -> tuple[int, int, int]:
-    BK = max(16, triton.next_power_of_2(K))
-    BV = max(16, triton.next_power_of_2(V))
-    return BK, min(STATE_BV, BV), min(PARALLEL_BV, BV)
-
-
 def gla_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
     """The signature of chunk.gdn_forward (beta is None: GLA has no delta rule)."""
-    B, T, H, K = q.shape
+    H, K = q.shape[2:]
     V = v.shape[-1]
-    BT = layout.chunk_size
-    BK, SBV, BV = _blocks(K, V)
-    NC, N = layout.num_chunks, layout.num_seqs
-    dev = q.device
-    gc = torch.empty(B * T, H, K, dtype=torch.float64, device=dev)
-    BH = min(64, triton.next_power_of_2(H * K))
-    # per-channel gates: the scalar-gate cumsum over [tokens, H * K]
-    chunk_cumsum_kernel[(NC, triton.cdiv(H * K, BH))](g, gc, layout.chunk_bounds, H * K,
-                                                      BT=BT, BH=BH)
-    hbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
-    ht = torch.empty(N, H, K, V, dtype=torch.float32, device=dev) if output_final_state else None
+    BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
+    NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
+    gc = chunk_cumsum(g, layout)
+    hbuf = states(NC, q, V, q.dtype)
+    ht = states(N, q, V, wanted=output_final_state)
     gla_state_fwd_kernel[(triton.cdiv(V, SBV), N * H)](
         k, v, gc, initial_state, hbuf, ht, layout.cu_seqlens, layout.chunk_offsets, H, K, V,
         BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None, STORE_FINAL=output_final_state,
@@ -220,21 +208,18 @@ def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     gc, hbuf = saved
     B, T, H, K = q.shape
     V = v.shape[-1]
-    BT = layout.chunk_size
-    BK, SBV, BV = _blocks(K, V)
-    NC, N = layout.num_chunks, layout.num_seqs
-    dev = q.device
-    dhbuf = torch.empty(NC, H, K, V, dtype=q.dtype, device=dev)
+    BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
+    NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
+    dhbuf = states(NC, q, V, q.dtype)
     dv = torch.empty_like(v)
-    dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
-           if initial_state is not None else None)
+    dh0 = states(N, q, V, wanted=initial_state is not None)
     gla_state_bwd_kernel[(triton.cdiv(V, SBV), N * H)](
         q, k, gc, do, dv, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None,
         num_warps=WARPS["gla_state_bwd"])
     dq = torch.empty_like(q)
     dk = torch.empty_like(k)
-    dg = torch.empty(B, T, H, K, dtype=torch.float32, device=dev)
+    dg = torch.empty(B, T, H, K, dtype=torch.float32, device=q.device)
     gla_grad_qk_kernel[(NC, H)](q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, layout.chunk_bounds,
                                 scale, H, K, V, BT=BT, BK=BK, BV=BV,
                                 num_warps=WARPS["gla_grad_qk"])

@@ -31,6 +31,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.host import states
 from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_state, scan_program,
                                          state_tile, store_state)
 from kdiff.kernels.gdn.varlen import ChunkLayout
@@ -203,9 +204,8 @@ def recurrent_forward(q, k, v, g, beta, scale, initial_state, output_final_state
     BK, BV, NV = _blocks(K, V)
     N = layout.num_seqs
     o = torch.empty_like(v)
-    ht = (torch.empty(N, H, K, V, dtype=torch.float32, device=q.device)
-          if output_final_state else None)
-    ckpt = torch.empty(layout.num_chunks, H, K, V, dtype=torch.float32, device=q.device)
+    ht = states(N, q, V, wanted=output_final_state)
+    ckpt = states(layout.num_chunks, q, V)
     recurrent_fwd_kernel[(NV, N * H)](
         q, k, v, g, beta, initial_state, o, ht, ckpt, layout.cu_seqlens, layout.chunk_offsets,
         scale, H, K, V, BT=layout.chunk_size, BK=BK, BV=BV, HAS_H0=initial_state is not None,
@@ -230,8 +230,7 @@ def recurrent_backward(q, k, v, g, beta, scale, initial_state, ckpt, do, dht,
     dbeta_part = (torch.empty(NV, B * T, H, dtype=torch.float64, device=dev) if delta
                   else None)
     dv = torch.empty_like(v)
-    dh0 = (torch.empty(N, H, K, V, dtype=torch.float32, device=dev)
-           if initial_state is not None else None)
+    dh0 = states(N, q, V, wanted=initial_state is not None)
     recurrent_bwd_kernel[(NV, N * H)](
         q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv, dg_part, dbeta_part,
         dh0, layout.cu_seqlens, layout.chunk_offsets, scale, H, K, V, B * T, BT=BT, BK=BK,

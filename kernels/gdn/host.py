@@ -1,0 +1,39 @@
+"""Host-side pieces shared by the chunked passes (chunk.py, gla.py) and the token-by-token
+path (recurrent.py): block sizes, the chunk-local gate cumsum, and state buffers."""
+from __future__ import annotations
+
+import torch
+import triton
+
+from kdiff.kernels.gdn.varlen import ChunkLayout
+from kdiff.kernels.gdn.wy import chunk_cumsum_kernel
+
+
+def block_sizes(K: int, V: int, state_bv: int, parallel_bv: int) -> tuple[int, int, int]:
+    """(BK, BV for the state scans, BV for the chunk-parallel kernels). The state tile holds
+    all of K: on a GPU, K > 256 runs out of shared memory/registers (Triton says so)."""
+    BK = max(16, triton.next_power_of_2(K))
+    BV = max(16, triton.next_power_of_2(V))
+    return BK, min(state_bv, BV), min(parallel_bv, BV)
+
+
+def chunk_cumsum(g: torch.Tensor, layout: ChunkLayout) -> torch.Tensor:
+    """gc: the chunk-local inclusive cumulative sums (fp64) of the log-gates g, [B, T, H] or
+    per channel [B, T, H, K] (then the scalar-gate cumsum over [tokens, H * K]), packed as
+    [B * T, H(, K)]."""
+    gc = torch.empty(g.shape[0] * g.shape[1], *g.shape[2:], dtype=torch.float64,
+                     device=g.device)
+    width = gc[0].numel()
+    BH = min(64, triton.next_power_of_2(width))
+    chunk_cumsum_kernel[(layout.num_chunks, triton.cdiv(width, BH))](
+        g, gc, layout.chunk_bounds, width, BT=layout.chunk_size, BH=BH)
+    return gc
+
+
+def states(count: int, q: torch.Tensor, V: int, dtype: torch.dtype = torch.float32,
+           wanted: bool = True) -> torch.Tensor | None:
+    """An empty [count, H, K, V] tensor of states for the heads of q [B, T, H, K] (None
+    where not wanted)."""
+    if not wanted:
+        return None
+    return torch.empty(count, *q.shape[2:], V, dtype=dtype, device=q.device)
