@@ -122,10 +122,11 @@ def make_config(args: argparse.Namespace, bench: str):  # noqa: ANN201
     options = GateOptions(device=_device(args.device))
     if args.dtypes:
         options.dtypes = tuple(args.dtypes.split(","))
-    if args.max_input_elements is not None:
-        if args.max_input_elements < 1:
+    max_elements = getattr(args, "max_input_elements", None)  # not a pytest-plugin option
+    if max_elements is not None:
+        if max_elements < 1:
             raise UsageError("--max-input-elements must be at least 1")
-        options.max_input_elements = args.max_input_elements
+        options.max_input_elements = max_elements
     limits = SandboxLimits()
     if args.call_timeout:
         limits.call_timeout = args.call_timeout
