@@ -29,8 +29,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_rows, load_state, mm,
-                                         scan_program, state_tile, store_rows, store_state)
+from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_rows, mm, scan_program,
+                                         state_tile, store_rows, store_state)
 from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, states
 from kdiff.kernels.gdn.varlen import ChunkLayout
 
@@ -90,8 +90,10 @@ def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V,
     end = tl.load(bounds + 2 * i_c + 1)
     DT: tl.constexpr = q.dtype.element_ty
     valid = start + tl.arange(0, BT) < end
-    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
-    S = load_state(hbuf, i_c * H + h, K, V, soffs, smask)
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
+                mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     b_gc, _ = _gate_rows(gc, start, end, H, h, K, BT, BK)

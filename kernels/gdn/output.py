@@ -14,9 +14,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (decay, exclusive_cumsum, load_log_decay, load_rows,
-                                         load_state, mm, rectangle_sums, state_tile,
-                                         store_head_vec, store_rows)
+from kdiff.kernels.gdn.tile_ops import (decay, exclusive_cumsum, load_log_decay, load_rows, mm,
+                                         rectangle_sums, store_head_vec, store_rows)
 
 
 @triton.jit
@@ -28,8 +27,10 @@ def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
     DT: tl.constexpr = q.dtype.element_ty
     r = tl.arange(0, BT)
     valid = start + r < end
-    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
-    S = load_state(hbuf, i_c * H + h, K, V, soffs, smask)
+    rk = tl.arange(0, BK)
+    cv = i_v * BV + tl.arange(0, BV)
+    S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
+                mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
     b_gc = load_log_decay(gc, start, end, H, h, BT)
