@@ -11,15 +11,13 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from kdiff.kernels.gdn.problems import recurrence_inputs
 from kdiff.kernels.gdn.reference import gated_delta_rule_reference
 
 KDIFF_BACKWARD = True
 
 
 class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
     def forward(self, q, k, v, g, beta, initial_state):
         k = F.normalize(k, dim=-1)
         return gated_delta_rule_reference(q, k, v, F.logsigmoid(g), torch.sigmoid(beta),
@@ -34,13 +32,7 @@ head_dim_v = 16
 
 
 def get_inputs():
-    q = torch.randn(batch_size, seq_len, num_heads, head_dim_k)
-    k = torch.randn(batch_size, seq_len, num_heads, head_dim_k)
-    v = torch.randn(batch_size, seq_len, num_heads, head_dim_v)
-    g = torch.randn(batch_size, seq_len, num_heads) + 2.0  # logsigmoid: decays near 0.9
-    beta = torch.randn(batch_size, seq_len, num_heads)
-    initial_state = torch.randn(batch_size, num_heads, head_dim_k, head_dim_v)
-    return [q, k, v, g, beta, initial_state]
+    return recurrence_inputs(batch_size, seq_len, num_heads, head_dim_k, head_dim_v, beta=True)
 
 
 def get_init_inputs():

@@ -7,19 +7,16 @@ with g = logsigmoid of the input (one decay in (0, 1) per key channel), so every
 inside the contract. Outputs: o [B, T, H, V] and the final state [B, H, K, V]. The reference is
 the sequential recurrence, run in the working precision; training backward is judged too.
 """
-import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from kdiff.kernels.gdn.problems import recurrence_inputs
 from kdiff.kernels.gdn.reference import gated_recurrence
 
 KDIFF_BACKWARD = True
 
 
 class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
     def forward(self, q, k, v, g, initial_state):
         return gated_recurrence(q, k, v, F.logsigmoid(g), None, initial_state=initial_state)
 
@@ -32,12 +29,8 @@ head_dim_v = 16
 
 
 def get_inputs():
-    q = torch.randn(batch_size, seq_len, num_heads, head_dim_k)
-    k = torch.randn(batch_size, seq_len, num_heads, head_dim_k)
-    v = torch.randn(batch_size, seq_len, num_heads, head_dim_v)
-    g = torch.randn(batch_size, seq_len, num_heads, head_dim_k) + 2.0  # decays near 0.9
-    initial_state = torch.randn(batch_size, num_heads, head_dim_k, head_dim_v)
-    return [q, k, v, g, initial_state]
+    return recurrence_inputs(batch_size, seq_len, num_heads, head_dim_k, head_dim_v,
+                             per_channel_gate=True)
 
 
 def get_init_inputs():

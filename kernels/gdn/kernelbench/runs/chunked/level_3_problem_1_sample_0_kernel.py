@@ -12,9 +12,6 @@ from kdiff.kernels.gdn import chunk_gated_delta_rule
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
     def forward(self, q, k, v, g, beta, initial_state):
         k = F.normalize(k, dim=-1)
         # chunks of 64 on a GPU; 16 on the CPU interpreter keeps the tiny problem quick

@@ -11,9 +11,6 @@ from kdiff.kernels.gdn import chunk_simple_gla
 
 
 class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-
     def forward(self, q, k, v, g, initial_state):
         o, final_state = chunk_simple_gla(
             q, k, v, F.logsigmoid(g), initial_state=initial_state, output_final_state=True,
