@@ -141,8 +141,7 @@ class GateContext:
         """Change the problem's module-level sizes (shape polymorphism), on top of the scaled
         sizes when the benchmark's are too large. {} restores the sizes judged at."""
         judged = {**self.scaled, **constants}
-        for name, value in {**self._original_constants, **judged}.items():
-            setattr(self.problem.module, name, value)
+        self.problem.set_sizes({**self._original_constants, **judged})
         self.constants = judged
         self._templates = None
 

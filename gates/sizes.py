@@ -29,11 +29,6 @@ def input_numels(problem: ProblemModule) -> list[int]:
     return [x.numel() for x in inputs if isinstance(x, torch.Tensor)]
 
 
-def _set(problem: ProblemModule, sizes: dict[str, int]) -> None:
-    for name, value in sizes.items():
-        setattr(problem.module, name, value)
-
-
 def _reference_runs(problem: ProblemModule) -> bool:
     try:
         with torch.device("meta"), torch.no_grad():
@@ -53,12 +48,12 @@ def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
     try:
         largest = max(input_numels(problem), default=0)
         while largest > max_elements:
-            for name in sorted(original, key=lambda n: -{**original, **chosen}[n]):
-                value = {**original, **chosen}[name]
-                if value < 2:
+            current = {**original, **chosen}
+            for name in sorted(current, key=lambda n: -current[n]):
+                if current[name] < 2:
                     continue
-                trial = {**chosen, name: (value + 1) // 2}
-                _set(problem, {**original, **trial})
+                trial = {**chosen, name: (current[name] + 1) // 2}
+                problem.set_sizes({**original, **trial})
                 try:
                     smaller = max(input_numels(problem), default=0)
                 except Exception:  # noqa: BLE001 - get_inputs() refuses these sizes
@@ -69,5 +64,5 @@ def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
             else:
                 break  # no constant shrinks the inputs further
     finally:
-        _set(problem, original)
+        problem.set_sizes(original)
     return chosen

@@ -72,6 +72,11 @@ class ProblemModule:
         """A problem may declare kdiff-specific facts as module constants (KDIFF_*)."""
         return getattr(self.module, name, default)
 
+    def set_sizes(self, sizes: dict[str, int]) -> None:
+        """Set module-level size constants (get_inputs() and get_init_inputs() read them)."""
+        for name, value in sizes.items():
+            setattr(self.module, name, value)
+
     def size_constants(self) -> dict[str, int]:
         """Module-level integer constants read by get_inputs()/get_init_inputs(): the
         problem's free dimensions (and some fixed hyper-parameters; the reference tells

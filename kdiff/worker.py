@@ -87,8 +87,7 @@ class Worker:
         if self.original_constants is None:
             self.original_constants = self.problem.size_constants()
         # Constants a build does not name are the problem's own: {} restores them.
-        for name, value in {**self.original_constants, **constants}.items():
-            setattr(self.problem.module, name, value)
+        self.problem.set_sizes({**self.original_constants, **constants})
         cls = self.candidate_cls if msg["role"] == "candidate" else self.problem.Model
         init_inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
                        for x in msg["init_inputs"]]
