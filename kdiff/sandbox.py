@@ -45,7 +45,8 @@ from typing import Any, BinaryIO
 
 from kdiff import protocol
 from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
-from kdiff.triton_launches import COMPILE_TIMEOUT_S, Launch, compile_launches
+from kdiff.triton_launches import (COMPILE_TIMEOUT_S, Launch, compile_launches,
+                                   compiler_environment)
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 # One zygote per judge process and worker environment (device, visible GPUs).
@@ -251,7 +252,7 @@ class CandidateProcess:
         of the worker's own; it is forked from a zygote that holds torch and Triton in
         compile mode (no TRITON_INTERPRET): a fresh interpreter spent 2.8 of its 3.6 s
         importing them, for every kernel on a machine with no resource cache yet."""
-        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        env = compiler_environment()
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
 

@@ -303,6 +303,12 @@ class ResourceCache:
 Starter = Callable[[list[str], dict[str, str], BinaryIO, Path], Any]
 
 
+def compiler_environment() -> dict[str, str]:
+    """This process's environment without TRITON_INTERPRET: where `triton.jit` gives real
+    JITFunctions, as the compiler child needs (and the zygote it is forked from)."""
+    return {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
+
 def start_fresh(argv: list[str], env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
     """The compiler child as a fresh interpreter (for callers outside a sandbox: tests)."""
     return subprocess.Popen([sys.executable, "-m", "kdiff.triton_launches", *argv],
@@ -328,7 +334,7 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
                                                              "child.log"))
         request.write_text(json.dumps([{"launch": asdict(jobs[i][0]), "target": jobs[i][1]}
                                        for i in todo]))
-        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        env = compiler_environment()
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # a miss: ptxas runs, logs
         env["TRITON_DUMP_PTXAS_LOG"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
