@@ -40,7 +40,7 @@ from kdiff.gates.oracle import run_oracle
 from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
 from kdiff.kernels.gdn import chunk as gdn_chunk
 from kdiff.kernels.gdn import recurrent as gdn_recurrent
-from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_gla, chunk_simple_gla,
+from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_gla, chunk_kda, chunk_simple_gla,
                                gated_delta_rule_reference, gated_recurrence)
 from kdiff.kernels.gdn.varlen import chunk_layout
 
@@ -195,6 +195,38 @@ def test_gla_per_channel_gate_matches_oracle():
     assert_within_bound(got, oracle, depth(max(lengths), K, V, 16))
 
 
+@pytest.mark.parametrize("path", ["chunked", "token_by_token"])
+def test_kda_matches_float64_oracle(path, monkeypatch):
+    """KDA: per-channel gate with the delta rule, packed (17 + 23 tokens, two initial
+    states), forward and every gradient. The error model above holds unchanged: with k
+    normalised, beta in (0, 1) and every per-channel decay in (0, 1], the step map
+    S -> (I - beta k k^T) diag(a) S is a product of two maps of 2-norm <= 1, so it and its
+    adjoint are non-expansive and rounding errors add over the steps. Per chunk of C = 16 the
+    chunked form makes the same chains of roundings as GDN's at C = 16: L_rs is a length-K
+    contraction of pair-decayed products (one fp32 exp and two products more per term than
+    k_r.k_s exp(gc_r - gc_s): inside the 4C allowance), A by forward substitution (depth C),
+    W, Utld, U and the scans as for GDN, the output and grad_qk as for GLA (P a length-K sum,
+    P U length C); the backward adds the WY VJP's contractions (dA over V and K, dL = -A^T dA
+    A^T: 2C) and the per-channel dg sums: a reverse cumsum (C) and a rectangle sum of at most
+    C^2 / 4 = 4C terms at C = 16. So N = depth(T, K, V, 16) as for GDN and GLA. The
+    token-by-token path (forced here on finite inputs; taken for non-finite results) makes the
+    reference's own operations: N_rec = 8 T + K V, derived in the module docstring."""
+    lengths, H, K, V = (17, 23), 2, 16, 32
+    T = sum(lengths)
+    q, k, v, _, beta, _ = gdn_inputs(1, T, H, K, V, seed=29)
+    h0 = torch.randn(len(lengths), H, K, V, generator=torch.Generator().manual_seed(30))
+    inputs = [q, k, v, per_channel_gate(1, T, H, K, seed=31), beta, h0]
+    cu = torch.tensor([0, lengths[0], T])
+    fn, reference = PATHS["kda"]
+    N = depth(max(lengths), K, V, 16)
+    if path == "token_by_token":
+        monkeypatch.setattr(gdn_chunk, "all_finite", lambda *tensors: False)
+        N = depth_recurrent(max(lengths), K, V)
+    got = run(fn, inputs, torch.float32, cu)
+    oracle = run(reference, inputs, torch.float64, cu)
+    assert_within_bound(got, oracle, N)
+
+
 def nonfinite_classes(t):
     """0 finite, 1 NaN, 2 +Inf, 3 -Inf per element (as kdiff's EXC-01 classifies)."""
     return (torch.isnan(t).int() + 2 * (t == math.inf).int() + 3 * (t == -math.inf).int())
@@ -212,7 +244,10 @@ PATHS = {
                    gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
     "gla": (gla_fn(lambda *a, **kw: chunk_gla(*a, output_final_state=True, **kw)),
             gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
+    "kda": (lambda *a, **kw: chunk_kda(*a, output_final_state=True, **kw), gated_recurrence),
 }
+PER_CHANNEL = ("gla", "kda")
+DELTA = ("gdn", "kda")
 
 
 def per_channel_gate(B, T, H, K, seed):
@@ -222,7 +257,8 @@ def per_channel_gate(B, T, H, K, seed):
 
 
 @pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
-                                              ("simple_gla", 1, math.nan), ("gla", 2, math.nan)])
+                                              ("simple_gla", 1, math.nan), ("gla", 2, math.nan),
+                                              ("kda", 1, math.nan)])
 def test_nonfinite_at_token_t_is_causal(path, which, value):
     """A NaN or Inf in one token's q, k or v (token t = 21, inside the second chunk of 16):
     outputs before t are finite and equal the clean run's, and every output and gradient has
@@ -232,7 +268,7 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     fn, reference = PATHS[path]
     B, T, H, K, V, t = 1, 24, 1, 16, 48, 21
     clean = gdn_inputs(B, T, H, K, V, seed=13)
-    if path == "gla":
+    if path in PER_CHANNEL:
         clean[3] = per_channel_gate(B, T, H, K, seed=14)
     inputs = [x.clone() for x in clean]
     inputs[which][0, t, 0, 3] = value
@@ -246,7 +282,7 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     xs = [x.contiguous() for x in clean]
     layout = chunk_layout(B, T, 16, xs[0].device)
     o_clean, _, _ = gdn_recurrent.recurrent_forward(
-        *xs[:4], xs[4] if path == "gdn" else None, K ** -0.5, xs[5], False, layout)
+        *xs[:4], xs[4] if path in DELTA else None, K ** -0.5, xs[5], False, layout)
     assert torch.equal(got[0][:, :t], o_clean[:, :t])
     judged = [None if b is None else torch.isfinite(b) for b in oracle]
     assert_within_bound(got, oracle, depth_recurrent(T, K, V), judged)

@@ -4,6 +4,8 @@
 
 Stages (each one launch): chunk-local cumsum of g -> WY inverse -> WY apply -> state scan ->
 output; backward: reverse state scan -> dq, dk and dg parts -> WY VJP (dk, dv, dbeta, dg).
+A per-channel gate g [B, T, H, K] runs gla.py's passes instead: GLA without beta, KDA
+(the delta rule, kda.py's WY stage) with it.
 
 Non-finite values: the chunked result is exact only where every value is finite (a NaN at
 token t reaches earlier tokens of its chunk through masked products; an overflow meets a zero
@@ -17,6 +19,7 @@ import torch
 import triton
 
 from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
+from kdiff.kernels.gdn.kda import KDA_CHUNK
 from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, states
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
@@ -145,6 +148,7 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
         beta = None if beta is None else beta.contiguous()
         if initial_state is not None:
             initial_state = initial_state.contiguous()
+        # a per-channel gate (GLA; KDA with beta) runs gla.py's passes, a scalar one GDN's
         chunked_forward = gla_forward if g.dim() == 4 else gdn_forward
         o, ht, saved = chunked_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
                                        layout)
@@ -195,7 +199,7 @@ def chunk_gated_delta_rule(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g:
     output_final_state."""
     if chunk_size not in SUPPORTED_CHUNKS:
         raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
-    if g.shape != q.shape[:3]:  # a per-channel gate is chunk_gla's (KDA is not written)
+    if g.shape != q.shape[:3]:  # a per-channel gate is chunk_gla's or chunk_kda's
         raise ValueError(f"the gate must be [B, T, H], got {list(g.shape)}")
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, beta, scale, initial_state,
@@ -211,7 +215,7 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
     chunk_gated_delta_rule, without beta."""
     if chunk_size not in SUPPORTED_CHUNKS:
         raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
-    if g.shape != q.shape[:3]:  # a per-channel gate is chunk_gla's (KDA is not written)
+    if g.shape != q.shape[:3]:  # a per-channel gate is chunk_gla's or chunk_kda's
         raise ValueError(f"the gate must be [B, T, H], got {list(g.shape)}")
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, None, scale, initial_state,
@@ -229,3 +233,22 @@ def chunk_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, None, scale, initial_state,
                                              output_final_state, cu_seqlens, GLA_CHUNK)
+
+
+def chunk_kda(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
+              beta: torch.Tensor, scale: float | None = None,
+              initial_state: torch.Tensor | None = None, output_final_state: bool = False,
+              cu_seqlens: torch.Tensor | None = None):
+    """KDA (Kimi Delta Attention): per-channel gate g [B, T, H, K] (log-space decay) with the
+    delta rule, beta [B, T, H]:
+    S_t = (I - beta_t k_t k_t^T) diag(exp(g_t)) S_{t-1} + beta_t k_t v_t^T,
+    o_t = scale S_t^T q_t (reference.gated_recurrence's convention); chunks of 16 (kda.py,
+    gla.py). k is used as given (normalise it first, as the recurrence's stability assumes).
+    Other arguments as chunk_gated_delta_rule."""
+    if g.shape != q.shape:
+        raise ValueError(f"the KDA gate must be [B, T, H, K] like q, got {list(g.shape)}")
+    if beta.shape != q.shape[:3]:
+        raise ValueError(f"beta must be [B, T, H], got {list(beta.shape)}")
+    scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
+    return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, beta, scale, initial_state,
+                                             output_final_state, cu_seqlens, KDA_CHUNK)

@@ -22,6 +22,11 @@ Backward (dS the gradient of the chunk-end state, D = scale mask * (dO V^T), E_r
     dg_jc   = the terms whose decay carries g_jc (as output.grad_qk_kernel, per channel):
               Q S for r >= j, P for s < j <= r (a rectangle sum per channel), K^T V for r < j,
               the carried state for every j.
+
+KDA (per-channel gate with the delta rule) runs the same kernels with DELTA: the WY stage
+(kda.py) gives W and Utld, the forward scan forms the corrected values U = Utld - W S and the
+output and grad_qk kernels read U where GLA reads V; the backward scan's dV is then dU, and
+dS_prev gains -W^T dU. kda.py's WY VJP finishes dk, dv, dbeta, dg.
 """
 from __future__ import annotations
 
@@ -29,9 +34,11 @@ import torch
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_rows, mm, scan_program,
-                                         state_tile, store_rows, store_state)
+from kdiff.kernels.gdn.tile_ops import (channel_rectangle_sums, chunk_span, initial_state,
+                                         load_gate_rows, load_rows, mm, pair_decays,
+                                         scan_program, state_tile, store_rows, store_state)
 from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, states
+from kdiff.kernels.gdn.kda import kda_wy_backward, kda_wy_forward
 from kdiff.kernels.gdn.varlen import ChunkLayout
 
 GLA_CHUNK = 16
@@ -41,29 +48,12 @@ WARPS = {"gla_state_fwd": 4, "gla_output_fwd": 8, "gla_state_bwd": 8, "gla_grad_
 
 
 @triton.jit
-def _gate_rows(gc, start, end, H, h, K, BT: tl.constexpr, BK: tl.constexpr):
-    """[BT, BK] chunk-local cumulative log-decays (fp64; zero past `end` and K) and the last
-    valid row [BK]."""
-    b_gc = load_rows(gc, start, end, H, h, K, 0, BT, BK)
-    rk = tl.arange(0, BK)
-    g_last = tl.load(gc + ((end - 1).to(tl.int64) * H + h) * K + rk, mask=rk < K, other=0.0)
-    return b_gc, g_last
-
-
-@triton.jit
-def _pair_decays(b_gc, valid, BT: tl.constexpr):
-    """E[r, s, c] = exp(gc_rc - gc_sc) for s <= r (both valid), else 0: the exponent is
-    selected to 0 before the exp where it could be positive."""
-    r = tl.arange(0, BT)
-    causal = ((r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :])[:, :, None]
-    diff = tl.where(causal, b_gc[:, None, :] - b_gc[None, :, :], 0.0)
-    return tl.where(causal, tl.exp(diff.to(tl.float32)), 0.0)
-
-
-@triton.jit
-def gla_state_fwd_kernel(k, v, gc, h0, hbuf, ht, cu_seqlens, chunk_offsets, H, K, V,
+def gla_state_fwd_kernel(k, w, v, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets, H, K, V,
                          BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                         HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr):
+                         HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
+    """DELTA (KDA): v is the WY stage's Utld, and the chunk's corrected values
+    U = Utld - W S are stored to vnew and enter the state in place of V (as
+    state.state_fwd_kernel); without it w and vnew are not touched."""
     i_v = tl.program_id(0)
     i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     DT: tl.constexpr = k.dtype.element_ty
@@ -72,11 +62,14 @@ def gla_state_fwd_kernel(k, v, gc, h0, hbuf, ht, cu_seqlens, chunk_offsets, H, K
     for c in range(tl.cdiv(eos - bos, BT)):
         start, end = chunk_span(bos, eos, c, BT)
         store_state(hbuf, (first_chunk + c) * H + h, S, K, V, soffs, smask)
-        b_gc, g_last = _gate_rows(gc, start, end, H, h, K, BT, BK)
+        b_gc, g_last = load_gate_rows(gc, start, end, H, h, K, BT, BK)
         valid = start + tl.arange(0, BT) < end
         to_end = tl.where(valid[:, None], tl.exp((g_last[None, :] - b_gc).to(tl.float32)), 0.0)
         b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
         b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
+        if DELTA:
+            b_v = b_v.to(tl.float32) - mm(load_rows(w, start, end, H, h, K, 0, BT, BK), S, DT)
+            store_rows(vnew, b_v, start, end, H, h, V, i_v * BV, BT, BV)
         S = S * tl.exp(g_last.to(tl.float32))[:, None] + mm(tl.trans(b_k * to_end), b_v, DT)
     if STORE_FINAL:
         store_state(ht, i_nh, S, K, V, soffs, smask)
@@ -96,18 +89,20 @@ def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V,
                 mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
-    b_gc, _ = _gate_rows(gc, start, end, H, h, K, BT, BK)
+    b_gc, _ = load_gate_rows(gc, start, end, H, h, K, BT, BK)
     b_o = mm(b_q * tl.exp(b_gc.to(tl.float32)) * scale, S, DT)
-    b_p = tl.sum(b_q[:, None, :] * b_k[None, :, :] * _pair_decays(b_gc, valid, BT), 2) * scale
+    b_p = tl.sum(b_q[:, None, :] * b_k[None, :, :] * pair_decays(b_gc, valid, BT), 2) * scale
     b_o += mm(b_p, load_rows(v, start, end, H, h, V, i_v * BV, BT, BV), DT)
     store_rows(o, b_o, start, end, H, h, V, i_v * BV, BT, BV)
 
 
 @triton.jit
-def gla_state_bwd_kernel(q, k, gc, do, dv, dht, dh0, dhbuf, cu_seqlens, chunk_offsets, scale,
-                         H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr):
-    """Reverse scan; stores dS at every chunk end and dV = P^T dO + (K exp(gc_last - gc)) dS."""
+def gla_state_bwd_kernel(q, k, w, gc, do, dv, dht, dh0, dhbuf, cu_seqlens, chunk_offsets,
+                         scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr):
+    """Reverse scan; stores dS at every chunk end and dV = P^T dO + (K exp(gc_last - gc)) dS.
+    DELTA (KDA): that is dU, the gradient of the corrected values, and U = Utld - W S adds
+    -W^T dU to dS_prev (as state.state_bwd_kernel)."""
     i_v = tl.program_id(0)
     i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     DT: tl.constexpr = k.dtype.element_ty
@@ -122,13 +117,15 @@ def gla_state_bwd_kernel(q, k, gc, do, dv, dht, dh0, dhbuf, cu_seqlens, chunk_of
         b_q = load_rows(q, start, end, H, h, K, 0, BT, BK).to(tl.float32)
         b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
-        b_gc, g_last = _gate_rows(gc, start, end, H, h, K, BT, BK)
+        b_gc, g_last = load_gate_rows(gc, start, end, H, h, K, BT, BK)
         to_end = tl.where(valid[:, None], tl.exp((g_last[None, :] - b_gc).to(tl.float32)), 0.0)
-        b_pt = tl.sum(b_q[:, None, :] * b_k[None, :, :] * _pair_decays(b_gc, valid, BT), 2)
+        b_pt = tl.sum(b_q[:, None, :] * b_k[None, :, :] * pair_decays(b_gc, valid, BT), 2)
         b_dv = mm(tl.trans(b_pt * scale), b_do, DT) + mm(b_k * to_end, dS, DT)
         store_rows(dv, b_dv, start, end, H, h, V, i_v * BV, BT, BV)
         b_qg = b_q * tl.exp(b_gc.to(tl.float32)) * scale
         dS = dS * tl.exp(g_last.to(tl.float32))[:, None] + mm(tl.trans(b_qg), b_do, DT)
+        if DELTA:
+            dS -= mm(tl.trans(load_rows(w, start, end, H, h, K, 0, BT, BK)), b_dv, DT)
     if STORE_DH0:
         store_state(dh0, i_nh, dS, K, V, soffs, smask)
 
@@ -144,7 +141,7 @@ def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, bounds, scale, 
     valid = start + r < end
     rk = tl.arange(0, BK)
     state_base = (i_c.to(tl.int64) * H + h) * K * V
-    b_gc, g_last = _gate_rows(gc, start, end, H, h, K, BT, BK)
+    b_gc, g_last = load_gate_rows(gc, start, end, H, h, K, BT, BK)
     q_decay = tl.exp(b_gc.to(tl.float32)) * scale
     to_end = tl.where(valid[:, None], tl.exp((g_last[None, :] - b_gc).to(tl.float32)), 0.0)
     dq_state = tl.zeros([BT, BK], dtype=tl.float32)  # dO S^T (decay applied after)
@@ -169,14 +166,13 @@ def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, bounds, scale, 
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
     d_p = tl.where(causal, dp, 0.0) * scale
-    pair = _pair_decays(b_gc, valid, BT)                      # [r, s, c]
+    pair = pair_decays(b_gc, valid, BT)                      # [r, s, c]
     z_q = d_p[:, :, None] * pair * b_k[None, :, :]            # dP_rs k_sc E_rsc
     b_dq = dq_state + tl.sum(z_q, 1)
     b_dk = tl.sum(d_p[:, :, None] * pair * b_q[:, None, :], 0) + dk_d
     # log-gate derivative per channel, each term collected only where its decay carries g_jc
     b_dg = tl.cumsum(b_q * dq_state, 0, reverse=True)                  # Q S: r >= j
-    below = tl.cumsum(z_q * b_q[:, None, :], 0, reverse=True)          # [j, s, c]: sum r >= j
-    b_dg += tl.sum(tl.where((r[None, :] < r[:, None])[:, :, None], below, 0.0), 1)  # s < j
+    b_dg += channel_rectangle_sums(z_q * b_q[:, None, :], BT)           # P: s < j <= r
     y = b_k * dk_d                                                     # K^T V: r < j
     b_dg += tl.sum(tl.where((r[None, :] < r[:, None])[:, :, None], y[None, :, :], 0.0), 1)
     b_dg += tl.where(valid[:, None], (tl.exp(g_last.to(tl.float32)) * ds_dot)[None, :], 0.0)
@@ -186,43 +182,56 @@ def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, bounds, scale, 
 
 
 def gla_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
-    """The signature of chunk.gdn_forward (beta is None: GLA has no delta rule)."""
+    """The signature of chunk.gdn_forward. beta None: GLA; else KDA (the delta rule): the
+    per-channel WY stage (kda.py) first, then the same scans and output on U."""
     H, K = q.shape[2:]
     V = v.shape[-1]
     BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     gc = chunk_cumsum(g, layout)
+    delta = beta is not None
+    A = w = vnew = None
+    u = v
+    if delta:
+        A, w, u = kda_wy_forward(k, v, beta, gc, layout, BK, BV)
+        vnew = torch.empty_like(v)
     hbuf = states(NC, q, V, q.dtype)
     ht = states(N, q, V, wanted=output_final_state)
     gla_state_fwd_kernel[(triton.cdiv(V, SBV), N * H)](
-        k, v, gc, initial_state, hbuf, ht, layout.cu_seqlens, layout.chunk_offsets, H, K, V,
-        BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None, STORE_FINAL=output_final_state,
-        num_warps=WARPS["gla_state_fwd"])
+        k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
+        H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
+        STORE_FINAL=output_final_state, DELTA=delta, num_warps=WARPS["gla_state_fwd"])
     o = torch.empty_like(v)
     gla_output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](
-        q, k, v, gc, hbuf, o, layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
-        num_warps=WARPS["gla_output_fwd"])
-    return o, ht, (gc, hbuf)
+        q, k, vnew if delta else v, gc, hbuf, o, layout.chunk_bounds, scale, H, K, V, BT=BT,
+        BK=BK, BV=BV, num_warps=WARPS["gla_output_fwd"])
+    return o, ht, (gc, hbuf, A, w, vnew)
 
 
 def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: ChunkLayout):
-    """The signature of chunk.gdn_backward: (dq, dk, dv, dg fp32, None, dh0 fp32 or None)."""
-    gc, hbuf = saved
+    """The signature of chunk.gdn_backward: (dq, dk, dv, dg fp32, dbeta (KDA) or None,
+    dh0 fp32 or None)."""
+    gc, hbuf, A, w, vnew = saved
     B, T, H, K = q.shape
     V = v.shape[-1]
     BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
+    delta = beta is not None
     dhbuf = states(NC, q, V, q.dtype)
-    dv = torch.empty_like(v)
+    du = torch.empty_like(v)  # without the delta rule, dU is dv
     dh0 = states(N, q, V, wanted=initial_state is not None)
     gla_state_bwd_kernel[(triton.cdiv(V, SBV), N * H)](
-        q, k, gc, do, dv, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
+        q, k, w, gc, do, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets, scale,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None,
-        num_warps=WARPS["gla_state_bwd"])
+        DELTA=delta, num_warps=WARPS["gla_state_bwd"])
     dq = torch.empty_like(q)
-    dk = torch.empty_like(k)
+    # with the delta rule dk and dg are partials (fp32), finished by the WY VJP
+    dk = torch.empty_like(k, dtype=torch.float32) if delta else torch.empty_like(k)
     dg = torch.empty(B, T, H, K, dtype=torch.float32, device=q.device)
-    gla_grad_qk_kernel[(NC, H)](q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, layout.chunk_bounds,
-                                scale, H, K, V, BT=BT, BK=BK, BV=BV,
+    gla_grad_qk_kernel[(NC, H)](q, k, vnew if delta else v, gc, hbuf, dhbuf, do, dq, dk, dg,
+                                layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
                                 num_warps=WARPS["gla_grad_qk"])
-    return dq, dk, dv, dg, None, dh0
+    if not delta:
+        return dq, dk, du, dg, None, dh0
+    dk, dv, dbeta, dg = kda_wy_backward(k, v, beta, gc, A, hbuf, du, dk, dg, layout, BK, BV)
+    return dq, dk, dv, dg, dbeta, dh0

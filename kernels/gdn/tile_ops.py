@@ -99,6 +99,36 @@ def exclusive_cumsum(y, BT: tl.constexpr):
 
 
 @triton.jit
+def load_gate_rows(gc, start, end, H, h, K, BT: tl.constexpr, BK: tl.constexpr):
+    """Per-channel gates (GLA, KDA): the [BT, BK] chunk-local cumulative log-decays (fp64;
+    zero past `end` and K) of a packed [tokens, H, K] tensor, and its last valid row [BK]."""
+    b_gc = load_rows(gc, start, end, H, h, K, 0, BT, BK)
+    rk = tl.arange(0, BK)
+    g_last = tl.load(gc + ((end - 1).to(tl.int64) * H + h) * K + rk, mask=rk < K, other=0.0)
+    return b_gc, g_last
+
+
+@triton.jit
+def pair_decays(b_gc, valid, BT: tl.constexpr):
+    """Per-channel gates: E[r, s, c] = exp(gc_rc - gc_sc) for s <= r (both valid), else 0.
+    The exponent is selected to 0 before the exp where it could be positive, so nothing
+    overflows (the factored exp(gc_r) exp(-gc_s) does after a strong gate)."""
+    r = tl.arange(0, BT)
+    causal = ((r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :])[:, :, None]
+    diff = tl.where(causal, b_gc[:, None, :] - b_gc[None, :, :], 0.0)
+    return tl.where(causal, tl.exp(diff.to(tl.float32)), 0.0)
+
+
+@triton.jit
+def channel_rectangle_sums(Z, BT: tl.constexpr):
+    """rectangle_sums per key channel: R[j, c] = sum_{r >= j} sum_{s < j} Z[r, s, c] for a
+    [BT, BT, BK] tensor whose (r, s, c) entry carries the decay exp(gc_rc - gc_sc)."""
+    r = tl.arange(0, BT)
+    below = tl.cumsum(Z, 0, reverse=True)              # [j, s, c] = sum_{r >= j} Z[r, s, c]
+    return tl.sum(tl.where((r[None, :] < r[:, None])[:, :, None], below, 0.0), 1)
+
+
+@triton.jit
 def store_head_vec(ptr, value, row0, end, H, h, NR: tl.constexpr):
     r = tl.arange(0, NR)
     base = ptr + row0.to(tl.int64) * H + h

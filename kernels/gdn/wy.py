@@ -58,7 +58,8 @@ def _mm32(a, b):
 
 
 @triton.jit
-def _store_block(A, block, row0, col0, end, H, h, BT: tl.constexpr):
+def store_inverse_block(A, block, row0, col0, end, H, h, BT: tl.constexpr):
+    """One 16 x 16 block of the inverse, at rows row0.. and columns col0.. of its chunk."""
     r = tl.arange(0, 16)
     base = A + (row0.to(tl.int64) * H + h) * BT + col0
     tl.store(base + r[:, None] * (H * BT) + r[None, :], block, mask=(row0 + r < end)[:, None])
@@ -88,7 +89,7 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.con
     b0 = load_head_vec(beta, start, end, H, h, 16)
     g0 = load_log_decay(gc, start, end, H, h, 16)
     A00 = unit_lower_inverse16(_decayed_kkt(k0, k0, b0, g0, g0, r0, r0, end, True, DT))
-    _store_block(A, A00, start, 0, end, H, h, BT)
+    store_inverse_block(A, A00, start, 0, end, H, h, BT)
     if BT == 64:
         r1 = r0 + 16
         r2 = r0 + 32
@@ -118,15 +119,15 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.con
         A20 = -_mm32(A22, _mm32(L20, A00) + _mm32(L21, A10))
         A31 = -_mm32(A33, _mm32(L31, A11) + _mm32(L32, A21))
         A30 = -_mm32(A33, _mm32(L30, A00) + _mm32(L31, A10) + _mm32(L32, A20))
-        _store_block(A, A10, start + 16, 0, end, H, h, BT)
-        _store_block(A, A11, start + 16, 16, end, H, h, BT)
-        _store_block(A, A20, start + 32, 0, end, H, h, BT)
-        _store_block(A, A21, start + 32, 16, end, H, h, BT)
-        _store_block(A, A22, start + 32, 32, end, H, h, BT)
-        _store_block(A, A30, start + 48, 0, end, H, h, BT)
-        _store_block(A, A31, start + 48, 16, end, H, h, BT)
-        _store_block(A, A32, start + 48, 32, end, H, h, BT)
-        _store_block(A, A33, start + 48, 48, end, H, h, BT)
+        store_inverse_block(A, A10, start + 16, 0, end, H, h, BT)
+        store_inverse_block(A, A11, start + 16, 16, end, H, h, BT)
+        store_inverse_block(A, A20, start + 32, 0, end, H, h, BT)
+        store_inverse_block(A, A21, start + 32, 16, end, H, h, BT)
+        store_inverse_block(A, A22, start + 32, 32, end, H, h, BT)
+        store_inverse_block(A, A30, start + 48, 0, end, H, h, BT)
+        store_inverse_block(A, A31, start + 48, 16, end, H, h, BT)
+        store_inverse_block(A, A32, start + 48, 32, end, H, h, BT)
+        store_inverse_block(A, A33, start + 48, 48, end, H, h, BT)
 
 
 @triton.jit
@@ -144,10 +145,47 @@ def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
     store_rows(w, mm(b_A * (b_beta * decay(b_gc))[None, :], b_k, DT), start, end, H, h, K, 0,
                BT, BK)
-    A_beta = b_A * b_beta[None, :]
+    store_utld(b_A * b_beta[None, :], v, u, start, end, H, h, V, BT, BV, DT)
+
+
+@triton.jit
+def store_utld(A_beta, v, u, start, end, H, h, V, BT: tl.constexpr, BV: tl.constexpr,
+               DT: tl.constexpr):
+    """Utld = A diag(beta) V, V-block by V-block (A_beta = A diag(beta), [BT, BT])."""
     for i_v in range(tl.cdiv(V, BV)):
         b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
         store_rows(u, mm(A_beta, b_v, DT), start, end, H, h, V, i_v * BV, BT, BV)
+
+
+@triton.jit
+def wy_value_grads(b_A, b_beta, v, du, dv, state, start, end, H, h, K, V,
+                   BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr):
+    """The part of the WY VJP that runs over V, the same for a scalar and a per-channel gate:
+    with U = Utld - W S (S the chunk's initial state at `state`) and Utld = A (beta V), stores
+    dv = beta (A^T dU) and returns dA's Utld part dU (beta V)^T, dW = -dU S^T and
+    dbeta's V part sum_v (A^T dU) V."""
+    rk = tl.arange(0, BK)
+    b_db = tl.zeros([BT], dtype=tl.float32)
+    d_a = tl.zeros([BT, BT], dtype=tl.float32)
+    d_w = tl.zeros([BT, BK], dtype=tl.float32)
+    for i_v in range(tl.cdiv(V, BV)):
+        cv = i_v * BV + tl.arange(0, BV)
+        S = tl.load(state + rk[:, None] * V + cv[None, :],
+                    mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
+        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
+        b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
+        d_w -= mm(b_du, tl.trans(S), DT)
+        d_bv = mm(tl.trans(b_A), b_du, DT)                  # d(beta V)
+        store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
+        b_db += tl.sum(d_bv * b_v.to(tl.float32), 1)
+        d_a += mm(b_du, tl.trans(b_v.to(tl.float32) * b_beta[:, None]), DT)
+    return d_a, d_w, b_db
+
+
+@triton.jit
+def inverse_grad(b_A, d_a, DT: tl.constexpr):
+    """dL = -A^T dA A^T, the VJP of A = (I + L)^-1 (consumers keep its strictly lower part)."""
+    return -mm(mm(tl.trans(b_A), d_a, DT), tl.trans(b_A), DT)
 
 
 @triton.jit
@@ -160,25 +198,12 @@ def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, 
     end = tl.load(bounds + 2 * i_c + 1)
     DT: tl.constexpr = k.dtype.element_ty
     r = tl.arange(0, BT)
-    rk = tl.arange(0, BK)
     valid = start + r < end
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
-    b_db = tl.zeros([BT], dtype=tl.float32)
-    d_a = tl.zeros([BT, BT], dtype=tl.float32)
-    d_w = tl.zeros([BT, BK], dtype=tl.float32)
-    state = hbuf + (i_c.to(tl.int64) * H + h) * K * V
-    for i_v in range(tl.cdiv(V, BV)):
-        cv = i_v * BV + tl.arange(0, BV)
-        S = tl.load(state + rk[:, None] * V + cv[None, :],
-                    mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
-        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
-        b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
-        d_w -= mm(b_du, tl.trans(S), DT)
-        d_bv = mm(tl.trans(b_A), b_du, DT)                  # d(beta V)
-        store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
-        b_db += tl.sum(d_bv * b_v.to(tl.float32), 1)
-        d_a += mm(b_du, tl.trans(b_v.to(tl.float32) * b_beta[:, None]), DT)
+    d_a, d_w, b_db = wy_value_grads(b_A, b_beta, v, du, dv,
+                                    hbuf + (i_c.to(tl.int64) * H + h) * K * V, start, end,
+                                    H, h, K, V, BT, BK, BV, DT)
     b_gc = load_log_decay(gc, start, end, H, h, BT)
     gamma = decay(b_gc)
     bg = b_beta * gamma
@@ -190,7 +215,7 @@ def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, 
     # the log-gate derivative: gamma_r carries g_j for j <= r, L_rs for s < j <= r
     b_dg = load_head_vec(dg_part, start, end, H, h, BT) + tl.cumsum(bg * k_dbk, 0, reverse=True)
     strict = (r[:, None] > r[None, :]) & valid[:, None] & valid[None, :]
-    d_l = -mm(mm(tl.trans(b_A), d_a, DT), tl.trans(b_A), DT)
+    d_l = inverse_grad(b_A, d_a, DT)
     d_le = tl.where(strict, d_l * decay(b_gc[:, None] - b_gc[None, :]), 0.0)
     kk = mm(b_k, tl.trans(b_k), DT)
     d_scaled = d_le * b_beta[:, None]                          # dL * dL/d(k_r . k_s)
