@@ -1,5 +1,5 @@
 """The inputs of the KernelBench level-3 recurrence problems (kernelbench/KernelBench/level3:
-Gated DeltaNet, simple GLA, GLA). Each problem file keeps its own sizes (module constants, read
+Gated DeltaNet, simple GLA, GLA, KDA). Each problem file keeps its own sizes (module constants, read
 by get_inputs) and its Model, the reference."""
 from __future__ import annotations
 
