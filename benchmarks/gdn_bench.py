@@ -1,8 +1,9 @@
-"""Chunked Gated DeltaNet on a GPU: correctness of the compiled kernels against the float64
-sequential oracle, then forward and forward+backward timings in bf16 at K = V = 128, beside
-flash-linear-attention's chunk_gated_delta_rule when `fla` is importable.
+"""Chunked Gated DeltaNet (or KDA) on a GPU: correctness of the compiled kernels against the
+float64 sequential oracle, then forward and forward+backward timings in bf16 at K = V = 128,
+beside flash-linear-attention's chunk_gated_delta_rule (chunk_kda) when `fla` is importable.
 
     python benchmarks/gdn_bench.py [--shapes 4x2048x16,1x8192x96] [--skip-check]
+    python benchmarks/gdn_bench.py --family kda [--shapes ...]   # KDA: per-channel gate, C = 16
     TRITON_INTERPRET=1 python benchmarks/gdn_bench.py --smoke   # CPU: the checks' code path only
     python benchmarks/gdn_bench.py --compile-report [--dtypes bf16,fp32]  # no GPU needed
 
@@ -31,34 +32,60 @@ import triton  # noqa: E402
 from triton.testing import do_bench  # noqa: E402
 
 from kdiff.gates.tolerance import LAMBDA, unit_roundoff  # noqa: E402
-from kdiff.kernels.gdn import chunk_gated_delta_rule, gated_delta_rule_reference  # noqa: E402
+from kdiff.kernels.gdn import chunk_gated_delta_rule, chunk_kda, gated_recurrence  # noqa: E402
+from kdiff.kernels.gdn.kda import KDA_CHUNK  # noqa: E402
 
 SHAPES = [(4, 2048, 16), (1, 8192, 96), (2, 16384, 16), (4, 4096, 64)]
 D = 128
 CHUNK = 64
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 
+FLA_MISSING = ""
 try:
     from fla.ops.gated_delta_rule import chunk_gated_delta_rule as fla_gdn
 except Exception as exc:  # noqa: BLE001 - fla is optional
     fla_gdn = None
     FLA_MISSING = f"{type(exc).__name__}: {exc}"
+try:
+    from fla.ops.kda import chunk_kda as fla_kda
+except Exception as exc:  # noqa: BLE001 - fla is optional
+    fla_kda = None
+    FLA_MISSING = FLA_MISSING or f"{type(exc).__name__}: {exc}"
+
+# "gdn" (scalar gate, chunks of CHUNK) or "kda" (per-channel gate, chunks of KDA_CHUNK):
+# set once by --family before anything runs
+FAMILY = "gdn"
 
 
-def flops(B: int, T: int, H: int, K: int, V: int, C: int = CHUNK) -> tuple[float, float]:
-    """(forward, backward) FLOPs of the chunked algorithm, counted as full tiles (NOTES.md)."""
+def chunk_of(family: str) -> int:
+    return KDA_CHUNK if family == "kda" else CHUNK
+
+
+def flops(B: int, T: int, H: int, K: int, V: int, C: int | None = None,
+          family: str | None = None) -> tuple[float, float]:
+    """(forward, backward) FLOPs of the chunked algorithm, counted as full tiles (NOTES.md;
+    KDA: its section there)."""
+    family = family or FAMILY
+    C = C or chunk_of(family)
     chunks = B * H * math.ceil(T / C)
-    fwd = 6 * C * C * K + 4 * C * C * V + 6 * C * K * V + C ** 3 / 3
-    bwd = 14 * C * C * K + 8 * C * C * V + 12 * C * K * V + 4 * C ** 3
+    if family == "kda":
+        # the [C, C, K] pair tensor (5 C^2 K) recomputed by every V-block program
+        fwd = 6 * C * K * V + 4 * C * C * V + (7 + 5 * V / 64) * C * C * K + C ** 3 / 3
+        bwd = 12 * C * K * V + 8 * C * C * V + (30 + 5 * V / 32) * C * C * K + 4 * C ** 3
+    else:
+        fwd = 6 * C * C * K + 4 * C * C * V + 6 * C * K * V + C ** 3 / 3
+        bwd = 14 * C * C * K + 8 * C * C * V + 12 * C * K * V + 4 * C ** 3
     return chunks * fwd, chunks * bwd
 
 
 def make_inputs(B, T, H, K, V, dtype, device, seed=0, requires_grad=False):
+    """KDA (FAMILY "kda"): g per key channel [B, T, H, K], the same draws otherwise."""
     gen = torch.Generator(device="cpu").manual_seed(seed)
     q = torch.randn(B, T, H, K, generator=gen)
     k = F.normalize(torch.randn(B, T, H, K, generator=gen), dim=-1)
     v = torch.randn(B, T, H, V, generator=gen)
-    g = F.logsigmoid(torch.randn(B, T, H, generator=gen) + 2.0)
+    gate_dims = (K,) if FAMILY == "kda" else ()
+    g = F.logsigmoid(torch.randn(B, T, H, *gate_dims, generator=gen) + 2.0)
     beta = torch.rand(B, T, H, generator=gen)
     h0 = torch.randn(B, H, K, V, generator=gen)
     xs = [x.to(device=device, dtype=dtype) for x in (q, k, v, g, beta)] + [h0.to(device)]
@@ -79,14 +106,21 @@ def fwd_bwd(fn, xs, dtype, cu_seqlens=None, seed=1):
 
 
 def oracle_gdn(q, k, v, g, beta, initial_state, output_final_state, cu_seqlens=None):
-    return gated_delta_rule_reference(q, k, v, g, beta, initial_state=initial_state,
-                                      cu_seqlens=cu_seqlens)
+    """The sequential oracle of either family (gated_recurrence reads the gate's rank)."""
+    return gated_recurrence(q, k, v, g, beta, initial_state=initial_state, cu_seqlens=cu_seqlens)
 
 
 def ours(q, k, v, g, beta, initial_state, output_final_state, cu_seqlens=None):
+    if FAMILY == "kda":
+        return chunk_kda(q, k, v, g, beta, initial_state=initial_state,
+                         output_final_state=output_final_state, cu_seqlens=cu_seqlens)
     return chunk_gated_delta_rule(q, k, v, g, beta, initial_state=initial_state,
                                   output_final_state=output_final_state, cu_seqlens=cu_seqlens,
                                   chunk_size=CHUNK)
+
+
+def fla_impl():
+    return fla_kda if FAMILY == "kda" else fla_gdn
 
 
 DEVICE = "cuda"
@@ -102,7 +136,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
 
     from triton.backends.compiler import GPUTarget
 
-    from kdiff.kernels.gdn import chunk, gla, output, recurrent, state, wy
+    from kdiff.kernels.gdn import chunk, gla, kda, output, recurrent, state, wy
     i32 = "*i32"
     f32 = "*fp32"
     rows = []
@@ -150,18 +184,35 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
              dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, DELTA=True,
                   PER_CHANNEL=False)),
             (gla.gla_state_fwd_kernel, "gla_state_fwd",
-             dict(k=P, v=P, gc="*fp64", h0=f32, hbuf=P, ht=f32, cu_seqlens=i32, chunk_offsets=i32),
-             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True)),
+             dict(k=P, w=P, v=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
+                  chunk_offsets=i32),
+             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True, DELTA=False)),
             (gla.gla_output_fwd_kernel, "gla_output_fwd",
              dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, o=P, bounds=i32, scale="fp32"),
              dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_P)),
             (gla.gla_state_bwd_kernel, "gla_state_bwd",
-             dict(q=P, k=P, gc="*fp64", do=P, dv=P, dht=f32, dh0=f32, dhbuf=P, cu_seqlens=i32,
-                  chunk_offsets=i32, scale="fp32"),
-             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True)),
+             dict(q=P, k=P, w=P, gc="*fp64", do=P, dv=P, dht=f32, dh0=f32, dhbuf=P,
+                  cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
+             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True, DELTA=False)),
             (gla.gla_grad_qk_kernel, "gla_grad_qk",
              dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq=P, dk=P, dg=f32,
                   bounds=i32, scale="fp32"), dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_P)),
+            # KDA: its WY stage, and GLA's scans with the delta rule compiled in
+            (kda.kda_wy_fwd_kernel, "kda_wy_fwd",
+             dict(k=P, v=P, beta=P, gc="*fp64", A=f32, w=P, u=P, bounds=i32),
+             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_P)),
+            (kda.kda_wy_bwd_kernel, "kda_wy_bwd",
+             dict(k=P, v=P, beta=P, gc="*fp64", A=f32, hbuf=P, du=P, dk_part=f32, dg_part=f32,
+                  dk=P, dv=P, dbeta=P, dg=f32, bounds=i32),
+             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_P)),
+            (gla.gla_state_fwd_kernel, "kda_state_fwd",
+             dict(k=P, w=P, v=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
+                  chunk_offsets=i32),
+             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True, DELTA=True)),
+            (gla.gla_state_bwd_kernel, "kda_state_bwd",
+             dict(q=P, k=P, w=P, gc="*fp64", do=P, dv=P, dht=f32, dh0=f32, dhbuf=P,
+                  cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
+             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True, DELTA=True)),
         ]
         cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
                                  "cuobjdump")
@@ -176,7 +227,8 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             if key in chunk.WARPS:
                 options = chunk.launch(key, torch_dtype)
             else:
-                options = {"num_warps": gla.WARPS[key] if key in gla.WARPS else
+                family_key = key.replace("kda_state", "gla_state")  # KDA runs GLA's scans
+                options = {"num_warps": kda.WARPS.get(key) or gla.WARPS.get(family_key) or
                            recurrent.WARPS_RECURRENT.get(key, 4)}
             warps = options["num_warps"]
             started = time.time()
@@ -219,7 +271,8 @@ def check(label, B, T, H, K, V, dtype, lengths=None):
                     None if cu is None else cu.cpu())
     same_precision = fwd_bwd(oracle_gdn, xs, dtype, cu)
     seq = max(lengths) if lengths else T
-    N = (math.ceil(seq / CHUNK) + 1) * (K + V + 4 * CHUNK)
+    C = chunk_of(FAMILY)
+    N = (math.ceil(seq / C) + 1) * (K + V + 4 * C)
     bound = LAMBDA * unit_roundoff(dtype) * math.sqrt(N)
     rows, ok = [], True
     for name, a, b, r in zip(NAMES, got, exact, same_precision):
@@ -238,7 +291,7 @@ def prefix_check(xs, o, tokens=128, heads=2):
     large shape are checked against the float64 oracle run on that prefix (2 heads)."""
     part = [x[:1, :tokens, :heads].detach().cpu().double() for x in xs[:5]]
     h0 = xs[5][:1, :heads].detach().cpu().double()
-    ref, _ = gated_delta_rule_reference(*part, initial_state=h0)
+    ref, _ = gated_recurrence(*part, initial_state=h0)
     got = o[:1, :tokens, :heads].detach().cpu().double()
     return (got - ref).abs().max().item() / ref.abs().max().item()
 
@@ -246,7 +299,8 @@ def prefix_check(xs, o, tokens=128, heads=2):
 def time_shape(B, T, H):
     flop_f, flop_b = flops(B, T, H, D, D)
     row = {"shape": [B, T, H], "gflop_fwd": flop_f / 1e9, "gflop_fwd_bwd": (flop_f + flop_b) / 1e9}
-    impls = [("ours", ours)] + ([("fla", fla_gdn)] if fla_gdn is not None else [])
+    fla = fla_impl()
+    impls = [("ours", ours)] + ([("fla", fla)] if fla is not None else [])
     outputs = {}
     for name, fn in impls:
         try:
@@ -271,7 +325,7 @@ def time_shape(B, T, H):
             row[f"{name}_fwd_ms"] = do_bench(forward, warmup=25, rep=200, return_mode="median")
             row[f"{name}_fwd_bwd_ms"] = do_bench(forward_backward, warmup=25, rep=200,
                                                  grad_to_none=xs, return_mode="median")
-            if name == "ours":  # the other place for P^T dO (kernels/gdn/chunk.py)
+            if name == "ours" and FAMILY == "gdn":  # the other place for P^T dO (chunk.py)
                 from kdiff.kernels.gdn import chunk as gdn_chunk
                 default = gdn_chunk.SPLIT_LOCAL_DU
                 gdn_chunk.SPLIT_LOCAL_DU = not default
@@ -315,6 +369,9 @@ def fmt(x, spec=".3f"):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--family", choices=("gdn", "kda"), default="gdn",
+                    help="gdn: Gated DeltaNet (chunks of 64); kda: KDA, per-channel gate with "
+                         "the delta rule (chunks of 16), beside fla's chunk_kda")
     ap.add_argument("--shapes", default=None, help="BxTxH,... (default: the four issue shapes)")
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--smoke", action="store_true",
@@ -330,6 +387,8 @@ def main() -> int:
                     help="warps of the forward state scan (default 4); with --state-bv 64 the "
                          "sm_90 compile needs 8 to stay at 194 registers without spilling")
     args = ap.parse_args()
+    global FAMILY
+    FAMILY = args.family
     from kdiff.kernels.gdn import chunk as gdn_chunk
     if args.state_bv is not None:
         gdn_chunk.STATE_BV = args.state_bv
@@ -345,24 +404,26 @@ def main() -> int:
               check("fp32 smoke varlen 5+15", 1, 20, 1, 16, 16, torch.float32, [5, 15])["pass"],
               # V = 128: two or four state-scan blocks (--state-bv 64 or the default 32)
               check("fp32 smoke B1 T20 H1 K16 V128", 1, 20, 1, 16, 128, torch.float32)["pass"]]
-        print(f"flops(4,2048,16): fwd {flops(4, 2048, 16, D, D)[0] / 1e9:.1f} GFLOP")
+        print(f"{FAMILY} flops(4,2048,16): fwd {flops(4, 2048, 16, D, D)[0] / 1e9:.1f} GFLOP")
         return 0 if all(ok) else 1
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU")
         return 2
     shapes = SHAPES if args.shapes is None else [
         tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
-    print(f"torch {torch.__version__} triton {triton.__version__} "
-          f"{torch.cuda.get_device_name()} fla: {'yes' if fla_gdn else FLA_MISSING} "
+    print(f"{FAMILY}: torch {torch.__version__} triton {triton.__version__} "
+          f"{torch.cuda.get_device_name()} fla: {'yes' if fla_impl() else FLA_MISSING} "
           f"state scans: BV {gdn_chunk.STATE_BV}, forward warps {gdn_chunk.WARPS['state_fwd']}")
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-              "triton": triton.__version__, "fla": fla_gdn is not None, "checks": [], "shapes": [],
+              "triton": triton.__version__, "fla": fla_impl() is not None, "family": FAMILY,
+              "checks": [], "shapes": [],
               "state_bv": gdn_chunk.STATE_BV, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"]}
     out = os.environ.get("OUT")
 
     def save():  # after every step: a run cut short by its time limit keeps what it measured
         if out:
-            with open(os.path.join(out, "gdn_bench.json"), "w") as fh:
+            name = "gdn_bench.json" if FAMILY == "gdn" else f"gdn_bench_{FAMILY}.json"
+            with open(os.path.join(out, name), "w") as fh:
                 json.dump(report, fh, indent=1)
 
     def run_check(label, dtype, **kw):
