@@ -288,16 +288,24 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     assert_within_bound(got, oracle, depth_recurrent(T, K, V), judged)
 
 
-def test_zero_decay_is_finite():
+@pytest.mark.parametrize("path", ["gdn", "kda"])
+def test_zero_decay_is_finite(path):
     """g = -inf (logsigmoid(-inf): a decay of exactly 0) resets the state, as the
     recurrence does; in the chunked form exp(gc_r - gc_s) is exp(-inf + inf) = NaN on the
     tokens after it. Everything is finite and within the token-by-token bound; K = 12 and
-    V = 20 leave padded rows and columns in the tiles."""
+    V = 20 leave padded rows and columns in the tiles. KDA: the zero decay in some channels
+    only (the others carry on)."""
     B, T, H, K, V = 1, 24, 1, 12, 20
     inputs = gdn_inputs(B, T, H, K, V, seed=17)
-    inputs[3][0, [5, 18], 0] = -math.inf
-    got = run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs, torch.float32)
-    oracle = run(gated_delta_rule_reference, inputs, torch.float64)
+    if path == "kda":
+        inputs[3] = per_channel_gate(B, T, H, K, seed=18)
+        inputs[3][0, 5, 0, [1, 7]] = -math.inf
+        inputs[3][0, 18, 0, 4] = -math.inf
+    else:
+        inputs[3][0, [5, 18], 0] = -math.inf
+    fn, reference = PATHS[path]
+    got = run(fn, inputs, torch.float32)
+    oracle = run(reference, inputs, torch.float64)
     for name, a in zip(NAMES, got):
         assert torch.isfinite(a).all(), name
     assert_within_bound(got, oracle, depth_recurrent(T, K, V))
