@@ -2,10 +2,15 @@
 
 For each kernel: the worker's start (interpreter, imports, a load_inline build), the native
 check twice (the first pays Triton's JIT compilation, the second is warm), then all twelve
-gates in the same warm worker. Prints verifier/native per kernel and the median.
+gates in the same warm worker. Prints verifier/native per kernel and the median, and splits
+the ratio into its two factors: how many candidate calls the gates make against the native
+check's, and what one call costs in each (round trips to the worker, plus the judge's own
+work: drawing inputs, the float64 oracle, the bounds).
 
     python benchmarks/cost.py --device cuda --root .audit/kbf --runs .audit/kbf/best_agent_solutions \
-        --level 1 --problems 1,19,23,40 --json cost.json
+        --level 1 --problems 19,23,40 --json cost.json      # CUDA (load_inline) candidates
+    python benchmarks/cost.py --device cuda --root .audit/kbf --runs kernels/runs/controls \
+        --level 1 --problems 19,36,38 --json cost_triton.json  # the corpus's Triton controls
 """
 from __future__ import annotations
 
@@ -27,25 +32,55 @@ from kdiff.runconfig import RunConfig
 from kdiff.sandbox import CandidateFailure, CandidateProcess, SandboxLimits
 
 
+class Requests:
+    """The candidate's round trips since the last `take`: calls of the kernel under test (a
+    gate's `call`; the native check's one `native` request runs all its trials) and the
+    seconds of all round trips."""
+
+    def __init__(self, cand: CandidateProcess) -> None:
+        self.cand, self.calls, self.seconds = cand, 0, 0.0
+
+    def take(self) -> tuple[int, float]:
+        calls = (self.cand.request_counts["call"]
+                 + self.cand.request_counts["native"] * PRESETS["kernelbench"].trials)
+        seconds = sum(self.cand.request_seconds.values())
+        taken = calls - self.calls, seconds - self.seconds
+        self.calls, self.seconds = calls, seconds
+        return taken
+
+
 def measure(case, device: str, entry: tuple[str, ...]) -> dict:
     problem = load_problem(case.problem)
     row = {"id": case.id}
     with CandidateProcess(case.problem, case.candidate, device, entry, SandboxLimits()) as cand:
         ctx = GateContext(problem, cand, GateOptions(device=device))
+        requests = Requests(cand)
         t = time.perf_counter()
         cand.request("memory")  # spawn + import (+ a load_inline build)
         row["start_s"] = time.perf_counter() - t
-        for label in ("native_cold_s", "native_warm_s"):
+        for label in ("native_cold", "native_warm"):
+            requests.take()
             t = time.perf_counter()
             try:
                 row["native_accept"] = run_native(ctx, PRESETS["kernelbench"]).accept
             except CandidateFailure as exc:
                 row["native_accept"] = f"{exc.signature}"
-            row[label] = time.perf_counter() - t
-        t = time.perf_counter()
-        row["gates"] = {g.id: round(g.run(ctx).seconds, 4) for g in all_gates()}
-        row["gates_s"] = time.perf_counter() - t
+            row[f"{label}_s"] = time.perf_counter() - t
+            row[f"{label}_calls"], row[f"{label}_worker_s"] = requests.take()
+        row["gates"] = {}
+        for gate in all_gates():
+            t = time.perf_counter()
+            status = gate.run(ctx).status.value
+            calls, worker_s = requests.take()
+            row["gates"][gate.id] = {"s": round(time.perf_counter() - t, 4), "calls": calls,
+                                     "worker_s": round(worker_s, 4), "status": status}
+    gates = row["gates"].values()
+    row["gates_s"] = sum(g["s"] for g in gates)
+    row["gates_calls"] = sum(g["calls"] for g in gates)
+    row["gates_worker_s"] = sum(g["worker_s"] for g in gates)
     row["ratio"] = row["gates_s"] / max(row["native_warm_s"], 1e-9)
+    row["calls_ratio"] = row["gates_calls"] / max(row["native_warm_calls"], 1)
+    row["per_call_ratio"] = row["ratio"] / max(row["calls_ratio"], 1e-9)
     return row
 
 
@@ -64,21 +99,37 @@ def main() -> None:
                        problems=args.problems.split(","))
     cases = pm.hook.kdiff_discover(bench="kernelbench", config=config)
     rows = []
-    for case in cases:
-        entry = tuple(pm.hook.kdiff_entry_points(bench="kernelbench", case=case) or ("ModelNew",))
-        try:
-            rows.append(measure(case, args.device, entry))
-        except Exception as exc:  # noqa: BLE001 - one kernel must not lose the others
-            rows.append({"id": case.id, "error": f"{type(exc).__name__}: {exc}"[:200]})
-        print(json.dumps(rows[-1]), flush=True)
+    try:
+        for case in cases:
+            entry = tuple(pm.hook.kdiff_entry_points(bench="kernelbench", case=case)
+                          or ("ModelNew",))
+            try:
+                rows.append(measure(case, args.device, entry))
+            except Exception as exc:  # noqa: BLE001 - one kernel must not lose the others
+                rows.append({"id": case.id, "error": f"{type(exc).__name__}: {exc}"[:200]})
+            print(json.dumps(rows[-1]), flush=True)
+    except KeyboardInterrupt:  # a budget's SIGINT: tabulate the kernels measured so far
+        print(f"interrupted after {len(rows)} of {len(cases)} kernels", flush=True)
     ok = [r for r in rows if "ratio" in r]
     print(tabulate([[r["id"], f"{r['start_s']:.2f}", f"{r['native_cold_s']:.3f}",
-                     f"{r['native_warm_s']:.3f}", f"{r['gates_s']:.2f}", f"{r['ratio']:.1f}x"]
-                    for r in ok], headers=["kernel", "start s", "native (cold) s",
-                                           "native (warm) s", "12 gates s", "gates/native"]))
+                     f"{r['native_warm_s']:.3f} ({r['native_warm_calls']})",
+                     f"{r['gates_s']:.2f} ({r['gates_calls']})",
+                     f"{r['gates_worker_s'] / max(r['gates_s'], 1e-9):.0%}",
+                     f"{r['ratio']:.1f}x", f"{r['calls_ratio']:.1f}x", f"{r['per_call_ratio']:.2f}x"]
+                    for r in ok],
+                   headers=["kernel", "start s", "native (cold) s", "native (warm) s (calls)",
+                            "12 gates s (calls)", "in worker", "gates/native",
+                            "calls/native calls", "per call"]))
+    slowest = sorted(((g["s"], f"{r['id'].rsplit('/', 1)[-1]} {gid}", g["calls"])
+                      for r in ok for gid, g in r["gates"].items()), reverse=True)[:8]
+    print("slowest gates: " + ", ".join(f"{name} {s:.2f} s ({calls} calls)"
+                                        for s, name, calls in slowest))
     if ok:
-        print(f"median gates/native (compile excluded): "
-              f"{statistics.median(r['ratio'] for r in ok):.1f}x over {len(ok)} kernels")
+        for key, label in (("ratio", "gates/native (compile excluded)"),
+                           ("calls_ratio", "candidate calls, gates/native"),
+                           ("per_call_ratio", "seconds per call, gates/native")):
+            print(f"median {label}: {statistics.median(r[key] for r in ok):.2f}x "
+                  f"over {len(ok)} kernels")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
 

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -172,6 +173,10 @@ class CandidateProcess:
         self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-"))
         self._deadline: float | None = None
         self._cgroup: str | None = None
+        # Round trips per command and their wall seconds (benchmarks/cost.py splits a gate's
+        # time into the candidate's share and the judge's own from these).
+        self.request_counts: Counter[str] = Counter()
+        self.request_seconds: Counter[str] = Counter()
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -382,7 +387,10 @@ class CandidateProcess:
         if self._proc is None:
             self._spawn()
         msg = {"cmd": cmd, **payload}
+        started = time.perf_counter()
         reply = self._exchange(msg, self._budgeted(timeout or self.limits.call_timeout))
+        self.request_counts[cmd] += 1
+        self.request_seconds[cmd] += time.perf_counter() - started
         if not reply["ok"] and _sticky_device_error(str(reply.get("error", ""))):
             # After an illegal or misaligned access every later CUDA call of the process fails
             # with the same error: the next request starts a fresh worker (builds replayed),

@@ -207,3 +207,7 @@ def test_a_sticky_device_error_is_not_charged_to_the_next_request():
         assert "misaligned address" in str(error.value)
         reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
         assert torch.equal(reply["outputs"][0], torch.full((4, 8), 2.0))
+        # the round trips benchmarks/cost.py reads: the failed call counts, the replayed
+        # build of the restart does not
+        assert worker.request_counts == {"build": 1, "call": 2}
+        assert worker.request_seconds["call"] > 0
