@@ -18,7 +18,10 @@ JOBS=${JOBS:-8}  # judges sharing the one GPU (16 cores on the H200 machine)
 mkdir -p "$OUT" "$ART"
 export PYTHONUNBUFFERED=1 KDIFF_CACHE=/tmp/kdiff-cache TORCH_EXTENSIONS_DIR=/tmp/torch-ext
 log() { echo "== $(date +%T) $*" | tee -a "$OUT/session.log"; }
-pack() { tar czf "$OUT/artifacts.tgz" -C "$ART" . 2>/dev/null; }
+# The audit store lives in the carried .audit folder, so the next device call resumes from it
+# (copy artifacts' audit.sqlite back to .audit/ on the machine that calls the device).
+STORE=${STORE:-.audit/audit.sqlite}
+pack() { [ -f "$STORE" ] && cp "$STORE" "$ART/"; tar czf "$OUT/artifacts.tgz" -C "$ART" . 2>/dev/null; }
 run_logged() { "$@" 2>&1 | tee -a "$OUT/session.log" | tail -n 60; }
 # A kdiff run past its budget gets SIGINT: it reports (and stores) the kernels judged so far.
 budget() { timeout -s INT -k 30 "$@"; }
@@ -35,9 +38,12 @@ setup() {
   kdiff gates | tee -a "$OUT/session.log"
 }
 
-tests() {
-  log "tests: GPU-marked"
-  run_logged timeout "${T_TESTS:-150}" python3 -m pytest -q -m gpu -p no:cacheprovider
+tests() {  # TESTS: a subset (pytest node ids or -k ...); all GPU-marked tests by default
+  log "tests: GPU-marked ${TESTS:-}"
+  # shellcheck disable=SC2086
+  run_logged timeout "${T_TESTS:-150}" python3 -m pytest -q -m gpu -p no:cacheprovider -rfEs \
+    --tb=short --junitxml="$ART/tests_gpu.xml" ${TESTS:-}
+  pack
 }
 
 calibrate() {
@@ -49,7 +55,12 @@ calibrate() {
 
 cost() {
   log "verifier cost against the native check"
-  run_logged timeout "${T_COST:-120}" python3 benchmarks/cost.py --device cuda --json "$ART/cost.json"
+  # KernelBenchFiltered's CUDA (load_inline) solutions, then the corpus's Triton controls on
+  # the same upstream problems (full level-1 sizes); the matmul (problem 1) last, it is slow.
+  run_logged budget "${T_COST:-120}" python3 benchmarks/cost.py --device cuda \
+    --problems 19,23,36,38,40,47,88,1 --json "$ART/cost.json"
+  run_logged budget "${T_COST:-120}" python3 benchmarks/cost.py --device cuda \
+    --runs kernels/runs/controls --problems 19,36,38 --json "$ART/cost_triton.json"
   pack
 }
 
@@ -99,7 +110,7 @@ audit_one() {  # name root runs [level]
   # Upstream level-1 inputs reach 4.3e9 elements: judged at sizes scaled to 2^20 elements per
   # input (the report lists them), which also bounds the judges' host memory.
   run_logged budget "${T_AUDIT:-200}" kdiff run --bench kernelbench --root "$root" --runs "$runs" \
-    --level "$level" --device cuda --jobs "$JOBS" --store "$ART/audit.sqlite" --fail-on never \
+    --level "$level" --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never \
     --max-input-elements "${MAX_ELEMENTS:-1048576}" \
     --json "$ART/audit_$name.json" --markdown "$ART/audit_$name.md"
   pack
@@ -114,7 +125,7 @@ tritonbench() {
   log "audit: TritonBench-T, LLM_generated"
   run_logged budget "${T_TB:-120}" kdiff run --bench tritonbench --root .audit/tb \
     --generated .audit/tb/LLM_generated/Bench_T_general_purpose/output_claude-3-5-sonnet-20240620.jsonl \
-    --device cuda --jobs "$JOBS" --store "$ART/audit.sqlite" --fail-on never \
+    --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never \
     --json "$ART/audit_tb_t.json" --markdown "$ART/audit_tb_t.md"
   pack
 }
