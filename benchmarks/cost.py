@@ -25,11 +25,11 @@ from tabulate import tabulate
 from kdiff.adapters.kernelbench.native import PRESETS, run_native
 from kdiff.gates.base import GateContext, GateOptions
 from kdiff.gates.registry import all_gates
-from kdiff.judge import _fp32_means_fp32
 from kdiff.plugins import manager
 from kdiff.problem import load_problem
 from kdiff.runconfig import RunConfig
 from kdiff.sandbox import CandidateFailure, CandidateProcess, SandboxLimits
+from kdiff.seeding import fp32_means_fp32
 
 
 class Requests:
@@ -93,7 +93,7 @@ def main() -> None:
     ap.add_argument("--problems", default="1,19,23,40,47,88")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    _fp32_means_fp32()
+    fp32_means_fp32()
     pm = manager()
     config = RunConfig(root=args.root, runs=args.runs, level=args.level,
                        problems=args.problems.split(","))

@@ -4,7 +4,6 @@ from __future__ import annotations
 import time
 
 import pluggy
-import torch
 
 from kdiff.gates.base import GateContext
 from kdiff.gates.registry import select
@@ -12,14 +11,7 @@ from kdiff.model import Case, GateResult, NativeVerdict, Verdict
 from kdiff.problem import LoadError, load_problem
 from kdiff.runconfig import RunConfig
 from kdiff.sandbox import CandidateFailure, CandidateLoadError, CandidateProcess
-from kdiff.seeding import one_thread
-
-
-def _fp32_means_fp32() -> None:
-    """The reference and oracle run with TF32 off, so that fp32 means fp32 (spec)."""
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.set_float32_matmul_precision("highest")
+from kdiff.seeding import fp32_means_fp32, one_thread
 
 
 def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
@@ -34,7 +26,7 @@ def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
 
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                preset: str | None = None) -> Verdict:
-    _fp32_means_fp32()
+    fp32_means_fp32()
     one_thread()
     preset = preset or native_preset(pm, config)
     gates = select(config.gates)

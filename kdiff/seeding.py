@@ -1,5 +1,6 @@
 """What makes the judge and the worker reproducible: the seeds of the generators that a
-problem's get_inputs() and a model's __init__ draw from, and torch's thread count."""
+problem's get_inputs() and a model's __init__ draw from, torch's thread count, and the
+precision of torch's own fp32 matmuls and convolutions."""
 from __future__ import annotations
 
 import torch
@@ -23,3 +24,15 @@ def one_thread() -> None:
     with the default. A fixed count also keeps the order of the oracle's CPU reductions, hence
     its rounding, independent of --jobs."""
     torch.set_num_threads(1)
+
+
+def fp32_means_fp32() -> None:
+    """TF32 off for torch's matmuls and convolutions (spec: the reference runs so). The worker
+    sets it too, before the candidate is imported: a candidate that calls torch's own
+    convolution gets the reference's arithmetic, not cuDNN's TF32 default (the judge's
+    reference had TF32 off and the worker's cuDNN had it on, so KernelBenchFiltered L1 #65,
+    which is nn.ConvTranspose2d itself, failed CMP-03 at in_channels=1 with a 1e-3 relative
+    error). A candidate that turns TF32 on in its own code is judged for it (PRC-01)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")

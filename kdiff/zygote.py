@@ -157,8 +157,9 @@ def run_worker(read_fd: int, write_fd: int) -> None:
     starving the judge's oracle on the same GPU. A candidate can lift the cap in its own
     process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox)."""
     from kdiff import worker
-    from kdiff.seeding import one_thread
+    from kdiff.seeding import fp32_means_fp32, one_thread
     one_thread()  # as the judge: the zygote's torch was started with one thread per core
+    fp32_means_fp32()  # as the judge's reference
     fraction = os.environ.get("KDIFF_GPU_MEMORY_FRACTION")
     if fraction and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
         import torch

@@ -211,3 +211,16 @@ def test_a_sticky_device_error_is_not_charged_to_the_next_request():
         # build of the restart does not
         assert worker.request_counts == {"build": 1, "call": 2}
         assert worker.request_seconds["call"] > 0
+
+
+def test_the_worker_runs_torch_fp32_as_the_reference_does():
+    """TF32 is off in the worker before the candidate runs, as for the judge's reference: a
+    candidate that calls torch's convolution gets fp32, not cuDNN's TF32 default."""
+    import torch
+    torch.backends.cudnn.allow_tf32 = True  # torch's default, which the worker must not keep
+    candidate = Path(__file__).parent / "fixtures" / "core" / "precision_flags.py"
+    with CandidateProcess(HOSTILE / "problem.py", candidate) as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
+    assert reply["outputs"][0].tolist() == [[0.0, 0.0, 0.0]] * 4
