@@ -2,7 +2,8 @@
 
 A verdict is keyed by what decides it: the bench, the problem's and the candidate's content
 hashes, the native preset, the options that change a judgement (gate options, timeouts) and
-the kdiff version; each gate's result is a row of its own under that key, so a later run with
+the judging code (kdiff's version and a hash of the sources that decide a verdict: a fix to a
+gate re-judges what the old gate judged); each gate's result is a row of its own under that key, so a later run with
 more gates judges only the gates that are missing. The database runs in WAL mode with one
 transaction per verdict: killing kdiff at any moment loses at most the verdict being judged.
 
@@ -15,7 +16,9 @@ Only the judge's driver process writes here; candidates' workers cannot (kdiff.c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import importlib
 import json
 import sqlite3
 import time
@@ -55,6 +58,23 @@ def default_path(*report_paths: Path | None) -> Path:
         if path is not None:
             return Path(path).parent / DEFAULT_NAME
     return Path("kdiff-out") / DEFAULT_NAME
+
+
+# The packages whose sources decide a verdict: the judge, sandbox and worker, the gates, the
+# adapters' discovery and native checks (not the reports, which only render verdicts).
+JUDGING_PACKAGES = ("kdiff", "kdiff.gates", "kdiff.adapters")
+
+
+@functools.lru_cache(maxsize=None)
+def judging_code() -> str:
+    """kdiff's version and the hash of every source file of JUDGING_PACKAGES."""
+    digest = hashlib.sha256()
+    for name in JUDGING_PACKAGES:
+        root = Path(importlib.import_module(name).__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
+            digest.update(path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
 def file_sha256(path: Path) -> str:
@@ -132,7 +152,7 @@ class ResultsStore:
 
     def key(self, case: Case, config: RunConfig, preset: str) -> str:
         parts = [case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
-                 options_key(config, preset), __version__, case.discovery_error or ""]
+                 options_key(config, preset), judging_code(), case.discovery_error or ""]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     # -- verdicts -------------------------------------------------------------------------
@@ -145,7 +165,7 @@ class ResultsStore:
             self.db.execute(
                 "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (key, case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
-                 preset, options_key(config, preset), __version__,
+                 preset, options_key(config, preset), judging_code(),
                  json.dumps(verdict.native.to_json()), verdict.error,
                  verdict.error_kind if verdict.error else None, time.time()))
             self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?)",
@@ -187,7 +207,7 @@ class ResultsStore:
             if self.db.execute("SELECT 1 FROM runs WHERE id=?", (ident,)).fetchone() is None:
                 self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
                                 (ident, config.bench, preset, config.device, json.dumps(gates),
-                                 options_key(config, preset), __version__, command,
+                                 options_key(config, preset), judging_code(), command,
                                  time.time(), len(cases)))
                 self.db.executemany("INSERT INTO run_cases VALUES (?,?,?,?)",
                                     [(ident, i, k, json.dumps(case_to_json(c), default=str))

@@ -56,6 +56,20 @@ def test_put_get_round_trip_keyed_by_content_and_options(tmp_path):
         assert store.get(case, config, "kernelbench", GATES)[0] is None
 
 
+def test_a_verdict_of_other_judging_code_is_not_reused(tmp_path, monkeypatch):
+    """A fix to a gate, the worker or a native check changes judging_code(): what the old code
+    judged is judged again, not resumed."""
+    from kdiff import store as store_module
+    code = store_module.judging_code()
+    assert code.startswith("0.1.0+") and len(code) == len("0.1.0+") + 16
+    config, case = RunConfig(), _case(tmp_path, "k")
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.put(case, config, "kernelbench", _verdict(case, GATES))
+        assert store.get(case, config, "kernelbench", GATES)[0] is not None
+        monkeypatch.setattr(store_module, "judging_code", lambda: "0.1.0+another")
+        assert store.get(case, config, "kernelbench", GATES)[0] is None
+
+
 def test_transient_judge_deaths_are_not_stored(tmp_path):
     config, case = RunConfig(), _case(tmp_path, "k")
     died = Verdict(case, NativeVerdict(None, "kernelbench"), {}, error="died",
