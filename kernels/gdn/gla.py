@@ -34,9 +34,9 @@ import torch
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (channel_rectangle_sums, chunk_span, initial_state,
-                                         load_gate_rows, load_rows, mm, pair_decays,
-                                         scan_program, state_tile, store_rows, store_state)
+from kdiff.kernels.gdn.tile_ops import (channel_rectangle_sums, chunk_rows, chunk_span,
+                                        initial_state, load_gate_rows, load_rows, mm, pair_decays,
+                                        scan_program, state_tile, store_rows, store_state)
 from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, states
 from kdiff.kernels.gdn.kda import kda_wy_backward, kda_wy_forward
 from kdiff.kernels.gdn.varlen import ChunkLayout
@@ -79,10 +79,8 @@ def gla_state_fwd_kernel(k, w, v, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offs
 def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V,
                           BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, _, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    valid = start + tl.arange(0, BT) < end
     rk = tl.arange(0, BK)
     cv = i_v * BV + tl.arange(0, BV)
     S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
@@ -134,11 +132,8 @@ def gla_state_bwd_kernel(q, k, w, gc, do, dv, dht, dh0, dhbuf, cu_seqlens, chunk
 def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq, dk, dg, bounds, scale, H, K, V,
                        BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     i_c, h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    r = tl.arange(0, BT)
-    valid = start + r < end
     rk = tl.arange(0, BK)
     state_base = (i_c.to(tl.int64) * H + h) * K * V
     b_gc, g_last = load_gate_rows(gc, start, end, H, h, K, BT, BK)

@@ -32,7 +32,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (channel_rectangle_sums, decay, load_gate_rows,
+from kdiff.kernels.gdn.tile_ops import (channel_rectangle_sums, chunk_rows, decay, load_gate_rows,
                                          load_head_vec, load_rows, mm, pair_decays,
                                          store_head_vec, store_rows, unit_lower_inverse16)
 from kdiff.kernels.gdn.varlen import ChunkLayout
@@ -56,11 +56,8 @@ def kda_wy_fwd_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
     """A = (I + L)^-1 (fp32, stored as rows [tokens, H, 16]), W and Utld in one pass over
     the chunk's k. Grid (chunks, H); BT = 16."""
     i_c, h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    r = tl.arange(0, BT)
-    valid = start + r < end
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
     b_gc, _ = load_gate_rows(gc, start, end, H, h, K, BT, BK)
@@ -79,11 +76,8 @@ def kda_wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbe
     """VJP of the stage (module docstring); adds the output/scan partials dk_part, dg_part
     (gla_grad_qk_kernel's, fp32) and stores dk, dv, dbeta and dg. Grid (chunks, H)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    r = tl.arange(0, BT)
-    valid = start + r < end
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
     d_a, d_w, b_db = wy_value_grads(b_A, b_beta, v, du, dv,

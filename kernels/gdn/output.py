@@ -14,19 +14,16 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (decay, exclusive_cumsum, load_log_decay, load_rows, mm,
-                                         rectangle_sums, store_head_vec, store_rows)
+from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, exclusive_cumsum, load_log_decay,
+                                        load_rows, mm, rectangle_sums, store_head_vec, store_rows)
 
 
 @triton.jit
 def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
                       BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    r = tl.arange(0, BT)
-    valid = start + r < end
     rk = tl.arange(0, BK)
     cv = i_v * BV + tl.arange(0, BV)
     S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
@@ -49,11 +46,8 @@ def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
 def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds,
                    scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     i_c, h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    r = tl.arange(0, BT)
-    valid = start + r < end
     rk = tl.arange(0, BK)
     state_base = (i_c.to(tl.int64) * H + h) * K * V
     b_gc = load_log_decay(gc, start, end, H, h, BT)

@@ -17,9 +17,9 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (chunk_span, decay, initial_state, load_log_decay,
-                                         load_rows, load_rows_t, mm, scan_program, state_tile,
-                                         store_rows, store_state)
+from kdiff.kernels.gdn.tile_ops import (chunk_rows, chunk_span, decay, initial_state,
+                                        load_log_decay, load_rows, load_rows_t, mm, scan_program,
+                                        state_tile, store_rows, store_state)
 
 
 @triton.jit
@@ -37,8 +37,7 @@ def local_du_kernel(q, k, gc, do, du_local, bounds, scale, H, K, V,
                     BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """The intra-chunk part of dU, P^T dO, off the scan's critical path. Grid (V/BV, chunks, H)."""
     i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, _, _ = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
     b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)

@@ -198,3 +198,13 @@ def chunk_span(bos, eos, c, BT: tl.constexpr):
     """Token span [start, end) of chunk c of the sequence [bos, eos)."""
     start = bos + c * BT
     return start, tl.minimum(start + BT, eos)
+
+
+@triton.jit
+def chunk_rows(bounds, i_c, BT: tl.constexpr):
+    """Chunk i_c's token span [start, end) from the layout's bounds table (varlen.ChunkLayout),
+    its local row indices r = 0..BT-1 and their validity, start + r < end."""
+    start = tl.load(bounds + 2 * i_c)
+    end = tl.load(bounds + 2 * i_c + 1)
+    r = tl.arange(0, BT)
+    return start, end, r, start + r < end

@@ -20,9 +20,9 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.tile_ops import (decay, load_head_vec, load_log_decay, load_rows, mm,
-                                         rectangle_sums, store_head_vec, store_rows,
-                                         unit_lower_inverse16)
+from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, load_head_vec, load_log_decay, load_rows,
+                                        mm, rectangle_sums, store_head_vec, store_rows,
+                                        unit_lower_inverse16)
 
 
 @triton.jit
@@ -30,8 +30,7 @@ def chunk_cumsum_kernel(g, gc, bounds, H, BT: tl.constexpr, BH: tl.constexpr):
     """gc = chunk-local inclusive cumulative sum of g [tokens, H], in fp64 (see tile_ops.decay).
     Grid (chunks, H/BH)."""
     i_c, i_h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, _, _ = chunk_rows(bounds, i_c, BT)
     rows = start + tl.arange(0, BT)
     heads = i_h * BH + tl.arange(0, BH)
     offs = rows.to(tl.int64)[:, None] * H + heads[None, :]
@@ -80,8 +79,7 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.con
     """A = (I + L)^-1 per chunk, fp32, stored as rows [tokens, H, BT] (lower part only;
     consumers mask the rest). Grid (chunks, H). BT is 16 or 64 (blocks of 16)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, _, _ = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
     r16 = tl.arange(0, 16)
     r0 = start + r16
@@ -135,8 +133,7 @@ def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
                     BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """W = A (beta exp(gc) K), Utld = A (beta V). Grid (chunks, H)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, _, _ = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
@@ -194,11 +191,8 @@ def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, 
     """VJP of the WY stage; forms dW = -dU S^T from the chunk's stored initial state S, and
     finishes dk, dv, dbeta and dg. Grid (chunks, H)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
-    start = tl.load(bounds + 2 * i_c)
-    end = tl.load(bounds + 2 * i_c + 1)
+    start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    r = tl.arange(0, BT)
-    valid = start + r < end
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
     d_a, d_w, b_db = wy_value_grads(b_A, b_beta, v, du, dv,
