@@ -36,8 +36,7 @@ from kdiff.kernels.gdn.tile_ops import (channel_rectangle_sums, chunk_rows, deca
                                          load_head_vec, load_rows, mm, pair_decays,
                                          store_head_vec, store_rows, unit_lower_inverse16)
 from kdiff.kernels.gdn.varlen import ChunkLayout
-from kdiff.kernels.gdn.wy import (inverse_grad, load_inverse, store_inverse_block, store_utld,
-                                   wy_value_grads)
+from kdiff.kernels.gdn.wy import inverse_grad, store_inverse_block, store_utld, wy_value_grads
 
 KDA_CHUNK = 16
 # not tuned on a GPU: [16, 16, BK] pair tensors, as gla.py's chunk-parallel kernels
@@ -78,11 +77,8 @@ def kda_wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbe
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    b_A = load_inverse(A, start, end, H, h, BT)
-    b_beta = load_head_vec(beta, start, end, H, h, BT)
-    d_a, d_w, b_db = wy_value_grads(b_A, b_beta, v, du, dv,
-                                    hbuf + (i_c.to(tl.int64) * H + h) * K * V, start, end,
-                                    H, h, K, V, BT, BK, BV, DT)
+    b_A, b_beta, d_a, d_w, b_db = wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start, end,
+                                                 H, h, K, V, BT, BK, BV, DT)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)
     b_gc, _ = load_gate_rows(gc, start, end, H, h, K, BT, BK)
     gamma = decay(b_gc)

@@ -155,12 +155,15 @@ def store_utld(A_beta, v, u, start, end, H, h, V, BT: tl.constexpr, BV: tl.const
 
 
 @triton.jit
-def wy_value_grads(b_A, b_beta, v, du, dv, state, start, end, H, h, K, V,
+def wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start, end, H, h, K, V,
                    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, DT: tl.constexpr):
     """The part of the WY VJP that runs over V, the same for a scalar and a per-channel gate:
-    with U = Utld - W S (S the chunk's initial state at `state`) and Utld = A (beta V), stores
-    dv = beta (A^T dU) and returns dA's Utld part dU (beta V)^T, dW = -dU S^T and
-    dbeta's V part sum_v (A^T dU) V."""
+    with U = Utld - W S (S chunk i_c's initial state in hbuf) and Utld = A (beta V), stores
+    dv = beta (A^T dU) and returns the chunk's A and beta with dA's Utld part dU (beta V)^T,
+    dW = -dU S^T and dbeta's V part sum_v (A^T dU) V."""
+    b_A = load_inverse(A, start, end, H, h, BT)
+    b_beta = load_head_vec(beta, start, end, H, h, BT)
+    state = hbuf + (i_c.to(tl.int64) * H + h) * K * V
     rk = tl.arange(0, BK)
     b_db = tl.zeros([BT], dtype=tl.float32)
     d_a = tl.zeros([BT, BT], dtype=tl.float32)
@@ -176,7 +179,7 @@ def wy_value_grads(b_A, b_beta, v, du, dv, state, start, end, H, h, K, V,
         store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
         b_db += tl.sum(d_bv * b_v.to(tl.float32), 1)
         d_a += mm(b_du, tl.trans(b_v.to(tl.float32) * b_beta[:, None]), DT)
-    return d_a, d_w, b_db
+    return b_A, b_beta, d_a, d_w, b_db
 
 
 @triton.jit
@@ -193,11 +196,8 @@ def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, 
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    b_A = load_inverse(A, start, end, H, h, BT)
-    b_beta = load_head_vec(beta, start, end, H, h, BT)
-    d_a, d_w, b_db = wy_value_grads(b_A, b_beta, v, du, dv,
-                                    hbuf + (i_c.to(tl.int64) * H + h) * K * V, start, end,
-                                    H, h, K, V, BT, BK, BV, DT)
+    b_A, b_beta, d_a, d_w, b_db = wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start, end,
+                                                 H, h, K, V, BT, BK, BV, DT)
     b_gc = load_log_decay(gc, start, end, H, h, BT)
     gamma = decay(b_gc)
     bg = b_beta * gamma
