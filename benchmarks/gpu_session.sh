@@ -108,10 +108,10 @@ audit_one() {  # name root runs [level]
   local name=$1 root=$2 runs=$3 level=${4:-1}
   log "audit $name: $runs level $level"
   # Upstream level-1 inputs reach 4.3e9 elements: judged at sizes scaled to 2^20 elements per
-  # input (the report lists them), which also bounds the judges' host memory.
+  # input and per reference output (the report lists them), which also bounds host memory.
   run_logged budget "${T_AUDIT:-200}" kdiff run --bench kernelbench --root "$root" --runs "$runs" \
     --level "$level" --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never \
-    --max-input-elements "${MAX_ELEMENTS:-1048576}" \
+    --max-elements "${MAX_ELEMENTS:-1048576}" \
     --json "$ART/audit_$name.json" --markdown "$ART/audit_$name.md"
   pack
 }

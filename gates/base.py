@@ -68,9 +68,9 @@ class GateOptions:
     targets: tuple[str, ...] = ("sm_90", "sm_100")
     seeds: int = 2  # random seeds per input distribution
     determinism_runs: int = 5
-    # Judge at smaller sizes of the same problem when a benchmark input has more elements
-    # than this (gates.sizes.fit_sizes); None: always at the benchmark's own sizes.
-    max_input_elements: int | None = None
+    # Judge at smaller sizes of the same problem when a benchmark input or a reference output
+    # has more elements than this (gates.sizes.fit_sizes); None: the benchmark's own sizes.
+    max_elements: int | None = None
 
 
 class GateContext:
@@ -86,8 +86,8 @@ class GateContext:
         self._original_constants = problem.size_constants()
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
-        if self.options.max_input_elements is not None:
-            self.scaled = sizes.fit_sizes(problem, self.options.max_input_elements)
+        if self.options.max_elements is not None:
+            self.scaled = sizes.fit_sizes(problem, self.options.max_elements)
         self.constants: dict[str, int] = {}
         self.set_constants({})
 

@@ -4,11 +4,12 @@ KernelBench keeps a problem's sizes in module-level constants that get_inputs() 
 get_init_inputs() read (ProblemModule.size_constants). Shapes are learned on the meta device,
 so asking how large a size makes the inputs costs nothing.
 
-`fit_sizes` scales a problem whose inputs are too large to judge with twelve gates (upstream
-KernelBench level 1 draws inputs of up to 4.3e9 elements; every gate call carries its inputs
-and outputs between the judge and the worker, and the oracle holds them in float64) down to a
-smaller instance of the same problem: the largest constant is halved, one at a time, while
-the reference still builds and runs at the new sizes (on the meta device).
+`fit_sizes` scales a problem whose inputs or outputs are too large to judge with twelve gates
+(upstream KernelBench level 1 draws inputs of up to 4.3e9 elements, and a transposed
+convolution's output can be 20x its input; every gate call carries its inputs and outputs
+between the judge and the worker, and the oracle holds them in float64) down to a smaller
+instance of the same problem: the largest constant is halved, one at a time, while the
+reference still builds and runs at the new sizes (on the meta device).
 """
 from __future__ import annotations
 
@@ -29,24 +30,29 @@ def input_numels(problem: ProblemModule) -> list[int]:
     return [x.numel() for x in inputs if isinstance(x, torch.Tensor)]
 
 
-def _reference_runs(problem: ProblemModule) -> bool:
+def output_numels(problem: ProblemModule) -> list[int] | None:
+    """Elements of each output of the reference at the problem's current sizes, run on the
+    meta device; None when it does not run there (sizes outside the problem's class, or a
+    reference that needs real values)."""
     try:
         with torch.device("meta"), torch.no_grad():
             model = problem.Model(*problem.get_init_inputs())
-            model(*draw_benchmark_inputs(problem, 0))
+            out = model(*draw_benchmark_inputs(problem, 0))
     except Exception:  # noqa: BLE001 - sizes outside the problem's class
-        return False
-    return True
+        return None
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    return [o.numel() for o in outs if isinstance(o, torch.Tensor)]
 
 
 def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
-    """Size constants at which no benchmark input has more than `max_elements` elements
-    ({} when the benchmark's own sizes fit). Leaves the module's constants as they were.
-    When no further halving shrinks the inputs, the smallest sizes reached are returned."""
+    """Size constants at which no benchmark input and no output of the reference has more
+    than `max_elements` elements ({} when the benchmark's own sizes fit). Leaves the module's
+    constants as they were. When no further halving shrinks the largest tensor, the smallest
+    sizes reached are returned."""
     original = problem.size_constants()
     chosen: dict[str, int] = {}
     try:
-        largest = max(input_numels(problem), default=0)
+        largest = max(input_numels(problem) + (output_numels(problem) or []), default=0)
         while largest > max_elements:
             current = {**original, **chosen}
             for name in sorted(current, key=lambda n: -current[n]):
@@ -55,10 +61,14 @@ def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
                 trial = {**chosen, name: (current[name] + 1) // 2}
                 problem.set_sizes({**original, **trial})
                 try:
-                    smaller = max(input_numels(problem), default=0)
+                    inputs = input_numels(problem)
                 except Exception:  # noqa: BLE001 - get_inputs() refuses these sizes
                     continue
-                if smaller < largest and _reference_runs(problem):
+                outputs = output_numels(problem)
+                if outputs is None:
+                    continue
+                smaller = max(inputs + outputs, default=0)
+                if smaller < largest:
                     chosen, largest = trial, smaller
                     break
             else:

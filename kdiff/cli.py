@@ -36,10 +36,11 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtypes", default=None, metavar="D,...",
                    help="working dtypes for PRC-01 (default: the problem's KDIFF_DTYPES or "
                    "float32)")
-    p.add_argument("--max-input-elements", type=int, default=None, metavar="N",
-                   help="judge a problem whose inputs exceed N elements at smaller sizes of "
-                   "the same problem, native check included (upstream KernelBench sizes "
-                   "reach 4e9 elements); the report lists the sizes judged at")
+    p.add_argument("--max-elements", type=int, default=None, metavar="N",
+                   help="judge a problem with an input or a reference output of more than N "
+                   "elements at smaller sizes of the same problem, native check included "
+                   "(upstream KernelBench inputs reach 4e9 elements); the report lists the "
+                   "sizes judged at")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,11 +123,11 @@ def make_config(args: argparse.Namespace, bench: str):  # noqa: ANN201
     options = GateOptions(device=_device(args.device))
     if args.dtypes:
         options.dtypes = tuple(args.dtypes.split(","))
-    max_elements = getattr(args, "max_input_elements", None)  # not a pytest-plugin option
+    max_elements = getattr(args, "max_elements", None)  # not a pytest-plugin option
     if max_elements is not None:
         if max_elements < 1:
-            raise UsageError("--max-input-elements must be at least 1")
-        options.max_input_elements = max_elements
+            raise UsageError("--max-elements must be at least 1")
+        options.max_elements = max_elements
     limits = SandboxLimits()
     if args.call_timeout:
         limits.call_timeout = args.call_timeout

@@ -95,7 +95,7 @@ class Verdict:
     # "candidate": the candidate does not import (a reject, as the harness records it);
     # "problem": the reference or the case is broken (no verdict).
     error_kind: str = "problem"
-    # Sizes the case was judged at where the benchmark's were too large (--max-input-elements):
+    # Sizes the case was judged at where the benchmark's were too large (--max-elements):
     # constant -> (benchmark, judged).
     scaled_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
 

@@ -58,6 +58,21 @@ def test_fit_keeps_sizes_the_reference_accepts(tmp_path):
     assert sizes.fit_sizes(problem, 256) == {"dim": 64, "batch_size": 4}
 
 
+def test_fit_bounds_the_reference_outputs_too(tmp_path):
+    # An outer product: inputs of 2 * 1024 elements, an output of 1024^2. The output decides.
+    problem = write_problem(tmp_path, """
+        class Model(torch.nn.Module):
+            def forward(self, a, b):
+                return a[:, None] * b[None, :]
+        n = 1024
+        def get_inputs():
+            return [torch.rand(n), torch.rand(n)]
+        """)
+    assert sizes.output_numels(problem) == [1024 * 1024]
+    assert sizes.fit_sizes(problem, 1 << 16) == {"n": 256}
+    assert sizes.fit_sizes(problem, 1 << 20) == {}
+
+
 def test_fit_is_empty_when_the_benchmark_fits(tmp_path):
     assert sizes.fit_sizes(write_problem(tmp_path, UPSTREAM_LIKE.replace("393216", "4")
                                          .replace("4096", "2")), 1 << 16) == {}
@@ -72,7 +87,7 @@ def test_verify_judges_at_scaled_sizes_and_says_so(tmp_path):
     report = tmp_path / "v.json"
     done = subprocess.run([sys.executable, "-m", "kdiff.cli", "verify", "--device", "cpu",
                            "--problem", str(problem.path), "--candidate", str(candidate),
-                           "--max-input-elements", "4096", "--json", str(report)],
+                           "--max-elements", "4096", "--json", str(report)],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "judged at" in done.stdout and "(benchmark 393216)" in done.stdout
