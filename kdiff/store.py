@@ -33,7 +33,8 @@ from kdiff.runconfig import RunConfig
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
     key TEXT PRIMARY KEY, bench TEXT, problem_sha TEXT, candidate_sha TEXT, native_preset TEXT,
-    options TEXT, kdiff_version TEXT, native TEXT, error TEXT, error_kind TEXT, judged_at REAL);
+    options TEXT, kdiff_version TEXT, native TEXT, error TEXT, error_kind TEXT, judged_at REAL,
+    scaled_sizes TEXT);
 CREATE TABLE IF NOT EXISTS gate_results (
     key TEXT, gate TEXT, result TEXT, PRIMARY KEY (key, gate));
 CREATE TABLE IF NOT EXISTS runs (
@@ -128,6 +129,9 @@ class ResultsStore:
         # fsync per verdict.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(verdicts)")}
+        if "scaled_sizes" not in columns:  # a store written before verdicts kept their sizes
+            self.db.execute("ALTER TABLE verdicts ADD COLUMN scaled_sizes TEXT")
         self._sha: dict[tuple[str, int, int], str] = {}
 
     def close(self) -> None:
@@ -163,11 +167,12 @@ class ResultsStore:
         key = self.key(case, config, preset)
         with self._transaction():
             self.db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (key, case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
                  preset, options_key(config, preset), judging_code(),
                  json.dumps(verdict.native.to_json()), verdict.error,
-                 verdict.error_kind if verdict.error else None, time.time()))
+                 verdict.error_kind if verdict.error else None, time.time(),
+                 json.dumps(verdict.scaled_sizes)))
             self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?)",
                                 [(key, gid, json.dumps(g.to_json()))
                                  for gid, g in verdict.gates.items()])
@@ -181,19 +186,21 @@ class ResultsStore:
 
     def _assemble(self, case: Case, key: str, gates: list[str]
                   ) -> tuple[Verdict | None, list[str]]:
-        row = self.db.execute("SELECT native, error, error_kind FROM verdicts WHERE key=?",
-                              (key,)).fetchone()
+        row = self.db.execute("SELECT native, error, error_kind, scaled_sizes FROM verdicts "
+                              "WHERE key=?", (key,)).fetchone()
         if row is None:
             return None, list(gates)
         native = NativeVerdict(**json.loads(row[0]))
         if row[1] is not None:  # the case could not be judged at all: no gate will run
             return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
+        scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
         # What the harness recorded belongs to the case, not to the (shared) content.
         native.recorded = case.recorded_accept
         stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
                   self.db.execute("SELECT gate, result FROM gate_results WHERE key=?", (key,))}
         results = {gid: stored[gid] for gid in gates if gid in stored}
-        return Verdict(case, native, results), [gid for gid in gates if gid not in stored]
+        return (Verdict(case, native, results, scaled_sizes=scaled),
+                [gid for gid in gates if gid not in stored])
 
     # -- runs -----------------------------------------------------------------------------
     def begin_run(self, cases: list[Case], config: RunConfig, preset: str, gates: list[str],
@@ -274,8 +281,8 @@ def judge_resuming(store: ResultsStore, cases: list[Case], config: RunConfig, pr
             before = earlier.get(verdict.case.id)
             if before is not None and verdict.error is None:
                 merged = {**before.gates, **verdict.gates}
-                verdict = Verdict(verdict.case, verdict.native,
-                                  {gid: merged[gid] for gid in gates if gid in merged})
+                verdict = dataclasses.replace(
+                    verdict, gates={gid: merged[gid] for gid in gates if gid in merged})
             store.put(verdict.case, config, preset, verdict)
             yield verdict
 

@@ -27,7 +27,9 @@ def _verdict(case: Case, gates: list[str], fail: str | None = None) -> Verdict:
     results = {g: GateResult(g, Status.FAIL if g == fail else Status.PASS,
                              "nan_swallowed" if g == fail else None, f"detail of {g}",
                              0.5 if g != fail else None, seconds=1.25) for g in gates}
-    return Verdict(case, NativeVerdict(True, "kernelbench", reason="5/5"), results)
+    # judged at a scaled size, which a verdict read back from the store must still say
+    return Verdict(case, NativeVerdict(True, "kernelbench", reason="5/5"), results,
+                   scaled_sizes={"dim": (4096, 64)})
 
 
 def _judge_all_fake(calls: list):
@@ -54,6 +56,19 @@ def test_put_get_round_trip_keyed_by_content_and_options(tmp_path):
         assert store.get(case, other, "kernelbench", GATES)[0] is None
         case.candidate.write_text("# changed\n")
         assert store.get(case, config, "kernelbench", GATES)[0] is None
+
+
+def test_a_store_written_before_verdicts_kept_their_sizes_opens(tmp_path):
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(str(path))
+    old.execute("CREATE TABLE verdicts (key TEXT PRIMARY KEY, bench TEXT, problem_sha TEXT, "
+                "candidate_sha TEXT, native_preset TEXT, options TEXT, kdiff_version TEXT, "
+                "native TEXT, error TEXT, error_kind TEXT, judged_at REAL)")
+    old.close()
+    config, case = RunConfig(), _case(tmp_path, "k")
+    with ResultsStore(path) as store:
+        store.put(case, config, "kernelbench", _verdict(case, GATES))
+        assert store.get(case, config, "kernelbench", GATES)[0].scaled_sizes == {"dim": (4096, 64)}
 
 
 def test_a_verdict_of_other_judging_code_is_not_reused(tmp_path, monkeypatch):
