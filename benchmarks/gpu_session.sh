@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
-# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_AUDIT, T_TB, T_CUDA), logged to $OUT/session.log.
+# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_AUDIT, T_TB, T_CUDA, T_FLA), logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
@@ -103,6 +103,15 @@ cudapaths() {  # CUDA candidates: extension resources (RES-02), flush to zero (E
       --problem kernels/KernelBench/level1/41_Swish.py \
       --candidate "kernels/runs/${sample}_kernel.py" --json "$ART/cudapaths_${sample//\//_}.json"
   done
+  pack
+}
+
+fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot precision)
+  log "kdiff verify: fla-core's chunk_gated_delta_rule on the GDN problem"
+  run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
+    --problem kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py \
+    --candidate benchmarks/fla_candidates/level_3_problem_1_sample_0_kernel.py \
+    --json "$ART/fla_gates.json"
   pack
 }
 

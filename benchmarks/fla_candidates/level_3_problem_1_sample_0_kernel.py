@@ -1,0 +1,19 @@
+"""flash-linear-attention's chunked Gated DeltaNet (fla-core 0.6.0, `chunk_gated_delta_rule`)
+as a candidate for kernels/gdn's 1_GatedDeltaNet problem, so that kdiff's gates judge fla as
+they judge kdiff's own kernels (issue 7). Needs a GPU and fla-core importable (the device
+session installs the carried wheel: `bash benchmarks/gpu_session.sh fla_gates`); fla's kernels
+autotune, which Triton's CPU interpreter cannot do. On Hopper with Triton < 3.7.1, fla refuses
+its own gated backward ("produces incorrect results"), and the gates that judge the backward
+report that as the kernel's `raised`."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+
+
+class ModelNew(nn.Module):
+    def forward(self, q, k, v, g, beta, initial_state):
+        o, final_state = chunk_gated_delta_rule(
+            q, F.normalize(k, dim=-1), v, F.logsigmoid(g), torch.sigmoid(beta),
+            initial_state=initial_state, output_final_state=True)
+        return o, final_state.to(q.dtype)
