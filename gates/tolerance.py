@@ -102,13 +102,21 @@ def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, out
             mask: torch.Tensor | None = None) -> Mismatch:
     """Judge `got` against the float64 `expected` element by element. Elements where the
     oracle is not finite, or the bound is not, are not judged here (EXC-01 owns them); `mask`
-    restricts judging further (False: not judged)."""
-    got64 = got.detach().to(torch.float64).cpu()
-    exp64 = expected.detach().to(torch.float64).cpu()
-    bnd = bound_.detach().to(torch.float64).cpu().expand_as(exp64)
+    restricts judging further (False: not judged).
+
+    Computed where the oracle is (the judge's device): the candidate's output, which comes back
+    from the worker on the host, travels once in its working dtype, where moving the float64
+    oracle and bound to the host and comparing there took three float64 copies and a
+    single-threaded pass per call. Every step is exact in float64 (a difference, an absolute
+    value, a correctly rounded division, comparisons, counts; argmax takes the first maximum),
+    so the verdict does not depend on the device."""
+    device = expected.device
+    got64 = got.detach().to(device=device).to(torch.float64)
+    exp64 = expected.detach().to(torch.float64)
+    bnd = bound_.detach().to(device=device, dtype=torch.float64).expand_as(exp64)
     judged = torch.isfinite(exp64) & torch.isfinite(bnd)
     if mask is not None:
-        judged = judged & mask.cpu()
+        judged = judged & mask.to(device)
     err = (got64 - exp64).abs()
     nonfinite = judged & ~torch.isfinite(got64)
     err = torch.where(nonfinite, torch.full_like(err, math.inf), err)
