@@ -126,8 +126,40 @@ def fla_impl():
 DEVICE = "cuda"
 
 
-def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (90, 32)) -> list[dict]:
-    """Compiles every kernel for sm_90 with the launch shapes chunk.py uses (bf16/fp16/fp32,
+def gla_kernels(P: str, BK: int, GBV_S: int, GBV_P: int, GBT: int) -> list[tuple]:
+    """GLA's kernels for the compile report at chunks of GBT (16 or 64; sub-chunks of 16),
+    named with the chunk when it is 64."""
+    from kdiff.kernels.gdn import gla
+    i32, f32, name = "*i32", "*fp32", (lambda key: key if GBT == 16 else f"{key}{GBT}")
+    BC = gla.SUB_CHUNK
+    return [
+        (gla.gla_state_fwd_kernel, name("gla_state_fwd"),
+         dict(k=P, w=P, v=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
+              chunk_offsets=i32),
+         dict(BT=GBT, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True, DELTA=False)),
+        (gla.gla_output_fwd_kernel, name("gla_output_fwd"),
+         dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, o=P, bounds=i32, scale="fp32"),
+         dict(BT=GBT, BK=BK, BV=GBV_P, BC=BC)),
+        (gla.gla_local_dv_kernel, name("gla_local_dv"),
+         dict(q=P, k=P, gc="*fp64", do=P, dv_local=f32, bounds=i32, scale="fp32"),
+         dict(BT=GBT, BK=BK, BV=GBV_P, BC=BC)),
+        (gla.gla_state_bwd_kernel, name("gla_state_bwd"),
+         dict(q=P, k=P, w=P, gc="*fp64", do=P, dv_local=f32, dv=P, dht=f32, dh0=f32, dhbuf=P,
+              cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
+         dict(BT=GBT, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True, DELTA=False)),
+        (gla.gla_grad_qk_kernel, name("gla_grad_qk"),
+         dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq_part=f32, dk_part=f32,
+              dg_part=f32, dp_buf=f32, bounds=i32, scale="fp32"),
+         dict(BT=GBT, BK=BK, BV=GBV_P)),
+        (gla.gla_grad_scores_kernel, name("gla_grad_scores"),
+         dict(q=P, k=P, gc="*fp64", dp_buf=f32, dq_part=f32, dk_part=f32, dq=P, dk=P, dg=f32,
+              bounds=i32), dict(BT=GBT, BK=BK, BC=BC)),
+    ]
+
+
+def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (90, 32),
+                   only: str | None = None) -> list[dict]:
+    """Compiles every kernel (only: those whose names contain one of its comma-separated parts) for sm_90 with the launch shapes chunk.py uses (bf16/fp16/fp32,
     K = V = 128, C = 64) and reads registers and stack (spill) bytes from the cubin with
     Triton's bundled cuobjdump. Needs no GPU."""
     import re
@@ -183,20 +215,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
                   dh0=f32, cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
              dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, DELTA=True,
                   PER_CHANNEL=False)),
-            (gla.gla_state_fwd_kernel, "gla_state_fwd",
-             dict(k=P, w=P, v=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
-                  chunk_offsets=i32),
-             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True, DELTA=False)),
-            (gla.gla_output_fwd_kernel, "gla_output_fwd",
-             dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, o=P, bounds=i32, scale="fp32"),
-             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_P)),
-            (gla.gla_state_bwd_kernel, "gla_state_bwd",
-             dict(q=P, k=P, w=P, gc="*fp64", do=P, dv=P, dht=f32, dh0=f32, dhbuf=P,
-                  cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
-             dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True, DELTA=False)),
-            (gla.gla_grad_qk_kernel, "gla_grad_qk",
-             dict(q=P, k=P, v=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq=P, dk=P, dg=f32,
-                  bounds=i32, scale="fp32"), dict(BT=gla.GLA_CHUNK, BK=BK, BV=GBV_P)),
+        ] + [kernel for GBT in (16, 64) for kernel in gla_kernels(P, BK, GBV_S, GBV_P, GBT)] + [
             # KDA: its WY stage, and GLA's scans with the delta rule compiled in
             (kda.kda_wy_fwd_kernel, "kda_wy_fwd",
              dict(k=P, v=P, beta=P, gc="*fp64", A=f32, w=P, u=P, bounds=i32),
@@ -210,13 +229,15 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
                   chunk_offsets=i32),
              dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True, DELTA=True)),
             (gla.gla_state_bwd_kernel, "kda_state_bwd",
-             dict(q=P, k=P, w=P, gc="*fp64", do=P, dv=P, dht=f32, dh0=f32, dhbuf=P,
+             dict(q=P, k=P, w=P, gc="*fp64", do=P, dv_local=f32, dv=P, dht=f32, dh0=f32, dhbuf=P,
                   cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
              dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True, DELTA=True)),
         ]
         cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
                                  "cuobjdump")
         for fn, key, types, consts in kernels:
+            if only and not any(part in key for part in only.split(",")):
+                continue
             signature = {n: "constexpr" if n in consts else types.get(n, "i32")
                          for n in fn.arg_names}
             # the JIT marks integer and pointer arguments divisible by 16 (true of every size
@@ -228,8 +249,12 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
                 options = chunk.launch(key, torch_dtype)
             else:
                 family_key = key.replace("kda_state", "gla_state")  # KDA runs GLA's scans
-                options = {"num_warps": kda.WARPS.get(key) or gla.WARPS.get(family_key) or
-                           recurrent.WARPS_RECURRENT.get(key, 4)}
+                gla_key = family_key.removesuffix("64")
+                if gla_key in gla.WARPS and key not in kda.WARPS:
+                    options = gla.launch(gla_key, 64 if key.endswith("64") else 16, torch_dtype)
+                else:
+                    options = {"num_warps": kda.WARPS.get(key) or
+                               recurrent.WARPS_RECURRENT.get(key, 4)}
             warps = options["num_warps"]
             started = time.time()
             row = {"dtype": dt, "kernel": key, "warps": warps}
@@ -380,6 +405,8 @@ def main() -> int:
                     help="compile every kernel for sm_90 here (no GPU) and print regs/spills")
     ap.add_argument("--dtypes", default="bf16", help="for --compile-report: bf16,fp16,fp32")
     ap.add_argument("--dim", type=int, default=D, help="for --compile-report: K = V")
+    ap.add_argument("--kernels", default=None,
+                    help="for --compile-report: only kernels whose names contain one of these")
     ap.add_argument("--state-bv", type=int, default=None,
                     help="V-block of the state scans (chunk.STATE_BV, default 32) for the whole "
                          "run: checks, timings and --compile-report")
@@ -395,7 +422,7 @@ def main() -> int:
     if args.state_fwd_warps is not None:
         gdn_chunk.WARPS["state_fwd"] = args.state_fwd_warps
     if args.compile_report:
-        rows = compile_report(args.dtypes.split(","), args.dim)
+        rows = compile_report(args.dtypes.split(","), args.dim, only=args.kernels)
         return 1 if any("error" in r for r in rows) else 0
     if args.smoke:
         global DEVICE

@@ -177,22 +177,31 @@ def test_simple_gla_without_delta_rule_matches_oracle():
 
 
 
-def test_gla_per_channel_gate_matches_oracle():
-    """GLA (gate [B, T, H, K], chunks of 16, pair-wise decays). Every per-channel decay is in
-    (0, 1], so S -> diag(exp(g)) S is non-expansive and the error model above holds: the
-    pair-wise decays replace the scalar ones term by term, and the per-channel dg rectangle
-    sums add at most C^2 / 4 = 4C terms at C = 16. The initial state is the second input of
-    the packed pair, so varlen runs too."""
-    lengths, H, K, V = (17, 23), 2, 16, 32
+@pytest.mark.parametrize("C,lengths", [(16, (17, 23)), (64, (70, 45))])
+def test_gla_per_channel_gate_matches_oracle(C, lengths):
+    """GLA (gate [B, T, H, K]), packed sequences (neither length a multiple of the chunk; the
+    initial state is the second input of the pair). Every per-channel decay is in (0, 1], so
+    S -> diag(exp(g)) S is non-expansive and the error model above holds, N = depth(T, K, V,
+    C). Per chunk: the scan and Q S as for simple GLA; the scores of a diagonal 16-token
+    sub-chunk block pair by pair (a length-K sum of products with one fp32 exp each), of an
+    off-diagonal block as one product of the factored tiles (a length-K contraction of two
+    products with one exp each: two roundings more per term than the pair form, inside the 4C
+    allowance); P V and the backward's score products are length-C contractions (the factored
+    blocks of a row summed first: at most C terms). The per-channel dg sums of the score terms
+    collect each pair (r, s) with s < j <= r once: a rectangle sum in the diagonal block,
+    cumulative sums (16) of length-C contractions, and the spanning blocks' column sums (16
+    rows of length-C contractions, then at most 3 blocks): a chain of at most
+    C + 2 * 16 + 3 < 4C roundings, the same count as GDN's scalar rectangle sum at C."""
+    H, K, V = 2, 16, 32
     T = sum(lengths)
     q, k, v, _, _, _ = gdn_inputs(1, T, H, K, V, seed=23)
     h0 = torch.randn(len(lengths), H, K, V, generator=torch.Generator().manual_seed(24))
     inputs = [q, k, v, per_channel_gate(1, T, H, K, seed=25), torch.zeros(1, T, H), h0]
     cu = torch.tensor([0, lengths[0], T])
-    fn, reference = PATHS["gla"]
+    fn, reference = PATHS["gla" if C == 16 else "gla64"]
     got = run(fn, inputs, torch.float32, cu)
     oracle = run(reference, inputs, torch.float64, cu)
-    assert_within_bound(got, oracle, depth(max(lengths), K, V, 16))
+    assert_within_bound(got, oracle, depth(max(lengths), K, V, C))
 
 
 @pytest.mark.parametrize("path", ["chunked", "token_by_token"])
@@ -242,11 +251,15 @@ PATHS = {
     "simple_gla": (gla_fn(lambda *a, **kw: chunk_simple_gla(*a, output_final_state=True,
                                                             chunk_size=16, **kw)),
                    gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
-    "gla": (gla_fn(lambda *a, **kw: chunk_gla(*a, output_final_state=True, **kw)),
+    "gla": (gla_fn(lambda *a, **kw: chunk_gla(*a, output_final_state=True, chunk_size=16,
+                                              **kw)),
             gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
+    "gla64": (gla_fn(lambda *a, **kw: chunk_gla(*a, output_final_state=True, chunk_size=64,
+                                                **kw)),
+              gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
     "kda": (lambda *a, **kw: chunk_kda(*a, output_final_state=True, **kw), gated_recurrence),
 }
-PER_CHANNEL = ("gla", "kda")
+PER_CHANNEL = ("gla", "gla64", "kda")
 DELTA = ("gdn", "kda")
 
 
@@ -258,9 +271,10 @@ def per_channel_gate(B, T, H, K, seed):
 
 @pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
                                               ("simple_gla", 1, math.nan), ("gla", 2, math.nan),
-                                              ("kda", 1, math.nan)])
+                                              ("gla64", 0, math.nan), ("kda", 1, math.nan)])
 def test_nonfinite_at_token_t_is_causal(path, which, value):
-    """A NaN or Inf in one token's q, k or v (token t = 21, inside the second chunk of 16):
+    """A NaN or Inf in one token's q, k or v (token t = 21, inside the second chunk of 16, or
+    the second sub-chunk of one chunk of 64):
     outputs before t are finite and equal the clean run's, and every output and gradient has
     the float64 oracle's NaN/Inf mask. The chunked products alone put NaN on tokens 16..20
     (0 * NaN in the masked triangle). V = 48 spans two value blocks of the token-by-token

@@ -20,7 +20,7 @@ import triton
 
 from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
 from kdiff.kernels.gdn.kda import KDA_CHUNK
-from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, states
+from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, launch_options, states
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
@@ -45,13 +45,7 @@ SPLIT_LOCAL_DU = True
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
-    """num_warps, and in fp32 a single pipeline stage: IEEE fp32 products run on the FMA
-    units, and the software-pipelined tile buffers of fp32 tiles would exceed sm_90's 227 KB
-    of shared memory (state_bwd at K = V = 128: 241 KB with the default stages)."""
-    options = {"num_warps": WARPS[kernel]}
-    if dtype == torch.float32:
-        options["num_stages"] = 1
-    return options
+    return launch_options(WARPS[kernel], dtype)
 
 
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
@@ -224,15 +218,18 @@ def chunk_simple_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
 
 def chunk_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
               scale: float | None = None, initial_state: torch.Tensor | None = None,
-              output_final_state: bool = False, cu_seqlens: torch.Tensor | None = None):
+              output_final_state: bool = False, cu_seqlens: torch.Tensor | None = None,
+              chunk_size: int = GLA_CHUNK):
     """GLA: per-channel gate g [B, T, H, K] (log-space decay), no delta rule,
-    S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = scale S_t^T q_t; chunks of 16 (gla.py).
-    Other arguments as chunk_gated_delta_rule, without beta."""
+    S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = scale S_t^T q_t; chunks of 16 or 64,
+    sub-chunks of 16 (gla.py). Other arguments as chunk_gated_delta_rule, without beta."""
+    if chunk_size not in SUPPORTED_CHUNKS:
+        raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
     if g.shape != q.shape:
         raise ValueError(f"the GLA gate must be [B, T, H, K] like q, got {list(g.shape)}")
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, None, scale, initial_state,
-                                             output_final_state, cu_seqlens, GLA_CHUNK)
+                                             output_final_state, cu_seqlens, chunk_size)
 
 
 def chunk_kda(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,

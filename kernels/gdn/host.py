@@ -17,6 +17,18 @@ def block_sizes(K: int, V: int, state_bv: int, parallel_bv: int) -> tuple[int, i
     return BK, min(state_bv, BV), min(parallel_bv, BV)
 
 
+def launch_options(num_warps: int, dtype: torch.dtype, num_stages: int | None = None) -> dict:
+    """num_warps, and in fp32 a single pipeline stage: IEEE fp32 products run on the FMA
+    units, and the software-pipelined tile buffers of fp32 tiles would exceed sm_90's 227 KB
+    of shared memory (GDN's state_bwd at K = V = 128: 241 KB with the default stages)."""
+    options = {"num_warps": num_warps}
+    if dtype == torch.float32:
+        options["num_stages"] = 1
+    elif num_stages is not None:
+        options["num_stages"] = num_stages
+    return options
+
+
 def chunk_cumsum(g: torch.Tensor, layout: ChunkLayout) -> torch.Tensor:
     """gc: the chunk-local inclusive cumulative sums (fp64) of the log-gates g, [B, T, H] or
     per channel [B, T, H, K] (then the scalar-gate cumsum over [tokens, H * K]), packed as

@@ -92,6 +92,20 @@ def rectangle_sums(Z, BT: tl.constexpr):
 
 
 @triton.jit
+def _sum_before_last(s1, l1, s2, l2):
+    """Combine of (sum of all elements but the last, the last element) pairs: associative."""
+    return s1 + l1 + s2, l2
+
+
+@triton.jit
+def exclusive_cumsum_rows(y):
+    """E[j] = sum_{r < j} y[r] along axis 0 of a tile of any width, summed directly by a scan
+    (no [BT, BT, ..] mask tensor, and no cumsum(y) - y, which would cancel)."""
+    e, _ = tl.associative_scan((tl.zeros_like(y), y), 0, _sum_before_last)
+    return e
+
+
+@triton.jit
 def exclusive_cumsum(y, BT: tl.constexpr):
     """E_j = sum_{r < j} y_r, summed directly (cumsum(y) - y would cancel)."""
     r = tl.arange(0, BT)
@@ -99,13 +113,18 @@ def exclusive_cumsum(y, BT: tl.constexpr):
 
 
 @triton.jit
+def load_gate_row(gc, row, H, h, K, BK: tl.constexpr):
+    """Per-channel gates: the [BK] cumulative log-decays (fp64) of token `row` at head h."""
+    rk = tl.arange(0, BK)
+    return tl.load(gc + (row.to(tl.int64) * H + h) * K + rk, mask=rk < K, other=0.0)
+
+
+@triton.jit
 def load_gate_rows(gc, start, end, H, h, K, BT: tl.constexpr, BK: tl.constexpr):
     """Per-channel gates (GLA, KDA): the [BT, BK] chunk-local cumulative log-decays (fp64;
     zero past `end` and K) of a packed [tokens, H, K] tensor, and its last valid row [BK]."""
     b_gc = load_rows(gc, start, end, H, h, K, 0, BT, BK)
-    rk = tl.arange(0, BK)
-    g_last = tl.load(gc + ((end - 1).to(tl.int64) * H + h) * K + rk, mask=rk < K, other=0.0)
-    return b_gc, g_last
+    return b_gc, load_gate_row(gc, end - 1, H, h, K, BK)
 
 
 @triton.jit
@@ -117,6 +136,43 @@ def pair_decays(b_gc, valid, BT: tl.constexpr):
     causal = ((r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :])[:, :, None]
     diff = tl.where(causal, b_gc[:, None, :] - b_gc[None, :, :], 0.0)
     return tl.where(causal, tl.exp(diff.to(tl.float32)), 0.0)
+
+
+SUB_CHUNK = 16  # per-channel gates: the sub-chunk whose scores are formed pair by pair
+
+
+@triton.jit
+def sub_chunk(gc, start, end, i, H, h, K, BC: tl.constexpr, BK: tl.constexpr):
+    """Sub-chunk i (rows start + i BC ..) of a chunk [start, end) under a per-channel gate:
+    its first row, row validity, [BC, BK] log-decays gc (fp64) and reference point
+    ref = gc at row min(row0, end - 1) (the first row; the last valid row of the chunk when
+    the sub-chunk lies wholly past `end`, so that ref <= gc_s for every valid s < row0)."""
+    row0 = start + i * BC
+    valid = row0 + tl.arange(0, BC) < end
+    b_gc = load_rows(gc, row0, end, H, h, K, 0, BC, BK)
+    return row0, valid, b_gc, load_gate_row(gc, tl.minimum(row0, end - 1), H, h, K, BK)
+
+
+@triton.jit
+def query_factor(b_gc, ref, valid):
+    """exp(gc_r - ref) on the valid rows r of a sub-chunk (0 elsewhere). With g <= 0, gc is
+    non-increasing along the chunk, and ref is gc at the sub-chunk's first row, so
+    gc_r - ref <= 0: the factor is in (0, 1] (up to the fp64 cumsum's rounding: gla.py's
+    docstring)."""
+    return tl.where(valid[:, None], tl.exp(tl.where(valid[:, None], b_gc - ref[None, :],
+                                                    0.0).to(tl.float32)), 0.0)
+
+
+@triton.jit
+def key_factor(b_gc, ref, before):
+    """exp(ref - gc_s) on the rows s selected by `before` (valid rows before the query
+    sub-chunk's first row; 0 elsewhere): gc_s >= ref there, so the factor is in (0, 1].
+    With query_factor: exp(gc_r - gc_s) = exp(gc_r - ref) exp(ref - gc_s), two factors of
+    at most 1, each at least the exact decay (|gc_r - ref|, |ref - gc_s| <= |gc_r - gc_s|): an
+    off-diagonal block of scores is one product of the factored tiles and no exp overflows,
+    nor underflows where the exact decay does not."""
+    return tl.where(before[:, None], tl.exp(tl.where(before[:, None], ref[None, :] - b_gc,
+                                                     0.0).to(tl.float32)), 0.0)
 
 
 @triton.jit
