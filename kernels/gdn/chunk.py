@@ -221,8 +221,9 @@ def chunk_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor
               output_final_state: bool = False, cu_seqlens: torch.Tensor | None = None,
               chunk_size: int = GLA_CHUNK):
     """GLA: per-channel gate g [B, T, H, K] (log-space decay), no delta rule,
-    S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = scale S_t^T q_t; chunks of 16 or 64,
-    sub-chunks of 16 (gla.py). Other arguments as chunk_gated_delta_rule, without beta."""
+    S_t = diag(exp(g_t)) S_{t-1} + k_t v_t^T, o_t = scale S_t^T q_t; chunks of 64 (default)
+    or 16, sub-chunks of 16 (gla.py). Other arguments as chunk_gated_delta_rule, without
+    beta."""
     if chunk_size not in SUPPORTED_CHUNKS:
         raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
     if g.shape != q.shape:

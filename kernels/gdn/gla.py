@@ -60,7 +60,7 @@ from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, launch_options, st
 from kdiff.kernels.gdn.kda import kda_wy_backward, kda_wy_forward
 from kdiff.kernels.gdn.varlen import ChunkLayout
 
-GLA_CHUNK = 16
+GLA_CHUNK = 64  # chunks of 16 also supported (chunk_gla(chunk_size=16))
 # not tuned on a GPU: the [16, 16, BK] pair tensors want more warps than the GDN kernels
 STATE_BV, PARALLEL_BV = 32, 64
 WARPS = {"gla_state_fwd": 4, "gla_output_fwd": 8, "gla_local_dv": 8, "gla_state_bwd": 8,

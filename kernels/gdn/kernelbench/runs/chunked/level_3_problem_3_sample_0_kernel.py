@@ -1,5 +1,6 @@
 """
-Chunked Triton GLA (per-channel gate; pair-wise decays inside 16-token chunks), fwd + bwd.
+Chunked Triton GLA (per-channel gate; 64-token chunks of 16-token sub-chunks: pair-wise
+decays inside a sub-chunk, factored ones between), fwd + bwd.
 
 A call whose chunked result holds a NaN or an Inf is recomputed token by token (the
 sequential recurrence's masks): kernels/gdn/NOTES.md, "Known behaviour that the verifier sees".
