@@ -15,7 +15,8 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, exclusive_cumsum, load_log_decay,
-                                        load_rows, mm, rectangle_sums, store_head_vec, store_rows)
+                                        load_rows, load_state, mm, rectangle_sums, state_tile,
+                                        store_head_vec, store_rows)
 
 
 @triton.jit
@@ -48,8 +49,6 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    rk = tl.arange(0, BK)
-    state_base = (i_c.to(tl.int64) * H + h) * K * V
     b_gc = load_log_decay(gc, start, end, H, h, BT)
     g_last = tl.load(gc + (end - 1).to(tl.int64) * H + h)
     q_decay = scale * decay(b_gc)                         # of the output's state part
@@ -59,11 +58,9 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds
     dp = tl.zeros([BT, BT], dtype=tl.float32)       # dO U^T
     ds_dot = tl.zeros([BK], dtype=tl.float32)       # row sums of S * dS_next
     for i_v in range(tl.cdiv(V, BV)):
-        cv = i_v * BV + tl.arange(0, BV)
-        soffs = state_base + rk[:, None] * V + cv[None, :]
-        smask = (rk < K)[:, None] & (cv < V)[None, :]
-        S = tl.load(hbuf + soffs, mask=smask, other=0.0)
-        dS = tl.load(dhbuf + soffs, mask=smask, other=0.0)
+        _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
+        S = load_state(hbuf, i_c * H + h, K, V, soffs, smask)
+        dS = load_state(dhbuf, i_c * H + h, K, V, soffs, smask)
         b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
         b_do = load_rows(do, start, end, H, h, V, i_v * BV, BT, BV)
         # row decays on the [BT, BV] operands, before the products (see output_fwd_kernel)
