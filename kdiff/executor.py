@@ -17,7 +17,10 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import signal
 import tempfile
+import threading
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -79,6 +82,9 @@ _SLOT: tuple[JudgeFn, RunConfig, pluggy.PluginManager | None, str] | None = None
 def _slot_init(judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager | None,
                preset: str, gpus: Any) -> None:
     global _SLOT
+    # A Ctrl-C (or `timeout -s INT`) reaches the whole process group: the driver alone decides
+    # what happens next, and stops the judges itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if gpus is not None:  # one GPU per judge; its candidates' workers inherit the choice
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpus.get())
     _SLOT = (judge, config, pm, preset)
@@ -117,6 +123,12 @@ class PoolExecutor:
 
     def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
+        with deferred_sigint() as interrupted:
+            yield from self._judge(cases, judge, config, pm, preset, interrupted)
+
+    def _judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+               pm: pluggy.PluginManager, preset: str,
+               interrupted: threading.Event) -> Iterator[Verdict]:
         queue = list(reversed(cases))
         tries: dict[str, int] = {}
         while queue:
@@ -129,7 +141,10 @@ class PoolExecutor:
                     while queue and len(running) < self.jobs:
                         case = queue.pop()
                         running[pool.submit(_slot_judge, case)] = case
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                    if interrupted.is_set():
+                        _stop(pool)
+                        raise KeyboardInterrupt
                     for future in done:
                         case = running.pop(future)
                         try:
@@ -146,6 +161,31 @@ class PoolExecutor:
                 if broken:
                     queue.extend(running.values())  # cancelled with the pool: not their fault
                     running.clear()
+
+
+@contextmanager
+def deferred_sigint() -> Iterator[threading.Event]:
+    """SIGINT sets the event instead of raising KeyboardInterrupt wherever the main thread is.
+    Raised inside concurrent.futures.wait, it can leave the waiter's lock half released
+    ("RuntimeError: release unlocked lock"), and the interrupted run lost its report; the pool
+    loop raises it instead, between two waits."""
+    event = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield event  # signal handlers belong to the main thread
+        return
+    previous = signal.signal(signal.SIGINT, lambda *_: event.set())
+    try:
+        yield event
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the judges now: their cases are not reported, and their workers leave when the
+    judge's socket closes. (ProcessPoolExecutor has no public terminate before 3.14.)"""
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _visible_gpus() -> list[str]:

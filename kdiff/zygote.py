@@ -256,7 +256,10 @@ def serve(sock: socket.socket) -> None:
                 time.sleep(0.005)
                 reap()
             reply = {"status": statuses.pop(request["pid"], None)}
-        sock.send(json.dumps(reply).encode())
+        try:
+            sock.send(json.dumps(reply).encode())
+        except OSError:
+            return  # the judge went away while we answered (an interrupted run)
 
 
 if __name__ == "__main__":

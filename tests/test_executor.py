@@ -93,3 +93,73 @@ def test_ray_on_a_local_instance_gives_the_serial_verdicts(plumbing):
     finally:
         ray.shutdown()
     assert comparable(got) == comparable(serial)
+
+
+def _slow_after_a(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+    import time
+    if case.id != "a":
+        time.sleep(120)  # still judging when the run is interrupted
+    return Verdict(case, NativeVerdict(True, preset), {})
+
+
+def test_an_interrupt_ends_the_pool_at_once_after_the_verdicts_so_far(tmp_path):
+    import signal
+    import time
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abc"]
+    verdicts = PoolExecutor(2, "cpu").judge(cases, _slow_after_a, RunConfig(),
+                                            plugins.manager(), "kb")
+    assert next(verdicts).case.id == "a"
+    assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler, \
+        "SIGINT would raise wherever the driver happens to be"
+    start = time.monotonic()
+    os.kill(os.getpid(), signal.SIGINT)  # the driver alone, as `kill -INT` would
+    with pytest.raises(KeyboardInterrupt):
+        next(verdicts)
+    assert time.monotonic() - start < 30, "the judges still running were waited for"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
+    """Ctrl-C (or `timeout -s INT`) signals every process of the group, judges included."""
+    import json
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+    root = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT / "KernelBench", root / "KernelBench")
+    runs = root / "runs"
+    runs.mkdir()
+    honest = CHECKOUT / "runs" / "run_a" / "level_1_problem_1_sample_0_kernel.py"
+    shutil.copy(honest, runs / "level_1_problem_1_sample_0_kernel.py")
+    for sample in (1, 2, 3):  # still in their native check when the signal comes
+        (runs / f"level_1_problem_1_sample_{sample}_kernel.py").write_text(
+            honest.read_text().replace("return x * 2.0",
+                                       "import time; time.sleep(300); return x * 2.0"))
+    report = tmp_path / "report.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kdiff.cli", "run", "--bench", "kernelbench", "--root", str(root),
+         "--runs", str(runs), "--gates", "ORD-02", "--device", "cpu", "--jobs", "2",
+         "--call-timeout", "600", "--store", str(tmp_path / "s.sqlite"), "--json", str(report)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    err: list[str] = []
+    reader = threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 300
+    while not any(line.startswith("[1/4") for line in err) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGINT)
+    interrupted = time.monotonic()
+    out = proc.stdout.read()
+    proc.wait(timeout=120)
+    assert time.monotonic() - interrupted < 30, "the run waited for the judges it interrupted"
+    reader.join(timeout=10)
+    stderr = "".join(err)
+    assert proc.returncode == 3, stderr
+    assert "interrupted after 1 of 4 kernels" in stderr and "Traceback" not in stderr, stderr
+    assert "native check against verifier" in out
+    judged = [k["id"] for k in json.loads(report.read_text())["kernels"]]
+    assert len(judged) == 1 and judged[0].endswith("level_1_problem_1_sample_0"), judged
