@@ -17,15 +17,26 @@ from typing import Iterator
 import torch
 
 from kdiff.gates import inputs as gen
-from kdiff.gates.base import (GateContext, OutputStructureError, ThresholdedGate, Trial,
-                              TrialLog)
+from kdiff.gates.base import (GateContext, GateOptions, OutputStructureError, ThresholdedGate,
+                              Trial, TrialLog)
 from kdiff.model import GateResult, Status
 from kdiff.sandbox import CandidateFailure
 
-# Every input stays at or below 2^16 elements (256 KiB in fp32): the candidate runs on a CPU,
-# Triton kernels through the interpreter, and a gate must finish in seconds. 2^16 is four times
-# the largest input of the shipped corpus, so each dimension can still be scaled up.
-MAX_ELEMENTS = 1 << 16
+# The largest input a held-out size may have. On the CPU 2^16 elements (256 KiB in fp32): the
+# candidate runs there, Triton kernels through the interpreter, and a gate must finish in
+# seconds; 2^16 is four times the largest input of the shipped corpus, so each dimension can
+# still be scaled up. On a GPU four times the largest input the run judges at (--max-elements,
+# else 2^22): room for the 2v+1 scale-up of one dimension of it; at the 2^24 default the float64
+# oracle's copy of one input is 128 MiB. (On CUDA a CPU-sized cap left the audit's larger
+# problems judged at a handful of sizes, their benchmark shape not among them.)
+CPU_MAX_ELEMENTS = 1 << 16
+DEVICE_JUDGED_ELEMENTS = 1 << 22
+
+
+def max_trial_elements(options: GateOptions) -> int:
+    if options.device == "cpu":
+        return CPU_MAX_ELEMENTS
+    return 4 * (options.max_elements or DEVICE_JUDGED_ELEMENTS)
 
 # Sizes that are not multiples of any power-of-two block (16, 32, ..., 1024): a kernel whose
 # grid or mask assumes a multiple of its block leaves a tail uncomputed or reads past the end.
@@ -83,15 +94,16 @@ class ShapePolymorphism(ThresholdedGate):
         base_numel = max((x.numel() for x in ctx.benchmark_inputs(INPUT_SEED)
                           if isinstance(x, torch.Tensor)), default=1)
         originals = ctx.problem.size_constants()
+        cap = max_trial_elements(ctx.options)
         try:
             for trial in self.trials(ctx):
                 # Sizes scale the inputs at most linearly per dimension: skip before drawing.
                 growth = math.prod(s / originals[k] for k, s in trial.constants.items())
-                if base_numel * growth > MAX_ELEMENTS:
+                if base_numel * growth > cap:
                     too_large.append(trial.label)
                     continue
                 ctx.set_constants(trial.constants)
-                if not self.prepare(ctx, trial, log, too_large):
+                if not self.prepare(ctx, trial, log, too_large, cap):
                     continue
                 failure = self.judge_shape(ctx, trial, log)
                 if failure is not None:
@@ -100,19 +112,19 @@ class ShapePolymorphism(ThresholdedGate):
             ctx.set_constants({})
         result = self.summarize(log)
         if too_large:
-            result.detail += (f"; {len(too_large)} size(s) over {MAX_ELEMENTS} elements per input "
+            result.detail += (f"; {len(too_large)} size(s) over {cap} elements per input "
                               f"not run ({', '.join(too_large)})")
         return result
 
     def prepare(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog,
-                too_large: list[str]) -> bool:
+                too_large: list[str], cap: int) -> bool:
         """Draw the trial's inputs at its sizes; False (noted) when there is nothing to judge."""
         try:
             inputs = ctx.benchmark_inputs(INPUT_SEED)
         except Exception as exc:  # noqa: BLE001 - get_inputs() itself refuses these sizes
             log.skipped.append(f"{trial.label}: get_inputs() raised {type(exc).__name__}")
             return False
-        if any(isinstance(x, torch.Tensor) and x.numel() > MAX_ELEMENTS for x in inputs):
+        if any(isinstance(x, torch.Tensor) and x.numel() > cap for x in inputs):
             too_large.append(trial.label)
             return False
         if trial.noncontiguous:

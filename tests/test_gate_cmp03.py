@@ -98,3 +98,53 @@ def test_sizes_the_reference_refuses_are_skipped_not_failed(tmp_path: Path):
     result = judge(problem, candidate).gates["CMP-03"]
     assert result.status is Status.PASS, result.detail
     assert "outside the reference's domain" in result.detail  # dim=1, 17, 127, ... skipped
+
+
+WIDE_DOUBLING_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2.0
+
+
+batch_size = 16
+dim = 16384  # 2^18 elements: over the CPU's held-out cap, well under a GPU's
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_the_held_out_cap_admits_the_judged_sizes_scaled_up_on_a_gpu():
+    from kdiff.gates.base import GateOptions
+    from kdiff.gates.cmp03_shapes import CPU_MAX_ELEMENTS, max_trial_elements
+    assert max_trial_elements(GateOptions(device="cpu", max_elements=1 << 20)) == CPU_MAX_ELEMENTS
+    for judged in (1 << 16, 1 << 20, None):
+        cap = max_trial_elements(GateOptions(device="cuda", max_elements=judged))
+        assert cap >= 2 * (judged or 1 << 22) + 1  # one dimension of the largest input, 2v+1
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_large_input_is_judged_at_its_benchmark_shape(tmp_path):
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kdiff.gates.base import GateOptions
+    problem = tmp_path / "1_WideDoubling.py"
+    problem.write_text(WIDE_DOUBLING_PROBLEM)
+    candidate = tmp_path / "doubling.py"
+    candidate.write_text(WIDE_DOUBLING_PROBLEM.replace("class Model(", "class ModelNew("))
+    config = RunConfig(native="kernelbench-v0.1", gates=["CMP-03"],
+                       gate_options=GateOptions(device="cuda"))
+    gate = judge_case(Case("wide", problem, candidate), config, manager()).gates["CMP-03"]
+    assert gate.status is Status.PASS, gate.detail
+    not_run = gate.detail.split("not run (", 1)[1] if "not run (" in gate.detail else ""
+    assert "benchmark shape" not in not_run, gate.detail
