@@ -107,12 +107,17 @@ cudapaths() {  # CUDA candidates: extension resources (RES-02), flush to zero (E
 }
 
 fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot precision)
-  log "kdiff verify: fla-core's chunk_gated_delta_rule on the GDN problem"
-  run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
-    --problem kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py \
-    --candidate benchmarks/fla_candidates/level_3_problem_1_sample_0_kernel.py \
-    --json "$ART/fla_gates.json"
-  pack
+  # FLA_SAMPLES: 1 = fla's Hopper guard bypassed (its backward runs), 0 = fla as shipped
+  # (under Triton 3.6 on Hopper its gated backward raises, so every backward trial does).
+  local sample
+  for sample in ${FLA_SAMPLES:-1}; do
+    log "kdiff verify: fla-core's chunk_gated_delta_rule on the GDN problem, sample $sample"
+    run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
+      --problem kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py \
+      --candidate "benchmarks/fla_candidates/level_3_problem_1_sample_${sample}_kernel.py" \
+      --json "$ART/fla_gates_$sample.json"
+    pack
+  done
 }
 
 audit_one() {  # name root runs [level]

@@ -1,0 +1,20 @@
+"""Sample 0 (flash-linear-attention's `chunk_gated_delta_rule`, fla-core 0.6.0) with fla's
+Hopper guard bypassed, the configuration of issue 7's reference timings. With Triton >= 3.4 and
+< 3.7.1 on Hopper, fla refuses its gated `chunk_bwd_dqkwg` because that Triton "produces
+incorrect results" there (fla #640); bypassed, the backward runs, and the gates judge whether
+its results are in fact wrong. Needs a GPU: `bash benchmarks/gpu_session.sh fla_gates`."""
+import fla.ops.common.chunk_o as fla_chunk_o
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+
+fla_chunk_o.TRITON_ABOVE_3_7_1 = True  # the guard's only switch: `not TRITON_ABOVE_3_7_1`
+
+
+class ModelNew(nn.Module):
+    def forward(self, q, k, v, g, beta, initial_state):
+        o, final_state = chunk_gated_delta_rule(
+            q, F.normalize(k, dim=-1), v, F.logsigmoid(g), torch.sigmoid(beta),
+            initial_state=initial_state, output_final_state=True)
+        return o, final_state.to(q.dtype)
