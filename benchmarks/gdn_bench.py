@@ -7,7 +7,7 @@ beside flash-linear-attention's chunk_gated_delta_rule (chunk_kda) when `fla` is
     TRITON_INTERPRET=1 python benchmarks/gdn_bench.py --smoke   # CPU: the checks' code path only
     python benchmarks/gdn_bench.py --compile-report [--dtypes bf16,fp32]  # no GPU needed
 
-Prints one table at the end and writes gdn_bench.json under $OUT when it is set. Each shape is
+Prints one table at the end and writes gdn_bench[_kda]_bv{BV}.json under $OUT when it is set. Each shape is
 checked and timed in its own try/except, so one failure does not lose the rest. The FLOP
 count is that of the chunked algorithm (kernels/gdn/NOTES.md), not of the recurrence.
 """
@@ -449,7 +449,8 @@ def main() -> int:
 
     def save():  # after every step: a run cut short by its time limit keeps what it measured
         if out:
-            name = "gdn_bench.json" if FAMILY == "gdn" else f"gdn_bench_{FAMILY}.json"
+            family = "" if FAMILY == "gdn" else f"_{FAMILY}"  # BV: runs side by side keep both
+            name = f"gdn_bench{family}_bv{gdn_chunk.STATE_BV}.json"
             with open(os.path.join(out, name), "w") as fh:
                 json.dump(report, fh, indent=1)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
-# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_AUDIT, T_TB, T_CUDA, T_FLA), logged to $OUT/session.log.
+# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA, T_FLA), logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
@@ -112,10 +112,25 @@ fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot
   local sample
   for sample in ${FLA_SAMPLES:-1}; do
     log "kdiff verify: fla-core's chunk_gated_delta_rule on the GDN problem, sample $sample"
+    # FLA_GATES: a subset (fla autotunes at every new shape, and CMP-03/PRC-02 change shapes)
     run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
+      ${FLA_GATES:+--gates "$FLA_GATES"} \
       --problem kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py \
       --candidate "benchmarks/fla_candidates/level_3_problem_1_sample_${sample}_kernel.py" \
       --json "$ART/fla_gates_$sample.json"
+    pack
+  done
+}
+
+gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 and bf16
+  local p
+  for p in ${GDN_PROBLEMS:-1}; do
+    log "kdiff verify on cuda: kernels/gdn problem $p, dtypes float32,float16,bfloat16"
+    run_logged budget "${T_GDN_GATES:-240}" kdiff verify --device cuda --fail-on never \
+      --dtypes float32,float16,bfloat16 \
+      --problem "$(ls kernels/gdn/kernelbench/KernelBench/level3/"${p}"_*.py)" \
+      --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py" \
+      --json "$ART/gdn_gates_$p.json"
     pack
   done
 }
