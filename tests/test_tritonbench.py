@@ -299,3 +299,15 @@ def test_on_the_device(tmp_path, monkeypatch):
         assert verdicts[cid].native.accept is True, verdicts[cid].native.reason
         assert verdicts[cid].gates["ORD-02"].status is Status.PASS
 
+
+
+def test_a_call_writing_into_out_is_replayed_only_when_it_is_the_only_one():
+    def call(n: int, **kwargs) -> dict:
+        tensor = {"tensor": {"shape": [n], "dtype": "float32", "device": "cpu",
+                             "min": 0.0, "max": 1.0}}
+        return {"function": "sub", "args": [tensor, tensor],
+                "kwargs": {k: tensor for k in kwargs}}
+    # as TritonBench-T's sub: plain calls, then one with out= (here the largest)
+    recorded = [call(2), call(3), call(4, out=1)]
+    assert choose_call(recorded, "sub") == 1
+    assert choose_call([call(4, out=1)], "sub") == 0

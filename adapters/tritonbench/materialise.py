@@ -17,6 +17,7 @@ Per generated answer, in `<cache>/cases/<jsonl stem>-<hash>/<G|T>/<name>-<line>/
 The function judged is the first gold function the test calls (the T operator, the G
 kernel's wrapper). Of its recorded calls the problem replays the largest one within
 `MAX_ELEMENTS` tensor elements (else the smallest): CPU runs go through Triton's interpreter.
+Calls that pass `out=` are passed over when the test makes any other.
 """
 from __future__ import annotations
 
@@ -87,6 +88,10 @@ def choose_call(calls: list[dict], target: str) -> int | None:
     usable = [i for i, c in enumerate(calls) if c["function"] == target and "args" in c]
     if not usable:
         return None
+    # A call with `out=` has the function write into a tensor the caller passed: an output by
+    # contract, which ORD-02 and RES-01 would read as an input aliased and overwritten (the
+    # H200 audit's `sub` and `sqrt_exp`). Such a call is replayed only when it is the only one.
+    usable = [i for i in usable if "out" not in calls[i].get("kwargs", {})] or usable
     within = [i for i in usable if _elements(calls[i]) <= MAX_ELEMENTS]
     if within:
         return max(within, key=lambda i: _elements(calls[i]))
