@@ -170,7 +170,7 @@ def write_reports(args: argparse.Namespace, verdicts: list, bench: str, preset: 
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from kdiff.gates.registry import select
-    from kdiff.judge import judge_case, native_preset
+    from kdiff.judge import JudgingInterrupted, judge_case, native_preset
     from kdiff.model import Case
     from kdiff.plugins import manager
     from kdiff.reports.terminal import verdict_table
@@ -185,13 +185,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(str(exc.args[0])) from None
     case = Case(id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
                 candidate=args.candidate)
-    verdict = judge_case(case, config, pm, preset)
+    unfinished = False
+    try:
+        verdict = judge_case(case, config, pm, preset)
+    except JudgingInterrupted as stop:  # report the gates judged so far (a device's budget)
+        verdict, unfinished = stop.verdict, True
+        print(f"kdiff: interrupted after {stop.judged} of {len(verdict.gates)} gates; "
+              "reporting those", file=sys.stderr)
     if verdict.error:  # a file that does not load: bad input, not a verdict
         raise UsageError(verdict.error)
     names = {g.id: g.name for g in select(config.gates)}
     print(verdict_table(verdict, names))
     write_reports(args, [verdict], "kernelbench", preset, config.device)
-    return exit_status([verdict], args.fail_on)
+    return EXIT_UNFINISHED if unfinished else exit_status([verdict], args.fail_on)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import pluggy
 
 from kdiff.gates.base import GateContext
 from kdiff.gates.registry import select
-from kdiff.model import Case, GateResult, NativeVerdict, Verdict
+from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.problem import LoadError, load_problem
 from kdiff.runconfig import RunConfig
 from kdiff.sandbox import CandidateFailure, CandidateLoadError, CandidateProcess
@@ -22,6 +22,15 @@ def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
         raise KeyError(f"unknown native preset '{config.native}' for {config.bench}; "
                        f"known: {', '.join(presets)}")
     return config.native
+
+
+class JudgingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the gates. `verdict` holds the gates judged so far and the others as
+    errors, "not run": a failure already found still rejects; otherwise the verdict is open."""
+
+    def __init__(self, verdict: Verdict, judged: int) -> None:
+        super().__init__()
+        self.verdict, self.judged = verdict, judged
 
 
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
@@ -54,6 +63,14 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         native.recorded = case.recorded_accept
         native.seconds = time.perf_counter() - start
         results: dict[str, GateResult] = {}
-        for gate in gates:
-            results[gate.id] = gate.run(ctx)
+        try:
+            for gate in gates:
+                results[gate.id] = gate.run(ctx)
+        except KeyboardInterrupt:
+            judged = len(results)
+            for gate in gates:
+                results.setdefault(gate.id, GateResult(
+                    gate.id, Status.ERROR, detail="not run: the judging was interrupted"))
+            raise JudgingInterrupted(Verdict(case, native, results,
+                                             scaled_sizes=ctx.scaled_sizes), judged) from None
     return Verdict(case, native, results, scaled_sizes=ctx.scaled_sizes)

@@ -71,3 +71,31 @@ def test_unknown_gate_and_preset_are_usage_errors(capsys):
     assert "unknown gate" in capsys.readouterr().err
     assert main([*args, "--native", "nope"]) == 2
     assert "unknown native preset" in capsys.readouterr().err
+
+
+def test_an_interrupted_verify_reports_the_gates_judged_so_far(tmp_path, monkeypatch, capsys):
+    """Ctrl-C (a device session's budget) during the third gate: the two judged are reported,
+    the rest are open, and the exit status says unfinished."""
+    from kdiff.gates import registry
+
+    chosen = registry.select(["PRC-01", "ORD-02", "CMP-01", "EXC-01"])
+
+    class Interrupting:
+        id, name = chosen[2].id, chosen[2].name
+
+        def run(self, ctx):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr("kdiff.judge.select",
+                        lambda ids: [chosen[0], chosen[1], Interrupting(), chosen[3]])
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(CORE / "scale_sum_honest.py"), "--device", "cpu", "--json", str(out),
+                 "--gates", "PRC-01,ORD-02,CMP-01,EXC-01"])
+    assert code == 3
+    assert "interrupted after 2 of 4 gates" in capsys.readouterr().err
+    kernel = json.loads(out.read_text())["kernels"][0]
+    statuses = {g: r["status"] for g, r in kernel["gates"].items()}
+    ids = [g.id for g in chosen]  # in the registry's order
+    assert statuses == dict(zip(ids, ["pass", "pass", "error", "error"]))
+    assert kernel["verifier_accept"] is None and kernel["native_accept"] is True
