@@ -107,19 +107,14 @@ cudapaths() {  # CUDA candidates: extension resources (RES-02), flush to zero (E
 }
 
 fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot precision)
-  # FLA_SAMPLES: 1 = fla's Hopper guard bypassed (its backward runs), 0 = fla as shipped
-  # (under Triton 3.6 on Hopper its gated backward raises, so every backward trial does).
-  local sample
-  for sample in ${FLA_SAMPLES:-1}; do
-    log "kdiff verify: fla-core's chunk_gated_delta_rule on the GDN problem, sample $sample"
-    # FLA_GATES: a subset (fla autotunes at every new shape, and CMP-03/PRC-02 change shapes)
-    run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
-      ${FLA_GATES:+--gates "$FLA_GATES"} \
-      --problem kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py \
-      --candidate "benchmarks/fla_candidates/level_3_problem_1_sample_${sample}_kernel.py" \
-      --json "$ART/fla_gates_$sample.json"
-    pack
-  done
+  log "kdiff verify: fla-core's chunk_gated_delta_rule on the GDN problem (Hopper guard bypassed)"
+  # FLA_GATES: a subset (fla autotunes at every new shape, and CMP-03/PRC-02 change shapes)
+  run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
+    ${FLA_GATES:+--gates "$FLA_GATES"} \
+    --problem kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py \
+    --candidate benchmarks/fla_candidates/level_3_problem_1_sample_0_kernel.py \
+    --json "$ART/fla_gates.json"
+  pack
 }
 
 gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 and bf16

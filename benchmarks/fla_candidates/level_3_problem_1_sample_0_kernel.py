@@ -2,13 +2,19 @@
 as a candidate for kernels/gdn's 1_GatedDeltaNet problem, so that kdiff's gates judge fla as
 they judge kdiff's own kernels (issue 7). Needs a GPU and fla-core importable (the device
 session installs the carried wheel: `bash benchmarks/gpu_session.sh fla_gates`); fla's kernels
-autotune, which Triton's CPU interpreter cannot do. On Hopper with Triton < 3.7.1, fla refuses
-its own gated backward ("produces incorrect results"), and the gates that judge the backward
-report that as the kernel's `raised`."""
+autotune, which Triton's CPU interpreter cannot do.
+
+fla's Hopper guard is bypassed, as for issue 7's reference timings: with Triton >= 3.4 and
+< 3.7.1 on Hopper, fla refuses its gated `chunk_bwd_dqkwg` because that Triton "produces
+incorrect results" there (fla #640), so as shipped every backward trial would raise. Bypassed,
+the backward runs, and the gates judge whether its results are in fact wrong."""
+import fla.ops.common.chunk_o as fla_chunk_o
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from fla.ops.gated_delta_rule import chunk_gated_delta_rule
+
+fla_chunk_o.TRITON_ABOVE_3_7_1 = True  # the guard's only switch: `not TRITON_ABOVE_3_7_1`
 
 
 class ModelNew(nn.Module):
