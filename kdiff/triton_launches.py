@@ -18,8 +18,9 @@ zygote that holds torch and Triton already; it has a deadline, and its whole pro
 is killed when it misses it.
 
 The disk cache is the judge's: `ResourceCache` keeps results per (kernel file hash, kernel
-name, signature, constexprs, options, target, Triton version) under $KDIFF_CACHE (default
-~/.cache/kdiff), and the judge compiles only what it does not hold.
+name, signature, constexprs, options, target, Triton version) in kdiff's cache folder
+(kdiff.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
+hold.
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
+
+from kdiff.cache import cache_root
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # took 71 s for sm_90 on this 2-core machine under a load of 11 (its ptxas spills 18 KB).
@@ -261,8 +264,7 @@ class ResourceCache:
     deterministic as a result)."""
 
     def __init__(self, root: Path | None = None) -> None:
-        root = root or Path(os.environ.get("KDIFF_CACHE") or Path.home() / ".cache" / "kdiff")
-        self.dir = Path(root) / "triton-resources"
+        self.dir = Path(root or cache_root()) / "triton-resources"
 
     @staticmethod
     def key(launch: Launch, target: str) -> str | None:

@@ -38,7 +38,7 @@ BENCH = "tritonbench"
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("KDIFF_CACHE_DIR", str(tmp_path_factory.mktemp("kdiff-cache")))
+        mp.setenv("KDIFF_CACHE", str(tmp_path_factory.mktemp("kdiff-cache")))
         yield
 
 
@@ -285,7 +285,7 @@ def test_on_the_device(tmp_path, monkeypatch):
     """As upstream runs it: scripts as plain `python SCRIPT` on the GPU, the gates on it too."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
-    monkeypatch.setenv("KDIFF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path))
     config = RunConfig(bench=BENCH, root=FIXTURES, generated=FIXTURES / "generated",
                        gates=["CMP-01", "ORD-02"], gate_options=GateOptions(device="cuda"))
     pm = manager()

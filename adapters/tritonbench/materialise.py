@@ -31,6 +31,7 @@ from pathlib import Path
 from kdiff.adapters.tritonbench import calls as callmod
 from kdiff.adapters.tritonbench.layout import GoldFile, as_module, call_script
 from kdiff.adapters.tritonbench.runner import record_calls
+from kdiff.cache import cache_root as kdiff_cache_root
 from kdiff.sandbox import SandboxLimits
 
 FORMAT = 2  # part of every cache key: bump when what is written here changes
@@ -42,10 +43,8 @@ _HALF_DTYPES = ("float16", "bfloat16")
 
 
 def cache_root() -> Path:
-    """`$KDIFF_CACHE_DIR/tritonbench`, else the user's cache folder."""
-    base = os.environ.get("KDIFF_CACHE_DIR") or (
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kdiff")
-    return Path(base) / "tritonbench"
+    """The adapter's folder of kdiff's cache (kdiff.cache)."""
+    return kdiff_cache_root() / "tritonbench"
 
 
 def _digest(*parts: str) -> str:
