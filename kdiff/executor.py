@@ -20,9 +20,9 @@ import os
 import signal
 import tempfile
 import threading
-from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
