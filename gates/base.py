@@ -25,6 +25,10 @@ DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat1
 DTYPES = {v: k for k, v in DTYPE_NAMES.items()}
 
 BENCHMARK_SEED = 42  # KernelBench builds both models after torch.manual_seed(42)
+# get_inputs() seed of the reference's self-consistency check (any seed the gates do not use).
+RANDOMNESS_SEED = 4711
+# Failures about storage, not values: a random reference does not explain them.
+STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
 
 
 class ReferenceFailure(Exception):
@@ -83,6 +87,7 @@ class GateContext:
         self._templates: list[gen.InputTemplate] | None = None
         self._references: dict[tuple, torch.nn.Module] = {}
         self._built: set[str] = set()
+        self._random_reference: str | None = None  # "" once checked and not random
         self._original_constants = problem.size_constants()
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
@@ -234,6 +239,29 @@ class GateContext:
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], dtype, cotangents)
 
+    def random_reference(self) -> str | None:
+        """Why the reference's values cannot be judged element by element, or None. Two runs
+        of the working-precision reference on the same inputs, each within the bound b of the
+        oracle if the reference is a function of its inputs at this precision, are within 2b
+        of each other; beyond 2b at least one run misses its own bound: a random operator
+        (dropout in training mode, sampling). Rounding-level differences (a GPU's atomics)
+        stay inside."""
+        if self._random_reference is None:
+            self._random_reference = ""
+            try:
+                inputs = self.benchmark_inputs(RANDOMNESS_SEED)
+                first = self.evaluate(inputs)
+                again = self.run_reference(gen.cast_inputs(inputs, torch.float32))
+            except ReferenceFailure:
+                return None
+            worst = max((tolerance.compare(a, r, 2 * b, i).worst_ratio for i, (a, r, b) in
+                         enumerate(zip(again, first.reference, first.bounds()))), default=0.0)
+            if worst > 1:
+                self._random_reference = (
+                    f"the reference is random: two runs on the same inputs differ by "
+                    f"{worst:.3g}x twice the bound")
+        return self._random_reference or None
+
     @property
     def backward(self) -> bool:
         """A problem that declares KDIFF_BACKWARD is judged on its VJP too: the gradients
@@ -283,6 +311,8 @@ class Gate:
     name: ClassVar[str]
     klass: ClassVar[GateClass]
     summary: ClassVar[str] = ""
+    # The gate's failures rest on the reference's values (not on resources or storage).
+    judges_values: ClassVar[bool] = True
 
     def judge(self, ctx: GateContext) -> GateResult:
         raise NotImplementedError
@@ -293,6 +323,9 @@ class Gate:
         start = time.perf_counter()
         try:
             result = self.judge(ctx)
+            if (result.status is Status.FAIL and self.judges_values
+                    and result.signature not in STORAGE_SIGNATURES):
+                result = self._unless_random(ctx, result)
         except CandidateFailure as exc:
             result = self.result(Status.FAIL, exc.detail, exc.signature)
         except ReferenceFailure as exc:
@@ -303,6 +336,14 @@ class Gate:
                                  f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})")
         result.seconds = time.perf_counter() - start
         return result
+
+    def _unless_random(self, ctx: GateContext, failed: GateResult) -> GateResult:
+        """A value failure against a random reference says nothing about the candidate."""
+        why = ctx.random_reference()
+        if why is None:
+            return failed
+        return self.result(Status.UNDER_SPECIFIED, f"{why}; not judged ({failed.signature} "
+                           f"seen: {failed.detail[:160]})")
 
     def result(self, status: Status, detail: str, signature: str | None = None,
                worst_ratio: float | None = None) -> GateResult:

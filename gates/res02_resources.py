@@ -166,6 +166,7 @@ class ResourceBudget(Gate):
     id = "RES-02"
     name = "resource budget"
     klass = GateClass.TOLERANCE_FREE
+    judges_values = False  # resources and hangs, whatever the outputs
     summary = ("compiled Triton kernels within each target's shared memory, registers and "
                "TMEM, and CUDA extension kernels within the static shared memory and register "
                "limits; device memory back to baseline after a call; no hang")
