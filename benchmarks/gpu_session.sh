@@ -27,15 +27,18 @@ run_logged() { "$@" 2>&1 | tee -a "$OUT/session.log" | tail -n 60; }
 budget() { timeout -s INT -k 30 "$@"; }
 
 setup() {
+  # Once per machine: a second invocation in the same device call skips the installs.
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  if [ -f /tmp/kdiff-setup-done ]; then log "setup: done earlier on this machine"; return; fi
   log setup
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv | tee -a "$OUT/session.log"
   python3 -c "import torch, triton; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'triton', triton.__version__, torch.cuda.get_device_name())" | tee -a "$OUT/session.log"
   if ls .whl/*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
   fi
-  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
   python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -n 2
   kdiff gates | tee -a "$OUT/session.log"
+  touch /tmp/kdiff-setup-done
 }
 
 tests() {  # TESTS: a subset (pytest node ids or -k ...); all GPU-marked tests by default
