@@ -339,7 +339,10 @@ class Gate:
 
     def _unless_random(self, ctx: GateContext, failed: GateResult) -> GateResult:
         """A value failure against a random reference says nothing about the candidate."""
-        why = ctx.random_reference()
+        try:
+            why = ctx.random_reference()
+        except Exception:  # noqa: BLE001 - the self-check must not turn a failure into an error
+            why = None
         if why is None:
             return failed
         return self.result(Status.UNDER_SPECIFIED, f"{why}; not judged ({failed.signature} "
