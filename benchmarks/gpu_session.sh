@@ -110,14 +110,18 @@ cudapaths() {  # CUDA candidates: extension resources (RES-02), flush to zero (E
 }
 
 fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot precision)
-  log "kdiff verify: fla-core's chunk_gated_delta_rule on the GDN problem (Hopper guard bypassed)"
-  # FLA_GATES: a subset (fla autotunes at every new shape, and CMP-03/PRC-02 change shapes)
-  run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
-    ${FLA_GATES:+--gates "$FLA_GATES"} \
-    --problem kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py \
-    --candidate benchmarks/fla_candidates/level_3_problem_1_sample_0_kernel.py \
-    --json "$ART/fla_gates.json"
-  pack
+  # FLA_PROBLEMS: kernels/gdn problems (1 fixed-length, 5 packed varlen); FLA_GATES: a subset
+  # (fla autotunes at every new shape, and CMP-03/PRC-02 change shapes)
+  local p
+  for p in ${FLA_PROBLEMS:-1}; do
+    log "kdiff verify: fla-core's chunk_gated_delta_rule on GDN problem $p (Hopper guard bypassed)"
+    run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
+      ${FLA_GATES:+--gates "$FLA_GATES"} \
+      --problem "$(ls kernels/gdn/kernelbench/KernelBench/level3/"${p}"_*.py)" \
+      --candidate benchmarks/fla_candidates/fla_chunk_gated_delta_rule.py \
+      --json "$ART/fla_gates_$p.json"
+    pack
+  done
 }
 
 gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 and bf16

@@ -1,6 +1,6 @@
 """flash-linear-attention's chunked Gated DeltaNet (fla-core 0.6.0, `chunk_gated_delta_rule`)
-as a candidate for kernels/gdn's 1_GatedDeltaNet problem, so that kdiff's gates judge fla as
-they judge kdiff's own kernels (issue 7). Needs a GPU and fla-core importable (the device
+as a candidate for kernels/gdn's 1_GatedDeltaNet and 5_GatedDeltaNetVarlen problems, so that
+kdiff's gates judge fla as they judge kdiff's own kernels (issue 7). Needs a GPU and fla-core importable (the device
 session installs the carried wheel: `bash benchmarks/gpu_session.sh fla_gates`); fla's kernels
 autotune, which Triton's CPU interpreter cannot do.
 
@@ -18,8 +18,8 @@ fla_chunk_o.TRITON_ABOVE_3_7_1 = True  # the guard's only switch: `not TRITON_AB
 
 
 class ModelNew(nn.Module):
-    def forward(self, q, k, v, g, beta, initial_state):
+    def forward(self, q, k, v, g, beta, initial_state, cu_seqlens=None):
         o, final_state = chunk_gated_delta_rule(
             q, F.normalize(k, dim=-1), v, F.logsigmoid(g), torch.sigmoid(beta),
-            initial_state=initial_state, output_final_state=True)
+            initial_state=initial_state, output_final_state=True, cu_seqlens=cu_seqlens)
         return o, final_state.to(q.dtype)
