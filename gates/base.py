@@ -427,7 +427,7 @@ class ThresholdedGate(Gate):
             notes.append(f"{len(log.under_specified)} trial(s) under-specified ("
                          f"{log.under_specified[0]})")
         if log.skipped:
-            notes.append(f"{len(log.skipped)} trial(s) outside the reference's domain ("
+            notes.append(f"{len(log.skipped)} trial(s) not judged ("  # each says why
                          f"{log.skipped[0]})")
         if log.judged == 0:
             if log.under_specified:

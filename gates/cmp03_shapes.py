@@ -155,8 +155,8 @@ class ShapePolymorphism(ThresholdedGate):
             failure = self.judge_trial(ctx, trial, log)
         except CandidateFailure as exc:
             if self.interpreter_too_slow(ctx, trial, exc):
-                log.skipped.append(f"{trial.label}: not judged, the call ran past the call "
-                                   f"timeout through the Triton interpreter ({exc.detail})")
+                log.skipped.append(f"{trial.label}: the call ran past the call timeout "
+                                   f"through the Triton interpreter ({exc.detail})")
                 return None
             if trial.noncontiguous or isinstance(exc, OutputStructureError):
                 return self.result(Status.FAIL, f"{trial.label}: {exc.detail}", trial.signature)
