@@ -109,6 +109,9 @@ cudapaths() {  # CUDA candidates: extension resources (RES-02), flush to zero (E
   pack
 }
 
+# kernels/gdn's KernelBench problem file with id $1 (1 GDN, ..., 5 packed varlen GDN)
+gdn_problem() { ls kernels/gdn/kernelbench/KernelBench/level3/"$1"_*.py; }
+
 fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot precision)
   # FLA_PROBLEMS: kernels/gdn problems (1 fixed-length, 5 packed varlen); FLA_GATES: a subset
   # (fla autotunes at every new shape, and CMP-03/PRC-02 change shapes)
@@ -117,7 +120,7 @@ fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot
     log "kdiff verify: fla-core's chunk_gated_delta_rule on GDN problem $p (Hopper guard bypassed)"
     run_logged budget "${T_FLA:-240}" kdiff verify --device cuda --fail-on never \
       ${FLA_GATES:+--gates "$FLA_GATES"} \
-      --problem "$(ls kernels/gdn/kernelbench/KernelBench/level3/"${p}"_*.py)" \
+      --problem "$(gdn_problem "$p")" \
       --candidate benchmarks/fla_candidates/fla_chunk_gated_delta_rule.py \
       --json "$ART/fla_gates_$p.json"
     pack
@@ -130,7 +133,7 @@ gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 a
     log "kdiff verify on cuda: kernels/gdn problem $p, dtypes float32,float16,bfloat16"
     run_logged budget "${T_GDN_GATES:-240}" kdiff verify --device cuda --fail-on never \
       --dtypes float32,float16,bfloat16 \
-      --problem "$(ls kernels/gdn/kernelbench/KernelBench/level3/"${p}"_*.py)" \
+      --problem "$(gdn_problem "$p")" \
       --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py" \
       --json "$ART/gdn_gates_$p.json"
     pack
