@@ -37,6 +37,9 @@ SUPPORTED_CHUNKS = (16, 64)
 STATE_BV, PARALLEL_BV = 32, 64
 WARPS = {"state_fwd": 4, "state_bwd": 8, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 8,
          "wy_inverse": 4, "wy_apply": 4, "local_du": 4}
+# Pipeline stages where Triton's default (3) is not the choice; fp32 always takes one
+# (host.launch_options).
+STAGES: dict[str, int] = {}
 
 # The backward scan's intra-chunk term P^T dO: computed by a chunk-parallel kernel before the
 # scan (as fla does; one more [T, H, V] fp32 round trip) or inside the scan (on its critical
@@ -45,7 +48,7 @@ SPLIT_LOCAL_DU = True
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
-    return launch_options(WARPS[kernel], dtype)
+    return launch_options(WARPS[kernel], dtype, STAGES.get(kernel))
 
 
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
