@@ -382,3 +382,22 @@ def test_nonfinite_in_one_packed_sequence_stays_there(monkeypatch):
         part_a, part_b = (a[:1], b[:1]) if name in ("final_state", "dh0") else (a[:, :first],
                                                                                b[:, :first])
         assert torch.isfinite(part_a).all() and torch.equal(part_a, part_b), name
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_all_finite_sees_every_nonfinite_value(device, dtype):
+    """The chunked path's fallback trigger (a min/max reduction per tensor) on every kind of
+    non-finite value at the first, a middle and the last element, on a strided view, with
+    None and empty tensors skipped."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    clean = torch.randn(3, 70, 5, dtype=dtype, device=device)
+    empty = torch.empty(0, dtype=dtype, device=device)
+    assert gdn_chunk.all_finite(clean, None, empty, clean[:, ::3])
+    for value in (math.nan, math.inf, -math.inf):
+        for index in ((0, 0, 0), (1, 33, 2), (2, 69, 4)):
+            bad = clean.clone()
+            bad[index] = value
+            assert not gdn_chunk.all_finite(clean, bad), (value, index)
+            assert not gdn_chunk.all_finite(bad[:, index[1]:index[1] + 1]), (value, index)
