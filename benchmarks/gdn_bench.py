@@ -175,13 +175,14 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
     for dt in dtypes:
         P = "*" + dt
         BT, BK = CHUNK, dim
-        SBV, BV = min(chunk.STATE_BV, dim), min(chunk.PARALLEL_BV, dim)
+        SBV, BV = min(chunk.STATE_BV["state_fwd"], dim), min(chunk.PARALLEL_BV, dim)
+        SBV_B = min(chunk.STATE_BV["state_bwd"], dim)
         RBV = min(recurrent.BV_RECURRENT, dim)
         GBV_S, GBV_P = min(gla.STATE_BV, dim), min(gla.PARALLEL_BV, dim)
         kernels = [
             (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc="*fp64", bounds=i32), dict(BT=BT, BH=16)),
             (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=f32, bounds=i32),
-             dict(BT=BT, BK=BK)),
+             dict(BT=BT, BKS=min(chunk.WY_INVERSE_BK, BK))),
             (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc="*fp64", A=f32, w=P, u=P,
                                                   bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
             (state.state_fwd_kernel, "state_fwd",
@@ -196,7 +197,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             (state.state_bwd_kernel, "state_bwd",
              dict(q=P, k=P, w=P, gc="*fp64", do=P, du_local=f32, du=P, dht=f32, dh0=f32, dhbuf=P,
                   cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
-             dict(BT=BT, BK=BK, BV=SBV, HAS_DHT=True, STORE_DH0=True, DELTA=True,
+             dict(BT=BT, BK=BK, BV=SBV_B, HAS_DHT=True, STORE_DH0=True, DELTA=True,
                   LOCAL_GIVEN=chunk.SPLIT_LOCAL_DU)),
             (output.grad_qk_kernel, "grad_qk",
              dict(q=P, k=P, vnew=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq=P, dk_part=f32,
@@ -418,7 +419,7 @@ def main() -> int:
     FAMILY = args.family
     from kdiff.kernels.gdn import chunk as gdn_chunk
     if args.state_bv is not None:
-        gdn_chunk.STATE_BV = args.state_bv
+        gdn_chunk.STATE_BV.update(state_fwd=args.state_bv, state_bwd=args.state_bv)
     if args.state_fwd_warps is not None:
         gdn_chunk.WARPS["state_fwd"] = args.state_fwd_warps
     if args.compile_report:
@@ -450,7 +451,7 @@ def main() -> int:
     def save():  # after every step: a run cut short by its time limit keeps what it measured
         if out:
             family = "" if FAMILY == "gdn" else f"_{FAMILY}"  # BV: runs side by side keep both
-            name = f"gdn_bench{family}_bv{gdn_chunk.STATE_BV}.json"
+            name = f"gdn_bench{family}_bv{gdn_chunk.STATE_BV['state_fwd']}.json"
             with open(os.path.join(out, name), "w") as fh:
                 json.dump(report, fh, indent=1)
 

@@ -1,7 +1,7 @@
 """Where the chunked GDN's time goes on a GPU: the device time of every kernel launch in one
-forward and one forward+backward call, ours beside fla's, from torch.profiler; then a sweep
-of the forward state scan's launch settings (V-block, warps, pipeline stages), each timed by
-its own kernel's device time inside a whole forward.
+forward and one forward+backward call, ours beside fla's, from torch.profiler; then (--sweep) a search
+of every kernel's launch settings (warps, pipeline stages, block widths: GRIDS), each
+setting timed by its own kernel's device time inside a whole call.
 
     python benchmarks/gdn_profile.py [--shapes 1x8192x96,4x4096x64] [--sweep]
 
@@ -67,9 +67,9 @@ def short(name: str, width: int = 60) -> str:
     return name if len(name) <= width else name[:width - 3] + "..."
 
 
-def profile_shape(B, T, H) -> dict:
+def profile_shape(B, T, H, with_fla: bool = True) -> dict:
     impls = [("ours", gdn_bench.ours)]
-    if gdn_bench.fla_impl() is not None:
+    if with_fla and gdn_bench.fla_impl() is not None:
         impls.append(("fla", gdn_bench.fla_impl()))
     result = {"shape": [B, T, H]}
     for name, fn in impls:
@@ -89,38 +89,82 @@ def profile_shape(B, T, H) -> dict:
     return result
 
 
-def sweep_state_fwd(B, T, H) -> list[dict]:
-    """The forward state scan under each (BV, warps, stages): its own device time inside a
-    forward (the other kernels keep their settings)."""
-    forward, _ = calls(gdn_bench.ours, B, T, H)
-    saved = (gdn_chunk.STATE_BV, dict(gdn_chunk.WARPS), dict(gdn_chunk.STAGES))
-    rows = []
-    try:
-        for bv, warps, stages in itertools.product((32, 64), (2, 4, 8), (1, 2, 3)):
-            gdn_chunk.STATE_BV = bv
-            gdn_chunk.WARPS["state_fwd"] = warps
-            gdn_chunk.STAGES["state_fwd"] = stages
-            row = {"bv": bv, "warps": warps, "stages": stages}
+# Launch settings tried per kernel, in pipeline order (forward kernels timed in a forward,
+# backward ones in a forward+backward); "bv" is the state scans' V-block, "bk" the WY
+# inverse's K slice. Settings absent from a grid keep chunk.py's value.
+GRIDS = {
+    "wy_inverse": {"warps": (1, 2, 4, 8), "bk": (32, 64)},
+    "wy_apply": {"warps": (2, 4, 8), "stages": (1, 2, 3)},
+    "state_fwd": {"bv": (32, 64), "warps": (2, 4, 8), "stages": (2, 3)},
+    "output_fwd": {"warps": (2, 4, 8), "stages": (1, 2, 3)},
+    "local_du": {"warps": (4, 8), "stages": (2, 3)},
+    "state_bwd": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2)},
+    "grad_qk": {"warps": (4, 8), "stages": (1, 2, 3)},
+    "wy_bwd": {"warps": (4, 8), "stages": (1, 2, 3)},
+}
+BACKWARD = {"local_du", "state_bwd", "grad_qk", "wy_bwd"}
+
+
+def current_launch(kernel: str) -> dict:
+    setting = {"warps": gdn_chunk.WARPS[kernel], "stages": gdn_chunk.STAGES.get(kernel)}
+    if kernel in gdn_chunk.STATE_BV:
+        setting["bv"] = gdn_chunk.STATE_BV[kernel]
+    if kernel == "wy_inverse":
+        setting["bk"] = gdn_chunk.WY_INVERSE_BK
+    return setting
+
+
+def apply_launch(kernel: str, setting: dict) -> None:
+    gdn_chunk.WARPS[kernel] = setting["warps"]
+    if setting.get("stages") is None:
+        gdn_chunk.STAGES.pop(kernel, None)
+    else:
+        gdn_chunk.STAGES[kernel] = setting["stages"]
+    if "bv" in setting:
+        gdn_chunk.STATE_BV[kernel] = setting["bv"]
+    if "bk" in setting:
+        gdn_chunk.WY_INVERSE_BK = setting["bk"]
+
+
+def sweep(B, T, H, on_row) -> dict:
+    """Coordinate search: each kernel in turn under every setting of its grid, its own device
+    time measured; the fastest is kept before the next kernel is swept. Returns the chosen
+    settings (kernel -> setting, with its time and the time of chunk.py's setting)."""
+    forward, forward_backward = calls(gdn_bench.ours, B, T, H)
+    chosen = {}
+    for kernel, grid in GRIDS.items():
+        call = forward_backward if kernel in BACKWARD else forward
+        default = current_launch(kernel)
+        best = None
+        for values in itertools.product(*grid.values()):
+            setting = {**default, **dict(zip(grid, values))}
+            apply_launch(kernel, setting)
+            row = {"kernel": kernel, **setting}
             try:
-                times = kernel_times(forward)
-                row["state_fwd_ms"] = sum(ms for k, ms in times.items() if "state_fwd" in k)
-                row["forward_device_ms"] = sum(times.values())
+                times = kernel_times(call)
+                row["ms"] = times.get(f"{kernel}_kernel")
             except Exception as exc:  # noqa: BLE001 - e.g. out of shared memory
                 row["error"] = f"{type(exc).__name__}: {exc}"[:200]
-            print(f"  sweep ({B},{T},{H}) BV {bv} warps {warps} stages {stages}: "
-                  + (f"state_fwd {row['state_fwd_ms']:.3f} ms, forward {row['forward_device_ms']:.3f} ms"
-                     if "error" not in row else row["error"]), flush=True)
-            rows.append(row)
-    finally:
-        gdn_chunk.STATE_BV, gdn_chunk.WARPS, gdn_chunk.STAGES = (
-            saved[0], saved[1], saved[2])
-    return rows
+            on_row(row)
+            if row.get("ms") is not None and (best is None or row["ms"] < best["ms"]):
+                best = row
+            if setting == default:
+                chosen.setdefault(kernel, {})["default_ms"] = row.get("ms")
+        if best is None:
+            apply_launch(kernel, default)
+            continue
+        apply_launch(kernel, {k: best[k] for k in default})
+        chosen.setdefault(kernel, {}).update({k: best[k] for k in default}, ms=best["ms"])
+        print(f"  chosen {kernel}: {chosen[kernel]}", flush=True)
+    return chosen
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default="1x8192x96,4x4096x64")
-    ap.add_argument("--sweep", action="store_true", help="also sweep the forward scan's launch")
+    ap.add_argument("--sweep", action="store_true",
+                    help="then search each kernel's launch settings (GRIDS) at the first shape, "
+                         "and profile every shape again with the settings chosen")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU")
@@ -139,8 +183,21 @@ def main() -> int:
         report["shapes"].append(profile_shape(B, T, H))
         save()
     if args.sweep:
+        B, T, H = shapes[0]
+        entry = {"shape": [B, T, H], "rows": []}
+        report["sweeps"].append(entry)
+
+        def on_row(row):
+            entry["rows"].append(row)
+            print(f"  sweep ({B},{T},{H}) " + " ".join(f"{k}={v}" for k, v in row.items()),
+                  flush=True)
+            save()
+
+        entry["chosen"] = sweep(B, T, H, on_row)
+        save()
+        print("with the chosen settings:")
         for B, T, H in shapes:
-            report["sweeps"].append({"shape": [B, T, H], "rows": sweep_state_fwd(B, T, H)})
+            report["shapes"].append(profile_shape(B, T, H, with_fla=False))
             save()
     return 0
 

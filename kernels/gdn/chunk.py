@@ -34,9 +34,12 @@ SUPPORTED_CHUNKS = (16, 64)
 # BT = 64, bf16: registers <= 255 with no or little spilling): the sequential state scans use
 # narrow V-blocks (more programs in flight: they are the critical path), 4 warps forward and 8
 # backward; the chunk-parallel backward kernels hold [BT, K] fp32 accumulators and use 8 warps.
-STATE_BV, PARALLEL_BV = 32, 64
+STATE_BV = {"state_fwd": 32, "state_bwd": 32}
+PARALLEL_BV = 64
 WARPS = {"state_fwd": 4, "state_bwd": 8, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 8,
          "wy_inverse": 4, "wy_apply": 4, "local_du": 4}
+# The WY inverse accumulates k_r . k_s over slices of K this wide (wy.wy_inverse_kernel).
+WY_INVERSE_BK = 64
 # Pipeline stages where Triton's default (3) is not the choice; fp32 always takes one
 # (host.launch_options).
 STAGES: dict[str, int] = {}
@@ -55,7 +58,7 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     """beta None: no delta rule (simple GLA): the WY stage is skipped, U = V."""
     B, T, H, K = q.shape
     V = v.shape[-1]
-    BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
+    BK, SBV, BV = block_sizes(K, V, STATE_BV["state_fwd"], PARALLEL_BV)
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     dev = q.device
     gc = chunk_cumsum(g, layout)
@@ -64,8 +67,8 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     u = vnew = v
     if delta:
         A = torch.empty(B * T, H, BT, dtype=torch.float32, device=dev)
-        wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT, BK=BK,
-                                   **launch("wy_inverse", q.dtype))
+        wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT,
+                                   BKS=min(WY_INVERSE_BK, BK), **launch("wy_inverse", q.dtype))
         w = torch.empty_like(k)
         u = torch.empty_like(v)
         wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
@@ -88,7 +91,7 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     gc, A, w, hbuf, vnew = saved
     B, T, H, K = q.shape
     V = v.shape[-1]
-    BK, SBV, BV = block_sizes(K, V, STATE_BV, PARALLEL_BV)
+    BK, SBV, BV = block_sizes(K, V, STATE_BV["state_bwd"], PARALLEL_BV)
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     dev = q.device
     dhbuf = states(NC, q, V, q.dtype)

@@ -22,7 +22,7 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, load_head_vec, load_log_decay, load_rows,
                                         mm, rectangle_sums, store_head_vec, store_rows,
-                                        unit_lower_inverse16)
+                                        unit_lower_inverse16, unit_lower_inverse16x4)
 
 
 @triton.jit
@@ -40,11 +40,10 @@ def chunk_cumsum_kernel(g, gc, bounds, H, BT: tl.constexpr, BH: tl.constexpr):
 
 
 @triton.jit
-def _decayed_kkt(ki, kj, bi, gci, gcj, ri, rj, end, STRICT: tl.constexpr, DT: tl.constexpr):
-    """Block of L: beta_r exp(gc_r - gc_s) k_r . k_s over rows ri, columns rj (token
-    indices); zero past `end` and, on a diagonal block, on and above the diagonal. The
-    exponent is selected away (not multiplied by zero) where it may overflow."""
-    kk = mm(ki, tl.trans(kj), DT)
+def _decayed_block(kk, bi, gci, gcj, ri, rj, end, STRICT: tl.constexpr):
+    """Block of L from its k_r . k_s products: beta_r exp(gc_r - gc_s) k_r . k_s over rows ri,
+    columns rj (token indices); zero past `end` and, on a diagonal block, on and above the
+    diagonal. The exponent is selected away (not multiplied by zero) where it may overflow."""
     mask = (ri < end)[:, None] & (rj < end)[None, :]
     if STRICT:
         mask = mask & (ri[:, None] > rj[None, :])
@@ -75,41 +74,78 @@ def load_inverse(A, start, end, H, h, BT: tl.constexpr):
 
 
 @triton.jit
-def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.constexpr):
+def _kt(k, row0, end, H, h, K, col0, BKS: tl.constexpr, DT: tl.constexpr):
+    """A [16, BKS] slice of k's rows (a dot operand in the working dtype) and its transpose."""
+    b_k = load_rows(k, row0, end, H, h, K, col0, 16, BKS)
+    return b_k, tl.trans(b_k)
+
+
+@triton.jit
+def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BKS: tl.constexpr):
     """A = (I + L)^-1 per chunk, fp32, stored as rows [tokens, H, BT] (lower part only;
-    consumers mask the rest). Grid (chunks, H). BT is 16 or 64 (blocks of 16)."""
+    consumers mask the rest). Grid (chunks, H). BT is 16 or 64 (blocks of 16).
+
+    The k_r . k_s products of the (up to) ten 16 x 16 blocks of L are accumulated over
+    BKS-wide slices of K: only four [16, BKS] slices of k are live at once (all of K in
+    registers made this kernel spill on sm_90). Then the diagonal blocks are inverted by
+    forward substitution, and the off-diagonal blocks of the inverse assembled in fp32,
+    A_ij = -A_ii sum_{j<=m<i} L_im A_mj."""
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, _, _ = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    r16 = tl.arange(0, 16)
-    r0 = start + r16
-    k0 = load_rows(k, start, end, H, h, K, 0, 16, BK)
+    r0 = start + tl.arange(0, 16)
+    kk00 = tl.zeros([16, 16], dtype=tl.float32)
+    if BT == 64:
+        kk10 = tl.zeros([16, 16], dtype=tl.float32)
+        kk11 = tl.zeros([16, 16], dtype=tl.float32)
+        kk20 = tl.zeros([16, 16], dtype=tl.float32)
+        kk21 = tl.zeros([16, 16], dtype=tl.float32)
+        kk22 = tl.zeros([16, 16], dtype=tl.float32)
+        kk30 = tl.zeros([16, 16], dtype=tl.float32)
+        kk31 = tl.zeros([16, 16], dtype=tl.float32)
+        kk32 = tl.zeros([16, 16], dtype=tl.float32)
+        kk33 = tl.zeros([16, 16], dtype=tl.float32)
+    for col0 in range(0, K, BKS):
+        k0, k0t = _kt(k, start, end, H, h, K, col0, BKS, DT)
+        kk00 += mm(k0, k0t, DT)
+        if BT == 64:
+            k1, k1t = _kt(k, start + 16, end, H, h, K, col0, BKS, DT)
+            k2, k2t = _kt(k, start + 32, end, H, h, K, col0, BKS, DT)
+            k3, k3t = _kt(k, start + 48, end, H, h, K, col0, BKS, DT)
+            kk10 += mm(k1, k0t, DT)
+            kk11 += mm(k1, k1t, DT)
+            kk20 += mm(k2, k0t, DT)
+            kk21 += mm(k2, k1t, DT)
+            kk22 += mm(k2, k2t, DT)
+            kk30 += mm(k3, k0t, DT)
+            kk31 += mm(k3, k1t, DT)
+            kk32 += mm(k3, k2t, DT)
+            kk33 += mm(k3, k3t, DT)
     b0 = load_head_vec(beta, start, end, H, h, 16)
     g0 = load_log_decay(gc, start, end, H, h, 16)
-    A00 = unit_lower_inverse16(_decayed_kkt(k0, k0, b0, g0, g0, r0, r0, end, True, DT))
-    store_inverse_block(A, A00, start, 0, end, H, h, BT)
-    if BT == 64:
+    L00 = _decayed_block(kk00, b0, g0, g0, r0, r0, end, True)
+    if BT == 16:
+        store_inverse_block(A, unit_lower_inverse16(L00), start, 0, end, H, h, BT)
+    else:
         r1 = r0 + 16
         r2 = r0 + 32
         r3 = r0 + 48
-        k1 = load_rows(k, start + 16, end, H, h, K, 0, 16, BK)
-        k2 = load_rows(k, start + 32, end, H, h, K, 0, 16, BK)
-        k3 = load_rows(k, start + 48, end, H, h, K, 0, 16, BK)
         b1 = load_head_vec(beta, start + 16, end, H, h, 16)
         b2 = load_head_vec(beta, start + 32, end, H, h, 16)
         b3 = load_head_vec(beta, start + 48, end, H, h, 16)
         g1 = load_log_decay(gc, start + 16, end, H, h, 16)
         g2 = load_log_decay(gc, start + 32, end, H, h, 16)
         g3 = load_log_decay(gc, start + 48, end, H, h, 16)
-        A11 = unit_lower_inverse16(_decayed_kkt(k1, k1, b1, g1, g1, r1, r1, end, True, DT))
-        A22 = unit_lower_inverse16(_decayed_kkt(k2, k2, b2, g2, g2, r2, r2, end, True, DT))
-        A33 = unit_lower_inverse16(_decayed_kkt(k3, k3, b3, g3, g3, r3, r3, end, True, DT))
-        L10 = _decayed_kkt(k1, k0, b1, g1, g0, r1, r0, end, False, DT)
-        L20 = _decayed_kkt(k2, k0, b2, g2, g0, r2, r0, end, False, DT)
-        L21 = _decayed_kkt(k2, k1, b2, g2, g1, r2, r1, end, False, DT)
-        L30 = _decayed_kkt(k3, k0, b3, g3, g0, r3, r0, end, False, DT)
-        L31 = _decayed_kkt(k3, k1, b3, g3, g1, r3, r1, end, False, DT)
-        L32 = _decayed_kkt(k3, k2, b3, g3, g2, r3, r2, end, False, DT)
+        A00, A11, A22, A33 = unit_lower_inverse16x4(
+            L00, _decayed_block(kk11, b1, g1, g1, r1, r1, end, True),
+            _decayed_block(kk22, b2, g2, g2, r2, r2, end, True),
+            _decayed_block(kk33, b3, g3, g3, r3, r3, end, True))
+        L10 = _decayed_block(kk10, b1, g1, g0, r1, r0, end, False)
+        L20 = _decayed_block(kk20, b2, g2, g0, r2, r0, end, False)
+        L21 = _decayed_block(kk21, b2, g2, g1, r2, r1, end, False)
+        L30 = _decayed_block(kk30, b3, g3, g0, r3, r0, end, False)
+        L31 = _decayed_block(kk31, b3, g3, g1, r3, r1, end, False)
+        L32 = _decayed_block(kk32, b3, g3, g2, r3, r2, end, False)
         # the inverse is assembled in fp32 whatever the working dtype
         A10 = -_mm32(A11, _mm32(L10, A00))
         A21 = -_mm32(A22, _mm32(L21, A11))
@@ -117,6 +153,7 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BK: tl.con
         A20 = -_mm32(A22, _mm32(L20, A00) + _mm32(L21, A10))
         A31 = -_mm32(A33, _mm32(L31, A11) + _mm32(L32, A21))
         A30 = -_mm32(A33, _mm32(L30, A00) + _mm32(L31, A10) + _mm32(L32, A20))
+        store_inverse_block(A, A00, start, 0, end, H, h, BT)
         store_inverse_block(A, A10, start + 16, 0, end, H, h, BT)
         store_inverse_block(A, A11, start + 16, 16, end, H, h, BT)
         store_inverse_block(A, A20, start + 32, 0, end, H, h, BT)
