@@ -401,3 +401,26 @@ def test_all_finite_sees_every_nonfinite_value(device, dtype):
             bad[index] = value
             assert not gdn_chunk.all_finite(clean, bad), (value, index)
             assert not gdn_chunk.all_finite(bad[:, index[1]:index[1] + 1]), (value, index)
+
+
+@pytest.mark.parametrize("path", ["gdn", "simple_gla"])
+def test_nonfinite_cotangent_takes_the_backward_fallback(path):
+    """A NaN in the output's cotangent at one token: the forward is finite, so only the
+    backward's check (the flags its kernels write) can send the call to the token-by-token
+    gradients; every gradient then has the float64 oracle's NaN mask (the chunked
+    backward alone puts it on the later tokens of its chunk too: 0 * NaN in the masked
+    triangle). No initial state, so no dh0 that the NaN would reach as well."""
+    fn, reference = PATHS[path]
+    B, T, H, K, V, t = 1, 40, 1, 16, 32, 21
+    inputs = gdn_inputs(B, T, H, K, V, seed=17)[:5]
+    grads = []
+    for f, dtype in ((fn, torch.float32), (reference, torch.float64)):
+        xs = [x.to(dtype).clone().requires_grad_() for x in inputs]
+        o, ht = f(*xs)
+        do, dht = cotangents(o.shape, ht.shape, 0)
+        do[0, t, 0, 7] = math.nan
+        torch.autograd.backward([o, ht], [do.to(dtype), dht.to(dtype)])
+        grads.append([x.grad for x in xs])
+    for name, a, b in zip(NAMES[2:], *grads):
+        if b is not None:
+            assert torch.equal(nonfinite_classes(a), nonfinite_classes(b)), name

@@ -30,23 +30,25 @@ from kdiff.kernels.gdn.wy import wy_apply_kernel, wy_bwd_kernel, wy_inverse_kern
 SUPPORTED_CHUNKS = (16, 64)
 
 
-# Launch shapes, chosen from the sm_90 compile (Triton's ptxas resource usage at K = V = 128,
-# BT = 64, bf16: registers <= 255 with no or little spilling): the sequential state scans use
-# narrow V-blocks (more programs in flight: they are the critical path), 4 warps forward and 8
-# backward; the chunk-parallel backward kernels hold [BT, K] fp32 accumulators and use 8 warps.
-STATE_BV = {"state_fwd": 32, "state_bwd": 32}
+# Launch settings, chosen on the H200 (Triton 3.6, bf16, K = V = 128) by
+# `benchmarks/gdn_profile.py --sweep` at (1, 8192, 96): each kernel's own device time under
+# every setting of its grid, the fastest kept (the table is in NOTES.md, "Launch settings").
+# The WY inverse runs one warp per chunk (its forward substitution is a chain of small
+# reductions: within one warp they are shuffles; 1 warp 0.377 ms, 4 warps 0.800, 8 warps
+# 1.647); the state scans take 64-column V-blocks with 4 warps.
+STATE_BV = {"state_fwd": 64, "state_bwd": 64}
 PARALLEL_BV = 64
-WARPS = {"state_fwd": 4, "state_bwd": 8, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 8,
-         "wy_inverse": 4, "wy_apply": 4, "local_du": 4}
+WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 2, "grad_qk": 8, "wy_bwd": 4,
+         "wy_inverse": 1, "wy_apply": 4, "local_du": 4}
 # The WY inverse accumulates k_r . k_s over slices of K this wide (wy.wy_inverse_kernel).
 WY_INVERSE_BK = 64
 # Pipeline stages where Triton's default (3) is not the choice; fp32 always takes one
 # (host.launch_options).
-STAGES: dict[str, int] = {}
+STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_bwd": 1}
 
 # The backward scan's intra-chunk term P^T dO: computed by a chunk-parallel kernel before the
 # scan (as fla does; one more [T, H, V] fp32 round trip) or inside the scan (on its critical
-# path). Not measured yet: the benchmark times both.
+# path). gdn_bench.py times both ("alt f+b"): the separate kernel was 0.5-3% faster.
 SPLIT_LOCAL_DU = True
 
 
@@ -55,7 +57,8 @@ def launch(kernel: str, dtype: torch.dtype) -> dict:
 
 
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
-    """beta None: no delta rule (simple GLA): the WY stage is skipped, U = V."""
+    """beta None: no delta rule (simple GLA): the WY stage is skipped, U = V. Returns o, the
+    final state (or None), what the backward needs, and what all_finite checks."""
     B, T, H, K = q.shape
     V = v.shape[-1]
     BK, SBV, BV = block_sizes(K, V, STATE_BV["state_fwd"], PARALLEL_BV)
@@ -81,13 +84,16 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
         STORE_FINAL=output_final_state, DELTA=delta, **launch("state_fwd", q.dtype))
     o = torch.empty_like(v)
-    output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](q, k, vnew, gc, hbuf, o, layout.chunk_bounds,
-                                                  scale, H, K, V, BT=BT, BK=BK, BV=BV,
-                                                  **launch("output_fwd", q.dtype))
-    return o, ht, (gc, A, w, hbuf, vnew)
+    flags = torch.empty(NC, H, triton.cdiv(V, BV), dtype=torch.float32, device=dev)
+    output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](q, k, vnew, gc, hbuf, o, flags,
+                                                  layout.chunk_bounds, scale, H, K, V, BT=BT,
+                                                  BK=BK, BV=BV, **launch("output_fwd", q.dtype))
+    # what all_finite checks: o through the output kernel's flags, and the final state
+    return o, ht, (gc, A, w, hbuf, vnew), (flags, ht)
 
 
 def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: ChunkLayout):
+    """(dq, dk, dv, dg fp32, dbeta or None, dh0 fp32 or None), and what all_finite checks."""
     gc, A, w, hbuf, vnew = saved
     B, T, H, K = q.shape
     V = v.shape[-1]
@@ -112,19 +118,25 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     dq = torch.empty_like(q)
     dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
     dg_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
-    grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part,
+    qk_flags = torch.empty(NC, H, dtype=torch.float32, device=dev)
+    grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, qk_flags,
                             layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
                             **launch("grad_qk", q.dtype))
     if not delta:
-        return dq, dk_part.view_as(k).to(k.dtype), du, dg_part.view(B, T, H), None, dh0
+        dk = dk_part.view_as(k).to(k.dtype)
+        grads = dq, dk, du, dg_part.view(B, T, H), None, dh0
+        return grads, (qk_flags, dk, du, dh0)  # dk: its rounding to k's dtype
     dk = torch.empty_like(k)
     dv = torch.empty_like(v)
     dbeta = torch.empty_like(beta)
     dg = torch.empty(B, T, H, dtype=torch.float32, device=dev)
+    wy_flags = torch.empty(NC, H, dtype=torch.float32, device=dev)
     wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg,
-                           layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV,
+                           wy_flags, layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV,
                            **launch("wy_bwd", q.dtype))
-    return dq, dk, dv, dg, dbeta, dh0
+    # what all_finite checks: dq through grad_qk's flags, dk, dv, dbeta, dg through the WY
+    # VJP's, and the initial state's gradient
+    return (dq, dk, dv, dg, dbeta, dh0), (qk_flags, wy_flags, dh0)
 
 
 def all_finite(*tensors) -> bool:
@@ -153,10 +165,10 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
             initial_state = initial_state.contiguous()
         # a per-channel gate (GLA; KDA with beta) runs gla.py's passes, a scalar one GDN's
         chunked_forward = gla_forward if g.dim() == 4 else gdn_forward
-        o, ht, saved = chunked_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
-                                       layout)
+        o, ht, saved, checked = chunked_forward(q, k, v, g, beta, scale, initial_state,
+                                                output_final_state, layout)
         ckpt = None
-        if not all_finite(o, ht):
+        if not all_finite(*checked):
             o, ht, ckpt = recurrent_forward(q, k, v, g, beta, scale, initial_state,
                                             output_final_state, layout)
             saved = (None,) * len(saved)
@@ -175,9 +187,9 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
         grads = None
         if ckpt is None:
             chunked_backward = gla_backward if g.dim() == 4 else gdn_backward
-            grads = chunked_backward(q, k, v, beta, ctx.scale, initial_state, saved, do, dht,
-                                     ctx.layout)
-            if not all_finite(*grads):
+            grads, checked = chunked_backward(q, k, v, beta, ctx.scale, initial_state, saved,
+                                              do, dht, ctx.layout)
+            if not all_finite(*checked):
                 # the forward was finite: replay it token by token for the chunk-start states
                 _, _, ckpt = recurrent_forward(q, k, v, g, beta, ctx.scale, initial_state,
                                                False, ctx.layout)

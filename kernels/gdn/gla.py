@@ -339,12 +339,12 @@ def gla_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     gla_output_fwd_kernel[(triton.cdiv(V, BV), NC * (BT // SUB_CHUNK), H)](
         q, k, vnew if delta else v, gc, hbuf, o, layout.chunk_bounds, scale, H, K, V, BT=BT,
         BK=BK, BV=BV, BC=SUB_CHUNK, **launch("gla_output_fwd", BT, q.dtype))
-    return o, ht, (gc, hbuf, A, w, vnew)
+    return o, ht, (gc, hbuf, A, w, vnew), (o, ht)
 
 
 def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: ChunkLayout):
-    """The signature of chunk.gdn_backward: (dq, dk, dv, dg fp32, dbeta (KDA) or None,
-    dh0 fp32 or None)."""
+    """The signature of chunk.gdn_backward: the gradients (dq, dk, dv, dg fp32, dbeta (KDA)
+    or None, dh0 fp32 or None), and the tensors whose finiteness decides the fallback."""
     gc, hbuf, A, w, vnew = saved
     B, T, H, K = q.shape
     V = v.shape[-1]
@@ -378,6 +378,8 @@ def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
                                          layout.chunk_bounds, H, K, BT=BT, BK=BK, BC=SUB_CHUNK,
                                          **launch("gla_grad_scores", BT, q.dtype))
     if not delta:
-        return dq, dk, du, dg, None, dh0
-    dk, dv, dbeta, dg = kda_wy_backward(k, v, beta, gc, A, hbuf, du, dk, dg, layout, BK, BV)
-    return dq, dk, dv, dg, dbeta, dh0
+        grads = dq, dk, du, dg, None, dh0
+    else:
+        dk, dv, dbeta, dg = kda_wy_backward(k, v, beta, gc, A, hbuf, du, dk, dg, layout, BK, BV)
+        grads = dq, dk, dv, dg, dbeta, dh0
+    return grads, grads  # the gradients, and what chunk.all_finite checks: all of them

@@ -16,12 +16,13 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, exclusive_cumsum, load_log_decay,
                                         load_rows, load_state, mm, rectangle_sums, state_tile,
-                                        store_head_vec, store_rows)
+                                        store_flag, store_head_vec, store_rows)
 
 
 @triton.jit
-def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
+def output_fwd_kernel(q, k, vnew, gc, hbuf, o, flags, bounds, scale, H, K, V,
                       BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    """flags [chunks, H, V/BV]: NaN where the program's output tile holds a non-finite value."""
     i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
@@ -40,12 +41,15 @@ def output_fwd_kernel(q, k, vnew, gc, hbuf, o, bounds, scale, H, K, V,
                    * decay(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
     b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
     b_o += mm(b_p, b_u, DT)
-    store_rows(o, b_o, start, end, H, h, V, i_v * BV, BT, BV)
+    bad = store_rows(o, b_o, start, end, H, h, V, i_v * BV, BT, BV)
+    store_flag(flags, (i_c * H + h) * tl.num_programs(0) + i_v, bad)
 
 
 @triton.jit
-def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds,
+def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, flags, bounds,
                    scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    """flags [chunks, H]: NaN where the program's dq, dk or dg partials hold a non-finite
+    value (without the delta rule the partials are the final dk and dg)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
@@ -82,6 +86,7 @@ def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, bounds
     b_dg += rectangle_sums(dp * qk, BT)
     b_dg += exclusive_cumsum(tl.sum(b_k.to(tl.float32) * dk_d, 1), BT)
     b_dg += tl.where(valid, decay(g_last) * tl.sum(ds_dot, 0), 0.0)
-    store_rows(dq, b_dq, start, end, H, h, K, 0, BT, BK)
-    store_rows(dk_part, dk_p + dk_d, start, end, H, h, K, 0, BT, BK)
-    store_head_vec(dg_part, b_dg, start, end, H, h, BT)
+    bad = store_rows(dq, b_dq, start, end, H, h, K, 0, BT, BK)
+    bad += store_rows(dk_part, dk_p + dk_d, start, end, H, h, K, 0, BT, BK)
+    bad += store_head_vec(dg_part, b_dg, start, end, H, h, BT)
+    store_flag(flags, i_c * H + h, bad)

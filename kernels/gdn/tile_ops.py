@@ -39,9 +39,29 @@ def load_rows(ptr, row0, end, H, h, D, col0, NR: tl.constexpr, BD: tl.constexpr)
 
 
 @triton.jit
+def count_nonfinite(x, mask):
+    """How many elements of x, where mask holds, are NaN or +-Inf."""
+    bad = ((x != x) | (tl.abs(x) == float("inf"))) & mask
+    return tl.sum(tl.ravel(bad.to(tl.int32)), 0)
+
+
+@triton.jit
+def store_flag(flags, index, count):
+    """A program's entry of a float32 flag array: NaN where it stored `count` > 0 non-finite
+    values, else 0, so that chunk.all_finite reads the flags as it reads a result. (Counting
+    in the kernel that stores a result saves reading the result again: a min/max over o
+    cost 0.08 ms of a 1.66 ms forward at (1, 8192, 96) on the H200.)"""
+    tl.store(flags + index, tl.where(count > 0, float("nan"), 0.0))
+
+
+@triton.jit
 def store_rows(ptr, value, row0, end, H, h, D, col0, NR: tl.constexpr, BD: tl.constexpr):
+    """Returns how many of the stored elements are non-finite in the stored dtype (a finite
+    fp32 value can round to Inf in bf16 or fp16); unused, the count compiles away."""
     ptrs, mask = _tile(ptr, row0, end, H, h, D, col0, NR, BD)
-    tl.store(ptrs, value.to(ptr.dtype.element_ty), mask=mask)
+    stored = value.to(ptr.dtype.element_ty)
+    tl.store(ptrs, stored, mask=mask)
+    return count_nonfinite(stored, mask)
 
 
 @triton.jit
@@ -186,9 +206,12 @@ def channel_rectangle_sums(Z, BT: tl.constexpr):
 
 @triton.jit
 def store_head_vec(ptr, value, row0, end, H, h, NR: tl.constexpr):
+    """Returns the non-finite count of the stored values, as store_rows does."""
     r = tl.arange(0, NR)
     base = ptr + row0.to(tl.int64) * H + h
-    tl.store(base + r * H, value.to(ptr.dtype.element_ty), mask=row0 + r < end)
+    stored = value.to(ptr.dtype.element_ty)
+    tl.store(base + r * H, stored, mask=row0 + r < end)
+    return count_nonfinite(stored, row0 + r < end)
 
 
 @triton.jit

@@ -21,8 +21,8 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, load_head_vec, load_log_decay, load_rows,
-                                        mm, rectangle_sums, store_head_vec, store_rows,
-                                        unit_lower_inverse16, unit_lower_inverse16x4)
+                                        mm, rectangle_sums, store_flag, store_head_vec,
+                                        store_rows, unit_lower_inverse16, unit_lower_inverse16x4)
 
 
 @triton.jit
@@ -197,7 +197,7 @@ def wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start, end, H, h, K, V,
     """The part of the WY VJP that runs over V, the same for a scalar and a per-channel gate:
     with U = Utld - W S (S chunk i_c's initial state in hbuf) and Utld = A (beta V), stores
     dv = beta (A^T dU) and returns the chunk's A and beta with dA's Utld part dU (beta V)^T,
-    dW = -dU S^T and dbeta's V part sum_v (A^T dU) V."""
+    dW = -dU S^T, dbeta's V part sum_v (A^T dU) V, and the count of non-finite dv values."""
     b_A = load_inverse(A, start, end, H, h, BT)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
     state = hbuf + (i_c.to(tl.int64) * H + h) * K * V
@@ -205,6 +205,7 @@ def wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start, end, H, h, K, V,
     b_db = tl.zeros([BT], dtype=tl.float32)
     d_a = tl.zeros([BT, BT], dtype=tl.float32)
     d_w = tl.zeros([BT, BK], dtype=tl.float32)
+    bad = tl.full([], 0, tl.int32)
     for i_v in range(tl.cdiv(V, BV)):
         cv = i_v * BV + tl.arange(0, BV)
         S = tl.load(state + rk[:, None] * V + cv[None, :],
@@ -213,10 +214,10 @@ def wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start, end, H, h, K, V,
         b_du = load_rows(du, start, end, H, h, V, i_v * BV, BT, BV)
         d_w -= mm(b_du, tl.trans(S), DT)
         d_bv = mm(tl.trans(b_A), b_du, DT)                  # d(beta V)
-        store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
+        bad += store_rows(dv, d_bv * b_beta[:, None], start, end, H, h, V, i_v * BV, BT, BV)
         b_db += tl.sum(d_bv * b_v.to(tl.float32), 1)
         d_a += mm(b_du, tl.trans(b_v.to(tl.float32) * b_beta[:, None]), DT)
-    return b_A, b_beta, d_a, d_w, b_db
+    return b_A, b_beta, d_a, d_w, b_db, bad
 
 
 @triton.jit
@@ -226,15 +227,16 @@ def inverse_grad(b_A, d_a, DT: tl.constexpr):
 
 
 @triton.jit
-def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg, bounds,
-                  H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg, flags,
+                  bounds, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """VJP of the WY stage; forms dW = -dU S^T from the chunk's stored initial state S, and
-    finishes dk, dv, dbeta and dg. Grid (chunks, H)."""
+    finishes dk, dv, dbeta and dg. Grid (chunks, H). flags [chunks, H]: NaN where the
+    program stored a non-finite value."""
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    b_A, b_beta, d_a, d_w, b_db = wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start, end,
-                                                 H, h, K, V, BT, BK, BV, DT)
+    b_A, b_beta, d_a, d_w, b_db, bad = wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start,
+                                                      end, H, h, K, V, BT, BK, BV, DT)
     b_gc = load_log_decay(gc, start, end, H, h, BT)
     gamma = decay(b_gc)
     bg = b_beta * gamma
@@ -254,6 +256,7 @@ def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, 
             + mm(d_scaled + tl.trans(d_scaled), b_k, DT))
     b_db += tl.sum(d_le * kk, 1)
     b_dg += rectangle_sums(d_scaled * kk, BT)                  # dL * L
-    store_rows(dk, b_dk, start, end, H, h, K, 0, BT, BK)
-    store_head_vec(dbeta, b_db, start, end, H, h, BT)
-    store_head_vec(dg, b_dg, start, end, H, h, BT)
+    bad += store_rows(dk, b_dk, start, end, H, h, K, 0, BT, BK)
+    bad += store_head_vec(dbeta, b_db, start, end, H, h, BT)
+    bad += store_head_vec(dg, b_dg, start, end, H, h, BT)
+    store_flag(flags, i_c * H + h, bad)
