@@ -58,6 +58,9 @@ except Exception as exc:  # noqa: BLE001 - fla is optional
     fla_kda = None
     FLA_MISSING = FLA_MISSING or f"{type(exc).__name__}: {exc}"
 
+# --fla-forward-only: fla's backward autotunes at every new shape (minutes on the H200 with
+# Triton 3.6), more than a device session's budget allows beside everything else
+FLA_FORWARD_ONLY = False
 # "gdn" (scalar gate, chunks of CHUNK) or "kda" (per-channel gate, chunks of KDA_CHUNK):
 # set once by --family before anything runs
 FAMILY = "gdn"
@@ -355,6 +358,8 @@ def time_shape(B, T, H):
                 out.backward(do)
 
             row[f"{name}_fwd_ms"] = do_bench(forward, warmup=25, rep=200, return_mode="median")
+            if name == "fla" and FLA_FORWARD_ONLY:
+                continue
             row[f"{name}_fwd_bwd_ms"] = do_bench(forward_backward, warmup=25, rep=200,
                                                  grad_to_none=xs, return_mode="median")
             if name == "ours" and FAMILY == "gdn":  # the other place for P^T dO (chunk.py)
@@ -420,9 +425,12 @@ def main() -> int:
     ap.add_argument("--state-fwd-warps", type=int, default=None,
                     help="warps of the forward state scan (default 4); with --state-bv 64 the "
                          "sm_90 compile needs 8 to stay at 194 registers without spilling")
+    ap.add_argument("--fla-forward-only", action="store_true",
+                    help="time fla's forward only (its backward's autotuning takes minutes)")
     args = ap.parse_args()
-    global FAMILY
+    global FAMILY, FLA_FORWARD_ONLY
     FAMILY = args.family
+    FLA_FORWARD_ONLY = args.fla_forward_only
     from kdiff.kernels.gdn import chunk as gdn_chunk
     if args.state_bv is not None:
         gdn_chunk.STATE_BV.update(state_fwd=args.state_bv, state_bwd=args.state_bv)
