@@ -424,3 +424,16 @@ def test_nonfinite_cotangent_takes_the_backward_fallback(path):
     for name, a, b in zip(NAMES[2:], *grads):
         if b is not None:
             assert torch.equal(nonfinite_classes(a), nonfinite_classes(b)), name
+
+
+def test_state_scan_narrows_only_where_multiprocessors_would_idle(monkeypatch):
+    """The state scans' V-block: 64, and 32 where sequences x heads x 64-column blocks leave
+    an H200's 132 multiprocessors idle (the issue's shapes, V = 128); never on the CPU."""
+    monkeypatch.setattr(gdn_chunk, "_multiprocessors", lambda device: 132)
+    cuda = torch.device("cuda")
+    widths = {nh: gdn_chunk.state_scan_bv("state_fwd", nh, 128, cuda) for nh in (32, 64, 96, 256)}
+    assert widths == {32: 32, 64: 32, 96: 64, 256: 64}
+    assert gdn_chunk.launch("state_fwd", torch.bfloat16, narrow=True) == {"num_warps": 2,
+                                                                        "num_stages": 2}
+    monkeypatch.undo()
+    assert gdn_chunk.state_scan_bv("state_bwd", 1, 128, torch.device("cpu")) == 64
