@@ -7,6 +7,7 @@ and other executors wrap or replace it without touching discovery or reporting.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from typing import Iterable, Iterator, TextIO
@@ -15,11 +16,11 @@ import pluggy
 
 from kdiff.cli import (EXIT_UNFINISHED, UsageError, checked_jobs, exit_status, make_config,
                        write_reports)
-from kdiff.executor import Executor, default_jobs, make_executor
+from kdiff.executor import Executor, SerialExecutor, default_jobs, make_executor
 from kdiff.gates.registry import select
 from kdiff.hookspecs import DiscoveryError
 from kdiff.judge import judge_case, native_preset
-from kdiff.model import Case, NativeVerdict, Verdict
+from kdiff.model import Case, NativeVerdict, Status, Verdict
 from kdiff.plugins import UnknownBench, manager, require_bench
 from kdiff.runconfig import RunConfig
 from kdiff.store import ResultsStore, default_path, judge_resuming
@@ -34,12 +35,38 @@ def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: s
         return Verdict(case, NativeVerdict(None, preset, reason=message), {}, error=message)
 
 
+# CUDA's two wordings: torch's OutOfMemoryError and the driver's error in a kernel launch
+OUT_OF_DEVICE_MEMORY = ("CUDA out of memory", "CUDA error: out of memory")
+
+
+def ran_out_of_device_memory(verdict: Verdict) -> bool:
+    """Whether the case, the candidate (a `raised` failure) or kdiff (a gate error) ran out of
+    device memory while judging it."""
+    texts = [verdict.error or ""] + [g.detail for g in verdict.gates.values()
+                                     if g.status is Status.ERROR or g.signature == "raised"]
+    return any(words in text for text in texts for words in OUT_OF_DEVICE_MEMORY)
+
+
 def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager,
               preset: str, executor: Executor | None = None) -> Iterator[Verdict]:
     """Judge each case, yielding verdicts as they finish (not necessarily in input order
-    when config.jobs > 1); local processes unless another executor is given."""
+    when config.jobs > 1); local processes unless another executor is given.
+
+    Judges that share a GPU share its memory: a case that ran out of device memory beside
+    the others is judged again, alone, after them, and only that verdict counts (on the
+    H200 with 12 judges, KernelBenchFiltered #93's and #94's candidates failed EXC-01 with
+    `raised: CUDA error: out of memory`, and #74's CMP-03 oracle raised torch's
+    OutOfMemoryError, a kdiff error that left its verdict open)."""
     executor = executor or make_executor("local", config.jobs, config.device)
-    yield from executor.judge(list(cases), judge_one, config, pm, preset)
+    crowded = []
+    for verdict in executor.judge(list(cases), judge_one, config, pm, preset):
+        if config.jobs > 1 and ran_out_of_device_memory(verdict):
+            crowded.append(verdict.case)
+        else:
+            yield verdict
+    if crowded:
+        alone = dataclasses.replace(config, jobs=1)
+        yield from SerialExecutor().judge(crowded, judge_one, alone, pm, preset)
 
 
 # -- progress -----------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 a third-party adapter found through its entry point. Plumbing only: one cheap gate."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -156,3 +157,44 @@ def test_judge_all_is_a_plain_generator_over_cases():
     verdicts = list(judge_all(iter(cases), config, pm, "kernelbench"))
     assert [v.case.id for v in verdicts] == ["run_a/level_1_problem_9_sample_0"]
     assert verdicts[0].error and verdicts[0].verifier_accept is None
+
+
+def test_a_case_that_ran_out_of_device_memory_beside_others_is_judged_again_alone(monkeypatch):
+    """With several judges, a verdict whose candidate or oracle ran out of device memory is
+    held back and the case judged again by one judge after the rest; its first verdict never
+    reaches the report. One judge alone keeps whatever it got."""
+    from kdiff import run as run_module
+    from kdiff.model import Case, GateResult, NativeVerdict, Status
+
+    def verdict(case, detail, status=Status.FAIL, signature="raised"):
+        return Verdict(case, NativeVerdict(True, "kernelbench"),
+                       {"EXC-01": GateResult("EXC-01", status, signature, detail)})
+
+    crowded, roomy, kdiff_oom = (Case(name, Path("p.py"), Path("c.py"))
+                                 for name in ("crowded", "roomy", "kdiff_oom"))
+    first = {"crowded": verdict(crowded, "AcceleratorError: CUDA error: out of memory"),
+             "roomy": verdict(roomy, "AcceleratorError: CUDA error: an illegal memory access"),
+             "kdiff_oom": verdict(kdiff_oom, "kdiff error: OutOfMemoryError: CUDA out of "
+                                  "memory. Tried to allocate 132.00 MiB", Status.ERROR, None)}
+
+    class SharedGpu:  # the first pass, judges side by side
+        def judge(self, cases, judge, config, pm, preset):
+            return iter([first[c.id] for c in cases])
+
+    alone = []
+
+    def judge_alone(case, config, pm, preset):
+        alone.append((case.id, config.jobs))
+        return verdict(case, "", Status.PASS, None)
+
+    monkeypatch.setattr(run_module, "judge_one", judge_alone)
+    config = RunConfig(jobs=12)
+    got = {v.case.id: v for v in judge_all([crowded, roomy, kdiff_oom], config, None,
+                                          "kernelbench", SharedGpu())}
+    assert alone == [("crowded", 1), ("kdiff_oom", 1)]
+    assert got["crowded"].verifier_accept and got["kdiff_oom"].verifier_accept
+    assert got["roomy"].failed_gates == ["EXC-01"]  # an illegal access is the candidate's
+    alone.clear()
+    single = {v.case.id: v for v in judge_all([crowded], dataclasses.replace(config, jobs=1),
+                                             None, "kernelbench", SharedGpu())}
+    assert alone == [] and single["crowded"].failed_gates == ["EXC-01"]
