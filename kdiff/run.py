@@ -40,10 +40,11 @@ OUT_OF_DEVICE_MEMORY = ("CUDA out of memory", "CUDA error: out of memory")
 
 
 def ran_out_of_device_memory(verdict: Verdict) -> bool:
-    """Whether the case, the candidate (a `raised` failure) or kdiff (a gate error) ran out of
-    device memory while judging it."""
-    texts = [verdict.error or ""] + [g.detail for g in verdict.gates.values()
-                                     if g.status is Status.ERROR or g.signature == "raised"]
+    """Whether the case, the native check, the candidate (a `raised` failure) or kdiff (a
+    gate error) ran out of device memory while judging it."""
+    texts = [verdict.error or "", verdict.native.reason or ""] + [
+        g.detail for g in verdict.gates.values()
+        if g.status is Status.ERROR or g.signature == "raised"]
     return any(words in text for text in texts for words in OUT_OF_DEVICE_MEMORY)
 
 
@@ -54,9 +55,10 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
 
     Judges that share a GPU share its memory: a case that ran out of device memory beside
     the others is judged again, alone, after them, and only that verdict counts (on the
-    H200 with 12 judges, KernelBenchFiltered #93's and #94's candidates failed EXC-01 with
-    `raised: CUDA error: out of memory`, and #74's CMP-03 oracle raised torch's
-    OutOfMemoryError, a kdiff error that left its verdict open)."""
+    H200 with 12 judges, KernelBenchFiltered #93's and #94's candidates raised `CUDA error:
+    out of memory` in the native check and in EXC-01, so the native check rejected them, and
+    #74's CMP-03 oracle raised torch's OutOfMemoryError, a kdiff error that left its verdict
+    open)."""
     executor = executor or make_executor("local", config.jobs, config.device)
     crowded = []
     for verdict in executor.judge(list(cases), judge_one, config, pm, preset):

@@ -170,12 +170,16 @@ def test_a_case_that_ran_out_of_device_memory_beside_others_is_judged_again_alon
         return Verdict(case, NativeVerdict(True, "kernelbench"),
                        {"EXC-01": GateResult("EXC-01", status, signature, detail)})
 
-    crowded, roomy, kdiff_oom = (Case(name, Path("p.py"), Path("c.py"))
-                                 for name in ("crowded", "roomy", "kdiff_oom"))
+    crowded, roomy, kdiff_oom, native_oom = (
+        Case(name, Path("p.py"), Path("c.py"))
+        for name in ("crowded", "roomy", "kdiff_oom", "native_oom"))
     first = {"crowded": verdict(crowded, "AcceleratorError: CUDA error: out of memory"),
              "roomy": verdict(roomy, "AcceleratorError: CUDA error: an illegal memory access"),
              "kdiff_oom": verdict(kdiff_oom, "kdiff error: OutOfMemoryError: CUDA out of "
-                                  "memory. Tried to allocate 132.00 MiB", Status.ERROR, None)}
+                                  "memory. Tried to allocate 132.00 MiB", Status.ERROR, None),
+             "native_oom": Verdict(native_oom, NativeVerdict(
+                 False, "kernelbench", reason="raised: AcceleratorError: CUDA error: out of "
+                 "memory"), {})}
 
     class SharedGpu:  # the first pass, judges side by side
         def judge(self, cases, judge, config, pm, preset):
@@ -189,9 +193,10 @@ def test_a_case_that_ran_out_of_device_memory_beside_others_is_judged_again_alon
 
     monkeypatch.setattr(run_module, "judge_one", judge_alone)
     config = RunConfig(jobs=12)
-    got = {v.case.id: v for v in judge_all([crowded, roomy, kdiff_oom], config, None,
-                                          "kernelbench", SharedGpu())}
-    assert alone == [("crowded", 1), ("kdiff_oom", 1)]
+    got = {v.case.id: v for v in judge_all([crowded, roomy, kdiff_oom, native_oom], config,
+                                          None, "kernelbench", SharedGpu())}
+    assert alone == [("crowded", 1), ("kdiff_oom", 1), ("native_oom", 1)]
+    assert got["native_oom"].native.accept
     assert got["crowded"].verifier_accept and got["kdiff_oom"].verifier_accept
     assert got["roomy"].failed_gates == ["EXC-01"]  # an illegal access is the candidate's
     alone.clear()
