@@ -437,3 +437,16 @@ def test_state_scan_narrows_only_where_multiprocessors_would_idle(monkeypatch):
                                                                         "num_stages": 2}
     monkeypatch.undo()
     assert gdn_chunk.state_scan_bv("state_bwd", 1, 128, torch.device("cpu")) == 64
+
+
+def test_head_dimension_past_the_limit_is_refused_by_kernel_and_problem():
+    """K > 256 is outside what the chunked kernels hold (host.MAX_HEAD_DIM_K, as fla's): the
+    kernel says so in one line, and the problems' references refuse it too, so kdiff's CMP-03
+    treats such sizes as outside the problem's shape class."""
+    from kdiff.kernels.gdn.problems import within_shape_class
+    q, k, v, g, beta, h0 = gdn_inputs(1, 4, 1, 257, 16, seed=5)
+    with pytest.raises(ValueError, match="key head dimension 257 > 256"):
+        chunk_gated_delta_rule(q, k, v, g, beta, initial_state=h0)
+    with pytest.raises(ValueError, match="key head dimension 257 > 256"):
+        within_shape_class(k)
+    within_shape_class(k[..., :256])

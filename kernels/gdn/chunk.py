@@ -23,7 +23,8 @@ import triton
 
 from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
 from kdiff.kernels.gdn.kda import KDA_CHUNK
-from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, launch_options, states
+from kdiff.kernels.gdn.host import (block_sizes, check_head_dim, chunk_cumsum, launch_options,
+                                    states)
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
@@ -191,6 +192,7 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
     def forward(ctx, q, k, v, g, beta, scale, initial_state, output_final_state, cu_seqlens,
                 chunk_size):
         B, T, H, K = q.shape
+        check_head_dim(K)
         layout = chunk_layout(B, T, chunk_size, q.device, cu_seqlens)
         if initial_state is not None and initial_state.shape != (layout.num_seqs, H, K, v.shape[-1]):
             raise ValueError(f"initial_state must be [{layout.num_seqs}, {H}, {K}, {v.shape[-1]}],"

@@ -9,9 +9,21 @@ from kdiff.kernels.gdn.varlen import ChunkLayout
 from kdiff.kernels.gdn.wy import chunk_cumsum_kernel
 
 
+# The largest key head dimension. Every kernel holds whole [*, K] tiles (the state scans a
+# [K, BV] state in registers): at K = 1024, fp32, sm_90, Triton 3.9 compiled wy_apply in 342 s
+# with 26 kB of spill per thread. fla's chunked kernels assert the same limit.
+MAX_HEAD_DIM_K = 256
+
+
+def check_head_dim(K: int) -> None:
+    if K > MAX_HEAD_DIM_K:
+        raise ValueError(f"key head dimension {K} > {MAX_HEAD_DIM_K}: the chunked kernels hold "
+                         f"whole [*, K] tiles (up to {MAX_HEAD_DIM_K}, as fla's)")
+
+
 def block_sizes(K: int, V: int, state_bv: int, parallel_bv: int) -> tuple[int, int, int]:
-    """(BK, BV for the state scans, BV for the chunk-parallel kernels). The state tile holds
-    all of K: on a GPU, K > 256 runs out of shared memory/registers (Triton says so)."""
+    """(BK, BV for the state scans, BV for the chunk-parallel kernels). The tiles hold all of
+    K (K <= MAX_HEAD_DIM_K)."""
     BK = max(16, triton.next_power_of_2(K))
     BV = max(16, triton.next_power_of_2(V))
     return BK, min(state_bv, BV), min(parallel_bv, BV)

@@ -10,7 +10,7 @@ the sequential recurrence, run in the working precision; training backward is ju
 import torch.nn as nn
 import torch.nn.functional as F
 
-from kdiff.kernels.gdn.problems import recurrence_inputs
+from kdiff.kernels.gdn.problems import recurrence_inputs, within_shape_class
 from kdiff.kernels.gdn.reference import gated_recurrence
 
 KDIFF_BACKWARD = True
@@ -18,6 +18,7 @@ KDIFF_BACKWARD = True
 
 class Model(nn.Module):
     def forward(self, q, k, v, g, initial_state):
+        within_shape_class(k)
         return gated_recurrence(q, k, v, F.logsigmoid(g), None, initial_state=initial_state)
 
 

@@ -9,7 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from kdiff.kernels.gdn.problems import recurrence_inputs
+from kdiff.kernels.gdn.problems import recurrence_inputs, within_shape_class
 from kdiff.kernels.gdn.reference import gated_delta_rule_reference
 
 KDIFF_BACKWARD = True
@@ -17,6 +17,7 @@ KDIFF_BACKWARD = True
 
 class Model(nn.Module):
     def forward(self, q, k, v, g, beta, initial_state, cu_seqlens):
+        within_shape_class(k)
         k = F.normalize(k, dim=-1)
         return gated_delta_rule_reference(q, k, v, F.logsigmoid(g), torch.sigmoid(beta),
                                           initial_state=initial_state, cu_seqlens=cu_seqlens)
