@@ -184,8 +184,10 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
     for dt in dtypes:
         P = "*" + dt
         BT, BK = CHUNK, dim
-        SBV, BV = min(chunk.STATE_BV["state_fwd"], dim), min(chunk.PARALLEL_BV, dim)
-        SBV_B = min(chunk.STATE_BV["state_bwd"], dim)
+        SBV, SBV_B = chunk.block_v("state_fwd", dim), chunk.block_v("state_bwd", dim)
+        BV_APPLY, BV_OUT = chunk.block_v("wy_apply", dim), chunk.block_v("output_fwd", dim)
+        BV_DU, BV_QK = chunk.block_v("local_du", dim), chunk.block_v("grad_qk", dim)
+        BV_WY = chunk.block_v("wy_bwd", dim)
         RBV = min(recurrent.BV_RECURRENT, dim)
         GBV_S, GBV_P = min(gla.STATE_BV, dim), min(gla.PARALLEL_BV, dim)
         kernels = [
@@ -193,16 +195,16 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=f32, bounds=i32),
              dict(BT=BT, BKS=min(chunk.WY_INVERSE_BK, BK))),
             (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc="*fp64", A=f32, w=P, u=P,
-                                                  bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
+                                                  bounds=i32), dict(BT=BT, BK=BK, BV=BV_APPLY)),
             (state.state_fwd_kernel, "state_fwd",
              dict(k=P, w=P, u=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
                   chunk_offsets=i32), dict(BT=BT, BK=BK, BV=SBV, HAS_H0=True, STORE_FINAL=True)),
             (output.output_fwd_kernel, "output_fwd",
              dict(q=P, k=P, vnew=P, gc="*fp64", hbuf=P, o=P, flags=f32, bounds=i32, scale="fp32"),
-             dict(BT=BT, BK=BK, BV=BV)),
+             dict(BT=BT, BK=BK, BV=BV_OUT)),
             (state.local_du_kernel, "local_du",
              dict(q=P, k=P, gc="*fp64", do=P, du_local=f32, bounds=i32, scale="fp32"),
-             dict(BT=BT, BK=BK, BV=BV)),
+             dict(BT=BT, BK=BK, BV=BV_DU)),
             (state.state_bwd_kernel, "state_bwd",
              dict(q=P, k=P, w=P, gc="*fp64", do=P, du_local=f32, du=P, dht=f32, dh0=f32, dhbuf=P,
                   cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
@@ -210,10 +212,11 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
                   LOCAL_GIVEN=chunk.SPLIT_LOCAL_DU)),
             (output.grad_qk_kernel, "grad_qk",
              dict(q=P, k=P, vnew=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq=P, dk_part=f32,
-                  dg_part=f32, flags=f32, bounds=i32, scale="fp32"), dict(BT=BT, BK=BK, BV=BV)),
+                  dg_part=f32, flags=f32, bounds=i32, scale="fp32"),
+             dict(BT=BT, BK=BK, BV=BV_QK)),
             (wy.wy_bwd_kernel, "wy_bwd",
              dict(k=P, v=P, beta=P, gc="*fp64", A=f32, hbuf=P, du=P, dk_part=f32, dg_part=f32, dk=P,
-                  dv=P, dbeta=P, dg=P, flags=f32, bounds=i32), dict(BT=BT, BK=BK, BV=BV)),
+                  dv=P, dbeta=P, dg=P, flags=f32, bounds=i32), dict(BT=BT, BK=BK, BV=BV_WY)),
             (recurrent.recurrent_fwd_kernel, "recurrent_fwd",
              dict(q=P, k=P, v=P, g=f32, beta=P, h0=f32, o=P, ht=f32, ckpt=f32, cu_seqlens=i32,
                   chunk_offsets=i32, scale="fp32"),
@@ -420,7 +423,7 @@ def main() -> int:
     ap.add_argument("--kernels", default=None,
                     help="for --compile-report: only kernels whose names contain one of these")
     ap.add_argument("--state-bv", type=int, default=None,
-                    help="V-block of the state scans (chunk.STATE_BV, default 32) for the whole "
+                    help="V-block of the state scans (chunk.BLOCK_V, default 64) for the whole "
                          "run: checks, timings and --compile-report")
     ap.add_argument("--state-fwd-warps", type=int, default=None,
                     help="warps of the forward state scan (default 4); with --state-bv 64 the "
@@ -433,7 +436,7 @@ def main() -> int:
     FLA_FORWARD_ONLY = args.fla_forward_only
     from kdiff.kernels.gdn import chunk as gdn_chunk
     if args.state_bv is not None:
-        gdn_chunk.STATE_BV.update(state_fwd=args.state_bv, state_bwd=args.state_bv)
+        gdn_chunk.BLOCK_V.update(state_fwd=args.state_bv, state_bwd=args.state_bv)
     if args.state_fwd_warps is not None:
         gdn_chunk.WARPS["state_fwd"] = args.state_fwd_warps
     if args.compile_report:
@@ -455,17 +458,17 @@ def main() -> int:
         tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     print(f"{FAMILY}: torch {torch.__version__} triton {triton.__version__} "
           f"{torch.cuda.get_device_name()} fla: {'yes' if fla_impl() else FLA_MISSING} "
-          f"state scans: BV {gdn_chunk.STATE_BV}, forward warps {gdn_chunk.WARPS['state_fwd']}")
+          f"V-blocks {gdn_chunk.BLOCK_V}, forward warps {gdn_chunk.WARPS['state_fwd']}")
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
               "triton": triton.__version__, "fla": fla_impl() is not None, "family": FAMILY,
               "checks": [], "shapes": [],
-              "state_bv": gdn_chunk.STATE_BV, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"]}
+              "block_v": gdn_chunk.BLOCK_V, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"]}
     out = os.environ.get("OUT")
 
     def save():  # after every step: a run cut short by its time limit keeps what it measured
         if out:
             family = "" if FAMILY == "gdn" else f"_{FAMILY}"  # BV: runs side by side keep both
-            name = f"gdn_bench{family}_bv{gdn_chunk.STATE_BV['state_fwd']}.json"
+            name = f"gdn_bench{family}_bv{gdn_chunk.BLOCK_V['state_fwd']}.json"
             with open(os.path.join(out, name), "w") as fh:
                 json.dump(report, fh, indent=1)
 

@@ -90,25 +90,25 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
 
 
 # Launch settings tried per kernel, in pipeline order (forward kernels timed in a forward,
-# backward ones in a forward+backward); "bv" is the state scans' V-block, "bk" the WY
-# inverse's K slice. Settings absent from a grid keep chunk.py's value.
+# backward ones in a forward+backward); "bv" is a kernel's V-block (chunk.BLOCK_V), "bk" the
+# WY inverse's K slice. Settings absent from a grid keep chunk.py's value.
 GRIDS = {
     "wy_inverse": {"warps": (1, 2, 4, 8), "bk": (32, 64)},
-    "wy_apply": {"warps": (2, 4, 8), "stages": (1, 2, 3)},
+    "wy_apply": {"bv": (64, 128), "warps": (2, 4, 8), "stages": (1, 2, 3)},
     "state_fwd": {"bv": (32, 64), "warps": (2, 4, 8), "stages": (2, 3)},
-    "output_fwd": {"warps": (2, 4, 8), "stages": (1, 2, 3)},
-    "local_du": {"warps": (4, 8), "stages": (2, 3)},
+    "output_fwd": {"bv": (32, 64, 128), "warps": (2, 4, 8), "stages": (1, 2, 3)},
+    "local_du": {"bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
     "state_bwd": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2)},
-    "grad_qk": {"warps": (4, 8), "stages": (1, 2, 3)},
-    "wy_bwd": {"warps": (4, 8), "stages": (1, 2, 3)},
+    "grad_qk": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2, 3)},
+    "wy_bwd": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2, 3)},
 }
 BACKWARD = {"local_du", "state_bwd", "grad_qk", "wy_bwd"}
 
 
 def current_launch(kernel: str) -> dict:
     setting = {"warps": gdn_chunk.WARPS[kernel], "stages": gdn_chunk.STAGES.get(kernel)}
-    if kernel in gdn_chunk.STATE_BV:
-        setting["bv"] = gdn_chunk.STATE_BV[kernel]
+    if kernel in gdn_chunk.BLOCK_V:
+        setting["bv"] = gdn_chunk.BLOCK_V[kernel]
     if kernel == "wy_inverse":
         setting["bk"] = gdn_chunk.WY_INVERSE_BK
     return setting
@@ -121,18 +121,20 @@ def apply_launch(kernel: str, setting: dict) -> None:
     else:
         gdn_chunk.STAGES[kernel] = setting["stages"]
     if "bv" in setting:
-        gdn_chunk.STATE_BV[kernel] = setting["bv"]
+        gdn_chunk.BLOCK_V[kernel] = setting["bv"]
     if "bk" in setting:
         gdn_chunk.WY_INVERSE_BK = setting["bk"]
 
 
-def sweep(B, T, H, on_row) -> dict:
+def sweep(B, T, H, on_row, only: list[str] | None = None) -> dict:
     """Coordinate search: each kernel in turn under every setting of its grid, its own device
     time measured; the fastest is kept before the next kernel is swept. Returns the chosen
     settings (kernel -> setting, with its time and the time of chunk.py's setting)."""
     forward, forward_backward = calls(gdn_bench.ours, B, T, H)
     chosen = {}
     for kernel, grid in GRIDS.items():
+        if only and kernel not in only:
+            continue
         call = forward_backward if kernel in BACKWARD else forward
         default = current_launch(kernel)
         best = None
@@ -165,6 +167,9 @@ def main() -> int:
     ap.add_argument("--sweep", action="store_true",
                     help="then search each kernel's launch settings (GRIDS) at the first shape, "
                          "and profile every shape again with the settings chosen")
+    ap.add_argument("--sweep-kernels", default=None,
+                    help="with --sweep: only these kernels (comma-separated GRIDS keys); the "
+                         "whole grid is about 100 compiles, 8-9 minutes on the H200")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU")
@@ -193,7 +198,8 @@ def main() -> int:
                   flush=True)
             save()
 
-        entry["chosen"] = sweep(B, T, H, on_row)
+        entry["chosen"] = sweep(B, T, H, on_row,
+                                args.sweep_kernels.split(",") if args.sweep_kernels else None)
         save()
         print("with the chosen settings:")
         for B, T, H in shapes:

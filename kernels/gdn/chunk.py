@@ -23,7 +23,7 @@ import triton
 
 from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
 from kdiff.kernels.gdn.kda import KDA_CHUNK
-from kdiff.kernels.gdn.host import (block_sizes, check_head_dim, chunk_cumsum, launch_options,
+from kdiff.kernels.gdn.host import (check_head_dim, chunk_cumsum, key_block, launch_options,
                                     states)
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
@@ -36,12 +36,14 @@ SUPPORTED_CHUNKS = (16, 64)
 
 # Launch settings, chosen on the H200 (Triton 3.6, bf16, K = V = 128) by
 # `benchmarks/gdn_profile.py --sweep` at (1, 8192, 96): each kernel's own device time under
-# every setting of its grid, the fastest kept (the table is in NOTES.md, "Launch settings").
+# every setting of its grid, the fastest kept (the table is in NOTES.md, "Where the time
+# went"). The chunk-parallel kernels' V-blocks were not in that sweep's grids (64 as before).
 # The WY inverse runs one warp per chunk (its forward substitution is a chain of small
 # reductions: within one warp they are shuffles; 1 warp 0.377 ms, 4 warps 0.800, 8 warps
 # 1.647); the state scans take 64-column V-blocks with 4 warps.
-STATE_BV = {"state_fwd": 64, "state_bwd": 64}
-PARALLEL_BV = 64
+# The V-block of each kernel that tiles V (the state scans' is narrowed by state_scan_bv).
+BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 64, "output_fwd": 64, "local_du": 64,
+           "grad_qk": 64, "wy_bwd": 64}
 WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 2, "grad_qk": 8, "wy_bwd": 4,
          "wy_inverse": 1, "wy_apply": 4, "local_du": 4}
 # The WY inverse accumulates k_r . k_s over slices of K this wide (wy.wy_inverse_kernel).
@@ -56,7 +58,7 @@ STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_bwd": 1}
 SPLIT_LOCAL_DU = True
 
 
-# (warps, stages) of a state scan whose V-block state_scan_bv halved to 32: the sweep's
+# (warps, stages) of a state scan whose V-block state_scan_bv narrowed to 32: the sweep's
 # fastest at that width (state_fwd 0.453 ms at 2 warps, 2 stages; 0.561 at 4, 2).
 NARROW_STATE_LAUNCH = {"state_fwd": (2, 2), "state_bwd": (4, 1)}
 
@@ -76,15 +78,20 @@ def _multiprocessors(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
+def block_v(kernel: str, V: int) -> int:
+    """BLOCK_V[kernel], or less where V itself is smaller (at least 16, a dot's minimum)."""
+    return min(BLOCK_V[kernel], max(16, triton.next_power_of_2(V)))
+
+
 def state_scan_bv(kernel: str, sequence_heads: int, V: int, device: torch.device) -> int:
-    """The V-block of a state scan: STATE_BV[kernel], halved once (to 32, the narrowest width
+    """The V-block of a state scan: BLOCK_V[kernel], halved once (to 32, the narrowest width
     timed) where the scan would have fewer programs (sequences x heads x V-blocks) than the
     GPU has multiprocessors. Each
     program is a chain of T/C dependent steps, so below one program per multiprocessor the
     GPU idles: at (2, 16384, 16) (32 sequence-heads) BV 64 gave 64 programs for the H200's
     132, and the forward+backward took 6.10 ms, against 4.59 ms at BV 32 in an earlier
     session; at (1, 8192, 96) BV 64 (192 programs) is the sweep's fastest."""
-    bv = STATE_BV[kernel]
+    bv = block_v(kernel, V)
     if bv > 32 and sequence_heads * triton.cdiv(V, bv) < _multiprocessors(device):
         bv = 32
     return bv
@@ -96,8 +103,8 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     B, T, H, K = q.shape
     V = v.shape[-1]
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
-    scan_bv = state_scan_bv("state_fwd", N * H, V, q.device)
-    BK, SBV, BV = block_sizes(K, V, scan_bv, PARALLEL_BV)
+    BK = key_block(K)
+    SBV = state_scan_bv("state_fwd", N * H, V, q.device)
     dev = q.device
     gc = chunk_cumsum(g, layout)
     delta = beta is not None
@@ -110,7 +117,8 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
         w = torch.empty_like(k)
         u = torch.empty_like(v)
         wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
-                                 BT=BT, BK=BK, BV=BV, **launch("wy_apply", q.dtype))
+                                 BT=BT, BK=BK, BV=block_v("wy_apply", V),
+                                 **launch("wy_apply", q.dtype))
         vnew = torch.empty_like(v)
     hbuf = states(NC, q, V, q.dtype)
     ht = states(N, q, V, wanted=output_final_state)
@@ -118,8 +126,9 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
         k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
         STORE_FINAL=output_final_state, DELTA=delta,
-        **launch("state_fwd", q.dtype, narrow=scan_bv < STATE_BV["state_fwd"]))
+        **launch("state_fwd", q.dtype, narrow=SBV < block_v("state_fwd", V)))
     o = torch.empty_like(v)
+    BV = block_v("output_fwd", V)
     flags = torch.empty(NC, H, triton.cdiv(V, BV), dtype=torch.float32, device=dev)
     output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](q, k, vnew, gc, hbuf, o, flags,
                                                   layout.chunk_bounds, scale, H, K, V, BT=BT,
@@ -134,8 +143,8 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     B, T, H, K = q.shape
     V = v.shape[-1]
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
-    scan_bv = state_scan_bv("state_bwd", N * H, V, q.device)
-    BK, SBV, BV = block_sizes(K, V, scan_bv, PARALLEL_BV)
+    BK = key_block(K)
+    SBV = state_scan_bv("state_bwd", N * H, V, q.device)
     dev = q.device
     dhbuf = states(NC, q, V, q.dtype)
     delta = beta is not None
@@ -144,6 +153,7 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     du_local = None
     if SPLIT_LOCAL_DU:
         du_local = torch.empty(B * T, H, V, dtype=torch.float32, device=dev)
+        BV = block_v("local_du", V)
         local_du_kernel[(triton.cdiv(V, BV), NC, H)](q, k, gc, do, du_local, layout.chunk_bounds,
                                                     scale, H, K, V, BT=BT, BK=BK, BV=BV,
                                                     **launch("local_du", q.dtype))
@@ -151,14 +161,14 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
         q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets,
         scale, H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None,
         STORE_DH0=dh0 is not None, DELTA=delta, LOCAL_GIVEN=SPLIT_LOCAL_DU,
-        **launch("state_bwd", q.dtype, narrow=scan_bv < STATE_BV["state_bwd"]))
+        **launch("state_bwd", q.dtype, narrow=SBV < block_v("state_bwd", V)))
     dq = torch.empty_like(q)
     dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
     dg_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
     qk_flags = torch.empty(NC, H, dtype=torch.float32, device=dev)
     grad_qk_kernel[(NC, H)](q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, qk_flags,
-                            layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK, BV=BV,
-                            **launch("grad_qk", q.dtype))
+                            layout.chunk_bounds, scale, H, K, V, BT=BT, BK=BK,
+                            BV=block_v("grad_qk", V), **launch("grad_qk", q.dtype))
     if not delta:
         dk = dk_part.view_as(k).to(k.dtype)
         grads = dq, dk, du, dg_part.view(B, T, H), None, dh0
@@ -169,8 +179,8 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     dg = torch.empty(B, T, H, dtype=torch.float32, device=dev)
     wy_flags = torch.empty(NC, H, dtype=torch.float32, device=dev)
     wy_bwd_kernel[(NC, H)](k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg,
-                           wy_flags, layout.chunk_bounds, H, K, V, BT=BT, BK=BK, BV=BV,
-                           **launch("wy_bwd", q.dtype))
+                           wy_flags, layout.chunk_bounds, H, K, V, BT=BT, BK=BK,
+                           BV=block_v("wy_bwd", V), **launch("wy_bwd", q.dtype))
     # what all_finite checks: dq through grad_qk's flags, dk, dv, dbeta, dg through the WY
     # VJP's, and the initial state's gradient
     return (dq, dk, dv, dg, dbeta, dh0), (qk_flags, wy_flags, dh0)

@@ -21,12 +21,15 @@ def check_head_dim(K: int) -> None:
                          f"whole [*, K] tiles (up to {MAX_HEAD_DIM_K}, as fla's)")
 
 
+def key_block(K: int) -> int:
+    """BK: the tiles hold all of K (K <= MAX_HEAD_DIM_K), at least 16 (a dot's minimum)."""
+    return max(16, triton.next_power_of_2(K))
+
+
 def block_sizes(K: int, V: int, state_bv: int, parallel_bv: int) -> tuple[int, int, int]:
-    """(BK, BV for the state scans, BV for the chunk-parallel kernels). The tiles hold all of
-    K (K <= MAX_HEAD_DIM_K)."""
-    BK = max(16, triton.next_power_of_2(K))
+    """(BK, BV for the state scans, BV for the chunk-parallel kernels)."""
     BV = max(16, triton.next_power_of_2(V))
-    return BK, min(state_bv, BV), min(parallel_bv, BV)
+    return key_block(K), min(state_bv, BV), min(parallel_bv, BV)
 
 
 def launch_options(num_warps: int, dtype: torch.dtype, num_stages: int | None = None) -> dict:
