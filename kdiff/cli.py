@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -186,8 +187,19 @@ def cmd_verify(args: argparse.Namespace) -> int:
     case = Case(id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
                 candidate=args.candidate)
     unfinished = False
+    started = time.monotonic()
+    total = len(select(config.gates))
+
+    def after_gate(so_far, result, judged: int) -> None:
+        # a gate's line as it lands, and the reports rewritten with the gates judged so far:
+        # a verify killed outright (a device budget's SIGKILL) keeps all but the gate it was in
+        print(f"[{judged:2d}/{total} {time.monotonic() - started:7.1f}s] {result.gate} "
+              f"{result.status.value}" + (f" {result.signature}" if result.signature else ""),
+              file=sys.stderr, flush=True)
+        write_reports(args, [so_far], "kernelbench", preset, config.device)
+
     try:
-        verdict = judge_case(case, config, pm, preset)
+        verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
     except JudgingInterrupted as stop:  # report the gates judged so far (a device's budget)
         verdict, unfinished = stop.verdict, True
         print(f"kdiff: interrupted after {stop.judged} of {len(verdict.gates)} gates; "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import pluggy
 
@@ -33,8 +34,23 @@ class JudgingInterrupted(KeyboardInterrupt):
         self.verdict, self.judged = verdict, judged
 
 
+# Called after each gate with the verdict so far (the gates not yet judged as errors, "not
+# run"), the gate's result and how many gates are judged: `kdiff verify` prints progress and
+# rewrites its reports there.
+GateCallback = Callable[[Verdict, GateResult, int], None]
+
+
+def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], gates: list,
+            ctx: GateContext, why: str) -> Verdict:
+    """The verdict of the gates judged so far; the others are errors that say why not."""
+    full = dict(results)
+    for gate in gates:
+        full.setdefault(gate.id, GateResult(gate.id, Status.ERROR, detail=f"not run: {why}"))
+    return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
+
+
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
-               preset: str | None = None) -> Verdict:
+               preset: str | None = None, on_gate: GateCallback | None = None) -> Verdict:
     fp32_means_fp32()
     one_thread()
     preset = preset or native_preset(pm, config)
@@ -66,11 +82,11 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         try:
             for gate in gates:
                 results[gate.id] = gate.run(ctx)
+                if on_gate is not None:
+                    on_gate(_so_far(case, native, results, gates, ctx, "not yet judged"),
+                            results[gate.id], len(results))
         except KeyboardInterrupt:
-            judged = len(results)
-            for gate in gates:
-                results.setdefault(gate.id, GateResult(
-                    gate.id, Status.ERROR, detail="not run: the judging was interrupted"))
-            raise JudgingInterrupted(Verdict(case, native, results,
-                                             scaled_sizes=ctx.scaled_sizes), judged) from None
+            raise JudgingInterrupted(_so_far(case, native, results, gates, ctx,
+                                             "the judging was interrupted"),
+                                     len(results)) from None
     return Verdict(case, native, results, scaled_sizes=ctx.scaled_sizes)

@@ -99,3 +99,33 @@ def test_an_interrupted_verify_reports_the_gates_judged_so_far(tmp_path, monkeyp
     ids = [g.id for g in chosen]  # in the registry's order
     assert statuses == dict(zip(ids, ["pass", "pass", "error", "error"]))
     assert kernel["verifier_accept"] is None and kernel["native_accept"] is True
+
+
+def test_verify_shows_each_gate_and_keeps_its_reports_current(tmp_path, monkeypatch, capsys):
+    """One progress line per gate as it lands, and the JSON report rewritten after each: a
+    verify killed outright keeps every gate but the one it was in (here the JSON is read while
+    the third gate runs)."""
+    from kdiff.gates import registry
+
+    chosen = registry.select(["PRC-01", "ORD-02", "CMP-01"])
+    out = tmp_path / "v.json"
+    seen = {}
+
+    class Peeking:  # the third gate: what is on disk while it runs
+        id, name = chosen[2].id, chosen[2].name
+
+        def run(self, ctx):
+            seen.update(json.loads(out.read_text())["kernels"][0]["gates"])
+            return chosen[2].run(ctx)
+
+    monkeypatch.setattr("kdiff.judge.select", lambda ids: [chosen[0], chosen[1], Peeking()])
+    code = main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(CORE / "scale_sum_honest.py"), "--device", "cpu", "--json", str(out),
+                 "--gates", "PRC-01,ORD-02,CMP-01"])
+    assert code == 0
+    ids = [g.id for g in chosen]
+    assert {g: r["status"] for g, r in seen.items()} == dict(zip(ids, ["pass", "pass", "error"]))
+    assert seen[ids[2]]["detail"] == "not run: not yet judged"
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    assert [line.split("] ")[1] for line in lines] == [f"{g} pass" for g in ids]
+    assert lines[0].startswith("[ 1/3") and lines[2].startswith("[ 3/3")
