@@ -21,6 +21,7 @@ from collections import defaultdict
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gdn_bench  # noqa: E402  (sets fla's backend environment before importing it)
@@ -82,7 +83,12 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
                 print(f"  {name} {mode} ({B},{T},{H}): {result[f'{name}_{mode}_error']}")
                 continue
             result[f"{name}_{mode}"] = times
-            print(f"  {name} {mode} ({B},{T},{H}): device total {sum(times.values()):.3f} ms")
+            # the wall time beside the device time: the difference is the host's share
+            # (launches, allocations, autograd, host syncs) during which the GPU idles
+            wall = do_bench(call, warmup=25, rep=100, return_mode="median")
+            result[f"{name}_{mode}_wall_ms"] = wall
+            print(f"  {name} {mode} ({B},{T},{H}): device total {sum(times.values()):.3f} ms, "
+                  f"wall (do_bench median) {wall:.3f} ms")
             for kernel, ms in times.items():
                 print(f"    {ms:8.3f} ms  {short(kernel)}")
         torch.cuda.empty_cache()
