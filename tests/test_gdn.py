@@ -450,3 +450,14 @@ def test_head_dimension_past_the_limit_is_refused_by_kernel_and_problem():
     with pytest.raises(ValueError, match="key head dimension 257 > 256"):
         within_shape_class(k)
     within_shape_class(k[..., :256])
+
+
+def test_fp32_launches_take_eight_warps_but_the_inverse():
+    """fp32 (the gates' dtype) compiles whole fp32 tiles per thread: at least 8 warps, one
+    pipeline stage; the WY inverse keeps its one warp; bf16 keeps the sweep's settings."""
+    for kernel in ("output_fwd", "wy_bwd", "state_bwd", "state_fwd"):
+        assert gdn_chunk.launch(kernel, torch.float32) == {"num_warps": 8, "num_stages": 1}
+    assert gdn_chunk.launch("state_fwd", torch.float32, narrow=True)["num_warps"] == 8
+    assert gdn_chunk.launch("wy_inverse", torch.float32)["num_warps"] == 1
+    assert gdn_chunk.launch("output_fwd", torch.bfloat16)["num_warps"] == gdn_chunk.WARPS[
+        "output_fwd"]

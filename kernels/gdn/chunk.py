@@ -63,12 +63,24 @@ SPLIT_LOCAL_DU = True
 NARROW_STATE_LAUNCH = {"state_fwd": (2, 2), "state_bwd": (4, 1)}
 
 
+# fp32 (the gates' dtype: IEEE products on the FMA units, whole fp32 tiles per thread) takes 8
+# warps wherever the bf16 settings have fewer: with the bf16 settings the sm_90 compile at
+# K = V = 128 (Triton 3.9, this machine) took 42.8 s for output_fwd (2 warps; 6.7 s at 8),
+# 64.0 s for wy_bwd (4; 22.2 s), 21.0 s for state_bwd (4; 5.7 s), 8.7 s for state_fwd (4;
+# 5.1 s): 163 s for the nine kernels against 60 s, and a verify on a GPU compiles them again
+# for every block size its held-out shapes reach.
+# The WY inverse keeps its one warp (0.5 s; 3.3 s at 4).
+FP32_MIN_WARPS = 8
+
+
 def launch(kernel: str, dtype: torch.dtype, narrow: bool = False) -> dict:
     """narrow: a state scan at the halved V-block (state_scan_bv)."""
+    warps, stages = WARPS[kernel], STAGES.get(kernel)
     if narrow:
         warps, stages = NARROW_STATE_LAUNCH[kernel]
-        return launch_options(warps, dtype, stages)
-    return launch_options(WARPS[kernel], dtype, STAGES.get(kernel))
+    if dtype == torch.float32 and kernel != "wy_inverse":
+        warps = max(warps, FP32_MIN_WARPS)
+    return launch_options(warps, dtype, stages)
 
 
 @functools.lru_cache(maxsize=None)
