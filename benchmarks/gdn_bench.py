@@ -3,7 +3,7 @@ float64 sequential oracle, then forward and forward+backward timings in bf16 at 
 beside flash-linear-attention's chunk_gated_delta_rule (chunk_kda) when `fla` is importable.
 
     python benchmarks/gdn_bench.py [--shapes 4x2048x16,1x8192x96] [--skip-check]
-    python benchmarks/gdn_bench.py --family kda [--shapes ...]   # KDA: per-channel gate, C = 16
+    python benchmarks/gdn_bench.py --family kda [--shapes ...]   # KDA: per-channel gate, C = 64
     TRITON_INTERPRET=1 python benchmarks/gdn_bench.py --smoke   # CPU: the checks' code path only
     python benchmarks/gdn_bench.py --compile-report [--dtypes bf16,fp32]  # no GPU needed
 
@@ -78,9 +78,16 @@ def flops(B: int, T: int, H: int, K: int, V: int, C: int | None = None,
     C = C or chunk_of(family)
     chunks = B * H * math.ceil(T / C)
     if family == "kda":
-        # the [C, C, K] pair tensor (5 C^2 K) recomputed by every V-block program
-        fwd = 6 * C * K * V + 4 * C * C * V + (7 + 5 * V / 64) * C * C * K + C ** 3 / 3
-        bwd = 12 * C * K * V + 8 * C * C * V + (30 + 5 * V / 32) * C * C * K + 4 * C ** 3
+        # sub-chunks of BC: the [BC, BC, K] pair tensors (5 BC^2 K) recomputed by every V-block
+        # program; off-diagonal blocks as masked full-tile products (off: C > BC)
+        BC, off = 16, int(C > 16)
+        fwd = (6 * C * K * V + 2 * C * C * V + (2 * C * BC + off * 2 * C * C) * V
+               + (5 * C * BC + off * 2 * C * C) * K * (1 + V / 64) + 2 * C * C * K
+               + (C // BC) * BC ** 3 / 3 + 2 * BC * C * C + off * 2 * C ** 3)
+        scores = (12 * C * BC + off * 2 * C * C + C * (C - BC) + C * C * (C - BC) / BC) * K
+        bwd = (12 * C * K * V + 6 * C * C * V + C * (C + BC) * V
+               + (V / 64) * (5 * C * BC + C * (C - BC)) * K + 4 * C * C * K + 4 * C ** 3
+               + 2 * scores)
     else:
         fwd = 6 * C * C * K + 4 * C * C * V + 6 * C * K * V + C ** 3 / 3
         bwd = 14 * C * C * K + 8 * C * C * V + 12 * C * K * V + 4 * C ** 3
@@ -166,6 +173,35 @@ def gla_kernels(P: str, BK: int, GBV_S: int, GBV_P: int, GBT: int) -> list[tuple
     ]
 
 
+def kda_kernels(P: str, BK: int, GBV_S: int, GBV_P: int, KBT: int) -> list[tuple]:
+    """KDA's own kernels for the compile report at chunks of KBT (16 or 64), named with the
+    chunk when it is 64: its WY stage, GLA's scans with the delta rule compiled in, and GLA's
+    score VJP on L (q = beta k in fp32). The output, local dU and grad_qk kernels are GLA's
+    (gla_kernels) with U in place of V."""
+    from kdiff.kernels.gdn import gla, kda
+    i32, f32, name = "*i32", "*fp32", (lambda key: key if KBT == 16 else f"{key}{KBT}")
+    return [
+        (kda.kda_wy_fwd_kernel, name("kda_wy_fwd"),
+         dict(k=P, v=P, beta=P, gc="*fp64", A=f32, w=P, u=P, bounds=i32),
+         dict(BT=KBT, BK=BK, BV=GBV_P, BC=gla.SUB_CHUNK)),
+        (kda.kda_wy_bwd_kernel, name("kda_wy_bwd"),
+         dict(k=P, v=P, beta=P, gc="*fp64", A=f32, hbuf=P, du=P, dk_part=f32, dg_part=f32,
+              dk=f32, dv=P, dbeta=f32, dg=f32, dl=f32, bounds=i32),
+         dict(BT=KBT, BK=BK, BV=GBV_P)),
+        (gla.gla_grad_scores_kernel, name("kda_grad_l"),
+         dict(q=f32, k=P, gc="*fp64", dp_buf=f32, dq_part=f32, dk_part=f32, dq=f32, dk=f32,
+              dg=f32, bounds=i32), dict(BT=KBT, BK=BK, BC=gla.SUB_CHUNK)),
+        (gla.gla_state_fwd_kernel, name("kda_state_fwd"),
+         dict(k=P, w=P, v=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
+              chunk_offsets=i32),
+         dict(BT=KBT, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True, DELTA=True)),
+        (gla.gla_state_bwd_kernel, name("kda_state_bwd"),
+         dict(q=P, k=P, w=P, gc="*fp64", do=P, dv_local=f32, dv=P, dht=f32, dh0=f32, dhbuf=P,
+              cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
+         dict(BT=KBT, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True, DELTA=True)),
+    ]
+
+
 def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (90, 32),
                    only: str | None = None) -> list[dict]:
     """Compiles every kernel (only: those whose names contain one of its comma-separated parts) for sm_90 with the launch shapes chunk.py uses (bf16/fp16/fp32,
@@ -229,23 +265,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
              dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, DELTA=True,
                   PER_CHANNEL=False)),
         ] + [kernel for GBT in (16, 64) for kernel in gla_kernels(P, BK, GBV_S, GBV_P, GBT)] + [
-            # KDA: its WY stage, and GLA's scans with the delta rule compiled in
-            (kda.kda_wy_fwd_kernel, "kda_wy_fwd",
-             dict(k=P, v=P, beta=P, gc="*fp64", A=f32, w=P, u=P, bounds=i32),
-             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_P)),
-            (kda.kda_wy_bwd_kernel, "kda_wy_bwd",
-             dict(k=P, v=P, beta=P, gc="*fp64", A=f32, hbuf=P, du=P, dk_part=f32, dg_part=f32,
-                  dk=P, dv=P, dbeta=P, dg=f32, bounds=i32),
-             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_P)),
-            (gla.gla_state_fwd_kernel, "kda_state_fwd",
-             dict(k=P, w=P, v=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
-                  chunk_offsets=i32),
-             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_S, HAS_H0=True, STORE_FINAL=True, DELTA=True)),
-            (gla.gla_state_bwd_kernel, "kda_state_bwd",
-             dict(q=P, k=P, w=P, gc="*fp64", do=P, dv_local=f32, dv=P, dht=f32, dh0=f32, dhbuf=P,
-                  cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
-             dict(BT=kda.KDA_CHUNK, BK=BK, BV=GBV_S, HAS_DHT=True, STORE_DH0=True, DELTA=True)),
-        ]
+            kernel for KBT in (16, 64) for kernel in kda_kernels(P, BK, GBV_S, GBV_P, KBT)]
         cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
                                  "cuobjdump")
         for fn, key, types, consts in kernels:
@@ -261,12 +281,13 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             if key in chunk.WARPS:
                 options = chunk.launch(key, torch_dtype)
             else:
-                family_key = key.replace("kda_state", "gla_state")  # KDA runs GLA's scans
+                # KDA runs GLA's scans, and GLA's score VJP for L
+                family_key = key.replace("kda_grad_l", "gla_grad_scores")
                 gla_key = family_key.removesuffix("64")
-                if gla_key in gla.WARPS and key not in kda.WARPS:
+                if gla_key in gla.WARPS:
                     options = gla.launch(gla_key, 64 if key.endswith("64") else 16, torch_dtype)
                 else:
-                    options = {"num_warps": kda.WARPS.get(key) or
+                    options = {"num_warps": kda.WARPS.get(gla_key) or
                                recurrent.WARPS_RECURRENT.get(key, 4)}
             warps = options["num_warps"]
             started = time.time()
@@ -411,7 +432,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--family", choices=("gdn", "kda"), default="gdn",
                     help="gdn: Gated DeltaNet (chunks of 64); kda: KDA, per-channel gate with "
-                         "the delta rule (chunks of 16), beside fla's chunk_kda")
+                         "the delta rule (chunks of 64), beside fla's chunk_kda")
     ap.add_argument("--shapes", default=None, help="BxTxH,... (default: the four issue shapes)")
     ap.add_argument("--skip-check", action="store_true")
     ap.add_argument("--smoke", action="store_true",

@@ -204,9 +204,11 @@ def test_gla_per_channel_gate_matches_oracle(C, lengths):
     assert_within_bound(got, oracle, depth(max(lengths), K, V, C))
 
 
-@pytest.mark.parametrize("path", ["chunked", "token_by_token"])
-def test_kda_matches_float64_oracle(path, monkeypatch):
-    """KDA: per-channel gate with the delta rule, packed (17 + 23 tokens, two initial
+@pytest.mark.parametrize("path,C,lengths", [("chunked", 16, (17, 23)), ("chunked", 64, (70, 45)),
+                                           ("token_by_token", 16, (17, 23))])
+def test_kda_matches_float64_oracle(path, C, lengths, monkeypatch):
+    """KDA: per-channel gate with the delta rule, packed (17 + 23 tokens at C = 16; 70 + 45
+    at C = 64: neither a multiple of 64, the second sequence one partial chunk; two initial
     states), forward and every gradient. The error model above holds unchanged: with k
     normalised, beta in (0, 1) and every per-channel decay in (0, 1], the step map
     S -> (I - beta k k^T) diag(a) S is a product of two maps of 2-norm <= 1, so it and its
@@ -217,17 +219,21 @@ def test_kda_matches_float64_oracle(path, monkeypatch):
     W, Utld, U and the scans as for GDN, the output and grad_qk as for GLA (P a length-K sum,
     P U length C); the backward adds the WY VJP's contractions (dA over V and K, dL = -A^T dA
     A^T: 2C) and the per-channel dg sums: a reverse cumsum (C) and a rectangle sum of at most
-    C^2 / 4 = 4C terms at C = 16. So N = depth(T, K, V, 16) as for GDN and GLA. The
+    C^2 / 4 = 4C terms at C = 16. So N = depth(T, K, V, 16) as for GDN and GLA. At C = 64
+    (sub-chunks of 16) L and its VJP are GLA's score blocks with q = beta k, so their chains
+    are those derived for GLA at 64 above, and the inverse by row blocks
+    A_i,: = A_ii (E_i - L_i,<i A_<i,<i) chains at most one 16-step substitution and a
+    length-C product per block row (C / 16 of them): depth(T, K, V, 64). The
     token-by-token path (forced here on finite inputs; taken for non-finite results) makes the
     reference's own operations: N_rec = 8 T + K V, derived in the module docstring."""
-    lengths, H, K, V = (17, 23), 2, 16, 32
+    H, K, V = 2, 16, 32
     T = sum(lengths)
     q, k, v, _, beta, _ = gdn_inputs(1, T, H, K, V, seed=29)
     h0 = torch.randn(len(lengths), H, K, V, generator=torch.Generator().manual_seed(30))
     inputs = [q, k, v, per_channel_gate(1, T, H, K, seed=31), beta, h0]
     cu = torch.tensor([0, lengths[0], T])
-    fn, reference = PATHS["kda"]
-    N = depth(max(lengths), K, V, 16)
+    fn, reference = PATHS["kda" if C == 16 else "kda64"]
+    N = depth(max(lengths), K, V, C)
     if path == "token_by_token":
         monkeypatch.setattr(gdn_chunk, "all_finite", lambda *tensors: False)
         N = depth_recurrent(max(lengths), K, V)
@@ -257,10 +263,13 @@ PATHS = {
     "gla64": (gla_fn(lambda *a, **kw: chunk_gla(*a, output_final_state=True, chunk_size=64,
                                                 **kw)),
               gla_fn(lambda *a, **kw: gated_recurrence(*a, None, **kw))),
-    "kda": (lambda *a, **kw: chunk_kda(*a, output_final_state=True, **kw), gated_recurrence),
+    "kda": (lambda *a, **kw: chunk_kda(*a, output_final_state=True, chunk_size=16, **kw),
+            gated_recurrence),
+    "kda64": (lambda *a, **kw: chunk_kda(*a, output_final_state=True, chunk_size=64, **kw),
+              gated_recurrence),
 }
-PER_CHANNEL = ("gla", "gla64", "kda")
-DELTA = ("gdn", "kda")
+PER_CHANNEL = ("gla", "gla64", "kda", "kda64")
+DELTA = ("gdn", "kda", "kda64")
 
 
 def per_channel_gate(B, T, H, K, seed):
@@ -271,7 +280,8 @@ def per_channel_gate(B, T, H, K, seed):
 
 @pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
                                               ("simple_gla", 1, math.nan), ("gla", 2, math.nan),
-                                              ("gla64", 0, math.nan), ("kda", 1, math.nan)])
+                                              ("gla64", 0, math.nan), ("kda", 1, math.nan),
+                                              ("kda64", 1, math.nan)])
 def test_nonfinite_at_token_t_is_causal(path, which, value):
     """A NaN or Inf in one token's q, k or v (token t = 21, inside the second chunk of 16, or
     the second sub-chunk of one chunk of 64):
@@ -302,7 +312,7 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     assert_within_bound(got, oracle, depth_recurrent(T, K, V), judged)
 
 
-@pytest.mark.parametrize("path", ["gdn", "kda"])
+@pytest.mark.parametrize("path", ["gdn", "kda", "kda64"])
 def test_zero_decay_is_finite(path):
     """g = -inf (logsigmoid(-inf): a decay of exactly 0) resets the state, as the
     recurrence does; in the chunked form exp(gc_r - gc_s) is exp(-inf + inf) = NaN on the
@@ -311,7 +321,7 @@ def test_zero_decay_is_finite(path):
     only (the others carry on)."""
     B, T, H, K, V = 1, 24, 1, 12, 20
     inputs = gdn_inputs(B, T, H, K, V, seed=17)
-    if path == "kda":
+    if path in PER_CHANNEL:
         inputs[3] = per_channel_gate(B, T, H, K, seed=18)
         inputs[3][0, 5, 0, [1, 7]] = -math.inf
         inputs[3][0, 18, 0, 4] = -math.inf

@@ -317,17 +317,19 @@ def chunk_gla(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor
 def chunk_kda(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch.Tensor,
               beta: torch.Tensor, scale: float | None = None,
               initial_state: torch.Tensor | None = None, output_final_state: bool = False,
-              cu_seqlens: torch.Tensor | None = None):
+              cu_seqlens: torch.Tensor | None = None, chunk_size: int = KDA_CHUNK):
     """KDA (Kimi Delta Attention): per-channel gate g [B, T, H, K] (log-space decay) with the
     delta rule, beta [B, T, H]:
     S_t = (I - beta_t k_t k_t^T) diag(exp(g_t)) S_{t-1} + beta_t k_t v_t^T,
-    o_t = scale S_t^T q_t (reference.gated_recurrence's convention); chunks of 16 (kda.py,
-    gla.py). k is used as given (normalise it first, as the recurrence's stability assumes).
-    Other arguments as chunk_gated_delta_rule."""
+    o_t = scale S_t^T q_t (reference.gated_recurrence's convention); chunks of 64 (default)
+    or 16, sub-chunks of 16 (kda.py, gla.py). k is used as given (normalise it first, as the
+    recurrence's stability assumes). Other arguments as chunk_gated_delta_rule."""
+    if chunk_size not in SUPPORTED_CHUNKS:
+        raise ValueError(f"chunk_size must be one of {SUPPORTED_CHUNKS}")
     if g.shape != q.shape:
         raise ValueError(f"the KDA gate must be [B, T, H, K] like q, got {list(g.shape)}")
     if beta.shape != q.shape[:3]:
         raise ValueError(f"beta must be [B, T, H], got {list(beta.shape)}")
     scale = q.shape[-1] ** -0.5 if scale is None else float(scale)
     return ChunkGatedDeltaRuleFunction.apply(q, k, v, g, beta, scale, initial_state,
-                                             output_final_state, cu_seqlens, KDA_CHUNK)
+                                             output_final_state, cu_seqlens, chunk_size)

@@ -43,7 +43,8 @@ exp(ref_i - gc_j) * (D_ij^T (Q_i exp(gc_i - ref_i))) for every i > j).
 KDA (per-channel gate with the delta rule) runs the same kernels with DELTA: the WY stage
 (kda.py) gives W and Utld, the forward scan forms the corrected values U = Utld - W S and the
 output and grad_qk kernels read U where GLA reads V; the backward scan's dV is then dU, and
-dS_prev gains -W^T dU. kda.py's WY VJP finishes dk, dv, dbeta, dg.
+dS_prev gains -W^T dU. kda.py's WY VJP and gla_grad_scores_kernel once more, on L (the
+scores with q = beta k, D = dL), finish dk, dv, dbeta, dg.
 """
 from __future__ import annotations
 
@@ -53,9 +54,9 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import (SUB_CHUNK, channel_rectangle_sums, chunk_rows,
                                         chunk_span, exclusive_cumsum_rows, initial_state,
-                                        key_factor, load_gate_rows, load_rows, load_state, mm,
-                                        pair_decays, query_factor, scan_program, state_tile,
-                                        store_rows, store_state, sub_chunk)
+                                        key_factor, keys_before, load_gate_rows, load_rows,
+                                        load_state, mm, pair_decays, query_factor, scan_program,
+                                        state_tile, store_rows, store_state, sub_chunk)
 from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, launch_options, states
 from kdiff.kernels.gdn.kda import kda_wy_backward, kda_wy_forward
 from kdiff.kernels.gdn.varlen import ChunkLayout
@@ -65,11 +66,13 @@ GLA_CHUNK = 64  # chunks of 16 also supported (chunk_gla(chunk_size=16))
 STATE_BV, PARALLEL_BV = 32, 64
 WARPS = {"gla_state_fwd": 4, "gla_output_fwd": 8, "gla_local_dv": 8, "gla_state_bwd": 8,
          "gla_grad_qk": 8, "gla_grad_scores": 8}
+WARPS["kda_state_fwd"], WARPS["kda_state_bwd"] = WARPS["gla_state_fwd"], WARPS["gla_state_bwd"]
 # chunks of 64 (sm_90 compile, K = V = 128, bf16): the forward scan's [64, BK] fp64 gate tile
 # spills with 4 warps, and the backward scan's default 3 pipeline stages want 234 KB of shared
-# memory (> 227 KB); 2 stages want 133 KB
-WARPS_CHUNK64 = {**WARPS, "gla_state_fwd": 8}
-STAGES_CHUNK64 = {"gla_state_bwd": 2}
+# memory (> 227 KB); 2 stages want 133 KB. With the delta rule (KDA) the forward scan's W
+# tile takes its 3 stages to 238 KB
+WARPS_CHUNK64 = {**WARPS, "gla_state_fwd": 8, "kda_state_fwd": 8}
+STAGES_CHUNK64 = {"gla_state_bwd": 2, "kda_state_fwd": 2, "kda_state_bwd": 2}
 
 
 def launch(kernel: str, chunk: int, dtype: torch.dtype) -> dict:
@@ -122,15 +125,6 @@ def diag_scores(b_q, b_k, b_gc, valid, BC: tl.constexpr):
 
 
 @triton.jit
-def keys_before(k, gc, start, kend, ref, H, h, K, BT: tl.constexpr, BK: tl.constexpr):
-    """[BT, BK] K exp(ref - gc) on the chunk's rows before kend (the query sub-chunk's first
-    row, or the chunk's end), 0 elsewhere: the key factor of an off-diagonal score product."""
-    before = start + tl.arange(0, BT) < kend
-    return (load_rows(k, start, kend, H, h, K, 0, BT, BK).to(tl.float32)
-            * key_factor(load_rows(gc, start, kend, H, h, K, 0, BT, BK), ref, before))
-
-
-@triton.jit
 def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V, BT: tl.constexpr,
                           BK: tl.constexpr, BV: tl.constexpr, BC: tl.constexpr):
     """O for the rows of one sub-chunk i: scale (Q_i exp(gc_i)) S + P_ii V_i (pair by pair)
@@ -140,20 +134,21 @@ def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V, BT: tl.c
     i_v, i_cs, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     i_c, i, start, end = _sub_chunk_program(bounds, i_cs, NS, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
-    S = load_state(hbuf, i_c * H + h, K, V, soffs, smask)
-    row0, valid, b_gc, ref = sub_chunk(gc, start, end, i, H, h, K, BC, BK)
-    b_q = load_rows(q, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
-    b_k = load_rows(k, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
-    b_o = mm(b_q * tl.exp(b_gc.to(tl.float32)) * scale, S, DT)
-    b_p = diag_scores(b_q, b_k, b_gc, valid, BC) * scale
-    b_o += mm(b_p, load_rows(v, row0, end, H, h, V, i_v * BV, BC, BV), DT)
-    if NS > 1:
-        kend = tl.minimum(row0, end)
-        b_kg = keys_before(k, gc, start, kend, ref, H, h, K, BT, BK)
-        b_p = mm(b_q * query_factor(b_gc, ref, valid), tl.trans(b_kg), DT) * scale
-        b_o += mm(b_p, load_rows(v, start, kend, H, h, V, i_v * BV, BT, BV), DT)
-    store_rows(o, b_o, row0, end, H, h, V, i_v * BV, BC, BV)
+    if start + i * BC < end:  # a sub-chunk wholly past the end has no rows
+        _, _, soffs, smask = state_tile(K, V, i_v, BK, BV)
+        S = load_state(hbuf, i_c * H + h, K, V, soffs, smask)
+        row0, valid, b_gc, ref = sub_chunk(gc, start, end, i, H, h, K, BC, BK)
+        b_q = load_rows(q, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
+        b_k = load_rows(k, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
+        b_o = mm(b_q * tl.exp(b_gc.to(tl.float32)) * scale, S, DT)
+        b_p = diag_scores(b_q, b_k, b_gc, valid, BC) * scale
+        b_o += mm(b_p, load_rows(v, row0, end, H, h, V, i_v * BV, BC, BV), DT)
+        if NS > 1:
+            kend = tl.minimum(row0, end)
+            b_kg = keys_before(k, gc, start, kend, ref, H, h, K, BT, BK)
+            b_p = mm(b_q * query_factor(b_gc, ref, valid), tl.trans(b_kg), DT) * scale
+            b_o += mm(b_p, load_rows(v, start, kend, H, h, V, i_v * BV, BT, BV), DT)
+        store_rows(o, b_o, row0, end, H, h, V, i_v * BV, BC, BV)
 
 
 @triton.jit
@@ -167,18 +162,19 @@ def gla_local_dv_kernel(q, k, gc, do, dv_local, bounds, scale, H, K, V, BT: tl.c
     i_v, i_cs, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     _, j, start, end = _sub_chunk_program(bounds, i_cs, NS, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    row0, valid, b_gc, _ = sub_chunk(gc, start, end, j, H, h, K, BC, BK)
-    b_q = load_rows(q, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
-    b_k = load_rows(k, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
-    b_p = diag_scores(b_q, b_k, b_gc, valid, BC) * scale
-    b_dv = mm(tl.trans(b_p), load_rows(do, row0, end, H, h, V, i_v * BV, BC, BV), DT)
-    for i in range(j + 1, tl.cdiv(end - start, BC)):
-        row0_i, valid_i, gc_i, ref_i = sub_chunk(gc, start, end, i, H, h, K, BC, BK)
-        b_qg = (load_rows(q, row0_i, end, H, h, K, 0, BC, BK).to(tl.float32)
-                * query_factor(gc_i, ref_i, valid_i))
-        b_p = mm(b_qg, tl.trans(b_k * key_factor(b_gc, ref_i, valid)), DT) * scale
-        b_dv += mm(tl.trans(b_p), load_rows(do, row0_i, end, H, h, V, i_v * BV, BC, BV), DT)
-    store_rows(dv_local, b_dv, row0, end, H, h, V, i_v * BV, BC, BV)
+    if start + j * BC < end:  # a sub-chunk wholly past the end has no rows
+        row0, valid, b_gc, _ref = sub_chunk(gc, start, end, j, H, h, K, BC, BK)
+        b_q = load_rows(q, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
+        b_k = load_rows(k, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
+        b_p = diag_scores(b_q, b_k, b_gc, valid, BC) * scale
+        b_dv = mm(tl.trans(b_p), load_rows(do, row0, end, H, h, V, i_v * BV, BC, BV), DT)
+        for i in range(j + 1, tl.cdiv(end - start, BC)):
+            row0_i, valid_i, gc_i, ref_i = sub_chunk(gc, start, end, i, H, h, K, BC, BK)
+            b_qg = (load_rows(q, row0_i, end, H, h, K, 0, BC, BK).to(tl.float32)
+                    * query_factor(gc_i, ref_i, valid_i))
+            b_p = mm(b_qg, tl.trans(b_k * key_factor(b_gc, ref_i, valid)), DT) * scale
+            b_dv += mm(tl.trans(b_p), load_rows(do, row0_i, end, H, h, V, i_v * BV, BC, BV), DT)
+        store_rows(dv_local, b_dv, row0, end, H, h, V, i_v * BV, BC, BV)
 
 
 @triton.jit
@@ -275,44 +271,46 @@ def gla_grad_scores_kernel(q, k, gc, dp_buf, dq_part, dk_part, dq, dk, dg, bound
     NS: tl.constexpr = BT // BC
     i_cs, h = tl.program_id(0), tl.program_id(1)
     _, b, start, end = _sub_chunk_program(bounds, i_cs, NS, BT)
-    DT: tl.constexpr = q.dtype.element_ty
-    row0, valid, b_gc, ref = sub_chunk(gc, start, end, b, H, h, K, BC, BK)
-    b_q = load_rows(q, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
-    b_k = load_rows(k, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
-    d_p = load_rows(dp_buf, row0, end, H, h, BT, b * BC, BC, BC)     # the diagonal block
-    pair = pair_decays(b_gc, valid, BC)                               # [r, s, c]
-    z_q = d_p[:, :, None] * pair * b_k[None, :, :]                    # D_rs k_sc E_rsc
-    b_dq = load_rows(dq_part, row0, end, H, h, K, 0, BC, BK) + tl.sum(z_q, 1)
-    b_dk = (load_rows(dk_part, row0, end, H, h, K, 0, BC, BK)
-            + tl.sum(d_p[:, :, None] * pair * b_q[:, None, :], 0))
-    b_dg = load_rows(dg, row0, end, H, h, K, 0, BC, BK)
-    b_dg += channel_rectangle_sums(z_q * b_q[:, None, :], BC)         # r, s in b
-    if NS > 1:
-        kend = tl.minimum(row0, end)
-        before = start + tl.arange(0, BT) < kend
-        d_off = tl.where(before[None, :], load_rows(dp_buf, row0, end, H, h, BT, 0, BC, BT), 0.0)
-        dq_off = query_factor(b_gc, ref, valid) * mm(
-            d_off, keys_before(k, gc, start, kend, ref, H, h, K, BT, BK), DT)
-        b_dq += dq_off
-        b_dg += tl.cumsum(b_q * dq_off, 0, reverse=True)              # r in b, s before b
-        dk_off = tl.zeros([BC, BK], dtype=tl.float32)
-        spanned = tl.zeros([BK], dtype=tl.float32)
-        for i in range(b + 1, tl.cdiv(end - start, BC)):
-            row0_i, valid_i, gc_i, ref_i = sub_chunk(gc, start, end, i, H, h, K, BC, BK)
-            b_qg = (load_rows(q, row0_i, end, H, h, K, 0, BC, BK).to(tl.float32)
-                    * query_factor(gc_i, ref_i, valid_i))
-            d_ib = load_rows(dp_buf, row0_i, end, H, h, BT, b * BC, BC, BC)
-            dk_off += key_factor(b_gc, ref_i, valid) * mm(tl.trans(d_ib), b_qg, DT)
-            d_i = tl.where(before[None, :], load_rows(dp_buf, row0_i, end, H, h, BT, 0, BC, BT),
-                           0.0)
-            spanned += tl.sum(b_qg * mm(d_i, keys_before(k, gc, start, kend, ref_i, H, h, K, BT,
-                                                         BK), DT), 0)
-        b_dk += dk_off
-        b_dg += exclusive_cumsum_rows(b_k * dk_off)                   # r after b, s in b
-        b_dg += tl.where(valid[:, None], spanned[None, :], 0.0)       # r after b, s before b
-    store_rows(dq, b_dq, row0, end, H, h, K, 0, BC, BK)
-    store_rows(dk, b_dk, row0, end, H, h, K, 0, BC, BK)
-    store_rows(dg, b_dg, row0, end, H, h, K, 0, BC, BK)
+    DT: tl.constexpr = k.dtype.element_ty  # KDA's L passes q = beta k in fp32
+    if start + b * BC < end:  # a sub-chunk wholly past the end has no rows
+        row0, valid, b_gc, ref = sub_chunk(gc, start, end, b, H, h, K, BC, BK)
+        b_q = load_rows(q, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
+        b_k = load_rows(k, row0, end, H, h, K, 0, BC, BK).to(tl.float32)
+        d_p = load_rows(dp_buf, row0, end, H, h, BT, b * BC, BC, BC)     # the diagonal block
+        pair = pair_decays(b_gc, valid, BC)                               # [r, s, c]
+        z_q = d_p[:, :, None] * pair * b_k[None, :, :]                    # D_rs k_sc E_rsc
+        b_dq = load_rows(dq_part, row0, end, H, h, K, 0, BC, BK) + tl.sum(z_q, 1)
+        b_dk = (load_rows(dk_part, row0, end, H, h, K, 0, BC, BK)
+                + tl.sum(d_p[:, :, None] * pair * b_q[:, None, :], 0))
+        b_dg = load_rows(dg, row0, end, H, h, K, 0, BC, BK)
+        b_dg += channel_rectangle_sums(z_q * b_q[:, None, :], BC)         # r, s in b
+        if NS > 1:
+            kend = tl.minimum(row0, end)
+            before = start + tl.arange(0, BT) < kend
+            d_off = tl.where(before[None, :],
+                             load_rows(dp_buf, row0, end, H, h, BT, 0, BC, BT), 0.0)
+            dq_off = query_factor(b_gc, ref, valid) * mm(
+                d_off, keys_before(k, gc, start, kend, ref, H, h, K, BT, BK), DT)
+            b_dq += dq_off
+            b_dg += tl.cumsum(b_q * dq_off, 0, reverse=True)              # r in b, s before b
+            dk_off = tl.zeros([BC, BK], dtype=tl.float32)
+            spanned = tl.zeros([BK], dtype=tl.float32)
+            for i in range(b + 1, tl.cdiv(end - start, BC)):
+                row0_i, valid_i, gc_i, ref_i = sub_chunk(gc, start, end, i, H, h, K, BC, BK)
+                b_qg = (load_rows(q, row0_i, end, H, h, K, 0, BC, BK).to(tl.float32)
+                        * query_factor(gc_i, ref_i, valid_i))
+                d_ib = load_rows(dp_buf, row0_i, end, H, h, BT, b * BC, BC, BC)
+                dk_off += key_factor(b_gc, ref_i, valid) * mm(tl.trans(d_ib), b_qg, DT)
+                d_i = tl.where(before[None, :], load_rows(dp_buf, row0_i, end, H, h, BT, 0, BC, BT),
+                               0.0)
+                spanned += tl.sum(b_qg * mm(d_i, keys_before(k, gc, start, kend, ref_i, H, h, K, BT,
+                                                             BK), DT), 0)
+            b_dk += dk_off
+            b_dg += exclusive_cumsum_rows(b_k * dk_off)                   # r after b, s in b
+            b_dg += tl.where(valid[:, None], spanned[None, :], 0.0)       # r after b, s before b
+        store_rows(dq, b_dq, row0, end, H, h, K, 0, BC, BK)
+        store_rows(dk, b_dk, row0, end, H, h, K, 0, BC, BK)
+        store_rows(dg, b_dg, row0, end, H, h, K, 0, BC, BK)
 
 
 def gla_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
@@ -327,14 +325,15 @@ def gla_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     A = w = vnew = None
     u = v
     if delta:
-        A, w, u = kda_wy_forward(k, v, beta, gc, layout, BK, BV)
+        A, w, u = kda_wy_forward(k, v, beta, gc, layout, BK, BV, SUB_CHUNK)
         vnew = torch.empty_like(v)
     hbuf = states(NC, q, V, q.dtype)
     ht = states(N, q, V, wanted=output_final_state)
     gla_state_fwd_kernel[(triton.cdiv(V, SBV), N * H)](
         k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
-        STORE_FINAL=output_final_state, DELTA=delta, **launch("gla_state_fwd", BT, q.dtype))
+        STORE_FINAL=output_final_state, DELTA=delta,
+        **launch("kda_state_fwd" if delta else "gla_state_fwd", BT, q.dtype))
     o = torch.empty_like(v)
     gla_output_fwd_kernel[(triton.cdiv(V, BV), NC * (BT // SUB_CHUNK), H)](
         q, k, vnew if delta else v, gc, hbuf, o, layout.chunk_bounds, scale, H, K, V, BT=BT,
@@ -363,7 +362,8 @@ def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     gla_state_bwd_kernel[(triton.cdiv(V, SBV), N * H)](
         q, k, w, gc, do, dv_local, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets,
         scale, H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None,
-        STORE_DH0=dh0 is not None, DELTA=delta, **launch("gla_state_bwd", BT, q.dtype))
+        STORE_DH0=dh0 is not None, DELTA=delta,
+        **launch("kda_state_bwd" if delta else "gla_state_bwd", BT, q.dtype))
     dq_part = torch.empty(B * T, H, K, **part)
     dk_part = torch.empty(B * T, H, K, **part)
     dg = torch.empty(B, T, H, K, **part)
@@ -379,7 +379,17 @@ def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
                                          **launch("gla_grad_scores", BT, q.dtype))
     if not delta:
         grads = dq, dk, du, dg, None, dh0
-    else:
-        dk, dv, dbeta, dg = kda_wy_backward(k, v, beta, gc, A, hbuf, du, dk, dg, layout, BK, BV)
-        grads = dq, dk, dv, dg, dbeta, dh0
-    return grads, grads  # the gradients, and what chunk.all_finite checks: all of them
+        return grads, grads  # the gradients, and what chunk.all_finite checks: all of them
+    dk, dv, dbeta, dg, dl = kda_wy_backward(k, v, beta, gc, A, hbuf, du, dk, dg, layout, BK,
+                                            BV)
+    # L's own VJP: L is the score matrix with q = beta k (scale 1), D = dL; G = d(beta k)
+    d_kb = torch.zeros(B * T, H, K, **part)
+    gla_grad_scores_kernel[(NC * NS, H)](k.float() * beta.float()[..., None], k, gc, dl, d_kb,
+                                         dk, d_kb, dk, dg, layout.chunk_bounds, H, K, BT=BT,
+                                         BK=BK, BC=SUB_CHUNK,
+                                         **launch("gla_grad_scores", BT, q.dtype))
+    d_kb = d_kb.view(k.shape)
+    dk = (dk.view(k.shape) + beta.float()[..., None] * d_kb).to(k.dtype)
+    dbeta = (dbeta + (k.float() * d_kb).sum(-1)).to(beta.dtype)
+    grads = dq, dk, dv, dg, dbeta, dh0
+    return grads, grads

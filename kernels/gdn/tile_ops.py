@@ -196,6 +196,15 @@ def key_factor(b_gc, ref, before):
 
 
 @triton.jit
+def keys_before(k, gc, start, kend, ref, H, h, K, BT: tl.constexpr, BK: tl.constexpr):
+    """[BT, BK] K exp(ref - gc) on the chunk's rows before kend (the query sub-chunk's first
+    row, or the chunk's end), 0 elsewhere: the key factor of an off-diagonal score product."""
+    before = start + tl.arange(0, BT) < kend
+    return (load_rows(k, start, kend, H, h, K, 0, BT, BK).to(tl.float32)
+            * key_factor(load_rows(gc, start, kend, H, h, K, 0, BT, BK), ref, before))
+
+
+@triton.jit
 def channel_rectangle_sums(Z, BT: tl.constexpr):
     """rectangle_sums per key channel: R[j, c] = sum_{r >= j} sum_{s < j} Z[r, s, c] for a
     [BT, BT, BK] tensor whose (r, s, c) entry carries the decay exp(gc_rc - gc_sc)."""

@@ -74,6 +74,24 @@ def load_inverse(A, start, end, H, h, BT: tl.constexpr):
 
 
 @triton.jit
+def store_inverse_rows(A, a_ii, l_off, i, row0, start, kend, end, H, h, BT: tl.constexpr,
+                       BC: tl.constexpr):
+    """Row block i (rows row0 .. row0 + BC, row0 = start + i BC) of A = (I + L)^-1 over a
+    chunk of BT rows, stored as rows [tokens, H, BT] in fp32: given a_ii = (I + L_ii)^-1 and
+    l_off = L_i,<i [BC, BT] (zero in the columns from kend = min(row0, end) on),
+    A_i,: = a_ii (E_i - L_i,<i A_<i,<i), E_i the [BC, BT] selection of sub-chunk i's columns
+    (exact in fp32: products with 1, sums with 0), A_<i,<i read back from the row blocks
+    stored before it (after a barrier). The same recurrence as wy_inverse_kernel's unrolled
+    blocks at 64 (A_ij = -A_ii sum_m L_im A_mj), one row block at a time, for any BT / BC."""
+    rc = tl.arange(0, BC)
+    rhs = tl.where(rc[:, None] + i * BC == tl.arange(0, BT)[None, :], 1.0, 0.0)
+    if BT > BC:
+        tl.debug_barrier()
+        rhs -= _mm32(l_off, load_inverse(A, start, kend, H, h, BT))
+    store_rows(A, _mm32(a_ii, rhs), row0, end, H, h, BT, 0, BC, BT)
+
+
+@triton.jit
 def _kt(k, row0, end, H, h, K, col0, BKS: tl.constexpr, DT: tl.constexpr):
     """A [16, BKS] slice of k's rows (a dot operand in the working dtype) and its transpose."""
     b_k = load_rows(k, row0, end, H, h, K, col0, 16, BKS)

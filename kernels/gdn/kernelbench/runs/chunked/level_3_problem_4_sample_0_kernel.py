@@ -1,6 +1,7 @@
 """
-Chunked Triton KDA (per-channel gate with the delta rule; per-channel WY stage and pair-wise
-decays inside 16-token chunks), fwd + bwd.
+Chunked Triton KDA (per-channel gate with the delta rule; per-channel WY stage in 64-token
+chunks of 16-token sub-chunks: pair-wise decays inside a sub-chunk, bounded reference-point
+factors between them), fwd + bwd.
 
 A call whose chunked result holds a NaN or an Inf is recomputed token by token (the
 sequential recurrence's masks): kernels/gdn/NOTES.md, "Known behaviour that the verifier sees".
