@@ -76,6 +76,8 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
     for name, fn in impls:
         forward, forward_backward = calls(fn, B, T, H)
         for mode, call in (("fwd", forward), ("fwd_bwd", forward_backward)):
+            if name == "fla" and mode == "fwd_bwd" and gdn_bench.FLA_FORWARD_ONLY:
+                continue
             try:
                 times = kernel_times(call)
             except Exception as exc:  # noqa: BLE001 - fla's backward may refuse (its guard)
@@ -176,7 +178,11 @@ def main() -> int:
     ap.add_argument("--sweep-kernels", default=None,
                     help="with --sweep: only these kernels (comma-separated GRIDS keys); the "
                          "whole grid is about 100 compiles, 8-9 minutes on the H200")
+    ap.add_argument("--fla-forward-only", action="store_true",
+                    help="profile fla's forward only (its backward autotunes for minutes at "
+                         "every shape: the phase that tried it in full ran out of its budget)")
     args = ap.parse_args()
+    gdn_bench.FLA_FORWARD_ONLY = args.fla_forward_only
     if not torch.cuda.is_available():
         print("no CUDA device: this benchmark needs a GPU")
         return 2
