@@ -355,6 +355,23 @@ def prefix_check(xs, o, tokens=128, heads=2):
     return (got - ref).abs().max().item() / ref.abs().max().item()
 
 
+def calls(fn, xs, do):
+    """The two timed calls of one implementation on fixed inputs xs (the last one the initial
+    state): a forward without autograd, and a forward+backward with cotangent do that resets
+    the input gradients first."""
+    def forward():
+        with torch.no_grad():
+            fn(*xs[:5], initial_state=xs[5], output_final_state=True)
+
+    def forward_backward():
+        for x in xs:
+            x.grad = None
+        out, _ = fn(*xs[:5], initial_state=xs[5], output_final_state=True)
+        out.backward(do)
+
+    return forward, forward_backward
+
+
 def time_shape(B, T, H):
     flop_f, flop_b = flops(B, T, H, D, D)
     row = {"shape": [B, T, H], "gflop_fwd": flop_f / 1e9, "gflop_fwd_bwd": (flop_f + flop_b) / 1e9}
@@ -371,16 +388,7 @@ def time_shape(B, T, H):
             row[f"{name}_prefix_err"] = prefix_check(xs, o)
             row[f"{name}_finite"] = finite
             outputs[name] = o.float()
-            do = torch.randn_like(o)
-
-            def forward():
-                with torch.no_grad():
-                    fn(*xs[:5], initial_state=xs[5], output_final_state=True)
-
-            def forward_backward():
-                out, _ = fn(*xs[:5], initial_state=xs[5], output_final_state=True)
-                out.backward(do)
-
+            forward, forward_backward = calls(fn, xs, torch.randn_like(o))
             row[f"{name}_fwd_ms"] = do_bench(forward, warmup=25, rep=200, return_mode="median")
             if name == "fla" and FLA_FORWARD_ONLY:
                 continue

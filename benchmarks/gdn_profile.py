@@ -48,20 +48,10 @@ def kernel_times(fn) -> dict[str, float]:
 
 
 def calls(fn, B, T, H):
+    """gdn_bench's two timed calls of `fn` at (B, T, H), bf16, K = V = D."""
     xs = gdn_bench.make_inputs(B, T, H, D, D, torch.bfloat16, "cuda", requires_grad=True)
     do = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)
-
-    def forward():
-        with torch.no_grad():
-            fn(*xs[:5], initial_state=xs[5], output_final_state=True)
-
-    def forward_backward():
-        for x in xs:
-            x.grad = None
-        out, _ = fn(*xs[:5], initial_state=xs[5], output_final_state=True)
-        out.backward(do)
-
-    return forward, forward_backward
+    return gdn_bench.calls(fn, xs, do)
 
 
 def short(name: str, width: int = 60) -> str:

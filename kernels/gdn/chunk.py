@@ -98,11 +98,11 @@ def block_v(kernel: str, V: int) -> int:
 def state_scan_bv(kernel: str, sequence_heads: int, V: int, device: torch.device) -> int:
     """The V-block of a state scan: BLOCK_V[kernel], halved once (to 32, the narrowest width
     timed) where the scan would have fewer programs (sequences x heads x V-blocks) than the
-    GPU has multiprocessors. Each
-    program is a chain of T/C dependent steps, so below one program per multiprocessor the
-    GPU idles: at (2, 16384, 16) (32 sequence-heads) BV 64 gave 64 programs for the H200's
-    132, and the forward+backward took 6.10 ms, against 4.59 ms at BV 32 in an earlier
-    session; at (1, 8192, 96) BV 64 (192 programs) is the sweep's fastest."""
+    GPU has multiprocessors. Each program is a chain of T/C dependent steps, so below one
+    program per multiprocessor the GPU idles: at (2, 16384, 16) (32 sequence-heads) BV 64 gave
+    64 programs for the H200's 132, and the forward+backward took 6.10 ms, against 4.59 ms at
+    BV 32 in an earlier session; at (1, 8192, 96) BV 64 (192 programs) is the sweep's
+    fastest."""
     bv = block_v(kernel, V)
     if bv > 32 and sequence_heads * triton.cdiv(V, bv) < _multiprocessors(device):
         bv = 32
