@@ -268,9 +268,10 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             kernel for KBT in (16, 64) for kernel in kda_kernels(P, BK, GBV_S, GBV_P, KBT)]
         cuobjdump = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin",
                                  "cuobjdump")
-        for fn, key, types, consts in kernels:
+        for kernel, key, types, consts in kernels:
             if only and not any(part in key for part in only.split(",")):
                 continue
+            fn = getattr(kernel, "aligned", kernel)  # every size here is a multiple of 16
             signature = {n: "constexpr" if n in consts else types.get(n, "i32")
                          for n in fn.arg_names}
             # the JIT marks integer and pointer arguments divisible by 16 (true of every size

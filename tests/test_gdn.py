@@ -27,6 +27,7 @@ N_rec = 8 T + K V in the same normwise bound.
 """
 from __future__ import annotations
 
+import inspect
 import math
 import os
 
@@ -40,6 +41,7 @@ from kdiff.gates.oracle import run_oracle
 from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
 from kdiff.kernels.gdn import chunk as gdn_chunk
 from kdiff.kernels.gdn import recurrent as gdn_recurrent
+from kdiff.kernels.gdn import wy as gdn_wy
 from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_gla, chunk_kda, chunk_simple_gla,
                                gated_delta_rule_reference, gated_recurrence)
 from kdiff.kernels.gdn.varlen import chunk_layout
@@ -471,3 +473,28 @@ def test_fp32_launches_take_eight_warps_but_the_inverse():
     assert gdn_chunk.launch("wy_inverse", torch.float32)["num_warps"] == 1
     assert gdn_chunk.launch("output_fwd", torch.bfloat16)["num_warps"] == gdn_chunk.WARPS[
         "output_fwd"]
+
+
+def test_odd_head_dimensions_take_the_generic_build():
+    """K and V multiples of 16 launch the aligned build, any other the generic one (jit.py)."""
+    kernel = gdn_wy.wy_apply_kernel
+    names = list(inspect.signature(kernel.aligned.fn).parameters)
+    args = [None] * names.index("H") + [2, 16, 32]  # ..., H, K, V
+    assert kernel.build_for(tuple(args), {}) is kernel.aligned
+    for K, V in ((17, 32), (16, 1), (1, 16), (127, 100)):
+        args[-2:] = K, V
+        assert kernel.build_for(tuple(args), {}) is kernel.generic, (K, V)
+
+
+@pytest.mark.gpu
+def test_odd_sizes_share_one_compiled_build():
+    """The held-out sizes of CMP-03 (1, primes, non-multiples of 16) compile the generic build
+    once per tile shape: K in {17, 19, 23} (BK 32) and H in {1, 3, 16} reuse one compile."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    kernel = gdn_wy.wy_apply_kernel
+    for H, K in ((1, 17), (3, 19), (16, 23)):
+        q, k, v, g, beta, h0 = (x.cuda() for x in gdn_inputs(1, 40, H, K, 16, seed=K))
+        triton_gdn(q, k, v, g, beta, initial_state=h0, chunk_size=64)
+    builds = [len(cache) for cache, *_ in kernel.generic.device_caches.values()]
+    assert builds == [1], builds

@@ -52,6 +52,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.tile_ops import (SUB_CHUNK, channel_rectangle_sums, chunk_rows,
                                         chunk_span, exclusive_cumsum_rows, initial_state,
                                         key_factor, keys_before, load_gate_rows, load_rows,
@@ -81,7 +82,7 @@ def launch(kernel: str, chunk: int, dtype: torch.dtype) -> dict:
     return launch_options(WARPS[kernel], dtype)
 
 
-@triton.jit
+@shape_jit
 def gla_state_fwd_kernel(k, w, v, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets, H, K, V,
                          BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                          HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
@@ -124,7 +125,7 @@ def diag_scores(b_q, b_k, b_gc, valid, BC: tl.constexpr):
     return tl.sum(b_q[:, None, :] * b_k[None, :, :] * pair_decays(b_gc, valid, BC), 2)
 
 
-@triton.jit
+@shape_jit
 def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V, BT: tl.constexpr,
                           BK: tl.constexpr, BV: tl.constexpr, BC: tl.constexpr):
     """O for the rows of one sub-chunk i: scale (Q_i exp(gc_i)) S + P_ii V_i (pair by pair)
@@ -151,7 +152,7 @@ def gla_output_fwd_kernel(q, k, v, gc, hbuf, o, bounds, scale, H, K, V, BT: tl.c
         store_rows(o, b_o, row0, end, H, h, V, i_v * BV, BC, BV)
 
 
-@triton.jit
+@shape_jit
 def gla_local_dv_kernel(q, k, gc, do, dv_local, bounds, scale, H, K, V, BT: tl.constexpr,
                         BK: tl.constexpr, BV: tl.constexpr, BC: tl.constexpr):
     """The intra-chunk part of dV (of dU with the delta rule), P^T dO, for the rows of one
@@ -177,7 +178,7 @@ def gla_local_dv_kernel(q, k, gc, do, dv_local, bounds, scale, H, K, V, BT: tl.c
         store_rows(dv_local, b_dv, row0, end, H, h, V, i_v * BV, BC, BV)
 
 
-@triton.jit
+@shape_jit
 def gla_state_bwd_kernel(q, k, w, gc, do, dv_local, dv, dht, dh0, dhbuf, cu_seqlens,
                          chunk_offsets, scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr,
                          BV: tl.constexpr, HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr,
@@ -213,7 +214,7 @@ def gla_state_bwd_kernel(q, k, w, gc, do, dv_local, dv, dht, dh0, dhbuf, cu_seql
         store_state(dh0, i_nh, dS, K, V, soffs, smask)
 
 
-@triton.jit
+@shape_jit
 def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq_part, dk_part, dg_part, dp_buf, bounds,
                        scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """The state and chunk-end parts of dq, dk, dg (fp32), and D = scale mask * (dO V^T)
@@ -258,7 +259,7 @@ def gla_grad_qk_kernel(q, k, v, gc, hbuf, dhbuf, do, dq_part, dk_part, dg_part, 
     store_rows(dg_part, b_dg, start, end, H, h, K, 0, BT, BK)
 
 
-@triton.jit
+@shape_jit
 def gla_grad_scores_kernel(q, k, gc, dp_buf, dq_part, dk_part, dq, dk, dg, bounds, H, K,
                            BT: tl.constexpr, BK: tl.constexpr, BC: tl.constexpr):
     """The score parts of dq, dk and dg for the rows of one sub-chunk b, added to the

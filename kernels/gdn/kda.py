@@ -39,9 +39,9 @@ Each dg term is collected only where its decay carries g_jc (no cancelling ident
 from __future__ import annotations
 
 import torch
-import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, keys_before, load_head_vec, load_rows,
                                          mm, pair_decays, query_factor, store_head_vec,
                                          store_rows, sub_chunk, unit_lower_inverse16)
@@ -54,7 +54,7 @@ KDA_CHUNK = 64  # chunks of 16 also supported (chunk_kda(chunk_size=16))
 WARPS = {"kda_wy_fwd": 8, "kda_wy_bwd": 8}
 
 
-@triton.jit
+@shape_jit
 def kda_wy_fwd_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
                       BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, BC: tl.constexpr):
     """A = (I + L)^-1 (fp32, stored as rows [tokens, H, BT]) by row blocks of BC, then W and
@@ -88,7 +88,7 @@ def kda_wy_fwd_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
     store_utld(A_beta, v, u, start, end, H, h, V, BT, BV, DT)
 
 
-@triton.jit
+@shape_jit
 def kda_wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg, dl,
                       bounds, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """VJP of the stage but L's own (module docstring); adds the output/scan partials

@@ -11,15 +11,15 @@ Backward (the parts through Q, K, U, S and the chunk-end state S_next):
 """
 from __future__ import annotations
 
-import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, exclusive_cumsum, load_log_decay,
                                         load_rows, load_state, mm, rectangle_sums, state_tile,
                                         store_flag, store_head_vec, store_rows)
 
 
-@triton.jit
+@shape_jit
 def output_fwd_kernel(q, k, vnew, gc, hbuf, o, flags, bounds, scale, H, K, V,
                       BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """flags [chunks, H, V/BV]: NaN where the program's output tile holds a non-finite value."""
@@ -45,7 +45,7 @@ def output_fwd_kernel(q, k, vnew, gc, hbuf, o, flags, bounds, scale, H, K, V,
     store_flag(flags, (i_c * H + h) * tl.num_programs(0) + i_v, bad)
 
 
-@triton.jit
+@shape_jit
 def grad_qk_kernel(q, k, vnew, gc, hbuf, dhbuf, do, dq, dk_part, dg_part, flags, bounds,
                    scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """flags [chunks, H]: NaN where the program's dq, dk or dg partials hold a non-finite

@@ -31,6 +31,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.host import states
 from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_state, scan_program,
                                          state_tile, store_state)
@@ -97,7 +98,7 @@ def _step(S, b_k, b_v, d, b_beta, smask, DELTA: tl.constexpr, PER_CHANNEL: tl.co
     return S1, x, E, S2
 
 
-@triton.jit
+@shape_jit
 def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_offsets, scale,
                          H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                          HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr,
@@ -122,7 +123,7 @@ def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_of
         store_state(ht, i_nh, S, K, V, soffs, smask)
 
 
-@triton.jit
+@shape_jit
 def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv,
                          dg_part, dbeta_part, dh0, cu_seqlens, chunk_offsets, scale, H, K, V,
                          T_total, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, chunk_span, decay, initial_state,
                                         load_log_decay, load_rows, load_rows_t, mm, scan_program,
                                         state_tile, store_rows, store_state)
@@ -32,7 +33,7 @@ def local_du(b_q, b_k, b_do, b_gc, valid, scale, BT: tl.constexpr, DT: tl.conste
     return mm(b_pt, b_do, DT)
 
 
-@triton.jit
+@shape_jit
 def local_du_kernel(q, k, gc, do, du_local, bounds, scale, H, K, V,
                     BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """The intra-chunk part of dU, P^T dO, off the scan's critical path. Grid (V/BV, chunks, H)."""
@@ -48,7 +49,7 @@ def local_du_kernel(q, k, gc, do, du_local, bounds, scale, H, K, V,
                V, i_v * BV, BT, BV)
 
 
-@triton.jit
+@shape_jit
 def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets, H, K, V,
                      BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                      HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr):
@@ -77,7 +78,7 @@ def state_fwd_kernel(k, w, u, gc, h0, hbuf, vnew, ht, cu_seqlens, chunk_offsets,
         store_state(ht, i_nh, S, K, V, soffs, smask)
 
 
-@triton.jit
+@shape_jit
 def state_bwd_kernel(q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, cu_seqlens, chunk_offsets,
                      scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                      HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr,

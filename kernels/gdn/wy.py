@@ -20,12 +20,13 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, load_head_vec, load_log_decay, load_rows,
                                         mm, rectangle_sums, store_flag, store_head_vec,
                                         store_rows, unit_lower_inverse16, unit_lower_inverse16x4)
 
 
-@triton.jit
+@shape_jit
 def chunk_cumsum_kernel(g, gc, bounds, H, BT: tl.constexpr, BH: tl.constexpr):
     """gc = chunk-local inclusive cumulative sum of g [tokens, H], in fp64 (see tile_ops.decay).
     Grid (chunks, H/BH)."""
@@ -98,7 +99,7 @@ def _kt(k, row0, end, H, h, K, col0, BKS: tl.constexpr, DT: tl.constexpr):
     return b_k, tl.trans(b_k)
 
 
-@triton.jit
+@shape_jit
 def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BKS: tl.constexpr):
     """A = (I + L)^-1 per chunk, fp32, stored as rows [tokens, H, BT] (lower part only;
     consumers mask the rest). Grid (chunks, H). BT is 16 or 64 (blocks of 16).
@@ -183,7 +184,7 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BKS: tl.co
         store_inverse_block(A, A33, start + 48, 48, end, H, h, BT)
 
 
-@triton.jit
+@shape_jit
 def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
                     BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """W = A (beta exp(gc) K), Utld = A (beta V). Grid (chunks, H)."""
@@ -244,7 +245,7 @@ def inverse_grad(b_A, d_a, DT: tl.constexpr):
     return -mm(mm(tl.trans(b_A), d_a, DT), tl.trans(b_A), DT)
 
 
-@triton.jit
+@shape_jit
 def wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbeta, dg, flags,
                   bounds, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """VJP of the WY stage; forms dW = -dU S^T from the chunk's stored initial state S, and
