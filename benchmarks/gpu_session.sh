@@ -140,7 +140,9 @@ gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 a
   local p gates=EXC-01,EXC-02,ORD-02,RES-01,RES-02,CMP-01,CMP-02,ORD-01,PRC-01,PRC-02,PRC-03
   for p in ${GDN_PROBLEMS:-1}; do
     log "kdiff verify on cuda: kernels/gdn problem $p, dtypes float32,float16,bfloat16"
-    local verify=(kdiff verify --device cuda --fail-on never --problem "$(gdn_problem "$p")"
+    # every JIT launch over 0.3 s (a compile) of the judges and workers, logged by the probe
+    local verify=(env PROBE_LOG="$ART/compiles_$p.log" PYTHONPATH="$PWD/benchmarks/jit_probe:$PYTHONPATH"
+                  kdiff verify --device cuda --fail-on never --problem "$(gdn_problem "$p")"
                   --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py")
     run_logged budget "${T_GDN_GATES:-400}" "${verify[@]}" --gates CMP-03 \
       --json "$ART/gdn_gates_${p}_cmp03.json" &
