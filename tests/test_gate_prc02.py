@@ -1,0 +1,51 @@
+"""PRC-02 accumulator precision: how it finds a reduction of TARGET_DEPTH terms to judge."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kdiff.gates.prc02_accumulator import TARGET_DEPTH
+from kdiff.judge import judge_case
+from kdiff.model import Case, Status
+from kdiff.plugins import manager
+from kdiff.runconfig import RunConfig
+
+# A reduction whose depth has a fixed part: 100 elementwise steps, then a sum over `dim`
+# (depth 100 + dim). Growing dim in proportion to the depth (64 -> 64 * 25 = 1600, depth
+# 1700) falls short of 4096; the gate must grow it again rather than skip.
+FIXED_PART_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        for _ in range(100):
+            x = x * 1.0
+        return x.sum(dim=-1, keepdim=True)
+
+
+batch_size = 2
+dim = 64
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+HONEST_CANDIDATE = FIXED_PART_PROBLEM.replace("class Model(", "class ModelNew(")
+
+
+def test_a_reduction_with_a_fixed_part_is_grown_until_long_enough(tmp_path: Path):
+    problem, candidate = tmp_path / "1_FixedPartSum.py", tmp_path / "candidate.py"
+    problem.write_text(FIXED_PART_PROBLEM)
+    candidate.write_text(HONEST_CANDIDATE)
+    verdict = judge_case(Case("fixed_part", problem, candidate),
+                         RunConfig(native="kernelbench-v0.1", gates=["PRC-02"]), manager())
+    result = verdict.gates["PRC-02"]
+    assert result.status is Status.PASS, result.detail
+    grown = int(result.detail.split("reduction grown with dim=")[1].split(";")[0])
+    assert 100 + grown >= TARGET_DEPTH, result.detail
