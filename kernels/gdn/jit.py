@@ -2,9 +2,10 @@
 
 Triton's JIT specialises every integer argument on being 1 and on being divisible by 16, and
 compiles the kernel again for each pattern it meets. The held-out sizes of kdiff's CMP-03 (1,
-primes, 17, 127 for each of H, K and V) reached eleven patterns per kernel: on the H200 the
-gate spent over 400 s compiling fp32 builds of GDN's nine kernels and did not finish
-(2026-12-01). So each kernel is built twice from one source:
+primes, 17, 127 for each of H, K and V) reached about eleven builds per kernel (patterns times
+tile widths, counted on the CPU), each an fp32 compile of seconds on sm_90. With the builds
+below, CMP-03 on GDN problem 1 compiled 53 builds in 135 s of its 331 s on the H200
+(kernels/gdn/NOTES.md). So each kernel is built twice from one source:
 
 - `aligned`, for K and V multiples of 16 (every real model's head dimensions): K and V keep
   their specialisation, whose divisibility hints let tile loads go 16 bytes wide;
