@@ -498,3 +498,31 @@ def test_odd_sizes_share_one_compiled_build():
         triton_gdn(q, k, v, g, beta, initial_state=h0, chunk_size=64)
     builds = [len(cache) for cache, *_ in kernel.generic.device_caches.values()]
     assert builds == [1], builds
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_packed_oracle_equals_separate_sequences_with_nonfinite_input(value):
+    """The oracle steps packed sequences together (reference.py); a sequence that has ended
+    must take no part in later steps, or 0 x Inf in the graph turns its Inf gradients into
+    NaN (kdiff's EXC-01 on the varlen problem caught that). Values, non-finite classes and
+    gradients equal those of each sequence run alone, an Inf or NaN in the last token of the
+    shorter sequence."""
+    cu = [0, 7, 9]
+    xs = [x.double() for x in gdn_inputs(1, 9, 2, 4, 3, seed=5)]
+    xs[5] = torch.randn(2, 2, 4, 3, dtype=torch.float64)
+    xs[1][0, 8, 0, 0] = value
+
+    def outputs_and_grads(inputs, cu_seqlens):
+        leaves = [x.clone().requires_grad_() for x in inputs]
+        o, ht = gated_recurrence(*leaves[:5], None, leaves[5], cu_seqlens)
+        grads = torch.autograd.grad([o, ht], leaves, [torch.ones_like(o), torch.ones_like(ht)])
+        return o, ht, grads
+
+    o, ht, grads = outputs_and_grads(xs, torch.tensor(cu))
+    for n, (bos, eos) in enumerate(zip(cu[:-1], cu[1:])):
+        alone = [x[:, bos:eos] for x in xs[:5]] + [xs[5][n:n + 1]]
+        o_n, ht_n, grads_n = outputs_and_grads(alone, None)
+        pairs = [(o[:, bos:eos], o_n), (ht[n:n + 1], ht_n), (grads[5][n:n + 1], grads_n[5])]
+        pairs += [(g[:, bos:eos], g_n) for g, g_n in zip(grads[:5], grads_n[:5])]
+        for packed, separate in pairs:
+            torch.testing.assert_close(packed, separate, rtol=1e-12, atol=1e-12, equal_nan=True)

@@ -39,40 +39,42 @@ def gated_recurrence(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, g: torch
         seqs = [(0, cu[n], cu[n + 1]) for n in range(len(cu) - 1)]
     lengths = [eos - bos for _, bos, eos in seqs]
     per_channel = g.dim() == 4
-    # The sequences are independent: all N step together, one token each per step, so that the
-    # oracle costs max(length) steps of batched operations rather than B x T steps of small ones
-    # (kdiff's traced float64 oracle at batch_size = 1000 had not finished in 550 s). A sequence
-    # that has ended steps on at its last token; nothing it computes after that is kept.
-    batch = torch.tensor([b for b, _, _ in seqs], dtype=torch.long, device=q.device)
-    S = (initial_state.to(q.dtype) if initial_state is not None
+    # The sequences are independent: all that have not ended step together, one token each per
+    # step, so that the oracle costs max(length) steps of batched operations rather than B x T
+    # steps of small ones (kdiff's traced float64 oracle at batch_size = 1000 had not finished
+    # in 550 s). An ended sequence takes no part in a step: its state is left as it was, and
+    # nothing of it enters the graph (a garbage step would put 0 x NaN into the gradients).
+    S = (initial_state.to(q.dtype, copy=True) if initial_state is not None
          else q.new_zeros(len(seqs), H, K, V))
-    finals = [(n, S[n]) for n, length in enumerate(lengths) if length == 0]
     rows, index_b, index_t = [], [], []
     for step in range(max(lengths, default=0)):
         live = [n for n, length in enumerate(lengths) if step < length]
-        token = torch.tensor([min(bos + step, eos - 1) if eos > bos else 0
-                              for _, bos, eos in seqs], dtype=torch.long, device=q.device)
-        at = (batch, token)
+        batch = [seqs[n][0] for n in live]
+        token = [seqs[n][1] + step for n in live]
+        at = (torch.tensor(batch, dtype=torch.long, device=q.device),
+              torch.tensor(token, dtype=torch.long, device=q.device))
+        every = len(live) == len(seqs)
+        live_rows = None if every else torch.tensor(live, dtype=torch.long, device=q.device)
+        St = S if every else S[live_rows]
         decay = g[at].exp()
-        S = S * (decay[..., None] if per_channel else decay[..., None, None])
+        St = St * (decay[..., None] if per_channel else decay[..., None, None])
         if beta is not None:
             kt = k[at]
-            correction = torch.einsum("nhk,nhkv->nhv", kt, S)  # k_t^T D_t
-            S = S + beta[at][..., None, None] * torch.einsum("nhk,nhv->nhkv", kt,
-                                                              v[at] - correction)
+            correction = torch.einsum("nhk,nhkv->nhv", kt, St)  # k_t^T D_t
+            St = St + beta[at][..., None, None] * torch.einsum("nhk,nhv->nhkv", kt,
+                                                                v[at] - correction)
         else:
-            S = S + torch.einsum("nhk,nhv->nhkv", k[at], v[at])
-        out = scale * torch.einsum("nhk,nhkv->nhv", q[at], S)
-        rows.append(out if len(live) == len(seqs) else out[live])
-        index_b += [seqs[n][0] for n in live]
-        index_t += [seqs[n][1] + step for n in live]
-        finals += [(n, S[n]) for n in live if step == lengths[n] - 1]
+            St = St + torch.einsum("nhk,nhv->nhkv", k[at], v[at])
+        rows.append(scale * torch.einsum("nhk,nhkv->nhv", q[at], St))
+        index_b += batch
+        index_t += token
+        S = St if every else S.index_put((live_rows,), St)
     o = q.new_zeros(B, T, H, V)
     if rows:
         o = o.index_put((torch.tensor(index_b, dtype=torch.long, device=q.device),
                          torch.tensor(index_t, dtype=torch.long, device=q.device)),
                         torch.cat(rows))
-    return o, torch.stack([S for _, S in sorted(finals, key=lambda f: f[0])])
+    return o, S
 
 
 def gated_delta_rule_reference(q, k, v, g, beta, scale=None, initial_state=None, cu_seqlens=None):
