@@ -46,7 +46,7 @@ from typing import Any, BinaryIO
 
 from kdiff import protocol
 from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
-from kdiff.triton_launches import (COMPILE_TIMEOUT_S, Launch, compile_launches,
+from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, compile_launches,
                                    compiler_environment)
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
@@ -202,7 +202,7 @@ class CandidateProcess:
         if self.device == "cpu":
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
-        env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+        env = {**TRITON_PINNED, **env}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         # One thread for every math library a worker loads, as for torch (seeding.one_thread):
         # numpy's OpenBLAS does the interpreter's tl.dot and reads this when it loads; with

@@ -305,10 +305,17 @@ class ResourceCache:
 Starter = Callable[[list[str], dict[str, str], BinaryIO, Path], Any]
 
 
+# Triton's fp-fusion default, pinned for the worker (kdiff.sandbox) and the compiler child
+# alike, so that RES-02 measures the kernels the worker runs compiled the same way: Triton 3.9
+# warns that its default (fusion on) turns off in 3.10.
+TRITON_PINNED = {"TRITON_DEFAULT_FP_FUSION": "1"}
+
+
 def compiler_environment() -> dict[str, str]:
     """This process's environment without TRITON_INTERPRET: where `triton.jit` gives real
     JITFunctions, as the compiler child needs (and the zygote it is forked from)."""
-    return {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    return {**TRITON_PINNED, **env}
 
 
 def start_fresh(argv: list[str], env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:

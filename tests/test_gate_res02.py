@@ -22,7 +22,8 @@ from kdiff.judge import judge_case
 from kdiff.model import Case, Status, Verdict
 from kdiff.plugins import manager
 from kdiff.runconfig import RunConfig
-from kdiff.triton_launches import KernelResources, Launch, compile_launches
+from kdiff.triton_launches import (KernelResources, Launch, compile_launches,
+                                   compiler_environment)
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 PROBLEMS = KERNELS / "KernelBench" / "level1"
@@ -240,3 +241,12 @@ def test_load_inline_extension_kernels_are_read_on_a_gpu(run: str, sample: int):
     assert re.search(rf"compiled extensions: sm_{major}{minor}a?: 4 kernel\(s\) fit",
                      result.detail), result.detail
     assert f"not built for sm_{major}{minor}" not in result.detail, result.detail
+
+
+def test_the_compiler_child_keeps_the_workers_fp_fusion(monkeypatch):
+    """RES-02 measures the kernels the worker runs: the compiler child's environment pins
+    Triton's fp-fusion default as the worker's does, and keeps a setting the user made."""
+    monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION", raising=False)
+    assert compiler_environment()["TRITON_DEFAULT_FP_FUSION"] == "1"
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
+    assert compiler_environment()["TRITON_DEFAULT_FP_FUSION"] == "0"
