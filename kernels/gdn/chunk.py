@@ -24,7 +24,7 @@ import triton
 from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
 from kdiff.kernels.gdn.kda import KDA_CHUNK
 from kdiff.kernels.gdn.host import (check_head_dim, chunk_cumsum, key_block, launch_options,
-                                    states)
+                                    states, value_block)
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
@@ -91,8 +91,8 @@ def _multiprocessors(device: torch.device) -> int:
 
 
 def block_v(kernel: str, V: int) -> int:
-    """BLOCK_V[kernel], or less where V itself is smaller (at least 16, a dot's minimum)."""
-    return min(BLOCK_V[kernel], max(16, triton.next_power_of_2(V)))
+    """BLOCK_V[kernel], or less where V itself is smaller (host.value_block)."""
+    return value_block(V, BLOCK_V[kernel])
 
 
 def state_scan_bv(kernel: str, sequence_heads: int, V: int, device: torch.device) -> int:

@@ -26,10 +26,14 @@ def key_block(K: int) -> int:
     return max(16, triton.next_power_of_2(K))
 
 
+def value_block(V: int, widest: int) -> int:
+    """A V-block: `widest`, or less where V itself is smaller (at least 16, a dot's minimum)."""
+    return min(widest, max(16, triton.next_power_of_2(V)))
+
+
 def block_sizes(K: int, V: int, state_bv: int, parallel_bv: int) -> tuple[int, int, int]:
     """(BK, BV for the state scans, BV for the chunk-parallel kernels)."""
-    BV = max(16, triton.next_power_of_2(V))
-    return key_block(K), min(state_bv, BV), min(parallel_bv, BV)
+    return key_block(K), value_block(V, state_bv), value_block(V, parallel_bv)
 
 
 def launch_options(num_warps: int, dtype: torch.dtype, num_stages: int | None = None) -> dict:

@@ -32,7 +32,7 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.jit import shape_jit
-from kdiff.kernels.gdn.host import states
+from kdiff.kernels.gdn.host import key_block, states, value_block
 from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_state, scan_program,
                                          state_tile, store_state)
 from kdiff.kernels.gdn.varlen import ChunkLayout
@@ -191,9 +191,8 @@ def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_p
 
 
 def _blocks(K: int, V: int) -> tuple[int, int, int]:
-    BK = max(16, triton.next_power_of_2(K))
-    BV = min(BV_RECURRENT, max(16, triton.next_power_of_2(V)))
-    return BK, BV, triton.cdiv(V, BV)
+    BV = value_block(V, BV_RECURRENT)
+    return key_block(K), BV, triton.cdiv(V, BV)
 
 
 def recurrent_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
