@@ -40,7 +40,7 @@ GROWTH_STEPS = 4
 def _grown(ctx: GateContext, name: str, value: int, base: int) -> tuple[int, dict[str, int]] | None:
     """(input elements, {name: size}) for the first multiple of `value` tried whose reduction
     is at least TARGET_DEPTH long within the element budget, or None."""
-    factor, depth = math.ceil(TARGET_DEPTH / max(base, 1)), base
+    factor = math.ceil(TARGET_DEPTH / max(base, 1))
     for _ in range(GROWTH_STEPS):
         grown = {name: value * factor}
         ctx.set_constants(grown)
