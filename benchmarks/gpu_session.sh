@@ -134,23 +134,33 @@ fla_gates() {  # kdiff's gates on flash-linear-attention's GDN (fp32: its tl.dot
   done
 }
 
+gdn_gates_one() {  # one problem: CMP-03 beside the other eleven gates
+  local p=$1 gates=EXC-01,EXC-02,ORD-02,RES-01,RES-02,CMP-01,CMP-02,ORD-01,PRC-01,PRC-02,PRC-03
+  log "kdiff verify on cuda: kernels/gdn problem $p, dtypes float32,float16,bfloat16"
+  # every JIT launch over 0.3 s (a compile) of the judges and workers, logged by the probe
+  local verify=(env PROBE_LOG="$ART/compiles_$p.log" PYTHONPATH="$PWD/benchmarks/jit_probe:$PYTHONPATH"
+                kdiff verify --device cuda --fail-on never --problem "$(gdn_problem "$p")"
+                --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py")
+  budget "${T_GDN_GATES:-400}" "${verify[@]}" --gates CMP-03 \
+    --json "$ART/gdn_gates_${p}_cmp03.json" >"$ART/gdn_gates_${p}_cmp03.log" 2>&1 &
+  budget "${T_GDN_GATES:-400}" "${verify[@]}" --gates "$gates" \
+    --dtypes float32,float16,bfloat16 --json "$ART/gdn_gates_${p}.json" >"$ART/gdn_gates_${p}.log" 2>&1
+  wait
+  tail -n 40 "$ART/gdn_gates_${p}_cmp03.log" "$ART/gdn_gates_${p}.log" | tee -a "$OUT/session.log"
+}
+
 gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 and bf16
   # CMP-03 (33 sizes, 331 s for problem 1 on the H200) runs beside the other eleven gates
-  # (355 s), each verify in its own judge and worker: two cores compile at once.
-  local p gates=EXC-01,EXC-02,ORD-02,RES-01,RES-02,CMP-01,CMP-02,ORD-01,PRC-01,PRC-02,PRC-03
+  # (355 s), each verify in its own judge and worker, so two cores compile at once. The
+  # problems of GDN_PROBLEMS run one after another, or all at once with GDN_PARALLEL=1
+  # (two verifies per problem; each judge and worker computes on one CPU thread, and the
+  # machine has 16 cores).
+  local p
   for p in ${GDN_PROBLEMS:-1}; do
-    log "kdiff verify on cuda: kernels/gdn problem $p, dtypes float32,float16,bfloat16"
-    # every JIT launch over 0.3 s (a compile) of the judges and workers, logged by the probe
-    local verify=(env PROBE_LOG="$ART/compiles_$p.log" PYTHONPATH="$PWD/benchmarks/jit_probe:$PYTHONPATH"
-                  kdiff verify --device cuda --fail-on never --problem "$(gdn_problem "$p")"
-                  --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py")
-    run_logged budget "${T_GDN_GATES:-400}" "${verify[@]}" --gates CMP-03 \
-      --json "$ART/gdn_gates_${p}_cmp03.json" &
-    run_logged budget "${T_GDN_GATES:-400}" "${verify[@]}" --gates "$gates" \
-      --dtypes float32,float16,bfloat16 --json "$ART/gdn_gates_${p}.json"
-    wait
-    pack
+    if [ -n "${GDN_PARALLEL:-}" ]; then gdn_gates_one "$p" & else gdn_gates_one "$p"; fi
   done
+  wait
+  pack
 }
 
 audit_one() {  # name root runs [level]
