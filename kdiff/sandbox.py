@@ -42,12 +42,12 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 from kdiff import protocol
 from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
-from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, compile_launches,
-                                   compiler_environment)
+from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
+                                   compile_launches, compiler_environment)
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 # One zygote per judge process and worker environment (device, visible GPUs).
@@ -251,7 +251,9 @@ class CandidateProcess:
             self._checked(self._exchange(build, self._budgeted(self.limits.start_timeout)))
 
     def compile_launches(self, jobs: list[tuple[Launch, str]],
-                         timeout: float = COMPILE_TIMEOUT_S) -> list[dict[str, Any]]:
+                         timeout: float = COMPILE_TIMEOUT_S,
+                         stop: Callable[[Outcomes], str | None] | None = None
+                         ) -> list[dict[str, Any]]:
         """Each (launch, target) compiled without a GPU (kdiff.triton_launches). The compiler
         child imports the candidate's module, so it is confined as the worker is, in a folder
         of the worker's own; it is forked from a zygote that holds torch and Triton in
@@ -275,7 +277,7 @@ class CandidateProcess:
                  "-m", "kdiff.triton_launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
-        return compile_launches(jobs, timeout, start, folder=self.workdir)
+        return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
 
     def close(self) -> None:
         if self._proc is None:

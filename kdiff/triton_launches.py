@@ -325,13 +325,31 @@ def start_fresh(argv: list[str], env: dict[str, str], log: BinaryIO, cwd: Path) 
                             env=env, start_new_session=True, cwd=str(cwd))
 
 
+# How often the judge reads the compiler child's results while it runs (for `stop`).
+POLL_S = 0.05
+
+Outcomes = list["dict[str, Any] | None"]
+
+
+def _finished(result_path: Path) -> list[dict[str, Any]]:
+    """The results the child has written so far: whole lines only (it may be mid-line)."""
+    try:
+        text = result_path.read_text()
+    except OSError:
+        return []
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
 def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S,
-                     start: Starter = start_fresh, folder: Path | None = None
+                     start: Starter = start_fresh, folder: Path | None = None,
+                     stop: Callable[[Outcomes], str | None] | None = None
                      ) -> list[dict[str, Any]]:
     """Per (launch, target): {"resources": {...}} or {"error": "...", "timeout": bool}, plus
     "cacheable". One child process (`start`ed with its arguments, environment, log and a
-    working folder inside `folder`) compiles them all, importing the candidate once and
-    reporting each as it finishes, with `timeout` seconds per compile."""
+    working folder inside `folder`) compiles them all in order, importing the candidate once
+    and reporting each as it finishes, with `timeout` seconds per compile. `stop`, given the
+    outcomes so far (None where a job is not compiled yet), may return a reason to compile no
+    further: the child is killed and the jobs left get that reason as their error."""
     results: list[dict[str, Any] | None] = [
         {"error": launch.unavailable, "timeout": False, "cacheable": False}
         if launch.unavailable else None for launch, _ in jobs]
@@ -350,24 +368,47 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
         with open(log, "wb") as out:
             proc = start([str(request), str(result_path)], env, out, Path(tmp))
             try:
-                proc.wait(timeout=timeout * len(todo))
-                missing = {"error": f"compiler process exited with status {proc.returncode}",
-                           "timeout": False, "cacheable": False}
-            except subprocess.TimeoutExpired:
-                missing = {"error": f"compiling did not finish within {timeout:.0f} s per "
-                           "kernel", "timeout": True, "cacheable": False}
+                missing = _wait(proc, timeout, len(todo), stop and (lambda: stop(
+                    _merged(results, todo, _finished(result_path)))))
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)  # its children too
                 proc.wait()
-        done = ([json.loads(line) for line in result_path.read_text().splitlines()]
-                if result_path.is_file() else [])
-        if len(done) < len(todo) and not missing["timeout"]:
+        done = _finished(result_path)
+        if len(done) < len(todo) and not missing["timeout"] and not missing.get("stopped"):
             tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
             missing["error"] += ": " + tail.replace("\n", " | ")
-    for n, i in enumerate(todo):
-        results[i] = {**done[n], "cacheable": True} if n < len(done) else dict(missing)
-    return results  # type: ignore[return-value]
+    merged = _merged(results, todo, done)
+    return [r if r is not None else dict(missing) for r in merged]
+
+
+def _merged(results: Outcomes, todo: list[int], done: list[dict[str, Any]]) -> Outcomes:
+    """`results` (the jobs not sent to the child) with the child's `done`, in job order."""
+    merged = list(results)
+    for n, i in enumerate(todo[:len(done)]):
+        merged[i] = {**done[n], "cacheable": True}
+    return merged
+
+
+def _wait(proc: Any, timeout: float, count: int, stop: Callable[[], str | None] | None
+          ) -> dict[str, Any]:
+    """Wait for the child until it exits, `stop` gives a reason, or `timeout` seconds per job
+    pass; the error for the jobs it did not finish."""
+    give_up = time.monotonic() + timeout * count
+    while True:
+        left = give_up - time.monotonic()
+        try:
+            proc.wait(timeout=max(0.0, min(left, POLL_S if stop else left)))
+            return {"error": f"compiler process exited with status {proc.returncode}",
+                    "timeout": False, "cacheable": False}
+        except subprocess.TimeoutExpired:
+            pass
+        if left <= 0:
+            return {"error": f"compiling did not finish within {timeout:.0f} s per kernel",
+                    "timeout": True, "cacheable": False}
+        reason = stop() if stop else None
+        if reason:
+            return {"error": reason, "timeout": False, "cacheable": False, "stopped": True}
 
 
 # -- the child process ----------------------------------------------------------------------

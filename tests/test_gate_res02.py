@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,6 +17,7 @@ import torch
 
 from kdiff.extension_resources import ExtensionKernel, ResourceUsage, find_cuobjdump
 from kdiff.gates import res02_resources
+from kdiff.gates.base import GateOptions
 from kdiff.gates.res02_resources import (LIMITS, ResourceBudget, extension_violations,
                                          violations)
 from kdiff.judge import judge_case
@@ -250,3 +252,52 @@ def test_the_compiler_child_keeps_the_workers_fp_fusion(monkeypatch):
     assert compiler_environment()["TRITON_DEFAULT_FP_FUSION"] == "1"
     monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "0")
     assert compiler_environment()["TRITON_DEFAULT_FP_FUSION"] == "0"
+
+
+def test_compiling_stops_once_a_target_fails():
+    """The wide tile's sm_100 outcome is enough for the verdict: a `stop` that says so kills
+    the child before its sm_90 compile (15.6 s of ptxas spilling, against 3 s for sm_100)."""
+    seen = []
+
+    def stop(partial):
+        seen.append([outcome is not None for outcome in partial])
+        return "not compiled: sm_100 already fails" if partial[0] is not None else None
+
+    sm100, sm90 = compile_launches([(wide_tile_launch(), "sm_100"),
+                                    (wide_tile_launch(), "sm_90")], stop=stop)
+    assert KernelResources(**sm100["resources"]).tmem_columns == 1024
+    assert sm90 == {"error": "not compiled: sm_100 already fails", "timeout": False,
+                    "cacheable": False, "stopped": True}
+    assert seen[-1] == [True, False]  # stopped as soon as the first result was read
+
+
+def test_gate_compiles_the_next_target_only_while_none_fails(tmp_path: Path, monkeypatch):
+    """The gate's jobs go target by target, sm_100 first; its stop fires when a target's
+    kernels are all measured and one exceeds its limits, and not before."""
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path))  # nothing cached: every job compiles
+    launch = wide_tile_launch()
+    measured = {"sm_100": resources("sm_100", tmem=1024), "sm_90": resources("sm_90")}
+    compiled = []
+
+    def compile_in_order(jobs, stop):  # the child's results, one at a time, as the judge reads
+        outcomes = [None] * len(jobs)
+        for i, (_, target) in enumerate(jobs):
+            compiled.append(target)
+            outcomes[i] = {"resources": asdict(measured[target]), "cacheable": False}
+            reason = stop(outcomes)
+            if reason:
+                return [o or {"error": reason, "timeout": False, "cacheable": False}
+                        for o in outcomes]
+        return outcomes
+
+    ctx = SimpleNamespace(candidate=SimpleNamespace(compile_launches=compile_in_order))
+    gate = ResourceBudget()
+    targets = list(GateOptions().targets)
+    assert targets == ["sm_100", "sm_90"]
+    outcomes = gate.resources(ctx, [launch], targets)
+    assert compiled == ["sm_100"]
+    assert outcomes[(launch.key(), "sm_90")]["error"].startswith("not compiled")
+    measured["sm_100"] = resources("sm_100", tmem=512)  # fits: sm_90 is compiled too
+    compiled.clear()
+    gate.resources(ctx, [launch], targets)
+    assert compiled == ["sm_100", "sm_90"]
