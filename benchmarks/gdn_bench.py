@@ -61,6 +61,10 @@ except Exception as exc:  # noqa: BLE001 - fla is optional
 # --fla-forward-only: fla's backward autotunes at every new shape (minutes on the H200 with
 # Triton 3.6), more than a device session's budget allows beside everything else
 FLA_FORWARD_ONLY = False
+# Time the backward with P^T dO inside the scan too (--alt). Off by default: at (4, 2048, 16)
+# on the H200 it raised an illegal memory access (benchmarks/gdn_alt_probe.py), which leaves
+# the CUDA context unusable for the shapes after it.
+TIME_ALT = False
 # "gdn" (scalar gate, chunks of CHUNK) or "kda" (per-channel gate, chunks of KDA_CHUNK):
 # set once by --family before anything runs
 FAMILY = "gdn"
@@ -395,7 +399,7 @@ def time_shape(B, T, H):
                 continue
             row[f"{name}_fwd_bwd_ms"] = do_bench(forward_backward, warmup=25, rep=200,
                                                  grad_to_none=xs, return_mode="median")
-            if name == "ours" and FAMILY == "gdn":  # the other place for P^T dO (chunk.py)
+            if name == "ours" and FAMILY == "gdn" and TIME_ALT:  # P^T dO's other place (chunk.py)
                 from kdiff.kernels.gdn import chunk as gdn_chunk
                 default = gdn_chunk.SPLIT_LOCAL_DU
                 gdn_chunk.SPLIT_LOCAL_DU = not default
@@ -460,10 +464,13 @@ def main() -> int:
                          "sm_90 compile needs 8 to stay at 194 registers without spilling")
     ap.add_argument("--fla-forward-only", action="store_true",
                     help="time fla's forward only (its backward's autotuning takes minutes)")
+    ap.add_argument("--alt", action="store_true",
+                    help="also time the backward with P^T dO inside the scan (alt f+b)")
     args = ap.parse_args()
-    global FAMILY, FLA_FORWARD_ONLY
+    global FAMILY, FLA_FORWARD_ONLY, TIME_ALT
     FAMILY = args.family
     FLA_FORWARD_ONLY = args.fla_forward_only
+    TIME_ALT = args.alt
     from kdiff.kernels.gdn import chunk as gdn_chunk
     if args.state_bv is not None:
         gdn_chunk.BLOCK_V.update(state_fwd=args.state_bv, state_bwd=args.state_bv)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
-# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA, T_FLA), logged to $OUT/session.log.
+# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA, T_FLA), logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
@@ -73,6 +73,12 @@ gdn() {  # GDN_ARGS: extra gdn_bench.py flags (e.g. --shapes 1x8192x96 --state-b
   log "GDN benchmark ${GDN_ARGS:-}"
   # shellcheck disable=SC2086
   OUT=$ART run_logged timeout "${T_GDN:-240}" python3 benchmarks/gdn_bench.py ${GDN_ARGS:-}
+  pack
+}
+
+gdn_alt() {  # where the in-scan P^T dO backward raised an illegal memory access
+  log "GDN backward settings, one child each, launches blocking"
+  run_logged timeout "${T_ALT:-200}" python3 benchmarks/gdn_alt_probe.py --memcheck
   pack
 }
 
