@@ -62,8 +62,9 @@ except Exception as exc:  # noqa: BLE001 - fla is optional
 # Triton 3.6), more than a device session's budget allows beside everything else
 FLA_FORWARD_ONLY = False
 # Time the backward with P^T dO inside the scan too (--alt). Off by default: at (4, 2048, 16)
-# on the H200 it raised an illegal memory access (benchmarks/gdn_alt_probe.py), which leaves
-# the CUDA context unusable for the shapes after it.
+# on the H200 it raised an illegal memory access (at the narrowed scan width, which chunk.py
+# no longer gives it: benchmarks/gdn_alt_probe.py), and an illegal access leaves the CUDA
+# context unusable for the shapes after it.
 TIME_ALT = False
 # "gdn" (scalar gate, chunks of CHUNK) or "kda" (per-channel gate, chunks of KDA_CHUNK):
 # set once by --family before anything runs

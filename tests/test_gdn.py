@@ -450,6 +450,11 @@ def test_state_scan_narrows_only_where_multiprocessors_would_idle(monkeypatch):
     assert widths == {32: 32, 64: 32, 96: 64, 256: 64}
     assert gdn_chunk.launch("state_fwd", torch.bfloat16, narrow=True) == {"num_warps": 2,
                                                                         "num_stages": 2}
+    assert gdn_chunk.backward_scan_bv(32, 128, cuda) == 32
+    # P^T dO inside the scan: never narrowed (that build read out of its shared memory on
+    # the H200)
+    monkeypatch.setattr(gdn_chunk, "SPLIT_LOCAL_DU", False)
+    assert gdn_chunk.backward_scan_bv(32, 128, cuda) == 64
     monkeypatch.undo()
     assert gdn_chunk.state_scan_bv("state_bwd", 1, 128, torch.device("cpu")) == 64
 

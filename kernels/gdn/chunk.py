@@ -109,6 +109,18 @@ def state_scan_bv(kernel: str, sequence_heads: int, V: int, device: torch.device
     return bv
 
 
+def backward_scan_bv(sequence_heads: int, V: int, device: torch.device) -> int:
+    """The backward state scan's V-block. With P^T dO inside the scan (SPLIT_LOCAL_DU off)
+    it is never narrowed: on the H200 (Triton 3.6, bf16, BV 32, 4 warps, 1 stage) that
+    compiled state_bwd_kernel reads past its shared memory in the tile product
+    (compute-sanitizer: "Invalid __shared__ read of size 1024 bytes"; benchmarks/
+    gdn_alt_probe.py), though through the interpreter its gradients equal the default path's
+    bitwise. The other three settings ran clean."""
+    if not SPLIT_LOCAL_DU:
+        return block_v("state_bwd", V)
+    return state_scan_bv("state_bwd", sequence_heads, V, device)
+
+
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
     """beta None: no delta rule (simple GLA): the WY stage is skipped, U = V. Returns o, the
     final state (or None), what the backward needs, and what all_finite checks."""
@@ -156,7 +168,7 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     V = v.shape[-1]
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     BK = key_block(K)
-    SBV = state_scan_bv("state_bwd", N * H, V, q.device)
+    SBV = backward_scan_bv(N * H, V, q.device)
     dev = q.device
     dhbuf = states(NC, q, V, q.dtype)
     delta = beta is not None
