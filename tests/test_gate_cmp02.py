@@ -44,3 +44,27 @@ def test_honest_passes_and_defective_fails(problem: str, signature: str):
     assert bad.status is Status.FAIL, bad.detail
     assert bad.signature == signature, bad.detail
     assert bad.worst_ratio > 1
+
+
+GDN = KERNELS / "gdn" / "kernelbench"
+
+
+def test_packing_memoised_by_tensor_identity_is_caught_through_integer_inputs():
+    """The packed varlen GDN problem draws its packing with the other inputs, so CMP-02's
+    in-place calls rewrite the kept `cu_seqlens` with another valid packing: a candidate that
+    keeps its plan of the packing per tensor object (as fla's `tensor_cache` does) answers
+    with the old one. With a fixed packing (the problem before) it passed every call."""
+    problem = GDN / "KernelBench" / "level3" / "5_GatedDeltaNetVarlen.py"
+    verdicts = {}
+    for run in ("controls", "redteam"):
+        candidate = GDN / "runs" / run / "level_3_problem_5_sample_0_kernel.py"
+        verdicts[run] = judge_case(Case(f"{run}/{candidate.stem}", problem, candidate),
+                                   RunConfig(native="kernelbench-v0.1", gates=["CMP-02"]),
+                                   manager())
+    for verdict in verdicts.values():
+        assert verdict.native.accept is True, verdict.native.reason
+    good, bad = verdicts["controls"].gates["CMP-02"], verdicts["redteam"].gates["CMP-02"]
+    assert good.status is Status.PASS, good.detail
+    assert bad.status is Status.FAIL, bad.detail
+    assert bad.signature == "state_carried", bad.detail
+    assert "overwritten in place" in bad.detail, bad.detail

@@ -1,9 +1,13 @@
 """Gated DeltaNet over packed variable-length sequences: problem 1's recurrence, with the
 batch's sequences packed along T and delimited by `cu_seqlens` [N + 1] (batch size 1), each
-starting from its own initial state [N, H, K, V]. The split is drawn from the sizes, so every
-held-out seq_len gives a valid packing (one sequence when it is too short for three). The
-reference is the sequential recurrence, run in the working precision; training backward is
-judged too (cu_seqlens is an integer input: never perturbed, no gradient).
+starting from its own initial state [N, H, K, V]. The packing is drawn with the other inputs:
+three sequences split at two random points (one sequence when seq_len is too short for
+three), so every held-out seq_len gives a valid packing and every draw another one. A kernel
+that keeps what it derived from `cu_seqlens` (chunk indices) by the tensor's identity answers
+a kept `cu_seqlens` overwritten in place with the old packing; CMP-02's in-place calls
+rewrite it with another draw's. The reference is the sequential recurrence, run in the
+working precision; training backward is judged too (cu_seqlens has no gradient, and the
+distribution strategies never perturb an integer input).
 """
 import torch
 import torch.nn as nn
@@ -30,9 +34,11 @@ head_dim_v = 16
 
 
 def get_inputs():
-    # Three sequences of unequal lengths, none a multiple of a chunk (16 or 64), when T allows.
-    cuts = [0, seq_len // 5, seq_len // 2, seq_len] if seq_len >= 3 else [0, seq_len]
     *tensors, _ = recurrence_inputs(1, seq_len, num_heads, head_dim_k, head_dim_v, beta=True)
+    # Two distinct cut points in 1 .. seq_len - 1 (at 40 tokens, lengths that are rarely a
+    # multiple of a chunk, 16 or 64): three sequences, each at least one token long.
+    inner = (torch.randperm(seq_len - 1)[:2] + 1).sort().values.tolist() if seq_len >= 3 else []
+    cuts = [0, *inner, seq_len]
     initial_state = torch.randn(len(cuts) - 1, num_heads, head_dim_k, head_dim_v)
     return [*tensors, initial_state, torch.tensor(cuts, dtype=torch.int64)]
 
