@@ -4,8 +4,9 @@ local judge processes (--jobs N), or on a Ray cluster (--executor ray).
 Every executor takes the same `judge` function (case, config, pm, preset) -> Verdict and yields
 verdicts as they finish; the driver (this process) is the only one that writes the results
 store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox),
-so N jobs are N judges each with one worker. A judge process that dies costs the cases it held
-one retry, then an error row of kind `judge` (never stored: the next run judges them again).
+so N jobs are N judges each with one worker. A judge process that dies breaks the pool: each
+case then in flight is judged again alone, and the one whose judge dies alone gets an error row
+of kind `judge` (never stored: the next run judges them again).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
 the same options; only GateResult.seconds differs. Every judge and worker runs torch with one
@@ -130,15 +131,19 @@ class PoolExecutor:
                pm: pluggy.PluginManager, preset: str,
                interrupted: threading.Event) -> Iterator[Verdict]:
         queue = list(reversed(cases))
-        tries: dict[str, int] = {}
-        while queue:
-            # At most `jobs` cases in flight: when the pool breaks, those are the ones that
-            # were running, and only they are retried.
+        # A judge that dies breaks the whole pool, and every case in flight is cancelled with
+        # it: which one killed its judge is unknown. Each is judged again alone, in a pool of
+        # its own; the one whose judge dies alone gets the error row.
+        suspects: list[Case] = []
+        while queue or suspects:
+            alone = suspects.pop() if suspects else None
             with self._pool(judge, config, pm, preset) as pool:
                 running: dict[Future[Verdict], Case] = {}
+                if alone is not None:
+                    running[pool.submit(_slot_judge, alone)] = alone
                 broken = False
                 while (queue or running) and not broken:
-                    while queue and len(running) < self.jobs:
+                    while alone is None and queue and len(running) < self.jobs:
                         case = queue.pop()
                         running[pool.submit(_slot_judge, case)] = case
                     done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -151,15 +156,16 @@ class PoolExecutor:
                             yield future.result()
                         except BrokenProcessPool as exc:
                             broken = True
-                            tries[case.id] = tries.get(case.id, 0) + 1
-                            if tries[case.id] > 1:
+                            if case is alone:
                                 yield judge_died(case, preset, str(exc) or "pool broken")
                             else:
-                                queue.append(case)
+                                suspects.append(case)
                         except Exception as exc:  # noqa: BLE001 - the judge itself raised
                             yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
+                    if alone is not None and not running:
+                        break  # judged alone: back to a full pool
                 if broken:
-                    queue.extend(running.values())  # cancelled with the pool: not their fault
+                    suspects.extend(running.values())
                     running.clear()
 
 

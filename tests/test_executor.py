@@ -3,6 +3,7 @@ case a retry, then an error row; Ray on a local instance gives the same verdicts
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,28 @@ def test_a_dead_judge_costs_its_case_a_retry_then_an_error_row(tmp_path):
     assert sorted(got) == ["a", "b", "c", "d"]
     assert got["b"].error_kind == "judge" and "died" in got["b"].error
     assert all(got[n].error is None and got[n].native.accept for n in "acd")
+
+
+def _dies_on_b_beside_slow_a(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+    if case.id == "a":
+        time.sleep(1.0)  # still being judged when b's judge dies, each time
+    return _dies_on_b(case, config, pm, preset)
+
+
+def test_a_dead_judge_costs_nothing_to_the_case_judged_beside_it(tmp_path):
+    """A judge that dies breaks the whole pool, and the case judged beside it is cancelled
+    with it. Each case in flight is then judged again alone: the one whose judge dies alone
+    gets the error row, the other its verdict (on the CPU one TritonBench case drove its judge
+    to 23.6 GB and the OOM killer took it, twice: both cases in flight had ended as error
+    rows)."""
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abcd"]
+    got = {v.case.id: v for v in PoolExecutor(2, "cpu").judge(
+        cases, _dies_on_b_beside_slow_a, RunConfig(), plugins.manager(), "kb")}
+    assert sorted(got) == ["a", "b", "c", "d"]
+    assert got["b"].error_kind == "judge" and "died" in got["b"].error
+    assert all(got[n].error is None and got[n].native.accept for n in "acd"), \
+        {n: got[n].error for n in "acd"}
 
 
 def test_a_node_without_the_files_judges_copies_of_them(plumbing, tmp_path):
