@@ -217,9 +217,21 @@ def serve(sock: socket.socket) -> None:
         _prewarm_compiler()
     gc.collect()
     gc.freeze()  # the imports are shared by every fork: no collection in a worker visits them
-    statuses: dict[int, int] = {}
+    children = _Children()
+    try:
+        _serve(sock, children)
+    finally:
+        children.kill_live()
 
-    def reap() -> None:
+
+class _Children:
+    """The zygote's forked children: exit statuses once reaped, and those still running."""
+
+    def __init__(self) -> None:
+        self.statuses: dict[int, int] = {}
+        self.live: set[int] = set()
+
+    def reap(self) -> None:
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -227,8 +239,22 @@ def serve(sock: socket.socket) -> None:
                 return
             if pid == 0:
                 return
-            statuses[pid] = os.waitstatus_to_exitcode(status)
+            self.statuses[pid] = os.waitstatus_to_exitcode(status)
+            self.live.discard(pid)
 
+    def kill_live(self) -> None:
+        """The judge went away (it ended, was killed or interrupted) with workers still
+        running: they go with it. A worker blocked in a call (a sleep, a wait) would read the
+        judge's closed pipe only once that call returns."""
+        for pid in self.live:
+            try:
+                os.killpg(pid, signal.SIGKILL)  # each child leads its own session
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _serve(sock: socket.socket, children: _Children) -> None:
+    """Answer the judge's requests until it goes away."""
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, _MAX_REQUEST, 3)
@@ -247,15 +273,16 @@ def serve(sock: socket.socket) -> None:
                     os._exit(70)
             for fd in fds:
                 os.close(fd)
+            children.live.add(pid)
             reply: dict[str, Any] = {"pid": pid}
         else:
             deadline = None if request["timeout"] is None else time.monotonic() + request["timeout"]
-            reap()
-            while request["pid"] not in statuses and (deadline is None
-                                                      or time.monotonic() < deadline):
+            children.reap()
+            while request["pid"] not in children.statuses and (
+                    deadline is None or time.monotonic() < deadline):
                 time.sleep(0.005)
-                reap()
-            reply = {"status": statuses.pop(request["pid"], None)}
+                children.reap()
+            reply = {"status": children.statuses.pop(request["pid"], None)}
         try:
             sock.send(json.dumps(reply).encode())
         except OSError:

@@ -143,8 +143,28 @@ def test_an_interrupt_ends_the_pool_at_once_after_the_verdicts_so_far(tmp_path):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+# A candidate still in its call when the run is interrupted: it names itself (PR_SET_NAME) so
+# that the test can look for it afterwards.
+SLEEPER_NAME = "kdiff-sleeper"
+SLEEPER = (f"import ctypes, time; ctypes.CDLL(None).prctl(15, b'{SLEEPER_NAME}', 0, 0, 0); "
+           "time.sleep(300); return x * 2.0")
+
+
+def _named(name: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/comm").read_text().strip() == name:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
 def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
-    """Ctrl-C (or `timeout -s INT`) signals every process of the group, judges included."""
+    """Ctrl-C (or `timeout -s INT`) signals every process of the group, judges included; the
+    workers still in a call go with their judges (the zygote kills its live children when its
+    judge goes away: before, a worker asleep in its call outlived the run by minutes)."""
     import json
     import shutil
     import signal
@@ -160,8 +180,7 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
     shutil.copy(honest, runs / "level_1_problem_1_sample_0_kernel.py")
     for sample in (1, 2, 3):  # still in their native check when the signal comes
         (runs / f"level_1_problem_1_sample_{sample}_kernel.py").write_text(
-            honest.read_text().replace("return x * 2.0",
-                                       "import time; time.sleep(300); return x * 2.0"))
+            honest.read_text().replace("return x * 2.0", SLEEPER))
     report = tmp_path / "report.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "kdiff.cli", "run", "--bench", "kernelbench", "--root", str(root),
@@ -186,3 +205,7 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
     assert "native check against verifier" in out
     judged = [k["id"] for k in json.loads(report.read_text())["kernels"]]
     assert len(judged) == 1 and judged[0].endswith("level_1_problem_1_sample_0"), judged
+    deadline = time.monotonic() + 10  # the zygotes notice their judges' sockets close
+    while _named(SLEEPER_NAME) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _named(SLEEPER_NAME) == [], "a worker outlived the interrupted run"
