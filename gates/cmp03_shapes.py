@@ -38,6 +38,20 @@ def max_trial_elements(options: GateOptions) -> int:
         return CPU_MAX_ELEMENTS
     return 4 * (options.max_elements or DEVICE_JUDGED_ELEMENTS)
 
+def inputs_over(ctx: GateContext, cap: int) -> bool:
+    """Whether an input at the current sizes would have more than `cap` elements, from a draw
+    on the meta device (shapes only, nothing allocated). One constant can size several
+    dimensions of one input (TritonBench's DIM_3 in a [2, 3, 3, 3] weight: at 1000, 2e9
+    elements, 8 GB drawn in the judge before the cap was checked, and the OOM killer took it).
+    False where get_inputs() cannot run on the meta device: the draw itself is checked then."""
+    try:
+        with torch.device("meta"):
+            inputs = ctx.benchmark_inputs(INPUT_SEED)
+    except Exception:  # noqa: BLE001 - a get_inputs() that reads values (.tolist(), .item())
+        return False
+    return any(isinstance(x, torch.Tensor) and x.numel() > cap for x in inputs)
+
+
 # Sizes that are not multiples of any power-of-two block (16, 32, ..., 1024): a kernel whose
 # grid or mask assumes a multiple of its block leaves a tail uncomputed or reads past the end.
 OFF_BLOCK_SIZES = (17, 127, 1000)
@@ -119,6 +133,9 @@ class ShapePolymorphism(ThresholdedGate):
     def prepare(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog,
                 too_large: list[str], cap: int) -> bool:
         """Draw the trial's inputs at its sizes; False (noted) when there is nothing to judge."""
+        if inputs_over(ctx, cap):
+            too_large.append(trial.label)
+            return False
         try:
             inputs = ctx.benchmark_inputs(INPUT_SEED)
         except Exception as exc:  # noqa: BLE001 - get_inputs() itself refuses these sizes

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from kdiff.gates.cmp03_shapes import OFF_BLOCK_SIZES, held_out_sizes, next_prime
 from kdiff.judge import judge_case
@@ -182,3 +183,29 @@ def test_on_the_cpu_a_timeout_at_a_held_out_size_is_not_judged(tmp_path, conditi
         assert "trial(s) within bound" in gate.detail and "ran past the call timeout" in gate.detail
     else:
         assert gate.signature == "hang", gate.detail
+
+
+def test_sizes_over_the_cap_are_found_without_drawing_the_inputs():
+    """One constant sizing three dimensions of one input (a [2, D, D, D] weight, as
+    TritonBench's DIM_<size> naming gives) grows it cubically: at D = 1000 the draw is 2e9
+    elements. The cap is checked on a meta-device draw first, and nothing is allocated."""
+    from types import SimpleNamespace
+
+    from kdiff.gates.cmp03_shapes import inputs_over
+
+    devices = []
+
+    def draw(dim):
+        def benchmark_inputs(seed):
+            weight = torch.randn(2, dim, dim, dim)
+            devices.append(weight.device.type)
+            return [torch.randn(1, dim, 5, 5), weight]
+        return SimpleNamespace(benchmark_inputs=benchmark_inputs)
+
+    assert inputs_over(draw(1000), 1 << 16) is True
+    assert inputs_over(draw(3), 1 << 16) is False
+    assert devices == ["meta", "meta"]
+
+    def reads_values(seed):  # a get_inputs() the meta device cannot run: the draw decides
+        return [torch.randperm(5).tolist()]
+    assert inputs_over(SimpleNamespace(benchmark_inputs=reads_values), 1 << 16) is False
