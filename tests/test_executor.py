@@ -13,6 +13,7 @@ from kdiff.executor import PoolExecutor, RayExecutor, SerialExecutor, _ray_judge
 from kdiff.model import Case, NativeVerdict, Verdict
 from kdiff.run import judge_one
 from kdiff.runconfig import RunConfig
+from processes import named  # beside this file
 
 CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
 
@@ -150,17 +151,6 @@ SLEEPER = (f"import ctypes, time; ctypes.CDLL(None).prctl(15, b'{SLEEPER_NAME}',
            "time.sleep(300); return x * 2.0")
 
 
-def _named(name: str) -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == name:
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
-
-
 def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
     """Ctrl-C (or `timeout -s INT`) signals every process of the group, judges included; the
     workers still in a call go with their judges (the zygote kills its live children when its
@@ -206,6 +196,6 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
     judged = [k["id"] for k in json.loads(report.read_text())["kernels"]]
     assert len(judged) == 1 and judged[0].endswith("level_1_problem_1_sample_0"), judged
     deadline = time.monotonic() + 10  # the zygotes notice their judges' sockets close
-    while _named(SLEEPER_NAME) and time.monotonic() < deadline:
+    while named(SLEEPER_NAME) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _named(SLEEPER_NAME) == [], "a worker outlived the interrupted run"
+    assert named(SLEEPER_NAME) == [], "a worker outlived the interrupted run"

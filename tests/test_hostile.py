@@ -20,6 +20,7 @@ from kdiff.run import judge_one
 from kdiff.runconfig import RunConfig
 from kdiff.sandbox import CandidateProcess, SandboxLimits
 from kdiff.store import ResultsStore
+from processes import named  # beside this file
 
 HOSTILE = Path(__file__).parent / "hostile"
 GATES = ["ORD-02", "CMP-01"]
@@ -49,17 +50,6 @@ MARK = "kdiff-hostile"  # the fork bomb's children name themselves so
 
 def _config(**limits) -> RunConfig:
     return RunConfig(gates=GATES, limits=SandboxLimits(**{**LIMITS, **limits}))
-
-
-def _leftovers() -> list[int]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if Path(f"/proc/{pid}/comm").read_text().strip() == MARK:
-                found.append(int(pid))
-        except OSError:
-            pass
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +85,7 @@ def suite(tmp_path_factory):
     time.sleep(0.5)  # the kernel finishes tearing down the attackers' namespaces
     return dict(folder=folder, alone=alone, together=together, containment=containment,
                 honest_text=honest_text, store=store, store_bytes=store_bytes, marker=marker,
-                seconds=seconds, leftovers=_leftovers())
+                seconds=seconds, leftovers=named(MARK))
 
 
 def _case(folder: Path, name: str):
