@@ -38,6 +38,15 @@ def max_trial_elements(options: GateOptions) -> int:
         return CPU_MAX_ELEMENTS
     return 4 * (options.max_elements or DEVICE_JUDGED_ELEMENTS)
 
+
+# Sizes that are not multiples of any power-of-two block (16, 32, ..., 1024): a kernel whose
+# grid or mask assumes a multiple of its block leaves a tail uncomputed or reads past the end.
+OFF_BLOCK_SIZES = (17, 127, 1000)
+
+# get_inputs() seed for every held-out shape (any seed not used by the other gates).
+INPUT_SEED = 3001
+
+
 def inputs_over(ctx: GateContext, cap: int) -> bool:
     """Whether an input at the current sizes would have more than `cap` elements, from a draw
     on the meta device (shapes only, nothing allocated). One constant can size several
@@ -49,15 +58,12 @@ def inputs_over(ctx: GateContext, cap: int) -> bool:
             inputs = ctx.benchmark_inputs(INPUT_SEED)
     except Exception:  # noqa: BLE001 - a get_inputs() that reads values (.tolist(), .item())
         return False
+    return any_over(inputs, cap)
+
+
+def any_over(inputs: list, cap: int) -> bool:
+    """Whether a tensor among `inputs` has more than `cap` elements."""
     return any(isinstance(x, torch.Tensor) and x.numel() > cap for x in inputs)
-
-
-# Sizes that are not multiples of any power-of-two block (16, 32, ..., 1024): a kernel whose
-# grid or mask assumes a multiple of its block leaves a tail uncomputed or reads past the end.
-OFF_BLOCK_SIZES = (17, 127, 1000)
-
-# get_inputs() seed for every held-out shape (any seed not used by the other gates).
-INPUT_SEED = 3001
 
 
 def next_prime(n: int) -> int:
@@ -141,7 +147,7 @@ class ShapePolymorphism(ThresholdedGate):
         except Exception as exc:  # noqa: BLE001 - get_inputs() itself refuses these sizes
             log.skipped.append(f"{trial.label}: get_inputs() raised {type(exc).__name__}")
             return False
-        if any(isinstance(x, torch.Tensor) and x.numel() > cap for x in inputs):
+        if any_over(inputs, cap):
             too_large.append(trial.label)
             return False
         if trial.noncontiguous:
