@@ -259,30 +259,28 @@ class ResourceBudget(Gate):
         memory in 3 s of compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
         cache = ResourceCache()
         outcomes: dict[tuple[str, str], dict[str, Any]] = {}
-        missing = []
-        for launch in launches:
-            for target in targets:
+        jobs = []  # what the cache does not hold, target by target
+        for target in targets:
+            for launch in launches:
                 cached = cache.get(launch, target)
                 if cached is None:
-                    missing.append(launch.key())
+                    jobs.append((launch, target))
                 else:
                     outcomes[(launch.key(), target)] = cached
-        if missing:
-            keys = set(missing)
-            jobs = [(launch, target) for target in targets for launch in launches
-                    if launch.key() in keys]
 
-            def failed_target(partial: list[dict[str, Any] | None]) -> str | None:
-                known = {**outcomes, **{(launch.key(), target): outcome for (launch, target),
-                                        outcome in zip(jobs, partial) if outcome is not None}}
-                for target in targets:
-                    per_launch = [known.get((launch.key(), target)) for launch in launches]
-                    if None in per_launch:
-                        return None
-                    if self.judge_target(launches, per_launch, target)[0] is not None:
-                        return f"not compiled: the kernels already exceed {target}'s limits"
-                return None
+        def failed_target(partial: list[dict[str, Any] | None]) -> str | None:
+            known = {**outcomes, **{(launch.key(), target): outcome for (launch, target),
+                                    outcome in zip(jobs, partial) if outcome is not None}}
+            for target in targets:
+                per_launch = [known.get((launch.key(), target)) for launch in launches]
+                if None in per_launch:
+                    return None
+                if self.judge_target(launches, per_launch, target)[0] is not None:
+                    return f"not compiled: the kernels already exceed {target}'s limits"
+            return None
 
+        # A failure the cache already shows needs no compiler (a re-run of a failing kernel).
+        if jobs and failed_target([None] * len(jobs)) is None:
             for (launch, target), outcome in zip(jobs, ctx.candidate.compile_launches(
                     jobs, stop=failed_target)):
                 cache.put(launch, target, outcome)

@@ -57,6 +57,17 @@ def test_three_states(problem: str, run: str, signature: str | None):
         assert result.signature == signature, result.detail
 
 
+def test_a_failure_the_cache_holds_fails_again(tmp_path, monkeypatch):
+    """The second run of a failing kernel reads sm_100's failure from the resource cache (its
+    sm_90 compile was stopped, so nothing of it is cached) and fails the same way."""
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path))
+    first, again = (judge("40_Matmul_wide_output.py", "redteam").gates["RES-02"]
+                    for _ in range(2))
+    assert first.status is again.status is Status.FAIL, again.detail
+    assert first.signature == again.signature == "tmem_over_budget"
+    assert first.detail == again.detail
+
+
 def wide_tile_launch() -> Launch:
     """The red-team kernel's launch at the benchmark's shape, as the recorder writes it."""
     pointers = {n: "*fp32" for n in ("a_ptr", "b_ptr", "c_ptr")}
