@@ -106,8 +106,10 @@ class MagnitudeTracer(TorchDispatchMode):
         self.magnitudes = magnitudes
         # Keyed by where the data lives, not by Python object: autograd hands the backward
         # pass other tensor objects over the same memory. Entries hold their tensor, so no
-        # address is reused while the trace lives.
-        self._entries: dict[tuple, tuple[torch.Tensor, torch.Tensor, int]] = {}
+        # address is reused while the trace lives, and a fingerprint of its bits, so that an
+        # entry is not trusted once something the tracer cannot see wrote there (a
+        # reference's own kernel; Triton's interpreter copying its results back).
+        self._entries: dict[tuple, tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]] = {}
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
@@ -115,41 +117,47 @@ class MagnitudeTracer(TorchDispatchMode):
                 t.stride(), t.dtype)
 
     def record(self, t: torch.Tensor, magnitude: torch.Tensor, depth: int) -> None:
-        self._entries[self._key(t)] = (t, magnitude, depth)
+        self._entries[self._key(t)] = (t, magnitude, depth, _fingerprint(t))
 
     def lookup(self, t: torch.Tensor) -> tuple[torch.Tensor, int]:
         entry = self._entries.get(self._key(t))
-        if entry is not None:
+        if entry is not None and torch.equal(entry[3], _fingerprint(t)):
             return entry[1], entry[2]
         return t.detach().abs(), 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
+        flat, spec = tree_flatten((args, kwargs))
+        # Read before the op runs: an in-place op (add_, out=) overwrites an operand, and the
+        # finite differences below need what the operands held.
+        known = [self.lookup(a) if _is_float(a) else None for a in flat]
+        mutates = func._schema.is_mutable
+        before = [_copy(a) for a in flat] if mutates and self.magnitudes else flat
         out = func(*args, **kwargs)
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
-        if not float_outs:
+        float_args = [a for a in flat if _is_float(a)]
+        if not float_outs or not float_args or _is_fill(func):
+            # A factory: exact constants, or memory to be written (empty_like: what a
+            # reference's own kernel writes there, no traced operation saw it be computed).
             return out
-        flat_args, _ = tree_flatten((args, kwargs))
-        float_args = [a for a in flat_args if _is_float(a)]
-        if not float_args:
-            return out  # a factory: exact constants
-        depth_in = max(self.lookup(a)[1] for a in float_args)
+        depth_in = max(k[1] for k in known if k is not None)
+        # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
+        m_args = spec.unflatten([(_copy(k[0]) if mutates else k[0]) if k is not None else a
+                                 for a, k in zip(flat, known)])
         if not self.magnitudes:
             magnitudes = out
             local = CONTRACTIONS[func](args, kwargs) if func in CONTRACTIONS else \
                 self._local_depth(func, args, kwargs, float_args, float_outs)
         elif func in CONTRACTIONS:
-            m_args = tree_map(lambda a: self.lookup(a)[0] if _is_float(a) else a, (args, kwargs))
             m_args = _abs_scalars(func, m_args)
             magnitudes = func(*m_args[0], **m_args[1])
             local = CONTRACTIONS[func](args, kwargs)
         elif _is_data_movement(func):
-            m_args = tree_map(lambda a: self.lookup(a)[0] if _is_float(a) else a, (args, kwargs))
             magnitudes = func(*m_args[0], **m_args[1])
             local = 0
         else:
-            magnitudes = self._finite_difference(func, args, kwargs, out)
+            magnitudes = _finite_difference(func, before, spec, known, out, mutates)
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
@@ -169,33 +177,46 @@ class MagnitudeTracer(TorchDispatchMode):
         smallest_out = min(max(1, o.numel()) for o in float_outs)
         return max(1, biggest_in // smallest_out)
 
-    def _finite_difference(self, func, args: tuple, kwargs: dict, out: Any) -> Any:  # noqa: ANN001
-        outs, spec = tree_flatten(out)
-        total = [o.detach().abs() if _is_float(o) else o for o in outs]
-        flat, arg_spec = tree_flatten((args, kwargs))
-        for k, a in enumerate(flat):
-            if not _is_float(a):
-                continue
-            m = self.lookup(a)[0]
-            if not bool((m > 0).any()):
-                continue
-            h = _FD_STEP
-            plus = list(flat)
-            minus = list(flat)
-            plus[k] = a.detach().clone() + h * m
-            minus[k] = a.detach().clone() - h * m
-            p_args, p_kwargs = arg_spec.unflatten(plus)
-            n_args, n_kwargs = arg_spec.unflatten(minus)
+def _fingerprint(t: torch.Tensor) -> torch.Tensor:
+    """The sum of t's bit patterns as integers: changes with any write into t."""
+    bits = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[t.element_size()]
+    return t.detach().view(bits).sum()
+
+
+def _copy(a: Any) -> Any:
+    return a.detach().clone() if isinstance(a, torch.Tensor) else a
+
+
+def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: ANN001
+                       mutates: bool) -> Any:
+    """|out| plus, per floating operand k, |J_k M_k| by a central difference. `flat` holds
+    the operands as they were before the op ran; an op that writes into an operand gets
+    fresh copies for each evaluation, so that neither the trace nor `flat` is written."""
+    outs, out_spec = tree_flatten(out)
+    total = [o.detach().abs() if _is_float(o) else o for o in outs]
+    for k, a in enumerate(flat):
+        if not _is_float(a):
+            continue
+        m = known[k][0]
+        if not bool((m > 0).any()):
+            continue
+        h = _FD_STEP
+        evaluations = []
+        for sign in (1, -1):
+            shifted = [_copy(b) if mutates else b for b in flat]
+            shifted[k] = a.detach().clone() + sign * h * m
+            s_args, s_kwargs = spec.unflatten(shifted)
             try:
-                hi, _ = tree_flatten(func(*p_args, **p_kwargs))
-                lo, _ = tree_flatten(func(*n_args, **n_kwargs))
+                evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
             except RuntimeError:
-                continue
-            for i, (o_hi, o_lo) in enumerate(zip(hi, lo)):
-                if _is_float(o_hi) and o_hi.shape == total[i].shape:
-                    slope = ((o_hi - o_lo) / (2 * h)).abs()
-                    total[i] = total[i] + torch.nan_to_num(slope, nan=math.inf)
-        return spec.unflatten(total)
+                break
+        if len(evaluations) < 2:
+            continue
+        for i, (o_hi, o_lo) in enumerate(zip(*evaluations)):
+            if _is_float(o_hi) and o_hi.shape == total[i].shape:
+                slope = ((o_hi - o_lo) / (2 * h)).abs()
+                total[i] = total[i] + torch.nan_to_num(slope, nan=math.inf)
+    return out_spec.unflatten(total)
 
 
 def _abs_scalars(func, m_args: tuple) -> tuple:  # noqa: ANN001
@@ -211,11 +232,22 @@ _MOVEMENT_NAMES = {
     "unsqueeze", "slice", "select", "cat", "stack", "clone", "_to_copy", "copy", "copy_",
     "contiguous", "index", "index_select", "gather", "flip", "roll", "repeat",
     "constant_pad_nd", "alias", "detach", "unfold", "split", "split_with_sizes", "narrow",
-    "as_strided", "diagonal", "tril", "triu", "lift_fresh", "new_zeros", "zeros_like",
+    "as_strided", "diagonal", "tril", "triu", "lift_fresh",
     "unbind", "chunk", "masked_select", "take", "_reshape_alias", "pixel_shuffle",
     "im2col", "col2im", "upsample_nearest2d", "max_pool2d_with_indices", "max_pool1d",
     "max_pool3d_with_indices", "amax", "amin", "max", "min", "sort", "topk",
 }
+
+
+# Ops that read only the shape, dtype and device of their tensor operand, not its values.
+_FILL_NAMES = {
+    "empty_like", "new_empty", "new_empty_strided", "zeros_like", "ones_like", "full_like",
+    "new_zeros", "new_ones", "new_full", "rand_like", "randn_like", "randint_like",
+}
+
+
+def _is_fill(func) -> bool:  # noqa: ANN001
+    return func.overloadpacket.__name__ in _FILL_NAMES
 
 
 def _is_data_movement(func) -> bool:  # noqa: ANN001

@@ -1,4 +1,5 @@
 """The float64 oracle's traced depth and magnitude, on operations whose answers are known."""
+import pytest
 import torch
 
 from kdiff.gates.oracle import run_oracle
@@ -64,6 +65,40 @@ def test_outputs_no_traced_op_produced_get_the_opaque_scale():
     assert r.depths == [6 // 2 + 1]
     typical = r.values[0].abs().mean()
     assert torch.allclose(r.magnitudes[0], r.values[0].abs() + typical)
+
+
+@pytest.mark.parametrize("allocate", [torch.empty_like, torch.zeros_like,
+                                      lambda row: row.new_empty(row.shape)])
+def test_a_buffer_a_foreign_kernel_writes_gets_the_opaque_scale(allocate):
+    """As a Triton wrapper does: the output is allocated through torch (traced), then written
+    by a kernel the tracer cannot see. What the allocation held says nothing of the result
+    (empty_like's bytes are whatever the allocator left)."""
+    class Wrapper(torch.nn.Module):
+        def forward(self, x):
+            out = allocate(x[:, 0])
+            with torch.utils._python_dispatch._disable_current_modes():
+                out.copy_(x.sum(-1))
+            return out
+    x = torch.tensor([[1.0, -1.0, 1e-8], [2.0, 3.0, 4.0]])
+    r = run_oracle(Wrapper(), [x])
+    assert r.depths == [6 // 2 + 1]
+    typical = r.values[0].abs().mean()
+    assert torch.allclose(r.magnitudes[0], r.values[0].abs() + typical)
+
+
+def test_in_place_operations_keep_their_values_and_first_order_scale():
+    """The finite differences of an op that writes into an operand (add_, mul_) run on copies
+    of what the operands held before it: they once ran on the reference's own tensor, so that
+    1 + 1 came out 4."""
+    def fn(x, y):
+        z = x * 1.0
+        z.add_(y)
+        return z.mul_(y)
+    r = run_oracle(Lambda(fn), [torch.ones(3), torch.full((3,), 2.0)])
+    assert r.values[0].tolist() == [6.0] * 3
+    # |z1| = 2 (x times 1, its own size and x's); |z2| = 3 + 2 + 2; |z3| = 6 + 2 * 7 + 3 * 2
+    assert torch.allclose(r.magnitudes[0], torch.full((3,), 26.0, dtype=torch.float64))
+    assert r.depths == [3]
 
 
 def test_boolean_outputs_are_exact():
