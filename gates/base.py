@@ -90,7 +90,7 @@ class GateContext:
         self._references: dict[tuple, torch.nn.Module] = {}
         self._built: set[str] = set()
         self._random_reference: str | None = None  # "" once checked and not random
-        self._original_constants = problem.size_constants()
+        self._original_constants = problem.constants()
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:
@@ -145,8 +145,9 @@ class GateContext:
         return {n: (self._original_constants[n], v) for n, v in self.scaled.items()}
 
     def set_constants(self, constants: dict[str, int]) -> None:
-        """Change the problem's module-level sizes (shape polymorphism), on top of the scaled
-        sizes when the benchmark's are too large. {} restores the sizes judged at."""
+        """Change the problem's module-level sizes (shape polymorphism) or select one of its
+        variants, on top of the scaled sizes when the benchmark's are too large. {} restores
+        the sizes judged at and the benchmark's own configuration."""
         judged = {**self.scaled, **constants}
         self.problem.set_sizes({**self._original_constants, **judged})
         self.constants = judged

@@ -6,7 +6,10 @@ draws the benchmark's inputs again at the new sizes, and judges the candidate ag
 oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
 not multiples of any power-of-two block (17, 127, 1000), and the same values in a non-contiguous
 (transposed) layout. A size at which the reference itself raises is outside the class and is
-not judged.
+not judged. A problem's variants (ProblemModule.variants: the other configurations its
+benchmark judges, such as the other calls of a TritonBench test) are judged at their own
+sizes too: a kernel right on the one configuration replayed and wrong on another its
+benchmark tests is specialised to that configuration.
 """
 from __future__ import annotations
 
@@ -107,6 +110,8 @@ class ShapePolymorphism(ThresholdedGate):
             yield ShapeTrial(shown, [], constants=odd)
             yield ShapeTrial(f"{shown}, non-contiguous inputs", [], constants=odd,
                              noncontiguous=True, signature="noncontiguous_unsupported")
+        for label, setting in ctx.problem.variants().items():
+            yield ShapeTrial(label, [], constants=setting, signature="variant_specialised")
 
     def judge(self, ctx: GateContext) -> GateResult:
         log = TrialLog()
@@ -118,7 +123,8 @@ class ShapePolymorphism(ThresholdedGate):
         try:
             for trial in self.trials(ctx):
                 # Sizes scale the inputs at most linearly per dimension: skip before drawing.
-                growth = math.prod(s / originals[k] for k, s in trial.constants.items())
+                growth = math.prod(s / originals[k] for k, s in trial.constants.items()
+                                   if k in originals)
                 if base_numel * growth > cap:
                     too_large.append(trial.label)
                     continue

@@ -73,19 +73,35 @@ class ProblemModule:
         return getattr(self.module, name, default)
 
     def set_sizes(self, sizes: dict[str, int]) -> None:
-        """Set module-level size constants (get_inputs() and get_init_inputs() read them)."""
+        """Set module-level constants (get_inputs() and get_init_inputs() read them)."""
         for name, value in sizes.items():
             setattr(self.module, name, value)
+
+    def variants(self) -> dict[str, dict[str, int]]:
+        """Other configurations the benchmark itself judges, each named, as settings of module
+        constants (KDIFF_VARIANTS; TritonBench: the gold test's other calls). A constant a
+        variant sets selects a configuration; it is not a size."""
+        return dict(self.declared("KDIFF_VARIANTS", {}))
+
+    def selectors(self) -> list[str]:
+        """The constants the variants set."""
+        return sorted({n for setting in self.variants().values() for n in setting})
+
+    def constants(self) -> dict[str, int]:
+        """Every module constant a gate may set, at its current value: the sizes and the
+        constants the variants set. What restores the problem after a gate changed some."""
+        return {**self.size_constants(), **{n: getattr(self.module, n) for n in self.selectors()}}
 
     def size_constants(self) -> dict[str, int]:
         """Module-level integer constants read by get_inputs()/get_init_inputs(): the
         problem's free dimensions (and some fixed hyper-parameters; the reference tells
-        them apart by refusing shapes outside its class)."""
+        them apart by refusing shapes outside its class). Variant selectors are not sizes."""
         names: set[str] = set()
         for fn_name in ("get_inputs", "get_init_inputs"):
             fn = getattr(self.module, fn_name, None)
             if fn is not None and hasattr(fn, "__code__"):
                 names.update(fn.__code__.co_names)
+        names -= set(self.selectors())
         out = {}
         for n in sorted(names):
             v = getattr(self.module, n, None)

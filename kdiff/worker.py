@@ -85,7 +85,7 @@ class Worker:
     def cmd_build(self, msg: dict) -> dict:
         constants = msg.get("constants") or {}
         if self.original_constants is None:
-            self.original_constants = self.problem.size_constants()
+            self.original_constants = self.problem.constants()
         # Constants a build does not name are the problem's own: {} restores them.
         self.problem.set_sizes({**self.original_constants, **constants})
         cls = self.candidate_cls if msg["role"] == "candidate" else self.problem.Model

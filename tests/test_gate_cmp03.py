@@ -209,3 +209,61 @@ def test_sizes_over_the_cap_are_found_without_drawing_the_inputs():
     def reads_values(seed):  # a get_inputs() the meta device cannot run: the draw decides
         return [torch.randperm(5).tolist()]
     assert inputs_over(SimpleNamespace(benchmark_inputs=reads_values), 1 << 16) is False
+
+
+MODE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A clamp whose bounds the benchmark picks: its test judges both configurations."""
+
+    def __init__(self, symmetric):
+        super().__init__()
+        self.low = -1.0 if symmetric else 0.0
+
+    def forward(self, x):
+        return x.clamp(self.low, 1.0)
+
+
+batch_size = 8
+dim = 32
+SYMMETRIC = 1
+KDIFF_VARIANTS = {"the one-sided clamp": {"SYMMETRIC": 0}}
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return [SYMMETRIC]
+'''
+
+SYMMETRIC_ONLY_CANDIDATE = '''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, symmetric):
+        super().__init__()
+
+    def forward(self, x):
+        return x.clamp(-1.0, 1.0)
+'''
+
+
+def test_a_problem_s_variants_are_judged_and_their_selectors_are_no_sizes(tmp_path: Path):
+    from kdiff.problem import load_problem
+    problem = tmp_path / "91_Clamp.py"
+    problem.write_text(MODE_PROBLEM)
+    assert load_problem(problem).size_constants() == {"batch_size": 8, "dim": 32}
+    candidate = tmp_path / "symmetric_only.py"
+    candidate.write_text(SYMMETRIC_ONLY_CANDIDATE)
+    verdict = judge(problem, candidate)
+    assert verdict.native.accept is True, verdict.native.reason  # the benchmark's config
+    result = verdict.gates["CMP-03"]
+    assert result.status is Status.FAIL, result.detail
+    assert result.signature == "variant_specialised"
+    assert result.detail.startswith("the one-sided clamp")

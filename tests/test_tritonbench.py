@@ -6,10 +6,12 @@ Fixtures (tests/fixtures/tritonbench, written for kdiff in TritonBench's layouts
   that raises, one that ignores `scale` (runs, prints something else), one that matches
   (wrapped in prose, a ```python fence and a chat end token, which upstream strips; it uses
   `torch` without importing it, which works because the test section imports it).
-- G: `add_scalar`, a Triton kernel and wrapper; its test calls it three times (the last one
-  too large to replay on a CPU). Two answers, one file each (a G answer pairs with its gold
-  file once): a correct one, and one whose wrapper reads a module-level constant, which
-  upstream's reduction to imports and function definitions drops.
+- G: `add_scalar`, a Triton kernel and wrapper; its test calls it three times (a vector, the
+  matrix that is replayed, and a matrix too large to replay on a CPU). Three answers, one file
+  each (a G answer pairs with its gold file once): a correct one; one whose wrapper reads a
+  module-level constant, which upstream's reduction to imports and function definitions
+  drops; and one that handles matrices only, so it is right on the replayed call and raises
+  on the test's vector.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ import pytest
 import torch
 
 from kdiff.adapters.tritonbench import calls, cpu, layout
-from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call
+from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call, replayable
 from kdiff.adapters.tritonbench.runner import run_script
 from kdiff.gates.base import GateOptions
 from kdiff.judge import judge_case
@@ -100,8 +102,8 @@ def test_pairing_rows_with_gold_files():
 
 
 def test_discovery(cases):
-    assert sorted(cases) == ["G_good/G/add_scalar", "G_module_constant/G/add_scalar",
-                             "T_answers/T/leaky_relu_scale", "T_answers/T/leaky_relu_scale@2",
+    assert sorted(cases) == ["G_good/G/add_scalar", "G_matrix_only/G/add_scalar",
+                             "G_module_constant/G/add_scalar", "T_answers/T/leaky_relu_scale", "T_answers/T/leaky_relu_scale@2",
                              "T_answers/T/leaky_relu_scale@3"]
     for case in cases.values():
         assert case.discovery_error is None
@@ -212,12 +214,19 @@ def test_recorded_calls_of_the_gold_test(cases):
     assert (first["dtype"], first["min"], first["max"]) == ("float32", -2.0, 3.5)
     # The largest call within the CPU budget is replayed; 3 x 4096 is beyond it.
     assert 3 * 4096 > MAX_ELEMENTS and choose_call(recorded["calls"], "add_scalar") == 1
+    # The main call first, then the test's other calls: the problem's variants.
+    replayed = json.loads((problem.parent / "replayed.json").read_text())
+    assert replayed == [recorded["calls"][i] for i in (1, 0, 2)]
 
 
 def test_materialised_problem_replays_the_call_with_fresh_inputs(cases, monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")  # as loading it sets; restored afterwards
     problem = load_problem(cases["G_good/G/add_scalar"].problem)
-    assert problem.size_constants() == {"DIM_16": 16, "DIM_40": 40}
+    assert problem.size_constants() == {"DIM_16": 16, "DIM_40": 40}  # CALL is no size
+    assert problem.variants() == {"recorded call 0: add_scalar(float32[3], 1.5)": {"CALL": 1},
+                                  "recorded call 2: add_scalar(float32[3, 4096], 2.0)":
+                                      {"CALL": 2}}
+    assert problem.constants() == {"DIM_16": 16, "DIM_40": 40, "CALL": 0}
     torch.manual_seed(0)
     [x] = problem.get_inputs()
     torch.manual_seed(1)
@@ -299,6 +308,31 @@ def test_on_the_device(tmp_path, monkeypatch):
         assert verdicts[cid].native.accept is True, verdicts[cid].native.reason
         assert verdicts[cid].gates["ORD-02"].status is Status.PASS
 
+
+
+def test_the_test_s_other_calls_are_judged_as_variants(cases, monkeypatch):
+    """An answer right on the replayed call and wrong on another call of the gold test: the
+    native check runs every call and rejects it, and so does CMP-03, on the call it fails."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    config = RunConfig(bench=BENCH, gates=["CMP-03"])
+    matrix_only = judge_case(cases["G_matrix_only/G/add_scalar"], config, manager())
+    assert matrix_only.native.accept is False
+    assert "call accuracy: fail" in matrix_only.native.reason
+    result = matrix_only.gates["CMP-03"]
+    assert result.status is Status.FAIL
+    assert result.detail.startswith("recorded call 0: add_scalar(float32[3], 1.5)")
+    good = judge_case(cases["G_good/G/add_scalar"], config, manager())
+    assert good.native.accept is True and good.verifier_accept is True
+    assert good.gates["CMP-03"].status is Status.PASS
+
+
+def test_calls_that_differ_only_in_values_are_replayed_once():
+    def call(shape, lo, **kwargs) -> dict:
+        return {"function": "f", "args": [{"tensor": {"shape": shape, "dtype": "float32",
+                                                      "device": "cpu", "min": lo, "max": 1.0}}],
+                "kwargs": kwargs}
+    recorded = [call([4], 0.0), call([4], -1.0), call([4], 0.0, dim=0), call([5], 0.0)]
+    assert replayable(recorded, "f") == [0, 2, 3]
 
 
 def test_a_call_writing_into_out_is_replayed_only_when_it_is_the_only_one():

@@ -18,6 +18,7 @@ together and broadcasting stays valid.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -92,6 +93,47 @@ def call_specs(call: dict) -> list[dict]:
 def dims(call: dict) -> list[int]:
     """The distinct tensor sizes above 1 of a call: its shape constants."""
     return sorted({d for spec in call_specs(call) for d in spec["shape"] if d > 1})
+
+
+def _without_values(value: Any) -> Any:
+    """An encoded value with its floating tensors' ranges left out."""
+    if isinstance(value, dict):
+        if "tensor" in value:
+            spec = value["tensor"]
+            return {"tensor": {k: v for k, v in spec.items() if k not in ("min", "max")}
+                    if "values" not in spec else spec}
+        return {k: _without_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_values(v) for v in value]
+    return value
+
+
+def template_key(call: dict) -> str:
+    """What a replay keeps of a call: equal for calls that differ only in floating values."""
+    return json.dumps(_without_values({"args": call["args"], "kwargs": call["kwargs"]}),
+                      sort_keys=True)
+
+
+def _shown(value: Any) -> str:
+    if not isinstance(value, dict):
+        return repr(value)
+    (tag, inner), = value.items()
+    if tag == "tensor":
+        return f"{inner['dtype']}{inner['shape']}"
+    if tag in ("tuple", "list"):
+        items = ", ".join(_shown(v) for v in inner)
+        return f"({items})" if tag == "tuple" else f"[{items}]"
+    if tag == "dict":
+        return "{" + ", ".join(f"{k!r}: {_shown(v)}" for k, v in inner.items()) + "}"
+    return str(inner)
+
+
+def describe(call: dict, limit: int = 100) -> str:
+    """One line: the call as written, tensors as dtype[shape] (`f(float32[10, 20], dim=1)`)."""
+    parts = [_shown(a) for a in call["args"]]
+    parts += [f"{k}={_shown(v)}" for k, v in call["kwargs"].items()]
+    text = f"{call['function']}({', '.join(parts)})"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _draw(spec: dict, sizes: dict[str, int]) -> torch.Tensor:

@@ -6,8 +6,9 @@ Per gold file (shared by every generated answer to it), in
   gold.py     the gold operator (the code section, with the test's imports: `layout.as_module`)
   test.py     the gold test section
   NAME.py     the gold file itself (the execution-accuracy reference run)
-  calls.json  the test's calls of the gold functions, recorded in a child process
-  call.json   the call the problem replays             problem.py  `Model` = the gold function
+  calls.json     the test's calls of the gold functions, recorded in a child process
+  replayed.json  the calls of the judged function the problem replays, the main one first
+  problem.py     `Model` = the gold function
 Per generated answer, in `<cache>/cases/<jsonl stem>-<hash>/<G|T>/<name>-<line>/`:
   NAME.py       the call-accuracy script: the answer (cleaned; G: reduced), the separator
                 line, the gold test section
@@ -15,9 +16,12 @@ Per generated answer, in `<cache>/cases/<jsonl stem>-<hash>/<G|T>/<name>-<line>/
   candidate.py  `ModelNew` = the generated function of the same name
 
 The function judged is the first gold function the test calls (the T operator, the G
-kernel's wrapper). Of its recorded calls the problem replays the largest one within
-`MAX_ELEMENTS` tensor elements (else the smallest): CPU runs go through Triton's interpreter.
-Calls that pass `out=` are passed over when the test makes any other.
+kernel's wrapper). Every gate judges its main call: of the recorded calls, the largest within
+`MAX_ELEMENTS` tensor elements (else the smallest), since CPU runs go through Triton's
+interpreter. The test's other calls of it (other shapes, other arguments: `dim=1`,
+`approximate='tanh'`) are the problem's variants, which CMP-03 judges as held-out members of
+its class: the benchmark's check runs all of them. Calls that pass `out=` are passed over when
+the test makes any other; calls that differ only in their floating values are replayed once.
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ from kdiff.adapters.tritonbench.runner import record_calls
 from kdiff.cache import cache_root as kdiff_cache_root
 from kdiff.sandbox import SandboxLimits
 
-FORMAT = 2  # part of every cache key: bump when what is written here changes
+FORMAT = 3  # part of every cache key: bump when what is written here changes
 # Tensor elements of the replayed call: the shipped corpus keeps a CPU case to a few
 # thousand elements, since every gate runs it many times through the Triton interpreter.
 MAX_ELEMENTS = 8192
@@ -66,7 +70,7 @@ class GoldCase:
     gold: GoldFile
     folder: Path
     target: str | None = None
-    call_index: int | None = None
+    call_index: int | None = None  # the main call's index among the recorded calls
     calls_recorded: int = 0
     error: str | None = None  # why the gold cannot be judged here
 
@@ -83,14 +87,25 @@ def _elements(call: dict) -> int:
     return sum(math.prod(s["shape"]) for s in callmod.call_specs(call))
 
 
-def choose_call(calls: list[dict], target: str) -> int | None:
+def replayable(calls: list[dict], target: str) -> list[int]:
+    """The indices of the recorded calls of `target` that can be replayed, one per template
+    (calls that differ only in their floating values are one)."""
     usable = [i for i, c in enumerate(calls) if c["function"] == target and "args" in c]
-    if not usable:
-        return None
     # A call with `out=` has the function write into a tensor the caller passed: an output by
     # contract, which ORD-02 and RES-01 would read as an input aliased and overwritten (the
     # H200 audit's `sub` and `sqrt_exp`). Such a call is replayed only when it is the only one.
     usable = [i for i in usable if "out" not in calls[i].get("kwargs", {})] or usable
+    first: dict[str, int] = {}
+    for i in usable:
+        first.setdefault(callmod.template_key(calls[i]), i)
+    return list(first.values())
+
+
+def choose_call(calls: list[dict], target: str) -> int | None:
+    """The main call: the largest replayable one within MAX_ELEMENTS, else the smallest."""
+    usable = replayable(calls, target)
+    if not usable:
+        return None
     within = [i for i in usable if _elements(calls[i]) <= MAX_ELEMENTS]
     if within:
         return max(within, key=lambda i: _elements(calls[i]))
@@ -128,13 +143,16 @@ def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase
         case.error = (f"no call of `{case.target}` can be replayed: "
                       f"{', '.join(sorted(w for w in why if w))}")
         return case
-    call = calls[case.call_index]
-    write_atomic(folder / "call.json", json.dumps(call))
-    write_atomic(case.problem, _problem_source(case, call))
+    others = [i for i in replayable(calls, case.target) if i != case.call_index]
+    replayed = [case.call_index, *others]
+    write_atomic(folder / "replayed.json", json.dumps([calls[i] for i in replayed]))
+    variants = {f"recorded call {i}: {callmod.describe(calls[i])}": {"CALL": k}
+                for k, i in enumerate(replayed) if k}
+    write_atomic(case.problem, _problem_source(case, calls[case.call_index], variants))
     return case
 
 
-def _problem_source(case: GoldCase, call: dict) -> str:
+def _problem_source(case: GoldCase, call: dict, variants: dict[str, dict[str, int]]) -> str:
     dims = callmod.dims(call)
     halves = sorted({s["dtype"] for s in callmod.call_specs(call)} & set(_HALF_DTYPES))
     lines = [
@@ -143,34 +161,40 @@ def _problem_source(case: GoldCase, call: dict) -> str:
         "",
         f"Materialised by kdiff from {case.gold.path}; the inputs replay call "
         f"{case.call_index} of the {case.calls_recorded} calls",
-        'its test makes (calls.json), with fresh values."""',
+        "its test makes (calls.json), with fresh values; the variants, its other calls of",
+        f'`{case.target}`."""',
         "import json",
         "from pathlib import Path",
         "",
         "from kdiff.adapters.tritonbench import calls",
         "",
         "HERE = Path(__file__).parent",
-        'CALL = json.loads((HERE / "call.json").read_text())',
+        'CALLS = json.loads((HERE / "replayed.json").read_text())',
+        "CALL = 0  # which of CALLS get_inputs() draws for and the models replay",
         f'FUNCTION = calls.load_function(HERE / "gold.py", {case.target!r}, "problem")',
         *(f"DIM_{d} = {d}" for d in dims),
     ]
     if halves:
         lines.append(f"KDIFF_DTYPES = {tuple(halves)!r}")
+    if variants:
+        lines.append("KDIFF_VARIANTS = {")
+        lines += [f"    {label!r}: {setting!r}," for label, setting in variants.items()]
+        lines.append("}")
     sizes = ", ".join(f'"DIM_{d}": DIM_{d}' for d in dims)
     lines += [
         "",
         "",
         "class Model(calls.FunctionModel):",
-        "    def __init__(self):",
-        "        super().__init__(FUNCTION, CALL)",
+        "    def __init__(self, call=0):",
+        "        super().__init__(FUNCTION, CALLS[call])",
         "",
         "",
         "def get_inputs():",
-        f"    return calls.make_inputs(CALL, {{{sizes}}})",
+        f"    return calls.make_inputs(CALLS[CALL], {{{sizes}}})",
         "",
         "",
         "def get_init_inputs():",
-        "    return []",
+        "    return [CALL]",
         "",
     ]
     return "\n".join(lines)
@@ -206,14 +230,14 @@ def prepare_candidate(gold: GoldCase, code: str, folder: Path, origin: str) -> C
             "",
             "from kdiff.adapters.tritonbench import calls",
             "",
-            f"CALL = json.loads(Path({str(gold.folder / 'call.json')!r}).read_text())",
+            f"CALLS = json.loads(Path({str(gold.folder / 'replayed.json')!r}).read_text())",
             f"FUNCTION = calls.load_function(Path(__file__).with_name(\"generated.py\"), "
             f"{gold.target!r}, \"candidate\")",
             "",
             "",
             "class ModelNew(calls.FunctionModel):",
-            "    def __init__(self):",
-            "        super().__init__(FUNCTION, CALL)",
+            "    def __init__(self, call=0):",
+            "        super().__init__(FUNCTION, CALLS[call])",
             "",
         ]))
     return case
