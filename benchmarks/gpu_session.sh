@@ -169,6 +169,18 @@ gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 a
   pack
 }
 
+gdn_corpus() {  # CMP-02's three states on the packed varlen problem: the memoised packing plan
+  local run
+  for run in redteam controls; do
+    log "kdiff run on cuda: kernels/gdn/kernelbench/runs/$run, CMP-02"
+    run_logged budget "${T_GDN_CORPUS:-200}" kdiff run --bench kernelbench \
+      --root kernels/gdn/kernelbench --runs "kernels/gdn/kernelbench/runs/$run" --device cuda \
+      --gates CMP-02 --fail-on never --store "$ART/gdn_corpus.sqlite" \
+      --json "$ART/gdn_corpus_$run.json"
+  done
+  pack
+}
+
 audit_one() {  # name root runs [level]
   local name=$1 root=$2 runs=$3 level=${4:-1}
   log "audit $name: $runs level $level"
