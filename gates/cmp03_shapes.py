@@ -120,6 +120,7 @@ class ShapePolymorphism(ThresholdedGate):
                           if isinstance(x, torch.Tensor)), default=1)
         originals = ctx.problem.size_constants()
         cap = max_trial_elements(ctx.options)
+        excused: GateResult | None = None
         try:
             for trial in self.trials(ctx):
                 # Sizes scale the inputs at most linearly per dimension: skip before drawing.
@@ -132,10 +133,17 @@ class ShapePolymorphism(ThresholdedGate):
                 if not self.prepare(ctx, trial, log, too_large, cap):
                     continue
                 failure = self.judge_shape(ctx, trial, log)
-                if failure is not None:
+                if failure is None:
+                    continue
+                if not ctx.random_reference():
                     return failure
+                # A random reference excuses a failure of values (Gate.run says so), not a
+                # raise at another trial (a variant the candidate cannot run): judge on.
+                excused = excused or failure
         finally:
             ctx.set_constants({})
+        if excused is not None:
+            return excused
         result = self.summarize(log)
         if too_large:
             result.detail += (f"; {len(too_large)} size(s) over {cap} elements per input "
@@ -177,9 +185,10 @@ class ShapePolymorphism(ThresholdedGate):
 
     def judge_shape(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog
                     ) -> GateResult | None:
-        """One trial through the bound; the failure carries the trial's signature. A candidate
-        that raises on a non-contiguous layout, or returns the wrong shape at a held-out size,
-        fails with this trial's signature, the exception in the detail."""
+        """One trial through the bound; a failure of values carries the trial's signature.
+        A candidate that raises, or returns the wrong shape, fails the gate at once (the
+        exception, raised on, names the trial): with the trial's signature on a
+        non-contiguous layout or for a wrong shape, else the exception's own."""
         try:
             failure = self.judge_trial(ctx, trial, log)
         except CandidateFailure as exc:
@@ -188,9 +197,10 @@ class ShapePolymorphism(ThresholdedGate):
                                    f"through the Triton interpreter ({exc.detail})")
                 return None
             if trial.noncontiguous or isinstance(exc, OutputStructureError):
-                return self.result(Status.FAIL, f"{trial.label}: {exc.detail}", trial.signature)
-            return self.result(Status.FAIL, f"{trial.label}: {exc.signature}: {exc.detail}",
-                               exc.signature)
+                exc.detail, exc.signature = f"{trial.label}: {exc.detail}", trial.signature
+            else:
+                exc.detail = f"{trial.label}: {exc.signature}: {exc.detail}"
+            raise
         if failure is not None:
             failure.signature = trial.signature
         return failure

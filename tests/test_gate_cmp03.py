@@ -267,3 +267,36 @@ def test_a_problem_s_variants_are_judged_and_their_selectors_are_no_sizes(tmp_pa
     assert result.status is Status.FAIL, result.detail
     assert result.signature == "variant_specialised"
     assert result.detail.startswith("the one-sided clamp")
+
+
+RANDOM_MODE_PROBLEM = MODE_PROBLEM.replace(
+    "return x.clamp(self.low, 1.0)",
+    "return torch.nn.functional.dropout(x.clamp(self.low, 1.0), 0.5, training=True)")
+
+RAISES_ON_THE_VARIANT_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, symmetric):
+        super().__init__()
+        if not symmetric:
+            raise NotImplementedError("only the symmetric clamp")
+
+    def forward(self, x):
+        return torch.nn.functional.dropout(x.clamp(-1.0, 1.0), 0.5, training=True)
+'''
+
+
+def test_a_random_reference_excuses_values_not_a_raise(tmp_path: Path):
+    """Against a random reference (dropout) value failures say nothing, and CMP-03 goes on
+    past them; a candidate that cannot run one of the benchmark's configurations still fails."""
+    problem = tmp_path / "92_ClampDropout.py"
+    problem.write_text(RANDOM_MODE_PROBLEM)
+    candidate = tmp_path / "raises_on_the_variant.py"
+    candidate.write_text(RAISES_ON_THE_VARIANT_CANDIDATE)
+    result = judge(problem, candidate).gates["CMP-03"]
+    assert result.status is Status.FAIL, result.detail
+    assert result.signature == "raised"
+    assert result.detail.startswith("the one-sided clamp: inputs (8, 32): raised: NotImplementedError")
