@@ -108,22 +108,29 @@ class MagnitudeTracer(TorchDispatchMode):
         # pass other tensor objects over the same memory. Entries hold their tensor, so no
         # address is reused while the trace lives, and a fingerprint of its bits, so that an
         # entry is not trusted once something the tracer cannot see wrote there (a
-        # reference's own kernel; Triton's interpreter copying its results back).
-        self._entries: dict[tuple, tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]] = {}
+        # reference's own kernel; Triton's interpreter copying its results back). Beside the
+        # magnitude and depth: the peak, the largest magnitude of any tensor on the chain of
+        # operations behind it (a 0-d tensor), which says whether an intermediate left the
+        # working format's range where the output's own magnitude does not (sigmoid(conv)).
+        self._entries: dict[tuple, tuple[torch.Tensor, torch.Tensor, int, torch.Tensor,
+                                         torch.Tensor]] = {}
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
         return (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape),
                 t.stride(), t.dtype)
 
-    def record(self, t: torch.Tensor, magnitude: torch.Tensor, depth: int) -> None:
-        self._entries[self._key(t)] = (t, magnitude, depth, _fingerprint(t))
+    def record(self, t: torch.Tensor, magnitude: torch.Tensor, depth: int,
+               peak: torch.Tensor) -> None:
+        self._entries[self._key(t)] = (t, magnitude, depth, peak, _fingerprint(t))
 
-    def lookup(self, t: torch.Tensor) -> tuple[torch.Tensor, int]:
+    def lookup(self, t: torch.Tensor) -> tuple[torch.Tensor, int, torch.Tensor]:
+        """(magnitude, depth, peak) of a traced tensor; of any other, its own |values|."""
         entry = self._entries.get(self._key(t))
-        if entry is not None and torch.equal(entry[3], _fingerprint(t)):
-            return entry[1], entry[2]
-        return t.detach().abs(), 0
+        if entry is not None and torch.equal(entry[4], _fingerprint(t)):
+            return entry[1], entry[2], entry[3]
+        own = t.detach().abs()
+        return own, 0, _largest(own)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
@@ -142,6 +149,9 @@ class MagnitudeTracer(TorchDispatchMode):
             # reference's own kernel writes there, no traced operation saw it be computed).
             return out
         depth_in = max(k[1] for k in known if k is not None)
+        # (a 0-d CPU operand may meet CUDA ones)
+        peak_in = torch.stack([k[2].to(float_outs[0].device, torch.float64)
+                               for k in known if k is not None]).amax()
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
         m_args = spec.unflatten([(_copy(k[0]) if mutates else k[0]) if k is not None else a
                                  for a, k in zip(flat, known)])
@@ -163,7 +173,9 @@ class MagnitudeTracer(TorchDispatchMode):
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
-                self.record(o, torch.maximum(m.abs(), o.detach().abs()), depth_in + local)
+                magnitude = torch.maximum(m.abs(), o.detach().abs())
+                self.record(o, magnitude, depth_in + local,
+                            torch.maximum(peak_in, _largest(magnitude)))
         return out
 
     @staticmethod
@@ -176,6 +188,14 @@ class MagnitudeTracer(TorchDispatchMode):
         biggest_in = max(a.numel() for a in float_args)
         smallest_out = min(max(1, o.numel()) for o in float_outs)
         return max(1, biggest_in // smallest_out)
+
+def _largest(t: torch.Tensor) -> torch.Tensor:
+    """max |t| in float64 as a 0-d tensor (0 for an empty one), on t's device: no sync."""
+    t = t.detach()
+    if not t.numel():
+        return torch.zeros((), dtype=torch.float64, device=t.device)
+    return t.abs().amax().to(torch.float64)
+
 
 def _fingerprint(t: torch.Tensor) -> torch.Tensor:
     """The sum of t's bit patterns as integers: changes with any write into t."""
@@ -260,6 +280,7 @@ class OracleResult:
     values: list[torch.Tensor]  # float64
     magnitudes: list[torch.Tensor]
     depths: list[int]
+    peaks: list[float]  # per output, the largest magnitude on the chain behind it
 
 
 def to_float64(x: Any) -> Any:
@@ -285,7 +306,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
                                         allow_unused=True)
             outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
                                                  for g, a in zip(grads, wrt)]
-    values, mags, depths = [], [], []
+    values, mags, depths, peaks = [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_float(a))
     for o in outs:
         o = o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
@@ -293,14 +314,17 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             values.append(o)
             mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device))
             depths.append(1)
+            peaks.append(0.0)
             continue
-        m, d = tracer.lookup(o)
+        m, d, peak = tracer.lookup(o)
         if d == 0 and not _is_input(o, args):
             m, d = opaque_scale(o, float_numel)
+            peak = torch.maximum(peak, _largest(m))
         values.append(o)
         mags.append(m.detach())
         depths.append(max(1, d))
-    return OracleResult(values, mags, depths)
+        peaks.append(float(peak))
+    return OracleResult(values, mags, depths, peaks)
 
 
 def _is_input(o: torch.Tensor, args: list[Any]) -> bool:

@@ -54,16 +54,19 @@ class RangeAndCancellation(ThresholdedGate):
         bounds = ev.bounds(trial.bound_model)
         fmax = torch.finfo(trial.dtype).max
         masks = []
-        for ref, want, bnd, scale in zip(ev.reference, ev.oracle.values, bounds,
-                                         ev.oracle.magnitudes):
+        for ref, want, bnd, scale, peak in zip(ev.reference, ev.oracle.values, bounds,
+                                               ev.oracle.magnitudes, ev.oracle.peaks):
             ref64 = ref.detach().double().cpu()
             accurate = torch.isfinite(ref64) & (
                 (ref64 - want.cpu()).abs() * REFERENCE_MARGIN <= bnd.cpu())
             # Only where the traced magnitude (the sum of |terms|) fits the format can no
             # summation order overflow: there every partial sum is at most that magnitude.
             # Beyond it, whether an intermediate overflows depends on the order, which the
-            # contract leaves free.
-            headroom = scale.cpu() < fmax
+            # contract leaves free. And only where no intermediate behind the output left the
+            # format's range: sigmoid(conv) at inputs near sqrt(max) has conv terms past the
+            # maximum, in any order, and a finite output by saturation (an fp32 conv that gave
+            # +-inf there, a direct sum that gave NaN: both overflowed).
+            headroom = (scale.cpu() < fmax) & (peak < fmax)
             masks.append(accurate & headroom)
         if not any(bool(m.any()) for m in masks):
             log.under_specified.append(f"{trial.label}: the reference is nowhere accurate")

@@ -104,3 +104,13 @@ def test_in_place_operations_keep_their_values_and_first_order_scale():
 def test_boolean_outputs_are_exact():
     r = run_oracle(Lambda(lambda t: t > 0), [torch.randn(5)])
     assert r.values[0].dtype == torch.bool and bool((r.magnitudes[0] == 0).all())
+
+
+def test_the_peak_is_the_largest_magnitude_behind_an_output():
+    """sigmoid(x * y) at x = y = 1e100: the output's magnitude is 1, the product's 1e200
+    (plus its operands' share, 2e200: |y| M_x + |x| M_y)."""
+    x = torch.full((3,), 1e100, dtype=torch.float64)
+    r = run_oracle(Lambda(lambda a, b: torch.sigmoid(a * b)), [x, x.clone()])
+    assert float(r.magnitudes[0].max()) <= 1.0 + 1e-12
+    assert r.peaks[0] == pytest.approx(3e200, rel=1e-6)  # a central difference
+    assert run_oracle(Lambda(torch.sigmoid), [torch.ones(3)]).peaks[0] < 2
