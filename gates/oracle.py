@@ -132,22 +132,30 @@ class MagnitudeTracer(TorchDispatchMode):
         own = t.detach().abs()
         return own, 0, _largest(own)
 
+    def _known(self, flat: list) -> list[tuple[torch.Tensor, int, torch.Tensor] | None]:
+        return [self.lookup(a) if _is_float(a) else None for a in flat]
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
         flat, spec = tree_flatten((args, kwargs))
-        # Read before the op runs: an in-place op (add_, out=) overwrites an operand, and the
-        # finite differences below need what the operands held.
-        known = [self.lookup(a) if _is_float(a) else None for a in flat]
+        float_args = [a for a in flat if _is_float(a)]
+        if not float_args or _is_fill(func):
+            # A factory: exact constants, or memory to be written (empty_like: what a
+            # reference's own kernel writes there, no traced operation saw it be computed).
+            return func(*args, **kwargs)
+        # An op that writes into an operand (add_, out=) changes what it holds: its trace is
+        # read, and for the finite differences its values kept, before the op runs.
         mutates = func._schema.is_mutable
-        before = [_copy(a) for a in flat] if mutates and self.magnitudes else flat
+        known = self._known(flat) if mutates else None
+        differences = self.magnitudes and func not in CONTRACTIONS and not _is_data_movement(func)
+        before = [_copy(a) for a in flat] if mutates and differences else flat
         out = func(*args, **kwargs)
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
-        float_args = [a for a in flat if _is_float(a)]
-        if not float_outs or not float_args or _is_fill(func):
-            # A factory: exact constants, or memory to be written (empty_like: what a
-            # reference's own kernel writes there, no traced operation saw it be computed).
+        if not float_outs:
             return out
+        if known is None:
+            known = self._known(flat)
         depth_in = max(k[1] for k in known if k is not None)
         # (a 0-d CPU operand may meet CUDA ones)
         peak_in = torch.stack([k[2].to(float_outs[0].device, torch.float64)
