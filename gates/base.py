@@ -399,16 +399,15 @@ class ThresholdedGate(Gate):
         except ReferenceFailure as exc:
             log.skipped.append(f"{trial.label}: {exc}")
             return None
+        # Whether the candidate runs at all and returns the reference's shapes is judged even
+        # where its values cannot be (a random reference's configuration it cannot run).
+        got = self.call_trial(ctx, trial)
+        check_structure(got.outputs, ev.reference)
         if ev.reference_ratio(trial.bound_model) * tolerance.REFERENCE_MARGIN > 1:
             log.under_specified.append(
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
                 f"of the bound")
-            # No values to judge here; whether the candidate runs at all, and returns the
-            # reference's shapes, still is (a random reference's configuration it cannot run).
-            check_structure(self.call_trial(ctx, trial).outputs, ev.reference)
             return None
-        got = self.call_trial(ctx, trial)
-        check_structure(got.outputs, ev.reference)
         log.judged += 1
         for i, (g, v, b) in enumerate(zip(got.outputs, ev.oracle.values, ev.bounds(trial.bound_model))):
             mm = tolerance.compare(g, v, b, i)
