@@ -77,6 +77,12 @@ def run(fn, inputs, dtype, cu_seqlens=None, **kw):
     return [o.detach(), ht.detach()] + [x.grad for x in xs]
 
 
+def always_fall_back(*tensors):
+    """chunk.fallback_flag forced to 1: the token-by-token path, on finite inputs too."""
+    device = next(t for t in tensors if t is not None).device
+    return torch.ones(1, dtype=torch.int32, device=device)
+
+
 def triton_gdn(*args, chunk_size, **kw):
     return chunk_gated_delta_rule(*args, output_final_state=True, chunk_size=chunk_size, **kw)
 
@@ -240,7 +246,7 @@ def test_kda_matches_float64_oracle(path, C, lengths, monkeypatch):
     fn, reference = PATHS["kda" if C == 16 else "kda64"]
     N = depth(max(lengths), K, V, C)
     if path == "token_by_token":
-        monkeypatch.setattr(gdn_chunk, "all_finite", lambda *tensors: False)
+        monkeypatch.setattr(gdn_chunk, "fallback_flag", always_fall_back)
         N = depth_recurrent(max(lengths), K, V)
     got = run(fn, inputs, torch.float32, cu)
     oracle = run(reference, inputs, torch.float64, cu)
@@ -310,8 +316,9 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     # the tokens before t, bitwise: the token-by-token path on the clean inputs
     xs = [x.contiguous() for x in clean]
     layout = chunk_layout(B, T, 16, xs[0].device)
-    o_clean, _, _ = gdn_recurrent.recurrent_forward(
-        *xs[:4], xs[4] if path in DELTA else None, K ** -0.5, xs[5], False, layout)
+    o_clean = torch.empty_like(xs[2])
+    gdn_recurrent.recurrent_forward(*xs[:4], xs[4] if path in DELTA else None, K ** -0.5, xs[5],
+                                    layout, o=o_clean)
     assert torch.equal(got[0][:, :t], o_clean[:, :t])
     judged = [None if b is None else torch.isfinite(b) for b in oracle]
     assert_within_bound(got, oracle, depth_recurrent(T, K, V), judged)
@@ -390,7 +397,7 @@ def test_nonfinite_in_one_packed_sequence_stays_there(monkeypatch):
     for name, a, b in zip(NAMES, got, oracle):
         assert torch.equal(nonfinite_classes(a), nonfinite_classes(b)), name
     with monkeypatch.context() as m:  # the clean call, forced onto the token-by-token path
-        m.setattr(gdn_chunk, "all_finite", lambda *tensors: False)
+        m.setattr(gdn_chunk, "fallback_flag", always_fall_back)
         forced = run(fn, clean, torch.float32, cu)
     first = lengths[0]
     for name, a, b in zip(NAMES, got, forced):
@@ -399,23 +406,54 @@ def test_nonfinite_in_one_packed_sequence_stays_there(monkeypatch):
         assert torch.isfinite(part_a).all() and torch.equal(part_a, part_b), name
 
 
+def test_gated_token_by_token_forward_writes_only_when_flagged():
+    """The forward's fallback is decided on the device: the token-by-token kernel runs after
+    every chunked forward and must leave o and the final state untouched where the flag is 0
+    (a sentinel survives bitwise), and write what an ungated launch writes where it is 1."""
+    B, T, H, K, V = 1, 20, 2, 16, 48
+    q, k, v, g, beta, h0 = gdn_inputs(B, T, H, K, V, seed=41)
+    layout = chunk_layout(B, T, 16, q.device)
+
+    def forward(when):
+        o = torch.full_like(v, 7.0)
+        ht = torch.full((1, H, K, V), 7.0)
+        gdn_recurrent.recurrent_forward(q, k, v, g, beta, K ** -0.5, h0, layout, o=o, ht=ht,
+                                        when=when)
+        return o, ht
+
+    for out in forward(torch.zeros(1, dtype=torch.int32)):
+        assert torch.equal(out, torch.full_like(out, 7.0))
+    ungated = forward(None)
+    assert all(torch.isfinite(x).all() and not torch.equal(x, torch.full_like(x, 7.0))
+               for x in ungated)
+    for got, want in zip(forward(torch.ones(1, dtype=torch.int32)), ungated):
+        assert torch.equal(got, want)
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
-def test_all_finite_sees_every_nonfinite_value(device, dtype):
-    """The chunked path's fallback trigger (a min/max reduction per tensor) on every kind of
-    non-finite value at the first, a middle and the last element, on a strided view, with
-    None and empty tensors skipped."""
+def test_fallback_flag_sees_every_nonfinite_value(device, dtype):
+    """The chunked path's fallback trigger (a min/max reduction per tensor, kept on the
+    device) on every kind of non-finite value at the first, a middle and the last element, on
+    a strided view, with None and empty tensors skipped."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     clean = torch.randn(3, 70, 5, dtype=dtype, device=device)
     empty = torch.empty(0, dtype=dtype, device=device)
-    assert gdn_chunk.all_finite(clean, None, empty, clean[:, ::3])
+
+    def flag(*tensors):
+        out = gdn_chunk.fallback_flag(*tensors)
+        assert out.shape == (1,) and out.dtype == torch.int32 and out.device == clean.device
+        return out.item()
+
+    assert flag(clean, None, empty, clean[:, ::3]) == 0
+    assert flag(None, empty) == 0
     for value in (math.nan, math.inf, -math.inf):
         for index in ((0, 0, 0), (1, 33, 2), (2, 69, 4)):
             bad = clean.clone()
             bad[index] = value
-            assert not gdn_chunk.all_finite(clean, bad), (value, index)
-            assert not gdn_chunk.all_finite(bad[:, index[1]:index[1] + 1]), (value, index)
+            assert flag(clean, bad) == 1, (value, index)
+            assert flag(bad[:, index[1]:index[1] + 1]) == 1, (value, index)
 
 
 @pytest.mark.parametrize("path", ["gdn", "simple_gla"])

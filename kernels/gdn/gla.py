@@ -380,7 +380,7 @@ def gla_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
                                          **launch("gla_grad_scores", BT, q.dtype))
     if not delta:
         grads = dq, dk, du, dg, None, dh0
-        return grads, grads  # the gradients, and what chunk.all_finite checks: all of them
+        return grads, grads  # the gradients, and what chunk.fallback_flag checks: all of them
     dk, dv, dbeta, dg, dl = kda_wy_backward(k, v, beta, gc, A, hbuf, du, dk, dg, layout, BK,
                                             BV)
     # L's own VJP: L is the score matrix with q = beta k (scale 1), D = dL; G = d(beta k)

@@ -98,7 +98,7 @@ def kda_wy_bwd_kernel(k, v, beta, gc, A, hbuf, du, dk_part, dg_part, dk, dv, dbe
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    # KDA's results are checked by chunk.all_finite (its non-finite count is not used)
+    # KDA's results are checked by chunk.fallback_flag (its non-finite count is not used)
     b_A, b_beta, d_a, d_w, b_db, _ = wy_value_grads(A, beta, v, du, dv, hbuf, i_c, start,
                                                     end, H, h, K, V, BT, BK, BV, DT)
     b_k = load_rows(k, start, end, H, h, K, 0, BT, BK).to(tl.float32)

@@ -21,9 +21,14 @@ S2 arriving from later tokens (or the final state):
 
 Grid (V / BV, sequences * heads): every quantity is per value column except the reductions
 over V (dq, dk, dbeta, dg), which each program writes as a partial sum over its columns, and
-the host adds. The backward needs S_{t-1} at every token, in reverse: the forward stores the
-state at each chunk start (`ckpt`, [chunks, H, K, V] fp32), and the backward replays a chunk's
-tokens from it into a per-program scratch of BT states before walking them backwards.
+the host adds. The backward needs S_{t-1} at every token, in reverse: a replay of the forward
+stores the state at each chunk start (`ckpt`, [chunks, H, K, V] fp32), and the backward
+replays a chunk's tokens from it into a per-program scratch of BT states before walking them
+backwards.
+
+The forward kernel can be gated by a one-element flag on the device (`when`): each program
+reads it first and returns at once where it is 0. chunk.py launches it so after every chunked
+forward, which decides the fallback without a host sync.
 """
 from __future__ import annotations
 
@@ -99,26 +104,34 @@ def _step(S, b_k, b_v, d, b_beta, smask, DELTA: tl.constexpr, PER_CHANNEL: tl.co
 
 
 @shape_jit
-def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, cu_seqlens, chunk_offsets, scale,
-                         H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                         HAS_H0: tl.constexpr, STORE_FINAL: tl.constexpr, DELTA: tl.constexpr,
+def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, when, cu_seqlens, chunk_offsets,
+                         scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                         HAS_H0: tl.constexpr, STORE_O: tl.constexpr, STORE_FINAL: tl.constexpr,
+                         STORE_CKPT: tl.constexpr, GATED: tl.constexpr, DELTA: tl.constexpr,
                          PER_CHANNEL: tl.constexpr):
+    """Stores o, the final state and the chunk-start states, each where its STORE_ flag says;
+    GATED: nothing at all unless the one-element flag `when` holds a non-zero value."""
+    if GATED:
+        if tl.load(when) == 0:
+            return
     i_v = tl.program_id(0)
     i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
     S = initial_state(h0, i_nh, K, V, soffs, smask, BK, BV, HAS_H0)
     for c in range(tl.cdiv(eos - bos, BT)):
         start = bos + c * BT
-        store_state(ckpt, (first_chunk + c) * H + h, S, K, V, soffs, smask)
+        if STORE_CKPT:
+            store_state(ckpt, (first_chunk + c) * H + h, S, K, V, soffs, smask)
         for i in range(tl.minimum(BT, eos - start)):
             t = start + i
             b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA,
                                               PER_CHANNEL)
             S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
-            base = t.to(tl.int64) * H + h
-            b_q = tl.load(q + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
-            b_o = scale * _masked_sum(b_q[:, None] * S, smask, 0)
-            tl.store(o + base * V + cv, b_o.to(o.dtype.element_ty), mask=cv < V)
+            if STORE_O:
+                base = t.to(tl.int64) * H + h
+                b_q = tl.load(q + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
+                b_o = scale * _masked_sum(b_q[:, None] * S, smask, 0)
+                tl.store(o + base * V + cv, b_o.to(o.dtype.element_ty), mask=cv < V)
     if STORE_FINAL:
         store_state(ht, i_nh, S, K, V, soffs, smask)
 
@@ -195,23 +208,20 @@ def _blocks(K: int, V: int) -> tuple[int, int, int]:
     return key_block(K), BV, triton.cdiv(V, BV)
 
 
-def recurrent_forward(q, k, v, g, beta, scale, initial_state, output_final_state,
-                      layout: ChunkLayout):
-    """o [B, T, H, V], the final state (fp32, or None) and the chunk-start states (fp32) the
-    backward replays from. beta None: no delta rule."""
-    B, T, H, K = q.shape
-    V = v.shape[-1]
-    BK, BV, NV = _blocks(K, V)
-    N = layout.num_seqs
-    o = torch.empty_like(v)
-    ht = states(N, q, V, wanted=output_final_state)
-    ckpt = states(layout.num_chunks, q, V)
-    recurrent_fwd_kernel[(NV, N * H)](
-        q, k, v, g, beta, initial_state, o, ht, ckpt, layout.cu_seqlens, layout.chunk_offsets,
-        scale, H, K, V, BT=layout.chunk_size, BK=BK, BV=BV, HAS_H0=initial_state is not None,
-        STORE_FINAL=output_final_state, DELTA=beta is not None, PER_CHANNEL=g.dim() == 4,
-        num_warps=WARPS_RECURRENT["recurrent_fwd"])
-    return o, ht, ckpt
+def recurrent_forward(q, k, v, g, beta, scale, initial_state, layout: ChunkLayout, o=None,
+                      ht=None, ckpt=None, when=None) -> None:
+    """Writes into whichever of o [B, T, H, V], the final state ht and the chunk-start states
+    ckpt (both fp32, states()) are given; with `when` (a one-element int32 tensor on the
+    device), only if it holds a non-zero value, decided on the device. beta None: no delta
+    rule."""
+    H, K = q.shape[2:]
+    BK, BV, NV = _blocks(K, v.shape[-1])
+    recurrent_fwd_kernel[(NV, layout.num_seqs * H)](
+        q, k, v, g, beta, initial_state, o, ht, ckpt, when, layout.cu_seqlens,
+        layout.chunk_offsets, scale, H, K, v.shape[-1], BT=layout.chunk_size, BK=BK, BV=BV,
+        HAS_H0=initial_state is not None, STORE_O=o is not None, STORE_FINAL=ht is not None,
+        STORE_CKPT=ckpt is not None, GATED=when is not None, DELTA=beta is not None,
+        PER_CHANNEL=g.dim() == 4, num_warps=WARPS_RECURRENT["recurrent_fwd"])
 
 
 def recurrent_backward(q, k, v, g, beta, scale, initial_state, ckpt, do, dht,
