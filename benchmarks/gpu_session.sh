@@ -76,6 +76,35 @@ gdn() {  # GDN_ARGS: extra gdn_bench.py flags (e.g. --shapes 1x8192x96 --state-b
   pack
 }
 
+gdn_ab() {  # the current kernels against a baseline: AB_OLD holds older copies of kernels/gdn files
+  # (e.g. `git show REV:kernels/gdn/chunk.py > .ab/chunk.py`, `.ab` carried); the baseline is
+  # timed by swapping them in, without fla (PYTHONPATH without its wheel) and without checks
+  local f kept=/tmp/kdiff-ab-current
+  GDN_ARGS="--fla-forward-only ${GDN_ARGS:-}" gdn
+  mv "$ART"/gdn_bench_bv*.json "$ART/gdn_bench_current.json"
+  mkdir -p "$kept"
+  for f in "${AB_OLD:-.ab}"/*.py; do cp "kernels/gdn/$(basename "$f")" "$kept/" && cp "$f" kernels/gdn/; done
+  log "GDN benchmark, baseline files: $(ls "${AB_OLD:-.ab}" | tr '\n' ' ')"
+  PYTHONPATH= OUT=$ART run_logged timeout "${T_GDN:-240}" python3 benchmarks/gdn_bench.py --skip-check ${GDN_ARGS:-}
+  mv "$ART"/gdn_bench_bv*.json "$ART/gdn_bench_baseline.json"
+  cp "$kept"/*.py kernels/gdn/
+  pack
+}
+
+gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, fp32
+  local p
+  for p in ${GDN_PROBLEMS:-1}; do
+    log "kdiff verify on cuda: kernels/gdn problem $p, gates ${GDN_SPOT_GATES:-EXC-01,ORD-02}"
+    budget "${T_GDN_GATES:-200}" kdiff verify --device cuda --fail-on never \
+      --gates "${GDN_SPOT_GATES:-EXC-01,ORD-02}" --problem "$(gdn_problem "$p")" \
+      --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py" \
+      --json "$ART/gdn_spot_$p.json" >"$ART/gdn_spot_$p.log" 2>&1 &
+  done
+  wait
+  tail -n 25 "$ART"/gdn_spot_*.log | tee -a "$OUT/session.log"
+  pack
+}
+
 gdn_alt() {  # where the in-scan P^T dO backward raised an illegal memory access
   log "GDN backward settings, one child each, launches blocking"
   run_logged timeout "${T_ALT:-200}" python3 benchmarks/gdn_alt_probe.py --memcheck
