@@ -149,6 +149,7 @@ class MagnitudeTracer(TorchDispatchMode):
         known = self._known(flat) if mutates else None
         differences = self.magnitudes and func not in CONTRACTIONS and not _is_data_movement(func)
         before = [_copy(a) for a in flat] if mutates and differences else flat
+        draw = _Draw.before(func, flat, kwargs) if differences else None
         out = func(*args, **kwargs)
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
@@ -175,7 +176,7 @@ class MagnitudeTracer(TorchDispatchMode):
             magnitudes = func(*m_args[0], **m_args[1])
             local = 0
         else:
-            magnitudes = _finite_difference(func, before, spec, known, out, mutates)
+            magnitudes = _finite_difference(func, before, spec, known, out, mutates, draw)
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
@@ -215,11 +216,54 @@ def _copy(a: Any) -> Any:
     return a.detach().clone() if isinstance(a, torch.Tensor) else a
 
 
+class _Draw:
+    """The random-number state a random op (dropout's bernoulli_, rrelu's noise, rand_like)
+    drew from, so that its finite differences are taken with the draw it made: with fresh
+    draws, (f(x + hM) - f(x - hM)) / 2h is the difference of two masks over 2h, and the
+    magnitude of a dropout's output came out 2^19 times its value (every bound after it as
+    loose, and the check for a random reference, which compares two runs within such bounds,
+    blind to the randomness)."""
+
+    def __init__(self, generator: torch.Generator) -> None:
+        self.generator = generator
+        self.state = generator.get_state()
+
+    @classmethod
+    def before(cls, func, flat: list, kwargs: dict) -> "_Draw | None":  # noqa: ANN001
+        """The op's generator and its state now, before the op runs; None for an op that
+        draws nothing."""
+        if torch.Tag.nondeterministic_seeded not in func.tags:
+            return None
+        generator = kwargs.get("generator")
+        if generator is None:
+            device = next(a.device for a in flat if isinstance(a, torch.Tensor))
+            generator = (torch.cuda.default_generators[device.index if device.index is not None
+                                                       else torch.cuda.current_device()]
+                         if device.type == "cuda" else torch.default_generator)
+        return cls(generator)
+
+    def replay(self) -> None:
+        self.generator.set_state(self.state)
+
+
 def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: ANN001
-                       mutates: bool) -> Any:
+                       mutates: bool, draw: _Draw | None = None) -> Any:
     """|out| plus, per floating operand k, |J_k M_k| by a central difference. `flat` holds
     the operands as they were before the op ran; an op that writes into an operand gets
-    fresh copies for each evaluation, so that neither the trace nor `flat` is written."""
+    fresh copies for each evaluation, so that neither the trace nor `flat` is written. A
+    random op's evaluations replay its own draw, and the generator is left where the op
+    itself left it (the reference draws on from there, as it does without the oracle)."""
+    after = draw.generator.get_state() if draw is not None else None
+    try:
+        return _differences(func, flat, spec, known, out, mutates, draw)
+    finally:
+        if draw is not None:
+            draw.generator.set_state(after)
+
+
+def _differences(func, flat: list, spec, known: list, out: Any, mutates: bool,  # noqa: ANN001
+                 draw: _Draw | None) -> Any:
+    """_finite_difference's evaluations, each after its draw is replayed."""
     outs, out_spec = tree_flatten(out)
     total = [o.detach().abs() if _is_float(o) else o for o in outs]
     for k, a in enumerate(flat):
@@ -234,6 +278,8 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: A
             shifted = [_copy(b) if mutates else b for b in flat]
             shifted[k] = a.detach().clone() + sign * h * m
             s_args, s_kwargs = spec.unflatten(shifted)
+            if draw is not None:
+                draw.replay()
             try:
                 evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
             except RuntimeError:

@@ -114,3 +114,28 @@ def test_the_peak_is_the_largest_magnitude_behind_an_output():
     assert float(r.magnitudes[0].max()) <= 1.0 + 1e-12
     assert r.peaks[0] == pytest.approx(3e200, rel=1e-6)  # a central difference
     assert run_oracle(Lambda(torch.sigmoid), [torch.ones(3)]).peaks[0] < 2
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_random_op_is_differenced_with_its_own_draw(device):
+    """Dropout in training mode (bernoulli_ on CPU, one fused op on CUDA): the finite
+    differences replay the op's draw, so the magnitude of a kept element is a few times
+    |x| / (1 - p) and that of a dropped one 0. With fresh draws for each evaluation they were
+    |mask difference| / 2h, 2^19 times the value. The oracle leaves the random stream where a
+    plain run of the reference leaves it."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    x = torch.rand(4, 64, dtype=torch.float64, device=device) + 1.0
+    dropout = Lambda(lambda t: torch.nn.functional.dropout(t, 0.5, True))
+    torch.manual_seed(3)
+    plain = dropout(x)
+    after_plain = torch.rand(8, device=device)
+    torch.manual_seed(3)
+    r = run_oracle(dropout, [x])
+    assert torch.equal(r.values[0], plain)  # the same draw as a plain run
+    assert torch.equal(torch.rand(8, device=device), after_plain)
+    kept = plain != 0
+    assert kept.any() and not kept.all()
+    assert torch.all(r.magnitudes[0][~kept] == 0)
+    # |out| + |d out / dx| |x| (+ the mask's own share): at most 3 |out| = 6 |x| per element
+    assert torch.all(r.magnitudes[0][kept] <= 6 * x[kept] / 0.5 + 1e-12)
