@@ -250,19 +250,20 @@ class GateContext:
         (dropout in training mode, sampling). Rounding-level differences (a GPU's atomics)
         stay inside."""
         if self._random_reference is None:
-            self._random_reference = ""
+            # Cached once decided, never before: a check that broke must not leave "not
+            # random" behind for the gates after it (it raises instead: the gate's error).
             try:
                 inputs = self.benchmark_inputs(RANDOMNESS_SEED)
                 first = self.evaluate(inputs)
                 again = self.run_reference(gen.cast_inputs(inputs, torch.float32))
             except ReferenceFailure:
+                self._random_reference = ""  # no two runs to compare: taken as a function
                 return None
             worst = max((tolerance.compare(a, r, 2 * b, i).worst_ratio for i, (a, r, b) in
                          enumerate(zip(again, first.reference, first.bounds()))), default=0.0)
-            if worst > 1:
-                self._random_reference = (
-                    f"the reference is random: two runs on the same inputs differ by "
-                    f"{worst:.3g}x twice the bound")
+            self._random_reference = (
+                f"the reference is random: two runs on the same inputs differ by "
+                f"{worst:.3g}x twice the bound" if worst > 1 else "")
         return self._random_reference or None
 
     @property
@@ -341,11 +342,10 @@ class Gate:
         return result
 
     def _unless_random(self, ctx: GateContext, failed: GateResult) -> GateResult:
-        """A value failure against a random reference says nothing about the candidate."""
-        try:
-            why = ctx.random_reference()
-        except Exception:  # noqa: BLE001 - the self-check must not turn a failure into an error
-            why = None
+        """A value failure against a random reference says nothing about the candidate; one
+        whose randomness check broke is not known to say anything either, so that check's
+        exception goes on to run(), which reports kdiff's error."""
+        why = ctx.random_reference()
         if why is None:
             return failed
         return self.result(Status.UNDER_SPECIFIED, f"{why}; not judged ({failed.signature} "

@@ -68,3 +68,25 @@ def test_a_deterministic_reference_keeps_its_value_failures(tmp_path):
     wrong = deterministic.replace("class Model(", "class ModelNew(").replace("x * 2.0", "x * 2.001")
     verdict = judge(tmp_path, deterministic, wrong)
     assert verdict.gates["CMP-01"].status is Status.FAIL, verdict.gates["CMP-01"]
+
+
+def test_a_broken_randomness_check_is_an_error_not_a_failure(tmp_path, monkeypatch):
+    """The check for a random reference runs only after a value failure; if it breaks (a kdiff
+    bug), the failure is not known to say anything about the candidate: the gate reports
+    kdiff's error, and no later gate inherits a cached 'not random'."""
+    from kdiff.gates import base
+
+    def broken(self, seed, *args, **kwargs):
+        if seed == base.RANDOMNESS_SEED:
+            raise RuntimeError("randomness check broke")
+        return original(self, seed, *args, **kwargs)
+
+    original = base.GateContext.benchmark_inputs
+    monkeypatch.setattr(base.GateContext, "benchmark_inputs", broken)
+    deterministic = DROPOUT_PROBLEM.replace("training=True", "training=False")
+    wrong = deterministic.replace("class Model(", "class ModelNew(").replace("x * 2.0", "x * 2.001")
+    verdict = judge(tmp_path, deterministic, wrong)
+    value_gates = [verdict.gates[g] for g in ("CMP-01", "CMP-02")]
+    for result in value_gates:
+        assert result.status is Status.ERROR, result
+        assert "randomness check broke" in result.detail
