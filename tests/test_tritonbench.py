@@ -22,14 +22,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.adapters.tritonbench import calls, cpu, layout
+from kdiff.adapters.tritonbench import calls, cpu, layout, native
 from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call, replayable
-from kdiff.adapters.tritonbench.runner import run_script
+from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
 from kdiff.gates.base import GateOptions
 from kdiff.judge import judge_case
-from kdiff.model import Status
+from kdiff.model import Case, NativeVerdict, Status, Verdict
 from kdiff.plugins import manager
 from kdiff.problem import load_problem
+from kdiff.run import ran_out_of_device_memory
 from kdiff.runconfig import RunConfig
 from kdiff.sandbox import SandboxLimits
 
@@ -345,3 +346,40 @@ def test_a_call_writing_into_out_is_replayed_only_when_it_is_the_only_one():
     recorded = [call(2), call(3), call(4, out=1)]
     assert choose_call(recorded, "sub") == 1
     assert choose_call([call(4, out=1)], "sub") == 0
+
+
+CUDA_OOM_STDERR = """Traceback (most recent call last):
+  File "/tmp/gold.py", line 40, in <module>
+    out = torch.matmul(a, b)
+torch.AcceleratorError: CUDA error: out of memory
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+"""
+
+
+def test_a_failed_run_is_named_by_its_exception_not_cuda_boilerplate():
+    """torch ends a CUDA error with boilerplate lines; the one-line failure must keep the
+    exception, which kdiff.run reads to judge an out-of-memory case again alone."""
+    failure = ScriptResult(1, "", CUDA_OOM_STDERR, 60.0).failure()
+    assert failure == "exit status 1: torch.AcceleratorError: CUDA error: out of memory"
+    verdict = Verdict(Case("matmul", Path("g.py"), Path("c.py")),
+                      NativeVerdict(False, "tritonbench", reason=failure), {})
+    assert ran_out_of_device_memory(verdict)
+    assert ScriptResult(2, "", "usage: x\nsomething went wrong\n", 60.0).failure() == \
+        "exit status 2: something went wrong"
+
+
+def test_a_failed_gold_run_is_not_cached(tmp_path, monkeypatch):
+    """A gold run that failed (out of device memory beside other judges) is run again for the
+    next case; one that passed is cached beside the gold file and read back."""
+    runs = [ScriptResult(1, "", CUDA_OOM_STDERR, 60.0), ScriptResult(0, "ok\n", "", 60.0)]
+    monkeypatch.setattr(native, "run_script", lambda *args: runs.pop(0))
+    script = tmp_path / "gold.py"
+    script.write_text("print('ok')\n")
+    limits = SandboxLimits()
+    assert native.gold_stdout(script, "cuda", limits).returncode == 1
+    assert not (tmp_path / "stdout-cuda.json").exists()
+    assert native.gold_stdout(script, "cuda", limits).stdout == "ok\n"
+    assert native.gold_stdout(script, "cuda", limits).stdout == "ok\n"  # cached: no run left
+    assert not runs

@@ -34,14 +34,16 @@ PRESETS = {
 
 
 def gold_stdout(script: Path, device: str, limits: SandboxLimits) -> ScriptResult:
-    """The gold file's run, once per gold file and device (cached beside it)."""
+    """The gold file's run, once per gold file and device: a run that passed is cached beside
+    it; one that failed is not (a device out of memory beside other judges, or killed at its
+    deadline, is no property of the gold file), so the next case runs it again."""
     cached = script.with_name(f"stdout-{device}.json")
     if cached.is_file():
         data = json.loads(cached.read_text())
         return ScriptResult(data["returncode"], data["stdout"], data["stderr"],
                             limits.start_timeout)
     result = run_script(script, device, limits)
-    if not result.timed_out:
+    if result.returncode == 0:
         write_atomic(cached, json.dumps({"returncode": result.returncode,
                                          "stdout": result.stdout, "stderr": result.stderr}))
     return result

@@ -20,6 +20,7 @@ import functools
 import inspect
 import json
 import os
+import re
 import runpy
 import shutil
 import signal
@@ -48,13 +49,21 @@ class ScriptResult:
         return self.returncode is None
 
     def failure(self) -> str:
-        """One line: how the run failed."""
+        """One line: how the run failed, naming the exception where a traceback names one.
+        torch's CUDA errors end in boilerplate lines ("Compile with `TORCH_USE_CUDA_DSA` to
+        enable device-side assertions."), so the last line alone lost "CUDA error: out of
+        memory", which kdiff.run reads to judge such a case again alone."""
         if self.timed_out:
             return f"did not finish within {self.seconds_allowed:.0f} s"
-        lines = [ln for ln in self.stderr.strip().splitlines()
+        lines = [ln.strip() for ln in self.stderr.strip().splitlines()
                  if ln.strip() and not ln.startswith(CONTAINMENT_LINE)]
-        last = lines[-1].strip()[:300] if lines else ""
-        return f"exit status {self.returncode}" + (f": {last}" if last else "")
+        raised = [ln for ln in lines if EXCEPTION_LINE.match(ln)]
+        line = (raised or lines or [""])[-1][:300]
+        return f"exit status {self.returncode}" + (f": {line}" if line else "")
+
+
+# "RuntimeError: ...", "torch.AcceleratorError: CUDA error: ...": a traceback's last line
+EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit): ")
 
 
 def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -> ScriptResult:
