@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.adapters.tritonbench import calls, cpu, layout, native
+from kdiff.adapters.tritonbench import calls, cpu, layout
+from kdiff.adapters.tritonbench import native as tb_native
 from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call, replayable
 from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
 from kdiff.gates.base import GateOptions
@@ -374,12 +375,12 @@ def test_a_failed_gold_run_is_not_cached(tmp_path, monkeypatch):
     """A gold run that failed (out of device memory beside other judges) is run again for the
     next case; one that passed is cached beside the gold file and read back."""
     runs = [ScriptResult(1, "", CUDA_OOM_STDERR, 60.0), ScriptResult(0, "ok\n", "", 60.0)]
-    monkeypatch.setattr(native, "run_script", lambda *args: runs.pop(0))
+    monkeypatch.setattr(tb_native, "run_script", lambda *args: runs.pop(0))
     script = tmp_path / "gold.py"
     script.write_text("print('ok')\n")
     limits = SandboxLimits()
-    assert native.gold_stdout(script, "cuda", limits).returncode == 1
+    assert tb_native.gold_stdout(script, "cuda", limits).returncode == 1
     assert not (tmp_path / "stdout-cuda.json").exists()
-    assert native.gold_stdout(script, "cuda", limits).stdout == "ok\n"
-    assert native.gold_stdout(script, "cuda", limits).stdout == "ok\n"  # cached: no run left
+    assert tb_native.gold_stdout(script, "cuda", limits).stdout == "ok\n"
+    assert tb_native.gold_stdout(script, "cuda", limits).stdout == "ok\n"  # cached: no run left
     assert not runs

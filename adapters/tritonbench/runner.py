@@ -37,6 +37,10 @@ from kdiff.confine import CONTAINMENT_LINE
 from kdiff.sandbox import SandboxLimits, confinement
 
 
+# "RuntimeError: ...", "torch.AcceleratorError: CUDA error: ...": a traceback's last line
+EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit): ")
+
+
 @dataclass
 class ScriptResult:
     returncode: int | None  # None: killed at the deadline
@@ -60,10 +64,6 @@ class ScriptResult:
         raised = [ln for ln in lines if EXCEPTION_LINE.match(ln)]
         line = (raised or lines or [""])[-1][:300]
         return f"exit status {self.returncode}" + (f": {line}" if line else "")
-
-
-# "RuntimeError: ...", "torch.AcceleratorError: CUDA error: ...": a traceback's last line
-EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit): ")
 
 
 def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -> ScriptResult:
