@@ -19,6 +19,7 @@ elements each output reads; elementwise ops add 1; data movement adds 0.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -176,7 +177,8 @@ class MagnitudeTracer(TorchDispatchMode):
             magnitudes = func(*m_args[0], **m_args[1])
             local = 0
         else:
-            magnitudes = _finite_difference(func, before, spec, known, out, mutates, draw)
+            with draw if draw is not None else contextlib.nullcontext():
+                magnitudes = _finite_difference(func, before, spec, known, out, mutates, draw)
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
@@ -245,25 +247,21 @@ class _Draw:
     def replay(self) -> None:
         self.generator.set_state(self.state)
 
+    def __enter__(self) -> "_Draw":
+        self.after = self.generator.get_state()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        # where the op itself left it: the reference draws on from there, as without the oracle
+        self.generator.set_state(self.after)
+
 
 def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: ANN001
                        mutates: bool, draw: _Draw | None = None) -> Any:
     """|out| plus, per floating operand k, |J_k M_k| by a central difference. `flat` holds
     the operands as they were before the op ran; an op that writes into an operand gets
     fresh copies for each evaluation, so that neither the trace nor `flat` is written. A
-    random op's evaluations replay its own draw, and the generator is left where the op
-    itself left it (the reference draws on from there, as it does without the oracle)."""
-    after = draw.generator.get_state() if draw is not None else None
-    try:
-        return _differences(func, flat, spec, known, out, mutates, draw)
-    finally:
-        if draw is not None:
-            draw.generator.set_state(after)
-
-
-def _differences(func, flat: list, spec, known: list, out: Any, mutates: bool,  # noqa: ANN001
-                 draw: _Draw | None) -> Any:
-    """_finite_difference's evaluations, each after its draw is replayed."""
+    random op's evaluations replay its own draw (the caller holds `draw` open around them)."""
     outs, out_spec = tree_flatten(out)
     total = [o.detach().abs() if _is_float(o) else o for o in outs]
     for k, a in enumerate(flat):
