@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kdiff.gates import base
 from kdiff.gates.base import GateOptions
 from kdiff.judge import judge_case
 from kdiff.model import Case, Status
@@ -35,6 +36,9 @@ def get_init_inputs():
 '''
 
 HONEST = DROPOUT_PROBLEM.replace("class Model(", "class ModelNew(")
+DETERMINISTIC = DROPOUT_PROBLEM.replace("training=True", "training=False")
+WRONG_FOR_DETERMINISTIC = DETERMINISTIC.replace("class Model(", "class ModelNew(").replace(
+    "x * 2.0", "x * 2.001")
 OVERWRITES_INPUT = HONEST.replace("return F.dropout(x * 2.0,",
                                   "x.mul_(2.0)\n        return F.dropout(x,")
 GATES = ["EXC-01", "EXC-02", "ORD-02", "RES-01", "CMP-01", "CMP-02", "PRC-03"]
@@ -64,9 +68,7 @@ def test_a_storage_failure_still_fails_against_a_random_reference(tmp_path):
 
 
 def test_a_deterministic_reference_keeps_its_value_failures(tmp_path):
-    deterministic = DROPOUT_PROBLEM.replace("training=True", "training=False")
-    wrong = deterministic.replace("class Model(", "class ModelNew(").replace("x * 2.0", "x * 2.001")
-    verdict = judge(tmp_path, deterministic, wrong)
+    verdict = judge(tmp_path, DETERMINISTIC, WRONG_FOR_DETERMINISTIC)
     assert verdict.gates["CMP-01"].status is Status.FAIL, verdict.gates["CMP-01"]
 
 
@@ -74,8 +76,6 @@ def test_a_broken_randomness_check_is_an_error_not_a_failure(tmp_path, monkeypat
     """The check for a random reference runs only after a value failure; if it breaks (a kdiff
     bug), the failure is not known to say anything about the candidate: the gate reports
     kdiff's error, and no later gate inherits a cached 'not random'."""
-    from kdiff.gates import base
-
     def broken(self, seed, *args, **kwargs):
         if seed == base.RANDOMNESS_SEED:
             raise RuntimeError("randomness check broke")
@@ -83,9 +83,7 @@ def test_a_broken_randomness_check_is_an_error_not_a_failure(tmp_path, monkeypat
 
     original = base.GateContext.benchmark_inputs
     monkeypatch.setattr(base.GateContext, "benchmark_inputs", broken)
-    deterministic = DROPOUT_PROBLEM.replace("training=True", "training=False")
-    wrong = deterministic.replace("class Model(", "class ModelNew(").replace("x * 2.0", "x * 2.001")
-    verdict = judge(tmp_path, deterministic, wrong)
+    verdict = judge(tmp_path, DETERMINISTIC, WRONG_FOR_DETERMINISTIC)
     value_gates = [verdict.gates[g] for g in ("CMP-01", "CMP-02")]
     for result in value_gates:
         assert result.status is Status.ERROR, result
