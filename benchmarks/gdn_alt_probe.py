@@ -1,10 +1,10 @@
 """Which launch of the GDN backward raises an illegal memory access on the GPU, and in which
 setting: P^T dO in its own kernel or inside the backward scan (chunk.SPLIT_LOCAL_DU), the state
-scans narrowed to 32 columns or not (chunk.state_scan_bv). gdn_bench.py's "alt f+b" timing at
+scans narrowed to 32 columns or not (chunk.few_programs). gdn_bench.py's "alt f+b" timing at
 (4, 2048, 16), bf16, raised one on the H200 (Triton 3.6): in-scan at the narrowed width, an
 "Invalid __shared__ read of size 1024 bytes" in state_bwd_kernel's tile product under
 compute-sanitizer; the same settings in fp32 through the interpreter give gradients bitwise
-equal to the default path's. chunk.backward_scan_bv no longer narrows the in-scan scan, so
+equal to the default path's. chunk.backward_scan_few no longer narrows the in-scan scan, so
 that setting now runs at 64 columns (the line says the width it ran at).
 
 Each setting runs one forward+backward in its own child process with CUDA_LAUNCH_BLOCKING=1
@@ -52,8 +52,8 @@ def child(shape: str, setting: str) -> int:
                 f"{frames[-1].line}" if frames else "?"
         print(f"{setting}: FAIL at {where}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
         return 1
-    print(f"{setting}: ok (backward state-scan V-block "
-          f"{gdn_chunk.backward_scan_bv(B * H, 128, xs[0].device)})")
+    few = gdn_chunk.backward_scan_few(B * H, 128, xs[0].device)
+    print(f"{setting}: ok (backward state-scan V-block {gdn_chunk.scan_bv('state_bwd', few, 128)})")
     return 0
 
 

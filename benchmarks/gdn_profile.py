@@ -20,7 +20,7 @@ import sys
 from collections import defaultdict
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile, record_function
 from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -31,20 +31,58 @@ D = 128
 ITERS = 10
 
 
-def kernel_times(fn) -> dict[str, float]:
-    """Mean device milliseconds per call of each kernel name that `fn` launches."""
+# A gap this long between one device operation's end and the next one's start is the GPU
+# waiting for the host (a launch not yet issued, a host sync); shorter ones are the launch
+# pipeline's own spacing.
+IDLE_GAP_US = 5.0
+CALL_RANGE = "gdn_profile.call"
+
+
+def kernel_times(fn, idle: dict[str, float] | None = None) -> dict[str, float]:
+    """Mean device milliseconds per call of each kernel name that `fn` launches. With `idle`,
+    also where the GPU waited for the host within a call (idle_within_calls)."""
     for _ in range(3):  # compile, autotune, allocator warm-up
         fn()
     torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(ITERS):
-            fn()
-        torch.cuda.synchronize()
+            with record_function(CALL_RANGE):
+                fn()
+                torch.cuda.synchronize()
     totals: dict[str, float] = defaultdict(float)
-    for event in prof.events():
-        if event.device_type == torch.autograd.DeviceType.CUDA:
-            totals[event.name] += event.time_range.elapsed_us() / 1000 / ITERS
+    device_events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+                     and e.name != CALL_RANGE]  # the range's own device-side copy
+    for event in device_events:
+        totals[event.name] += event.time_range.elapsed_us() / 1000 / ITERS
+    if idle is not None:
+        calls_ = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                        if e.name == CALL_RANGE)
+        idle.update(idle_within_calls(calls_, device_events))
     return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
+def idle_within_calls(call_ranges, device_events) -> dict[str, float]:
+    """Mean milliseconds per call that the GPU spent waiting for the host: "(before the first
+    kernel)" from the call's start on the host, then each gap over IDLE_GAP_US between
+    consecutive device operations, attributed to the operation after it, and "(after the
+    last kernel)" up to the call's end (each profiled call ends in a device sync, so that
+    is host work after the GPU finished). The sum is a call's wall time less its busy time,
+    the time do_bench counts and the per-kernel table does not."""
+    spans = sorted((e.time_range.start, e.time_range.end, e.name) for e in device_events)
+    idle: dict[str, float] = defaultdict(float)
+    for call_start, call_end in call_ranges:
+        inside = [s for s in spans if call_start <= s[0] < call_end]
+        if not inside:
+            continue
+        idle["(before the first kernel)"] += inside[0][0] - call_start
+        busy_until = inside[0][1]
+        for start, end, name in inside[1:]:
+            if start - busy_until > IDLE_GAP_US:
+                idle[name] += start - busy_until
+            busy_until = max(busy_until, end)
+        idle["(after the last kernel)"] += max(0.0, call_end - busy_until)
+    per_call = {k: v / 1000 / len(call_ranges) for k, v in idle.items()}
+    return dict(sorted(per_call.items(), key=lambda kv: -kv[1]))
 
 
 def calls(fn, B, T, H):
@@ -68,8 +106,9 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
         for mode, call in (("fwd", forward), ("fwd_bwd", forward_backward)):
             if name == "fla" and mode == "fwd_bwd" and gdn_bench.FLA_FORWARD_ONLY:
                 continue
+            idle: dict[str, float] = {}
             try:
-                times = kernel_times(call)
+                times = kernel_times(call, idle)
             except Exception as exc:  # noqa: BLE001 - fla's backward may refuse (its guard)
                 result[f"{name}_{mode}_error"] = f"{type(exc).__name__}: {exc}"[:300]
                 print(f"  {name} {mode} ({B},{T},{H}): {result[f'{name}_{mode}_error']}")
@@ -83,6 +122,10 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
                   f"wall (do_bench median) {wall:.3f} ms")
             for kernel, ms in times.items():
                 print(f"    {ms:8.3f} ms  {short(kernel)}")
+            result[f"{name}_{mode}_idle"] = idle
+            print(f"    GPU waiting for the host, {sum(idle.values()):.3f} ms per call, before:")
+            for kernel, ms in list(idle.items())[:8]:
+                print(f"    {ms:8.3f} ms  {short(kernel)}")
         torch.cuda.empty_cache()
     return result
 
@@ -93,17 +136,28 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
 GRIDS = {
     "wy_inverse": {"warps": (1, 2, 4, 8), "bk": (32, 64)},
     "wy_apply": {"bv": (64, 128), "warps": (2, 4, 8), "stages": (1, 2, 3)},
-    "state_fwd": {"bv": (32, 64), "warps": (2, 4, 8), "stages": (2, 3)},
-    "output_fwd": {"bv": (32, 64, 128), "warps": (2, 4, 8), "stages": (1, 2, 3)},
+    "state_fwd": {"bv": (16, 32, 64), "warps": (2, 4, 8), "stages": (2, 3)},
+    "output_fwd": {"bv": (64, 128), "warps": (2, 4, 8), "stages": (2, 3)},
     "local_du": {"bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
-    "state_bwd": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2)},
+    "state_bwd": {"bv": (16, 32, 64), "warps": (2, 4, 8), "stages": (1, 2)},
     "grad_qk": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2, 3)},
     "wy_bwd": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2, 3)},
 }
 BACKWARD = {"local_du", "state_bwd", "grad_qk", "wy_bwd"}
 
 
-def current_launch(kernel: str) -> dict:
+def few_programs(kernel: str, B: int, H: int) -> bool:
+    """Whether `kernel` is a state scan that takes chunk.FEW_PROGRAMS_SCAN's settings at this
+    shape (fixed-length sequences: B sequences x H heads)."""
+    device = torch.device("cuda")
+    if kernel == "state_fwd":
+        return gdn_chunk.few_programs(kernel, B * H, D, device)
+    return kernel == "state_bwd" and gdn_chunk.backward_scan_few(B * H, D, device)
+
+
+def current_launch(kernel: str, few: bool) -> dict:
+    if few:
+        return dict(gdn_chunk.FEW_PROGRAMS_SCAN[kernel])
     setting = {"warps": gdn_chunk.WARPS[kernel], "stages": gdn_chunk.STAGES.get(kernel)}
     if kernel in gdn_chunk.BLOCK_V:
         setting["bv"] = gdn_chunk.BLOCK_V[kernel]
@@ -112,7 +166,10 @@ def current_launch(kernel: str) -> dict:
     return setting
 
 
-def apply_launch(kernel: str, setting: dict) -> None:
+def apply_launch(kernel: str, setting: dict, few: bool) -> None:
+    if few:
+        gdn_chunk.FEW_PROGRAMS_SCAN[kernel] = dict(setting)
+        return
     gdn_chunk.WARPS[kernel] = setting["warps"]
     if setting.get("stages") is None:
         gdn_chunk.STAGES.pop(kernel, None)
@@ -126,20 +183,23 @@ def apply_launch(kernel: str, setting: dict) -> None:
 
 def sweep(B, T, H, on_row, only: list[str] | None = None) -> dict:
     """Coordinate search: each kernel in turn under every setting of its grid, its own device
-    time measured; the fastest is kept before the next kernel is swept. Returns the chosen
-    settings (kernel -> setting, with its time and the time of chunk.py's setting)."""
+    time measured; the fastest is kept before the next kernel is swept. A state scan with few
+    programs at this shape is swept in chunk.FEW_PROGRAMS_SCAN (its settings there). Returns
+    the chosen settings (kernel -> setting, with its time, the time of chunk.py's setting,
+    and which table it belongs to)."""
     forward, forward_backward = calls(gdn_bench.ours, B, T, H)
     chosen = {}
     for kernel, grid in GRIDS.items():
         if only and kernel not in only:
             continue
         call = forward_backward if kernel in BACKWARD else forward
-        default = current_launch(kernel)
+        few = few_programs(kernel, B, H)
+        default = current_launch(kernel, few)
         best = None
         for values in itertools.product(*grid.values()):
             setting = {**default, **dict(zip(grid, values))}
-            apply_launch(kernel, setting)
-            row = {"kernel": kernel, **setting}
+            apply_launch(kernel, setting, few)
+            row = {"kernel": kernel, "few_programs": few, **setting}
             try:
                 times = kernel_times(call)
                 row["ms"] = times.get(f"{kernel}_kernel")
@@ -151,10 +211,11 @@ def sweep(B, T, H, on_row, only: list[str] | None = None) -> dict:
             if setting == default:
                 chosen.setdefault(kernel, {})["default_ms"] = row.get("ms")
         if best is None:
-            apply_launch(kernel, default)
+            apply_launch(kernel, default, few)
             continue
-        apply_launch(kernel, {k: best[k] for k in default})
-        chosen.setdefault(kernel, {}).update({k: best[k] for k in default}, ms=best["ms"])
+        apply_launch(kernel, {k: best[k] for k in default}, few)
+        chosen.setdefault(kernel, {}).update({k: best[k] for k in default}, ms=best["ms"],
+                                             few_programs=few)
         print(f"  chosen {kernel}: {chosen[kernel]}", flush=True)
     return chosen
 

@@ -479,22 +479,45 @@ def test_nonfinite_cotangent_takes_the_backward_fallback(path):
             assert torch.equal(nonfinite_classes(a), nonfinite_classes(b)), name
 
 
-def test_state_scan_narrows_only_where_multiprocessors_would_idle(monkeypatch):
-    """The state scans' V-block: 64, and 32 where sequences x heads x 64-column blocks leave
-    an H200's 132 multiprocessors idle (the issue's shapes, V = 128); never on the CPU."""
+def test_state_scans_take_their_own_settings_where_programs_are_few(monkeypatch):
+    """The state scans' settings: BLOCK_V's, and FEW_PROGRAMS_SCAN's where sequences x heads x
+    BLOCK_V-column blocks leave an H200's 132 multiprocessors idle (the issue's shapes,
+    V = 128); never on the CPU."""
     monkeypatch.setattr(gdn_chunk, "_multiprocessors", lambda device: 132)
+    monkeypatch.setitem(gdn_chunk.FEW_PROGRAMS_SCAN, "state_fwd",
+                        {"bv": 16, "warps": 2, "stages": 3})
     cuda = torch.device("cuda")
-    widths = {nh: gdn_chunk.state_scan_bv("state_fwd", nh, 128, cuda) for nh in (32, 64, 96, 256)}
-    assert widths == {32: 32, 64: 32, 96: 64, 256: 64}
-    assert gdn_chunk.launch("state_fwd", torch.bfloat16, narrow=True) == {"num_warps": 2,
-                                                                        "num_stages": 2}
-    assert gdn_chunk.backward_scan_bv(32, 128, cuda) == 32
-    # P^T dO inside the scan: never narrowed (that build read out of its shared memory on
-    # the H200)
+    few = {nh: gdn_chunk.few_programs("state_fwd", nh, 128, cuda) for nh in (32, 64, 96, 256)}
+    assert few == {32: True, 64: True, 96: False, 256: False}
+    assert [gdn_chunk.scan_bv("state_fwd", f, 128) for f in (True, False)] == [16, 64]
+    assert gdn_chunk.launch("state_fwd", torch.bfloat16, few=True) == {"num_warps": 2,
+                                                                     "num_stages": 3}
+    assert gdn_chunk.backward_scan_few(32, 128, cuda)
+    # P^T dO inside the scan: never (that build read out of its shared memory on the H200)
     monkeypatch.setattr(gdn_chunk, "SPLIT_LOCAL_DU", False)
-    assert gdn_chunk.backward_scan_bv(32, 128, cuda) == 64
+    assert not gdn_chunk.backward_scan_few(32, 128, cuda)
     monkeypatch.undo()
-    assert gdn_chunk.state_scan_bv("state_bwd", 1, 128, torch.device("cpu")) == 64
+    assert not gdn_chunk.few_programs("state_bwd", 1, 128, torch.device("cpu"))
+
+
+def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
+    """The launch settings' V-blocks only partition V: every value column is computed by the
+    same products whichever block it falls in. W/Utld and the output at all 128 columns at once
+    (the H200 settings) against 64 and 32, and the state scans at 16 (FEW_PROGRAMS_SCAN's)
+    against 64: all eight results bitwise equal. A block that mis-indexed its columns, or
+    dropped a partial block, would not be."""
+    inputs = gdn_inputs(1, 20, 1, 16, 128, seed=13)
+    results = []
+    for apply_bv, scan_bv in ((128, 16), (64, 64), (32, 32)):
+        for kernel in ("wy_apply", "output_fwd"):
+            monkeypatch.setitem(gdn_chunk.BLOCK_V, kernel, apply_bv)
+        for kernel in ("state_fwd", "state_bwd"):
+            monkeypatch.setitem(gdn_chunk.BLOCK_V, kernel, scan_bv)
+        results.append(run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs,
+                           torch.float32))
+    for other in results[1:]:
+        for name, a, b in zip(NAMES, results[0], other):
+            assert torch.equal(a, b), name
 
 
 def test_head_dimension_past_the_limit_is_refused_by_kernel_and_problem():
@@ -515,7 +538,7 @@ def test_fp32_launches_take_eight_warps_but_the_inverse():
     pipeline stage; the WY inverse keeps its one warp; bf16 keeps the sweep's settings."""
     for kernel in ("output_fwd", "wy_bwd", "state_bwd", "state_fwd"):
         assert gdn_chunk.launch(kernel, torch.float32) == {"num_warps": 8, "num_stages": 1}
-    assert gdn_chunk.launch("state_fwd", torch.float32, narrow=True)["num_warps"] == 8
+    assert gdn_chunk.launch("state_fwd", torch.float32, few=True)["num_warps"] == 8
     assert gdn_chunk.launch("wy_inverse", torch.float32)["num_warps"] == 1
     assert gdn_chunk.launch("output_fwd", torch.bfloat16)["num_warps"] == gdn_chunk.WARPS[
         "output_fwd"]

@@ -43,7 +43,7 @@ SUPPORTED_CHUNKS = (16, 64)
 # The WY inverse runs one warp per chunk (its forward substitution is a chain of small
 # reductions: within one warp they are shuffles; 1 warp 0.377 ms, 4 warps 0.800, 8 warps
 # 1.647); the state scans take 64-column V-blocks with 4 warps.
-# The V-block of each kernel that tiles V (the state scans' is narrowed by state_scan_bv).
+# The V-block of each kernel that tiles V (the state scans' own where programs are few, below).
 BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 64, "output_fwd": 64, "local_du": 64,
            "grad_qk": 64, "wy_bwd": 64}
 WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 2, "grad_qk": 8, "wy_bwd": 4,
@@ -60,9 +60,13 @@ STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_bwd": 1}
 SPLIT_LOCAL_DU = True
 
 
-# (warps, stages) of a state scan whose V-block state_scan_bv narrowed to 32: the sweep's
-# fastest at that width (state_fwd 0.453 ms at 2 warps, 2 stages; 0.561 at 4, 2).
-NARROW_STATE_LAUNCH = {"state_fwd": (2, 2), "state_bwd": (4, 1)}
+# The state scans where they would have fewer programs than the GPU has multiprocessors
+# (few_programs): each program is a chain of T/C dependent steps, so there the step's latency
+# sets the time, not the throughput the settings above were swept for. Their own V-block,
+# warps and stages: 32 columns, and the (1, 8192, 96) sweep's fastest at that width
+# (state_fwd 0.453 ms at 2 warps, 2 stages; 0.561 at 4, 2).
+FEW_PROGRAMS_SCAN = {"state_fwd": {"bv": 32, "warps": 2, "stages": 2},
+                     "state_bwd": {"bv": 32, "warps": 4, "stages": 1}}
 
 
 # fp32 (the gates' dtype: IEEE products on the FMA units, whole fp32 tiles per thread) takes 8
@@ -75,11 +79,11 @@ NARROW_STATE_LAUNCH = {"state_fwd": (2, 2), "state_bwd": (4, 1)}
 FP32_MIN_WARPS = 8
 
 
-def launch(kernel: str, dtype: torch.dtype, narrow: bool = False) -> dict:
-    """narrow: a state scan at the halved V-block (state_scan_bv)."""
+def launch(kernel: str, dtype: torch.dtype, few: bool = False) -> dict:
+    """few: a state scan with few programs (few_programs), FEW_PROGRAMS_SCAN's settings."""
     warps, stages = WARPS[kernel], STAGES.get(kernel)
-    if narrow:
-        warps, stages = NARROW_STATE_LAUNCH[kernel]
+    if few:
+        warps, stages = FEW_PROGRAMS_SCAN[kernel]["warps"], FEW_PROGRAMS_SCAN[kernel]["stages"]
     if dtype == torch.float32 and kernel != "wy_inverse":
         warps = max(warps, FP32_MIN_WARPS)
     return launch_options(warps, dtype, stages)
@@ -97,30 +101,28 @@ def block_v(kernel: str, V: int) -> int:
     return value_block(V, BLOCK_V[kernel])
 
 
-def state_scan_bv(kernel: str, sequence_heads: int, V: int, device: torch.device) -> int:
-    """The V-block of a state scan: BLOCK_V[kernel], halved once (to 32, the narrowest width
-    timed) where the scan would have fewer programs (sequences x heads x V-blocks) than the
-    GPU has multiprocessors. Each program is a chain of T/C dependent steps, so below one
-    program per multiprocessor the GPU idles: at (2, 16384, 16) (32 sequence-heads) BV 64 gave
+def few_programs(kernel: str, sequence_heads: int, V: int, device: torch.device) -> bool:
+    """Whether a state scan at BLOCK_V would have fewer programs (sequences x heads x V-blocks)
+    than the GPU has multiprocessors: at (2, 16384, 16) (32 sequence-heads) BLOCK_V 64 gave
     64 programs for the H200's 132, and the forward+backward took 6.10 ms, against 4.59 ms at
     BV 32 in an earlier session; at (1, 8192, 96) BV 64 (192 programs) is the sweep's
-    fastest."""
-    bv = block_v(kernel, V)
-    if bv > 32 and sequence_heads * triton.cdiv(V, bv) < _multiprocessors(device):
-        bv = 32
-    return bv
+    fastest. Never on the CPU."""
+    return sequence_heads * triton.cdiv(V, block_v(kernel, V)) < _multiprocessors(device)
 
 
-def backward_scan_bv(sequence_heads: int, V: int, device: torch.device) -> int:
-    """The backward state scan's V-block. With P^T dO inside the scan (SPLIT_LOCAL_DU off)
-    it is never narrowed: on the H200 (Triton 3.6, bf16, BV 32, 4 warps, 1 stage) that
-    compiled state_bwd_kernel reads past its shared memory in the tile product
-    (compute-sanitizer: "Invalid __shared__ read of size 1024 bytes"; benchmarks/
-    gdn_alt_probe.py), though through the interpreter its gradients equal the default path's
-    bitwise. The other three settings ran clean."""
-    if not SPLIT_LOCAL_DU:
-        return block_v("state_bwd", V)
-    return state_scan_bv("state_bwd", sequence_heads, V, device)
+def scan_bv(kernel: str, few: bool, V: int) -> int:
+    """A state scan's V-block: BLOCK_V's, or FEW_PROGRAMS_SCAN's where programs are few."""
+    return value_block(V, FEW_PROGRAMS_SCAN[kernel]["bv"]) if few else block_v(kernel, V)
+
+
+def backward_scan_few(sequence_heads: int, V: int, device: torch.device) -> bool:
+    """few_programs for the backward scan. With P^T dO inside the scan (SPLIT_LOCAL_DU off)
+    never: on the H200 (Triton 3.6, bf16, BV 32, 4 warps, 1 stage) that compiled
+    state_bwd_kernel reads past its shared memory in the tile product (compute-sanitizer:
+    "Invalid __shared__ read of size 1024 bytes"; benchmarks/gdn_alt_probe.py), though
+    through the interpreter its gradients equal the default path's bitwise. The other three
+    settings ran clean."""
+    return SPLIT_LOCAL_DU and few_programs("state_bwd", sequence_heads, V, device)
 
 
 def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layout: ChunkLayout):
@@ -130,7 +132,8 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     V = v.shape[-1]
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     BK = key_block(K)
-    SBV = state_scan_bv("state_fwd", N * H, V, q.device)
+    few = few_programs("state_fwd", N * H, V, q.device)
+    SBV = scan_bv("state_fwd", few, V)
     dev = q.device
     gc = chunk_cumsum(g, layout)
     delta = beta is not None
@@ -152,7 +155,7 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
         k, w, u, gc, initial_state, hbuf, vnew, ht, layout.cu_seqlens, layout.chunk_offsets,
         H, K, V, BT=BT, BK=BK, BV=SBV, HAS_H0=initial_state is not None,
         STORE_FINAL=output_final_state, DELTA=delta,
-        **launch("state_fwd", q.dtype, narrow=SBV < block_v("state_fwd", V)))
+        **launch("state_fwd", q.dtype, few))
     o = torch.empty_like(v)
     BV = block_v("output_fwd", V)
     flags = torch.empty(NC, H, triton.cdiv(V, BV), dtype=torch.float32, device=dev)
@@ -170,7 +173,8 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     V = v.shape[-1]
     NC, N, BT = layout.num_chunks, layout.num_seqs, layout.chunk_size
     BK = key_block(K)
-    SBV = backward_scan_bv(N * H, V, q.device)
+    few = backward_scan_few(N * H, V, q.device)
+    SBV = scan_bv("state_bwd", few, V)
     dev = q.device
     dhbuf = states(NC, q, V, q.dtype)
     delta = beta is not None
@@ -187,7 +191,7 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
         q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, layout.cu_seqlens, layout.chunk_offsets,
         scale, H, K, V, BT=BT, BK=BK, BV=SBV, HAS_DHT=dht is not None,
         STORE_DH0=dh0 is not None, DELTA=delta, LOCAL_GIVEN=SPLIT_LOCAL_DU,
-        **launch("state_bwd", q.dtype, narrow=SBV < block_v("state_bwd", V)))
+        **launch("state_bwd", q.dtype, few))
     dq = torch.empty_like(q)
     dk_part = torch.empty(B * T, H, K, dtype=torch.float32, device=dev)
     dg_part = torch.empty(B * T, H, dtype=torch.float32, device=dev)
