@@ -38,21 +38,23 @@ SUPPORTED_CHUNKS = (16, 64)
 
 # Launch settings, chosen on the H200 (Triton 3.6, bf16, K = V = 128) by
 # `benchmarks/gdn_profile.py --sweep` at (1, 8192, 96): each kernel's own device time under
-# every setting of its grid, the fastest kept (the table is in NOTES.md, "Where the time
-# went"). The chunk-parallel kernels' V-blocks were not in that sweep's grids (64 as before).
-# The WY inverse runs one warp per chunk (its forward substitution is a chain of small
-# reductions: within one warp they are shuffles; 1 warp 0.377 ms, 4 warps 0.800, 8 warps
-# 1.647); the state scans take 64-column V-blocks with 4 warps.
+# every setting of its grid, the fastest kept (the tables are in NOTES.md, "Where the time
+# went" and "Launch settings where programs are few"). The WY inverse runs one warp per chunk
+# (its forward substitution is a chain of small reductions: within one warp they are
+# shuffles; 1 warp 0.377 ms, 4 warps 0.800, 8 warps 1.647); the state scans take 64-column
+# V-blocks with 4 warps; W/Utld and the output all 128 columns of V at once (the output's
+# Q K^T then formed once per chunk, not once per V-block: 0.475 ms against 0.485 at 64).
 # The V-block of each kernel that tiles V (the state scans' own where programs are few, below).
-BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 64, "output_fwd": 64, "local_du": 64,
-           "grad_qk": 64, "wy_bwd": 64}
-WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 2, "grad_qk": 8, "wy_bwd": 4,
+BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 128, "output_fwd": 128,
+           "local_du": 64, "grad_qk": 64, "wy_bwd": 64}
+WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 4,
          "wy_inverse": 1, "wy_apply": 4, "local_du": 4}
 # The WY inverse accumulates k_r . k_s over slices of K this wide (wy.wy_inverse_kernel).
 WY_INVERSE_BK = 64
 # Pipeline stages where Triton's default (3) is not the choice; fp32 always takes one
 # (host.launch_options).
-STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_bwd": 1}
+STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_bwd": 1, "wy_apply": 1,
+                          "output_fwd": 2}
 
 # The backward scan's intra-chunk term P^T dO: computed by a chunk-parallel kernel before the
 # scan (as fla does; one more [T, H, V] fp32 round trip) or inside the scan (on its critical
@@ -63,10 +65,11 @@ SPLIT_LOCAL_DU = True
 # The state scans where they would have fewer programs than the GPU has multiprocessors
 # (few_programs): each program is a chain of T/C dependent steps, so there the step's latency
 # sets the time, not the throughput the settings above were swept for. Their own V-block,
-# warps and stages: 32 columns, and the (1, 8192, 96) sweep's fastest at that width
-# (state_fwd 0.453 ms at 2 warps, 2 stages; 0.561 at 4, 2).
-FEW_PROGRAMS_SCAN = {"state_fwd": {"bv": 32, "warps": 2, "stages": 2},
-                     "state_bwd": {"bv": 32, "warps": 4, "stages": 1}}
+# warps and stages, from `gdn_profile.py --sweep` at (2, 16384, 16) (32 sequence-heads):
+# state_fwd 0.582 -> 0.323 ms, state_bwd 1.147 -> 0.846 ms against the settings before
+# (32 columns; 2 warps and 2 stages, 4 warps and 1 stage).
+FEW_PROGRAMS_SCAN = {"state_fwd": {"bv": 32, "warps": 4, "stages": 3},
+                     "state_bwd": {"bv": 16, "warps": 4, "stages": 2}}
 
 
 # fp32 (the gates' dtype: IEEE products on the FMA units, whole fp32 tiles per thread) takes 8
