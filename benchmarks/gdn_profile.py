@@ -8,7 +8,9 @@ setting timed by its own kernel's device time inside a whole call.
 bf16, K = V = 128, the inputs of gdn_bench.py. Writes gdn_profile.json under $OUT when set.
 The per-kernel times are means over ITERS profiled calls after a warm-up (compile and
 autotune excluded); the sum over kernels is device time only (no launch gaps, no host sync),
-so it can be below the do_bench wall time of gdn_bench.py.
+so it can be below the do_bench wall time of gdn_bench.py. Where the two differ, the
+timeline says why: each call's GPU waits for the host (before its first kernel, between
+kernels, after its last) are reported beside the kernels (idle_within_calls).
 """
 from __future__ import annotations
 
