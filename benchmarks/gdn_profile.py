@@ -57,9 +57,9 @@ def kernel_times(fn, idle: dict[str, float] | None = None) -> dict[str, float]:
     for event in device_events:
         totals[event.name] += event.time_range.elapsed_us() / 1000 / ITERS
     if idle is not None:
-        calls_ = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
-                        if e.name == CALL_RANGE)
-        idle.update(idle_within_calls(calls_, device_events))
+        call_ranges = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                             if e.name == CALL_RANGE)
+        idle.update(idle_within_calls(call_ranges, device_events))
     return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
 
 
