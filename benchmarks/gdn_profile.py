@@ -57,8 +57,11 @@ def kernel_times(fn, idle: dict[str, float] | None = None) -> dict[str, float]:
     for event in device_events:
         totals[event.name] += event.time_range.elapsed_us() / 1000 / ITERS
     if idle is not None:
+        # the host's ranges only: the range's device-side copy spans just the kernels that
+        # the calling thread launched (not the backward's, launched by autograd's thread)
         call_ranges = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
-                             if e.name == CALL_RANGE)
+                             if e.name == CALL_RANGE
+                             and e.device_type == torch.autograd.DeviceType.CPU)
         idle.update(idle_within_calls(call_ranges, device_events))
     return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
 
