@@ -467,7 +467,14 @@ def main() -> int:
                     help="time fla's forward only (its backward's autotuning takes minutes)")
     ap.add_argument("--alt", action="store_true",
                     help="also time the backward with P^T dO inside the scan (alt f+b)")
+    ap.add_argument("--without-backward-sync", action="store_true",
+                    help="timing only (needs --skip-check): the backward never reads its "
+                         "fallback flag on the host (chunk.backward_falls_back answers False), "
+                         "so the forward+backward time without that sync is its cost")
     args = ap.parse_args()
+    if args.without_backward_sync and not args.skip_check:
+        ap.error("--without-backward-sync drops the non-finite fallback of the backward: "
+                 "timing only, give --skip-check too")
     global FAMILY, FLA_FORWARD_ONLY, TIME_ALT
     FAMILY = args.family
     FLA_FORWARD_ONLY = args.fla_forward_only
@@ -477,6 +484,8 @@ def main() -> int:
         gdn_chunk.BLOCK_V.update(state_fwd=args.state_bv, state_bwd=args.state_bv)
     if args.state_fwd_warps is not None:
         gdn_chunk.WARPS["state_fwd"] = args.state_fwd_warps
+    if args.without_backward_sync:
+        gdn_chunk.backward_falls_back = lambda flag: False
     if args.compile_report:
         rows = compile_report(args.dtypes.split(","), args.dim, only=args.kernels)
         return 1 if any("error" in r for r in rows) else 0
@@ -500,13 +509,15 @@ def main() -> int:
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
               "triton": triton.__version__, "fla": fla_impl() is not None, "family": FAMILY,
               "checks": [], "shapes": [],
-              "block_v": gdn_chunk.BLOCK_V, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"]}
+              "block_v": gdn_chunk.BLOCK_V, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"],
+              "without_backward_sync": args.without_backward_sync}
     out = os.environ.get("OUT")
 
     def save():  # after every step: a run cut short by its time limit keeps what it measured
         if out:
             family = "" if FAMILY == "gdn" else f"_{FAMILY}"  # BV: runs side by side keep both
-            name = f"gdn_bench{family}_bv{gdn_chunk.BLOCK_V['state_fwd']}.json"
+            nosync = "_without_backward_sync" if args.without_backward_sync else ""
+            name = f"gdn_bench{family}_bv{gdn_chunk.BLOCK_V['state_fwd']}{nosync}.json"
             with open(os.path.join(out, name), "w") as fh:
                 json.dump(report, fh, indent=1)
 
