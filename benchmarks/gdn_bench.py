@@ -66,6 +66,7 @@ FLA_FORWARD_ONLY = False
 # no longer gives it: benchmarks/gdn_alt_probe.py), and an illegal access leaves the CUDA
 # context unusable for the shapes after it.
 TIME_ALT = False
+TIME_FALLBACK = False  # --fallback
 # "gdn" (scalar gate, chunks of CHUNK) or "kda" (per-channel gate, chunks of KDA_CHUNK):
 # set once by --family before anything runs
 FAMILY = "gdn"
@@ -264,10 +265,10 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
              dict(BT=BT, BK=BK, BV=RBV, HAS_H0=True, STORE_O=True, STORE_FINAL=True,
                   STORE_CKPT=False, GATED=True, DELTA=True, PER_CHANNEL=False)),
             (recurrent.recurrent_bwd_kernel, "recurrent_bwd",
-             dict(q=P, k=P, v=P, g=f32, beta=P, ckpt=f32, scratch=f32, do=P, dht=f32,
-                  dq_part="*fp64", dk_part="*fp64", dv=P, dg_part="*fp64", dbeta_part="*fp64",
-                  dh0=f32, cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
-             dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, DELTA=True,
+             dict(q=P, k=P, v=P, g=f32, beta=P, ckpt=f32, slots=f32, dstate=f32, do=P,
+                  dht=f32, dq=P, dk=P, dv=P, dg=f32, dbeta=P, dh0=f32, when=i32,
+                  cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
+             dict(BT=BT, BK=BK, BV=RBV, HAS_DHT=True, STORE_DH0=True, GATED=True, DELTA=True,
                   PER_CHANNEL=False)),
         ] + [kernel for GBT in (16, 64) for kernel in gla_kernels(P, BK, GBV_S, GBV_P, GBT)] + [
             kernel for KBT in (16, 64) for kernel in kda_kernels(P, BK, GBV_S, GBV_P, KBT)]
@@ -378,6 +379,35 @@ def calls(fn, xs, do):
     return forward, forward_backward
 
 
+def always_flagged(*tensors):
+    """chunk.fallback_flag answering 1: the token-by-token path on every call."""
+    return torch.ones(1, dtype=torch.int32, device=DEVICE)
+
+
+def timed_with(name, value, call, xs) -> float:
+    """do_bench's median of call with kdiff.kernels.gdn.chunk's `name` set to value."""
+    from kdiff.kernels.gdn import chunk as gdn_chunk
+    default = getattr(gdn_chunk, name)
+    setattr(gdn_chunk, name, value)
+    try:
+        return do_bench(call, warmup=25, rep=200, grad_to_none=xs, return_mode="median")
+    finally:
+        setattr(gdn_chunk, name, default)
+
+
+def peak_memory_gb(call, xs) -> float:
+    """The most memory one call allocates (GB) above what is allocated before it, the
+    inputs and their cleared gradients: activations, saved tensors, scratch and gradients."""
+    for x in xs:
+        x.grad = None
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    call()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - before) / 1e9
+
+
 def time_shape(B, T, H):
     flop_f, flop_b = flops(B, T, H, D, D)
     row = {"shape": [B, T, H], "gflop_fwd": flop_f / 1e9, "gflop_fwd_bwd": (flop_f + flop_b) / 1e9}
@@ -400,15 +430,13 @@ def time_shape(B, T, H):
                 continue
             row[f"{name}_fwd_bwd_ms"] = do_bench(forward_backward, warmup=25, rep=200,
                                                  grad_to_none=xs, return_mode="median")
+            row[f"{name}_fwd_bwd_peak_gb"] = peak_memory_gb(forward_backward, xs)
             if name == "ours" and FAMILY == "gdn" and TIME_ALT:  # P^T dO's other place (chunk.py)
-                from kdiff.kernels.gdn import chunk as gdn_chunk
-                default = gdn_chunk.SPLIT_LOCAL_DU
-                gdn_chunk.SPLIT_LOCAL_DU = not default
-                try:
-                    row["ours_alt_fwd_bwd_ms"] = do_bench(forward_backward, warmup=25, rep=200,
-                                                          grad_to_none=xs, return_mode="median")
-                finally:
-                    gdn_chunk.SPLIT_LOCAL_DU = default
+                row["ours_alt_fwd_bwd_ms"] = timed_with("SPLIT_LOCAL_DU", False,
+                                                        forward_backward, xs)
+            if name == "ours" and TIME_FALLBACK:  # what a call with a NaN or an Inf costs
+                row["ours_fallback_fwd_bwd_ms"] = timed_with("fallback_flag", always_flagged,
+                                                             forward_backward, xs)
             row[f"{name}_fwd_tflops"] = flop_f / row[f"{name}_fwd_ms"] / 1e9
             row[f"{name}_fwd_bwd_tflops"] = (flop_f + flop_b) / row[f"{name}_fwd_bwd_ms"] / 1e9
         except Exception as exc:  # noqa: BLE001 - keep the other shapes
@@ -423,7 +451,7 @@ def time_shape(B, T, H):
 
 TABLE_HEADER = (f"{'B,T,H':>13} | {'ours fwd':>8} {'f+b':>7} {'alt f+b':>7} {'TF/s':>5} "
                 f"{'TF/s':>5} | {'fla fwd':>7} {'f+b':>7} | {'x fwd':>5} {'x f+b':>5} | "
-                f"prefix err  vs fla")
+                f"prefix err  vs fla  f+b peak GB")
 
 
 def table_row(r: dict) -> str:
@@ -435,6 +463,9 @@ def table_row(r: dict) -> str:
             f"{fmt(ff / of if ff and of else None, '.2f'):>5} "
             f"{fmt(fb / ob if fb and ob else None, '.2f'):>5} | "
             f"{fmt(r.get('ours_prefix_err'), '.1e'):>9}  {fmt(r.get('ours_vs_fla_rel'), '.1e')}"
+            f"  {fmt(r.get('ours_fwd_bwd_peak_gb'), '.2f')}/{fmt(r.get('fla_fwd_bwd_peak_gb'), '.2f')}"
+            + (f"  token-by-token f+b {fmt(r['ours_fallback_fwd_bwd_ms'])}"
+               if "ours_fallback_fwd_bwd_ms" in r else "")
             + (f"  ERROR {r['ours_error']}" if "ours_error" in r else ""))
 
 
@@ -467,25 +498,20 @@ def main() -> int:
                     help="time fla's forward only (its backward's autotuning takes minutes)")
     ap.add_argument("--alt", action="store_true",
                     help="also time the backward with P^T dO inside the scan (alt f+b)")
-    ap.add_argument("--without-backward-sync", action="store_true",
-                    help="timing only (needs --skip-check): the backward never reads its "
-                         "fallback flag on the host (chunk.backward_falls_back answers False), "
-                         "so the forward+backward time without that sync is its cost")
+    ap.add_argument("--fallback", action="store_true",
+                    help="also time the forward+backward forced onto the token-by-token path "
+                         "(what a call whose result holds a NaN or an Inf costs)")
     args = ap.parse_args()
-    if args.without_backward_sync and not args.skip_check:
-        ap.error("--without-backward-sync drops the non-finite fallback of the backward: "
-                 "timing only, give --skip-check too")
-    global FAMILY, FLA_FORWARD_ONLY, TIME_ALT
+    global FAMILY, FLA_FORWARD_ONLY, TIME_ALT, TIME_FALLBACK
     FAMILY = args.family
     FLA_FORWARD_ONLY = args.fla_forward_only
     TIME_ALT = args.alt
+    TIME_FALLBACK = args.fallback
     from kdiff.kernels.gdn import chunk as gdn_chunk
     if args.state_bv is not None:
         gdn_chunk.BLOCK_V.update(state_fwd=args.state_bv, state_bwd=args.state_bv)
     if args.state_fwd_warps is not None:
         gdn_chunk.WARPS["state_fwd"] = args.state_fwd_warps
-    if args.without_backward_sync:
-        gdn_chunk.backward_falls_back = lambda flag: False
     if args.compile_report:
         rows = compile_report(args.dtypes.split(","), args.dim, only=args.kernels)
         return 1 if any("error" in r for r in rows) else 0
@@ -509,15 +535,13 @@ def main() -> int:
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
               "triton": triton.__version__, "fla": fla_impl() is not None, "family": FAMILY,
               "checks": [], "shapes": [],
-              "block_v": gdn_chunk.BLOCK_V, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"],
-              "without_backward_sync": args.without_backward_sync}
+              "block_v": gdn_chunk.BLOCK_V, "state_fwd_warps": gdn_chunk.WARPS["state_fwd"]}
     out = os.environ.get("OUT")
 
     def save():  # after every step: a run cut short by its time limit keeps what it measured
         if out:
             family = "" if FAMILY == "gdn" else f"_{FAMILY}"  # BV: runs side by side keep both
-            nosync = "_without_backward_sync" if args.without_backward_sync else ""
-            name = f"gdn_bench{family}_bv{gdn_chunk.BLOCK_V['state_fwd']}{nosync}.json"
+            name = f"gdn_bench{family}_bv{gdn_chunk.BLOCK_V['state_fwd']}.json"
             with open(os.path.join(out, name), "w") as fh:
                 json.dump(report, fh, indent=1)
 

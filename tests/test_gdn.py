@@ -299,7 +299,7 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     outputs before t are finite and equal the clean run's, and every output and gradient has
     the float64 oracle's NaN/Inf mask. The chunked products alone put NaN on tokens 16..20
     (0 * NaN in the masked triangle). V = 48 spans two value blocks of the token-by-token
-    path (partial sums, padded columns)."""
+    path (sums over blocks, padded columns)."""
     fn, reference = PATHS[path]
     B, T, H, K, V, t = 1, 24, 1, 16, 48, 21
     clean = gdn_inputs(B, T, H, K, V, seed=13)
@@ -406,12 +406,14 @@ def test_nonfinite_in_one_packed_sequence_stays_there(monkeypatch):
         assert torch.isfinite(part_a).all() and torch.equal(part_a, part_b), name
 
 
-def test_gated_token_by_token_forward_writes_only_when_flagged():
-    """The forward's fallback is decided on the device: the token-by-token kernel runs after
-    every chunked forward and must leave o and the final state untouched where the flag is 0
-    (a sentinel survives bitwise), and write what an ungated launch writes where it is 1."""
+def test_gated_token_by_token_passes_write_only_when_flagged():
+    """Both fallbacks are decided on the device: the token-by-token kernels run after every
+    chunked forward and backward and must leave their outputs (o and the final state; the six
+    gradients) untouched where the flag is 0 (a sentinel survives bitwise), and write what an
+    ungated launch writes where it is 1. V = 48: two value blocks, the second padded."""
     B, T, H, K, V = 1, 20, 2, 16, 48
     q, k, v, g, beta, h0 = gdn_inputs(B, T, H, K, V, seed=41)
+    do, dht = cotangents(v.shape, h0.shape, 41)
     layout = chunk_layout(B, T, 16, q.device)
 
     def forward(when):
@@ -421,13 +423,20 @@ def test_gated_token_by_token_forward_writes_only_when_flagged():
                                         when=when)
         return o, ht
 
-    for out in forward(torch.zeros(1, dtype=torch.int32)):
-        assert torch.equal(out, torch.full_like(out, 7.0))
-    ungated = forward(None)
-    assert all(torch.isfinite(x).all() and not torch.equal(x, torch.full_like(x, 7.0))
-               for x in ungated)
-    for got, want in zip(forward(torch.ones(1, dtype=torch.int32)), ungated):
-        assert torch.equal(got, want)
+    def backward(when):
+        grads = tuple(torch.full_like(x, 7.0) for x in (q, k, v, g, beta, h0))
+        gdn_recurrent.recurrent_backward(q, k, v, g, beta, K ** -0.5, h0, do, dht, layout,
+                                         grads, when=when)
+        return grads
+
+    for run_pass in (forward, backward):
+        for out in run_pass(torch.zeros(1, dtype=torch.int32)):
+            assert torch.equal(out, torch.full_like(out, 7.0))
+        ungated = run_pass(None)
+        assert all(torch.isfinite(x).all() and not torch.equal(x, torch.full_like(x, 7.0))
+                   for x in ungated)
+        for got, want in zip(run_pass(torch.ones(1, dtype=torch.int32)), ungated):
+            assert torch.equal(got, want)
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])

@@ -12,9 +12,9 @@ token t reaches earlier tokens of its chunk through masked products; an overflow
 decay). A call whose chunked outputs (forward: o and the final state; backward: the gradients)
 hold a NaN or an Inf is recomputed by the token-by-token path (recurrent.py), whose masks are
 the sequential recurrence's. The check reads flags that the kernels storing the results write
-(one float per program, NaN where a stored value is non-finite). The forward decides on the
-device (its token-by-token kernel is launched every time and returns at once unless the flag
-says otherwise); the backward makes one host sync, for the forward's decision and its own.
+(one float per program, NaN where a stored value is non-finite). Both passes decide on the
+device: the token-by-token kernels are launched on every call and return at once unless the
+flag says otherwise (the backward's: the forward's flag, or the gradients' own).
 """
 from __future__ import annotations
 
@@ -232,18 +232,6 @@ def fallback_flag(*tensors) -> torch.Tensor:
     return torch.isfinite(torch.cat(extremes)).logical_not().any().to(torch.int32).reshape(1)
 
 
-def backward_falls_back(flag: torch.Tensor) -> bool:
-    """The backward's one host sync: whether the call's gradients come from the token-by-token
-    path (`flag`, fallback_flag's, for the forward's decision and the chunked gradients).
-    The GPU drains while the host waits here, so the host work after it and before the next
-    call's first kernel is not hidden behind queued kernels: on the H200, do_bench's
-    forward+backward exceeds its device time by 0.65-0.86 ms on the large issue shapes, where
-    the forward alone (no sync) exceeds it by 0.02 (NOTES.md, "Where the GPU waits for the
-    host"). `gdn_bench.py --without-backward-sync` times the call with this answering False
-    without reading the flag: the sync's cost, for timing only."""
-    return bool(flag.item())
-
-
 class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
 
     @staticmethod
@@ -283,14 +271,11 @@ class ChunkGatedDeltaRuleFunction(torch.autograd.Function):
         chunked_backward = gla_backward if g.dim() == 4 else gdn_backward
         grads, checked = chunked_backward(q, k, v, beta, ctx.scale, initial_state, saved, do,
                                           dht, ctx.layout)
-        # one host sync: the forward's decision (where it fell back, the chunked gradients
-        # above came from its unused chunked intermediates) and the gradients' finiteness
-        if backward_falls_back(fallback | fallback_flag(*checked)):
-            layout = ctx.layout
-            ckpt = states(layout.num_chunks, q, v.shape[-1])  # replayed token by token
-            recurrent_forward(q, k, v, g, beta, ctx.scale, initial_state, layout, ckpt=ckpt)
-            grads = recurrent_backward(q, k, v, g, beta, ctx.scale, initial_state, ckpt, do,
-                                       dht, layout)
+        # decided on the device, as the forward's: the host sync this replaced let the GPU drain
+        # while the host waited, so the host work up to the next call's first kernel was paid
+        # in full (NOTES.md, "The backward's fallback decided on the device")
+        recurrent_backward(q, k, v, g, beta, ctx.scale, initial_state, do, dht, ctx.layout,
+                           grads, when=fallback | fallback_flag(*checked))
         dq, dk, dv, dg, dbeta, dh0 = grads
         if dh0 is not None:
             dh0 = dh0.to(ctx.h0_dtype)

@@ -19,16 +19,17 @@ S2 arriving from later tokens (or the final state):
     dS1 = dS2 + k dc^T;  dg = <dS1, S> d;  dS_prev = dS1 * d
 (without the delta rule: dk = dS2 v, dv = dS2^T k, dS1 = dS2).
 
-Grid (V / BV, sequences * heads): every quantity is per value column except the reductions
-over V (dq, dk, dbeta, dg), which each program writes as a partial sum over its columns, and
-the host adds. The backward needs S_{t-1} at every token, in reverse: a replay of the forward
-stores the state at each chunk start (`ckpt`, [chunks, H, K, V] fp32), and the backward
-replays a chunk's tokens from it into a per-program scratch of BT states before walking them
-backwards.
+Every quantity is per value column except the sums over V (dq, dk, dbeta, dg). The forward's
+grid is (V / BV, sequences * heads). The backward's is one program per sequence and head,
+walking all of V in blocks of BV at each token, so those sums are finished in the program and
+stored once, with no partial sums per value block to allocate and add. It needs S_{t-1} at
+every token, in reverse: a replay of the forward stores the state at each chunk start
+(`ckpt`, [chunks, H, K, V] fp32), and the backward replays a chunk's tokens from it into a
+per-program scratch of BT states before walking them backwards.
 
-The forward kernel can be gated by a one-element flag on the device (`when`): each program
-reads it first and returns at once where it is 0. chunk.py launches it so after every chunked
-forward, which decides the fallback without a host sync.
+Both kernels can be gated by a one-element flag on the device (`when`): each program reads it
+first and returns at once where it is 0. chunk.py launches them so after every chunked
+forward and backward, which decides the fallback without a host sync.
 """
 from __future__ import annotations
 
@@ -60,12 +61,10 @@ def _masked_sum(x, mask, axis: tl.constexpr):
 
 
 @triton.jit
-def _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA: tl.constexpr,
-                PER_CHANNEL: tl.constexpr):
-    """d = exp(g_t): a scalar, or [BK] per key channel (GLA)."""
-    base = t.to(tl.int64) * H + h
+def _load_key_gate(k, g, beta, base, K, rk, DELTA: tl.constexpr, PER_CHANNEL: tl.constexpr):
+    """k_t, d = exp(g_t) (a scalar, or [BK] per key channel: GLA) and beta_t of token-head
+    `base` (t * H + h)."""
     b_k = tl.load(k + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
-    b_v = tl.load(v + base * V + cv, mask=cv < V, other=0.0).to(tl.float32)
     if PER_CHANNEL:
         d = tl.exp(tl.load(g + base * K + rk, mask=rk < K, other=0.0).to(tl.float32))
     else:
@@ -74,6 +73,15 @@ def _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA: tl.constexpr,
         b_beta = tl.load(beta + base).to(tl.float32)
     else:
         b_beta = b_k  # unused without the delta rule
+    return b_k, d, b_beta
+
+
+@triton.jit
+def _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA: tl.constexpr,
+                PER_CHANNEL: tl.constexpr):
+    base = t.to(tl.int64) * H + h
+    b_k, d, b_beta = _load_key_gate(k, g, beta, base, K, rk, DELTA, PER_CHANNEL)
+    b_v = tl.load(v + base * V + cv, mask=cv < V, other=0.0).to(tl.float32)
     return b_k, b_v, d, b_beta
 
 
@@ -137,70 +145,96 @@ def recurrent_fwd_kernel(q, k, v, g, beta, h0, o, ht, ckpt, when, cu_seqlens, ch
 
 
 @shape_jit
-def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv,
-                         dg_part, dbeta_part, dh0, cu_seqlens, chunk_offsets, scale, H, K, V,
-                         T_total, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr,
-                         PER_CHANNEL: tl.constexpr):
-    """Partial sums (fp64) over this program's columns: dq_part, dk_part [NV, T_total, H, K],
-    dg_part [NV, T_total, H] ([NV, T_total, H, K] with PER_CHANNEL), dbeta_part
-    [NV, T_total, H]; dv and dh0 are complete (per column)."""
-    i_v = tl.program_id(0)
+def recurrent_bwd_kernel(q, k, v, g, beta, ckpt, slots, dstate, do, dht, dq, dk, dv, dg, dbeta,
+                         dh0, when, cu_seqlens, chunk_offsets, scale, H, K, V,
+                         BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+                         HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, GATED: tl.constexpr,
+                         DELTA: tl.constexpr, PER_CHANNEL: tl.constexpr):
+    """One program per sequence and head, over all of V in blocks of BV, so that the sums
+    over V (dq, dk, dbeta, dg) are finished in the program (fp64) and stored once, in the
+    gradients' own dtypes: no partial sums per value block. slots: the program's BT replayed
+    states; dstate: its dS, carried from token to token through global memory (one [K, V]
+    state: a program cannot hold all of V in registers). GATED: nothing unless `when` holds a
+    non-zero value."""
+    if GATED:
+        if tl.load(when) == 0:
+            return
     i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
-    rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
-    # this program's BT replay slots
-    slots = scratch + (i_v.to(tl.int64) * tl.num_programs(1) + i_nh) * BT * BK * BV
+    NV = tl.cdiv(V, BV)
+    rk = tl.arange(0, BK)
+    tile = BK * BV  # one V-block of one state, in slots and dstate
     local = rk[:, None] * BV + tl.arange(0, BV)[None, :]
-    part = i_v.to(tl.int64) * T_total * H  # row offset of this program's partial sums
-    dS = initial_state(dht, i_nh, K, V, soffs, smask, BK, BV, HAS_DHT)
+    slots += i_nh.to(tl.int64) * BT * NV * tile
+    dstate += i_nh.to(tl.int64) * NV * tile
+    for i_v in range(NV):
+        rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
+        dS = initial_state(dht, i_nh, K, V, soffs, smask, BK, BV, HAS_DHT)
+        tl.store(dstate + i_v * tile + local, dS)
     num_chunks = tl.cdiv(eos - bos, BT)
     for i in range(num_chunks):
         c = num_chunks - 1 - i
         start, end = chunk_span(bos, eos, c, BT)
-        S = load_state(ckpt, (first_chunk + c) * H + h, K, V, soffs, smask)
-        for i_t in range(end - start):
-            t = start + i_t
-            tl.store(slots + i_t * BK * BV + local, S)
-            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA,
-                                              PER_CHANNEL)
-            S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
+        for i_v in range(NV):  # the replay: each V-block's columns are a chain of their own
+            rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
+            S = load_state(ckpt, (first_chunk + c) * H + h, K, V, soffs, smask)
+            for i_t in range(end - start):
+                tl.store(slots + (i_t * NV + i_v) * tile + local, S)
+                b_k, b_v, d, b_beta = _load_token(k, v, g, beta, start + i_t, H, h, K, V, rk,
+                                                  cv, DELTA, PER_CHANNEL)
+                S1, x, E, S = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
         tl.debug_barrier()  # the replayed states are read back by other threads
         for j in range(end - start):
             t = end - 1 - j
-            S = tl.load(slots + (t - start) * BK * BV + local)
-            b_k, b_v, d, b_beta = _load_token(k, v, g, beta, t, H, h, K, V, rk, cv, DELTA,
-                                              PER_CHANNEL)
-            S1, x, E, S2 = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
             base = t.to(tl.int64) * H + h
             b_q = tl.load(q + base * K + rk, mask=rk < K, other=0.0).to(tl.float32)
-            G = tl.load(do + base * V + cv, mask=cv < V, other=0.0).to(tl.float32) * scale
-            dS2 = dS + b_q[:, None] * G[None, :]
-            b_dq = _masked_sum(S2 * G[None, :], smask, 1)
+            b_k, d, b_beta = _load_key_gate(k, g, beta, base, K, rk, DELTA, PER_CHANNEL)
+            # the sums over V, row by row (fp64), block after block
+            acc_dq = tl.zeros([BK], dtype=tl.float64)
+            acc_dk = tl.zeros([BK], dtype=tl.float64)
+            acc_dbeta = tl.zeros([BK], dtype=tl.float64)
+            acc_dg = tl.zeros([BK], dtype=tl.float64)
+            for i_v in range(NV):
+                rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
+                S = tl.load(slots + ((t - start) * NV + i_v) * tile + local)
+                dS = tl.load(dstate + i_v * tile + local)
+                b_v = tl.load(v + base * V + cv, mask=cv < V, other=0.0).to(tl.float32)
+                S1, x, E, S2 = _step(S, b_k, b_v, d, b_beta, smask, DELTA, PER_CHANNEL)
+                G = tl.load(do + base * V + cv, mask=cv < V, other=0.0).to(tl.float32) * scale
+                dS2 = dS + b_q[:, None] * G[None, :]
+                acc_dq += _masked_sum(S2 * G[None, :], smask, 1)
+                if DELTA:
+                    dE = dS2 * b_beta
+                    acc_dbeta += _masked_sum(dS2 * E, smask, 1)
+                    dx = _masked_sum(dE * b_k[:, None], smask, 0).to(tl.float32)
+                    dc = -dx
+                    acc_dk += (_masked_sum(dE * x[None, :], smask, 1)
+                               + _masked_sum(dc[None, :] * S1, smask, 1))
+                    dS1 = dS2 + b_k[:, None] * dc[None, :]
+                else:
+                    dx = _masked_sum(dS2 * b_k[:, None], smask, 0).to(tl.float32)
+                    acc_dk += _masked_sum(dS2 * x[None, :], smask, 1)
+                    dS1 = dS2
+                acc_dg += _masked_sum(dS1 * S, smask, 1)
+                tl.store(dstate + i_v * tile + local, _decayed(dS1, d, PER_CHANNEL))
+                tl.store(dv + base * V + cv, dx.to(dv.dtype.element_ty), mask=cv < V)
+            tl.debug_barrier()  # dstate is read back by other threads at the next token
+            # fp64 -> fp32 -> the stored dtype, as torch's fp64 .to(bf16) rounds
+            tl.store(dq + base * K + rk, acc_dq.to(tl.float32).to(dq.dtype.element_ty),
+                     mask=rk < K)
+            tl.store(dk + base * K + rk, acc_dk.to(tl.float32).to(dk.dtype.element_ty),
+                     mask=rk < K)
             if DELTA:
-                dE = dS2 * b_beta
-                b_db = tl.sum(_masked_sum(dS2 * E, smask, 1), 0)
-                dx = _masked_sum(dE * b_k[:, None], smask, 0).to(tl.float32)
-                dc = -dx
-                b_dk = (_masked_sum(dE * x[None, :], smask, 1)
-                        + _masked_sum(dc[None, :] * S1, smask, 1))
-                dS1 = dS2 + b_k[:, None] * dc[None, :]
-                tl.store(dbeta_part + part + base, b_db)
+                tl.store(dbeta + base,
+                         tl.sum(acc_dbeta, 0).to(tl.float32).to(dbeta.dtype.element_ty))
+            if PER_CHANNEL:  # d: this token's [BK] decays
+                tl.store(dg + base * K + rk, (acc_dg * d).to(tl.float32), mask=rk < K)
             else:
-                dx = _masked_sum(dS2 * b_k[:, None], smask, 0).to(tl.float32)
-                b_dk = _masked_sum(dS2 * x[None, :], smask, 1)
-                dS1 = dS2
-            dS = _decayed(dS1, d, PER_CHANNEL)
-            tl.store(dv + base * V + cv, dx.to(dv.dtype.element_ty), mask=cv < V)
-            tl.store(dq_part + (part + base) * K + rk, b_dq, mask=rk < K)
-            tl.store(dk_part + (part + base) * K + rk, b_dk, mask=rk < K)
-            if PER_CHANNEL:
-                tl.store(dg_part + (part + base) * K + rk, _masked_sum(dS1 * S, smask, 1) * d,
-                         mask=rk < K)
-            else:
-                tl.store(dg_part + part + base, tl.sum(_masked_sum(dS1 * S, smask, 1), 0) * d)
+                tl.store(dg + base, (tl.sum(acc_dg, 0) * d).to(tl.float32))
         tl.debug_barrier()  # the next chunk's replay overwrites the slots
     if STORE_DH0:
-        store_state(dh0, i_nh, dS, K, V, soffs, smask)
+        for i_v in range(NV):
+            rk, cv, soffs, smask = state_tile(K, V, i_v, BK, BV)
+            store_state(dh0, i_nh, tl.load(dstate + i_v * tile + local), K, V, soffs, smask)
 
 
 def _blocks(K: int, V: int) -> tuple[int, int, int]:
@@ -224,31 +258,26 @@ def recurrent_forward(q, k, v, g, beta, scale, initial_state, layout: ChunkLayou
         PER_CHANNEL=g.dim() == 4, num_warps=WARPS_RECURRENT["recurrent_fwd"])
 
 
-def recurrent_backward(q, k, v, g, beta, scale, initial_state, ckpt, do, dht,
-                       layout: ChunkLayout):
-    """(dq, dk, dv, dg fp32, dbeta or None, dh0 fp32 or None)."""
-    B, T, H, K = q.shape
+def recurrent_backward(q, k, v, g, beta, scale, initial_state, do, dht, layout: ChunkLayout,
+                       grads: tuple, when: torch.Tensor | None = None) -> None:
+    """Overwrites grads (dq, dk, dv, dg fp32, dbeta or None, dh0 fp32 or None: contiguous, in
+    those dtypes; the chunked path's) with the token-by-token gradients; with `when` (as
+    recurrent_forward's), only if it holds a non-zero value. The replay's buffers are
+    allocated on every call, used or not: the chunk-start states (fp32, [chunks, H, K, V])
+    and each program's BT replayed states (fp32, [N * H, BT, K, V]): 0.8 and 0.4 GB at
+    (1, 8192, 96) with K = V = 128; the caching allocator keeps them between calls."""
+    H, K = q.shape[2:]
     V = v.shape[-1]
     BK, BV, NV = _blocks(K, V)
     N, BT = layout.num_seqs, layout.chunk_size
-    dev = q.device
-    scratch = torch.empty(NV * N * H * BT * BK * BV, dtype=torch.float32, device=dev)
-    dq_part = torch.empty(NV, B * T, H, K, dtype=torch.float64, device=dev)
-    dk_part = torch.empty_like(dq_part)
-    dg_part = torch.empty(NV, B * T, *g.shape[2:], dtype=torch.float64, device=dev)
-    delta = beta is not None
-    dbeta_part = (torch.empty(NV, B * T, H, dtype=torch.float64, device=dev) if delta
-                  else None)
-    dv = torch.empty_like(v)
-    dh0 = states(N, q, V, wanted=initial_state is not None)
-    recurrent_bwd_kernel[(NV, N * H)](
-        q, k, v, g, beta, ckpt, scratch, do, dht, dq_part, dk_part, dv, dg_part, dbeta_part,
-        dh0, layout.cu_seqlens, layout.chunk_offsets, scale, H, K, V, B * T, BT=BT, BK=BK,
-        BV=BV, HAS_DHT=dht is not None, STORE_DH0=dh0 is not None, DELTA=delta,
-        PER_CHANNEL=g.dim() == 4,
+    ckpt = states(layout.num_chunks, q, V)
+    recurrent_forward(q, k, v, g, beta, scale, initial_state, layout, ckpt=ckpt, when=when)
+    slots = torch.empty(N * H * BT * NV * BK * BV, dtype=torch.float32, device=q.device)
+    dstate = torch.empty(N * H * NV * BK * BV, dtype=torch.float32, device=q.device)
+    dq, dk, dv, dg, dbeta, dh0 = grads
+    recurrent_bwd_kernel[(1, N * H)](
+        q, k, v, g, beta, ckpt, slots, dstate, do, dht, dq, dk, dv, dg, dbeta, dh0, when,
+        layout.cu_seqlens, layout.chunk_offsets, scale, H, K, V, BT=BT, BK=BK, BV=BV,
+        HAS_DHT=dht is not None, STORE_DH0=dh0 is not None, GATED=when is not None,
+        DELTA=beta is not None, PER_CHANNEL=g.dim() == 4,
         num_warps=WARPS_RECURRENT["recurrent_bwd"])
-    dq = dq_part.sum(0).view_as(q).to(q.dtype)
-    dk = dk_part.sum(0).view_as(k).to(k.dtype)
-    dg = dg_part.sum(0).view(g.shape).float()
-    dbeta = dbeta_part.sum(0).view_as(beta).to(beta.dtype) if delta else None
-    return dq, dk, dv, dg, dbeta, dh0
