@@ -14,6 +14,7 @@ count is that of the chunked algorithm (kernels/gdn/NOTES.md), not of the recurr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -33,6 +34,7 @@ from triton.testing import do_bench  # noqa: E402
 
 from kdiff.gates.tolerance import LAMBDA, unit_roundoff  # noqa: E402
 from kdiff.kernels.gdn import chunk_gated_delta_rule, chunk_kda, gated_recurrence  # noqa: E402
+from kdiff.kernels.gdn.chunk import fallback_flag  # noqa: E402
 from kdiff.kernels.gdn.kda import KDA_CHUNK  # noqa: E402
 
 SHAPES = [(4, 2048, 16), (1, 8192, 96), (2, 16384, 16), (4, 4096, 64)]
@@ -323,22 +325,25 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
     return rows
 
 
-def check(label, B, T, H, K, V, dtype, lengths=None):
+def check(label, B, T, H, K, V, dtype, lengths=None, token_by_token=False):
     """Relative normwise errors of the kernel and of the sequential reference run in the
     working precision, both against float64; bound LAMBDA u sqrt(N) (probabilistic model,
-    N = (ceil(T/C) + 1)(K + V + 4C), derivation in tests/test_gdn.py)."""
+    N = (ceil(T/C) + 1)(K + V + 4C), derivation in tests/test_gdn.py). token_by_token: the
+    call forced onto the token-by-token path (recurrent.py), N = 8 T + K V (the same
+    derivation)."""
     xs = make_inputs(B, T, H, K, V, dtype, DEVICE, seed=T)
     cu = None
     if lengths is not None:
         cu = torch.tensor([0] + list(torch.tensor(lengths).cumsum(0).tolist()), device=DEVICE)
         xs[5] = xs[5][:1].expand(len(lengths), -1, -1, -1).contiguous()
-    got = fwd_bwd(ours, xs, dtype, cu)
+    with chunk_setting("fallback_flag", always_flagged if token_by_token else fallback_flag):
+        got = fwd_bwd(ours, xs, dtype, cu)
     exact = fwd_bwd(oracle_gdn, [x.detach().cpu().double() for x in xs], torch.float64,
                     None if cu is None else cu.cpu())
     same_precision = fwd_bwd(oracle_gdn, xs, dtype, cu)
     seq = max(lengths) if lengths else T
     C = chunk_of(FAMILY)
-    N = (math.ceil(seq / C) + 1) * (K + V + 4 * C)
+    N = 8 * seq + K * V if token_by_token else (math.ceil(seq / C) + 1) * (K + V + 4 * C)
     bound = LAMBDA * unit_roundoff(dtype) * math.sqrt(N)
     rows, ok = [], True
     for name, a, b, r in zip(NAMES, got, exact, same_precision):
@@ -384,15 +389,22 @@ def always_flagged(*tensors):
     return torch.ones(1, dtype=torch.int32, device=DEVICE)
 
 
-def timed_with(name, value, call, xs) -> float:
-    """do_bench's median of call with kdiff.kernels.gdn.chunk's `name` set to value."""
+@contextlib.contextmanager
+def chunk_setting(name, value):
+    """kdiff.kernels.gdn.chunk's `name` set to value for the duration."""
     from kdiff.kernels.gdn import chunk as gdn_chunk
     default = getattr(gdn_chunk, name)
     setattr(gdn_chunk, name, value)
     try:
-        return do_bench(call, warmup=25, rep=200, grad_to_none=xs, return_mode="median")
+        yield
     finally:
         setattr(gdn_chunk, name, default)
+
+
+def timed_with(name, value, call, xs) -> float:
+    """do_bench's median of call with chunk_setting(name, value)."""
+    with chunk_setting(name, value):
+        return do_bench(call, warmup=25, rep=200, grad_to_none=xs, return_mode="median")
 
 
 def peak_memory_gb(call, xs) -> float:
@@ -521,7 +533,9 @@ def main() -> int:
         ok = [check("fp32 smoke B1 T20 H1 D16", 1, 20, 1, 16, 16, torch.float32)["pass"],
               check("fp32 smoke varlen 5+15", 1, 20, 1, 16, 16, torch.float32, [5, 15])["pass"],
               # V = 128: two or four state-scan blocks (--state-bv 64 or the default 32)
-              check("fp32 smoke B1 T20 H1 K16 V128", 1, 20, 1, 16, 128, torch.float32)["pass"]]
+              check("fp32 smoke B1 T20 H1 K16 V128", 1, 20, 1, 16, 128, torch.float32)["pass"],
+              check("fp32 smoke token-by-token V48", 1, 20, 1, 16, 48, torch.float32,
+                    token_by_token=True)["pass"]]
         print(f"{FAMILY} flops(4,2048,16): fwd {flops(4, 2048, 16, D, D)[0] / 1e9:.1f} GFLOP")
         return 0 if all(ok) else 1
     if not torch.cuda.is_available():
@@ -570,6 +584,11 @@ def main() -> int:
         run_check("fp32 B2 T100 H2 D64", torch.float32, B=2, T=100, H=2, K=64, V=64)
         run_check("fp32 varlen 37+90+1 H2 D64", torch.float32, B=1, T=128, H=2, K=64, V=64,
                   lengths=[37, 90, 1])
+    if args.fallback and not args.skip_check:  # the path every timing above launched, gated
+        run_check("bf16 token-by-token D128", torch.bfloat16, B=2, T=100, H=2, K=D, V=D,
+                  token_by_token=True)
+        run_check("fp32 token-by-token varlen D64", torch.float32, B=1, T=128, H=2, K=64,
+                  V=64, lengths=[37, 90, 1], token_by_token=True)
     print(f"  took {time.time() - started:.0f}s (compilation included)")
     print()
     print(TABLE_HEADER)

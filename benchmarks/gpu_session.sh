@@ -91,12 +91,14 @@ gdn_ab() {  # the current kernels against a baseline: AB_OLD holds older copies 
   pack
 }
 
-gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, fp32
+gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
+  # GDN_SPOT_DTYPES (default float32)
   local p
   for p in ${GDN_PROBLEMS:-1}; do
     log "kdiff verify on cuda: kernels/gdn problem $p, gates ${GDN_SPOT_GATES:-EXC-01,ORD-02}"
     budget "${T_GDN_GATES:-200}" kdiff verify --device cuda --fail-on never \
-      --gates "${GDN_SPOT_GATES:-EXC-01,ORD-02}" --problem "$(gdn_problem "$p")" \
+      --gates "${GDN_SPOT_GATES:-EXC-01,ORD-02}" --dtypes "${GDN_SPOT_DTYPES:-float32}" \
+      --problem "$(gdn_problem "$p")" \
       --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py" \
       --json "$ART/gdn_spot_$p.json" >"$ART/gdn_spot_$p.log" 2>&1 &
   done
