@@ -145,8 +145,8 @@ GRIDS = {
     "output_fwd": {"bv": (64, 128), "warps": (2, 4, 8), "stages": (2, 3)},
     "local_du": {"bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
     "state_bwd": {"bv": (16, 32, 64), "warps": (2, 4, 8), "stages": (1, 2)},
-    "grad_qk": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2, 3)},
-    "wy_bwd": {"bv": (32, 64), "warps": (4, 8), "stages": (1, 2, 3)},
+    "grad_qk": {"bv": (32, 64, 128), "warps": (4, 8), "stages": (1, 2, 3)},
+    "wy_bwd": {"bv": (32, 64, 128), "warps": (4, 8), "stages": (1, 2, 3)},
 }
 BACKWARD = {"local_du", "state_bwd", "grad_qk", "wy_bwd"}
 
