@@ -44,21 +44,25 @@ SUPPORTED_CHUNKS = (16, 64)
 # shuffles; 1 warp 0.377 ms, 4 warps 0.800, 8 warps 1.647); the state scans take 64-column
 # V-blocks with 4 warps; W/Utld and the output all 128 columns of V at once (the output's
 # Q K^T then formed once per chunk, not once per V-block: 0.475 ms against 0.485 at 64).
+# In the backward (eighth session): P^T dO over all 128 columns (P formed once per chunk:
+# 0.295 ms against 0.394 at 64), the WY VJP over 32-column blocks with 3 stages (1.201 ms
+# against 1.313 at 64 columns and 1 stage); grad_qk kept (64 columns, 8 warps, 3 stages).
 # The V-block of each kernel that tiles V (the state scans' own where programs are few, below).
 BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 128, "output_fwd": 128,
-           "local_du": 64, "grad_qk": 64, "wy_bwd": 64}
+           "local_du": 128, "grad_qk": 64, "wy_bwd": 32}
 WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 4,
          "wy_inverse": 1, "wy_apply": 4, "local_du": 4}
 # The WY inverse accumulates k_r . k_s over slices of K this wide (wy.wy_inverse_kernel).
 WY_INVERSE_BK = 64
 # Pipeline stages where Triton's default (3) is not the choice; fp32 always takes one
 # (host.launch_options).
-STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_bwd": 1, "wy_apply": 1,
-                          "output_fwd": 2}
+STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_apply": 1, "output_fwd": 2,
+                          "local_du": 2}
 
 # The backward scan's intra-chunk term P^T dO: computed by a chunk-parallel kernel before the
-# scan (as fla does; one more [T, H, V] fp32 round trip) or inside the scan (on its critical
-# path). gdn_bench.py times both ("alt f+b"): the separate kernel was 0.5-3% faster.
+# scan (as fla does; one more [T, H, V] round trip, in the working dtype as fla's) or inside
+# the scan (on its critical path, kept in fp32). gdn_bench.py times both ("alt f+b"): the
+# separate kernel was 0.5-3% faster.
 SPLIT_LOCAL_DU = True
 
 
@@ -185,7 +189,10 @@ def gdn_backward(q, k, v, beta, scale, initial_state, saved, do, dht, layout: Ch
     dh0 = states(N, q, V, wanted=initial_state is not None)
     du_local = None
     if SPLIT_LOCAL_DU:
-        du_local = torch.empty(B * T, H, V, dtype=torch.float32, device=dev)
+        # in the working dtype (as fla's dv_local): one more rounding of one of dU's two terms,
+        # against half the bytes of an fp32 round trip; a value past the dtype's range is an
+        # Inf that reaches the flagged gradients, so the call falls back
+        du_local = torch.empty(B * T, H, V, dtype=q.dtype, device=dev)
         BV = block_v("local_du", V)
         local_du_kernel[(triton.cdiv(V, BV), NC, H)](q, k, gc, do, du_local, layout.chunk_bounds,
                                                     scale, H, K, V, BT=BT, BK=BK, BV=BV,

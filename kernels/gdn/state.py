@@ -83,8 +83,8 @@ def state_bwd_kernel(q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, cu_seqlens,
                      scale, H, K, V, BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                      HAS_DHT: tl.constexpr, STORE_DH0: tl.constexpr, DELTA: tl.constexpr,
                      LOCAL_GIVEN: tl.constexpr):
-    """LOCAL_GIVEN: P^T dO was computed by the chunk-parallel `local_du_kernel` (du_local,
-    fp32); otherwise it is computed here, on the scan's critical path."""
+    """LOCAL_GIVEN: P^T dO was computed by the chunk-parallel `local_du_kernel` (du_local, in
+    the working dtype); otherwise it is computed here (fp32), on the scan's critical path."""
     i_v = tl.program_id(0)
     i_nh, h, bos, eos, first_chunk = scan_program(cu_seqlens, chunk_offsets, H)
     DT: tl.constexpr = k.dtype.element_ty
@@ -105,7 +105,7 @@ def state_bwd_kernel(q, k, w, gc, do, du_local, du, dht, dh0, dhbuf, cu_seqlens,
         to_end = tl.where(valid, decay(g_last - b_gc), 0.0)
         b_du = mm(b_k.to(tl.float32) * to_end[:, None], dS, DT)  # decay before the product
         if LOCAL_GIVEN:
-            b_du += load_rows(du_local, start, end, H, h, V, i_v * BV, BT, BV)
+            b_du += load_rows(du_local, start, end, H, h, V, i_v * BV, BT, BV).to(tl.float32)
         else:
             b_du += local_du(b_q, b_k, b_do, b_gc, valid, scale, BT, DT)
         store_rows(du, b_du, start, end, H, h, V, i_v * BV, BT, BV)
