@@ -15,6 +15,12 @@ set -uo pipefail
 OUT=${OUT:-/tmp/kdiff-out}
 ART=/tmp/kdiff-artifacts
 JOBS=${JOBS:-8}  # judges sharing the one GPU (16 cores on the H200 machine)
+# ART holds this device call's artifacts. A warm machine keeps /tmp between calls while each
+# call empties $OUT, so the call's first invocation (no session.log yet) starts ART afresh:
+# otherwise an earlier call's logs and JSON were packed again as this call's (a benchmark-only
+# call returned the call before's gdn_spot verdicts and A/B JSON), and gdn_spot's summary
+# reads every gdn_spot_*.log in ART.
+[ -f "$OUT/session.log" ] || rm -rf "$ART"
 mkdir -p "$OUT" "$ART"
 export PYTHONUNBUFFERED=1 KDIFF_CACHE=/tmp/kdiff-cache TORCH_EXTENSIONS_DIR=/tmp/torch-ext
 log() { echo "== $(date +%T) $*" | tee -a "$OUT/session.log"; }
