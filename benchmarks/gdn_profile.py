@@ -136,13 +136,13 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
 
 
 # Launch settings tried per kernel, in pipeline order (forward kernels timed in a forward,
-# backward ones in a forward+backward); "bv" is a kernel's V-block (chunk.BLOCK_V), "bk" the
-# WY inverse's K slice. Settings absent from a grid keep chunk.py's value.
+# backward ones in a forward+backward); "bv" is a kernel's V-block (chunk.BLOCK_V), "bk" its
+# K slice (chunk.BLOCK_K). Settings absent from a grid keep chunk.py's value.
 GRIDS = {
-    "wy_inverse": {"warps": (1, 2, 4, 8), "bk": (32, 64)},
-    "wy_apply": {"bv": (64, 128), "warps": (2, 4, 8), "stages": (1, 2, 3)},
+    "wy_inverse": {"warps": (1, 2, 4), "bk": (16, 32, 64)},
+    "wy_apply": {"bk": (32, 64, 128), "bv": (64, 128), "warps": (4,), "stages": (1, 2, 3)},
     "state_fwd": {"bv": (16, 32, 64), "warps": (2, 4, 8), "stages": (2, 3)},
-    "output_fwd": {"bv": (64, 128), "warps": (2, 4, 8), "stages": (2, 3)},
+    "output_fwd": {"bk": (32, 64, 128), "bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
     "local_du": {"bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
     "state_bwd": {"bv": (16, 32, 64), "warps": (2, 4, 8), "stages": (1, 2)},
     "grad_qk": {"bv": (32, 64, 128), "warps": (4, 8), "stages": (1, 2, 3)},
@@ -166,8 +166,8 @@ def current_launch(kernel: str, few: bool) -> dict:
     setting = {"warps": gdn_chunk.WARPS[kernel], "stages": gdn_chunk.STAGES.get(kernel)}
     if kernel in gdn_chunk.BLOCK_V:
         setting["bv"] = gdn_chunk.BLOCK_V[kernel]
-    if kernel == "wy_inverse":
-        setting["bk"] = gdn_chunk.WY_INVERSE_BK
+    if kernel in gdn_chunk.BLOCK_K:
+        setting["bk"] = gdn_chunk.BLOCK_K[kernel]
     return setting
 
 
@@ -183,7 +183,7 @@ def apply_launch(kernel: str, setting: dict, few: bool) -> None:
     if "bv" in setting:
         gdn_chunk.BLOCK_V[kernel] = setting["bv"]
     if "bk" in setting:
-        gdn_chunk.WY_INVERSE_BK = setting["bk"]
+        gdn_chunk.BLOCK_K[kernel] = setting["bk"]
 
 
 def sweep(B, T, H, on_row, only: list[str] | None = None) -> dict:

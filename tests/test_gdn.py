@@ -83,6 +83,21 @@ def always_fall_back(*tensors):
     return torch.ones(1, dtype=torch.int32, device=device)
 
 
+def record_fallbacks(monkeypatch) -> list:
+    """Every fallback decision of the calls that follow, as ints. A test of the chunked
+    kernels asserts they are all 0: a chunked result gone non-finite (a slice dropped, memory
+    left unwritten) is otherwise recomputed by the token-by-token path, and passes."""
+    decisions = []
+    real = gdn_chunk.fallback_flag
+
+    def recording(*tensors):
+        flag = real(*tensors)
+        decisions.append(int(flag.item()))
+        return flag
+    monkeypatch.setattr(gdn_chunk, "fallback_flag", recording)
+    return decisions
+
+
 def triton_gdn(*args, chunk_size, **kw):
     return chunk_gated_delta_rule(*args, output_final_state=True, chunk_size=chunk_size, **kw)
 
@@ -516,6 +531,7 @@ def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
     against 64: all eight results bitwise equal. A block that mis-indexed its columns, or
     dropped a partial block, would not be."""
     inputs = gdn_inputs(1, 20, 1, 16, 128, seed=13)
+    fallbacks = record_fallbacks(monkeypatch)
     results = []
     for apply_bv, scan_bv in ((128, 16), (64, 64), (32, 32)):
         for kernel in ("wy_apply", "output_fwd"):
@@ -524,9 +540,26 @@ def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
             monkeypatch.setitem(gdn_chunk.BLOCK_V, kernel, scan_bv)
         results.append(run(lambda *a, **kw: triton_gdn(*a, chunk_size=16, **kw), inputs,
                            torch.float32))
+    assert fallbacks == [0] * 6  # three forwards and backwards, all answered by the chunks
     for other in results[1:]:
         for name, a, b in zip(NAMES, results[0], other):
             assert torch.equal(a, b), name
+
+
+@pytest.mark.parametrize("bk", [16, 32])
+def test_key_slices_match_float64_oracle(bk, monkeypatch):
+    """The WY inverse, W/Utld and the output loop over K in BLOCK_K-wide slices: at K = 48,
+    slices of 16 (three full) and of 32 (one full, one half masked) against the float64
+    oracle. A loop that dropped or mis-masked its last slice would lose a third of K."""
+    T, C, K, V = 40, 16, 48, 32
+    inputs = gdn_inputs(1, T, 2, K, V, seed=29)
+    for kernel in gdn_chunk.BLOCK_K:
+        monkeypatch.setitem(gdn_chunk.BLOCK_K, kernel, bk)
+    fallbacks = record_fallbacks(monkeypatch)
+    got = run(lambda *a, **kw: triton_gdn(*a, chunk_size=C, **kw), inputs, torch.float32)
+    assert fallbacks == [0, 0]  # the forward's and the backward's: the chunked path answered
+    oracle = run(gated_delta_rule_reference, inputs, torch.float64)
+    assert_within_bound(got, oracle, depth(T, K, V, C))
 
 
 def test_head_dimension_past_the_limit_is_refused_by_kernel_and_problem():

@@ -47,17 +47,21 @@ SUPPORTED_CHUNKS = (16, 64)
 # In the backward (eighth session): P^T dO over all 128 columns (P formed once per chunk:
 # 0.295 ms against 0.394 at 64), the WY VJP over 32-column blocks with 3 stages (1.201 ms
 # against 1.313 at 64 columns and 1 stage); grad_qk kept (64 columns, 8 warps, 3 stages).
+# Ninth session: W/Utld and the output loop over K in 64-wide slices with 3 stages (the next
+# slice's loads in flight during this one's products): the output 0.384 ms against 0.472
+# without the loop, W/Utld at 64 columns of V 0.270 against 0.283 (A in the working dtype).
 # The V-block of each kernel that tiles V (the state scans' own where programs are few, below).
-BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 128, "output_fwd": 128,
+BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 64, "output_fwd": 128,
            "local_du": 128, "grad_qk": 64, "wy_bwd": 32}
 WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 4,
          "wy_inverse": 1, "wy_apply": 4, "local_du": 4}
-# The WY inverse accumulates k_r . k_s over slices of K this wide (wy.wy_inverse_kernel).
-WY_INVERSE_BK = 64
+# The slice of K a kernel takes per step where it loops over K (at most all of K, key_block):
+# the WY inverse accumulates k_r . k_s over it; W/Utld and the output pipeline their loads
+# over it.
+BLOCK_K = {"wy_inverse": 64, "wy_apply": 64, "output_fwd": 64}
 # Pipeline stages where Triton's default (3) is not the choice; fp32 always takes one
 # (host.launch_options).
-STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "wy_apply": 1, "output_fwd": 2,
-                          "local_du": 2}
+STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "local_du": 2}
 
 # The backward scan's intra-chunk term P^T dO: computed by a chunk-parallel kernel before the
 # scan (as fla does; one more [T, H, V] round trip, in the working dtype as fla's) or inside
@@ -108,6 +112,11 @@ def block_v(kernel: str, V: int) -> int:
     return value_block(V, BLOCK_V[kernel])
 
 
+def block_k(kernel: str, K: int) -> int:
+    """BLOCK_K[kernel], or less where K itself is smaller."""
+    return value_block(K, BLOCK_K[kernel])
+
+
 def few_programs(kernel: str, sequence_heads: int, V: int, device: torch.device) -> bool:
     """Whether a state scan at BLOCK_V would have fewer programs (sequences x heads x V-blocks)
     than the GPU has multiprocessors: at (2, 16384, 16) (32 sequence-heads) BLOCK_V 64 gave
@@ -147,13 +156,16 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     A = w = None
     u = vnew = v
     if delta:
-        A = torch.empty(B * T, H, BT, dtype=torch.float32, device=dev)
+        # assembled in fp32 and stored in the working dtype, as fla's: its consumers round it
+        # to the working dtype as a product operand anyway (the backward's, bitwise the same;
+        # W/Utld's after scaling its columns by beta exp(gc) in fp32: one more rounding)
+        A = torch.empty(B * T, H, BT, dtype=q.dtype, device=dev)
         wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT,
-                                   BKS=min(WY_INVERSE_BK, BK), **launch("wy_inverse", q.dtype))
+                                   BKS=block_k("wy_inverse", K), **launch("wy_inverse", q.dtype))
         w = torch.empty_like(k)
         u = torch.empty_like(v)
         wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
-                                 BT=BT, BK=BK, BV=block_v("wy_apply", V),
+                                 BT=BT, BK=block_k("wy_apply", K), BV=block_v("wy_apply", V),
                                  **launch("wy_apply", q.dtype))
         vnew = torch.empty_like(v)
     hbuf = states(NC, q, V, q.dtype)
@@ -168,7 +180,8 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     flags = torch.empty(NC, H, triton.cdiv(V, BV), dtype=torch.float32, device=dev)
     output_fwd_kernel[(triton.cdiv(V, BV), NC, H)](q, k, vnew, gc, hbuf, o, flags,
                                                   layout.chunk_bounds, scale, H, K, V, BT=BT,
-                                                  BK=BK, BV=BV, **launch("output_fwd", q.dtype))
+                                                  BK=block_k("output_fwd", K), BV=BV,
+                                                  **launch("output_fwd", q.dtype))
     # what fallback_flag checks: o through the output kernel's flags, and the final state
     return o, ht, (gc, A, w, hbuf, vnew), (flags, ht)
 

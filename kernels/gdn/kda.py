@@ -46,7 +46,7 @@ from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, keys_before, load_hea
                                          mm, pair_decays, query_factor, store_head_vec,
                                          store_rows, sub_chunk, unit_lower_inverse16)
 from kdiff.kernels.gdn.varlen import ChunkLayout
-from kdiff.kernels.gdn.wy import (inverse_grad, load_inverse, store_inverse_rows, store_utld,
+from kdiff.kernels.gdn.wy import (inverse_grad, load_inverse, store_inverse_rows, store_products,
                                   wy_value_grads)
 
 KDA_CHUNK = 64  # chunks of 16 also supported (chunk_kda(chunk_size=16))
@@ -85,7 +85,7 @@ def kda_wy_fwd_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
             * decay(load_rows(gc, start, end, H, h, K, 0, BT, BK)))
     A_beta = b_A * b_beta[None, :]
     store_rows(w, mm(A_beta, b_kg, DT), start, end, H, h, K, 0, BT, BK)
-    store_utld(A_beta, v, u, start, end, H, h, V, BT, BV, DT)
+    store_products(A_beta, v, u, start, end, H, h, V, BT, BV, DT)
 
 
 @shape_jit

@@ -22,23 +22,30 @@ from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, exclusive_cumsum, loa
 @shape_jit
 def output_fwd_kernel(q, k, vnew, gc, hbuf, o, flags, bounds, scale, H, K, V,
                       BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
-    """flags [chunks, H, V/BV]: NaN where the program's output tile holds a non-finite value."""
+    """flags [chunks, H, V/BV]: NaN where the program's output tile holds a non-finite value.
+    BK: the slice of K whose products (Q S and Q K^T) are accumulated per step, so that the
+    next slice's loads are in flight while this one's products run (pipeline stages)."""
     i_v, i_c, h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     start, end, r, valid = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = q.dtype.element_ty
-    rk = tl.arange(0, BK)
     cv = i_v * BV + tl.arange(0, BV)
-    S = tl.load(hbuf + (i_c.to(tl.int64) * H + h) * K * V + rk[:, None] * V + cv[None, :],
-                mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
-    b_q = load_rows(q, start, end, H, h, K, 0, BT, BK)
-    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
+    state = hbuf + (i_c.to(tl.int64) * H + h) * K * V
     b_gc = load_log_decay(gc, start, end, H, h, BT)
-    # decays scale the operand, not the product (as the recurrence does): a product that
-    # overflows must not meet a zero decay (inf * 0 = NaN where the recurrence gives 0)
-    b_o = mm(b_q.to(tl.float32) * (scale * decay(b_gc))[:, None], S, DT)
+    q_decay = scale * decay(b_gc)
+    b_o = tl.zeros([BT, BV], dtype=tl.float32)
+    qk = tl.zeros([BT, BT], dtype=tl.float32)
+    for col0 in range(0, K, BK):
+        rk = col0 + tl.arange(0, BK)
+        S = tl.load(state + rk[:, None] * V + cv[None, :],
+                    mask=(rk < K)[:, None] & (cv < V)[None, :], other=0.0)
+        b_q = load_rows(q, start, end, H, h, K, col0, BT, BK)
+        b_k = load_rows(k, start, end, H, h, K, col0, BT, BK)
+        # decays scale the operand, not the product (as the recurrence does): a product that
+        # overflows must not meet a zero decay (inf * 0 = NaN where the recurrence gives 0)
+        b_o += mm(b_q.to(tl.float32) * q_decay[:, None], S, DT)
+        qk += mm(b_q, tl.trans(b_k), DT)
     causal = (r[:, None] >= r[None, :]) & valid[:, None] & valid[None, :]
-    b_p = tl.where(causal, mm(b_q, tl.trans(b_k), DT)
-                   * decay(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
+    b_p = tl.where(causal, qk * decay(b_gc[:, None] - b_gc[None, :]), 0.0) * scale
     b_u = load_rows(vnew, start, end, H, h, V, i_v * BV, BT, BV)
     b_o += mm(b_p, b_u, DT)
     bad = store_rows(o, b_o, start, end, H, h, V, i_v * BV, BT, BV)

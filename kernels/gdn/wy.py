@@ -61,7 +61,8 @@ def store_inverse_block(A, block, row0, col0, end, H, h, BT: tl.constexpr):
     """One 16 x 16 block of the inverse, at rows row0.. and columns col0.. of its chunk."""
     r = tl.arange(0, 16)
     base = A + (row0.to(tl.int64) * H + h) * BT + col0
-    tl.store(base + r[:, None] * (H * BT) + r[None, :], block, mask=(row0 + r < end)[:, None])
+    tl.store(base + r[:, None] * (H * BT) + r[None, :], block.to(A.dtype.element_ty),
+             mask=(row0 + r < end)[:, None])
 
 
 @triton.jit
@@ -187,27 +188,27 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BKS: tl.co
 @shape_jit
 def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
                     BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
-    """W = A (beta exp(gc) K), Utld = A (beta V). Grid (chunks, H)."""
+    """W = A (beta exp(gc) K), Utld = A (beta V), over BK- and BV-wide column blocks (the next
+    block's loads in flight while this one's product runs). Grid (chunks, H)."""
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, _, _ = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
-    b_A = load_inverse(A, start, end, H, h, BT)
+    b_A = load_inverse(A, start, end, H, h, BT).to(tl.float32)
     b_beta = load_head_vec(beta, start, end, H, h, BT)
     b_gc = load_log_decay(gc, start, end, H, h, BT)
     # the row scalings of K and V move onto A's columns: [BT, BT] is the smaller tile
-    b_k = load_rows(k, start, end, H, h, K, 0, BT, BK)
-    store_rows(w, mm(b_A * (b_beta * decay(b_gc))[None, :], b_k, DT), start, end, H, h, K, 0,
-               BT, BK)
-    store_utld(b_A * b_beta[None, :], v, u, start, end, H, h, V, BT, BV, DT)
+    store_products(b_A * (b_beta * decay(b_gc))[None, :], k, w, start, end, H, h, K, BT, BK, DT)
+    store_products(b_A * b_beta[None, :], v, u, start, end, H, h, V, BT, BV, DT)
 
 
 @triton.jit
-def store_utld(A_beta, v, u, start, end, H, h, V, BT: tl.constexpr, BV: tl.constexpr,
-               DT: tl.constexpr):
-    """Utld = A diag(beta) V, V-block by V-block (A_beta = A diag(beta), [BT, BT])."""
-    for i_v in range(tl.cdiv(V, BV)):
-        b_v = load_rows(v, start, end, H, h, V, i_v * BV, BT, BV)
-        store_rows(u, mm(A_beta, b_v, DT), start, end, H, h, V, i_v * BV, BT, BV)
+def store_products(A_scaled, x, out, start, end, H, h, D, BT: tl.constexpr, BD: tl.constexpr,
+                   DT: tl.constexpr):
+    """out = A_scaled X for the chunk's rows of a packed [tokens, H, D] tensor X, BD columns
+    at a time (A_scaled [BT, BT]: A with its columns scaled, W's or Utld's)."""
+    for col0 in range(0, D, BD):
+        b_x = load_rows(x, start, end, H, h, D, col0, BT, BD)
+        store_rows(out, mm(A_scaled, b_x, DT), start, end, H, h, D, col0, BT, BD)
 
 
 @triton.jit
