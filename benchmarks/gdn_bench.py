@@ -34,6 +34,7 @@ from triton.testing import do_bench  # noqa: E402
 
 from kdiff.gates.tolerance import LAMBDA, unit_roundoff  # noqa: E402
 from kdiff.kernels.gdn import chunk_gated_delta_rule, chunk_kda, gated_recurrence  # noqa: E402
+from kdiff.kernels.gdn import chunk as gdn_chunk  # noqa: E402
 from kdiff.kernels.gdn.chunk import fallback_flag  # noqa: E402
 from kdiff.kernels.gdn.kda import KDA_CHUNK  # noqa: E402
 
@@ -229,18 +230,16 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
         P = "*" + dt
         BT, BK = CHUNK, dim
         SBV, SBV_B = chunk.block_v("state_fwd", dim), chunk.block_v("state_bwd", dim)
-        BV_APPLY, BV_OUT = chunk.block_v("wy_apply", dim), chunk.block_v("output_fwd", dim)
+        BD_WY, BV_OUT = chunk.block_v("wy_fwd", dim), chunk.block_v("output_fwd", dim)
         BV_DU, BV_QK = chunk.block_v("local_du", dim), chunk.block_v("grad_qk", dim)
         BV_WY = chunk.block_v("wy_bwd", dim)
         RBV = min(recurrent.BV_RECURRENT, dim)
         GBV_S, GBV_P = min(gla.STATE_BV, dim), min(gla.PARALLEL_BV, dim)
         kernels = [
             (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc="*fp64", bounds=i32), dict(BT=BT, BH=16)),
-            (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=P, bounds=i32),
-             dict(BT=BT, BKS=chunk.block_k("wy_inverse", BK))),
-            (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc="*fp64", A=P, w=P, u=P,
-                                                  bounds=i32),
-             dict(BT=BT, BK=chunk.block_k("wy_apply", BK), BV=BV_APPLY)),
+            (wy.wy_fwd_kernel, "wy_fwd", dict(k=P, v=P, beta=P, gc="*fp64", A=P, w=P, u=P,
+                                              bounds=i32),
+             dict(BT=BT, BKS=chunk.block_k("wy_fwd", BK), BD=BD_WY)),
             (state.state_fwd_kernel, "state_fwd",
              dict(k=P, w=P, u=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
                   chunk_offsets=i32), dict(BT=BT, BK=BK, BV=SBV, HAS_H0=True, STORE_FINAL=True)),
@@ -326,6 +325,45 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
     return rows
 
 
+def current_launch(kernel: str, few: bool) -> dict:
+    """A kernel's launch setting in chunk.py's tables (warps, stages, bv, bk), or its
+    FEW_PROGRAMS_SCAN entry where `few`."""
+    if few:
+        return dict(gdn_chunk.FEW_PROGRAMS_SCAN[kernel])
+    setting = {"warps": gdn_chunk.WARPS[kernel], "stages": gdn_chunk.STAGES.get(kernel)}
+    if kernel in gdn_chunk.BLOCK_V:
+        setting["bv"] = gdn_chunk.BLOCK_V[kernel]
+    if kernel in gdn_chunk.BLOCK_K:
+        setting["bk"] = gdn_chunk.BLOCK_K[kernel]
+    return setting
+
+
+def apply_launch(kernel: str, setting: dict, few: bool) -> None:
+    """Writes a current_launch-style setting into chunk.py's tables for this process."""
+    if few:
+        gdn_chunk.FEW_PROGRAMS_SCAN[kernel] = dict(setting)
+        return
+    gdn_chunk.WARPS[kernel] = setting["warps"]
+    if setting.get("stages") is None:
+        gdn_chunk.STAGES.pop(kernel, None)
+    else:
+        gdn_chunk.STAGES[kernel] = setting["stages"]
+    if "bv" in setting:
+        gdn_chunk.BLOCK_V[kernel] = setting["bv"]
+    if "bk" in setting:
+        gdn_chunk.BLOCK_K[kernel] = setting["bk"]
+
+
+def load_launch(path: str) -> None:
+    """Applies the settings a `gdn_profile.py --sweep` chose (its gdn_chosen.json)."""
+    with open(path) as fh:
+        chosen = json.load(fh)
+    for kernel, entry in chosen.items():
+        setting = {k: entry[k] for k in ("warps", "stages", "bv", "bk") if k in entry}
+        apply_launch(kernel, setting, entry["few_programs"])
+        print(f"launch setting from {path}: {kernel} {setting}")
+
+
 def check(label, B, T, H, K, V, dtype, lengths=None, token_by_token=False):
     """Relative normwise errors of the kernel and of the sequential reference run in the
     working precision, both against float64; bound LAMBDA u sqrt(N) (probabilistic model,
@@ -393,7 +431,6 @@ def always_flagged(*tensors):
 @contextlib.contextmanager
 def chunk_setting(name, value):
     """kdiff.kernels.gdn.chunk's `name` set to value for the duration."""
-    from kdiff.kernels.gdn import chunk as gdn_chunk
     default = getattr(gdn_chunk, name)
     setattr(gdn_chunk, name, value)
     try:
@@ -507,6 +544,9 @@ def main() -> int:
     ap.add_argument("--state-fwd-warps", type=int, default=None,
                     help="warps of the forward state scan (default 4); with --state-bv 64 the "
                          "sm_90 compile needs 8 to stay at 194 registers without spilling")
+    ap.add_argument("--launch", default=None,
+                    help="a gdn_chosen.json written by `gdn_profile.py --sweep`: run with the "
+                         "launch settings it chose")
     ap.add_argument("--fla-forward-only", action="store_true",
                     help="time fla's forward only (its backward's autotuning takes minutes)")
     ap.add_argument("--alt", action="store_true",
@@ -520,11 +560,12 @@ def main() -> int:
     FLA_FORWARD_ONLY = args.fla_forward_only
     TIME_ALT = args.alt
     TIME_FALLBACK = args.fallback
-    from kdiff.kernels.gdn import chunk as gdn_chunk
     if args.state_bv is not None:
         gdn_chunk.BLOCK_V.update(state_fwd=args.state_bv, state_bwd=args.state_bv)
     if args.state_fwd_warps is not None:
         gdn_chunk.WARPS["state_fwd"] = args.state_fwd_warps
+    if args.launch:
+        load_launch(args.launch)
     if args.compile_report:
         rows = compile_report(args.dtypes.split(","), args.dim, only=args.kernels)
         return 1 if any("error" in r for r in rows) else 0

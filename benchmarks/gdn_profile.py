@@ -136,11 +136,10 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
 
 
 # Launch settings tried per kernel, in pipeline order (forward kernels timed in a forward,
-# backward ones in a forward+backward); "bv" is a kernel's V-block (chunk.BLOCK_V), "bk" its
-# K slice (chunk.BLOCK_K). Settings absent from a grid keep chunk.py's value.
+# backward ones in a forward+backward); "bv" is a kernel's V-block (chunk.BLOCK_V; wy_fwd's
+# column slice of K and V alike), "bk" its K slice (chunk.BLOCK_K). Settings absent from a grid keep chunk.py's value.
 GRIDS = {
-    "wy_inverse": {"warps": (1, 2, 4), "bk": (16, 32, 64)},
-    "wy_apply": {"bk": (32, 64, 128), "bv": (64, 128), "warps": (4,), "stages": (1, 2, 3)},
+    "wy_fwd": {"bv": (16, 32, 64), "warps": (1, 2), "stages": (1, 3)},
     "state_fwd": {"bv": (16, 32, 64), "warps": (2, 4, 8), "stages": (2, 3)},
     "output_fwd": {"bk": (32, 64, 128), "bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
     "local_du": {"bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
@@ -160,32 +159,6 @@ def few_programs(kernel: str, B: int, H: int) -> bool:
     return kernel == "state_bwd" and gdn_chunk.backward_scan_few(B * H, D, device)
 
 
-def current_launch(kernel: str, few: bool) -> dict:
-    if few:
-        return dict(gdn_chunk.FEW_PROGRAMS_SCAN[kernel])
-    setting = {"warps": gdn_chunk.WARPS[kernel], "stages": gdn_chunk.STAGES.get(kernel)}
-    if kernel in gdn_chunk.BLOCK_V:
-        setting["bv"] = gdn_chunk.BLOCK_V[kernel]
-    if kernel in gdn_chunk.BLOCK_K:
-        setting["bk"] = gdn_chunk.BLOCK_K[kernel]
-    return setting
-
-
-def apply_launch(kernel: str, setting: dict, few: bool) -> None:
-    if few:
-        gdn_chunk.FEW_PROGRAMS_SCAN[kernel] = dict(setting)
-        return
-    gdn_chunk.WARPS[kernel] = setting["warps"]
-    if setting.get("stages") is None:
-        gdn_chunk.STAGES.pop(kernel, None)
-    else:
-        gdn_chunk.STAGES[kernel] = setting["stages"]
-    if "bv" in setting:
-        gdn_chunk.BLOCK_V[kernel] = setting["bv"]
-    if "bk" in setting:
-        gdn_chunk.BLOCK_K[kernel] = setting["bk"]
-
-
 def sweep(B, T, H, on_row, only: list[str] | None = None) -> dict:
     """Coordinate search: each kernel in turn under every setting of its grid, its own device
     time measured; the fastest is kept before the next kernel is swept. A state scan with few
@@ -199,11 +172,11 @@ def sweep(B, T, H, on_row, only: list[str] | None = None) -> dict:
             continue
         call = forward_backward if kernel in BACKWARD else forward
         few = few_programs(kernel, B, H)
-        default = current_launch(kernel, few)
+        default = gdn_bench.current_launch(kernel, few)
         best = None
         for values in itertools.product(*grid.values()):
             setting = {**default, **dict(zip(grid, values))}
-            apply_launch(kernel, setting, few)
+            gdn_bench.apply_launch(kernel, setting, few)
             row = {"kernel": kernel, "few_programs": few, **setting}
             try:
                 times = kernel_times(call)
@@ -216,9 +189,9 @@ def sweep(B, T, H, on_row, only: list[str] | None = None) -> dict:
             if setting == default:
                 chosen.setdefault(kernel, {})["default_ms"] = row.get("ms")
         if best is None:
-            apply_launch(kernel, default, few)
+            gdn_bench.apply_launch(kernel, default, few)
             continue
-        apply_launch(kernel, {k: best[k] for k in default}, few)
+        gdn_bench.apply_launch(kernel, {k: best[k] for k in default}, few)
         chosen.setdefault(kernel, {}).update({k: best[k] for k in default}, ms=best["ms"],
                                              few_programs=few)
         print(f"  chosen {kernel}: {chosen[kernel]}", flush=True)
@@ -269,6 +242,9 @@ def main() -> int:
         entry["chosen"] = sweep(B, T, H, on_row,
                                 args.sweep_kernels.split(",") if args.sweep_kernels else None)
         save()
+        if out:  # for `gdn_bench.py --launch`: the same call times the chosen settings
+            with open(os.path.join(out, "gdn_chosen.json"), "w") as fh:
+                json.dump(entry["chosen"], fh, indent=1)
         print("with the chosen settings:")
         for B, T, H in shapes:
             report["shapes"].append(profile_shape(B, T, H, with_fla=False))

@@ -75,10 +75,13 @@ cost() {
   pack
 }
 
-gdn() {  # GDN_ARGS: extra gdn_bench.py flags (e.g. --shapes 1x8192x96 --state-bv 64)
-  log "GDN benchmark ${GDN_ARGS:-}"
+gdn() {  # GDN_ARGS: extra gdn_bench.py flags (e.g. --shapes 1x8192x96 --state-bv 64);
+  # GDN_LAUNCH: launch settings chosen by an earlier gdn_profile --sweep in this call
+  # (/tmp/kdiff-artifacts/gdn_chosen.json), applied to the current kernels only
+  log "GDN benchmark ${GDN_ARGS:-} ${GDN_LAUNCH:+launch settings from $GDN_LAUNCH}"
   # shellcheck disable=SC2086
-  OUT=$ART run_logged timeout "${T_GDN:-240}" python3 benchmarks/gdn_bench.py ${GDN_ARGS:-}
+  OUT=$ART run_logged timeout "${T_GDN:-240}" python3 benchmarks/gdn_bench.py \
+    ${GDN_LAUNCH:+--launch "$GDN_LAUNCH"} ${GDN_ARGS:-}
   pack
 }
 
