@@ -230,16 +230,18 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
         P = "*" + dt
         BT, BK = CHUNK, dim
         SBV, SBV_B = chunk.block_v("state_fwd", dim), chunk.block_v("state_bwd", dim)
-        BD_WY, BV_OUT = chunk.block_v("wy_fwd", dim), chunk.block_v("output_fwd", dim)
+        BV_APPLY, BV_OUT = chunk.block_v("wy_apply", dim), chunk.block_v("output_fwd", dim)
         BV_DU, BV_QK = chunk.block_v("local_du", dim), chunk.block_v("grad_qk", dim)
         BV_WY = chunk.block_v("wy_bwd", dim)
         RBV = min(recurrent.BV_RECURRENT, dim)
         GBV_S, GBV_P = min(gla.STATE_BV, dim), min(gla.PARALLEL_BV, dim)
         kernels = [
             (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc="*fp64", bounds=i32), dict(BT=BT, BH=16)),
-            (wy.wy_fwd_kernel, "wy_fwd", dict(k=P, v=P, beta=P, gc="*fp64", A=P, w=P, u=P,
-                                              bounds=i32),
-             dict(BT=BT, BKS=chunk.block_k("wy_fwd", BK), BD=BD_WY)),
+            (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=P, bounds=i32),
+             dict(BT=BT, BKS=chunk.block_k("wy_inverse", BK))),
+            (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc="*fp64", A=P, w=P, u=P,
+                                                  bounds=i32),
+             dict(BT=BT, BK=chunk.block_k("wy_apply", BK), BV=BV_APPLY)),
             (state.state_fwd_kernel, "state_fwd",
              dict(k=P, w=P, u=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
                   chunk_offsets=i32), dict(BT=BT, BK=BK, BV=SBV, HAS_H0=True, STORE_FINAL=True)),

@@ -534,7 +534,7 @@ def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
     fallbacks = record_fallbacks(monkeypatch)
     results = []
     for apply_bv, scan_bv in ((128, 16), (64, 64), (32, 32)):
-        for kernel in ("wy_fwd", "output_fwd"):
+        for kernel in ("wy_apply", "output_fwd"):
             monkeypatch.setitem(gdn_chunk.BLOCK_V, kernel, apply_bv)
         for kernel in ("state_fwd", "state_bwd"):
             monkeypatch.setitem(gdn_chunk.BLOCK_V, kernel, scan_bv)
@@ -548,15 +548,13 @@ def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
 
 @pytest.mark.parametrize("bk", [16, 32])
 def test_key_slices_match_float64_oracle(bk, monkeypatch):
-    """The WY stage (its k_r . k_s products over BLOCK_K-wide slices, W and Utld over
-    BLOCK_V-wide ones) and the output loop over K: at K = 48, slices of 16 (three full) and of
-    32 (one full, one half masked) against the float64 oracle. A loop that dropped or
-    mis-masked its last slice would lose a third of K."""
+    """The WY inverse, W/Utld and the output loop over K in BLOCK_K-wide slices: at K = 48,
+    slices of 16 (three full) and of 32 (one full, one half masked) against the float64
+    oracle. A loop that dropped or mis-masked its last slice would lose a third of K."""
     T, C, K, V = 40, 16, 48, 32
     inputs = gdn_inputs(1, T, 2, K, V, seed=29)
     for kernel in gdn_chunk.BLOCK_K:
         monkeypatch.setitem(gdn_chunk.BLOCK_K, kernel, bk)
-    monkeypatch.setitem(gdn_chunk.BLOCK_V, "wy_fwd", bk)
     fallbacks = record_fallbacks(monkeypatch)
     got = run(lambda *a, **kw: triton_gdn(*a, chunk_size=C, **kw), inputs, torch.float32)
     assert fallbacks == [0, 0]  # the forward's and the backward's: the chunked path answered
@@ -577,20 +575,20 @@ def test_head_dimension_past_the_limit_is_refused_by_kernel_and_problem():
     within_shape_class(k[..., :256])
 
 
-def test_fp32_launches_take_eight_warps_but_the_wy_stage():
+def test_fp32_launches_take_eight_warps_but_the_inverse():
     """fp32 (the gates' dtype) compiles whole fp32 tiles per thread: at least 8 warps, one
-    pipeline stage; the WY stage keeps its one warp; bf16 keeps the sweep's settings."""
+    pipeline stage; the WY inverse keeps its one warp; bf16 keeps the sweep's settings."""
     for kernel in ("output_fwd", "wy_bwd", "state_bwd", "state_fwd"):
         assert gdn_chunk.launch(kernel, torch.float32) == {"num_warps": 8, "num_stages": 1}
     assert gdn_chunk.launch("state_fwd", torch.float32, few=True)["num_warps"] == 8
-    assert gdn_chunk.launch("wy_fwd", torch.float32)["num_warps"] == 1
+    assert gdn_chunk.launch("wy_inverse", torch.float32)["num_warps"] == 1
     assert gdn_chunk.launch("output_fwd", torch.bfloat16)["num_warps"] == gdn_chunk.WARPS[
         "output_fwd"]
 
 
 def test_odd_head_dimensions_take_the_generic_build():
     """K and V multiples of 16 launch the aligned build, any other the generic one (jit.py)."""
-    kernel = gdn_wy.wy_fwd_kernel
+    kernel = gdn_wy.wy_apply_kernel
     names = list(inspect.signature(kernel.aligned.fn).parameters)
     args = [None] * names.index("H") + [2, 16, 32]  # ..., H, K, V
     assert kernel.build_for(tuple(args), {}) is kernel.aligned
@@ -614,7 +612,7 @@ for H, K in ((1, 17), (3, 19), (16, 23)):
     beta = torch.rand(1, 40, H, generator=gen).cuda()
     chunk_gated_delta_rule(q, k, v, g, beta, output_final_state=True, chunk_size=64)
 torch.cuda.synchronize()
-kernel = wy.wy_fwd_kernel
+kernel = wy.wy_apply_kernel
 print(json.dumps({name: sum(len(cache) for cache, *_ in build.device_caches.values())
                   for name, build in (("generic", kernel.generic), ("aligned", kernel.aligned))}))
 """

@@ -31,7 +31,7 @@ from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel
 from kdiff.kernels.gdn.varlen import ChunkLayout, chunk_layout
-from kdiff.kernels.gdn.wy import wy_bwd_kernel, wy_fwd_kernel
+from kdiff.kernels.gdn.wy import wy_apply_kernel, wy_bwd_kernel, wy_inverse_kernel
 
 SUPPORTED_CHUNKS = (16, 64)
 
@@ -50,16 +50,15 @@ SUPPORTED_CHUNKS = (16, 64)
 # Ninth session: W/Utld and the output loop over K in 64-wide slices with 3 stages (the next
 # slice's loads in flight during this one's products): the output 0.384 ms against 0.472
 # without the loop, W/Utld at 64 columns of V 0.270 against 0.283 (A in the working dtype).
-# Tenth session: the WY inverse and W/Utld fused into one kernel (wy_fwd), one warp.
-# The V-block of each kernel that tiles V (the state scans' own where programs are few,
-# below); wy_fwd's is the column slice its W and Utld products take of K and V alike.
-BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_fwd": 32, "output_fwd": 128,
+# The V-block of each kernel that tiles V (the state scans' own where programs are few, below).
+BLOCK_V = {"state_fwd": 64, "state_bwd": 64, "wy_apply": 64, "output_fwd": 128,
            "local_du": 128, "grad_qk": 64, "wy_bwd": 32}
 WARPS = {"state_fwd": 4, "state_bwd": 4, "output_fwd": 4, "grad_qk": 8, "wy_bwd": 4,
-         "wy_fwd": 1, "local_du": 4}
+         "wy_inverse": 1, "wy_apply": 4, "local_du": 4}
 # The slice of K a kernel takes per step where it loops over K (at most all of K, key_block):
-# the WY stage accumulates k_r . k_s over it; the output pipelines its loads over it.
-BLOCK_K = {"wy_fwd": 64, "output_fwd": 64}
+# the WY inverse accumulates k_r . k_s over it; W/Utld and the output pipeline their loads
+# over it.
+BLOCK_K = {"wy_inverse": 64, "wy_apply": 64, "output_fwd": 64}
 # Pipeline stages where Triton's default (3) is not the choice; fp32 always takes one
 # (host.launch_options).
 STAGES: dict[str, int] = {"state_fwd": 2, "state_bwd": 1, "local_du": 2}
@@ -96,7 +95,7 @@ def launch(kernel: str, dtype: torch.dtype, few: bool = False) -> dict:
     warps, stages = WARPS[kernel], STAGES.get(kernel)
     if few:
         warps, stages = FEW_PROGRAMS_SCAN[kernel]["warps"], FEW_PROGRAMS_SCAN[kernel]["stages"]
-    if dtype == torch.float32 and kernel != "wy_fwd":
+    if dtype == torch.float32 and kernel != "wy_inverse":
         warps = max(warps, FP32_MIN_WARPS)
     return launch_options(warps, dtype, stages)
 
@@ -157,14 +156,17 @@ def gdn_forward(q, k, v, g, beta, scale, initial_state, output_final_state, layo
     A = w = None
     u = vnew = v
     if delta:
-        # the inverse is assembled in fp32 and stored in the working dtype, as fla's: the
-        # backward rounds it to the working dtype as a product operand anyway (bitwise the same)
+        # assembled in fp32 and stored in the working dtype, as fla's: its consumers round it
+        # to the working dtype as a product operand anyway (the backward's, bitwise the same;
+        # W/Utld's after scaling its columns by beta exp(gc) in fp32: one more rounding)
         A = torch.empty(B * T, H, BT, dtype=q.dtype, device=dev)
+        wy_inverse_kernel[(NC, H)](k, beta, gc, A, layout.chunk_bounds, H, K, BT=BT,
+                                   BKS=block_k("wy_inverse", K), **launch("wy_inverse", q.dtype))
         w = torch.empty_like(k)
         u = torch.empty_like(v)
-        wy_fwd_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V, BT=BT,
-                               BKS=block_k("wy_fwd", K), BD=block_v("wy_fwd", max(K, V)),
-                               **launch("wy_fwd", q.dtype))
+        wy_apply_kernel[(NC, H)](k, v, beta, gc, A, w, u, layout.chunk_bounds, H, K, V,
+                                 BT=BT, BK=block_k("wy_apply", K), BV=block_v("wy_apply", V),
+                                 **launch("wy_apply", q.dtype))
         vnew = torch.empty_like(v)
     hbuf = states(NC, q, V, q.dtype)
     ht = states(N, q, V, wanted=output_final_state)

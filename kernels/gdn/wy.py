@@ -83,7 +83,7 @@ def store_inverse_rows(A, a_ii, l_off, i, row0, start, kend, end, H, h, BT: tl.c
     l_off = L_i,<i [BC, BT] (zero in the columns from kend = min(row0, end) on),
     A_i,: = a_ii (E_i - L_i,<i A_<i,<i), E_i the [BC, BT] selection of sub-chunk i's columns
     (exact in fp32: products with 1, sums with 0), A_<i,<i read back from the row blocks
-    stored before it (after a barrier). The same recurrence as wy_fwd_kernel's unrolled
+    stored before it (after a barrier). The same recurrence as wy_inverse_kernel's unrolled
     blocks at 64 (A_ij = -A_ii sum_m L_im A_mj), one row block at a time, for any BT / BC."""
     rc = tl.arange(0, BC)
     rhs = tl.where(rc[:, None] + i * BC == tl.arange(0, BT)[None, :], 1.0, 0.0)
@@ -101,20 +101,15 @@ def _kt(k, row0, end, H, h, K, col0, BKS: tl.constexpr, DT: tl.constexpr):
 
 
 @shape_jit
-def wy_fwd_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V, BT: tl.constexpr,
-                  BKS: tl.constexpr, BD: tl.constexpr):
-    """The WY stage in one pass per chunk: A = (I + L)^-1 (stored as rows [tokens, H, BT] in
-    the working dtype, lower part only, for the backward), W = A (beta exp(gc) K) and
-    Utld = A (beta V). Grid (chunks, H). BT is 16 or 64 (blocks of 16).
+def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BKS: tl.constexpr):
+    """A = (I + L)^-1 per chunk, fp32, stored as rows [tokens, H, BT] (lower part only;
+    consumers mask the rest). Grid (chunks, H). BT is 16 or 64 (blocks of 16).
 
     The k_r . k_s products of the (up to) ten 16 x 16 blocks of L are accumulated over
     BKS-wide slices of K: only four [16, BKS] slices of k are live at once (all of K in
     registers made this kernel spill on sm_90). Then the diagonal blocks are inverted by
     forward substitution, and the off-diagonal blocks of the inverse assembled in fp32,
-    A_ij = -A_ii sum_{j<=m<i} L_im A_mj. W and Utld are formed from those fp32 blocks in
-    registers, BD columns at a time: A never makes a round trip through memory before its
-    use, and its columns are scaled by beta (exp(gc)) in fp32 before the one rounding to the
-    product's operand dtype."""
+    A_ij = -A_ii sum_{j<=m<i} L_im A_mj."""
     i_c, h = tl.program_id(0), tl.program_id(1)
     start, end, _, _ = chunk_rows(bounds, i_c, BT)
     DT: tl.constexpr = k.dtype.element_ty
@@ -150,13 +145,7 @@ def wy_fwd_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V, BT: tl.constexpr,
     g0 = load_log_decay(gc, start, end, H, h, 16)
     L00 = _decayed_block(kk00, b0, g0, g0, r0, r0, end, True)
     if BT == 16:
-        A00 = unit_lower_inverse16(L00)
-        store_inverse_block(A, A00, start, 0, end, H, h, BT)
-        s0 = decay(g0)
-        _store_wy_products(A00, A00, A00, A00, A00, A00, A00, A00, A00, A00, b0 * s0,
-                           b0 * s0, b0 * s0, b0 * s0, k, w, start, end, H, h, K, BT, BD, DT)
-        _store_wy_products(A00, A00, A00, A00, A00, A00, A00, A00, A00, A00, b0, b0, b0, b0,
-                           v, u, start, end, H, h, V, BT, BD, DT)
+        store_inverse_block(A, unit_lower_inverse16(L00), start, 0, end, H, h, BT)
     else:
         r1 = r0 + 16
         r2 = r0 + 32
@@ -194,45 +183,22 @@ def wy_fwd_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V, BT: tl.constexpr,
         store_inverse_block(A, A31, start + 48, 16, end, H, h, BT)
         store_inverse_block(A, A32, start + 48, 32, end, H, h, BT)
         store_inverse_block(A, A33, start + 48, 48, end, H, h, BT)
-        _store_wy_products(A00, A10, A11, A20, A21, A22, A30, A31, A32, A33,
-                           b0 * decay(g0), b1 * decay(g1), b2 * decay(g2), b3 * decay(g3),
-                           k, w, start, end, H, h, K, BT, BD, DT)
-        _store_wy_products(A00, A10, A11, A20, A21, A22, A30, A31, A32, A33, b0, b1, b2, b3,
-                           v, u, start, end, H, h, V, BT, BD, DT)
 
 
-@triton.jit
-def _store_wy_products(A00, A10, A11, A20, A21, A22, A30, A31, A32, A33, c0, c1, c2, c3,
-                       x, out, start, end, H, h, D, BT: tl.constexpr, BD: tl.constexpr,
-                       DT: tl.constexpr):
-    """out = A diag(c) X for the chunk's rows of a packed [tokens, H, D] tensor X, from the
-    inverse's fp32 16 x 16 blocks (A_ij, i >= j; only A00 read where BT is 16) and the
-    column scaling c in four 16-blocks, BD columns at a time: out_i = sum_{j<=i} A_ij c_j X_j.
-    Each scaled block is rounded once to the product's operand dtype."""
-    a00 = (A00 * c0[None, :]).to(DT)
-    if BT == 64:
-        a10 = (A10 * c0[None, :]).to(DT)
-        a11 = (A11 * c1[None, :]).to(DT)
-        a20 = (A20 * c0[None, :]).to(DT)
-        a21 = (A21 * c1[None, :]).to(DT)
-        a22 = (A22 * c2[None, :]).to(DT)
-        a30 = (A30 * c0[None, :]).to(DT)
-        a31 = (A31 * c1[None, :]).to(DT)
-        a32 = (A32 * c2[None, :]).to(DT)
-        a33 = (A33 * c3[None, :]).to(DT)
-    for col0 in range(0, D, BD):
-        x0 = load_rows(x, start, end, H, h, D, col0, 16, BD)
-        store_rows(out, mm(a00, x0, DT), start, end, H, h, D, col0, 16, BD)
-        if BT == 64:
-            x1 = load_rows(x, start + 16, end, H, h, D, col0, 16, BD)
-            x2 = load_rows(x, start + 32, end, H, h, D, col0, 16, BD)
-            x3 = load_rows(x, start + 48, end, H, h, D, col0, 16, BD)
-            store_rows(out, mm(a10, x0, DT) + mm(a11, x1, DT), start + 16, end, H, h, D, col0,
-                       16, BD)
-            store_rows(out, mm(a20, x0, DT) + mm(a21, x1, DT) + mm(a22, x2, DT), start + 32,
-                       end, H, h, D, col0, 16, BD)
-            store_rows(out, mm(a30, x0, DT) + mm(a31, x1, DT) + mm(a32, x2, DT)
-                       + mm(a33, x3, DT), start + 48, end, H, h, D, col0, 16, BD)
+@shape_jit
+def wy_apply_kernel(k, v, beta, gc, A, w, u, bounds, H, K, V,
+                    BT: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
+    """W = A (beta exp(gc) K), Utld = A (beta V), over BK- and BV-wide column blocks (the next
+    block's loads in flight while this one's product runs). Grid (chunks, H)."""
+    i_c, h = tl.program_id(0), tl.program_id(1)
+    start, end, _, _ = chunk_rows(bounds, i_c, BT)
+    DT: tl.constexpr = k.dtype.element_ty
+    b_A = load_inverse(A, start, end, H, h, BT).to(tl.float32)
+    b_beta = load_head_vec(beta, start, end, H, h, BT)
+    b_gc = load_log_decay(gc, start, end, H, h, BT)
+    # the row scalings of K and V move onto A's columns: [BT, BT] is the smaller tile
+    store_products(b_A * (b_beta * decay(b_gc))[None, :], k, w, start, end, H, h, K, BT, BK, DT)
+    store_products(b_A * b_beta[None, :], v, u, start, end, H, h, V, BT, BV, DT)
 
 
 @triton.jit
