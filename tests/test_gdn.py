@@ -47,6 +47,7 @@ from kdiff.kernels.gdn import recurrent as gdn_recurrent
 from kdiff.kernels.gdn import wy as gdn_wy
 from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_gla, chunk_kda, chunk_simple_gla,
                                gated_delta_rule_reference, gated_recurrence)
+from kdiff.kernels.gdn.fallback import FLAG_BLOCK
 from kdiff.kernels.gdn.varlen import chunk_layout
 
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
@@ -457,9 +458,10 @@ def test_gated_token_by_token_passes_write_only_when_flagged():
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
 def test_fallback_flag_sees_every_nonfinite_value(device, dtype):
-    """The chunked path's fallback trigger (a min/max reduction per tensor, kept on the
-    device) on every kind of non-finite value at the first, a middle and the last element, on
-    a strided view, with None and empty tensors skipped."""
+    """The chunked path's fallback trigger (a reduction per tensor, kept on the device) on
+    every kind of non-finite value at the first, a middle and the last element, on a strided
+    view, with None and empty tensors skipped, and in every program of a tensor that takes
+    several (the last one partly masked)."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     clean = torch.randn(3, 70, 5, dtype=dtype, device=device)
@@ -478,6 +480,12 @@ def test_fallback_flag_sees_every_nonfinite_value(device, dtype):
             bad[index] = value
             assert flag(clean, bad) == 1, (value, index)
             assert flag(bad[:, index[1]:index[1] + 1]) == 1, (value, index)
+    many = torch.zeros(2 * FLAG_BLOCK + 3, dtype=dtype, device=device)
+    assert flag(many) == 0
+    for index in (FLAG_BLOCK - 1, FLAG_BLOCK, many.numel() - 1):
+        bad = many.clone()
+        bad[index] = math.nan
+        assert flag(many, bad) == 1, index
 
 
 @pytest.mark.parametrize("path", ["gdn", "simple_gla"])
