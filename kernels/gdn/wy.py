@@ -57,6 +57,20 @@ def _mm32(a, b):
 
 
 @triton.jit
+def _merge(a, b, DT: tl.constexpr):
+    """A product of the inverse's block merge (fp32 operands and accumulation). In fp32 IEEE;
+    in bf16 and fp16 TF32, as fla's on Hopper: tensor cores instead of the FMA units, operands
+    rounded to 11 significant bits (u = 2^-11, fp16's own u and 8x finer than bf16's), and the
+    inverse is rounded to the working dtype when it is stored right after, so the merge adds
+    at most one more rounding of the working dtype's size to each A block."""
+    if DT == tl.float32:
+        out = tl.dot(a, b, input_precision="ieee")
+    else:
+        out = tl.dot(a, b, input_precision="tf32")
+    return out
+
+
+@triton.jit
 def store_inverse_block(A, block, row0, col0, end, H, h, BT: tl.constexpr):
     """One 16 x 16 block of the inverse, at rows row0.. and columns col0.. of its chunk."""
     r = tl.arange(0, 16)
@@ -166,13 +180,14 @@ def wy_inverse_kernel(k, beta, gc, A, bounds, H, K, BT: tl.constexpr, BKS: tl.co
         L30 = _decayed_block(kk30, b3, g3, g0, r3, r0, end, False)
         L31 = _decayed_block(kk31, b3, g3, g1, r3, r1, end, False)
         L32 = _decayed_block(kk32, b3, g3, g2, r3, r2, end, False)
-        # the inverse is assembled in fp32 whatever the working dtype
-        A10 = -_mm32(A11, _mm32(L10, A00))
-        A21 = -_mm32(A22, _mm32(L21, A11))
-        A32 = -_mm32(A33, _mm32(L32, A22))
-        A20 = -_mm32(A22, _mm32(L20, A00) + _mm32(L21, A10))
-        A31 = -_mm32(A33, _mm32(L31, A11) + _mm32(L32, A21))
-        A30 = -_mm32(A33, _mm32(L30, A00) + _mm32(L31, A10) + _mm32(L32, A20))
+        # the inverse is assembled in fp32 (products in TF32 below fp32: _merge)
+        A10 = -_merge(A11, _merge(L10, A00, DT), DT)
+        A21 = -_merge(A22, _merge(L21, A11, DT), DT)
+        A32 = -_merge(A33, _merge(L32, A22, DT), DT)
+        A20 = -_merge(A22, _merge(L20, A00, DT) + _merge(L21, A10, DT), DT)
+        A31 = -_merge(A33, _merge(L31, A11, DT) + _merge(L32, A21, DT), DT)
+        A30 = -_merge(A33, _merge(L30, A00, DT) + _merge(L31, A10, DT) + _merge(L32, A20, DT),
+                      DT)
         store_inverse_block(A, A00, start, 0, end, H, h, BT)
         store_inverse_block(A, A10, start + 16, 0, end, H, h, BT)
         store_inverse_block(A, A11, start + 16, 16, end, H, h, BT)
