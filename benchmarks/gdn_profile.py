@@ -139,8 +139,8 @@ def profile_shape(B, T, H, with_fla: bool = True) -> dict:
 # backward ones in a forward+backward); "bv" is a kernel's V-block (chunk.BLOCK_V), "bk" its
 # K slice (chunk.BLOCK_K). Settings absent from a grid keep chunk.py's value.
 GRIDS = {
-    "wy_inverse": {"warps": (1, 2, 4), "bk": (16, 32, 64)},
-    "wy_apply": {"bk": (32, 64, 128), "bv": (64, 128), "warps": (4,), "stages": (1, 2, 3)},
+    "wy_inverse": {"warps": (1, 2), "bk": (32, 64)},
+    "wy_apply": {"warps": (2, 4, 8), "stages": (2, 3, 4)},
     "state_fwd": {"bv": (16, 32, 64), "warps": (2, 4, 8), "stages": (2, 3)},
     "output_fwd": {"bk": (32, 64, 128), "bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
     "local_du": {"bv": (64, 128), "warps": (4, 8), "stages": (2, 3)},
