@@ -222,32 +222,32 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
 
     from triton.backends.compiler import GPUTarget
 
-    from kdiff.kernels.gdn import chunk, gla, kda, output, recurrent, state, wy
+    from kdiff.kernels.gdn import gla, kda, output, recurrent, state, wy
     i32 = "*i32"
     f32 = "*fp32"
     rows = []
     for dt in dtypes:
         P = "*" + dt
         BT, BK = CHUNK, dim
-        SBV, SBV_B = chunk.block_v("state_fwd", dim), chunk.block_v("state_bwd", dim)
-        BV_APPLY, BV_OUT = chunk.block_v("wy_apply", dim), chunk.block_v("output_fwd", dim)
-        BV_DU, BV_QK = chunk.block_v("local_du", dim), chunk.block_v("grad_qk", dim)
-        BV_WY = chunk.block_v("wy_bwd", dim)
+        SBV, SBV_B = gdn_chunk.block_v("state_fwd", dim), gdn_chunk.block_v("state_bwd", dim)
+        BV_APPLY, BV_OUT = gdn_chunk.block_v("wy_apply", dim), gdn_chunk.block_v("output_fwd", dim)
+        BV_DU, BV_QK = gdn_chunk.block_v("local_du", dim), gdn_chunk.block_v("grad_qk", dim)
+        BV_WY = gdn_chunk.block_v("wy_bwd", dim)
         RBV = min(recurrent.BV_RECURRENT, dim)
         GBV_S, GBV_P = min(gla.STATE_BV, dim), min(gla.PARALLEL_BV, dim)
         kernels = [
             (wy.chunk_cumsum_kernel, "cumsum", dict(g=P, gc="*fp64", bounds=i32), dict(BT=BT, BH=16)),
             (wy.wy_inverse_kernel, "wy_inverse", dict(k=P, beta=P, gc="*fp64", A=P, bounds=i32),
-             dict(BT=BT, BKS=chunk.block_k("wy_inverse", BK))),
+             dict(BT=BT, BKS=gdn_chunk.block_k("wy_inverse", BK))),
             (wy.wy_apply_kernel, "wy_apply", dict(k=P, v=P, beta=P, gc="*fp64", A=P, w=P, u=P,
                                                   bounds=i32),
-             dict(BT=BT, BK=chunk.block_k("wy_apply", BK), BV=BV_APPLY)),
+             dict(BT=BT, BK=gdn_chunk.block_k("wy_apply", BK), BV=BV_APPLY)),
             (state.state_fwd_kernel, "state_fwd",
              dict(k=P, w=P, u=P, gc="*fp64", h0=f32, hbuf=P, vnew=P, ht=f32, cu_seqlens=i32,
                   chunk_offsets=i32), dict(BT=BT, BK=BK, BV=SBV, HAS_H0=True, STORE_FINAL=True)),
             (output.output_fwd_kernel, "output_fwd",
              dict(q=P, k=P, vnew=P, gc="*fp64", hbuf=P, o=P, flags=f32, bounds=i32, scale="fp32"),
-             dict(BT=BT, BK=chunk.block_k("output_fwd", BK), BV=BV_OUT)),
+             dict(BT=BT, BK=gdn_chunk.block_k("output_fwd", BK), BV=BV_OUT)),
             (state.local_du_kernel, "local_du",
              dict(q=P, k=P, gc="*fp64", do=P, du_local=P, bounds=i32, scale="fp32"),
              dict(BT=BT, BK=BK, BV=BV_DU)),
@@ -255,7 +255,7 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
              dict(q=P, k=P, w=P, gc="*fp64", do=P, du_local=P, du=P, dht=f32, dh0=f32, dhbuf=P,
                   cu_seqlens=i32, chunk_offsets=i32, scale="fp32"),
              dict(BT=BT, BK=BK, BV=SBV_B, HAS_DHT=True, STORE_DH0=True, DELTA=True,
-                  LOCAL_GIVEN=chunk.SPLIT_LOCAL_DU)),
+                  LOCAL_GIVEN=gdn_chunk.SPLIT_LOCAL_DU)),
             (output.grad_qk_kernel, "grad_qk",
              dict(q=P, k=P, vnew=P, gc="*fp64", hbuf=P, dhbuf=P, do=P, dq=P, dk_part=f32,
                   dg_part=f32, flags=f32, bounds=i32, scale="fp32"),
@@ -289,8 +289,8 @@ def compile_report(dtypes: list[str], dim: int = D, target: tuple[int, int] = (9
             attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(fn.arg_names)
                      if signature[n] not in ("constexpr", "fp32")}
             torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dt]
-            if key in chunk.WARPS:
-                options = chunk.launch(key, torch_dtype)
+            if key in gdn_chunk.WARPS:
+                options = gdn_chunk.launch(key, torch_dtype)
             else:
                 # KDA runs GLA's scans, and GLA's score VJP for L
                 family_key = key.replace("kda_grad_l", "gla_grad_scores")
