@@ -101,15 +101,17 @@ gdn_ab() {  # the current kernels against a baseline: AB_OLD holds older copies 
 }
 
 gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
-  # GDN_SPOT_DTYPES (default float32)
-  local p
+  # GDN_SPOT_DTYPES (default float32). The files are named by problem and gates, so spots of
+  # other gates may run beside this one (e.g. CMP-03 beside the PRC gates).
+  local p gates=${GDN_SPOT_GATES:-EXC-01,ORD-02} name
   for p in ${GDN_PROBLEMS:-1}; do
-    log "kdiff verify on cuda: kernels/gdn problem $p, gates ${GDN_SPOT_GATES:-EXC-01,ORD-02}"
+    name="gdn_spot_${p}_$(echo "$gates" | tr -d '-' | tr ',' '_' | tr 'A-Z' 'a-z')"
+    log "kdiff verify on cuda: kernels/gdn problem $p, gates $gates"
     budget "${T_GDN_GATES:-200}" kdiff verify --device cuda --fail-on never \
-      --gates "${GDN_SPOT_GATES:-EXC-01,ORD-02}" --dtypes "${GDN_SPOT_DTYPES:-float32}" \
+      --gates "$gates" --dtypes "${GDN_SPOT_DTYPES:-float32}" \
       --problem "$(gdn_problem "$p")" \
       --candidate "kernels/gdn/kernelbench/runs/chunked/level_3_problem_${p}_sample_0_kernel.py" \
-      --json "$ART/gdn_spot_$p.json" >"$ART/gdn_spot_$p.log" 2>&1 &
+      --json "$ART/$name.json" >"$ART/$name.log" 2>&1 &
   done
   wait
   tail -n 25 "$ART"/gdn_spot_*.log | tee -a "$OUT/session.log"
@@ -200,7 +202,9 @@ gdn_gates() {  # kdiff's gates on the chunked kernels, compiled, in fp32, fp16 a
   # (355 s), each verify in its own judge and worker, so two cores compile at once. The
   # problems of GDN_PROBLEMS run one after another, or all at once with GDN_PARALLEL=1
   # (two verifies per problem; each judge and worker computes on one CPU thread, and the
-  # machine has 16 cores).
+  # machine has 16 cores). All five at once no longer fit one call: at 4abd145 the ten
+  # verifies compiled slower, and a 490 s budget cut the PRC gates and three CMP-03s; gdn_spot
+  # (beside itself, other gates) judges what a budget cut.
   local p
   for p in ${GDN_PROBLEMS:-1}; do
     if [ -n "${GDN_PARALLEL:-}" ]; then gdn_gates_one "$p" & else gdn_gates_one "$p"; fi
