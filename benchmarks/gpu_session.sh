@@ -102,7 +102,9 @@ gdn_ab() {  # the current kernels against a baseline: AB_OLD holds older copies 
 
 gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
   # GDN_SPOT_DTYPES (default float32). The files are named by problem and gates, so spots of
-  # other gates may run beside this one (e.g. CMP-03 beside the PRC gates).
+  # other gates may run beside this one (e.g. CMP-03 beside the PRC gates); run
+  # `gpu_session.sh setup` first, so the concurrent invocations neither install at once nor
+  # empty each other's ART.
   local p gates=${GDN_SPOT_GATES:-EXC-01,ORD-02} name
   for p in ${GDN_PROBLEMS:-1}; do
     name="gdn_spot_${p}_$(echo "$gates" | tr -d '-' | tr ',' '_' | tr 'A-Z' 'a-z')"
