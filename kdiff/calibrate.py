@@ -12,7 +12,6 @@ so the test suite shares one judged run between its calibration and three-state 
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 import tempfile
@@ -96,12 +95,13 @@ def native_acceptance(kernel: CorpusKernel, presets: list[str], device: str
                       ) -> dict[str, bool | None]:
     """The kernel's native verdict under each preset (one worker, the same inputs as in
     judge_corpus): which benchmarks' own checks a red-team kernel gets through."""
+    from kdiff.judge import CheckedCandidate
     from kdiff.plugins import manager
     from kdiff.problem import load_problem
-    from kdiff.sandbox import CandidateFailure, CandidateProcess
+    from kdiff.sandbox import CandidateFailure
     pm, case = manager(), kernel.case
     out: dict[str, bool | None] = {}
-    with CandidateProcess(case.problem, case.candidate, device) as candidate:
+    with CheckedCandidate(case.problem, case.candidate, device) as candidate:
         ctx = GateContext(load_problem(case.problem), candidate, GateOptions(device=device))
         for preset in presets:
             try:
@@ -191,15 +191,11 @@ class GateCalibration:
                 "honest_noise": _finite_or_none(noise.ratio) if noise else None,
                 "honest_noise_kernel": noise.kernel if noise else None,
                 "honest_runs": len(self.honest),
-                "smallest_defective": _json_ratio(defect.ratio) if defect else None,
+                "smallest_defective": defect.ratio if defect else None,
                 "smallest_defective_kernel": defect.kernel if defect else None,
-                "margin": _json_ratio(self.margin),
+                "margin": self.margin,
                 "must_catch": len(self.defective), "caught": self.caught,
                 "rejected_controls": [p.kernel for p in self.rejected_controls]}
-
-
-def _json_ratio(x: float | None) -> float | str | None:
-    return "inf" if x is not None and math.isinf(x) else x
 
 
 def _finite_or_none(x: float | None) -> float | None:
@@ -402,25 +398,24 @@ def plot(cal: Calibration, path: Path) -> None:
     plt.close(fig)
 
 
-def _progress(total: int) -> Callable[[Verdict], None]:
-    start, done = time.monotonic(), [0]
-
-    def report(verdict: Verdict) -> None:
-        done[0] += 1
-        failed = ",".join(verdict.failed_gates) or "-"
-        print(f"[{done[0]}/{total}] {time.monotonic() - start:6.0f}s {verdict.case.id}: "
-              f"native {verdict.native.accept}, failed {failed}", file=sys.stderr, flush=True)
-    return report
-
-
 def calibrate(args: Any) -> int:
-    from kdiff.cli import EXIT_FOUND, EXIT_OK, _device, checked_jobs
+    from kdiff.cli import EXIT_FOUND, EXIT_OK, _device, preset_text
     from kdiff.executor import default_jobs
     from kdiff.plugins import manager
+    from kdiff.reports.json_report import dumps
+    from kdiff.reports.progress import Header, Progress
     device = _device(args.device)
-    total = len(shipped_kernels()) + len(problems())
-    jobs = checked_jobs(args.jobs) or default_jobs(device)
-    run = judge_corpus(device, jobs=jobs, progress=_progress(total))
+    kernels, references = shipped_kernels(), problems()
+    jobs = args.jobs or default_jobs(device)
+    print(Header("kdiff calibrate")
+          .add("kernels", f"{len(kernels)} shipped (controls and red team) and "
+               f"{len(references)} references as their own candidates")
+          .add("native check", preset_text(manager(), "kernelbench", PRESET))
+          .add("device", device).add("judges", f"{jobs} at once").add("gates", "all twelve")
+          .render(), file=sys.stderr, flush=True)
+    progress = Progress(len(kernels) + len(references))
+    run = judge_corpus(device, jobs=jobs, progress=progress)
+    progress.close()
     cal = calibration(run)
     presets = list(manager().hook.kdiff_native_presets(bench="kernelbench"))
     # One worker per red-team kernel, `jobs` at a time (the work is in the workers): on the
@@ -430,7 +425,7 @@ def calibrate(args: Any) -> int:
         cal.native_by_preset.update(zip((j.id for j in cal.redteam), accepted))
     print(table(cal))
     if args.json:
-        args.json.write_text(json.dumps(cal.to_json(), indent=2))
+        args.json.write_text(dumps(cal.to_json()))
     if args.plot:
         plot(cal, args.plot)
     return EXIT_OK if cal.ok else EXIT_FOUND

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kdiff.differential.confusion import Confusion
 from kdiff.differential.defects import Defects
 from kdiff.differential.summary import Summary
+from kdiff.model import Verdict
 from kdiff.reports.rows import KernelRow
 
 Table = tuple[list[str], list[list[object]]]
@@ -71,3 +72,13 @@ def findings(s: Summary) -> list[str]:
                      + (f"; among native-accepted: {f.modal_native_accepted.label} "
                         f"({f.modal_native_accepted.count})" if f.modal_native_accepted else ""))
     return lines
+
+
+def undecided(verdicts: list[Verdict]) -> str:
+    """The kernels left undecided (n/a), by name: they fail --fail-on violation unless
+    --undecided-ok."""
+    open_ = [v.case.id for v in verdicts if v.verifier_accept is None]
+    if not open_:
+        return ""
+    return (f"undecided (n/a), {len(open_)} kernel(s), counted as violations unless "
+            f"--undecided-ok: " + ", ".join(open_))
