@@ -53,16 +53,28 @@ def test_candidate_that_exits_is_a_failed_gate_not_a_crashed_kdiff(tmp_path):
 
 
 def test_broken_files_are_one_line_errors_with_exit_2(capsys):
-    cases = [(CORE / "missing.py", "problem file not found"),
-             (CORE / "syntax_error.py", "syntax error"),
-             (CORE / "raises_on_import.py", "does not import: ImportError")]
-    for candidate, cause in cases:
-        code = main(["verify", "--problem", str(PROBLEM), "--candidate", str(candidate),
+    missing = CORE / "missing.py"
+    for problem, candidate, cause in ((PROBLEM, missing, "candidate file not found"),
+                                      (missing, PROBLEM, "problem file not found")):
+        code = main(["verify", "--problem", str(problem), "--candidate", str(candidate),
                      "--gates", "PRC-01", "--device", "cpu"])
         err = capsys.readouterr().err.strip()
         assert code == 2
         assert len(err.splitlines()) == 1
-        assert str(candidate.name) in err and (cause in err or "file not found" in err)
+        assert missing.name in err and cause in err
+
+
+def test_a_candidate_that_does_not_import_is_rejected_with_a_report(tmp_path):
+    """Its failure, not bad usage: exit 1 and a report that says why."""
+    for candidate, cause in ((CORE / "syntax_error.py", "syntax error"),
+                             (CORE / "raises_on_import.py", "does not import: ImportError")):
+        out = tmp_path / f"{candidate.stem}.json"
+        code = main(["verify", "--problem", str(PROBLEM), "--candidate", str(candidate),
+                     "--gates", "PRC-01", "--device", "cpu", "--json", str(out)])
+        kernel = json.loads(out.read_text())["kernels"][0]
+        assert code == 1
+        assert kernel["verifier_accept"] is False and kernel["error_kind"] == "candidate"
+        assert cause in kernel["error"]
 
 
 def test_unknown_gate_and_preset_are_usage_errors(capsys):
