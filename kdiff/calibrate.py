@@ -360,18 +360,31 @@ def _native_lines(cal: Calibration) -> list[str]:
     return lines
 
 
+def axis_range(gates: list[GateCalibration]) -> tuple[float, float]:
+    """The plot's error axis: the region that decides every margin, a decade either side.
+    A margin is the smallest defective error over the largest honest one, so errors beyond
+    the largest of the gates' smallest defective errors, or below the smallest of their
+    largest honest errors, decide nothing; the axis always holds the bound's required room
+    on both sides, [1/REQUIRED_MARGIN, REQUIRED_MARGIN]."""
+    def finite(points: list[Point | None]) -> list[float]:
+        return [p.ratio for p in points if p is not None and p.ratio and math.isfinite(p.ratio)]
+    defects = finite([g.smallest_defective for g in gates]) + [REQUIRED_MARGIN]
+    noise = finite([g.honest_noise for g in gates]) + [1 / REQUIRED_MARGIN]
+    return (10.0 ** (math.floor(math.log10(min(noise))) - 1),
+            10.0 ** (math.ceil(math.log10(max(defects))) + 1))
+
+
 def plot(cal: Calibration, path: Path) -> None:
-    """Per thresholded gate, honest (circles) and defective (crosses) errors on one log axis,
-    the bound at 1.0; infinite errors sit at the right edge, exact ones at the left."""
+    """Per thresholded gate, honest (circles) and defective (crosses) errors on one log axis
+    (axis_range), the bound at 1.0. An error beyond the axis sits at its edge, labelled with
+    its value: infinite ones (raised, non-finite) and huge ones at the right, exact and tiny
+    ones at the left."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     gates = [g for g in cal.gates.values() if g.thresholded]
-    finite = [p.ratio for g in gates for p in g.honest + g.defective
-              if p.ratio is not None and 0 < p.ratio < math.inf]
-    lo = 10.0 ** (math.floor(math.log10(min(finite + [1e-3]))) - 1)
-    hi = 10.0 ** (math.ceil(math.log10(max(finite + [10.0]))) + 1)
+    lo, hi = axis_range(gates)
     fig, axes = plt.subplots(len(gates), 1, figsize=(9, 1.3 * len(gates) + 1), sharex=True,
                              squeeze=False)
     for ax, g in zip(axes[:, 0], gates):
@@ -381,9 +394,9 @@ def plot(cal: Calibration, path: Path) -> None:
             for p in points:
                 if p.ratio is None:
                     continue
-                x = hi if math.isinf(p.ratio) else (lo if p.ratio == 0 else p.ratio)
+                x = min(max(p.ratio, lo), hi)
                 ax.scatter([x], [row], marker=marker, color=color, s=30, clip_on=False)
-                if math.isinf(p.ratio):
+                if p.ratio > hi and (math.isinf(p.ratio) or row == 1):
                     ax.annotate(p.label, (x, row), textcoords="offset points", xytext=(-4, 6),
                                 ha="right", fontsize=6, color=color)
         ax.set_xscale("log")
@@ -391,8 +404,8 @@ def plot(cal: Calibration, path: Path) -> None:
         ax.set_ylim(-0.7, 1.7)
         ax.set_yticks([0, 1], ["honest", "defective"])
         ax.set_title(f"{g.gate} {g.name}: margin {_ratio(g.margin)}x", fontsize=8, loc="left")
-    axes[-1, 0].set_xlabel("error in units of the bound (1.0 = the bound; right edge: raised "
-                           "or non-finite; left edge: exact)")
+    axes[-1, 0].set_xlabel("error in units of the bound (1.0 = the bound; at the right edge: "
+                           "larger, labelled; at the left edge: smaller, or exact)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
