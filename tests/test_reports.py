@@ -133,3 +133,18 @@ def test_junit_is_well_formed_despite_control_characters(tmp_path):
     junit.write(path, _hostile(), "kernelbench")
     failure = ET.parse(path).getroot().find("testsuite").find("testcase").find("failure")
     assert "red" in failure.text and "\x1b" not in failure.text
+
+
+def test_run_explains_the_first_failures_and_all_with_verbose():
+    from kdiff.reports.terminal import explain_run
+    failing = [Verdict(Case(f"k{i}", Path("p.py"), Path("c.py")), NativeVerdict(True, "kb"),
+                       {"EXC-01": GateResult("EXC-01", Status.FAIL, "nan_swallowed",
+                                             f"injection nan, output 0: {'x' * 200}")})
+               for i in range(12)]
+    passing = _verdicts()[1]
+    text = explain_run([*failing, passing], verbose=False, limit=10)
+    assert text.count("EXC-01 FAIL nan_swallowed (a NaN the reference propagates") == 10
+    assert "x" * 90 in text.replace("\n        ", "")  # in full, wrapped, not cut
+    assert text.endswith("... and 2 more kernel(s): -v shows all, the reports hold every one")
+    every = explain_run([*failing, passing], verbose=True, limit=10)
+    assert every.count("nan_swallowed (") == 12 and "run/relu_ok:\n  EXC-01 pass" in every
