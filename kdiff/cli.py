@@ -1,7 +1,11 @@
 """`kdiff`: the command line.
 
-Exit statuses: 0 nothing selected by --fail-on was found; 1 something was; 2 bad usage or
-unreadable input; 3 the run could not finish.
+Exit statuses: 0 nothing selected by --fail-on was found; 1 something was (an undecided
+kernel is a violation unless --undecided-ok); 2 bad usage or unreadable input; 3 the run
+could not finish.
+
+Nothing heavy is imported at module level: --help, `kdiff gates` and usage errors answer
+without torch (tests/test_cli_fast.py holds them to it).
 """
 from __future__ import annotations
 
@@ -340,7 +344,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    gate_ids(args)  # an unknown gate is bad usage before anything heavy loads
+    # bad usage is told before anything heavy loads
+    for flag, path in (("--root", args.root), ("--runs", args.runs),
+                       ("--generated", args.generated)):
+        if path is not None and not path.exists():
+            raise UsageError(f"{flag} {path}: no such file or directory")
+    gate_ids(args)
     from kdiff.run import run
     return run(args)
 

@@ -86,10 +86,6 @@ def run_config(args: argparse.Namespace) -> RunConfig:
 
 
 def discover(config: RunConfig, pm: pluggy.PluginManager) -> list[Case]:
-    for flag, path in (("--root", config.root), ("--runs", config.runs),
-                       ("--generated", config.generated)):
-        if path is not None and not path.exists():
-            raise UsageError(f"{flag} {path}: no such file or directory")
     try:
         cases = pm.hook.kdiff_discover(bench=config.bench, config=config)
     except DiscoveryError as exc:

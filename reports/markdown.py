@@ -14,8 +14,10 @@ from kdiff.reports.rows import kernel_row, printable
 
 
 # Characters that Markdown or the HTML it may hold would act on: escaped with a backslash
-# (CommonMark's backslash escapes), so that text from a candidate shows as written.
-MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~&])")
+# (CommonMark's backslash escapes), so that text from a candidate shows as written. `_` is
+# left alone: GitHub's Markdown does not emphasise inside words (level_1_problem_1), and
+# elsewhere it can only italicise, never open a tag or leave the table.
+MARKDOWN_SPECIAL = re.compile(r"([\\`*{}\[\]<>#|~&])")
 
 
 def escape(text: object) -> str:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TextIO
 if TYPE_CHECKING:
     from kdiff.model import Verdict
 
-# In a log: 20 status lines over a run at most from the count (one per 5%), and at least
-# one a minute's sixth, so that a run whose kernels take minutes each still shows it lives.
+# In a log: a status line per 5% of the kernels (20 over a run), or sooner once 10 s have
+# passed since the last, so that a run whose kernels take minutes each gets one per kernel.
 EVERY_FRACTION = 0.05
 EVERY_SECONDS = 10.0
 
@@ -57,7 +57,7 @@ def status_line(done: int, total: int, elapsed: float, unit: str = "kernels") ->
         return f"{head} started {duration(elapsed)} ago"
     per_min = 60 * done / elapsed
     left = (total - done) * elapsed / done
-    rate = f"{per_min:.3g} {unit}/min"
+    rate = f"{per_min:.3g} {unit}/min" if per_min < 1000 else f"{per_min:.0f} {unit}/min"
     tail = f"{duration(left)} left, " if done < total else ""
     return f"{head} {rate}, {tail}{duration(elapsed)} so far"
 
@@ -98,11 +98,11 @@ class Progress:
         self.stream.flush()
 
     def __call__(self, verdict: "Verdict") -> None:
-        from kdiff.reports.terminal import progress_line
+        from kdiff.reports.terminal import verdict_line
         self.done += 1
         self._since_line += 1
         if verdict.verifier_accept is not True or verdict.error:
-            self.note(progress_line(self.done, self.total, self._elapsed(), verdict))
+            self.note("  " + verdict_line(verdict))
         if (self.tty or self.done == self.total or self._since_line >= self.every
                 or time.monotonic() - self.last_line >= EVERY_SECONDS):
             self._status()

@@ -55,7 +55,8 @@ def _explain_gate(gid: str, status: Status, signature: str | None, detail: str) 
     # elements, the worst one's expected and got values against its bound.
     for clause in detail.split("; "):
         lines += textwrap.wrap(clause, width=96, initial_indent="      ",
-                               subsequent_indent="        ", break_on_hyphens=False) or [""]
+                               subsequent_indent="        ", break_on_hyphens=False,
+                               break_long_words=False) or [""]
     return lines
 
 
@@ -64,13 +65,14 @@ def explanations(verdict: Verdict, verbose: bool = False) -> str:
     output, how many elements leave the bound, the worst one's index with its expected and
     got values and the bound; kdiff's own errors too. `verbose`: every gate, passes too."""
     lines = []
-    if verdict.error:
-        lines += _explain_gate("case", Status.FAIL if verdict.error_kind == "candidate"
-                               else Status.ERROR, None, verdict.error)
+    if verdict.error:  # labelled by whose fault: the candidate's, the problem's, the judge's
+        lines += _explain_gate(verdict.error_kind, Status.FAIL if verdict.error_kind ==
+                               "candidate" else Status.ERROR, None, verdict.error)
     for gid, g in verdict.gates.items():
         if verbose or g.status in (Status.FAIL, Status.ERROR):
             lines += _explain_gate(gid, g.status, g.signature, g.detail)
-    if verdict.native.accept is False and verdict.native.reason and (verbose or lines):
+    if (verdict.native.accept is False and verdict.native.reason
+            and verdict.native.reason != verdict.error and (verbose or lines)):
         lines += _explain_gate("native", Status.FAIL, None, verdict.native.reason)
     return "\n".join([f"{verdict.case.id}:", *lines]) if lines else ""
 
@@ -118,8 +120,8 @@ def run_report(verdicts: list[Verdict], bench: str, preset: str, device: str) ->
     return "\n\n".join(sections)
 
 
-def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> str:
-    """One line per finished kernel, for stderr on long runs."""
+def verdict_line(verdict: Verdict) -> str:
+    """'<kernel>: native accept, verifier REJECT (EXC-01=nan_swallowed)', or its error."""
     from kdiff.reports.rows import kernel_row
     row = kernel_row(verdict)
     if row.status == "error":
@@ -129,5 +131,10 @@ def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> st
                 + (f" ({row.failure_text})" if row.failures else ""))
     if verdict.scaled_sizes:
         what += f"; {scaled_text(verdict)}"
+    return f"{row.id}: {what}"
+
+
+def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> str:
+    """One line per finished kernel, for stderr on long runs."""
     width = len(str(total))
-    return f"[{done:>{width}}/{total} {elapsed:6.1f}s] {row.id}: {what}"
+    return f"[{done:>{width}}/{total} {elapsed:6.1f}s] {verdict_line(verdict)}"

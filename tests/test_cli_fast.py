@@ -27,7 +27,8 @@ INSTANT = [["--help"], ["gates"], ["gates", "--verbose", "--json"], ["run", "--h
            ["run", "--bench", "kernelbench", "--gates", "XYZ-9"],
            ["verify", "--problem", "missing.py", "--candidate", "missing.py"],
            ["verify", "--problem", "p.py"],
-           ["run", "--bench", "kernelbench", "--call-timeout", "-1"]]
+           ["run", "--bench", "kernelbench", "--call-timeout", "-1"],
+           ["run", "--bench", "kernelbench", "--root", "/nonexistent/kb"]]
 
 
 @pytest.mark.parametrize("argv", INSTANT, ids=" ".join)
@@ -133,7 +134,8 @@ def test_a_store_that_is_not_a_store_is_unreadable_input(tmp_path, capsys, monke
 def _verdict(name: str, accept: bool | None) -> Verdict:
     status = {True: Status.PASS, False: Status.FAIL, None: Status.ERROR}[accept]
     return Verdict(Case(name, Path("p.py"), Path("c.py")), NativeVerdict(True, "kernelbench"),
-                   {"ORD-02": GateResult("ORD-02", status, None, "")})
+                   {"ORD-02": GateResult("ORD-02", status, None,
+                                         "kdiff error: boom" if accept is None else "")})
 
 
 def test_progress_in_a_log_is_throttled_and_names_each_finding():
@@ -147,8 +149,9 @@ def test_progress_in_a_log_is_throttled_and_names_each_finding():
     # one at the start, one per 5 kernels (EVERY_FRACTION), the last at 100/100
     assert len(status) == 1 + 20 and status[-1].startswith("[100/100 100%]")
     assert status[0].startswith("[  0/100   0%] started")
-    assert [line.split("] ")[1].split(":")[0] for line in lines if "%]" not in line] == [
-        "k7", "k41"]  # the rejected and the undecided kernel, each on a line of its own
+    assert [line for line in lines if "%]" not in line] == [
+        "  k7: native accept, verifier REJECT (ORD-02)",
+        "  k41: error: ORD-02: kdiff error: boom"]  # the rejected and the undecided kernel
     assert "\r" not in out.getvalue()
 
 

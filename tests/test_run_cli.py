@@ -96,7 +96,7 @@ def test_exit_statuses_follow_fail_on(run_a, tmp_path, capsys):
     assert main([*only_errors, "--undecided-ok"]) == 0
     assert main([*only_errors, "--fail-on", "disagreement"]) == 0
     err = capsys.readouterr().err
-    assert "[1/2" in err and "[2/2" in err  # a line per undecided kernel, and the status
+    assert "[1/2  50%]" in err and "[2/2 100%]" in err  # the progress line
 
 
 def test_model_named_run_judges_the_model_class(tmp_path):
