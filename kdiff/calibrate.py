@@ -431,6 +431,8 @@ def calibrate(args: Any) -> int:
     progress.close()
     cal = calibration(run)
     presets = list(manager().hook.kdiff_native_presets(bench="kernelbench"))
+    print(f"kdiff calibrate: the native check under {', '.join(presets)} for each of "
+          f"{len(cal.redteam)} red-team kernels", file=sys.stderr, flush=True)
     # One worker per red-team kernel, `jobs` at a time (the work is in the workers): on the
     # H200 this pass took longer than the 77 kernels' twelve gates when it ran one by one.
     with ThreadPoolExecutor(max_workers=jobs) as pool:

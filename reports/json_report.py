@@ -27,6 +27,8 @@ def report(verdicts: list[Verdict], bench: str, native: str, device: str,
         "device": device,
         **(extra or {}),
         "kernels": [{**v.to_json(), "status": kernel_row(v).status} for v in verdicts],
+        # open verdicts, by id: violations for --fail-on violation unless --undecided-ok
+        "undecided": [v.case.id for v in verdicts if v.verifier_accept is None],
         "confusion": confusion(verdicts).to_json(),
         "summary": summarize(verdicts).to_json(),
         "by_level": {k: s.to_json() for k, s in breakdown(verdicts, "level").items()},

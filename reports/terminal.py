@@ -6,6 +6,7 @@ import textwrap
 from tabulate import tabulate
 
 from kdiff.model import Status, Verdict
+from kdiff.reports.rows import kernel_row, printable
 
 MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.SKIP: "skip", Status.ERROR: "ERROR",
         Status.UNDER_SPECIFIED: "under-specified"}
@@ -35,7 +36,8 @@ def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90)
         lines.append(f"  error: {verdict.error}")
     rows = []
     for gid, g in verdict.gates.items():
-        detail = g.detail if len(g.detail) <= width else g.detail[: width - 3] + "..."
+        detail = printable(g.detail).replace("\n", " ")
+        detail = detail if len(detail) <= width else detail[: width - 3] + "..."
         rows.append([gid, gate_names.get(gid, ""), MARK[g.status], g.signature or "", detail])
     if rows:
         lines.append(tabulate(rows, headers=["gate", "name", "status", "signature", "detail"],
@@ -53,7 +55,7 @@ def _explain_gate(gid: str, status: Status, signature: str | None, detail: str) 
     lines = [head]
     # A detail's clauses ("; ") each on their own lines: which trial, which output, how many
     # elements, the worst one's expected and got values against its bound.
-    for clause in detail.split("; "):
+    for clause in printable(detail).split("; "):
         lines += textwrap.wrap(clause, width=96, initial_indent="      ",
                                subsequent_indent="        ", break_on_hyphens=False,
                                break_long_words=False) or [""]
@@ -97,7 +99,6 @@ def run_report(verdicts: list[Verdict], bench: str, preset: str, device: str) ->
     statistics, failures per gate and the breakdown by level."""
     from kdiff.differential.summary import breakdown, summarize
     from kdiff.reports import tables
-    from kdiff.reports.rows import kernel_row
 
     summary = summarize(verdicts)
 
@@ -122,7 +123,6 @@ def run_report(verdicts: list[Verdict], bench: str, preset: str, device: str) ->
 
 def verdict_line(verdict: Verdict) -> str:
     """'<kernel>: native accept, verifier REJECT (EXC-01=nan_swallowed)', or its error."""
-    from kdiff.reports.rows import kernel_row
     row = kernel_row(verdict)
     if row.status == "error":
         what = f"error: {row.message.splitlines()[0] if row.message else 'verdict open'}"

@@ -148,3 +148,15 @@ def test_run_explains_the_first_failures_and_all_with_verbose():
     assert text.endswith("... and 2 more kernel(s): -v shows all, the reports hold every one")
     every = explain_run([*failing, passing], verbose=True, limit=10)
     assert every.count("nan_swallowed (") == 12 and "run/relu_ok:\n  EXC-01 pass" in every
+
+
+def test_terminal_output_carries_no_escape_sequences():
+    from kdiff.reports.terminal import explanations, verdict_table
+    verdict = _hostile()[0]
+    shown = verdict_table(verdict, {}) + explanations(verdict)
+    assert "\x1b" not in shown and "\x07" not in shown and "red" in shown
+
+
+def test_json_report_names_the_undecided_kernels():
+    data = json_report.report(_verdicts(), "kernelbench", "kernelbench", "cpu")
+    assert data["undecided"] == ["run/matmul"]
