@@ -355,14 +355,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def open_store(path: Path):  # noqa: ANN201
-    """The results store at `path`; a file that is no SQLite store is unreadable input."""
-    import sqlite3
-
-    from kdiff.store import ResultsStore
+    """The results store at `path`; a file that is no results store is unreadable input."""
+    from kdiff.store import ResultsStore, UnreadableStore
     try:
         return ResultsStore(path)
-    except sqlite3.DatabaseError as exc:
-        raise UsageError(f"{path}: not a readable results store ({exc})") from None
+    except UnreadableStore as exc:
+        raise UsageError(str(exc)) from None
 
 
 def cmd_report(args: argparse.Namespace) -> int:

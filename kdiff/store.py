@@ -119,20 +119,54 @@ class RunInfo:
     n_judged: int = 0
 
 
+class UnreadableStore(Exception):
+    """The file is no results store: not SQLite, damaged, or another program's database."""
+
+
+def _schema_columns() -> dict[str, list[str]]:
+    """table -> its columns, as SCHEMA makes them (read from an in-memory database)."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(SCHEMA)
+    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE "
+                                             "type='table'")]
+    columns = {t: [row[1] for row in db.execute(f"PRAGMA table_info({t})")] for t in tables}
+    db.close()
+    return columns
+
+
+EXPECTED_COLUMNS = _schema_columns()
+# A column that stores written by an earlier kdiff lack, and that opening one adds.
+ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT"}
+
+
 class ResultsStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=60)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise UnreadableStore(f"{self.path}: not a readable results store ({exc})") from None
+        self._sha: dict[tuple[str, int, int], str] = {}
+
+    def _open(self) -> None:
         self.db.execute("PRAGMA journal_mode=WAL")
         # NORMAL: a commit survives the process being killed (not a power cut) without an
         # fsync per verdict.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(verdicts)")}
-        if "scaled_sizes" not in columns:  # a store written before verdicts kept their sizes
-            self.db.execute("ALTER TABLE verdicts ADD COLUMN scaled_sizes TEXT")
-        self._sha: dict[tuple[str, int, int], str] = {}
+        for (table, column), kind in ADDED_COLUMNS.items():
+            if column not in self._table_columns(table):
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        for table, columns in EXPECTED_COLUMNS.items():
+            if self._table_columns(table) != columns:
+                raise sqlite3.DatabaseError(f"table {table} has columns "
+                                            f"{self._table_columns(table)}, not {columns}")
+
+    def _table_columns(self, table: str) -> list[str]:
+        return [row[1] for row in self.db.execute(f"PRAGMA table_info({table})")]
 
     def close(self) -> None:
         self.db.close()

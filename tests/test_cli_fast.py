@@ -116,19 +116,47 @@ def test_gates_verbose_lists_every_signature_and_term(capsys):
     assert all(name in text for name in SIGNATURES) and "worst Nx of it" in text
 
 
-def test_a_store_that_is_not_a_store_is_unreadable_input(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    broken = tmp_path / "broken.sqlite"
-    broken.write_bytes(b"this is no SQLite file" * 100)
-    assert main(["report", "--store", str(broken)]) == 2
+def _one_line(capsys, words: str) -> None:
     err = capsys.readouterr().err
-    assert "not a readable results store" in err and err.count("\n") == 1, err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_a_store_that_is_not_a_store_is_unreadable_input(tmp_path, capsys, monkeypatch):
+    import sqlite3
+    monkeypatch.chdir(tmp_path)
+    garbage, foreign = tmp_path / "garbage.sqlite", tmp_path / "foreign.sqlite"
+    garbage.write_bytes(b"this is no SQLite file" * 100)
+    other = sqlite3.connect(foreign)  # another program's database, a table name in common
+    other.execute("CREATE TABLE verdicts (x INTEGER)")
+    other.commit()
+    other.close()
+    for store in (garbage, foreign):
+        assert main(["report", "--store", str(store)]) == 2
+        _one_line(capsys, "not a readable results store")
     # `kdiff run` opens its store before judging: the same one line
     assert main(["run", "--bench", "kernelbench", "--root", str(CHECKOUT), "--runs",
                  str(CHECKOUT / "runs" / "run_a"), "--problems", "9", "--gates", "ORD-02",
-                 "--device", "cpu", "--store", str(broken)]) == 2
-    err = capsys.readouterr().err
-    assert "not a readable results store" in err and err.count("\n") == 1, err
+                 "--device", "cpu", "--store", str(garbage)]) == 2
+    _one_line(capsys, "not a readable results store")
+
+
+def test_a_store_with_damaged_rows_is_unreadable_input(tmp_path, capsys):
+    import sqlite3
+
+    from kdiff.runconfig import RunConfig
+    from kdiff.store import ResultsStore
+    path = tmp_path / "s.sqlite"
+    config = RunConfig()
+    case = Case("k", Path("p.py"), Path("c.py"))
+    with ResultsStore(path) as store:
+        store.begin_run([case], config, "kernelbench", ["ORD-02"])
+        store.put(case, config, "kernelbench", _verdict("k", True))
+    db = sqlite3.connect(path)
+    db.execute("UPDATE verdicts SET native = '{not json'")
+    db.commit()
+    db.close()
+    assert main(["report", "--store", str(path)]) == 2
+    _one_line(capsys, "not a readable results store (JSONDecodeError")
 
 
 def _verdict(name: str, accept: bool | None) -> Verdict:
