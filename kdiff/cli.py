@@ -87,7 +87,8 @@ def _verbose(p: argparse.ArgumentParser) -> None:
                    f"{EXPLAINED_WITHOUT_VERBOSE} kernels of a run)")
 
 
-def _common(p: argparse.ArgumentParser, native_default: str) -> None:
+def _common(p: argparse.ArgumentParser, native_default: str,
+            device_default: str = "cuda when available, else cpu") -> None:
     p.add_argument("--native", metavar="PRESET",
                    help="the benchmark's own check to re-run, and its tolerance (default: "
                    f"{native_default}); the preset in use is printed with its tolerance")
@@ -95,7 +96,7 @@ def _common(p: argparse.ArgumentParser, native_default: str) -> None:
                    help="run only these gates, e.g. EXC-01,PRC-01 (default: all twelve; "
                    "`kdiff gates` lists them)")
     p.add_argument("--device", choices=["cpu", "cuda"], default=None,
-                   help="where candidates run (default: cuda when available, else cpu)")
+                   help=f"where candidates run (default: {device_default})")
     _reports(p)
     _fail_on(p)
     _verbose(p)
@@ -166,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local processes, or a Ray cluster (RAY_ADDRESS, else a local one) "
                    "(default: %(default)s)")
     _common(r, f"{SHIPPED_PRESET} for the shipped corpus, {CHECKOUT_PRESET} for a --root "
-            "checkout")
-    r.set_defaults(device=None)
+            "checkout", "cpu for the shipped corpus, which is sized for it; for a --root "
+            "checkout cuda when available, else cpu")
 
     rp = sub.add_parser("report", help="render a run's reports from a results store alone")
     rp.add_argument("--store", required=True, type=Path, help="the results store (SQLite)")
