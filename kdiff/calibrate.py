@@ -95,7 +95,7 @@ def native_acceptance(kernel: CorpusKernel, presets: list[str], device: str
                       ) -> dict[str, bool | None]:
     """The kernel's native verdict under each preset (one worker, the same inputs as in
     judge_corpus): which benchmarks' own checks a red-team kernel gets through."""
-    from kdiff.judge import CheckedCandidate
+    from kdiff.replies import CheckedCandidate
     from kdiff.plugins import manager
     from kdiff.problem import load_problem
     from kdiff.sandbox import CandidateFailure

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kdiff.cli import exit_status, main
-from kdiff.judge import UnusableOutput, checked_reply
+from kdiff.replies import UnusableOutput, checked_reply
 from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -85,3 +85,12 @@ def test_a_sparse_output_is_judged_not_left_open(tmp_path):
     assert code == 1 and kernel["verifier_accept"] is False
     assert kernel["native_accept"] is False
     assert kernel["native"]["reason"].startswith("unusable_output: outputs[0][0] is layout")
+
+
+def test_a_reply_nested_past_the_recursion_limit_is_unusable():
+    import sys
+    deep: list = []
+    for _ in range(sys.getrecursionlimit() + 10):
+        deep = [deep]
+    with pytest.raises(UnusableOutput, match="nested too deeply"):
+        checked_reply("call", {"extra": deep})
