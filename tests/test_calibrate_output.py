@@ -63,3 +63,20 @@ def test_calibration_json_is_strict():
     data = json.loads(dumps(cal.to_json()), parse_constant=refuse)
     assert data["gates"]["PRC-01"]["smallest_defective"] == "inf"
     assert data["gates"]["PRC-01"]["margin"] == "inf"
+
+
+def test_calibrate_prints_its_header_before_judging(monkeypatch, capsys, tmp_path):
+    from kdiff.cli import main
+    seen = []
+
+    def judge_corpus(device, jobs, progress):
+        seen.append(capsys.readouterr().err)
+        return CorpusRun(device, ["PRC-01"], [], [], 0.0)
+
+    monkeypatch.setattr(cal_mod, "judge_corpus", judge_corpus)
+    assert main(["calibrate", "--device", "cpu", "--jobs", "1"]) == 0
+    header, status = seen[0].splitlines()[:2]
+    assert header.startswith("kdiff calibrate: kernels ") and "native check kernelbench-v0.1 " \
+        "(KernelBench v0/v0.1: 5 trials from seed 42, allclose atol=rtol=1e-2); device cpu; " \
+        "judges 1 at once" in header
+    assert status.endswith("0%] started 0s ago")
