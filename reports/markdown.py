@@ -40,9 +40,10 @@ def render(verdicts: list[Verdict], bench: str, preset: str, device: str) -> str
            f"{len(verdicts)} kernel(s)",
            "### Native check against verifier", _table(tables.confusion(summary.confusion)),
            "\n".join(f"- {escape(line)}" for line in tables.findings(summary))]
-    open_ = tables.undecided(verdicts)
+    open_ = tables.undecided(verdicts).splitlines()
     if open_:
-        out.append(f"**{escape(open_)}**")
+        out.append(f"**{escape(open_[0])}**\n\n" + "\n".join(f"- {escape(line.strip())}"
+                                                           for line in open_[1:]))
     if summary.defects.gates:
         out += ["### Failures per gate", _table(tables.gates(summary.defects))]
     levels = breakdown(verdicts, "level")

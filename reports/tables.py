@@ -6,7 +6,7 @@ from kdiff.differential.confusion import Confusion
 from kdiff.differential.defects import Defects
 from kdiff.differential.summary import Summary
 from kdiff.model import Verdict
-from kdiff.reports.rows import KernelRow
+from kdiff.reports.rows import KernelRow, kernel_row
 
 Table = tuple[list[str], list[list[object]]]
 
@@ -75,10 +75,12 @@ def findings(s: Summary) -> list[str]:
 
 
 def undecided(verdicts: list[Verdict]) -> str:
-    """The kernels left undecided (n/a), by name: they fail --fail-on violation unless
-    --undecided-ok."""
-    open_ = [v.case.id for v in verdicts if v.verifier_accept is None]
-    if not open_:
+    """The kernels left undecided (n/a), each with its reason: they fail --fail-on violation
+    unless --undecided-ok."""
+    rows = [kernel_row(v) for v in verdicts if v.verifier_accept is None]
+    if not rows:
         return ""
-    return (f"undecided (n/a), {len(open_)} kernel(s), counted as violations unless "
-            f"--undecided-ok: " + ", ".join(open_))
+    return "\n".join([f"undecided (n/a), {len(rows)} kernel(s), counted as violations unless "
+                      "--undecided-ok:"]
+                     + [f"  {r.id}: {(r.message.splitlines() or ['verdict open'])[0]}"
+                        for r in rows])

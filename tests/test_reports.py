@@ -157,6 +157,15 @@ def test_terminal_output_carries_no_escape_sequences():
     assert "\x1b" not in shown and "\x07" not in shown and "red" in shown
 
 
+def test_reports_name_the_undecided_kernels_with_their_reason(tmp_path):
+    text = run_report(_verdicts(), "kernelbench", "kernelbench", "cpu")
+    assert "undecided (n/a), 1 kernel(s), counted as violations unless --undecided-ok:\n" \
+           "  run/matmul: KernelBench/level2/matmul.py: problem does not import" in text
+    markdown.write(tmp_path / "r.md", _verdicts(), "kernelbench", "kernelbench", "cpu")
+    assert "- run/matmul: KernelBench/level2/matmul.py: problem does not import" in (
+        tmp_path / "r.md").read_text()
+
+
 def test_json_report_names_the_undecided_kernels():
     data = json_report.report(_verdicts(), "kernelbench", "kernelbench", "cpu")
     assert data["undecided"] == ["run/matmul"]

@@ -92,7 +92,10 @@ def test_exit_statuses_follow_fail_on(run_a, tmp_path, capsys):
                    str(RUN_A), "--problems", "2,9", *PLUMBING]
     assert main(only_errors) == 1
     out, err = capsys.readouterr()
-    assert "undecided (n/a), 2 kernel(s)" in out and "level_1_problem_9_sample_0" in out
+    assert "undecided (n/a), 2 kernel(s), counted as violations unless --undecided-ok:\n" \
+        "  run_a/level_1_problem_2_sample_0: " in out
+    assert "  run_a/level_1_problem_9_sample_0: level_1_problem_9_sample_0_kernel.py: no " \
+        "problem 9 in level 1 of the checkout" in out
     assert main([*only_errors, "--undecided-ok"]) == 0
     assert main([*only_errors, "--fail-on", "disagreement"]) == 0
     err = capsys.readouterr().err
