@@ -2,13 +2,14 @@
 be judged), then a progress line with kernels done, rate and time left. `kdiff run`,
 `kdiff calibrate` and the pytest plugin share it. Imports nothing heavy.
 
-On a terminal the progress line is rewritten in place (`\\r`); in a log (not a TTY) it is
+On a terminal the progress line is rewritten in place (`\\r`), each second too; in a log (not a TTY) it is
 printed every EVERY_FRACTION of the kernels or every EVERY_SECONDS, whichever comes first,
 and once at the end. A rejected or undecided kernel gets a line of its own either way.
 """
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 # passed since the last, so that a run whose kernels take minutes each gets one per kernel.
 EVERY_FRACTION = 0.05
 EVERY_SECONDS = 10.0
+# On a terminal: the line's seconds change once a second, and so is it redrawn.
+TICK_SECONDS = 1.0
 
 
 @dataclass
@@ -63,10 +66,12 @@ def status_line(done: int, total: int, elapsed: float, unit: str = "kernels") ->
 
 
 class Progress:
-    """Called with each finished verdict; prints the status as described above."""
+    """Called with each finished verdict; prints the status as described above. On a
+    terminal a thread redraws the line every TICK_SECONDS too, so that elapsed time and time
+    left move while a long kernel is judged (the first one included)."""
 
     def __init__(self, total: int, stream: TextIO | None = None, tty: bool | None = None,
-                 unit: str = "kernels") -> None:
+                 unit: str = "kernels", tick: float | None = TICK_SECONDS) -> None:
         self.total, self.done, self.unit = total, 0, unit
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
@@ -74,10 +79,22 @@ class Progress:
         self.every = max(1, round(total * EVERY_FRACTION))
         self._since_line = 0
         self._drawn = False
-        self._status()
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        with self._lock:
+            self._status()
+        if self.tty and tick:
+            threading.Thread(target=self._redraw, args=(tick,), daemon=True,
+                             name="kdiff-progress").start()
 
     def _elapsed(self) -> float:
         return time.monotonic() - self.start
+
+    def _redraw(self, tick: float) -> None:
+        while not self._stopped.wait(tick):
+            with self._lock:
+                if self._drawn:
+                    self._status()
 
     def _status(self) -> None:
         line = status_line(self.done, self.total, self._elapsed(), self.unit)
@@ -89,8 +106,7 @@ class Progress:
         self.stream.flush()
         self.last_line, self._since_line = time.monotonic(), 0
 
-    def note(self, text: str) -> None:
-        """A line of its own, above the rewritten status on a terminal."""
+    def _note(self, text: str) -> None:
         if self.tty and self._drawn:
             self.stream.write("\r\x1b[2K")
             self._drawn = False
@@ -99,17 +115,21 @@ class Progress:
 
     def __call__(self, verdict: "Verdict") -> None:
         from kdiff.reports.terminal import verdict_line
-        self.done += 1
-        self._since_line += 1
-        if verdict.verifier_accept is not True or verdict.error:
-            self.note("  " + verdict_line(verdict))
-        if (self.tty or self.done == self.total or self._since_line >= self.every
-                or time.monotonic() - self.last_line >= EVERY_SECONDS):
-            self._status()
+        with self._lock:
+            self.done += 1
+            self._since_line += 1
+            if verdict.verifier_accept is not True or verdict.error:
+                self._note("  " + verdict_line(verdict))
+            if (self.tty or self.done == self.total or self._since_line >= self.every
+                    or time.monotonic() - self.last_line >= EVERY_SECONDS):
+                self._status()
 
     def close(self) -> None:
-        """Ends the rewritten line (a terminal); a log already ends with a full line."""
-        if self.tty and self._drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._drawn = False
+        """Stops the redrawing and ends the rewritten line (a terminal); a log already ends
+        with a full line."""
+        self._stopped.set()
+        with self._lock:
+            if self.tty and self._drawn:
+                self.stream.write("\n")
+                self.stream.flush()
+                self._drawn = False

@@ -185,13 +185,25 @@ def test_progress_in_a_log_is_throttled_and_names_each_finding():
 
 def test_progress_on_a_terminal_rewrites_one_line():
     out = io.StringIO()
-    progress = Progress(3, out, tty=True)
+    progress = Progress(3, out, tty=True, tick=None)
     for i in range(3):
         progress(_verdict(f"k{i}", True))
     progress.close()
     text = out.getvalue()
     assert text.count("\r") == 4 and text.endswith("\n") and text.count("\n") == 1
     assert "[3/3 100%]" in text
+
+
+def test_progress_on_a_terminal_moves_while_a_kernel_is_judged():
+    import time
+    out = io.StringIO()
+    progress = Progress(3, out, tty=True, tick=0.01)
+    time.sleep(0.2)  # the first kernel still being judged
+    progress.close()
+    drawn = out.getvalue().count("\r")
+    assert drawn > 2 and out.getvalue().endswith("\n")
+    time.sleep(0.05)
+    assert out.getvalue().count("\r") == drawn  # closed: no more redrawing
 
 
 def test_status_line_gives_rate_and_time_left():
