@@ -1,10 +1,10 @@
 """What a long judging says while it works: a header at once (what was found and how it will
 be judged), then a progress line with kernels done, rate and time left. `kdiff run`,
-`kdiff calibrate` and the pytest plugin share it. Imports nothing heavy.
+`kdiff calibrate` and the pytest plugin (its header) share it. Imports nothing heavy.
 
-On a terminal the progress line is rewritten in place (`\\r`), each second too; in a log (not a TTY) it is
-printed every EVERY_FRACTION of the kernels or every EVERY_SECONDS, whichever comes first,
-and once at the end. A rejected or undecided kernel gets a line of its own either way.
+On a terminal the progress line is rewritten in place (`\\r`), and redrawn each second; in a
+log (not a TTY) it is printed every EVERY_FRACTION of the kernels or every EVERY_SECONDS,
+whichever comes first, and once at the end. A rejected or undecided kernel gets a line of its own either way.
 """
 from __future__ import annotations
 
