@@ -4,7 +4,8 @@ be judged), then a progress line with kernels done, rate and time left. `kdiff r
 
 On a terminal the progress line is rewritten in place (`\\r`), and redrawn each second; in a
 log (not a TTY) it is printed every EVERY_FRACTION of the kernels or every EVERY_SECONDS,
-whichever comes first, and once at the end. A rejected or undecided kernel gets a line of its own either way.
+whichever comes first, and once at the end. A rejected or undecided kernel gets a line of
+its own either way.
 """
 from __future__ import annotations
 

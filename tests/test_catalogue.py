@@ -89,8 +89,8 @@ def emitted_signatures() -> dict[str, str]:
                 if at is not None and at < len(node.args):
                     made |= _strings(node.args[at])
             elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                  and path.parent.name == "gates" and id(node) not in docstrings and SNAKE.fullmatch(node.value)
-                  and node.value not in NOT_SIGNATURES):
+                  and path.parent.name == "gates" and id(node) not in docstrings
+                  and SNAKE.fullmatch(node.value) and node.value not in NOT_SIGNATURES):
                 made = {node.value}
             for sig in made:
                 found.setdefault(sig, path.relative_to(ROOT).as_posix())
