@@ -4,6 +4,7 @@ catalogued with a meaning (and none is stale), and docs/signatures.md is its ren
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -61,6 +62,7 @@ def _name(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
+@functools.lru_cache(maxsize=1)
 def emitted_signatures() -> dict[str, str]:
     """Every string that can become a signature, with the file it is made in: assigned to a
     `signature`, passed as one (by keyword or position), or a snake_case string that is not
