@@ -365,26 +365,20 @@ def open_store(path: Path):  # noqa: ANN201
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    import sqlite3
-
     from kdiff.reports.terminal import explain_run, run_report
+    from kdiff.store import UnreadableStore
     if not args.store.is_file():
         raise UsageError(f"{args.store}: no results store there")
-    try:
-        with open_store(args.store) as store:
+    with open_store(args.store) as store:
+        try:
             if args.list:
                 for r in store.runs():
                     print(f"{r.id}  {r.bench}  native {r.native_preset}  {r.device}  "
                           f"{r.n_judged}/{r.n_cases} judged  {r.command}")
                 return EXIT_OK
-            try:
-                info, verdicts = store.load_run(args.run)
-            except LookupError as exc:
-                raise UsageError(str(exc)) from None
-    except (sqlite3.DatabaseError, ValueError, KeyError, TypeError) as exc:
-        # a store whose rows do not parse (a damaged file, another program's database)
-        raise UsageError(f"{args.store}: not a readable results store "
-                         f"({type(exc).__name__}: {exc})") from None
+            info, verdicts = store.load_run(args.run)
+        except (LookupError, UnreadableStore) as exc:
+            raise UsageError(str(exc)) from None
     print(run_report(verdicts, info.bench, info.native_preset, info.device))
     explained = explain_run(verdicts, args.verbose, EXPLAINED_WITHOUT_VERBOSE)
     if explained:

@@ -23,7 +23,7 @@ from kdiff.model import Case, NativeVerdict, Status, Verdict
 from kdiff.plugins import UnknownBench, manager, require_bench
 from kdiff.reports.progress import Header, Progress
 from kdiff.runconfig import RunConfig
-from kdiff.store import default_path, judge_resuming
+from kdiff.store import UnreadableStore, default_path, judge_resuming
 
 
 def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str) -> Verdict:
@@ -148,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"kdiff: interrupted after {len(verdicts)} of {len(cases)} kernels; "
               "reporting those", file=sys.stderr)
         status = EXIT_UNFINISHED
+    except UnreadableStore as exc:  # a stored verdict that does not parse
+        progress.close()
+        raise UsageError(str(exc)) from None
     finally:
         progress.close()
         store.close()

@@ -15,6 +15,7 @@ Only the judge's driver process writes here; candidates' workers cannot (kdiff.c
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -224,14 +225,16 @@ class ResultsStore:
                               "WHERE key=?", (key,)).fetchone()
         if row is None:
             return None, list(gates)
-        native = NativeVerdict(**json.loads(row[0]))
-        if row[1] is not None:  # the case could not be judged at all: no gate will run
-            return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
-        scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
+        with self._parsing("a stored verdict"):
+            native = NativeVerdict(**json.loads(row[0]))
+            if row[1] is not None:  # the case could not be judged at all: no gate will run
+                return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
+            scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
+            stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
+                      self.db.execute("SELECT gate, result FROM gate_results WHERE key=?",
+                                      (key,))}
         # What the harness recorded belongs to the case, not to the (shared) content.
         native.recorded = case.recorded_accept
-        stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
-                  self.db.execute("SELECT gate, result FROM gate_results WHERE key=?", (key,))}
         results = {gid: stored[gid] for gid in gates if gid in stored}
         return (Verdict(case, native, results, scaled_sizes=scaled),
                 [gid for gid in gates if gid not in stored])
@@ -260,8 +263,9 @@ class ResultsStore:
         out = []
         for row in self.db.execute("SELECT id, bench, native_preset, device, gates, command, "
                                    "started_at, n_cases FROM runs ORDER BY started_at DESC"):
-            info = RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6],
-                           row[7])
+            with self._parsing("a recorded run"):
+                info = RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5],
+                               row[6], row[7])
             info.n_judged = sum(v is not None and not missing for v, missing in
                                 self._run_verdicts(info))
             out.append(info)
@@ -270,7 +274,9 @@ class ResultsStore:
     def _run_verdicts(self, info: RunInfo) -> Iterable[tuple[Verdict | None, list[str]]]:
         for key, case_json in self.db.execute(
                 "SELECT key, case_json FROM run_cases WHERE run=? ORDER BY position", (info.id,)):
-            yield self._assemble(case_from_json(json.loads(case_json)), key, info.gates)
+            with self._parsing("a recorded case"):
+                case = case_from_json(json.loads(case_json))
+            yield self._assemble(case, key, info.gates)
 
     def load_run(self, run_id: str | None = None) -> tuple[RunInfo, list[Verdict]]:
         """A run's verdicts in its case order: complete ones only (an interrupted run shows
@@ -292,6 +298,15 @@ class ResultsStore:
     # -- plumbing -------------------------------------------------------------------------
     def _transaction(self) -> "_Transaction":
         return _Transaction(self.db)
+
+    @contextlib.contextmanager
+    def _parsing(self, what: str) -> Iterator[None]:
+        """Rows that do not parse (a damaged file) make the store unreadable, in one line."""
+        try:
+            yield
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UnreadableStore(f"{self.path}: not a readable results store ({what} does "
+                                  f"not parse: {type(exc).__name__}: {exc})") from None
 
 
 def judge_resuming(store: ResultsStore, cases: list[Case], config: RunConfig, preset: str,

@@ -140,23 +140,26 @@ def test_a_store_that_is_not_a_store_is_unreadable_input(tmp_path, capsys, monke
     _one_line(capsys, "not a readable results store")
 
 
-def test_a_store_with_damaged_rows_is_unreadable_input(tmp_path, capsys):
+def test_a_store_with_damaged_rows_is_unreadable_input(tmp_path, capsys, monkeypatch):
     import sqlite3
-
-    from kdiff.runconfig import RunConfig
-    from kdiff.store import ResultsStore
-    path = tmp_path / "s.sqlite"
-    config = RunConfig()
-    case = Case("k", Path("p.py"), Path("c.py"))
-    with ResultsStore(path) as store:
-        store.begin_run([case], config, "kernelbench", ["ORD-02"])
-        store.put(case, config, "kernelbench", _verdict("k", True))
-    db = sqlite3.connect(path)
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "s.sqlite"
+    run = ["run", "--bench", "kernelbench", "--root", str(CHECKOUT), "--runs",
+           str(CHECKOUT / "runs" / "run_a"), "--problems", "9", "--gates", "ORD-02",
+           "--device", "cpu", "--store", str(store), "--undecided-ok"]
+    assert main(run) == 0  # an error row, stored
+    capsys.readouterr()
+    db = sqlite3.connect(store)
     db.execute("UPDATE verdicts SET native = '{not json'")
     db.commit()
     db.close()
-    assert main(["report", "--store", str(path)]) == 2
-    _one_line(capsys, "not a readable results store (JSONDecodeError")
+    assert main(["report", "--store", str(store)]) == 2
+    _one_line(capsys, "not a readable results store (a stored verdict does not parse: "
+                      "JSONDecodeError")
+    assert main(run) == 2  # resuming from it
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith(f"kdiff: error: {store}: not a readable results "
+                                           "store") and "Traceback" not in err, err
 
 
 def _verdict(name: str, accept: bool | None) -> Verdict:
