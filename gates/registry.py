@@ -117,8 +117,9 @@ SIGNATURES = {s.name: s for s in (
     Signature("tmem_over_budget", ("RES-02",), "a kernel needs more tensor memory than the "
               "target has"),
     Signature("memory_leak", ("RES-02",), "memory held by the candidate grows with every call"),
-    Signature("time_over_budget", ("RES-02",), "the median call takes over 1000x the "
-              "reference's (at least 1 s): a hang in all but name; judged on CUDA only"),
+    Signature("time_over_budget", ("RES-02",), "the median call takes longer than the "
+              "reference's times HANG_FACTOR (at least HANG_FLOOR_S, gates/res02_resources.py): "
+              "a hang in all but name; judged on CUDA only"),
     # -- thresholded gates: an error beyond the derived bound -----------------------------------
     Signature("distribution_dependent", ("CMP-01",), "correct on the benchmark's input "
               "distribution, beyond the bound on another"),
