@@ -61,3 +61,9 @@ def kdiff_entry_points(bench: str, case: "Case") -> tuple[str, ...] | None:
 
 def describe(hook: Any) -> str:
     return hook.__doc__ or ""
+
+
+@hookspec(firstresult=True)
+def kdiff_describe_preset(bench: str, preset: str) -> str | None:
+    """One line saying what the preset checks and with which tolerance, shown beside its name
+    wherever a run or a report names it."""
