@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -407,6 +408,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kdiff: interrupted", file=sys.stderr)
         return EXIT_UNFINISHED
+    except BrokenPipeError:
+        # The reader left (`kdiff gates | head`): say nothing more, and let the interpreter's
+        # final flush of stdout go to /dev/null instead of raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -234,3 +234,10 @@ def test_run_prints_its_header_before_the_first_kernel(monkeypatch, capsys, tmp_
                   "device cpu", "judges 1 at once", "gates ORD-02"):
         assert words in header, header
     assert "[0/6   0%] started" in first
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`kdiff gates | head -1`: the pipe closes after the first line."""
+    done = subprocess.run(f"{sys.executable} -m kdiff.cli gates --verbose | head -1",
+                          shell=True, capture_output=True, text=True, timeout=60)
+    assert done.stdout.startswith("id") and "Traceback" not in done.stderr, done.stderr[-500:]
