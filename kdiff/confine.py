@@ -21,7 +21,7 @@ process PROGRAM starts inherits and cannot undo:
   so /proc/<judge>/mem, environ and fd are closed to it.
 Reads are not restricted: a candidate can read any file its user can (see kdiff.sandbox for
 what is and is not contained). Each mechanism that the kernel refuses is skipped; the ones
-in force are exported in KDIFF_CONTAINMENT for the record.
+in force are written to the first line of the program's log for the record.
 """
 from __future__ import annotations
 
@@ -245,9 +245,9 @@ def run_confined(spec: Confinement, start: Callable[[], NoReturn]) -> NoReturn:
     """Confines this process, then runs `start` (which execs or exits, never returns) in
     the confined state; this process ends the way the program does."""
     applied, new_pid_ns = apply(spec)
-    os.environ["KDIFF_CONTAINMENT"] = ",".join(applied) or "none"
-    # First line of the worker's log, where the judge reads it (CandidateProcess.containment).
-    os.write(2, f"{CONTAINMENT_LINE}{os.environ['KDIFF_CONTAINMENT']}\n".encode())
+    # First line of the worker's log, where the judge reads it (CandidateProcess.containment);
+    # not in the environment, where it would tell a candidate that kdiff runs it.
+    os.write(2, f"{CONTAINMENT_LINE}{','.join(applied) or 'none'}\n".encode())
     if not new_pid_ns:
         start()
     status_r, status_w = os.pipe()

@@ -48,6 +48,7 @@ from kdiff import protocol
 from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
 from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
                                    compile_launches, compiler_environment)
+from kdiff.workerenv import allowed_environment
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 # One zygote per judge process and worker environment (device, visible GPUs).
@@ -165,12 +166,13 @@ class CandidateProcess:
         self._proc: subprocess.Popen[bytes] | ForkedWorker | None = None
         self._to_worker = self._from_worker = -1
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
-        self._log = tempfile.NamedTemporaryFile(prefix="kdiff-worker-", suffix=".log",
-                                                delete=False)
+        # Neutral names: the log (the worker's stdout) and its folder (its cwd) must not
+        # tell a candidate that kdiff runs it.
+        self._log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)
         # The worker's own folder: cwd, TMPDIR and compiler caches, the only place it may
         # write. Caches are private so that no candidate can plant a compiled kernel for
         # another one.
-        self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-"))
+        self.workdir = Path(tempfile.mkdtemp())
         self._deadline: float | None = None
         self._cgroup: str | None = None
         # Round trips per command and their wall seconds (benchmarks/cost.py splits a gate's
@@ -198,7 +200,8 @@ class CandidateProcess:
         self._budgeted(0.0)  # a spent budget starts nothing
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
-        env = dict(os.environ)
+        # An allow-list (kdiff.workerenv): no secret of the judge's, nothing that says kdiff.
+        env = allowed_environment(os.environ)
         if self.device == "cpu":
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
@@ -209,9 +212,7 @@ class CandidateProcess:
         # its default pool, control 20/0 took 17 s in `kdiff run` instead of 8 s.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
-        if self.device == "cuda" and self.limits.gpu_memory_fraction:
-            env["KDIFF_GPU_MEMORY_FRACTION"] = str(self.limits.gpu_memory_fraction)
-        for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
+        for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
                          ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
                          ("XDG_CACHE_HOME", "cache")):
             (self.workdir / sub).mkdir(exist_ok=True)
@@ -242,7 +243,8 @@ class CandidateProcess:
         os.close(worker_to_judge_w)
         self._to_worker, self._from_worker = judge_to_worker_w, worker_to_judge_r
         init = {"cmd": "init", "problem": str(self.problem), "candidate": str(self.candidate),
-                "device": self.device, "entry_points": list(self.entry_points)}
+                "device": self.device, "entry_points": list(self.entry_points),
+                "gpu_memory_fraction": self.limits.gpu_memory_fraction}
         reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
         if not reply["ok"]:
             self.close()
