@@ -429,8 +429,8 @@ def parse_target(target: str) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _import(module: str, file: str) -> Any:
-    from kdiff.problem import load_module
-    if module.startswith("kdiff_"):  # a file kdiff loaded by path (the candidate)
+    from kdiff.problem import LOADED_PREFIX, load_module
+    if module.startswith(LOADED_PREFIX):  # a file kdiff loaded by path (the candidate)
         return load_module(file, "candidate")
     return importlib.import_module(module)
 
