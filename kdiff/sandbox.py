@@ -335,6 +335,12 @@ class CandidateProcess:
         return data[-n:].decode("utf-8", "replace").strip()
 
     @property
+    def pid(self) -> int | None:
+        """The process the worker was started as (its launcher; the worker and whatever it
+        starts are its descendants), None while none runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def containment(self) -> str:
         """The confinement mechanisms in force in the worker (kdiff.confine)."""
         try:

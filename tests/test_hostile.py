@@ -6,7 +6,6 @@ started outlives them."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import time

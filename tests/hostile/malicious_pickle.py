@@ -5,7 +5,11 @@ import json
 import os
 import pickle
 import struct
+import sys
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(__file__))
+from reply_pipe import reply_pipe  # noqa: E402 - beside it
 
 import torch.nn as nn
 
@@ -17,22 +21,8 @@ class _Payload:
         return (os.system, (f"touch {marker}",))
 
 
-def _reply_pipe() -> int:
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
-                continue
-            with open(f"/proc/self/fdinfo/{name}") as f:
-                flags = int(next(l for l in f if l.startswith("flags:")).split()[1], 8)
-        except (OSError, StopIteration):
-            continue
-        if flags & os.O_WRONLY:
-            return int(name)
-    raise RuntimeError("no reply pipe")
-
-
 class ModelNew(nn.Module):
     def forward(self, x):
         data = pickle.dumps({"ok": True, "outputs": [_Payload()]})
-        os.write(_reply_pipe(), struct.pack("<Q", len(data)) + data)
+        os.write(reply_pipe(), struct.pack("<Q", len(data)) + data)
         return x * 2

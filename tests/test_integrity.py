@@ -1,0 +1,122 @@
+"""Verdict integrity: the judge decides from what it checks itself, and nothing a candidate can
+observe tells kdiff's calls from the benchmark's. One attacker per class (tests/hostile/), each
+judged by the gates it tries to fool."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff import confine, plugins
+from kdiff.model import Case, Status, Verdict
+from kdiff.run import judge_one
+from kdiff.runconfig import RunConfig
+from kdiff.sandbox import CandidateCrashed, CandidateProcess, SandboxLimits
+
+HOSTILE = Path(__file__).parent / "hostile"
+
+
+def _case(name: str) -> Case:
+    return Case(id=name, problem=HOSTILE / "problem.py", candidate=HOSTILE / f"{name}.py")
+
+
+def _verdict(name: str, gates: list[str], **limits) -> Verdict:
+    config = RunConfig(gates=gates, limits=SandboxLimits(call_timeout=30.0, **limits))
+    return judge_one(_case(name), config, plugins.manager(), "kernelbench")
+
+
+def _failed(verdict: Verdict, gate: str, signature: str) -> str:
+    result = verdict.gates[gate]
+    assert (result.status, result.signature) == (Status.FAIL, signature), result
+    return result.detail
+
+
+def test_a_gates_request_is_not_in_the_candidates_frames():
+    """Deterministic only while ORD-02's `churn`/`keep` is visible in its callers' frames."""
+    verdict = _verdict("sniffs_request", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native  # its noise is far below 1e-2
+    _failed(verdict, "ORD-02", "nondeterministic")
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["forked", "cold"])
+def test_nothing_the_candidate_reads_says_kdiff(warm):
+    """Correct only where its environment, arguments, command line, folder, log or module
+    name say kdiff: judged, it is the wrong kernel it is everywhere else."""
+    verdict = _verdict("sniffs_kdiff", ["ORD-02"], warm_start=warm)
+    assert verdict.native.accept is False and "mismatch" in verdict.native.reason
+
+
+def test_aliasing_is_judged_from_the_payload_not_the_workers_word():
+    """Returns its input doubled in place and patches the worker's alias analysis."""
+    verdict = _verdict("forges_aliasing", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "shares storage with input 0" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_launches_hidden_from_the_recorder_are_suspect():
+    verdict = _verdict("hides_launches", ["RES-02"])
+    assert "double_kernel" in _failed(verdict, "RES-02", "launches_hidden")
+
+
+def test_a_leak_hidden_from_the_workers_count_shows_in_its_resident_memory():
+    verdict = _verdict("hides_leak", ["RES-02"])
+    assert "resident memory" in _failed(verdict, "RES-02", "memory_leak")
+
+
+def test_a_reply_that_repeats_its_storage_is_refused_before_use():
+    """torch.zeros(1).expand(2**29): 4 bytes of storage, 2 GiB once materialised."""
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "reply_bomb.py",
+                          limits=SandboxLimits(max_reply_bytes=64 << 20)) as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        with pytest.raises(CandidateCrashed, match="cover 2147483648 bytes"):
+            worker.request("call", key="c", inputs=[torch.randn(4, 8)])
+
+
+_JUDGE = """
+import json, resource, sys
+from pathlib import Path
+from kdiff import plugins
+from kdiff.model import Case
+from kdiff.run import judge_one
+from kdiff.runconfig import RunConfig
+folder, name, gates = Path(sys.argv[1]), sys.argv[2], sys.argv[3].split(",")
+verdict = judge_one(Case(id=name, problem=folder / "problem.py", candidate=folder / f"{name}.py"),
+                    RunConfig(gates=gates), plugins.manager(), "kernelbench")
+print(json.dumps({"verdict": verdict.to_json(),
+                  "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))
+"""
+
+
+def _judge_in_fresh_process(name: str, gates: list[str], **env: str) -> dict:
+    """A judge of its own: its initial environment and its peak memory are its own."""
+    done = subprocess.run([sys.executable, "-c", _JUDGE, str(HOSTILE), name, ",".join(gates)],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_judges_secrets_stay_in_the_judge():
+    """A secret in the judge's environment (from its start: /proc/<judge>/environ holds it):
+    the worker neither inherits it nor reads it from any process it can see."""
+    if confine.landlock_abi() < 1:
+        pytest.skip("without Landlock a worker may read its own user's /proc/<pid>/environ")
+    judged = _judge_in_fresh_process("steals_secrets", ["ORD-02"], SECRET_TOKEN="hunter2")
+    native = judged["verdict"]["native"]
+    assert native["accept"] is True, native["reason"]
+
+
+def test_the_judges_memory_is_bounded_by_what_a_reply_covers():
+    """The stride-0 reply fails on its shape; the judge never materialises its 2 GiB. Peak
+    bound: a judge (torch, the problem, the oracle on 4 x 8 inputs) peaks at a few hundred
+    MiB; one materialised copy of the reply alone is 2 GiB."""
+    judged = _judge_in_fresh_process("reply_bomb", ["ORD-02", "RES-01", "CMP-01"])
+    gates = judged["verdict"]["gates"]
+    assert all(g["signature"] == "output_mismatch" for g in gates.values()), gates
+    assert judged["peak_bytes"] < 1 << 30, judged["peak_bytes"]
