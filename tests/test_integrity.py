@@ -47,7 +47,7 @@ def test_a_gates_request_is_not_in_the_candidates_frames():
 def test_nothing_the_candidate_reads_says_kdiff(warm):
     """Correct only where its environment, arguments, command line, folder, log or module
     name say kdiff: judged, it is the wrong kernel it is everywhere else."""
-    verdict = _verdict("sniffs_kdiff", ["ORD-02"], warm_start=warm)
+    verdict = _verdict("knows_its_judge", ["ORD-02"], warm_start=warm)
     assert verdict.native.accept is False and "mismatch" in verdict.native.reason
 
 
@@ -74,7 +74,7 @@ def test_a_reply_that_repeats_its_storage_is_refused_before_use():
                           limits=SandboxLimits(max_reply_bytes=64 << 20)) as worker:
         worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
                        init_inputs=[])
-        with pytest.raises(CandidateCrashed, match="cover 2147483648 bytes"):
+        with pytest.raises(CandidateCrashed, match="views repeating their storage"):
             worker.request("call", key="c", inputs=[torch.randn(4, 8)])
 
 
