@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,25 @@ def test_the_judges_memory_is_bounded_by_what_a_reply_covers():
     gates = judged["verdict"]["gates"]
     assert all(g["signature"] == "output_mismatch" for g in gates.values()), gates
     assert judged["peak_bytes"] < 1 << 30, judged["peak_bytes"]
+
+
+def test_no_datagram_leaves_the_worker(tmp_path):
+    """UDP, which Landlock does not restrict, is contained by a network namespace with no
+    interface up, where the kernel grants one."""
+    import shutil
+    folder = tmp_path / "kernels"
+    shutil.copytree(HOSTILE, folder)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.settimeout(0.5)
+        (folder / "hostile.json").write_text(json.dumps(
+            {"udp_port": listener.getsockname()[1]}))
+        with CandidateProcess(folder / "problem.py", folder / "udp_leak.py") as worker:
+            worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                           init_inputs=[])
+            if "net-namespace" not in worker.containment:
+                pytest.skip(f"no network namespace here (in force: {worker.containment})")
+            with pytest.raises(Exception, match="unreachable"):
+                worker.request("call", key="c", inputs=[torch.randn(4, 8)])
+        with pytest.raises(socket.timeout):
+            listener.recv(1 << 16)
