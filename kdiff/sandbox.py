@@ -11,23 +11,25 @@ on the next request, replaying the instances built so far.
 The worker starts confined (kdiff.confine): a private temporary folder as its working
 directory, TMPDIR and compiler caches; an address-space cap on the CPU; a task cap and its own
 user, PID and network namespaces; Landlock write, network and signal restrictions where the
-kernel has them. Its environment is an allow-list (kdiff.workerenv): no secret of the judge's. What is contained and what is not:
+kernel has them. Its environment is an allow-list (kdiff.workerenv): no secret of the
+judge's, nothing that says kdiff. What is contained and what is not:
 - contained: crashes, hangs, memory and fork bombs, huge or malicious replies (read with
   weights_only and a size cap), writes outside its own folder (the results store, other
   candidates' files, the judge's reports), signals to the judge or to other workers, ptrace of
   them (Landlock, and a PID namespace in which they have no pid); leftover processes (the PID
-  namespace dies with the worker);
+  namespace dies with the worker); packets out, UDP included (the network namespace);
 - not contained: reads (a candidate can read any file its user can, including the store and
   other candidates); CPU time it burns before its deadline; disk space inside its own folder;
-  path-named Unix sockets; UDP where the kernel grants no network namespace. On CUDA, device memory is capped only by the caching
-  allocator's per-process fraction (SandboxLimits.gpu_memory_fraction), which the candidate's
-  own code can lift, and the GPU is shared with the judge's oracle; a CUDA worker's host
-  memory has no cap (RLIMIT_AS breaks the CUDA context) beyond the OOM killer taking the
-  worker first. CUDA workers run without the namespaces and Landlock (either one alone made
-  the driver fail, error 304, on the H200 host): there, writes, signals and processes left
-  behind are not contained beyond the process-group kill, as on kernels without Landlock (old
-  kernels) or user namespaces (some hardened distributions). `containment` lists what was in
-  force for each worker.
+  path-named Unix sockets; UDP where the kernel grants no network namespace. On CUDA, device
+  memory is capped only by the caching allocator's per-process fraction
+  (SandboxLimits.gpu_memory_fraction), which the candidate's own code can lift, and the GPU
+  is shared with the judge's oracle; a CUDA worker's host memory has no cap (RLIMIT_AS
+  breaks the CUDA context) beyond the OOM killer taking the worker first. CUDA workers run
+  without the namespaces and Landlock (either one alone made the driver fail, error 304, on
+  the H200 host): there, writes, signals, UDP, processes left behind and reads of the judge's
+  /proc/<pid>/environ (same user, no Landlock) are not contained beyond the process-group
+  kill, as on kernels without Landlock (old kernels) or user namespaces (some hardened
+  distributions). `containment` lists what was in force for each worker.
 """
 from __future__ import annotations
 

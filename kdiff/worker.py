@@ -109,7 +109,9 @@ class Worker:
         self.candidate_cls: type | None = None
         self.instances: dict[str, torch.nn.Module] = {}
         self.kept_outputs: list[torch.Tensor] = []  # outputs of earlier calls, kept alive
-        self.latest: list[torch.Tensor] = []  # the last call's outputs, until the next command
+        # The last call's outputs, alive until the next call has run (as a harness's loop
+        # variable is, by every call alike) or another command arrives.
+        self.latest: list[torch.Tensor] = []
         # Input sets kept across calls by name (`call` with store_inputs_as), so that a gate
         # can overwrite one in place and call again on the same tensors (CMP-02).
         self.stored_inputs: dict[str, list[Any]] = {}
@@ -318,7 +320,7 @@ def main(read_fd: int, write_fd: int) -> None:
             return
         if msg["cmd"] == "exit":
             return
-        if msg["cmd"] != "keep":
+        if msg["cmd"] not in ("call", "keep"):
             worker.latest = []
         try:
             reply = getattr(worker, "cmd_" + msg["cmd"])(msg)

@@ -84,6 +84,7 @@ def test_allocator_history_is_told_from_rounding(tmp_path: Path):
         notes = Notes()
         assert gate.check_history("set", clean, "after churn", one_ulp, ev, notes) is None
         assert notes.rounding_only
-        result = gate.check_history("set", clean, "after churn", CallResult([stale], [], 0.0), ev, Notes())
+        result = gate.check_history("set", clean, "after churn", CallResult([stale], [], 0.0), ev,
+                                    Notes())
         assert result is not None and result.signature == "allocator_history", result
         assert "(3, 5)" in result.detail

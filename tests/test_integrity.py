@@ -143,3 +143,11 @@ def test_no_datagram_leaves_the_worker(tmp_path):
                 worker.request("call", key="c", inputs=[torch.randn(4, 8)])
         with pytest.raises(socket.timeout):
             listener.recv(1 << 16)
+
+
+def test_a_kernel_that_notices_the_poison_gains_nothing():
+    """Honest under RES-01's visibly patched torch.empty, stale (the reference's last answer)
+    elsewhere: the decoy call, unpoisoned like the native check's, shows it."""
+    verdict = _verdict("notices_poison", ["RES-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "on other inputs" in _failed(verdict, "RES-01", "allocator_history")
