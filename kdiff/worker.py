@@ -292,10 +292,11 @@ _ARG_START_FIELD = 48 - 3
 
 def disguise_process() -> None:
     """Before the candidate is imported: nothing in the process's arguments (sys.argv,
-    sys.orig_argv, /proc/self/cmdline) or environment says kdiff. The command line area is
-    rewritten in place, as setproctitle does, to the interpreter's bare name. kdiff's modules
-    in sys.modules stay visible: what matters is that no gate's call differs from the native
-    check's."""
+    sys.orig_argv, /proc/self/cmdline) says kdiff. The command line area is rewritten in
+    place, as setproctitle does, to the interpreter's bare name. The environment, the one it
+    started with (/proc/self/environ) included, is an allow-list already (kdiff.workerenv);
+    its folder and log have neutral names (kdiff.sandbox). kdiff's modules in sys.modules stay
+    visible: what matters is that no gate's call differs from the native check's."""
     for name in [k for k in os.environ if k.startswith("KDIFF_")]:
         del os.environ[name]
     sys.argv = [""]
