@@ -21,8 +21,10 @@ Four parts, each tolerance-free:
   autotuner chose among are alternatives: on hardware the autotuner drops a config that does
   not fit, so they fail only when none fits. A candidate that launches no Triton kernel has
   nothing to compile: that part is skipped, with the reason; but a candidate whose source
-  launches a `@triton.jit` kernel (`kernel[grid](...)`) while the worker recorded none has
-  hidden its launches from the recorder in its process: `launches_hidden`.
+  (read by the judge) launches a `@triton.jit` kernel (`kernel[grid](...)`) while the worker
+  recorded none has hidden its launches from the recorder in its process: `launches_hidden`.
+  A kernel launched in the source and missing from a non-empty record is named in the detail
+  (a branch the calls did not take cannot be told from a hidden launch).
 - *compiled extensions*: every kernel of every CUDA extension the candidate built (the shared
   objects in the worker's own folder, read with cuobjdump: kdiff.extension_resources), for
   each architecture the binary holds SASS for, against the same per-thread register limit and
@@ -48,6 +50,7 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
+from kdiff.sandbox import CandidateCrashed
 from kdiff.triton_launches import KernelResources, Launch, ResourceCache
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
@@ -291,12 +294,18 @@ class ResourceBudget(Gate):
     # -- compiled resources ---------------------------------------------------------------
     def compiled(self, ctx: GateContext) -> PartOutcome:
         listed = ctx.candidate.request("launches")
-        launches = [Launch(**item["launch"]) for item in listed["launches"]]
+        try:
+            launches = [Launch(**item["launch"]) for item in listed["launches"]]
+        except (KeyError, TypeError) as exc:
+            raise CandidateCrashed(f"malformed reply to `launches`: {exc!r}") from None
+        # The judge's own reading of the source, against the worker's record.
+        try:
+            sites = triton_launch_sites(ctx.candidate.candidate.read_text(errors="replace"))
+        except OSError:
+            sites = []
+        unrecorded = sorted(set(sites) - {launch.qualname.rsplit(".", 1)[-1]
+                                          for launch in launches})
         if not launches:
-            try:
-                sites = triton_launch_sites(ctx.candidate.candidate.read_text(errors="replace"))
-            except OSError:
-                sites = []
             if sites:
                 return PartOutcome(self.result(
                     Status.FAIL, f"the candidate's source launches the Triton kernel(s) "
@@ -306,6 +315,9 @@ class ResourceBudget(Gate):
             return PartOutcome(None, "compiled resources: skipped, the candidate launched no "
                                "Triton kernel")
         notes = []
+        if unrecorded:  # a branch these calls did not take, or a launch hidden: not judged
+            notes.append(f"launched in the source, never recorded (not judged): "
+                         f"{', '.join(unrecorded)}")
         if listed.get("dropped"):
             notes.append(f"{listed['dropped']} further distinct launches not compiled")
         unknown = [t for t in ctx.options.targets if t not in LIMITS]

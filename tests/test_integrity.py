@@ -87,41 +87,44 @@ from kdiff import plugins
 from kdiff.model import Case
 from kdiff.run import judge_one
 from kdiff.runconfig import RunConfig
-folder, name, gates = Path(sys.argv[1]), sys.argv[2], sys.argv[3].split(",")
-verdict = judge_one(Case(id=name, problem=folder / "problem.py", candidate=folder / f"{name}.py"),
-                    RunConfig(gates=gates), plugins.manager(), "kernelbench")
-print(json.dumps({"verdict": verdict.to_json(),
+folder, gates = Path(sys.argv[1]), sys.argv[2].split(",")
+verdicts = {name: judge_one(Case(id=name, problem=folder / "problem.py",
+                                 candidate=folder / f"{name}.py"),
+                            RunConfig(gates=gates), plugins.manager(), "kernelbench").to_json()
+            for name in sys.argv[3:]}
+print(json.dumps({"verdicts": verdicts,
                   "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))
 """
 
 
-def _judge_in_fresh_process(name: str, gates: list[str], **env: str) -> dict:
-    """A judge of its own: its initial environment and its peak memory are its own."""
-    done = subprocess.run([sys.executable, "-c", _JUDGE, str(HOSTILE), name, ",".join(gates)],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **env})
+@pytest.fixture(scope="module")
+def fresh_judge() -> dict:
+    """A judge of its own, started with a secret in its environment (so that its
+    /proc/<pid>/environ holds it), whose peak memory is its own: it judges the secret thief
+    and the reply bomb."""
+    done = subprocess.run([sys.executable, "-c", _JUDGE, str(HOSTILE), "ORD-02",
+                           "steals_secrets", "reply_bomb"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "SECRET_TOKEN": "hunter2"})
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_judges_secrets_stay_in_the_judge():
-    """A secret in the judge's environment (from its start: /proc/<judge>/environ holds it):
-    the worker neither inherits it nor reads it from any process it can see."""
+def test_the_judges_secrets_stay_in_the_judge(fresh_judge):
+    """The worker neither inherits the judge's secret nor reads it from any process it can
+    see (/proc/*/environ, the judge's among them)."""
     if confine.landlock_abi() < 1:
         pytest.skip("without Landlock a worker may read its own user's /proc/<pid>/environ")
-    judged = _judge_in_fresh_process("steals_secrets", ["ORD-02"], SECRET_TOKEN="hunter2")
-    native = judged["verdict"]["native"]
+    native = fresh_judge["verdicts"]["steals_secrets"]["native"]
     assert native["accept"] is True, native["reason"]
 
 
-def test_the_judges_memory_is_bounded_by_what_a_reply_covers():
+def test_the_judges_memory_is_bounded_by_what_a_reply_covers(fresh_judge):
     """The stride-0 reply fails on its shape; the judge never materialises its 2 GiB. Peak
-    bound: a judge (torch, the problem, the oracle on 4 x 8 inputs) peaks at a few hundred
-    MiB; one materialised copy of the reply alone is 2 GiB."""
-    judged = _judge_in_fresh_process("reply_bomb", ["ORD-02", "RES-01", "CMP-01"])
-    gates = judged["verdict"]["gates"]
+    bound: a judge (torch, the problem, the oracle on 4 x 8 inputs) peaks near 400 MiB; one
+    materialised copy of the reply alone is 2 GiB (before the fix: 4.3 GiB)."""
+    gates = fresh_judge["verdicts"]["reply_bomb"]["gates"]
     assert all(g["signature"] == "output_mismatch" for g in gates.values()), gates
-    assert judged["peak_bytes"] < 1 << 30, judged["peak_bytes"]
+    assert fresh_judge["peak_bytes"] < 1 << 30, fresh_judge["peak_bytes"]
 
 
 def _network_namespaces_granted() -> bool:
@@ -159,3 +162,28 @@ def test_a_kernel_that_notices_the_poison_gains_nothing():
     verdict = _verdict("notices_poison", ["RES-01"])
     assert verdict.native.accept is True, verdict.native
     assert "on other inputs" in _failed(verdict, "RES-01", "allocator_history")
+
+
+def test_the_judge_reads_a_sources_triton_launches_itself():
+    """Kernels launched with kernel[grid](...), autotuned or not; not device helpers."""
+    from kdiff.gates.res02_resources import triton_launch_sites
+    source = '''
+import triton
+@triton.jit
+def helper(x):
+    return x * 2
+@triton.autotune(configs=[], key=["n"])
+@triton.jit
+def tuned(x_ptr, n):
+    helper(x_ptr)
+@triton.jit
+def plain(x_ptr):
+    pass
+@triton.jit
+def never_launched(x_ptr):
+    pass
+def launch(x):
+    tuned[(1,)](x, 1)
+    plain[lambda meta: (1,)](x)
+'''
+    assert triton_launch_sites(source) == ["plain", "tuned"]
