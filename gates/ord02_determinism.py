@@ -9,6 +9,7 @@ import torch
 
 from kdiff.gates.base import Gate, GateContext, check_structure
 from kdiff.model import GateClass, Status
+from kdiff.sandbox import CandidateFailure
 
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -33,8 +34,18 @@ class Determinism(Gate):
         expected = ctx.run_reference(inputs)
         if ctx.backward:
             expected = ctx.run_reference(inputs, cotangents=ctx.cotangents(expected))
-        first = None
         ctx.candidate.request("forget")
+        try:
+            return self.judge_runs(ctx, inputs, expected, runs)
+        finally:  # kept outputs travel with every later reply until forgotten
+            try:
+                ctx.candidate.request("forget")
+            except CandidateFailure:
+                pass
+
+    def judge_runs(self, ctx: GateContext, inputs: list, expected: list[torch.Tensor],
+                   runs: int) -> object:
+        first = None
         for k in range(runs):
             got = ctx.call([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs],
                            churn=True, churn_seed=k)
@@ -57,5 +68,4 @@ class Determinism(Gate):
                         Status.FAIL, f"run {k} differs from run 0 in output {i}: {n} of "
                         f"{a.numel()} elements, max difference {float(diff.max()):.3g}",
                         "nondeterministic")
-        ctx.candidate.request("forget")
         return self.result(Status.PASS, f"{runs} runs bitwise identical, no shared storage")

@@ -187,3 +187,27 @@ def launch(x):
     plain[lambda meta: (1,)](x)
 '''
     assert triton_launch_sites(source) == ["plain", "tuned"]
+
+
+REUSED_BUFFER = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if not hasattr(self, "out"):
+            self.out = torch.empty_like(x)
+        return torch.mul(x, 2, out=self.out)
+'''
+
+
+def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
+    """The outputs kept from earlier calls travel with each reply: the judge sees that the
+    new output is the old one's storage."""
+    candidate = tmp_path / "reused.py"
+    candidate.write_text(REUSED_BUFFER)
+    config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(Case(id="reused", problem=HOSTILE / "problem.py", candidate=candidate),
+                        config, plugins.manager(), "kernelbench")
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
