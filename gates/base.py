@@ -18,7 +18,8 @@ from kdiff.gates import sizes, tolerance
 from kdiff.gates.oracle import OracleResult, run_oracle
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.problem import ProblemModule
-from kdiff.sandbox import CandidateFailure, CandidateProcess
+from kdiff.protocol import CallReply, MalformedReply
+from kdiff.sandbox import CandidateCrashed, CandidateFailure, CandidateProcess
 
 DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
                torch.float64: "float64"}
@@ -288,9 +289,13 @@ class GateContext:
         if self.backward and "cotangents" not in options:
             shapes = self.run_reference(payload, seed, dtype)
             options["cotangents"] = self.cotangents(shapes)
-        reply = self.candidate.request("call", key=key, inputs=payload, **options)
-        return CallResult(reply["outputs"], reply["aliases"], reply["seconds"],
-                          reply.get("inputs_after"))
+        try:  # aliasing and the inputs after the call are judged here, from the payload
+            reply = CallReply.parse(self.candidate.request("call", key=key, inputs=payload,
+                                                           **options),
+                                    None if options.get("use_stored_inputs") else len(payload))
+        except MalformedReply as exc:
+            raise CandidateCrashed(str(exc)) from None
+        return CallResult(reply.outputs, reply.aliases, reply.seconds, reply.inputs_after)
 
 
 def _nonfinite(outputs: list[torch.Tensor]) -> int:

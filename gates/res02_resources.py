@@ -6,7 +6,10 @@ Four parts, each tolerance-free:
 - *held memory*: one warm-up call (lazy initialisation, caches, autotuning), then further calls
   on the benchmark's inputs, each followed by the worker's `memory` count
   (`torch.cuda.memory_allocated` on CUDA; live tensor bytes reachable from Python on the
-  CPU). Memory that grows with every call is `memory_leak`.
+  CPU) and by the judge's own reading of the resident memory of the worker's processes
+  (/proc, which the candidate cannot patch). Memory that grows with every call is
+  `memory_leak`: the worker's count by any amount, the resident memory by more than the
+  allocator may keep (RSS_SLACK_BYTES). On CUDA the device count is the worker's word only.
 - *wall clock* (CUDA only: through the Triton interpreter, CPU timings say nothing about the
   kernel): the median call must stay within HANG_FACTOR times the reference's median, or
   HANG_FLOOR_S, whichever is larger (`time_over_budget`). A call that never returns is killed
@@ -17,7 +20,11 @@ Four parts, each tolerance-free:
   (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
   autotuner chose among are alternatives: on hardware the autotuner drops a config that does
   not fit, so they fail only when none fits. A candidate that launches no Triton kernel has
-  nothing to compile: that part is skipped, with the reason.
+  nothing to compile: that part is skipped, with the reason; but a candidate whose source
+  (read by the judge) launches a `@triton.jit` kernel (`kernel[grid](...)`) while the worker
+  recorded none has hidden its launches from the recorder in its process: `launches_hidden`.
+  A kernel launched in the source and missing from a non-empty record is named in the detail
+  (a branch the calls did not take cannot be told from a hidden launch).
 - *compiled extensions*: every kernel of every CUDA extension the candidate built (the shared
   objects in the worker's own folder, read with cuobjdump: kdiff.extension_resources), for
   each architecture the binary holds SASS for, against the same per-thread register limit and
@@ -27,7 +34,9 @@ Four parts, each tolerance-free:
 """
 from __future__ import annotations
 
+import ast
 import math
+import os
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +50,63 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
+from kdiff.sandbox import CandidateCrashed
 from kdiff.triton_launches import KernelResources, Launch, ResourceCache
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
+# Resident memory an honest worker may add in one call without leaking: glibc's malloc keeps
+# freed memory below its trim threshold, which its dynamic mmap threshold raises to at most
+# 2 x DEFAULT_MMAP_THRESHOLD_MAX = 2 x 32 MiB on 64-bit (mallopt(3)). Growth beyond that in
+# every call is memory kept, whatever the worker's own count says.
+RSS_SLACK_BYTES = 64 << 20
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def resident_bytes(root: int) -> int:
+    """The resident memory of process `root` and its descendants, read from /proc by the
+    judge (statm's second field, in pages)."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    parents[int(name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, grown = {root}, True
+    while grown:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grown = bool(more)
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * _PAGE_BYTES
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def triton_launch_sites(source: str) -> list[str]:
+    """The `@triton.jit` kernels (autotuned or not) that a module's source launches with
+    `kernel[grid](...)`, read by the judge from the file itself."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+
+    def is_triton(decorator: ast.expr) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        return name in ("jit", "autotune", "heuristics")
+
+    kernels = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+               and any(is_triton(d) for d in node.decorator_list)}
+    launched = {node.func.value.id for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in kernels}
+    return sorted(launched)
 INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
 
 # Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
@@ -185,20 +248,26 @@ class ResourceBudget(Gate):
 
     # -- held memory ----------------------------------------------------------------------
     def held_memory(self, ctx: GateContext) -> tuple[PartOutcome, list[float]]:
-        held, seconds = [], []
+        held, resident, seconds = [], [], []
         for i in range(1 + CALLS_AFTER_WARMUP):
             got = ctx.call(ctx.benchmark_inputs(INPUT_SEED + i))
             seconds.append(got.seconds)
             held.append(int(ctx.candidate.request("memory")["bytes"]))
+            pid = ctx.candidate.pid
+            resident.append(resident_bytes(pid) if pid is not None else 0)
         what = "device memory" if ctx.device == "cuda" else "live tensor bytes"
-        growth = [b - a for a, b in zip(held, held[1:])]
-        if all(g > 0 for g in growth):
-            return PartOutcome(self.result(
-                Status.FAIL, f"{what} held by the candidate grow with every call: {held[0]} B "
-                f"after the warm-up call, then {', '.join(f'+{g}' for g in growth)} B over "
-                f"{CALLS_AFTER_WARMUP} more calls", "memory_leak"), ""), seconds[1:]
+        for name, counts, slack in ((f"{what} (the worker's count)", held, 0),
+                                    ("resident memory of the worker (read by the judge)",
+                                     resident, RSS_SLACK_BYTES)):
+            growth = [b - a for a, b in zip(counts, counts[1:])]
+            if all(g > slack for g in growth):
+                return PartOutcome(self.result(
+                    Status.FAIL, f"{name} grows with every call: {counts[0]} B after the "
+                    f"warm-up call, then {', '.join(f'+{g}' for g in growth)} B over "
+                    f"{CALLS_AFTER_WARMUP} more calls", "memory_leak"), ""), seconds[1:]
         return PartOutcome(None, f"{what} held after the warm-up call and {CALLS_AFTER_WARMUP} "
-                           f"more: {', '.join(map(str, held))} B"), seconds[1:]
+                           f"more: {', '.join(map(str, held))} B; resident "
+                           f"{', '.join(f'{r >> 20}' for r in resident)} MiB"), seconds[1:]
 
     # -- wall clock -----------------------------------------------------------------------
     def wall_clock(self, ctx: GateContext, candidate_seconds: list[float]) -> PartOutcome:
@@ -225,11 +294,30 @@ class ResourceBudget(Gate):
     # -- compiled resources ---------------------------------------------------------------
     def compiled(self, ctx: GateContext) -> PartOutcome:
         listed = ctx.candidate.request("launches")
-        launches = [Launch(**item["launch"]) for item in listed["launches"]]
+        try:
+            launches = [Launch(**item["launch"]) for item in listed["launches"]]
+        except (KeyError, TypeError) as exc:
+            raise CandidateCrashed(f"malformed reply to `launches`: {exc!r}") from None
+        # The judge's own reading of the source, against the worker's record.
+        try:
+            sites = triton_launch_sites(ctx.candidate.candidate.read_text(errors="replace"))
+        except OSError:
+            sites = []
+        unrecorded = sorted(set(sites) - {launch.qualname.rsplit(".", 1)[-1]
+                                          for launch in launches})
         if not launches:
+            if sites:
+                return PartOutcome(self.result(
+                    Status.FAIL, f"the candidate's source launches the Triton kernel(s) "
+                    f"{', '.join(sites)}, and its worker recorded no launch in "
+                    f"{1 + CALLS_AFTER_WARMUP} calls: the launches were hidden from the "
+                    f"recorder, or the kernels never ran", "launches_hidden"), "")
             return PartOutcome(None, "compiled resources: skipped, the candidate launched no "
                                "Triton kernel")
         notes = []
+        if unrecorded:  # a branch these calls did not take, or a launch hidden: not judged
+            notes.append(f"launched in the source, never recorded (not judged): "
+                         f"{', '.join(unrecorded)}")
         if listed.get("dropped"):
             notes.append(f"{listed['dropped']} further distinct launches not compiled")
         unknown = [t for t in ctx.options.targets if t not in LIMITS]

@@ -14,6 +14,8 @@ process PROGRAM starts inherits and cannot undo:
   kernel kills every process left in the namespace: a child that left the process group
   with setsid() cannot outlive the worker, and no process outside can even be named (kill()
   of a judge's pid finds no such process);
+- a network namespace with no interface up, inside that user namespace: no UDP or TCP
+  packet leaves the worker;
 - Landlock (Linux 5.13+; it works for root too): writes only beneath `writable` (the worker's
   own temporary folder and /dev); no TCP bind or connect (ABI 4+); no signals to, and no
   abstract-socket connections with, processes outside the worker's own domain (ABI 6+): not
@@ -21,7 +23,7 @@ process PROGRAM starts inherits and cannot undo:
   so /proc/<judge>/mem, environ and fd are closed to it.
 Reads are not restricted: a candidate can read any file its user can (see kdiff.sandbox for
 what is and is not contained). Each mechanism that the kernel refuses is skipped; the ones
-in force are exported in KDIFF_CONTAINMENT for the record.
+in force are written to the first line of the program's log for the record.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from typing import Callable, NoReturn
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
 PR_SET_NO_NEW_PRIVS = 38
 CONTAINMENT_LINE = "kdiff.confine: in force: "
 
@@ -178,6 +181,13 @@ def remove_cgroup(path: str, patience: float = 2.0) -> None:
             time.sleep(0.02)
 
 
+def _no_network() -> bool:
+    """A network namespace of its own, with no interface up (its loopback is down): no
+    packet leaves, UDP included, which Landlock does not restrict. Asked apart from the user
+    namespace, whose capabilities it needs, so that a refusal costs only itself."""
+    return _libc.unshare(CLONE_NEWNET) == 0
+
+
 def apply(spec: Confinement) -> tuple[list[str], bool]:
     """Confines this process. Returns the mechanisms in force, and whether a new PID
     namespace was entered (the next fork is its init)."""
@@ -208,6 +218,8 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
         new_pid_ns = _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID) == 0
         if new_pid_ns:
             applied.append("user+pid-namespace")
+            if spec.block_network and _no_network():
+                applied.append("net-namespace")
     if spec.max_tasks and not root:  # the kernel exempts root (any namespace)
         if _set_limit(resource.RLIMIT_NPROC, spec.max_tasks):
             applied.append(f"tasks {spec.max_tasks}")
@@ -245,9 +257,9 @@ def run_confined(spec: Confinement, start: Callable[[], NoReturn]) -> NoReturn:
     """Confines this process, then runs `start` (which execs or exits, never returns) in
     the confined state; this process ends the way the program does."""
     applied, new_pid_ns = apply(spec)
-    os.environ["KDIFF_CONTAINMENT"] = ",".join(applied) or "none"
-    # First line of the worker's log, where the judge reads it (CandidateProcess.containment).
-    os.write(2, f"{CONTAINMENT_LINE}{os.environ['KDIFF_CONTAINMENT']}\n".encode())
+    # First line of the worker's log, where the judge reads it (CandidateProcess.containment);
+    # not in the environment, where it would tell a candidate that kdiff runs it.
+    os.write(2, f"{CONTAINMENT_LINE}{','.join(applied) or 'none'}\n".encode())
     if not new_pid_ns:
         start()
     status_r, status_w = os.pipe()

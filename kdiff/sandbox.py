@@ -10,24 +10,26 @@ on the next request, replaying the instances built so far.
 
 The worker starts confined (kdiff.confine): a private temporary folder as its working
 directory, TMPDIR and compiler caches; an address-space cap on the CPU; a task cap and its own
-user and PID namespaces; Landlock write, network and signal restrictions where the kernel has
-them. What is contained and what is not:
+user, PID and network namespaces; Landlock write, network and signal restrictions where the
+kernel has them. Its environment is an allow-list (kdiff.workerenv): no secret of the
+judge's, nothing that says kdiff. What is contained and what is not:
 - contained: crashes, hangs, memory and fork bombs, huge or malicious replies (read with
   weights_only and a size cap), writes outside its own folder (the results store, other
   candidates' files, the judge's reports), signals to the judge or to other workers, ptrace of
   them (Landlock, and a PID namespace in which they have no pid); leftover processes (the PID
-  namespace dies with the worker);
+  namespace dies with the worker); packets out, UDP included (the network namespace);
 - not contained: reads (a candidate can read any file its user can, including the store and
   other candidates); CPU time it burns before its deadline; disk space inside its own folder;
-  UDP and path-named Unix sockets. On CUDA, device memory is capped only by the caching
-  allocator's per-process fraction (SandboxLimits.gpu_memory_fraction), which the candidate's
-  own code can lift, and the GPU is shared with the judge's oracle; a CUDA worker's host
-  memory has no cap (RLIMIT_AS breaks the CUDA context) beyond the OOM killer taking the
-  worker first. CUDA workers run without the namespaces and Landlock (either one alone made
-  the driver fail, error 304, on the H200 host): there, writes, signals and processes left
-  behind are not contained beyond the process-group kill, as on kernels without Landlock (old
-  kernels) or user namespaces (some hardened distributions). `containment` lists what was in
-  force for each worker.
+  path-named Unix sockets; UDP where the kernel grants no network namespace. On CUDA, device
+  memory is capped only by the caching allocator's per-process fraction
+  (SandboxLimits.gpu_memory_fraction), which the candidate's own code can lift, and the GPU
+  is shared with the judge's oracle; a CUDA worker's host memory has no cap (RLIMIT_AS
+  breaks the CUDA context) beyond the OOM killer taking the worker first. CUDA workers run
+  without the namespaces and Landlock (either one alone made the driver fail, error 304, on
+  the H200 host): there, writes, signals, UDP, processes left behind and reads of the judge's
+  /proc/<pid>/environ (same user, no Landlock) are not contained beyond the process-group
+  kill, as on kernels without Landlock (old kernels) or user namespaces (some hardened
+  distributions). `containment` lists what was in force for each worker.
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ from kdiff import protocol
 from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
 from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
                                    compile_launches, compiler_environment)
+from kdiff.workerenv import allowed_environment
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 # One zygote per judge process and worker environment (device, visible GPUs).
@@ -165,12 +168,13 @@ class CandidateProcess:
         self._proc: subprocess.Popen[bytes] | ForkedWorker | None = None
         self._to_worker = self._from_worker = -1
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
-        self._log = tempfile.NamedTemporaryFile(prefix="kdiff-worker-", suffix=".log",
-                                                delete=False)
+        # Neutral names: the log (the worker's stdout) and its folder (its cwd) must not
+        # tell a candidate that kdiff runs it.
+        self._log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)
         # The worker's own folder: cwd, TMPDIR and compiler caches, the only place it may
         # write. Caches are private so that no candidate can plant a compiled kernel for
         # another one.
-        self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-"))
+        self.workdir = Path(tempfile.mkdtemp())
         self._deadline: float | None = None
         self._cgroup: str | None = None
         # Round trips per command and their wall seconds (benchmarks/cost.py splits a gate's
@@ -198,7 +202,8 @@ class CandidateProcess:
         self._budgeted(0.0)  # a spent budget starts nothing
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
-        env = dict(os.environ)
+        # An allow-list (kdiff.workerenv): no secret of the judge's, nothing that says kdiff.
+        env = allowed_environment(os.environ)
         if self.device == "cpu":
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
@@ -209,9 +214,7 @@ class CandidateProcess:
         # its default pool, control 20/0 took 17 s in `kdiff run` instead of 8 s.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
-        if self.device == "cuda" and self.limits.gpu_memory_fraction:
-            env["KDIFF_GPU_MEMORY_FRACTION"] = str(self.limits.gpu_memory_fraction)
-        for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
+        for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
                          ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
                          ("XDG_CACHE_HOME", "cache")):
             (self.workdir / sub).mkdir(exist_ok=True)
@@ -242,7 +245,8 @@ class CandidateProcess:
         os.close(worker_to_judge_w)
         self._to_worker, self._from_worker = judge_to_worker_w, worker_to_judge_r
         init = {"cmd": "init", "problem": str(self.problem), "candidate": str(self.candidate),
-                "device": self.device, "entry_points": list(self.entry_points)}
+                "device": self.device, "entry_points": list(self.entry_points),
+                "gpu_memory_fraction": self.limits.gpu_memory_fraction}
         reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
         if not reply["ok"]:
             self.close()
@@ -331,6 +335,12 @@ class CandidateProcess:
         data = b"".join(line for line in data[-n - 4096:].splitlines(keepends=True)
                         if not line.startswith(CONTAINMENT_LINE.encode()))
         return data[-n:].decode("utf-8", "replace").strip()
+
+    @property
+    def pid(self) -> int | None:
+        """The process the worker was started as (its launcher; the worker and whatever it
+        starts are its descendants), None while none runs."""
+        return self._proc.pid if self._proc is not None else None
 
     @property
     def containment(self) -> str:

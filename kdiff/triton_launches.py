@@ -312,9 +312,11 @@ TRITON_PINNED = {"TRITON_DEFAULT_FP_FUSION": "1"}
 
 
 def compiler_environment() -> dict[str, str]:
-    """This process's environment without TRITON_INTERPRET: where `triton.jit` gives real
-    JITFunctions, as the compiler child needs (and the zygote it is forked from)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    """The variables of this process a candidate's process may inherit (kdiff.workerenv),
+    without TRITON_INTERPRET: where `triton.jit` gives real JITFunctions, as the compiler
+    child needs (and the zygote it is forked from). The child imports the candidate."""
+    from kdiff.workerenv import allowed_environment
+    env = {k: v for k, v in allowed_environment(os.environ).items() if k != "TRITON_INTERPRET"}
     return {**TRITON_PINNED, **env}
 
 
@@ -427,8 +429,8 @@ def parse_target(target: str) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _import(module: str, file: str) -> Any:
-    from kdiff.problem import load_module
-    if module.startswith("kdiff_"):  # a file kdiff loaded by path (the candidate)
+    from kdiff.problem import LOADED_PREFIX, load_module
+    if module.startswith(LOADED_PREFIX):  # a file kdiff loaded by path (the candidate)
         return load_module(file, "candidate")
     return importlib.import_module(module)
 

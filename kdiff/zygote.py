@@ -151,23 +151,13 @@ def run_compiler(argv: list[str]) -> None:
 
 
 def run_worker(read_fd: int, write_fd: int) -> None:
-    """The worker loop, warm or cold, after the one preparation the worker needs from its
-    launcher: on CUDA, the caching allocator capped at KDIFF_GPU_MEMORY_FRACTION of the
-    device, so that a device-memory bomb fails in the candidate (out of memory) instead of
-    starving the judge's oracle on the same GPU. A candidate can lift the cap in its own
-    process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox)."""
+    """The worker loop, warm or cold (its `init` request caps a CUDA worker's allocator)."""
     from kdiff import worker
     from kdiff.seeding import fp32_means_fp32, one_thread
     one_thread()  # as the judge: the zygote's torch was started with one thread per core
     fp32_means_fp32()  # as the judge's reference
-    fraction = os.environ.get("KDIFF_GPU_MEMORY_FRACTION")
-    if fraction and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
-        import torch
-        if torch.cuda.is_available():
-            torch.cuda.set_per_process_memory_fraction(float(fraction))
-    sys.argv = ["kdiff.worker", str(read_fd), str(write_fd)]
     try:
-        worker.main()
+        worker.main(read_fd, write_fd)
     finally:
         sys.stdout.flush()
         os._exit(0)

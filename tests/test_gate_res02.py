@@ -74,7 +74,7 @@ def wide_tile_launch() -> Launch:
     ints = {n: "i32" for n in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
                                "stride_bn", "stride_cm", "stride_cn")}
     tile = {"BLOCK_M": 128, "BLOCK_N": 1024, "BLOCK_K": 8}
-    return Launch(module="kdiff_candidate_wide_tile", file=str(WIDE_TILE),
+    return Launch(module="loaded_candidate_wide_tile", file=str(WIDE_TILE),
                   qualname="matmul_kernel",
                   signature={**pointers, **ints, **{n: "constexpr" for n in tile}},
                   constexprs=tile)

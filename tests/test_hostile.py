@@ -5,7 +5,7 @@ the judges survive, nothing outside the attackers' own folders changes, and noth
 started outlives them."""
 from __future__ import annotations
 
-import os
+import json
 import shutil
 import socket
 import time
@@ -62,9 +62,9 @@ def suite(tmp_path_factory):
     store_bytes = store.read_bytes()
     marker = folder.parent / "pickle-ran"
     listener = socket.create_server(("127.0.0.1", 0))
-    env = {"KDIFF_HOSTILE_TARGETS": str(store), "KDIFF_HOSTILE_MARKER": str(marker),
-           "KDIFF_HOSTILE_PORT": str(listener.getsockname()[1])}
-    os.environ.update(env)
+    # What the attackers are told, beside them: a worker inherits no variable of the judge's.
+    (folder / "hostile.json").write_text(json.dumps(
+        {"targets": [str(store)], "marker": str(marker), "port": listener.getsockname()[1]}))
     try:
         pm = plugins.manager()
         config = _config()
@@ -80,8 +80,6 @@ def suite(tmp_path_factory):
         seconds = time.monotonic() - start
     finally:
         listener.close()
-        for key in env:
-            os.environ.pop(key)
     time.sleep(0.5)  # the kernel finishes tearing down the attackers' namespaces
     return dict(folder=folder, alone=alone, together=together, containment=containment,
                 honest_text=honest_text, store=store, store_bytes=store_bytes, marker=marker,
