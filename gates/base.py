@@ -19,7 +19,8 @@ from kdiff.gates.oracle import OracleResult, run_oracle
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.problem import ProblemModule
 from kdiff.protocol import CallReply, MalformedReply
-from kdiff.sandbox import CandidateCrashed, CandidateFailure, CandidateProcess
+from kdiff.replies import UnusableOutput
+from kdiff.sandbox import CandidateFailure, CandidateProcess
 
 DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
                torch.float64: "float64"}
@@ -294,7 +295,7 @@ class GateContext:
                                                            **options),
                                     None if options.get("use_stored_inputs") else len(payload))
         except MalformedReply as exc:
-            raise CandidateCrashed(str(exc)) from None
+            raise UnusableOutput(str(exc)) from None
         return CallResult(reply.outputs, reply.aliases, reply.seconds, reply.inputs_after)
 
 

@@ -28,16 +28,15 @@ def _list_of(ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
 
 
 # What each field of a worker's reply must hold, wherever the judge reads it: `call` answers
-# outputs, aliases, seconds (inputs_after on request); `native` outputs per trial,
-# failed_trial, exception; `memory` bytes; `launches` a list.
+# outputs, the inputs after the call and the outputs kept from earlier calls (all tensors; an
+# input that is not a tensor comes back as None) and seconds; `memory` bytes; `launches` a list.
+_TENSORS = _list_of(_tensors())
 REPLY_FIELDS: dict[str, Callable[[Any], bool]] = {
-    "outputs": _list_of(lambda o: isinstance(o, torch.Tensor) or _list_of(_tensors())(o)),
+    "outputs": _TENSORS,
     "inputs_after": _list_of(_tensors(type(None))),
-    "aliases": _list_of(lambda a: isinstance(a, str)),
+    "kept": _TENSORS,
     "seconds": lambda x: type(x) in (int, float) and math.isfinite(x) and x >= 0,
     "bytes": lambda x: type(x) is int,
-    "failed_trial": lambda x: x is None or type(x) is int,
-    "exception": lambda x: x is None or isinstance(x, str),
     "launches": lambda x: isinstance(x, list),
 }
 

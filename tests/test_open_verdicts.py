@@ -37,11 +37,11 @@ def test_an_unusable_output_rejects_the_candidate(candidate, says, tmp_path):
     ({"outputs": [torch.eye(3).to_sparse_csr()]}, "layout torch.sparse_csr"),
     ({"outputs": [torch.empty(3, device="meta")]}, "a tensor on device meta"),
     ({"outputs": [torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])]}, "nested"),
-    ({"outputs": [[torch.ones(2)], ["x"]]}, "unusable `outputs`"),
+    ({"outputs": [[torch.ones(2)]]}, "unusable `outputs`"),
     ({"outputs": "no"}, "unusable `outputs` (str)"),
     ({"outputs": [], "seconds": float("nan")}, "unusable `seconds`"),
     ({"outputs": [], "seconds": "1"}, "unusable `seconds`"),
-    ({"outputs": [], "aliases": [0]}, "unusable `aliases`"),
+    ({"outputs": [], "kept": [0]}, "unusable `kept`"),
     ({"bytes": 1.5}, "unusable `bytes`"),
     ({"extra": {"deep": [torch.eye(2).to_sparse()]}}, "extra.deep[0] is layout"),
 ])
@@ -52,9 +52,8 @@ def test_unusable_replies_are_refused(reply, says):
 
 
 def test_usable_replies_pass_and_missing_fields_fail_when_read():
-    reply = checked_reply("call", {"outputs": [torch.ones(2), [torch.ones(1)]], "seconds": 0.5,
-                                   "aliases": [], "inputs_after": [torch.ones(1), None],
-                                   "failed_trial": None, "exception": None})
+    reply = checked_reply("call", {"outputs": [torch.ones(2), torch.ones(1)], "seconds": 0.5,
+                                   "kept": [], "inputs_after": [torch.ones(1), None]})
     assert reply["seconds"] == 0.5 and reply.get("bytes") is None
     with pytest.raises(UnusableOutput, match="has no `bytes`"):
         reply["bytes"]
@@ -84,7 +83,7 @@ def test_a_sparse_output_is_judged_not_left_open(tmp_path):
     kernel = json.loads(out.read_text())["kernels"][0]
     assert code == 1 and kernel["verifier_accept"] is False
     assert kernel["native_accept"] is False
-    assert kernel["native"]["reason"].startswith("unusable_output: outputs[0][0] is layout")
+    assert kernel["native"]["reason"].startswith("unusable_output: outputs[0] is layout")
 
 
 def test_a_reply_nested_past_the_recursion_limit_is_unusable():

@@ -25,7 +25,8 @@ import torch
 from kdiff.gates.base import BENCHMARK_SEED, GateContext, ReferenceFailure
 from kdiff.model import NativeVerdict
 from kdiff.protocol import CallReply, MalformedReply
-from kdiff.sandbox import CandidateCrashed, CandidateRaised
+from kdiff.replies import UnusableOutput
+from kdiff.sandbox import CandidateRaised
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
         except CandidateRaised as exc:
             return verdict(False, f"runtime error: {exc.detail}", trial)
         except MalformedReply as exc:
-            raise CandidateCrashed(str(exc)) from None
+            raise UnusableOutput(str(exc)) from None
         got, want = reply.outputs, expected[trial]
         if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
             return verdict(False, f"output shape mismatch: expected "
