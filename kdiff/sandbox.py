@@ -45,10 +45,27 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff import protocol
-from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
+from kdiff.confine import (CONTAINMENT_LINE, Confinement, WorkerCgroup, judge_tag,
+                           remove_orphaned_files, remove_stale_judges)
 from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
                                    compile_launches, compiler_environment)
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
+
+_JUDGE_FOLDERS: dict[int, Path] = {}
+
+
+def judge_folder() -> Path:
+    """This judge process's folder, where its workers' folders and logs are made; its
+    zygote removes it when this process dies (kdiff.confine.remove_leftovers)."""
+    pid = os.getpid()
+    if pid not in _JUDGE_FOLDERS:
+        tmp = tempfile.gettempdir()
+        remove_stale_judges(tmp)
+        folder = Path(tmp) / str(judge_tag(pid))
+        folder.mkdir(mode=0o711, exist_ok=True)  # workers (their own uids) pass through
+        _JUDGE_FOLDERS[pid] = folder
+    return _JUDGE_FOLDERS[pid]
+
 
 # One zygote per judge process and worker environment (device, visible GPUs).
 _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
@@ -57,7 +74,7 @@ _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
 def _zygote(env: dict[str, str]) -> Zygote:
     key = (os.getpid(), env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
     if key not in _ZYGOTES:
-        _ZYGOTES[key] = Zygote(env)
+        _ZYGOTES[key] = Zygote(env, judge_folder())
     return _ZYGOTES[key]
 
 
@@ -106,6 +123,12 @@ class CandidateLoadError(CandidateFailure):
     signature = "does_not_import"
 
 
+class CandidateOutOfMemory(CandidateFailure):
+    """The kernel's out-of-memory killer took the worker at its own memory limit."""
+
+    signature = "out_of_memory"
+
+
 def default_memory_bytes() -> int:
     """Half the machine's memory: a bomb fails in its own worker long before the judge or a
     second job feels it (virtual size; a CPU worker with torch and Triton maps ~1 GiB)."""
@@ -131,17 +154,22 @@ class SandboxLimits:
     max_tasks: int | None = 512  # processes + threads of one worker (fork storms)
     max_file_bytes: int | None = 1 << 30  # one file it writes, its stdout log included
     max_reply_bytes: int = 4 << 30  # the largest reply the judge will read
-    confine: bool = True  # namespaces and Landlock (kdiff.confine); limits apply regardless
+    confine: bool = True  # namespaces and Landlock on the CPU (kdiff.confine)
+    # For a judge running as root: each worker as an unprivileged uid of its own, under a
+    # seccomp filter (kdiff.confine); on every device, the CUDA driver included.
+    own_uid: bool = True
     warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.zygote)
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
 def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any) -> Confinement:
-    """How a process running candidate code on `device` is confined: it writes only in
-    `workdir` (and the devices it needs), under the memory, task and file-size caps, with no
-    network."""
+    """How a process running candidate code on `device`, started by this process, is
+    confined: it writes only in `workdir` (and the devices it needs), under the memory, task
+    and file-size caps, with no network, and dies with this process."""
     return Confinement(
         writable=[str(workdir), *_writable_devices()],
+        own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
+        parent=os.getpid(),
         memory_bytes=limits.memory_bytes if device == "cpu" else None,
         max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
         # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
@@ -166,13 +194,13 @@ class CandidateProcess:
         self._to_worker = self._from_worker = -1
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
         self._log = tempfile.NamedTemporaryFile(prefix="kdiff-worker-", suffix=".log",
-                                                delete=False)
+                                                dir=judge_folder(), delete=False)
         # The worker's own folder: cwd, TMPDIR and compiler caches, the only place it may
         # write. Caches are private so that no candidate can plant a compiled kernel for
         # another one.
-        self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-", dir=judge_folder()))
         self._deadline: float | None = None
-        self._cgroup: str | None = None
+        self._cgroup: WorkerCgroup | None = None
         # Round trips per command and their wall seconds (benchmarks/cost.py splits a gate's
         # time into the candidate's share and the judge's own from these).
         self.request_counts: Counter[str] = Counter()
@@ -217,11 +245,11 @@ class CandidateProcess:
             (self.workdir / sub).mkdir(exist_ok=True)
             env[var] = str(self.workdir / sub)
         limits = self.limits
-        if limits.max_tasks and os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC
-            self._cgroup = task_cgroup(f"kdiff-worker-{os.getpid()}-{id(self):x}",
-                                       limits.max_tasks)
+        if os.geteuid() == 0:  # cgroups are root's to make
+            self._cgroup = WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}",
+                                               limits.memory_bytes, limits.max_tasks)
         spec = confinement(self.device, limits, self.workdir,
-                           cgroups=[self._cgroup] if self._cgroup else [],
+                           cgroups=self._cgroup.paths if self._cgroup else [],
                            pipe_fds=[judge_to_worker_r, worker_to_judge_w])
         self._proc = None
         if limits.warm_start:
@@ -299,7 +327,10 @@ class CandidateProcess:
             os.killpg(self._proc.pid, signal.SIGKILL)  # the candidate's children too
         except (ProcessLookupError, PermissionError):
             pass
+        if self._cgroup:  # and those that left its process group
+            self._cgroup.kill()
         self._proc.wait()
+        remove_orphaned_files()  # what its uid left in /tmp and /dev/shm
         for fd in (self._to_worker, self._from_worker):
             try:
                 os.close(fd)
@@ -307,7 +338,7 @@ class CandidateProcess:
                 pass
         self._proc = None
         if self._cgroup:
-            remove_cgroup(self._cgroup)
+            self._cgroup.remove()
             self._cgroup = None
 
     def __enter__(self) -> "CandidateProcess":
@@ -365,7 +396,13 @@ class CandidateProcess:
                     code = self._proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     pass
+            oom_kills = self._cgroup.oom_kills() if self._cgroup else 0
             self._kill()
+            if oom_kills:
+                raise CandidateOutOfMemory(
+                    f"worker killed by the out-of-memory killer at its memory limit of "
+                    f"{self.limits.memory_bytes >> 20} MiB (its shared memory and memfd "
+                    f"files counted) during `{msg['cmd']}`") from exc
             how = (f"killed by signal {signal.Signals(-code).name}" if code and code < 0
                    else f"exited with status {code}")
             tail = self.log_tail(300).replace("\n", " | ")
