@@ -454,8 +454,8 @@ def _drop_to_own_uid(own: list[str]) -> list[str]:
     if (_libc.syscall(SYS_CAPSET, header, data) == 0
             and _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH, 0, 0) == 0):
         os.environ["HOME"] = own[0] if own else "/"
-        return [f"uid {uid}"]
-    return [f"uid {uid} (no read capability)"]
+        return ["uid"]  # its own: one per worker
+    return ["uid (no read capability)"]
 
 
 # (AUDIT_ARCH_*, syscall numbers) of the architectures the filter knows; elsewhere it is not
