@@ -199,3 +199,34 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
     while named(SLEEPER_NAME) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert named(SLEEPER_NAME) == [], "a worker outlived the interrupted run"
+
+
+def _worker_of_b_dies(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+    """Writes when it judged each case to KDIFF_TEST_JOURNAL; b's worker always dies."""
+    from kdiff.model import GateResult, Status
+    start = time.monotonic()
+    time.sleep(1.0 if case.id == "a" else 0.3)  # a is still judged when b's worker dies
+    gates = {"ORD-02": GateResult("ORD-02", Status.FAIL, "out_of_memory", "killed")} \
+        if case.id == "b" else {}
+    with open(os.environ["KDIFF_TEST_JOURNAL"], "a") as f:
+        f.write(f"{case.id} {start} {time.monotonic()}\n")
+    return Verdict(case, NativeVerdict(case.id != "b", preset), gates)
+
+
+def test_a_worker_that_dies_beside_others_is_judged_again_alone(tmp_path, monkeypatch):
+    """A crash or out-of-memory beside other judges may be a neighbour's doing (the memory
+    is the machine's): that case is judged again with nothing beside it, and only that
+    verdict is yielded."""
+    journal = tmp_path / "journal"
+    monkeypatch.setenv("KDIFF_TEST_JOURNAL", str(journal))
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abc"]
+    got = [v.case.id for v in PoolExecutor(2, "cpu").judge(
+        cases, _worker_of_b_dies, RunConfig(), plugins.manager(), "kb")]
+    assert sorted(got) == ["a", "b", "c"]  # one verdict each
+    runs = [(n, float(s), float(e)) for n, s, e in
+            (line.split() for line in journal.read_text().splitlines())]
+    b_runs = [r for r in runs if r[0] == "b"]
+    assert len(b_runs) == 2, runs
+    _, start, end = b_runs[-1]
+    assert not [r for r in runs if r[0] != "b" and r[1] < end and start < r[2]], runs
