@@ -40,6 +40,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 PR_SET_NO_NEW_PRIVS = 38
 CONTAINMENT_LINE = "kdiff.confine: in force: "
+CLUSTER_VARIABLES = ("RAY_",)  # a Ray worker's (the judge's, under --executor ray)
 
 # Landlock (include/uapi/linux/landlock.h); the syscall numbers are the same on every arch.
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
@@ -633,6 +634,8 @@ def run_confined(spec: Confinement, start: Callable[[], NoReturn]) -> NoReturn:
     """Confines this process, then runs `start` (which execs or exits, never returns) in
     the confined state; this process ends the way the program does."""
     applied, new_pid_ns = apply(spec)
+    for name in [n for n in os.environ if n.startswith(CLUSTER_VARIABLES)]:
+        del os.environ[name]  # where the cluster's sockets and tokens are: not its business
     os.environ["KDIFF_CONTAINMENT"] = ",".join(applied) or "none"
     # First line of the worker's log, where the judge reads it (CandidateProcess.containment).
     os.write(2, f"{CONTAINMENT_LINE}{os.environ['KDIFF_CONTAINMENT']}\n".encode())

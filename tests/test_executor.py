@@ -109,14 +109,32 @@ def _content(path: Path) -> tuple[str, bytes]:
     return hashlib.sha256(data).hexdigest(), data
 
 
-def test_ray_on_a_local_instance_gives_the_serial_verdicts(plumbing):
+@pytest.fixture(scope="module")
+def ray_instance():
+    """One local Ray instance for the tests that need one (it takes 15 s to start here)."""
     ray = pytest.importorskip("ray")
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_on_a_local_instance_gives_the_serial_verdicts(plumbing, ray_instance):
     config, pm, cases, serial = plumbing
-    try:
-        got = list(RayExecutor(2, "cpu").judge(cases, judge_one, config, pm, "kernelbench"))
-    finally:
-        ray.shutdown()
+    got = list(RayExecutor(2, "cpu").judge(cases, judge_one, config, pm, "kernelbench"))
     assert comparable(got) == comparable(serial)
+
+
+def test_a_worker_under_ray_reaches_neither_the_raylet_nor_its_variables(ray_instance):
+    """The judge runs in a Ray worker, beside the raylet's and plasma store's Unix sockets;
+    the candidate's worker sees no RAY_* variable and cannot connect to them."""
+    hostile = Path(__file__).parent / "hostile"
+    case = Case(id="ray_socket", problem=hostile / "problem.py",
+                candidate=hostile / "ray_socket.py")
+    config = RunConfig(gates=["ORD-02"])
+    verdict, = RayExecutor(1, "cpu").judge([case], judge_one, config, plugins.manager(),
+                                           "kernelbench")
+    assert verdict.error is None and verdict.native.accept is False, verdict.native
+    gate = verdict.gates["ORD-02"]
+    assert gate.signature == "raised" and "PermissionError" in gate.detail, gate
 
 
 def _slow_after_a(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
