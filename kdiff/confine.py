@@ -4,21 +4,25 @@ The launcher applies the limits in SPEC (JSON, a `Confinement`) to itself, while
 small single-threaded interpreter, and then runs PROGRAM in the confined state, which every
 process PROGRAM starts inherits and cannot undo:
 
+- cgroups that the judge made for it (WorkerCgroup; root only): a memory limit that counts
+  shared memory and memfd files, and a task cap (the kernel exempts root from RLIMIT_NPROC);
 - resource limits: address space (CPU workers; on CUDA an address-space cap breaks the CUDA
   context), the size of any file it writes (its log included), no core files, and at most
-  `max_tasks` processes and threads: RLIMIT_NPROC, counted in its own user namespace; the
-  kernel exempts root from RLIMIT_NPROC in every namespace, so for root a pids cgroup that
-  the judge makes (cgroup v1; none where the hierarchy is read-only, as in most containers);
-- a new user and PID namespace (unprivileged on Linux): the launcher forks an init (PID 1 of
-  the namespace) that runs PROGRAM as its child, and when that init dies, for any reason, the
-  kernel kills every process left in the namespace: a child that left the process group
-  with setsid() cannot outlive the worker, and no process outside can even be named (kill()
-  of a judge's pid finds no such process);
+  `max_tasks` processes and threads (RLIMIT_NPROC, for a user that is not root);
+- an unprivileged uid of its own (for root: _drop_to_own_uid), owning only its folder, and a
+  seccomp filter (seccomp_program): no ptrace, no IP sockets, no new namespaces. Neither needs
+  namespaces or Landlock, which the CUDA driver fails under;
+- a new PID namespace (made by root before the uid is dropped; otherwise with a new user
+  namespace, unprivileged): the launcher forks an init (PID 1 of the namespace) that runs
+  PROGRAM as its child, and when that init dies, for any reason, the kernel kills every
+  process left in the namespace, and no process outside can even be named (kill() of a
+  judge's pid finds no such process);
 - Landlock (Linux 5.13+; it works for root too): writes only beneath `writable` (the worker's
   own temporary folder and /dev); no TCP bind or connect (ABI 4+); no signals to, and no
   abstract-socket connections with, processes outside the worker's own domain (ABI 6+): not
   the judge, not another candidate's worker. Landlock also denies ptrace of outside processes,
-  so /proc/<judge>/mem, environ and fd are closed to it.
+  so /proc/<judge>/mem, environ and fd are closed to it;
+- PR_SET_PDEATHSIG: every process of the launcher's dies with its parent.
 Reads are not restricted: a candidate can read any file its user can (see kdiff.sandbox for
 what is and is not contained). Each mechanism that the kernel refuses is skipped; the ones
 in force are exported in KDIFF_CONTAINMENT for the record.
@@ -379,9 +383,24 @@ def remove_stale_judges(tmp: str) -> None:
 SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
 
 
+def _orphaned(uid: int) -> bool:
+    """Whether `uid` is a worker's (worker_uid) whose launcher is gone."""
+    return UID_BASE <= uid < UID_BASE + PID_MAX and not os.path.exists(f"/proc/{uid - UID_BASE}")
+
+
 def remove_orphaned_files() -> None:
-    """Removes what workers' uids (worker_uid) left in SHARED_FOLDERS once their launcher
-    is gone: a worker's own folder is the judge's to remove, these are not."""
+    """Removes what workers' uids (worker_uid) left in SHARED_FOLDERS and System V shared
+    memory once their launcher is gone: a worker's own folder is the judge's to remove,
+    these are not."""
+    try:
+        with open("/proc/sysvipc/shm") as f:
+            # key shmid perms size cpid lpid nattch uid ...: a segment outlives its creator
+            rows = [line.split() for line in list(f)[1:]]
+    except OSError:
+        rows = []
+    for row in rows:
+        if len(row) > 7 and _orphaned(int(row[7])):
+            _libc.shmctl(int(row[1]), 0, None)  # IPC_RMID
     for folder in SHARED_FOLDERS:
         try:
             entries = list(os.scandir(folder))
@@ -392,8 +411,7 @@ def remove_orphaned_files() -> None:
                 uid = entry.stat(follow_symlinks=False).st_uid
             except OSError:
                 continue
-            if not UID_BASE <= uid < UID_BASE + PID_MAX or os.path.exists(
-                    f"/proc/{uid - UID_BASE}"):
+            if not _orphaned(uid):
                 continue
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
@@ -429,7 +447,20 @@ def _chown_tree(folder: str, uid: int) -> None:
             os.chown(os.path.join(top, name), uid, uid, follow_symlinks=False)
 
 
-def _drop_to_own_uid(own: list[str]) -> list[str]:
+def _device_groups(writable: list[str]) -> list[int]:
+    """The groups that own the device files it may write (/dev/nvidia* where the driver
+    made them 0660 for a group), root's excepted."""
+    groups = set()
+    for path in writable:
+        try:
+            if path.startswith("/dev/") and not os.path.isdir(path):
+                groups.add(os.stat(path).st_gid)
+        except OSError:
+            pass
+    return sorted(groups - {0})
+
+
+def _drop_to_own_uid(own: list[str], groups: list[int]) -> list[str]:
     """Becomes uid (and gid) worker_uid(pid), owner of the folders in `own` and of nothing
     else: it writes only where any user may, signals and traces no process of another uid.
     It keeps one capability, CAP_DAC_READ_SEARCH (ambient, so that the programs it runs keep
@@ -442,7 +473,7 @@ def _drop_to_own_uid(own: list[str]) -> list[str]:
             _chown_tree(folder, uid)
         if _libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
             return []
-        os.setgroups([])
+        os.setgroups(groups)
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     except OSError:
@@ -542,14 +573,19 @@ def die_with(parent: int, sig: int = signal.SIGKILL) -> bool:
     return os.getppid() in (parent, 0)
 
 
-def _cgroup_mechanisms(path: str, spec: Confinement) -> list[str]:
-    """What a joined cgroup enforces, by the limit files it has."""
+def _cgroup_mechanisms(path: str) -> list[str]:
+    """What a joined cgroup enforces, read from its limit files."""
     found = []
-    if spec.memory_bytes and (os.path.exists(f"{path}/memory.max")
-                              or os.path.exists(f"{path}/memory.limit_in_bytes")):
-        found.append(f"memory-cgroup {spec.memory_bytes >> 20} MiB")
-    if spec.max_tasks and os.path.exists(f"{path}/pids.max"):
-        found.append(f"tasks-cgroup {spec.max_tasks}")
+    for name, what in (("memory.max", "memory-cgroup"), ("memory.limit_in_bytes", "memory-cgroup"),
+                       ("pids.max", "tasks-cgroup")):
+        try:
+            with open(f"{path}/{name}") as f:
+                value = f.read().strip()
+        except OSError:
+            continue
+        if value.isdigit() and int(value) < 1 << 62:  # "max", or v1's "no limit" (2**63 - page)
+            found.append(f"{what} {int(value) >> 20} MiB" if what == "memory-cgroup"
+                         else f"{what} {value}")
     return found
 
 
@@ -564,7 +600,7 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
                 f.write(str(os.getpid()))
         except OSError:
             continue
-        applied += _cgroup_mechanisms(path, spec)
+        applied += _cgroup_mechanisms(path)
     _set_limit(resource.RLIMIT_CORE, 0)  # a crash must not write a core file anywhere
     if spec.memory_bytes and _set_limit(resource.RLIMIT_AS, spec.memory_bytes):
         counted = any(m.startswith("memory-cgroup") for m in applied)
@@ -579,7 +615,7 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
         if spec.namespaces and _libc.unshare(CLONE_NEWPID) == 0:
             new_pid_ns = True
             applied.append("pid-namespace")
-        dropped = _drop_to_own_uid(spec.own)
+        dropped = _drop_to_own_uid(spec.own, _device_groups(spec.writable))
         applied += dropped
         root = root and not dropped
     if spec.namespaces and not new_pid_ns:

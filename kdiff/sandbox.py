@@ -8,26 +8,39 @@ worker R W`) when that is off or unavailable. Every request has a deadline, and 
 a wall budget; a worker that misses one is killed with its whole process group and restarted
 on the next request, replaying the instances built so far.
 
-The worker starts confined (kdiff.confine): a private temporary folder as its working
-directory, TMPDIR and compiler caches; an address-space cap on the CPU; a task cap and its own
-user and PID namespaces; Landlock write, network and signal restrictions where the kernel has
-them. What is contained and what is not:
-- contained: crashes, hangs, memory and fork bombs, huge or malicious replies (read with
-  weights_only and a size cap), writes outside its own folder (the results store, other
-  candidates' files, the judge's reports), signals to the judge or to other workers, ptrace of
-  them (Landlock, and a PID namespace in which they have no pid); leftover processes (the PID
-  namespace dies with the worker);
-- not contained: reads (a candidate can read any file its user can, including the store and
-  other candidates); CPU time it burns before its deadline; disk space inside its own folder;
-  UDP and path-named Unix sockets. On CUDA, device memory is capped only by the caching
-  allocator's per-process fraction (SandboxLimits.gpu_memory_fraction), which the candidate's
-  own code can lift, and the GPU is shared with the judge's oracle; a CUDA worker's host
-  memory has no cap (RLIMIT_AS breaks the CUDA context) beyond the OOM killer taking the
-  worker first. CUDA workers run without the namespaces and Landlock (either one alone made
-  the driver fail, error 304, on the H200 host): there, writes, signals and processes left
-  behind are not contained beyond the process-group kill, as on kernels without Landlock (old
-  kernels) or user namespaces (some hardened distributions). `containment` lists what was in
-  force for each worker.
+The worker starts confined (kdiff.confine): a private temporary folder (under its judge's
+folder, judge_folder) as its working directory, TMPDIR and compiler caches; a file-size cap
+and, on the CPU, an address-space cap. For a judge running as root (CI, the H200), on every
+device, the CUDA driver included: cgroups of its own, with a memory limit that counts shared
+memory and memfd files (the kernel's out-of-memory killer takes the worker at its own limit,
+never a neighbour; the failure is `out_of_memory`) and a task cap, through which the judge
+kills every process the worker started, detached or not; an unprivileged uid of its own
+(writes only in its own folder and in the folders anyone may write, which are cleaned when
+it ends; no signal or ptrace to another uid); a seccomp filter (no ptrace or access to other
+processes' memory, no IP sockets, no new namespaces, no io_uring, BPF or perf events). On the
+CPU also a PID namespace and Landlock write, network and signal rules (for a judge that is
+not root: a user and PID namespace, Landlock, and the address-space and task rlimits in
+place of the cgroups and the uid). Every process dies with its parent: a worker with its
+zygote or judge, a zygote and a pool judge with theirs (`kill -9` of the run leaves nothing
+behind; a zygote removes its judge's folder and cgroups as it dies, and a judge that starts
+removes those of judges gone without a zygote). What is contained and what is not:
+- contained: crashes, hangs, memory bombs (shared memory included, where cgroups exist), fork
+  bombs, huge or malicious replies (read with weights_only and a size cap), writes outside
+  its own folder (the results store, other candidates' files, the judge's reports), signals
+  to and ptrace of the judge or other workers, TCP (and under the uid, any IP) connections,
+  the Ray cluster's sockets and variables under `--executor ray`, processes left behind;
+- not contained: reads (a candidate can read any file the judge can, including the store and
+  other candidates); CPU time it burns before its deadline; disk space inside its own folder
+  (and, under the uid, in /tmp, /var/tmp and /dev/shm until it ends); abstract Unix sockets
+  and path-named ones anyone may write, where Landlock is not in force (CUDA); for a judge
+  that is not root, shared memory (not counted by the address-space cap), UDP, and
+  path-named Unix sockets of the judge's own user, the Ray raylet's included. Compiler
+  children (RES-02's, kdiff.triton_launches) are confined as workers are but in no memory
+  cgroup. On CUDA, device memory is capped only by the caching allocator's per-process
+  fraction (SandboxLimits.gpu_memory_fraction), which the candidate's own code can lift, and
+  the GPU is shared with the judge's oracle; CUDA workers run without the namespaces and
+  Landlock (either one alone made the driver fail, error 304, on the H200 host).
+  `containment` lists what was in force for each worker.
 """
 from __future__ import annotations
 
@@ -147,8 +160,8 @@ def _writable_devices() -> list[str]:
 class SandboxLimits:
     call_timeout: float = 120.0  # one call of the model (the Triton interpreter is slow)
     start_timeout: float = 600.0  # import and build (a load_inline extension compiles here)
-    # Address-space cap for CPU workers (None: no cap). Never applied on CUDA, where it
-    # breaks the CUDA context.
+    # Memory cap of one worker (None: no cap): its cgroup's limit on every device (for root);
+    # on the CPU also its address-space cap (on CUDA that breaks the CUDA context).
     memory_bytes: int | None = field(default_factory=default_memory_bytes)
     case_timeout: float | None = 3600.0  # wall budget of one case, from the worker's start
     max_tasks: int | None = 512  # processes + threads of one worker (fork storms)
@@ -174,7 +187,7 @@ def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any)
         max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
         # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
         # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel 6.18:
-        # CUDA processes keep the limits and the process-group kill, not these two.
+        # CUDA processes keep the limits, the cgroups, the uid and the seccomp filter.
         namespaces=limits.confine and device != "cuda",
         landlock=limits.confine and device != "cuda",
         **extra)

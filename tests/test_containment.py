@@ -18,13 +18,14 @@ import torch
 from kdiff import confine
 from kdiff.sandbox import CandidateProcess, SandboxLimits
 from processes import alive, descendants, named  # beside this file
+from test_hostile import DEVICE, MEMORY
 
 HOSTILE = Path(__file__).parent / "hostile"
 CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
-# As the hostile suite's, with namespaces and Landlock off: what is left is the uid, the
-# seccomp filter, the cgroups and the limits.
-UID_ALONE = SandboxLimits(call_timeout=10.0, memory_bytes=3 << 29, max_tasks=64,
-                          max_file_bytes=16 << 20, confine=False, own_uid=True)
+# As the hostile suite's limits, with namespaces and Landlock off: what is left is the uid,
+# the seccomp filter, the cgroups and the limits, as on CUDA.
+UID_ALONE = SandboxLimits(call_timeout=10.0 if DEVICE == "cpu" else 60.0, memory_bytes=MEMORY,
+                          max_tasks=64, max_file_bytes=16 << 20, confine=False, own_uid=True)
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own is root's to give")
 
 
@@ -46,7 +47,7 @@ def test_uid_and_seccomp_alone_contain_the_attack(attack, tmp_path, monkeypatch)
     monkeypatch.setenv("KDIFF_HOSTILE_TARGETS", str(target))
     monkeypatch.setenv("KDIFF_HOSTILE_PORT", str(listener.getsockname()[1]))
     try:
-        with CandidateProcess(folder / "problem.py", folder / f"{attack}.py",
+        with CandidateProcess(folder / "problem.py", folder / f"{attack}.py", device=DEVICE,
                               limits=UID_ALONE) as worker:
             with pytest.raises(Exception) as refused:
                 _call(worker)
@@ -64,7 +65,7 @@ def test_uid_and_seccomp_alone_contain_the_attack(attack, tmp_path, monkeypatch)
 def test_a_daemon_dies_with_its_worker_without_a_pid_namespace():
     """A grandchild that left the worker's session is still in the worker's cgroup: the
     judge kills the cgroup, not only the process group."""
-    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "daemon.py",
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "daemon.py", device=DEVICE,
                           limits=UID_ALONE) as worker:
         _call(worker)
         assert named("kdiff-daemon"), "the daemon never started"
@@ -129,3 +130,23 @@ def test_kill_9_of_a_run_leaves_no_process_and_no_folder(tmp_path):
     left = [name for parent in confine._worker_cgroup_parents() for name in os.listdir(parent)
             if any(name.startswith(f"{confine.JUDGE_PREFIX}{pid}-") for pid in judges)]
     assert left == []
+
+
+@root_only
+def test_what_a_worker_leaves_in_shared_folders_goes_with_it():
+    """Under its own uid a worker may write where anyone may (/tmp, /dev/shm) and make System
+    V shared memory: the judge removes what that uid left once the worker is gone."""
+    from glob import glob
+
+    def left() -> list[str]:
+        with open("/proc/sysvipc/shm") as f:
+            segments = [row.split()[0] for row in list(f)[1:]]
+        return (glob("/tmp/kdiff-hostile-left-*") + glob("/dev/shm/kdiff-hostile-left-*")
+                + [key for key in segments if int(key) == 0x6B646966])
+
+    assert left() == []
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "leaves_files.py", device=DEVICE,
+                          limits=UID_ALONE) as worker:
+        _call(worker)
+        assert len(left()) == 4, left()
+    assert left() == []

@@ -24,7 +24,15 @@ from processes import named  # beside this file
 
 HOSTILE = Path(__file__).parent / "hostile"
 GATES = ["ORD-02", "CMP-01"]
-LIMITS = dict(call_timeout=4.0, memory_bytes=3 << 29, max_tasks=64, max_file_bytes=16 << 20)
+# KDIFF_TEST_DEVICE=cuda runs the suite on a GPU (benchmarks/hostile_cuda.sh), where workers
+# run without namespaces and Landlock.
+DEVICE = os.environ.get("KDIFF_TEST_DEVICE", "cpu")
+# Memory: a CPU worker maps ~1 GiB (torch, Triton), so 1.5 GiB leaves it half a GiB to work
+# in; a CUDA worker's host memory (the CUDA context, cuBLAS, Triton's compiler) is a few GiB,
+# so 8 GiB.
+MEMORY = 3 << 29 if DEVICE == "cpu" else 8 << 30
+LIMITS = dict(call_timeout=4.0 if DEVICE == "cpu" else 60.0, memory_bytes=MEMORY,
+              max_tasks=64, max_file_bytes=16 << 20)
 # attack -> (the signature its gates fail with, phrases of their detail (any one), and the
 # containment it needs (any one), as CandidateProcess.containment names it)
 EXPECT = {
@@ -51,7 +59,9 @@ MARK = "kdiff-hostile"  # the fork bomb's children name themselves so
 
 
 def _config(**limits) -> RunConfig:
-    return RunConfig(gates=GATES, limits=SandboxLimits(**{**LIMITS, **limits}))
+    config = RunConfig(gates=GATES, limits=SandboxLimits(**{**LIMITS, **limits}))
+    config.gate_options.device = DEVICE
+    return config
 
 
 @pytest.fixture(scope="module")
@@ -65,19 +75,20 @@ def suite(tmp_path_factory):
     marker = folder.parent / "pickle-ran"
     listener = socket.create_server(("127.0.0.1", 0))
     env = {"KDIFF_HOSTILE_TARGETS": str(store), "KDIFF_HOSTILE_MARKER": str(marker),
-           "KDIFF_HOSTILE_PORT": str(listener.getsockname()[1])}
+           "KDIFF_HOSTILE_PORT": str(listener.getsockname()[1]),
+           "KDIFF_HOSTILE_SHM_BYTES": str(2 * MEMORY)}
     os.environ.update(env)
     try:
         pm = plugins.manager()
         config = _config()
-        with CandidateProcess(folder / "problem.py", folder / "honest.py",
+        with CandidateProcess(folder / "problem.py", folder / "honest.py", device=DEVICE,
                               limits=config.limits) as probe:
             probe.request("forget")
             containment = probe.containment
         cases = [_case(folder, name) for name in ["honest", *EXPECT]]
         alone = judge_one(cases[0], config, pm, "kernelbench")
         start = time.monotonic()
-        together = {v.case.id: v for v in PoolExecutor(2, "cpu").judge(
+        together = {v.case.id: v for v in PoolExecutor(2, DEVICE).judge(
             cases, judge_one, config, pm, "kernelbench")}
         seconds = time.monotonic() - start
     finally:
@@ -145,16 +156,20 @@ def test_a_case_that_spends_its_wall_budget_fails_the_rest_at_once(tmp_path):
 
 def test_confinement_is_in_force_where_the_kernel_grants_it(suite):
     """What this machine grants, as the judge records it; the skips above follow it."""
-    containment = suite["containment"]
-    assert "address-space" in containment and "file-size" in containment
-    if confine.landlock_abi() >= 6:
+    containment = suite["containment"].split(",")
+    assert "file-size 16 MiB" in containment
+    assert any(m.startswith("address-space") for m in containment) == (DEVICE == "cpu")
+    if os.geteuid() == 0:  # cgroups, a uid of its own and the filter are root's to give
+        assert {f"memory-cgroup {MEMORY >> 20} MiB", "tasks-cgroup 64", "uid", "seccomp",
+                "dies-with-parent"} <= set(containment), containment
+    if DEVICE == "cpu" and confine.landlock_abi() >= 6:
         assert "landlock-signal-scope" in containment
 
 
 def test_a_cold_start_is_confined_as_a_warm_one(suite):
     """With the zygote off, each worker is a fresh interpreter behind the same launcher."""
     import torch
-    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "segfault.py",
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "segfault.py", device=DEVICE,
                           limits=SandboxLimits(**LIMITS, warm_start=False)) as cold:
         with pytest.raises(Exception) as crash:
             cold.request("build", key="c", role="candidate", seed=0, dtype="float32",
