@@ -204,8 +204,9 @@ class WorkerCgroup:
             if own is None or not os.path.exists(f"{_CGROUP_ROOT}/cgroup.controllers"):
                 return None
             parent = os.path.join(_CGROUP_ROOT, own.lstrip("/"))
-            enabled = open(os.path.join(parent, "cgroup.subtree_control")).read().split()
-            if not {"memory", "pids"} <= set(enabled):
+            with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                enabled = set(f.read().split())
+            if not {"memory", "pids"} <= enabled:
                 # Refused (EBUSY) where the parent holds processes itself, unless it is root.
                 _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
             path = os.path.join(parent, name)
@@ -235,8 +236,11 @@ class WorkerCgroup:
             if self.v2:
                 if memory_bytes is not None:
                     _write(f"{path}/memory.max", str(memory_bytes))
-                    _write(f"{path}/memory.swap.max", "0")
                     _write(f"{path}/memory.oom.group", "1")  # the whole worker goes
+                    try:  # exists only where swap is accounted
+                        _write(f"{path}/memory.swap.max", "0")
+                    except FileNotFoundError:
+                        pass
                 if max_tasks is not None:
                     _write(f"{path}/pids.max", str(max_tasks))
             elif path == self.memory:
@@ -567,7 +571,9 @@ def _seccomp() -> list[str]:
 
 def die_with(parent: int, sig: int = signal.SIGKILL) -> bool:
     """This process gets `sig` when `parent` (its parent at fork) dies; False if it already
-    has. Set after the last change of credentials (which clears it). The init of a new PID
+    has. Set after the last change of credentials (which clears it). The kernel sends it when
+    the parent's thread that forked it ends: a process started from a thread must be done
+    before that thread ends. The init of a new PID
     namespace sees its parent, outside it, as pid 0 while it lives and after."""
     _libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
     return os.getppid() in (parent, 0)

@@ -216,6 +216,8 @@ def serve(sock: socket.socket, judge: int, folder: Path) -> None:
     from the kernel), then kills those still running and removes what the judge left in
     `folder` and its workers' cgroups (kdiff.confine.remove_leftovers), however it died."""
     def judge_died(*_: object) -> None:  # as if its socket closed: no exception mid-cleanup
+        if os.getppid() == judge:
+            return  # only the judge's thread that started it ended (PDEATHSIG's unit)
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
