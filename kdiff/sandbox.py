@@ -35,8 +35,8 @@ removes those of judges gone without a zygote). What is contained and what is no
   and path-named ones anyone may write, where Landlock is not in force (CUDA); for a judge
   that is not root, shared memory (not counted by the address-space cap), UDP, and
   path-named Unix sockets of the judge's own user, the Ray raylet's included. Compiler
-  children (RES-02's, kdiff.triton_launches) are confined as workers are but in no memory
-  cgroup. On CUDA, device memory is capped only by the caching allocator's per-process
+  children (RES-02's, kdiff.triton_launches) are confined as workers are, but those of one
+  call share one cgroup, and one killed for memory is not named `out_of_memory`. On CUDA, device memory is capped only by the caching allocator's per-process
   fraction (SandboxLimits.gpu_memory_fraction), which the candidate's own code can lift, and
   the GPU is shared with the judge's oracle; CUDA workers run without the namespaces and
   Landlock (either one alone made the driver fail, error 304, on the H200 host).
@@ -299,13 +299,19 @@ class CandidateProcess:
         child imports the candidate's module, so it is confined as the worker is, in a folder
         of the worker's own; it is forked from a zygote that holds torch and Triton in
         compile mode (no TRITON_INTERPRET): a fresh interpreter spent 2.8 of its 3.6 s
-        importing them, for every kernel on a machine with no resource cache yet."""
+        importing them, for every kernel on a machine with no resource cache yet. The
+        compiler children of one call share one cgroup (memory and task caps), killed and
+        removed when the call returns."""
         env = compiler_environment()
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
+        cgroup = (WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}-compile",
+                                      self.limits.memory_bytes, self.limits.max_tasks)
+                  if os.geteuid() == 0 else None)
 
         def start(argv: list[str], child_env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
-            spec = confinement(self.device, self.limits, cwd, pipe_fds=[])
+            spec = confinement(self.device, self.limits, cwd, pipe_fds=[],
+                               cgroups=cgroup.paths if cgroup else [])
             if self.limits.warm_start:
                 try:
                     # Keyed by the zygote's own environment, not the child's per-call folders.
@@ -318,7 +324,12 @@ class CandidateProcess:
                  "-m", "kdiff.triton_launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
-        return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
+        try:
+            return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
+        finally:
+            if cgroup:
+                cgroup.kill()
+                cgroup.remove()
 
     def close(self) -> None:
         if self._proc is None:
