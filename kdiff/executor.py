@@ -6,9 +6,10 @@ verdicts as they finish; the driver (this process) is the only one that writes t
 store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox),
 so N jobs are N judges each with one worker. A judge process that dies breaks the pool: each
 case then in flight is judged again alone, and the one whose judge dies alone gets an error row
-of kind `judge` (never stored: the next run judges them again). A case whose worker died (a
-crash, out of memory) beside other judges is judged again alone too, and only that verdict
-counts: memory is the machine's, and a neighbour's may have been what ran out. Judges die
+of kind `judge` (never stored: the next run judges them again). In the pool, a case whose
+worker died (a crash, out of memory) beside other judges is judged again alone too, and only
+that verdict counts: memory is the machine's, and a neighbour's may have been what ran out
+(Ray's tasks are not judged again). Judges die
 with the driver (PR_SET_PDEATHSIG), their zygotes and workers with them (kdiff.zygote).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
