@@ -97,7 +97,11 @@ def suite(tmp_path_factory):
         listener.close()
         for key in env:
             os.environ.pop(key)
-    time.sleep(0.5)  # the kernel finishes tearing down the attackers' namespaces
+    # The kernel tears the attackers' namespaces down asynchronously (seconds at a load of 8
+    # on 2 cores); a process that outlived its case sleeps two minutes.
+    deadline = time.monotonic() + 10
+    while named(MARK) and time.monotonic() < deadline:
+        time.sleep(0.1)
     return dict(folder=folder, alone=alone, together=together, containment=containment,
                 honest_text=honest_text, store=store, store_bytes=store_bytes, marker=marker,
                 seconds=seconds, leftovers=named(MARK))
