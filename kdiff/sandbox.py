@@ -8,28 +8,43 @@ worker R W`) when that is off or unavailable. Every request has a deadline, and 
 a wall budget; a worker that misses one is killed with its whole process group and restarted
 on the next request, replaying the instances built so far.
 
-The worker starts confined (kdiff.confine): a private temporary folder as its working
-directory, TMPDIR and compiler caches; an address-space cap on the CPU; a task cap and its own
-user, PID and network namespaces; Landlock write, network and signal restrictions where the
-kernel has them. Its environment is an allow-list (kdiff.workerenv): no secret of the
-judge's, nothing that says kdiff. What is contained and what is not:
-- contained: crashes, hangs, memory and fork bombs, huge or malicious replies (read with
-  weights_only and a size cap), writes outside its own folder (the results store, other
-  candidates' files, the judge's reports), signals to the judge or to other workers, ptrace of
-  them (Landlock, and a PID namespace in which they have no pid); leftover processes (the PID
-  namespace dies with the worker); packets out, UDP included (the network namespace);
-- not contained: reads (a candidate can read any file its user can, including the store and
-  other candidates); CPU time it burns before its deadline; disk space inside its own folder;
-  path-named Unix sockets; UDP where the kernel grants no network namespace. On CUDA, device
-  memory is capped only by the caching allocator's per-process fraction
+The worker starts confined (kdiff.confine): a private temporary folder (under its judge's
+folder, judge_folder) as its working directory, TMPDIR and compiler caches; an environment
+made from an allow-list (kdiff.workerenv: no secret of the judge's, nothing that says kdiff);
+a file-size cap and, on the CPU, an address-space cap. For a judge running as root (CI, the
+H200), on every device, the CUDA driver included: cgroups of its own, with a memory limit that counts shared
+memory and memfd files (the kernel's out-of-memory killer takes the worker at its own limit,
+never a neighbour; the failure is `out_of_memory`) and a task cap, through which the judge
+kills every process the worker started, detached or not; an unprivileged uid of its own
+(writes only in its own folder and in the folders anyone may write, which are cleaned when
+it ends; no signal or ptrace to another uid); a seccomp filter (no ptrace or access to other
+processes' memory, no IP sockets, no new namespaces, no io_uring, BPF or perf events). On the
+CPU also a PID and a network namespace and Landlock write, network and signal rules (for a
+judge that is not root: user, PID and network namespaces, Landlock, and the address-space and
+task rlimits in place of the cgroups and the uid). Every process dies with its parent: a worker with its
+zygote or judge, a zygote and a pool judge with theirs (`kill -9` of the run leaves nothing
+behind; a zygote removes its judge's folder and cgroups as it dies, and a judge that starts
+removes those of judges gone without a zygote). What is contained and what is not:
+- contained: crashes, hangs, memory bombs (shared memory included, where cgroups exist), fork
+  bombs, huge or malicious replies (read with weights_only and a size cap), writes outside
+  its own folder (the results store, other candidates' files, the judge's reports), signals
+  to and ptrace of the judge or other workers (and reads of their /proc/<pid>/environ), TCP
+  connections, UDP (the network namespace, and under the uid the filter: no IP socket),
+  the Ray cluster's sockets and variables under `--executor ray`, processes left behind;
+- not contained: reads (a candidate can read any file the judge can, including the store and
+  other candidates); CPU time it burns before its deadline; disk space inside its own folder
+  (and, under the uid, in /tmp, /var/tmp and /dev/shm until it ends); abstract Unix sockets
+  and path-named ones anyone may write, where Landlock is not in force (CUDA); for a judge
+  that is not root, shared memory (not counted by the address-space cap), UDP where the
+  kernel grants no network namespace, and path-named Unix sockets of the judge's own user,
+  the Ray raylet's included. Compiler
+  children (RES-02's, kdiff.triton_launches) are confined as workers are, but those of one
+  call share one cgroup, and one killed for memory is not named `out_of_memory`. On CUDA,
+  device memory is capped only by the caching allocator's per-process fraction
   (SandboxLimits.gpu_memory_fraction), which the candidate's own code can lift, and the GPU
-  is shared with the judge's oracle; a CUDA worker's host memory has no cap (RLIMIT_AS
-  breaks the CUDA context) beyond the OOM killer taking the worker first. CUDA workers run
-  without the namespaces and Landlock (either one alone made the driver fail, error 304, on
-  the H200 host): there, writes, signals, UDP, processes left behind and reads of the judge's
-  /proc/<pid>/environ (same user, no Landlock) are not contained beyond the process-group
-  kill, as on kernels without Landlock (old kernels) or user namespaces (some hardened
-  distributions). `containment` lists what was in force for each worker.
+  is shared with the judge's oracle; CUDA workers run without the namespaces and
+  Landlock (either one alone made the driver fail, error 304, on the H200 host).
+  `containment` lists what was in force for each worker.
 """
 from __future__ import annotations
 
@@ -47,11 +62,28 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff import protocol
-from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
+from kdiff.confine import (CONTAINMENT_LINE, Confinement, WorkerCgroup, judge_tag,
+                           remove_orphaned_files, remove_stale_judges)
 from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
                                    compile_launches, compiler_environment)
 from kdiff.workerenv import allowed_environment
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
+
+_JUDGE_FOLDERS: dict[int, Path] = {}
+
+
+def judge_folder() -> Path:
+    """This judge process's folder, where its workers' folders and logs are made; its
+    zygote removes it when this process dies (kdiff.confine.remove_leftovers)."""
+    pid = os.getpid()
+    if pid not in _JUDGE_FOLDERS:
+        tmp = tempfile.gettempdir()
+        remove_stale_judges(tmp)
+        folder = Path(tmp) / str(judge_tag(pid))
+        folder.mkdir(mode=0o711, exist_ok=True)  # workers (their own uids) pass through
+        _JUDGE_FOLDERS[pid] = folder
+    return _JUDGE_FOLDERS[pid]
+
 
 # One zygote per judge process and worker environment (device, visible GPUs).
 _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
@@ -60,7 +92,7 @@ _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
 def _zygote(env: dict[str, str]) -> Zygote:
     key = (os.getpid(), env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
     if key not in _ZYGOTES:
-        _ZYGOTES[key] = Zygote(env)
+        _ZYGOTES[key] = Zygote(env, judge_folder())
     return _ZYGOTES[key]
 
 
@@ -109,6 +141,12 @@ class CandidateLoadError(CandidateFailure):
     signature = "does_not_import"
 
 
+class CandidateOutOfMemory(CandidateFailure):
+    """The kernel's out-of-memory killer took the worker at its own memory limit."""
+
+    signature = "out_of_memory"
+
+
 def default_memory_bytes() -> int:
     """Half the machine's memory: a bomb fails in its own worker long before the judge or a
     second job feels it (virtual size; a CPU worker with torch and Triton maps ~1 GiB)."""
@@ -127,29 +165,34 @@ def _writable_devices() -> list[str]:
 class SandboxLimits:
     call_timeout: float = 120.0  # one call of the model (the Triton interpreter is slow)
     start_timeout: float = 600.0  # import and build (a load_inline extension compiles here)
-    # Address-space cap for CPU workers (None: no cap). Never applied on CUDA, where it
-    # breaks the CUDA context.
+    # Memory cap of one worker (None: no cap): its cgroup's limit on every device (for root);
+    # on the CPU also its address-space cap (on CUDA that breaks the CUDA context).
     memory_bytes: int | None = field(default_factory=default_memory_bytes)
     case_timeout: float | None = 3600.0  # wall budget of one case, from the worker's start
     max_tasks: int | None = 512  # processes + threads of one worker (fork storms)
     max_file_bytes: int | None = 1 << 30  # one file it writes, its stdout log included
     max_reply_bytes: int = 4 << 30  # the largest reply the judge will read
-    confine: bool = True  # namespaces and Landlock (kdiff.confine); limits apply regardless
+    confine: bool = True  # namespaces and Landlock on the CPU (kdiff.confine)
+    # For a judge running as root: each worker as an unprivileged uid of its own, under a
+    # seccomp filter (kdiff.confine); on every device, the CUDA driver included.
+    own_uid: bool = True
     warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.zygote)
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
 def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any) -> Confinement:
-    """How a process running candidate code on `device` is confined: it writes only in
-    `workdir` (and the devices it needs), under the memory, task and file-size caps, with no
-    network."""
+    """How a process running candidate code on `device`, started by this process, is
+    confined: it writes only in `workdir` (and the devices it needs), under the memory, task
+    and file-size caps, with no network, and dies with this process."""
     return Confinement(
         writable=[str(workdir), *_writable_devices()],
+        own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
+        parent=os.getpid(),
         memory_bytes=limits.memory_bytes if device == "cpu" else None,
         max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
         # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
         # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel 6.18:
-        # CUDA processes keep the limits and the process-group kill, not these two.
+        # CUDA processes keep the limits, the cgroups, the uid and the seccomp filter.
         namespaces=limits.confine and device != "cuda",
         landlock=limits.confine and device != "cuda",
         **extra)
@@ -170,13 +213,13 @@ class CandidateProcess:
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
         # Neutral names: the log (the worker's stdout) and its folder (its cwd) must not
         # tell a candidate that kdiff runs it.
-        self._log = tempfile.NamedTemporaryFile(suffix=".log", delete=False)
+        self._log = tempfile.NamedTemporaryFile(suffix=".log", dir=judge_folder(), delete=False)
         # The worker's own folder: cwd, TMPDIR and compiler caches, the only place it may
         # write. Caches are private so that no candidate can plant a compiled kernel for
         # another one.
-        self.workdir = Path(tempfile.mkdtemp())
+        self.workdir = Path(tempfile.mkdtemp(dir=judge_folder()))
         self._deadline: float | None = None
-        self._cgroup: str | None = None
+        self._cgroup: WorkerCgroup | None = None
         # Round trips per command and their wall seconds (benchmarks/cost.py splits a gate's
         # time into the candidate's share and the judge's own from these).
         self.request_counts: Counter[str] = Counter()
@@ -220,11 +263,11 @@ class CandidateProcess:
             (self.workdir / sub).mkdir(exist_ok=True)
             env[var] = str(self.workdir / sub)
         limits = self.limits
-        if limits.max_tasks and os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC
-            self._cgroup = task_cgroup(f"kdiff-worker-{os.getpid()}-{id(self):x}",
-                                       limits.max_tasks)
+        if os.geteuid() == 0:  # cgroups are root's to make
+            self._cgroup = WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}",
+                                               limits.memory_bytes, limits.max_tasks)
         spec = confinement(self.device, limits, self.workdir,
-                           cgroups=[self._cgroup] if self._cgroup else [],
+                           cgroups=self._cgroup.paths if self._cgroup else [],
                            pipe_fds=[judge_to_worker_r, worker_to_judge_w])
         self._proc = None
         if limits.warm_start:
@@ -262,13 +305,19 @@ class CandidateProcess:
         child imports the candidate's module, so it is confined as the worker is, in a folder
         of the worker's own; it is forked from a zygote that holds torch and Triton in
         compile mode (no TRITON_INTERPRET): a fresh interpreter spent 2.8 of its 3.6 s
-        importing them, for every kernel on a machine with no resource cache yet."""
+        importing them, for every kernel on a machine with no resource cache yet. The
+        compiler children of one call share one cgroup (memory and task caps), killed and
+        removed when the call returns."""
         env = compiler_environment()
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
+        cgroup = (WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}-compile",
+                                      self.limits.memory_bytes, self.limits.max_tasks)
+                  if os.geteuid() == 0 else None)
 
         def start(argv: list[str], child_env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
-            spec = confinement(self.device, self.limits, cwd, pipe_fds=[])
+            spec = confinement(self.device, self.limits, cwd, pipe_fds=[],
+                               cgroups=cgroup.paths if cgroup else [])
             if self.limits.warm_start:
                 try:
                     # Keyed by the zygote's own environment, not the child's per-call folders.
@@ -281,7 +330,12 @@ class CandidateProcess:
                  "-m", "kdiff.triton_launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
-        return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
+        try:
+            return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
+        finally:
+            if cgroup:
+                cgroup.kill()
+                cgroup.remove()
 
     def close(self) -> None:
         if self._proc is None:
@@ -303,7 +357,10 @@ class CandidateProcess:
             os.killpg(self._proc.pid, signal.SIGKILL)  # the candidate's children too
         except (ProcessLookupError, PermissionError):
             pass
+        if self._cgroup:  # and those that left its process group
+            self._cgroup.kill()
         self._proc.wait()
+        remove_orphaned_files()  # what its uid left in /tmp and /dev/shm
         for fd in (self._to_worker, self._from_worker):
             try:
                 os.close(fd)
@@ -311,7 +368,7 @@ class CandidateProcess:
                 pass
         self._proc = None
         if self._cgroup:
-            remove_cgroup(self._cgroup)
+            self._cgroup.remove()
             self._cgroup = None
 
     def __enter__(self) -> "CandidateProcess":
@@ -375,7 +432,13 @@ class CandidateProcess:
                     code = self._proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     pass
+            oom_kills = self._cgroup.oom_kills() if self._cgroup else 0
             self._kill()
+            if oom_kills:
+                raise CandidateOutOfMemory(
+                    f"worker killed by the out-of-memory killer at its memory limit of "
+                    f"{self.limits.memory_bytes >> 20} MiB (its shared memory and memfd "
+                    f"files counted) during `{msg['cmd']}`") from exc
             how = (f"killed by signal {signal.Signals(-code).name}" if code and code < 0
                    else f"exited with status {code}")
             tail = self.log_tail(300).replace("\n", " | ")

@@ -25,9 +25,10 @@ import sys
 import threading
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
-from kdiff.confine import Confinement, run_confined
+from kdiff.confine import Confinement, die_with, remove_leftovers, run_confined
 
 _MAX_REQUEST = 1 << 20
 
@@ -39,8 +40,9 @@ class ZygoteUnavailable(Exception):
 class Zygote:
     """The judge's side: starts the zygote on first use, restarts it if it died."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], folder: Path) -> None:
         self.env = env
+        self.folder = folder  # the judge's folder (kdiff.sandbox.judge_folder)
         self.owner = os.getpid()  # a forked judge must start its own, not share this one
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
@@ -49,7 +51,8 @@ class Zygote:
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "kdiff.zygote", "serve", str(theirs.fileno())],
+            [sys.executable, "-m", "kdiff.zygote", "serve", str(theirs.fileno()),
+             str(os.getpid()), str(self.folder)],
             pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, start_new_session=True)
         theirs.close()
@@ -116,10 +119,12 @@ class ForkedWorker:
 
 
 # -- the zygote's side --------------------------------------------------------------------
-def _child(request: dict[str, Any], fds: list[int]) -> None:
-    """In the forked child: become the worker (or the compiler child), confined."""
+def _child(request: dict[str, Any], fds: list[int], zygote: int) -> None:
+    """In the forked child: become the worker (or the compiler child), confined, to die
+    with the zygote."""
     import tempfile
     *pipes, log_fd = fds
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the zygote's own handler
     os.setsid()
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
@@ -134,7 +139,7 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # recomputed from the worker's TMPDIR
-    spec = Confinement(**{**request["spec"], "pipe_fds": pipes})
+    spec = Confinement(**{**request["spec"], "pipe_fds": pipes, "parent": zygote})
     if request.get("compile"):
         run_confined(spec, lambda: run_compiler(request["compile"]))
     else:
@@ -196,7 +201,29 @@ def _prewarm_compiler() -> None:
                 os.environ["TRITON_CACHE_DIR"] = saved
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock: socket.socket, judge: int, folder: Path) -> None:
+    """Forks workers for `judge` until it goes away (its socket closes, or it dies: SIGTERM
+    from the kernel), then kills those still running and removes what the judge left in
+    `folder` and its workers' cgroups (kdiff.confine.remove_leftovers), however it died."""
+    def judge_died(*_: object) -> None:  # as if its socket closed: no exception mid-cleanup
+        if os.getppid() == judge:
+            return  # only the judge's thread that started it ended (PDEATHSIG's unit)
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGTERM, judge_died)
+    children = _Children()
+    try:
+        if die_with(judge, signal.SIGTERM):
+            _prepare_and_serve(sock, children)
+    finally:
+        children.kill_live()
+        remove_leftovers(folder.name, str(folder.parent))
+
+
+def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
     import torch  # noqa: F401 - the point of the zygote: imported once, before any fork
     try:
         import triton  # noqa: F401
@@ -207,11 +234,7 @@ def serve(sock: socket.socket) -> None:
         _prewarm_compiler()
     gc.collect()
     gc.freeze()  # the imports are shared by every fork: no collection in a worker visits them
-    children = _Children()
-    try:
-        _serve(sock, children)
-    finally:
-        children.kill_live()
+    _serve(sock, children)
 
 
 class _Children:
@@ -241,6 +264,10 @@ class _Children:
                 os.killpg(pid, signal.SIGKILL)  # each child leads its own session
             except (ProcessLookupError, PermissionError):
                 pass
+        deadline = time.monotonic() + 2.0
+        while self.live and time.monotonic() < deadline:  # reaped: out of their cgroups
+            self.reap()
+            time.sleep(0.01)
 
 
 def _serve(sock: socket.socket, children: _Children) -> None:
@@ -254,11 +281,12 @@ def _serve(sock: socket.socket, children: _Children) -> None:
             return  # the judge went away
         request = json.loads(data)
         if request["op"] == "spawn":
+            zygote = os.getpid()
             pid = os.fork()
             if pid == 0:
                 sock.close()
                 try:
-                    _child(request, fds)
+                    _child(request, fds, zygote)
                 finally:
                     os._exit(70)
             for fd in fds:
@@ -282,7 +310,9 @@ def _serve(sock: socket.socket, children: _Children) -> None:
 if __name__ == "__main__":
     # `serve SOCKET_FD`: the zygote; `worker READ_FD WRITE_FD`: a cold-started worker.
     if sys.argv[1] == "serve":
-        serve(socket.socket(fileno=int(sys.argv[2])))
-        os._exit(0)  # no interpreter teardown: the frozen imports are never collected
+        try:
+            serve(socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]), Path(sys.argv[4]))
+        finally:
+            os._exit(0)  # no interpreter teardown: the frozen imports are never collected
     else:
         run_worker(int(sys.argv[2]), int(sys.argv[3]))
