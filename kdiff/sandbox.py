@@ -257,9 +257,11 @@ class CandidateProcess:
         # its default pool, control 20/0 took 17 s in `kdiff run` instead of 8 s.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
+        # torch.compile's inductor writes its code and cache under TORCHINDUCTOR_CACHE_DIR (by
+        # default /tmp/torchinductor_<user>, outside the folder a worker may write).
         for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
                          ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
-                         ("XDG_CACHE_HOME", "cache")):
+                         ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("XDG_CACHE_HOME", "cache")):
             (self.workdir / sub).mkdir(exist_ok=True)
             env[var] = str(self.workdir / sub)
         limits = self.limits
