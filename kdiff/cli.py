@@ -52,8 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="print JSON")
 
     v = sub.add_parser("verify", help="judge one candidate against one problem")
-    v.add_argument("--problem", required=True, type=Path)
-    v.add_argument("--candidate", required=True, type=Path)
+    v.add_argument("--bench", default="kernelbench",
+                   help="whose layout the two paths are in (default kernelbench: two files)")
+    v.add_argument("--problem", required=True, type=Path,
+                   help="the problem file (gpumode, solexecbench: its folder)")
+    v.add_argument("--candidate", required=True, type=Path,
+                   help="the candidate file (gpumode: a submission; solexecbench: a solution "
+                   "json)")
     _common(v)
 
     r = sub.add_parser("run", help="judge a benchmark's kernels and tabulate the disagreement")
@@ -173,19 +178,25 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from kdiff.gates.registry import select
     from kdiff.judge import JudgingInterrupted, judge_case, native_preset
     from kdiff.model import Case
-    from kdiff.plugins import manager
+    from kdiff.plugins import UnknownBench, manager, require_bench
     from kdiff.reports.terminal import verdict_table
     for role, path in (("problem", args.problem), ("candidate", args.candidate)):
-        if not path.is_file():
+        if not path.exists():
             raise UsageError(f"{path}: {role} file not found")
-    config = make_config(args, "kernelbench")
+    config = make_config(args, args.bench)
     pm = manager()
     try:
+        require_bench(config.bench, pm)
         preset = native_preset(pm, config)
-    except KeyError as exc:
+    except (KeyError, UnknownBench) as exc:
         raise UsageError(str(exc.args[0])) from None
-    case = Case(id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
-                candidate=args.candidate)
+    case = pm.hook.kdiff_case_from_paths(bench=config.bench, problem=args.problem,
+                                         candidate=args.candidate) or Case(
+        id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
+        candidate=args.candidate, bench=config.bench)
+    described = pm.hook.kdiff_native_description(bench=config.bench, preset=preset)
+    print(f"kdiff: native check {preset}" + (f": {described}" if described else ""),
+          file=sys.stderr)
     unfinished = False
     started = time.monotonic()
     total = len(select(config.gates))
@@ -196,7 +207,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"[{judged:2d}/{total} {time.monotonic() - started:7.1f}s] {result.gate} "
               f"{result.status.value}" + (f" {result.signature}" if result.signature else ""),
               file=sys.stderr, flush=True)
-        write_reports(args, [so_far], "kernelbench", preset, config.device)
+        write_reports(args, [so_far], config.bench, preset, config.device)
 
     try:
         verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
@@ -208,7 +219,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(verdict.error)
     names = {g.id: g.name for g in select(config.gates)}
     print(verdict_table(verdict, names))
-    write_reports(args, [verdict], "kernelbench", preset, config.device)
+    write_reports(args, [verdict], config.bench, preset, config.device)
     return EXIT_UNFINISHED if unfinished else exit_status([verdict], args.fail_on)
 
 

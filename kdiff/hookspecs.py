@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kdiff.gates.base import GateContext
     from kdiff.model import Case, NativeVerdict
     from kdiff.runconfig import RunConfig
@@ -27,6 +29,12 @@ def kdiff_benches() -> list[tuple[str, str]]:
 @hookspec(firstresult=True)
 def kdiff_native_presets(bench: str) -> list[str] | None:
     """The names of the native-check presets of `bench`, the default first."""
+
+
+@hookspec(firstresult=True)
+def kdiff_native_description(bench: str, preset: str) -> str | None:
+    """One line: what the native-check preset `preset` of `bench` checks (printed by
+    `kdiff verify`; docs/benches.md has the long form)."""
 
 
 class DiscoveryError(Exception):
@@ -57,6 +65,13 @@ def kdiff_native_check(bench: str, case: "Case", ctx: "GateContext", preset: str
 @hookspec(firstresult=True)
 def kdiff_entry_points(bench: str, case: "Case") -> tuple[str, ...] | None:
     """Class names to look for in the candidate file (KernelBench: `ModelNew`)."""
+
+
+@hookspec(firstresult=True)
+def kdiff_case_from_paths(bench: str, problem: "Path", candidate: "Path") -> "Case | None":
+    """The case `kdiff verify --bench BENCH --problem P --candidate C` judges, for a bench
+    whose files are not KernelBench-format themselves (a problem folder, a solution json):
+    materialised as the bench's discovery would. None: P and C are judged as they are."""
 
 
 def describe(hook: Any) -> str:

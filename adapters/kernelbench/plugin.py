@@ -21,6 +21,12 @@ def kdiff_native_presets(bench):
 
 
 @hookimpl
+def kdiff_native_description(bench, preset):
+    if bench == BENCH and preset in PRESETS:
+        return PRESETS[preset].description
+
+
+@hookimpl
 def kdiff_discover(bench, config):
     if bench == BENCH:
         return [c for c in discovery.discover(config) if discovery.runs_on(c, config.device)]

@@ -20,6 +20,12 @@ def kdiff_native_presets(bench):
 
 
 @hookimpl
+def kdiff_native_description(bench, preset):
+    if bench == BENCH and preset in PRESETS:
+        return PRESETS[preset]
+
+
+@hookimpl
 def kdiff_discover(bench, config):
     if bench == BENCH:
         return discover(config)

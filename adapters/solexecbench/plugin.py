@@ -1,0 +1,1 @@
+"""The SOL-ExecBench adapter (in progress)."""
