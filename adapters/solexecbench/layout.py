@@ -182,6 +182,9 @@ def read_definition(path: Path) -> Definition:
             data.get("custom_inputs_entrypoint"), data.get("op_type"))
     except (KeyError, TypeError, AttributeError) as exc:
         raise LayoutError(f"{path}: missing or malformed field {exc}") from None
+    entry = definition.custom_inputs_entrypoint
+    if entry is not None and not str(entry).isidentifier():
+        raise LayoutError(f"{path}: custom_inputs_entrypoint {entry!r} is no identifier")
     for spec in definition.inputs + definition.outputs:
         unknown = [d for d in spec.shape or () if not d.isdigit() and d not in definition.axes]
         if unknown:
