@@ -194,9 +194,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
                                          candidate=args.candidate) or Case(
         id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
         candidate=args.candidate, bench=config.bench)
-    described = pm.hook.kdiff_native_description(bench=config.bench, preset=preset)
-    print(f"kdiff: native check {preset}" + (f": {described}" if described else ""),
-          file=sys.stderr)
     unfinished = False
     started = time.monotonic()
     total = len(select(config.gates))
@@ -217,6 +214,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
               "reporting those", file=sys.stderr)
     if verdict.error:  # a file that does not load: bad input, not a verdict
         raise UsageError(verdict.error)
+    described = pm.hook.kdiff_native_description(bench=config.bench, preset=preset)
+    print(f"kdiff: native check {preset}" + (f": {described}" if described else ""),
+          file=sys.stderr)
     names = {g.id: g.name for g in select(config.gates)}
     print(verdict_table(verdict, names))
     write_reports(args, [verdict], config.bench, preset, config.device)
