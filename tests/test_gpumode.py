@@ -7,7 +7,8 @@ toy/scale_py is out = 2 relu(x) into an output buffer, tests at sizes 32, 48, 64
 solutions: correct/torch_relu; wrong/nan_swallowed (native accepts, EXC-01 rejects);
 wrong/block_tail (drops the rows past a multiple of 16: native accepts, CMP-03 rejects at a
 held-out size); wrong/second_test_size (wrong at 48 alone: native rejects at test 1, CMP-03
-at the variant of test 1). graphed/scale_py is the same problem under a harness that calls the
+at the variant of test 1); wrong/returns_input (computes in x and returns it: the
+harness's clone hides it, ORD-02 does not). graphed/scale_py is the same problem under a harness that calls the
 submission twice (a warm-up, then the CUDA-graph capture): wrong/first_call_per_shape is right on
 its first call at each shape only.
 """
@@ -68,6 +69,7 @@ def test_discovery_labels_every_shipped_solution(cases):
         "toy/scale_py/wrong/nan_swallowed": "wrong",
         "toy/scale_py/wrong/block_tail": "wrong",
         "toy/scale_py/wrong/second_test_size": "wrong",
+        "toy/scale_py/wrong/returns_input": "wrong",
         "graphed/scale_py/wrong/first_call_per_shape": "wrong",
         "toy/broken_py": None,  # a problem that cannot be read is a case of its own
     }
@@ -135,6 +137,17 @@ def test_native_and_gates_three_states(cases):
     assert second.native.reason.startswith("test 1 (size: 48; seed: 12)")
     # Only the benchmark's own test at size 48 shows it: a held-out variant of CMP-03.
     assert second.gates["CMP-03"].signature == "variant_specialised", second.gates
+
+
+def test_aliasing_the_reference_makes_is_the_contract(cases):
+    """ref_kernel returns the output buffer it is passed (input 2): a submission may too,
+    but not an alias of another input."""
+    correct = judge(cases["toy/scale_py/correct/torch_relu"], ["ORD-02"])
+    assert correct.gates["ORD-02"].status is Status.PASS, correct.gates
+    aliasing = judge(cases["toy/scale_py/wrong/returns_input"], ["ORD-02"])
+    assert aliasing.native.accept is True
+    assert aliasing.gates["ORD-02"].signature == "output_aliasing"
+    assert "input 1" in aliasing.gates["ORD-02"].detail
 
 
 def test_graph_capturing_harness_calls_twice(cases):
