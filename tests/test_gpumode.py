@@ -8,7 +8,8 @@ solutions: correct/torch_relu; wrong/nan_swallowed (native accepts, EXC-01 rejec
 wrong/block_tail (drops the rows past a multiple of 16: native accepts, CMP-03 rejects at a
 held-out size); wrong/second_test_size (wrong at 48 alone: native rejects at test 1, CMP-03
 at the variant of test 1); wrong/returns_input (computes in x and returns it: the
-harness's clone hides it, ORD-02 does not). graphed/scale_py is the same problem under a harness that calls the
+harness's clone hides it, ORD-02 does not); wrong/untouched_buffer (returns the output
+buffer as it came). graphed/scale_py is the same problem under a harness that calls the
 submission twice (a warm-up, then the CUDA-graph capture): wrong/first_call_per_shape is right on
 its first call at each shape only.
 """
@@ -70,6 +71,7 @@ def test_discovery_labels_every_shipped_solution(cases):
         "toy/scale_py/wrong/block_tail": "wrong",
         "toy/scale_py/wrong/second_test_size": "wrong",
         "toy/scale_py/wrong/returns_input": "wrong",
+        "toy/scale_py/wrong/untouched_buffer": "wrong",
         "graphed/scale_py/wrong/first_call_per_shape": "wrong",
         "toy/broken_py": None,  # a problem that cannot be read is a case of its own
     }
@@ -148,6 +150,15 @@ def test_aliasing_the_reference_makes_is_the_contract(cases):
     assert aliasing.native.accept is True
     assert aliasing.gates["ORD-02"].signature == "output_aliasing"
     assert "input 1" in aliasing.gates["ORD-02"].detail
+
+
+@pytest.mark.xfail(strict=True, reason="GateContext.evaluate (gates/base.py) runs the "
+                   "reference on the tensors the candidate is then sent: ref_kernel's writes "
+                   "into the output buffer reach the candidate, which returns them")
+def test_an_untouched_output_buffer_is_rejected(cases):
+    verdict = judge(cases["toy/scale_py/wrong/untouched_buffer"], ["CMP-03"])
+    assert verdict.native.accept is False
+    assert verdict.gates["CMP-03"].status is Status.FAIL
 
 
 def test_graph_capturing_harness_calls_twice(cases):
