@@ -18,7 +18,8 @@ CHUNK = 64  # the problem's CHUNK_SIZE
 
 
 def custom_kernel(data):
-    k, w, u, g = data  # g: the chunk-local cumulative gate
+    # the kernels index rows of contiguous [B * T, H, D] tensors
+    k, w, u, g = (x.contiguous() for x in data)  # g: the chunk-local cumulative gate
     B, T, H, K = k.shape
     V = u.shape[-1]
     layout = chunk_layout(B, T, CHUNK, k.device)

@@ -17,7 +17,8 @@ CHUNK = 64  # the problem's CHUNK_SIZE
 
 
 def custom_kernel(data):
-    q, k, v_new, h, g = data  # h [B, NT, H, K, V]; g: the chunk-local cumulative gate
+    # the kernels index rows of contiguous [B * T, H, D] tensors
+    q, k, v_new, h, g = (x.contiguous() for x in data)  # h [B, NT, H, K, V]
     B, T, H, K = q.shape
     V = v_new.shape[-1]
     layout = chunk_layout(B, T, CHUNK, q.device)
@@ -26,6 +27,6 @@ def custom_kernel(data):
     flags = torch.empty(layout.num_chunks, H, triton.cdiv(V, bv), dtype=torch.float32,
                         device=q.device)  # the kernel's non-finite flags, unread here
     output_fwd_kernel[(triton.cdiv(V, bv), layout.num_chunks, H)](
-        q, k, v_new, g, h.contiguous(), o, flags, layout.chunk_bounds, K ** -0.5, H, K, V,
+        q, k, v_new, g, h, o, flags, layout.chunk_bounds, K ** -0.5, H, K, V,
         BT=CHUNK, BK=block_k("output_fwd", K), BV=bv, **launch("output_fwd", q.dtype))
     return o
