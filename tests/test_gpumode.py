@@ -7,8 +7,7 @@ toy/scale_py is out = 2 relu(x) into an output buffer, tests at sizes 32, 48, 64
 solutions: correct/torch_relu; wrong/nan_swallowed (native accepts, EXC-01 rejects);
 wrong/block_tail (drops the rows past a multiple of 16: native accepts, CMP-03 rejects at a
 held-out size); wrong/second_test_size (wrong at 48 alone: native rejects at test 1, CMP-03
-at the variant of test 1); wrong/returns_input (computes in x and returns it: the
-harness's clone hides it, ORD-02 does not); wrong/untouched_buffer (returns the output
+at the variant of test 1); wrong/untouched_buffer (returns the output
 buffer as it came). graphed/scale_py is the same problem under a harness that calls the
 submission twice (a warm-up, then the CUDA-graph capture): wrong/first_call_per_shape is right on
 its first call at each shape only.
@@ -70,7 +69,6 @@ def test_discovery_labels_every_shipped_solution(cases):
         "toy/scale_py/wrong/nan_swallowed": "wrong",
         "toy/scale_py/wrong/block_tail": "wrong",
         "toy/scale_py/wrong/second_test_size": "wrong",
-        "toy/scale_py/wrong/returns_input": "wrong",
         "toy/scale_py/wrong/untouched_buffer": "wrong",
         "graphed/scale_py/wrong/first_call_per_shape": "wrong",
         "toy/broken_py": None,  # a problem that cannot be read is a case of its own
@@ -141,15 +139,12 @@ def test_native_and_gates_three_states(cases):
     assert second.gates["CMP-03"].signature == "variant_specialised", second.gates
 
 
-def test_aliasing_the_reference_makes_is_the_contract(cases):
-    """ref_kernel returns the output buffer it is passed (input 2): a submission may too,
-    but not an alias of another input."""
-    correct = judge(cases["toy/scale_py/correct/torch_relu"], ["ORD-02"])
-    assert correct.gates["ORD-02"].status is Status.PASS, correct.gates
-    aliasing = judge(cases["toy/scale_py/wrong/returns_input"], ["ORD-02"])
-    assert aliasing.native.accept is True
-    assert aliasing.gates["ORD-02"].signature == "output_aliasing"
-    assert "input 1" in aliasing.gates["ORD-02"].detail
+def test_the_submission_owns_its_data(cases):
+    """The harness calls custom_kernel on a clone of data: the correct solution writes the
+    output buffer it is given and returns it, which is neither an input changed (RES-01) nor
+    an output aliasing an input (ORD-02)."""
+    correct = judge(cases["toy/scale_py/correct/torch_relu"], ["ORD-02", "RES-01"])
+    assert correct.verifier_accept is True, correct.gates
 
 
 @pytest.mark.xfail(strict=True, reason="GateContext.evaluate (gates/base.py) runs the "

@@ -119,12 +119,17 @@ def draw(generate_input: Callable[..., Any], args: dict[str, Any]) -> list[Any]:
 
 
 class DataModel(torch.nn.Module):
-    """`forward(structure, *leaves)` calls `fn(data)`; `fn` is `ref_kernel` (the problem's
-    Model) or `custom_kernel` (the candidate's ModelNew)."""
+    """`forward(structure, *leaves)` calls `fn(data)`: `ref_kernel` (the problem's Model), as
+    the harness calls it, on `data` itself; or `custom_kernel` (the candidate's ModelNew,
+    `clone_data`), as the harness calls it, on `_clone_data(data)`. The submission owns its
+    copy: it may write into it (the output buffers generate_input allocates are there to be
+    written) and return it, and the gates see neither as a change to or an alias of their
+    inputs, as the benchmark does not."""
 
-    def __init__(self, fn: Callable[[Any], Any]) -> None:
+    def __init__(self, fn: Callable[[Any], Any], clone_data: bool = False) -> None:
         super().__init__()
-        self.fn = fn
+        self.fn, self.clone_data = fn, clone_data
 
     def forward(self, structure: str, *leaves: Any) -> Any:
-        return self.fn(unflatten(structure, leaves))
+        data = unflatten(structure, leaves)
+        return self.fn(clone(data) if self.clone_data else data)

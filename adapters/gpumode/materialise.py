@@ -12,8 +12,9 @@ not eval.py, which kdiff replaces), and problem.py:
   Model     `ref_kernel(data)`; get_inputs() `generate_input(**args)` with a fresh seed,
             flattened (kdiff.adapters.gpumode.data).
 Per submission, in `<cache>/gpumode/candidates/<id>/<label>-<name>-<hash>/`: submission.py
-(the submission as the harness names it) and candidate.py, `ModelNew` = its `custom_kernel`,
-loaded with the problem's files as its siblings.
+(the submission as the harness names it) and candidate.py, `ModelNew` = its `custom_kernel`
+called on a clone of `data` as the harness calls it, loaded with the problem's files as its
+siblings.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from kdiff.adapters.gpumode.layout import Label, Problem, spec
 from kdiff.adapters.tritonbench.materialise import write_atomic
 from kdiff.cache import cache_root as kdiff_cache_root
 
-FORMAT = 1  # part of every cache key: bump when what is written here changes
+FORMAT = 2  # part of every cache key: bump when what is written here changes
 
 
 def cache_root() -> Path:
@@ -136,7 +137,8 @@ def prepare_candidate(problem: Problem, problem_py: Path, submission: Path,
         "",
         "class ModelNew(data.DataModel):",
         "    def __init__(self):",
-        '        super().__init__(data.required(SUBMISSION, "custom_kernel", SUBMISSION.__file__))',
+        '        super().__init__(data.required(SUBMISSION, "custom_kernel", SUBMISSION.__file__),',
+        "                         clone_data=True)",
         "",
     ]))
     return folder / "candidate.py"
