@@ -15,8 +15,8 @@
   is not fails; otherwise an element matches when |out - ref| <= max_atol + max_rtol |ref|,
   and the output passes when the matched ratio is at least `required_matched_ratio` (0.99 by
   default, atol = rtol = 1e-2) and, where `max_error_cap` is set, no error exceeds it;
-- an exception of the solution fails (RUNTIME_ERROR); one of the reference or of the input
-  generation leaves the verdict open (INVALID_REFERENCE).
+- an exception of the solution, or of the input generation, fails (RUNTIME_ERROR); one of the
+  reference leaves the verdict open (INVALID_REFERENCE).
 Not reproduced: upstream's reward-hack checks (lazy outputs, monkey patching, threads left
 running), which kdiff's worker containment and gates stand in for, and safetensors inputs.
 
@@ -100,6 +100,10 @@ def run_native(ctx: GateContext) -> NativeVerdict:
             where = f"workload {w} ({workload.uuid}), round {round_}"
             try:
                 inputs = make_inputs(definition, workload, ctx.device, custom)
+            except Exception as exc:  # noqa: BLE001 - upstream records RUNTIME_ERROR: a fail
+                return verdict(False, f"{where}: gen_inputs failed: {type(exc).__name__}: "
+                               f"{exc}", trial)
+            try:
                 with torch.no_grad():
                     expected = model(*inputs)
             except Exception as exc:  # noqa: BLE001 - INVALID_REFERENCE: no verdict

@@ -36,7 +36,7 @@ _INT_RANGES = {torch.int8: (-128, 128), torch.int16: (-1024, 1024),
 
 
 def random_tensor(shape: tuple[int, ...], dtype: torch.dtype, device: Any) -> torch.Tensor:
-    if dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+    if dtype in (torch.float32, torch.float16, torch.bfloat16):
         return torch.randn(shape, dtype=dtype, device=device)
     if dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
         return torch.randn(shape, device=device).clamp_(-2.0, 2.0).to(dtype)
