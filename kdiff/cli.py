@@ -137,11 +137,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "and the words the failure explanations use")
 
     v = sub.add_parser("verify", help="judge one candidate against one problem")
-    v.add_argument("--problem", required=True, type=Path, metavar="REF.py",
-                   help="the reference problem (KernelBench format: Model, get_inputs, "
-                   "get_init_inputs)")
-    v.add_argument("--candidate", required=True, type=Path, metavar="NEW.py",
-                   help="the candidate kernel (KernelBench format: ModelNew)")
+    v.add_argument("--bench", default="kernelbench", metavar="NAME",
+                   help="whose layout the two paths are in (default: kernelbench, two files)")
+    v.add_argument("--problem", required=True, type=Path, metavar="REF",
+                   help="the reference problem (kernelbench: a file with Model, get_inputs, "
+                   "get_init_inputs; gpumode, solexecbench: the problem's folder)")
+    v.add_argument("--candidate", required=True, type=Path, metavar="NEW",
+                   help="the candidate kernel (kernelbench: a file with ModelNew; gpumode: a "
+                   "submission; solexecbench: a solution json)")
     _common(v, SHIPPED_PRESET)
 
     r = sub.add_parser("run", help="judge a benchmark's kernels and tabulate the disagreement")
@@ -297,26 +300,29 @@ def preset_text(pm, bench: str, preset: str) -> str:  # noqa: ANN001
 
 def cmd_verify(args: argparse.Namespace) -> int:
     for role, path in (("problem", args.problem), ("candidate", args.candidate)):
-        if not path.is_file():
+        if not path.exists():
             raise UsageError(f"{path}: {role} file not found")
     gate_ids(args)  # an unknown gate is bad usage before anything heavy loads
     from kdiff.gates.registry import entry, select
     from kdiff.judge import JudgingInterrupted, judge_case, native_preset
     from kdiff.model import Case
-    from kdiff.plugins import manager
+    from kdiff.plugins import UnknownBench, manager, require_bench
     from kdiff.reports.terminal import explanations, verdict_table
-    config = make_config(args, "kernelbench")
+    config = make_config(args, args.bench)
     pm = manager()
     try:
+        require_bench(config.bench, pm)
         preset = native_preset(pm, config)
-    except KeyError as exc:
+    except (KeyError, UnknownBench) as exc:
         raise UsageError(str(exc.args[0])) from None
-    case = Case(id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
-                candidate=args.candidate)
+    case = pm.hook.kdiff_case_from_paths(bench=config.bench, problem=args.problem,
+                                         candidate=args.candidate) or Case(
+        id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
+        candidate=args.candidate, bench=config.bench)
     unfinished = False
     started = time.monotonic()
     total = len(select(config.gates))
-    print(f"kdiff verify: native check {preset_text(pm, 'kernelbench', preset)}; device "
+    print(f"kdiff verify: native check {preset_text(pm, config.bench, preset)}; device "
           f"{config.device}; {total} gate(s)", file=sys.stderr, flush=True)
 
     def after_gate(so_far, result, judged: int) -> None:
@@ -325,7 +331,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"[{judged:2d}/{total} {time.monotonic() - started:7.1f}s] {result.gate} "
               f"{result.status.value}" + (f" {result.signature}" if result.signature else ""),
               file=sys.stderr, flush=True)
-        write_reports(args, [so_far], "kernelbench", preset, config.device)
+        write_reports(args, [so_far], config.bench, preset, config.device)
 
     try:
         verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
@@ -339,7 +345,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     explained = explanations(verdict, args.verbose)
     if explained:
         print("\n" + explained)
-    write_reports(args, [verdict], "kernelbench", preset, config.device)
+    write_reports(args, [verdict], config.bench, preset, config.device)
     if unfinished:
         return EXIT_UNFINISHED
     return exit_status([verdict], args.fail_on, args.undecided_ok)
