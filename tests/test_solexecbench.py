@@ -146,4 +146,4 @@ def test_verify_takes_a_bench(tmp_path, capsys):
     assert status == 0
     [kernel] = json.loads(out.read_text())["kernels"]
     assert kernel["native_accept"] is True and kernel["verifier_accept"] is True
-    assert "kdiff: native check solexecbench: SOL-ExecBench: seed 200" in capsys.readouterr().err
+    assert "native check solexecbench (SOL-ExecBench: seed 200" in capsys.readouterr().err
