@@ -152,6 +152,40 @@ def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any)
         **extra)
 
 
+# Once a request has run past its deadline the candidate is known to hang, and a later request
+# waits KNOWN_HANG_FACTOR times the slowest answer of its command so far, at least
+# KNOWN_HANG_FLOOR_S, instead of the full timeout again: a kernel that hangs costs one full
+# timeout, not one per gate. Ten times: twice for a held-out size (CMP-03 scales a dimension to
+# 2v+1), five times for load (a call on 2 cores shared by 10 busy processes). The floor holds a
+# command with no answer yet, or one answered in milliseconds, whose next answer may come from
+# a fresh worker paying its lazy start again (0.2-0.3 s for a Triton kernel's first
+# interpreted call here; a CUDA context and a Triton cache load take seconds).
+KNOWN_HANG_FACTOR = 10.0
+KNOWN_HANG_FLOOR_S = 10.0
+
+
+@dataclass
+class HangRecord:
+    """What the judge learned about a candidate's hangs: the first timeout, and each request's
+    slowest answer so far (the later budgets follow from them)."""
+
+    first: str | None = None  # the first request that ran past its deadline
+    slowest: dict[str, float] = field(default_factory=dict)  # command -> seconds
+    waited: list[float] = field(default_factory=list)  # each deadline that ran out, seconds
+
+    def budget(self, cmd: str, timeout: float) -> float:
+        if self.first is None:
+            return timeout
+        return min(timeout, max(KNOWN_HANG_FLOOR_S, KNOWN_HANG_FACTOR * self.slowest.get(cmd, 0)))
+
+    def answered(self, cmd: str, seconds: float) -> None:
+        self.slowest[cmd] = max(seconds, self.slowest.get(cmd, 0.0))
+
+    def timed_out(self, cmd: str, timeout: float) -> None:
+        self.first = self.first or f"`{cmd}` gave no answer within {timeout:.0f} s"
+        self.waited.append(timeout)
+
+
 @dataclass
 class CandidateProcess:
     problem: Path
@@ -177,6 +211,7 @@ class CandidateProcess:
         # time into the candidate's share and the judge's own from these).
         self.request_counts: Counter[str] = Counter()
         self.request_seconds: Counter[str] = Counter()
+        self.hangs = HangRecord()
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -343,10 +378,13 @@ class CandidateProcess:
         return first[len(CONTAINMENT_LINE):] if first.startswith(CONTAINMENT_LINE) else ""
 
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
+        timeout = self.hangs.budget(msg["cmd"], timeout)
+        started = time.monotonic()
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
             reply = protocol.read_message(self._from_worker, timeout, trusted=False,
                                           limit=self.limits.max_reply_bytes)
+            self.hangs.answered(msg["cmd"], time.monotonic() - started)
         except protocol.MessageRefused as exc:
             self._kill()
             raise CandidateCrashed(f"reply to `{msg['cmd']}` refused: {exc}") from None
@@ -357,7 +395,10 @@ class CandidateProcess:
                 raise CandidateOverBudget(
                     f"no answer to `{msg['cmd']}`: the case's wall budget of "
                     f"{self.limits.case_timeout:.0f} s is spent") from None
-            raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s") from None
+            known = f" (known to hang: {self.hangs.first})" if self.hangs.first else ""
+            self.hangs.timed_out(msg["cmd"], timeout)
+            raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s"
+                                   + known) from None
         except (protocol.ChannelClosed, EOFError) as exc:
             code = self._proc.poll() if self._proc else None
             if self._proc is not None and code is None:
