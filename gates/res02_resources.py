@@ -41,7 +41,7 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
-from kdiff.triton_launches import KernelResources, Launch, ResourceCache
+from kdiff.triton_launches import KernelResources, Launch, ResourceCache, file_hash
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
 INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
@@ -252,17 +252,17 @@ class ResourceBudget(Gate):
 
     def resources(self, ctx: GateContext, launches: list[Launch], targets: list[str]
                   ) -> dict[tuple[str, str], dict[str, Any]]:
-        """Per (launch key, target), the compile outcome: from the judge's cache, or compiled
-        in a confined child of the sandbox's (it imports the candidate's code), one target
-        after another. Once a target is known to fail, the gate's verdict is known: the
+        """Per (launch key, target), the compile outcome: from the judge's cache (this
+        candidate's own entries), or compiled in confined children of the sandbox's, one per
+        kernel file (each imports that file's code), one target after another. Once a target is known to fail, the gate's verdict is known: the
         targets left are not compiled (the red team's 128 x 1024 tile fails sm_100's tensor
         memory in 3 s of compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
-        cache = ResourceCache()
+        cache = self.cache(ctx)
         outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         jobs = []  # what the cache does not hold, target by target
         for target in targets:
             for launch in launches:
-                cached = cache.get(launch, target)
+                cached = cache.get(launch, target) if cache else None
                 if cached is None:
                     jobs.append((launch, target))
                 else:
@@ -283,9 +283,20 @@ class ResourceBudget(Gate):
         if jobs and failed_target([None] * len(jobs)) is None:
             for (launch, target), outcome in zip(jobs, ctx.candidate.compile_launches(
                     jobs, stop=failed_target)):
-                cache.put(launch, target, outcome)
+                if cache:
+                    cache.put(launch, target, outcome)
                 outcomes[(launch.key(), target)] = outcome
         return outcomes
+
+    @staticmethod
+    def cache(ctx: GateContext) -> ResourceCache | None:
+        """This candidate's compile results from earlier runs, or None where the disk cache
+        cannot be trusted: a worker whose writes are not confined (CUDA; a kernel without
+        Landlock) could have written any entry of it."""
+        owner = file_hash(str(ctx.candidate.candidate))
+        if owner is None or not ctx.candidate.writes_confined:
+            return None
+        return ResourceCache(owner)
 
     def judge_target(self, launches: list[Launch], outcomes: list[dict[str, Any]], target: str
                      ) -> tuple[GateResult | None, str, bool]:

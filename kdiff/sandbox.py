@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff import protocol
-from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
+from kdiff.confine import (CONTAINMENT_LINE, Confinement, landlock_abi, remove_cgroup,
+                           task_cgroup)
 from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
                                    compile_launches, compiler_environment)
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
@@ -289,11 +290,13 @@ class CandidateProcess:
                          timeout: float = COMPILE_TIMEOUT_S,
                          stop: Callable[[Outcomes], str | None] | None = None
                          ) -> list[dict[str, Any]]:
-        """Each (launch, target) compiled without a GPU (kdiff.triton_launches). The compiler
-        child imports the candidate's module, so it is confined as the worker is, in a folder
-        of the worker's own; it is forked from a zygote that holds torch and Triton in
-        compile mode (no TRITON_INTERPRET): a fresh interpreter spent 2.8 of its 3.6 s
-        importing them, for every kernel on a machine with no resource cache yet."""
+        """Each (launch, target) compiled without a GPU (kdiff.triton_launches). A compiler
+        child imports the candidate's module (or the file its kernel came from), so it is
+        confined as the worker is, in a folder of the judge's, not the worker's (which the
+        worker, still running, could write the child's results into); it is forked from a
+        zygote that holds torch and Triton in compile mode (no TRITON_INTERPRET): a fresh
+        interpreter spent 2.8 of its 3.6 s importing them, for every kernel on a machine with
+        no resource cache yet."""
         env = compiler_environment()
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
@@ -312,7 +315,15 @@ class CandidateProcess:
                  "-m", "kdiff.triton_launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
-        return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
+        return compile_launches(jobs, timeout, start, stop=stop)
+
+    @property
+    def writes_confined(self) -> bool:
+        """Whether the worker and its compiler children can write only in their own folders,
+        as the judge sets them up (Landlock, on a kernel that has it), not as a worker says:
+        otherwise any file, the judge's caches included, may hold what a candidate wrote."""
+        return (confinement(self.device, self.limits, self.workdir).landlock
+                and landlock_abi() > 0)
 
     def close(self) -> None:
         if self._proc is None:

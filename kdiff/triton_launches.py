@@ -7,20 +7,28 @@ would specialise on, the constexpr values and the launch options) by wrapping th
 `InterpretedFunction.run`, `JITFunction.run`, and `Autotuner.run` (whose configs are
 alternatives: on hardware the autotuner drops a config that does not fit).
 
-`compile_launches` compiles launches for targets in a short-lived child process started
-without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: the child re-imports the
+`compile_launches` compiles launches for targets in short-lived child processes started
+without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: a child re-imports the
 kernel's file, looks the kernel up by name and runs `triton.compile` with a `GPUTarget`,
 which needs no GPU. It reports shared memory and tensor-memory columns (compiler metadata,
 and the `tcgen05.alloc` sizes in the PTX), and registers and spills (the log of the ptxas
-run Triton makes itself). The child runs the candidate's module code, so the sandbox starts
-it confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), forked from a
-zygote that holds torch and Triton already; it has a deadline, and its whole process group
-is killed when it misses it.
+run Triton makes itself). A child runs module code (the candidate's, or another file's its
+kernels came from), so whatever it reports is that code's word:
+- one child per kernel file: it is sent that file's jobs only, and its results are read for
+  them only, so a module can misreport its own kernels and no other file's (a candidate that
+  runs a sibling's kernel gets that kernel compiled by a child that imported the sibling);
+- each child is confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), in a
+  folder of the judge's that the candidate's worker cannot write, forked from a zygote that
+  holds torch and Triton already; it has a deadline, and its whole process group is killed
+  when it misses it;
+- the judge checks the form of each result (the fields of KernelResources, the job's target);
+  what the numbers say it cannot check without compiling the kernel itself.
 
-The disk cache is the judge's: `ResourceCache` keeps results per (kernel file hash, kernel
-name, signature, constexprs, options, target, Triton version) in kdiff's cache folder
-(kdiff.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
-hold.
+The disk cache is the judge's: `ResourceCache` keeps results per (candidate file hash, kernel
+file hash, kernel name, signature, constexprs, options, target, Triton version) in kdiff's
+cache folder (kdiff.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only
+what it does not hold. Keyed by the candidate as well: a result is only ever read back for the
+candidate whose judging computed it.
 """
 from __future__ import annotations
 
@@ -44,13 +52,14 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff.cache import cache_root
+from kdiff.files import UnreadableFile, read_regular_file
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # took 71 s for sm_90 on this 2-core machine under a load of 11 (its ptxas spills 18 KB).
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
-CACHE_FORMAT = 1  # bump when what a cache entry holds changes
+CACHE_FORMAT = 2  # bump when what a cache entry holds or its key means changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
 
@@ -258,34 +267,42 @@ def _naming_tuned(run: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # -- compiling (the worker asks, a child process compiles, the judge caches) ----------------
-class ResourceCache:
-    """The judge's disk cache of compile results. Timeouts and crashes are not kept: they
-    depend on the machine's load, not on the kernel; a compile error is kept (as
-    deterministic as a result)."""
+def file_hash(path: str) -> str | None:
+    """sha256 of a file as the judge reads it (a regular file of bounded size), or None."""
+    try:
+        return hashlib.sha256(read_regular_file(path)).hexdigest()
+    except (OSError, UnreadableFile):
+        return None
 
-    def __init__(self, root: Path | None = None) -> None:
+
+class ResourceCache:
+    """The judge's disk cache of compile results, for one candidate (`owner`, the hash of its
+    file): what a compiler child reported is that child's module's word, never shared with
+    another candidate. Timeouts and crashes are not kept: they depend on the machine's load,
+    not on the kernel; a compile error is kept (as deterministic as a result)."""
+
+    def __init__(self, owner: str, root: Path | None = None) -> None:
+        self.owner = owner
         self.dir = Path(root or cache_root()) / "triton-resources"
 
-    @staticmethod
-    def key(launch: Launch, target: str) -> str | None:
+    def key(self, launch: Launch, target: str) -> str | None:
         import triton
-        try:
-            file_hash = hashlib.sha256(Path(launch.file).read_bytes()).hexdigest()
-        except OSError:
+        kernel_hash = file_hash(launch.file)
+        if kernel_hash is None:
             return None
-        blob = json.dumps([CACHE_FORMAT, triton.__version__, file_hash, launch.qualname,
-                           launch.signature, launch.constexprs, launch.options, target],
-                          sort_keys=True, default=str)
+        blob = json.dumps([CACHE_FORMAT, triton.__version__, self.owner, kernel_hash,
+                           launch.module, launch.qualname, launch.signature, launch.constexprs,
+                           launch.options, target], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def get(self, launch: Launch, target: str) -> dict[str, Any] | None:
         key = self.key(launch, target)
-        path = self.dir / f"{key}.json"
-        if key is None or not path.is_file():
+        if key is None:
             return None
         try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
+            return checked_outcome(json.loads(read_regular_file(self.dir / f"{key}.json")),
+                                   target)
+        except (OSError, UnreadableFile, ValueError):
             return None
 
     def put(self, launch: Launch, target: str, result: dict[str, Any]) -> None:
@@ -300,6 +317,32 @@ class ResourceCache:
             os.replace(tmp, path)
         except OSError:
             pass  # a cache that cannot be written only costs the next run a compile
+
+
+_RESOURCE_TYPES = {"target": (str,), "shared_bytes": (int,), "tmem_columns": (int,),
+                   "num_warps": (int,), "registers": (int, type(None)),
+                   "spill_store_bytes": (int, type(None)), "stack_bytes": (int, type(None)),
+                   "trap_only": (bool,)}
+
+
+def checked_outcome(outcome: Any, target: str) -> dict[str, Any]:
+    """A compile outcome read from a child (or the cache) in the form the judge uses:
+    {"resources": KernelResources fields, for `target`} or {"error": text}; ValueError for
+    anything else."""
+    if not isinstance(outcome, dict):
+        raise ValueError(f"a {type(outcome).__name__}, not an outcome")
+    if "resources" in outcome:
+        res = outcome["resources"]
+        if not (isinstance(res, dict) and set(res) == set(_RESOURCE_TYPES) and all(
+                isinstance(res[k], kinds) and (bool in kinds or not isinstance(res[k], bool))
+                for k, kinds in _RESOURCE_TYPES.items())):
+            raise ValueError("resources not in KernelResources' form")
+        if res["target"] != target:
+            raise ValueError(f"resources for {res['target']!r}, not {target!r}")
+        return outcome
+    if not isinstance(outcome.get("error"), str):
+        raise ValueError("neither resources nor an error")
+    return outcome
 
 
 Starter = Callable[[list[str], dict[str, str], BinaryIO, Path], Any]
@@ -331,13 +374,32 @@ POLL_S = 0.05
 Outcomes = list["dict[str, Any] | None"]
 
 
-def _finished(result_path: Path) -> list[dict[str, Any]]:
-    """The results the child has written so far: whole lines only (it may be mid-line)."""
+# A result line is about 250 bytes (eight numbers, a target, the seconds) or an error cut to
+# 400 characters: 4 KiB per job is room for either many times over, and no more is read.
+RESULT_BYTES_PER_JOB = 4096
+
+
+def _finished(result_path: Path, targets: list[str]) -> list[dict[str, Any]]:
+    """The results the child has written so far for jobs of `targets` (one per job, in
+    order): whole lines only (it may be mid-line), each checked for form (checked_outcome);
+    one that is not in form is that job's error."""
     try:
-        text = result_path.read_text()
-    except OSError:
+        text = read_regular_file(result_path, RESULT_BYTES_PER_JOB * len(targets)).decode(
+            "utf-8", "replace")
+    except FileNotFoundError:
         return []
-    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+    except (OSError, UnreadableFile) as exc:
+        return [{"error": f"the compiler child's results are unreadable: {exc}",
+                 "timeout": False, "cacheable": False}] * len(targets)
+    done = []
+    for line, target in zip([ln for ln in text.splitlines(keepends=True)
+                             if ln.endswith("\n")], targets):
+        try:
+            done.append({**checked_outcome(json.loads(line), target), "cacheable": True})
+        except ValueError as exc:
+            done.append({"error": f"the compiler child's result is not understood: {exc}",
+                         "timeout": False, "cacheable": False})
+    return done
 
 
 def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S,
@@ -345,22 +407,41 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
                      stop: Callable[[Outcomes], str | None] | None = None
                      ) -> list[dict[str, Any]]:
     """Per (launch, target): {"resources": {...}} or {"error": "...", "timeout": bool}, plus
-    "cacheable". One child process (`start`ed with its arguments, environment, log and a
-    working folder inside `folder`) compiles them all in order, importing the candidate once
-    and reporting each as it finishes, with `timeout` seconds per compile. `stop`, given the
-    outcomes so far (None where a job is not compiled yet), may return a reason to compile no
-    further: the child is killed and the jobs left get that reason as their error."""
-    results: list[dict[str, Any] | None] = [
+    "cacheable". One child process per kernel file (`start`ed with its arguments,
+    environment, log and a working folder inside `folder`) compiles that file's jobs in
+    order, importing the file once and reporting each as it finishes, with `timeout` seconds
+    per compile. `stop`, given the outcomes so far (None where a job is not compiled yet), may
+    return a reason to compile no further: the child is killed and the jobs left get that
+    reason as their error."""
+    results: Outcomes = [
         {"error": launch.unavailable, "timeout": False, "cacheable": False}
         if launch.unavailable else None for launch, _ in jobs]
-    todo = [i for i, r in enumerate(results) if r is None]
-    if not todo:
-        return results  # type: ignore[return-value]
+    files: dict[str, list[int]] = {}
+    for i, (launch, _) in enumerate(jobs):
+        if results[i] is None:
+            files.setdefault(launch.file, []).append(i)
+    for group in files.values():
+        reason = stop(results) if stop else None
+        if reason:
+            for i in group:
+                results[i] = {"error": reason, "timeout": False, "cacheable": False,
+                              "stopped": True}
+            continue
+        _compile_file(jobs, group, results, timeout, start, folder, stop)
+    return results  # type: ignore[return-value]
+
+
+def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Outcomes,
+                  timeout: float, start: Starter, folder: Path | None,
+                  stop: Callable[[Outcomes], str | None] | None) -> None:
+    """The jobs `group` (of one kernel file) compiled by a child of their own, into
+    `results`."""
+    targets = [jobs[i][1] for i in group]
     with tempfile.TemporaryDirectory(prefix="kdiff-compile-", dir=folder) as tmp:
         request, result_path, log = (Path(tmp) / n for n in ("request.json", "results.jsonl",
                                                              "child.log"))
         request.write_text(json.dumps([{"launch": asdict(jobs[i][0]), "target": jobs[i][1]}
-                                       for i in todo]))
+                                       for i in group]))
         env = compiler_environment()
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # a miss: ptxas runs, logs
         env["TRITON_DUMP_PTXAS_LOG"] = "1"
@@ -368,25 +449,25 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
         with open(log, "wb") as out:
             proc = start([str(request), str(result_path)], env, out, Path(tmp))
             try:
-                missing = _wait(proc, timeout, len(todo), stop and (lambda: stop(
-                    _merged(results, todo, _finished(result_path)))))
+                missing = _wait(proc, timeout, len(group), stop and (lambda: stop(
+                    _merged(results, group, _finished(result_path, targets)))))
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)  # its children too
                 proc.wait()
-        done = _finished(result_path)
-        if len(done) < len(todo) and not missing["timeout"] and not missing.get("stopped"):
+        done = _finished(result_path, targets)
+        if len(done) < len(group) and not missing["timeout"] and not missing.get("stopped"):
             tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
             missing["error"] += ": " + tail.replace("\n", " | ")
-    merged = _merged(results, todo, done)
-    return [r if r is not None else dict(missing) for r in merged]
+    for n, i in enumerate(group):
+        results[i] = done[n] if n < len(done) else dict(missing)
 
 
-def _merged(results: Outcomes, todo: list[int], done: list[dict[str, Any]]) -> Outcomes:
-    """`results` (the jobs not sent to the child) with the child's `done`, in job order."""
+def _merged(results: Outcomes, group: list[int], done: list[dict[str, Any]]) -> Outcomes:
+    """`results` with a child's `done` for the jobs `group` it was sent, in job order."""
     merged = list(results)
-    for n, i in enumerate(todo[:len(done)]):
-        merged[i] = {**done[n], "cacheable": True}
+    for i, outcome in zip(group, done):
+        merged[i] = outcome
     return merged
 
 

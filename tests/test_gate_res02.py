@@ -301,7 +301,8 @@ def test_gate_compiles_the_next_target_only_while_none_fails(tmp_path: Path, mon
                         for o in outcomes]
         return outcomes
 
-    ctx = SimpleNamespace(candidate=SimpleNamespace(compile_launches=compile_in_order))
+    ctx = SimpleNamespace(candidate=SimpleNamespace(compile_launches=compile_in_order,
+                                                    candidate=WIDE_TILE, writes_confined=True))
     gate = ResourceBudget()
     targets = list(GateOptions().targets)
     assert targets == ["sm_100", "sm_90"]
