@@ -27,6 +27,7 @@ from kdiff.gates.base import (GateContext, GateOptions, OutputStructureError, Th
                               Trial, TrialLog)
 from kdiff.model import GateResult, Status
 from kdiff.sandbox import CandidateFailure, CandidateOverBudget, CandidateTimeout
+from kdiff.triton_launches import MAX_RECORDED
 
 # The largest input a held-out size may have. On the CPU 2^16 elements (256 KiB in fp32): the
 # candidate runs there, Triton kernels through the interpreter, and a gate must finish in
@@ -85,20 +86,20 @@ def held_out_sizes(v: int) -> list[int]:
     return [s for s in dict.fromkeys(sizes) if s != v]
 
 
-def declares_triton_kernel(path: Path) -> bool:
-    """Whether the candidate's source, as the judge reads it, defines a function decorated
-    with Triton's `jit` (`@triton.jit`, `@jit`, with or without arguments)."""
+def declares_triton_kernel(path: Path, name: str) -> bool:
+    """Whether the file, as the judge reads it, defines a function `name` decorated with a JIT
+    (`@triton.jit`, `@jit`, `@shape_jit`, with or without arguments)."""
     try:
         tree = ast.parse(read_regular_file(path))
     except (OSError, UnreadableFile, SyntaxError, ValueError):
         return False
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                name = target.attr if isinstance(target, ast.Attribute) else getattr(
-                    target, "id", None)
-                if name == "jit":
+                called = target.attr if isinstance(target, ast.Attribute) else getattr(
+                    target, "id", "")
+                if called.endswith("jit"):
                     return True
     return False
 
@@ -218,11 +219,16 @@ class ShapePolymorphism(ThresholdedGate):
 
     @staticmethod
     def runs_triton(ctx: GateContext) -> bool:
-        """Whether the candidate's calls go through Triton's interpreter: its source, as the
-        judge reads it, defines a Triton kernel, and its worker reports Triton launches (its
-        own word, so never enough alone)."""
-        return (declares_triton_kernel(ctx.candidate.candidate)
-                and bool(ctx.candidate.request("launches").get("launches")))
+        """Whether the candidate's calls go through Triton's interpreter: its worker reports
+        Triton launches (its own word), and one of them names a kernel that its file, as the
+        judge reads it, defines with a JIT decorator."""
+        launches = ctx.candidate.request("launches").get("launches")
+        for item in launches[:MAX_RECORDED] if isinstance(launches, list) else []:
+            launch = item.get("launch") if isinstance(item, dict) else None
+            if isinstance(launch, dict) and declares_triton_kernel(
+                    Path(str(launch.get("file"))), str(launch.get("qualname")).split(".")[-1]):
+                return True
+        return False
 
     @staticmethod
     def interpreter_too_slow(ctx: GateContext, trial: ShapeTrial, log: ShapeLog,
