@@ -204,7 +204,8 @@ def test_a_candidate_cannot_opt_out_with_its_own_header(tmp_path):
 def test_only_regular_files_of_bounded_size_are_read(tmp_path):
     """A kernel that links to /dev/zero (read, it never ends: MemoryError), a FIFO (open blocks
     until a writer comes), a folder, an oversized file and a FIFO for eval_results.json are
-    error rows naming the file and what it is; the regular kernel beside them is judged."""
+    error rows naming the file and what it is, as is a kernel-like name the layout cannot
+    place; the regular kernel beside them is judged."""
     import os
     import threading
 
@@ -217,6 +218,7 @@ def test_only_regular_files_of_bounded_size_are_read(tmp_path):
     names[3].mkdir()
     names[4].write_bytes(b"#" * (MAX_SOURCE_BYTES + 1))
     os.mkfifo(run / "eval_results.json")
+    (run / "level_1_problem_1_sample_0_copy_kernel.py").write_text(HONEST)
     found: list = []
     worker = threading.Thread(target=lambda: found.extend(discover(RunConfig(root=root))),
                               daemon=True)
@@ -226,6 +228,8 @@ def test_only_regular_files_of_bounded_size_are_read(tmp_path):
     errors = {c.id.split("/", 1)[1]: c.discovery_error for c in found}
     assert errors.pop("level_1_problem_1_sample_0") is None
     assert "eval_results.json: not a regular file: a FIFO" in errors.pop("eval_results.json")
+    assert "not judged: not named as the layout names a kernel" in errors.pop(
+        "level_1_problem_1_sample_0_copy_kernel")
     kinds = ["a character device (a link to /dev/zero)", "a FIFO", "a folder",
              f"{MAX_SOURCE_BYTES + 1} bytes, more than the {MAX_SOURCE_BYTES} read"]
     for sample, kind in enumerate(kinds, start=1):

@@ -232,16 +232,21 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path],
     if os.path.lexists(run / EVAL_RESULTS):  # a FIFO or a device there is an error row
         results = read_eval_results(run / EVAL_RESULTS)
     found = []
+    misnamed = []  # kernel-like names the layout cannot place: listed, not judged
     for f in run.glob("level_*_kernel.py"):
         m = KERNEL_FILE.fullmatch(f.name)
         if m:
             level, pid, sample = map(int, m.groups())
             found.append(_Candidate(f, level, pid, sample, *_parse(f)))
+        else:
+            misnamed.append(f)
     run_level = LEVEL_DIR.fullmatch(run.name)
     for f in run.glob("task_*.py") if run_level else ():
         m = TASK_FILE.fullmatch(f.name)
         if m:
             found.append(_Candidate(f, int(run_level.group(1)), int(m.group(1)), 0, *_parse(f)))
+        else:
+            misnamed.append(f)
     found.sort(key=lambda c: (c.level, c.problem, c.sample))
     classes = [_classes(c.tree) for c in found if c.tree is not None]
     model_named = bool(classes) and not any("ModelNew" in cs for cs in classes) and any(
@@ -265,6 +270,12 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path],
                           candidate=c.path, bench=BENCH, metadata=metadata,
                           recorded_accept=recorded.accept if recorded else None,
                           discovery_error=error))
+    if config.level is None and not config.problems:  # a name no selection can match
+        cases += [Case(id=f"{run.name}/{f.stem}", problem=f, candidate=f, bench=BENCH,
+                       metadata={"run": run.name},
+                       discovery_error=f"{f}: not judged: not named as the layout names a "
+                                       f"kernel (level_L_problem_P_sample_S_kernel.py, "
+                                       f"task_P.py)") for f in sorted(misnamed)]
     if results.errors and cases:  # only when some of this run's kernels are selected
         path = run / EVAL_RESULTS
         more = f" (and {len(results.errors) - 1} more)" if len(results.errors) > 1 else ""
