@@ -86,22 +86,23 @@ def held_out_sizes(v: int) -> list[int]:
     return [s for s in dict.fromkeys(sizes) if s != v]
 
 
-def declares_triton_kernel(path: Path, name: str) -> bool:
-    """Whether the file, as the judge reads it, defines a function `name` decorated with a JIT
+def jit_kernel_names(path: Path) -> set[str]:
+    """The functions the file, as the judge reads it, defines with a JIT decorator
     (`@triton.jit`, `@jit`, `@shape_jit`, with or without arguments)."""
     try:
         tree = ast.parse(read_regular_file(path))
     except (OSError, UnreadableFile, SyntaxError, ValueError):
-        return False
+        return set()
+    names = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 called = target.attr if isinstance(target, ast.Attribute) else getattr(
                     target, "id", "")
                 if called.endswith("jit"):
-                    return True
-    return False
+                    names.add(node.name)
+    return names
 
 
 @dataclass
@@ -223,12 +224,13 @@ class ShapePolymorphism(ThresholdedGate):
         Triton launches (its own word), and one of them names a kernel that its file, as the
         judge reads it, defines with a JIT decorator."""
         launches = ctx.candidate.request("launches").get("launches")
+        named: dict[str, set[str]] = {}  # file -> the kernels named in its launches
         for item in launches[:MAX_RECORDED] if isinstance(launches, list) else []:
             launch = item.get("launch") if isinstance(item, dict) else None
-            if isinstance(launch, dict) and declares_triton_kernel(
-                    Path(str(launch.get("file"))), str(launch.get("qualname")).split(".")[-1]):
-                return True
-        return False
+            if isinstance(launch, dict):
+                named.setdefault(str(launch.get("file")), set()).add(
+                    str(launch.get("qualname")).split(".")[-1])
+        return any(names & jit_kernel_names(Path(file)) for file, names in named.items())
 
     @staticmethod
     def interpreter_too_slow(ctx: GateContext, trial: ShapeTrial, log: ShapeLog,
