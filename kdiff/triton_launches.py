@@ -8,27 +8,29 @@ would specialise on, the constexpr values and the launch options) by wrapping th
 alternatives: on hardware the autotuner drops a config that does not fit).
 
 `compile_launches` compiles launches for targets in short-lived child processes started
-without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: a child re-imports the
-kernel's file, looks the kernel up by name and runs `triton.compile` with a `GPUTarget`,
-which needs no GPU. It reports shared memory and tensor-memory columns (compiler metadata,
-and the `tcgen05.alloc` sizes in the PTX), and registers and spills (the log of the ptxas
-run Triton makes itself). A child runs module code (the candidate's, or another file's its
-kernels came from), so whatever it reports is that code's word:
-- one child per kernel file: it is sent that file's jobs only, and its results are read for
-  them only, so a module can misreport its own kernels and no other file's (a candidate that
-  runs a sibling's kernel gets that kernel compiled by a child that imported the sibling);
-- each child is confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), in a
+without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: a child loads a module,
+looks the kernel up by name and runs `triton.compile` with a `GPUTarget`, which needs no GPU.
+It reports shared memory and tensor-memory columns (compiler metadata, and the `tcgen05.alloc`
+sizes in the PTX), and registers and spills (the log of the ptxas run Triton makes itself).
+- The module is the judge's where it can be: kdiff.kernel_source reads the kernel's file and
+  writes a module of its imports of Triton, constants and jit functions, and nothing that
+  runs. The results are then the judge's own ("checked").
+- Where a kernel needs more (a helper from another module, a constant computed at import),
+  the child imports the kernel's file, and runs its code: its results are that code's word
+  ("unchecked", and why); RES-02 believes a violation from it, never a fit.
+- One child per kernel file: it is sent that file's jobs only and read for them only, so a
+  module can misreport its own kernels and no other file's.
+- Each child is confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), in a
   folder of the judge's that the candidate's worker cannot write, forked from a zygote that
   holds torch and Triton already; it has a deadline, and its whole process group is killed
-  when it misses it;
-- the judge checks the form of each result (the fields of KernelResources, the job's target);
-  what the numbers say it cannot check without compiling the kernel itself.
+  when it misses it. The judge checks the form of each result (the fields of
+  KernelResources, the job's target).
 
-The disk cache is the judge's: `ResourceCache` keeps results per (candidate file hash, kernel
-file hash, kernel name, signature, constexprs, options, target, Triton version) in kdiff's
-cache folder (kdiff.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only
-what it does not hold. Keyed by the candidate as well: a result is only ever read back for the
-candidate whose judging computed it.
+The disk cache is the judge's: `ResourceCache` keeps results per (kernel file hash, kernel
+name, signature, constexprs, options, target, Triton version) in kdiff's cache folder
+(kdiff.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
+hold. A checked result is kept for every candidate; an unchecked one only for the candidate
+whose judging computed it (its file's hash is in the key).
 """
 from __future__ import annotations
 
@@ -47,19 +49,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff.cache import cache_root
 from kdiff.files import UnreadableFile, read_regular_file
+from kdiff.kernel_source import ExtractedModule, NotExtractable, extract
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # took 71 s for sm_90 on this 2-core machine under a load of 11 (its ptxas spills 18 KB).
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
-CACHE_FORMAT = 2  # bump when what a cache entry holds or its key means changes
+CACHE_FORMAT = 3  # bump when what a cache entry holds, its key or the extraction changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
 
@@ -276,37 +279,45 @@ def file_hash(path: str) -> str | None:
 
 
 class ResourceCache:
-    """The judge's disk cache of compile results, for one candidate (`owner`, the hash of its
-    file): what a compiler child reported is that child's module's word, never shared with
-    another candidate. Timeouts and crashes are not kept: they depend on the machine's load,
-    not on the kernel; a compile error is kept (as deterministic as a result)."""
+    """The judge's disk cache of compile results. A result the judge computed from its own
+    module of a kernel's file ("checked": kdiff.kernel_source) is kept for every candidate
+    that launches that file's kernels; one a compiler child computed by importing the file is
+    that module's word, kept for the candidate being judged (`owner`, the hash of its file)
+    alone. Timeouts and crashes are not kept: they depend on the machine's load, not on the
+    kernel; a compile error is kept (as deterministic as a result)."""
+
+    JUDGE = "judge"  # the owner of checked results
 
     def __init__(self, owner: str, root: Path | None = None) -> None:
         self.owner = owner
         self.dir = Path(root or cache_root()) / "triton-resources"
 
-    def key(self, launch: Launch, target: str) -> str | None:
+    def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import triton
         kernel_hash = file_hash(launch.file)
         if kernel_hash is None:
             return None
-        blob = json.dumps([CACHE_FORMAT, triton.__version__, self.owner, kernel_hash,
-                           launch.module, launch.qualname, launch.signature, launch.constexprs,
+        # Unchecked, the module name says what the child imported (a name, or the file).
+        blob = json.dumps([CACHE_FORMAT, triton.__version__,
+                           self.JUDGE if checked else [self.owner, launch.module], kernel_hash,
+                           launch.qualname, launch.signature, launch.constexprs,
                            launch.options, target], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def get(self, launch: Launch, target: str) -> dict[str, Any] | None:
-        key = self.key(launch, target)
-        if key is None:
-            return None
-        try:
-            return checked_outcome(json.loads(read_regular_file(self.dir / f"{key}.json")),
-                                   target)
-        except (OSError, UnreadableFile, ValueError):
-            return None
+        for checked in (True, False):
+            key = self.key(launch, target, checked)
+            if key is None:
+                return None
+            try:
+                outcome = json.loads(read_regular_file(self.dir / f"{key}.json"))
+                return {**checked_outcome(outcome, target), "checked": checked}
+            except (OSError, UnreadableFile, ValueError):
+                continue
+        return None
 
     def put(self, launch: Launch, target: str, result: dict[str, Any]) -> None:
-        key = self.key(launch, target)
+        key = self.key(launch, target, bool(result.get("checked")))
         if key is None or result.get("timeout") or not result.get("cacheable"):
             return
         path = self.dir / f"{key}.json"
@@ -420,28 +431,49 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
     for i, (launch, _) in enumerate(jobs):
         if results[i] is None:
             files.setdefault(launch.file, []).append(i)
-    for group in files.values():
+    for file, group in files.items():
         reason = stop(results) if stop else None
         if reason:
             for i in group:
                 results[i] = {"error": reason, "timeout": False, "cacheable": False,
                               "stopped": True}
             continue
-        _compile_file(jobs, group, results, timeout, start, folder, stop)
+        extracted = extracted_kernels(file, {jobs[i][0].qualname for i in group})
+        _compile_file(jobs, group, results, timeout, start, folder, stop, extracted)
     return results  # type: ignore[return-value]
+
+
+def extracted_kernels(file: str, qualnames: set[str]) -> ExtractedModule | str:
+    """The judge's own module of `file`'s kernels (kdiff.kernel_source), when it holds every
+    kernel named; else why not."""
+    try:
+        module = extract(read_regular_file(file), file)
+    except (OSError, UnreadableFile, NotExtractable) as exc:
+        return str(exc)
+    missing = sorted(qualnames - module.kernels)
+    return module if not missing else f"{missing[0]}: not a top-level triton.jit kernel"
 
 
 def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Outcomes,
                   timeout: float, start: Starter, folder: Path | None,
-                  stop: Callable[[Outcomes], str | None] | None) -> None:
+                  stop: Callable[[Outcomes], str | None] | None,
+                  extracted: ExtractedModule | str) -> None:
     """The jobs `group` (of one kernel file) compiled by a child of their own, into
-    `results`."""
+    `results`: from the judge's `extracted` module of the file, where there is one (the
+    results are then the judge's, "checked"), else by importing the file (its own word,
+    "unchecked" says why)."""
     targets = [jobs[i][1] for i in group]
     with tempfile.TemporaryDirectory(prefix="kdiff-compile-", dir=folder) as tmp:
         request, result_path, log = (Path(tmp) / n for n in ("request.json", "results.jsonl",
                                                              "child.log"))
-        request.write_text(json.dumps([{"launch": asdict(jobs[i][0]), "target": jobs[i][1]}
-                                       for i in group]))
+        launches = [jobs[i][0] for i in group]
+        if isinstance(extracted, ExtractedModule):
+            module = Path(tmp) / "kernels.py"
+            module.write_text(extracted.text)
+            launches = [replace(launch, module="kdiff_extracted", file=str(module))
+                        for launch in launches]
+        request.write_text(json.dumps([{"launch": asdict(launch), "target": target}
+                                       for launch, target in zip(launches, targets)]))
         env = compiler_environment()
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # a miss: ptxas runs, logs
         env["TRITON_DUMP_PTXAS_LOG"] = "1"
@@ -459,8 +491,10 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
         if len(done) < len(group) and not missing["timeout"] and not missing.get("stopped"):
             tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
             missing["error"] += ": " + tail.replace("\n", " | ")
+    provenance = ({"checked": True} if isinstance(extracted, ExtractedModule)
+                  else {"checked": False, "unchecked": extracted})
     for n, i in enumerate(group):
-        results[i] = done[n] if n < len(done) else dict(missing)
+        results[i] = {**(done[n] if n < len(done) else missing), **provenance}
 
 
 def _merged(results: Outcomes, group: list[int], done: list[dict[str, Any]]) -> Outcomes:

@@ -88,14 +88,19 @@ def test_each_kernel_file_is_compiled_by_a_child_of_its_own(tmp_path):
     assert outcomes[2]["resources"] == {"target": "sm_90", **FITS}  # its own job, its word
 
 
-def test_a_cache_entry_is_read_back_for_its_own_candidate_only(tmp_path):
+def test_an_unchecked_result_is_read_back_for_its_own_candidate_only(tmp_path):
+    """What a child reported after importing the kernel's file stays with the candidate
+    judged; what the judge computed from its own module of the file is kept for all."""
     from kdiff.triton_launches import Launch, ResourceCache
     launch = Launch(module="kdiff_sibling", file=str(WIDE_TILE), qualname="matmul_kernel")
-    fits = {"resources": {"target": "sm_100", **FITS}, "cacheable": True}
+    fits = {"resources": {"target": "sm_100", **FITS}, "cacheable": True, "checked": False}
     forger, tile = ResourceCache("forger", tmp_path), ResourceCache("tile", tmp_path)
     forger.put(launch, "sm_100", fits)
     assert forger.get(launch, "sm_100") == fits
     assert tile.get(launch, "sm_100") is None
+    forger.put(launch, "sm_90", {**fits, "resources": {**fits["resources"], "target": "sm_90"},
+                                 "checked": True})
+    assert tile.get(launch, "sm_90")["checked"] is True
 
 
 def test_a_launch_file_the_judge_cannot_read_has_no_cache_key(tmp_path):
@@ -105,3 +110,60 @@ def test_a_launch_file_the_judge_cannot_read_has_no_cache_key(tmp_path):
     (tmp_path / "zero.py").symlink_to("/dev/zero")
     launch = Launch(module="kdiff_x", file=str(tmp_path / "zero.py"), qualname="kernel")
     assert ResourceCache("owner", tmp_path).key(launch, "sm_100") is None
+
+
+# Forges its own compile results, with a kernel the judge can build a module of (BLOCK a
+# literal constexpr) or cannot (BLOCK computed at import).
+SELF_FORGER = """
+import json, os
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+if "TRITON_INTERPRET" not in os.environ and Path("request.json").is_file():
+    with open("results.jsonl", "a") as out:
+        for job in json.loads(Path("request.json").read_text()):
+            fits = dict(FITS, target=job["target"], registers=1)
+            out.write(json.dumps({"resources": fits}) + "\\n")
+    os._exit(0)
+
+BLOCK = tl.constexpr({block})
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        double_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel())
+        return out
+""".replace("FITS", repr(FITS))
+
+
+@pytest.mark.parametrize("block,status", [("64", Status.PASS), ('int("64")', Status.ERROR)],
+                         ids=["a module the judge builds", "one it cannot build"])
+def test_a_kernel_s_word_on_its_own_fit_is_not_taken(tmp_path, monkeypatch, block, status):
+    """The judge compiles a kernel from its own module of the file where it can, so the
+    forgery never runs; where it cannot, the module's "fits" leaves RES-02 undecided."""
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path / "cache"))
+    candidate = tmp_path / "self_forger.py"
+    candidate.write_text(SELF_FORGER.replace("{block}", block))
+    problem = HERE / "fixtures" / "kernelbench_checkout" / "KernelBench" / "level1" / \
+        "1_Double.py"
+    with CandidateProcess(problem, candidate) as process:
+        ctx = GateContext(load_problem(problem), process, GateOptions(targets=("sm_100",)))
+        result = ResourceBudget().run(ctx)
+    assert result.status is status, result.detail
+    if status is Status.PASS:
+        assert "double_kernel: shared" in result.detail and " 1 regs" not in result.detail
+    else:
+        assert "only the kernel's own module reported" in result.detail, result.detail
+        assert "BLOCK, which is not a constant" in result.detail, result.detail
