@@ -17,7 +17,10 @@ Four parts, each tolerance-free:
   (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
   autotuner chose among are alternatives: on hardware the autotuner drops a config that does
   not fit, so they fail only when none fits. A candidate that launches no Triton kernel has
-  nothing to compile: that part is skipped, with the reason.
+  nothing to compile: that part is skipped, with the reason. The judge compiles a kernel from
+  its own module of the kernel's file (kdiff.kernel_source); a kernel that needs its module's
+  code run is compiled by importing it, and a fit only that code reported (outside kdiff's
+  own corpus) leaves the gate undecided (`error`), never a pass.
 - *compiled extensions*: every kernel of every CUDA extension the candidate built (the shared
   objects in the worker's own folder, read with cuobjdump: kdiff.extension_resources), for
   each architecture the binary holds SASS for, against the same per-thread register limit and
@@ -277,11 +280,12 @@ class ResourceBudget(Gate):
 
     def resources(self, ctx: GateContext, launches: list[Launch], targets: list[str]
                   ) -> dict[tuple[str, str], dict[str, Any]]:
-        """Per (launch key, target), the compile outcome: from the judge's cache (this
-        candidate's own entries), or compiled in confined children of the sandbox's, one per
-        kernel file (each imports that file's code), one target after another. Once a target is known to fail, the gate's verdict is known: the
-        targets left are not compiled (the red team's 128 x 1024 tile fails sm_100's tensor
-        memory in 3 s of compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
+        """Per (launch key, target), the compile outcome: from the judge's cache, or compiled
+        in confined children of the sandbox's, one per kernel file (kdiff.triton_launches:
+        from the judge's own module of the file where it can), one target after another.
+        Once a target is known to fail, the gate's verdict is known: the targets left are not
+        compiled (the red team's 128 x 1024 tile fails sm_100's tensor memory in 3 s of
+        compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
         cache = self.cache(ctx)
         outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         jobs = []  # what the cache does not hold, target by target
