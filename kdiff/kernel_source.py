@@ -9,8 +9,11 @@ an autotuner's or a heuristic's choices are in the recorded launch). A kernel bo
 not run, but Triton's front end calls the Python functions a body names, with constant
 arguments; so a body may name only its own variables, the module's kernels and constants,
 Triton's builtins, and paths inside `triton.language` and `math` (resolved here, every module on
-the way checked), and no attribute that starts with an underscore. A file that needs more is
-not extractable: its kernels are compiled by importing it, and that compile is its own word.
+the way checked, none ending at a module: a module held in a variable would reach what was
+never resolved), and no attribute that starts with an underscore. What a chain rooted at a
+variable reaches is not resolved (variables hold Triton values, or the non-module objects
+those paths give). A file that needs more is not extractable: its kernels are compiled by
+importing it, and that compile is its own word.
 """
 from __future__ import annotations
 
@@ -135,13 +138,14 @@ class _Extractor:
                 self.kept.append(node)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if node.value is not None and all(isinstance(t, ast.Name) for t in targets) \
-                    and self.static(node.value):
+            if node.value is not None and all(isinstance(t, ast.Name) and t.id not in
+                                              self.aliases for t in targets) \
+                    and self.static(node.value):  # an import's name is never rebound
                 self.constants.update(t.id for t in targets)  # type: ignore[attr-defined]
                 self.kept.append(ast.Assign(targets=targets, value=node.value, lineno=0))
         elif isinstance(node, ast.FunctionDef):
             jit = next((d for d in node.decorator_list if self.is_jit(d)), None)
-            if jit is not None:
+            if jit is not None and node.name not in self.aliases:
                 node.decorator_list = [jit]
                 self.kernels[node.name] = node
                 self.kept.append(node)
@@ -184,8 +188,11 @@ class _Extractor:
                 continue  # a whole path is checked at once, from its last attribute
             root = _dotted(node)
             path = self.path_of(node)
-            if path is not None and root is not None and root[0] not in local:
-                _resolve(path)
+            if path is not None and root is not None and root[0] not in local \
+                    and isinstance(_resolve(path), types.ModuleType):
+                # Held as a value, a module would let a local reach what the judge never
+                # resolved (t = tl.core; t.os).
+                raise NotExtractable(f"{fn.name}: uses module {path} as a value")
 
 
 def extract(source: bytes, filename: str) -> ExtractedModule:

@@ -53,3 +53,15 @@ def test_constants_and_libdevice_are_kept():
     for computed in ("BLOCK = tl.constexpr(int('128'))", "BLOCK = tl.constexpr(os.cpu_count())"):
         with pytest.raises(NotExtractable, match="not a constant"):
             extract(source.replace("BLOCK = tl.constexpr(2 * 64)", computed).encode(), "k.py")
+
+
+def test_no_module_is_reached_through_a_variable():
+    text = HEADER + "@triton.jit\ndef k(x):\n    t = tl.core\n    t.os.system('id')\n"
+    with pytest.raises(NotExtractable, match="uses module triton.language.core as a value"):
+        extract(text.encode(), "k.py")
+
+
+def test_an_import_s_name_is_not_rebound():
+    text = HEADER + "tl = tl.core\n@triton.jit\ndef k(x):\n    tl.os.system('id')\n"
+    with pytest.raises(NotExtractable, match="no such name"):
+        extract(text.encode(), "k.py")  # tl stays triton.language, which has no os
