@@ -25,6 +25,10 @@ Four parts, each tolerance-free:
   recorded none has hidden its launches from the recorder in its process: `launches_hidden`.
   A kernel launched in the source and missing from a non-empty record is named in the detail
   (a branch the calls did not take cannot be told from a hidden launch).
+  The judge compiles a kernel from its own module of the kernel's file
+  (kdiff.kernel_source); a kernel that needs its module's code run is compiled by importing
+  it, and a fit only that code reported (outside kdiff's own corpus) leaves the gate
+  undecided (`error`), never a pass.
 - *compiled extensions*: every kernel of every CUDA extension the candidate built (the shared
   objects in the worker's own folder, read with cuobjdump: kdiff.extension_resources), for
   each architecture the binary holds SASS for, against the same per-thread register limit and
@@ -39,6 +43,7 @@ import math
 import os
 import statistics
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +55,8 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
-from kdiff.sandbox import CandidateCrashed
-from kdiff.triton_launches import KernelResources, Launch, ResourceCache
+from kdiff.replies import UnusableOutput
+from kdiff.triton_launches import KernelResources, Launch, ResourceCache, file_hash
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
 # Resident memory an honest worker may add in one call without leaking: glibc's malloc keeps
@@ -223,6 +228,22 @@ LOST = {"error": "no longer recorded (the worker restarted)"}
 class PartOutcome:
     failure: GateResult | None
     note: str
+    undecided: str | None = None  # what the judge could not check itself
+
+
+def trusted(launch: Launch, outcome: dict[str, Any]) -> bool:
+    """Whether the judge takes a compile result: computed from its own module of the kernel's
+    file ("checked"), or by a child that imported a file of kdiff's own corpus (kdiff.kernels)
+    by its path or by the name it has there. Any other child ran code a candidate may have
+    written, and its report is that code's word."""
+    if outcome.get("checked"):
+        return True
+    corpus = Path(str(files("kdiff.kernels"))).resolve()
+    path = Path(launch.file).resolve()
+    if not path.is_relative_to(corpus) or path.suffix != ".py":
+        return False
+    name = ".".join(("kdiff", "kernels", *path.relative_to(corpus).with_suffix("").parts))
+    return launch.module.startswith("kdiff_") or launch.module == name
 
 
 class ResourceBudget(Gate):
@@ -237,13 +258,16 @@ class ResourceBudget(Gate):
     def judge(self, ctx: GateContext) -> GateResult:
         ctx.candidate.request("launches", clear=True)  # judge the launches of these calls only
         memory, seconds = self.held_memory(ctx)
-        notes = []
+        notes, undecided = [], []
         for judge_part in (lambda: memory, lambda: self.wall_clock(ctx, seconds),
                            lambda: self.compiled(ctx), lambda: self.extensions(ctx)):
             part = judge_part()
             if part.failure is not None:
                 return part.failure
             notes.append(part.note)
+            undecided += [part.undecided] if part.undecided else []
+        if undecided:  # no failure, and not every fit checked: undecided, never a pass
+            return self.result(Status.ERROR, "; ".join(undecided + notes))
         return self.result(Status.PASS, "; ".join(notes))
 
     # -- held memory ----------------------------------------------------------------------
@@ -297,7 +321,7 @@ class ResourceBudget(Gate):
         try:
             launches = [Launch(**item["launch"]) for item in listed["launches"]]
         except (KeyError, TypeError) as exc:
-            raise CandidateCrashed(f"malformed reply to `launches`: {exc!r}") from None
+            raise UnusableOutput(f"malformed reply to `launches`: {exc!r}") from None
         # The judge's own reading of the source, against the worker's record.
         try:
             sites = triton_launch_sites(ctx.candidate.candidate.read_text(errors="replace"))
@@ -325,14 +349,19 @@ class ResourceBudget(Gate):
             notes.append(f"no limits known for {', '.join(unknown)}: not judged")
         targets = [t for t in ctx.options.targets if t in LIMITS]
         outcomes = self.resources(ctx, launches, targets)
-        judged_any = False
+        judged_any, unverified = False, []
         for target in targets:
             per_launch = [outcomes.get((launch.key(), target), LOST) for launch in launches]
-            failure, summary, judged = self.judge_target(launches, per_launch, target)
+            failure, summary, judged, words = self.judge_target(launches, per_launch, target)
             if failure is not None:
                 return PartOutcome(failure, "")
             judged_any |= judged
+            unverified += words
             notes.append(summary)
+        if unverified:
+            return PartOutcome(None, "compiled resources: " + "; ".join(notes), (
+                f"compiled resources not decided: {len(unverified)} fit(s) only the kernel's "
+                f"own module reported ({unverified[0]})"))
         if not judged_any:
             return PartOutcome(None, "compiled resources: skipped, no launch could be compiled "
                                "(" + "; ".join(notes) + ")")
@@ -341,16 +370,17 @@ class ResourceBudget(Gate):
     def resources(self, ctx: GateContext, launches: list[Launch], targets: list[str]
                   ) -> dict[tuple[str, str], dict[str, Any]]:
         """Per (launch key, target), the compile outcome: from the judge's cache, or compiled
-        in a confined child of the sandbox's (it imports the candidate's code), one target
-        after another. Once a target is known to fail, the gate's verdict is known: the
-        targets left are not compiled (the red team's 128 x 1024 tile fails sm_100's tensor
-        memory in 3 s of compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
-        cache = ResourceCache()
+        in confined children of the sandbox's, one per kernel file (kdiff.triton_launches:
+        from the judge's own module of the file where it can), one target after another.
+        Once a target is known to fail, the gate's verdict is known: the targets left are not
+        compiled (the red team's 128 x 1024 tile fails sm_100's tensor memory in 3 s of
+        compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
+        cache = self.cache(ctx)
         outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         jobs = []  # what the cache does not hold, target by target
         for target in targets:
             for launch in launches:
-                cached = cache.get(launch, target)
+                cached = cache.get(launch, target) if cache else None
                 if cached is None:
                     jobs.append((launch, target))
                 else:
@@ -371,15 +401,29 @@ class ResourceBudget(Gate):
         if jobs and failed_target([None] * len(jobs)) is None:
             for (launch, target), outcome in zip(jobs, ctx.candidate.compile_launches(
                     jobs, stop=failed_target)):
-                cache.put(launch, target, outcome)
+                if cache:
+                    cache.put(launch, target, outcome)
                 outcomes[(launch.key(), target)] = outcome
         return outcomes
 
+    @staticmethod
+    def cache(ctx: GateContext) -> ResourceCache | None:
+        """This candidate's compile results from earlier runs, or None where the disk cache
+        cannot be trusted: a worker whose writes are not confined (CUDA; a kernel without
+        Landlock) could have written any entry of it."""
+        owner = file_hash(str(ctx.candidate.candidate))
+        if owner is None or not ctx.candidate.writes_confined:
+            return None
+        return ResourceCache(owner)
+
     def judge_target(self, launches: list[Launch], outcomes: list[dict[str, Any]], target: str
-                     ) -> tuple[GateResult | None, str, bool]:
+                     ) -> tuple[GateResult | None, str, bool, list[str]]:
+        """The target's failure (or None), its summary, whether any kernel was judged, and the
+        fits the judge could not check (`trusted`): a violation is believed whoever reports
+        it, a fit only from a result the judge trusts."""
         limits = LIMITS[target]
         groups: dict[str, list[tuple[Launch, list[Violation]]]] = {}
-        fitting, unmeasured = [], []
+        fitting, unmeasured, unverified = [], [], []
         for launch, outcome in zip(launches, outcomes):
             if "resources" not in outcome:
                 unmeasured.append(f"{launch.label()}: {outcome['error']}")
@@ -387,7 +431,10 @@ class ResourceBudget(Gate):
             res = KernelResources(**outcome["resources"])
             found = violations(res, limits)
             groups.setdefault(launch.alternatives_key() or launch.key(), []).append((launch, found))
-            if not found:
+            if not found and not trusted(launch, outcome):
+                unverified.append(f"{target}: {launch.label()}: not read without running its "
+                                  f"module: {outcome.get('unchecked')}")
+            elif not found:
                 fitting.append(f"{launch.qualname}: {describe(res)}")
         for members in groups.values():
             if all(found for _, found in members):  # no alternative fits
@@ -396,13 +443,13 @@ class ResourceBudget(Gate):
                           if len(members) > 1 else "")
                 return self.result(
                     Status.FAIL, f"{target}: {launch.label()}{pruned}: "
-                    + "; ".join(v.text for v in found), found[0].signature), "", True
+                    + "; ".join(v.text for v in found), found[0].signature), "", True, []
         summary = f"{target}: {len(groups)} kernel(s) fit"
         if fitting:
             summary += " (" + "; ".join(fitting[:3]) + ")"
         if unmeasured:
             summary += f"; {len(unmeasured)} not measured ({unmeasured[0]})"
-        return None, summary, bool(groups)
+        return None, summary, bool(groups), unverified
 
     # -- compiled extensions --------------------------------------------------------------
     def extensions(self, ctx: GateContext) -> PartOutcome:

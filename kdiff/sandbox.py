@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff import protocol
-from kdiff.confine import (CONTAINMENT_LINE, Confinement, WorkerCgroup, judge_tag,
+from kdiff.confine import (CONTAINMENT_LINE, Confinement, WorkerCgroup, judge_tag, landlock_abi,
                            remove_orphaned_files, remove_stale_judges)
 from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
                                    compile_launches, compiler_environment)
@@ -198,6 +198,40 @@ def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any)
         **extra)
 
 
+# Once a request has run past its deadline the candidate is known to hang, and a later request
+# waits KNOWN_HANG_FACTOR times the slowest answer of its command so far, at least
+# KNOWN_HANG_FLOOR_S, instead of the full timeout again: a kernel that hangs costs one full
+# timeout, not one per gate. Ten times: twice for a held-out size (CMP-03 scales a dimension to
+# 2v+1), five times for load (a call on 2 cores shared by 10 busy processes). The floor holds a
+# command with no answer yet, or one answered in milliseconds, whose next answer may come from
+# a fresh worker paying its lazy start again (0.2-0.3 s for a Triton kernel's first
+# interpreted call here; a CUDA context and a Triton cache load take seconds).
+KNOWN_HANG_FACTOR = 10.0
+KNOWN_HANG_FLOOR_S = 10.0
+
+
+@dataclass
+class HangRecord:
+    """What the judge learned about a candidate's hangs: the first timeout, and each request's
+    slowest answer so far (the later budgets follow from them)."""
+
+    first: str | None = None  # the first request that ran past its deadline
+    slowest: dict[str, float] = field(default_factory=dict)  # command -> seconds
+    waited: list[float] = field(default_factory=list)  # each deadline that ran out, seconds
+
+    def budget(self, cmd: str, timeout: float) -> float:
+        if self.first is None:
+            return timeout
+        return min(timeout, max(KNOWN_HANG_FLOOR_S, KNOWN_HANG_FACTOR * self.slowest.get(cmd, 0)))
+
+    def answered(self, cmd: str, seconds: float) -> None:
+        self.slowest[cmd] = max(seconds, self.slowest.get(cmd, 0.0))
+
+    def timed_out(self, cmd: str, timeout: float) -> None:
+        self.first = self.first or f"`{cmd}` gave no answer within {timeout:.0f} s"
+        self.waited.append(timeout)
+
+
 @dataclass
 class CandidateProcess:
     problem: Path
@@ -224,6 +258,7 @@ class CandidateProcess:
         # time into the candidate's share and the judge's own from these).
         self.request_counts: Counter[str] = Counter()
         self.request_seconds: Counter[str] = Counter()
+        self.hangs = HangRecord()
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -303,13 +338,14 @@ class CandidateProcess:
                          timeout: float = COMPILE_TIMEOUT_S,
                          stop: Callable[[Outcomes], str | None] | None = None
                          ) -> list[dict[str, Any]]:
-        """Each (launch, target) compiled without a GPU (kdiff.triton_launches). The compiler
-        child imports the candidate's module, so it is confined as the worker is, in a folder
-        of the worker's own; it is forked from a zygote that holds torch and Triton in
-        compile mode (no TRITON_INTERPRET): a fresh interpreter spent 2.8 of its 3.6 s
-        importing them, for every kernel on a machine with no resource cache yet. The
-        compiler children of one call share one cgroup (memory and task caps), killed and
-        removed when the call returns."""
+        """Each (launch, target) compiled without a GPU (kdiff.triton_launches). A compiler
+        child imports the candidate's module (or the file its kernel came from), so it is
+        confined as the worker is, in a folder of the judge's, not the worker's (which the
+        worker, still running, could write the child's results into); it is forked from a
+        zygote that holds torch and Triton in compile mode (no TRITON_INTERPRET): a fresh
+        interpreter spent 2.8 of its 3.6 s importing them, for every kernel on a machine with
+        no resource cache yet. The compiler children of one call share one cgroup (memory and
+        task caps), killed and removed when the call returns."""
         env = compiler_environment()
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
@@ -333,11 +369,20 @@ class CandidateProcess:
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
         try:
-            return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
+            return compile_launches(jobs, timeout, start, stop=stop)
         finally:
             if cgroup:
                 cgroup.kill()
                 cgroup.remove()
+
+    @property
+    def writes_confined(self) -> bool:
+        """Whether the worker and its compiler children can write only in their own folders
+        (and the folders anyone may write), as the judge sets them up, not as a worker says:
+        Landlock on a kernel that has it, or an unprivileged uid of their own (a root judge).
+        Otherwise any file, the judge's caches included, may hold what a candidate wrote."""
+        spec = confinement(self.device, self.limits, self.workdir)
+        return (spec.landlock and landlock_abi() > 0) or (spec.own_uid and os.geteuid() == 0)
 
     def close(self) -> None:
         if self._proc is None:
@@ -412,10 +457,13 @@ class CandidateProcess:
         return first[len(CONTAINMENT_LINE):] if first.startswith(CONTAINMENT_LINE) else ""
 
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
+        timeout = self.hangs.budget(msg["cmd"], timeout)
+        started = time.monotonic()
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
             reply = protocol.read_message(self._from_worker, timeout, trusted=False,
                                           limit=self.limits.max_reply_bytes)
+            self.hangs.answered(msg["cmd"], time.monotonic() - started)
         except protocol.MessageRefused as exc:
             self._kill()
             raise CandidateCrashed(f"reply to `{msg['cmd']}` refused: {exc}") from None
@@ -426,7 +474,10 @@ class CandidateProcess:
                 raise CandidateOverBudget(
                     f"no answer to `{msg['cmd']}`: the case's wall budget of "
                     f"{self.limits.case_timeout:.0f} s is spent") from None
-            raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s") from None
+            known = f" (known to hang: {self.hangs.first})" if self.hangs.first else ""
+            self.hangs.timed_out(msg["cmd"], timeout)
+            raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s"
+                                   + known) from None
         except (protocol.ChannelClosed, EOFError) as exc:
             code = self._proc.poll() if self._proc else None
             if self._proc is not None and code is None:
