@@ -169,7 +169,11 @@ class GateContext:
                     model = self.problem.Model(*init)
                 except Exception as exc:  # noqa: BLE001
                     raise ReferenceFailure(f"reference does not build: {exc}") from None
-                model = model.to(device=self.device, dtype=dtype).eval()
+                # The mode the benchmark runs it in: KernelBench never calls eval(), so
+                # BatchNorm normalises by the batch and Dropout drops (a random reference,
+                # `random_reference`). Training-mode BatchNorm updates its running statistics
+                # on each call but does not read them: repeated calls agree.
+                model = model.to(device=self.device, dtype=dtype)
             self._references[key] = model
         return self._references[key]
 

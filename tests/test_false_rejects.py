@@ -1,0 +1,66 @@
+"""Honest kernels that kdiff once rejected through its own mistakes (issue 26): each test
+judges a small honest problem + candidate and must pass; each names the cause it guards."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kdiff.judge import judge_case
+from kdiff.model import Case, Status
+from kdiff.plugins import manager
+from kdiff.runconfig import RunConfig
+
+
+def judge(tmp_path: Path, problem: str, candidate: str, gates: list[str], **options):
+    p = tmp_path / "1_Problem.py"
+    p.write_text(problem)
+    c = tmp_path / "candidate.py"
+    c.write_text(candidate)
+    config = RunConfig(native="kernelbench", gates=gates)
+    for k, v in options.items():
+        setattr(config.gate_options, k, v)
+    return judge_case(Case("honest", p, c), config, manager())
+
+
+# -- 1. the reference runs in the mode its benchmark runs it (KernelBench: training mode) -----
+
+BATCHNORM_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(c)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+C = 8
+
+
+def get_inputs():
+    return [torch.randn(16, C) * 3 + 2]
+
+
+def get_init_inputs():
+    return [C]
+'''
+
+SELF_CANDIDATE = '''
+import importlib.util, pathlib
+_spec = importlib.util.spec_from_file_location(
+    "_ref", pathlib.Path(__file__).with_name("1_Problem.py"))
+_ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ref)
+ModelNew = _ref.Model
+'''
+
+
+def test_batchnorm_reference_as_its_own_candidate_passes(tmp_path: Path):
+    """Judged in training mode, as KernelBench runs it: the batch's own statistics."""
+    verdict = judge(tmp_path, BATCHNORM_PROBLEM, SELF_CANDIDATE, ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native.reason
+    result = verdict.gates["CMP-01"]
+    assert result.status is Status.PASS, result.detail
