@@ -139,6 +139,15 @@ class GateContext:
     def float_input_indices(self) -> list[int]:
         return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
 
+    def no_free_inputs(self) -> str:
+        """Why no floating input has a position a gate may change."""
+        why = "no floating input with free positions"
+        if any(t.floating and t.example.numel() for t in self.templates()):
+            why += (": get_inputs() draws the same values at every seed, so every position "
+                    "is taken as structural (a generator it seeds itself other than through "
+                    "torch.manual_seed, which kdiff varies, cannot be told from a constant)")
+        return why
+
     @property
     def scaled_sizes(self) -> dict[str, tuple[int, int]]:
         """constant -> (benchmark, judged), for the sizes scaled down to fit."""

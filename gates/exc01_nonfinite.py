@@ -77,8 +77,7 @@ class NonFinitePropagation(Gate):
 
     def judge(self, ctx: GateContext) -> GateResult:
         if not ctx.float_input_indices():
-            return self.result(Status.SKIP, "no floating input with free positions to inject "
-                               "non-finite values into")
+            return self.result(Status.SKIP, ctx.no_free_inputs())
         tally = Tally()
         for seed in SEEDS:
             for label, strategy in INJECTIONS:

@@ -64,3 +64,63 @@ def test_batchnorm_reference_as_its_own_candidate_passes(tmp_path: Path):
     assert verdict.native.accept is True, verdict.native.reason
     result = verdict.gates["CMP-01"]
     assert result.status is Status.PASS, result.detail
+
+
+# -- 7. a get_inputs() that seeds itself is judged by EXC-01 and EXC-02 ----------------------
+
+SELF_SEEDING_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+
+
+def get_inputs():
+    torch.manual_seed(0)
+    return [torch.randn(4, 32)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+NAN_SWALLOWING_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.where(x > 0, x, torch.zeros_like(x)) * 2
+'''
+
+FLUSHING_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x) * 2
+        return torch.where(y.abs() < torch.finfo(y.dtype).tiny, torch.zeros_like(y), y)
+'''
+
+
+def test_self_seeding_problem_is_judged_by_exc01_and_exc02(tmp_path: Path):
+    verdict = judge(tmp_path, SELF_SEEDING_PROBLEM, NAN_SWALLOWING_CANDIDATE, ["EXC-01"])
+    assert verdict.gates["EXC-01"].status is Status.FAIL, verdict.gates["EXC-01"].detail
+    verdict = judge(tmp_path, SELF_SEEDING_PROBLEM, FLUSHING_CANDIDATE, ["EXC-02"])
+    assert verdict.gates["EXC-02"].status is Status.FAIL, verdict.gates["EXC-02"].detail
+
+
+def test_a_self_seeding_problem_kdiff_cannot_vary_says_why(tmp_path: Path):
+    problem = SELF_SEEDING_PROBLEM.replace(
+        "torch.manual_seed(0)\n    return [torch.randn(4, 32)]",
+        "return [torch.randn(4, 32, generator=torch.Generator().manual_seed(0))]")
+    verdict = judge(tmp_path, problem, NAN_SWALLOWING_CANDIDATE, ["EXC-01"])
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.SKIP and "same values at every seed" in result.detail, \
+        result.detail
