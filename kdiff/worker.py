@@ -249,7 +249,11 @@ def run_and_check_correctness(model: torch.nn.Module, model_new: torch.nn.Module
                 output_new = model_new(*inputs)
                 if device == "cuda":
                     torch.cuda.synchronize()
-                outputs.append([o.detach().cpu() for o in as_output_list(output_new)])
+                # A copy even on the CPU, where .cpu() is the tensor itself: upstream compares
+                # each trial before the next, so a candidate that reuses its output buffer
+                # must not overwrite the trials already run.
+                outputs.append([o.detach().to("cpu", copy=True)
+                                for o in as_output_list(output_new)])
             except Exception as exc:  # noqa: BLE001 - the candidate's exception is the verdict
                 return {"outputs": outputs, "failed_trial": trial,
                         "exception": f"{type(exc).__name__}: {str(exc)[:500]}"}

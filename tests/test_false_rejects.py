@@ -124,3 +124,43 @@ def test_a_self_seeding_problem_kdiff_cannot_vary_says_why(tmp_path: Path):
     result = verdict.gates["EXC-01"]
     assert result.status is Status.SKIP and "same values at every seed" in result.detail, \
         result.detail
+
+
+# -- 9. the native check on the CPU keeps each trial's output -------------------------------
+
+DOUBLE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+BUFFER_REUSING_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if getattr(self, "out", None) is None or self.out.shape != x.shape:
+            self.out = torch.empty_like(x)
+        return torch.mul(x, 2, out=self.out)
+'''
+
+
+def test_native_check_accepts_a_candidate_that_reuses_its_output_buffer(tmp_path: Path):
+    """Upstream compares each trial before the next: the buffer's later contents do not
+    matter there, and must not here."""
+    verdict = judge(tmp_path, DOUBLE_PROBLEM, BUFFER_REUSING_CANDIDATE, [])
+    assert verdict.native.accept is True, verdict.native.reason
