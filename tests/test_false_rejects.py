@@ -2,12 +2,21 @@
 judges a small honest problem + candidate and must pass; each names the cause it guards."""
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
+import pytest
+import torch
+import torch.nn as nn
+
+from kdiff.gates import tolerance
+from kdiff.gates.oracle import run_oracle
 from kdiff.judge import judge_case
 from kdiff.model import Case, Status
 from kdiff.plugins import manager
 from kdiff.runconfig import RunConfig
+
+_G = torch.Generator().manual_seed(0)
 
 
 def judge(tmp_path: Path, problem: str, candidate: str, gates: list[str], **options):
@@ -164,3 +173,108 @@ def test_native_check_accepts_a_candidate_that_reuses_its_output_buffer(tmp_path
     matter there, and must not here."""
     verdict = judge(tmp_path, DOUBLE_PROBLEM, BUFFER_REUSING_CANDIDATE, [])
     assert verdict.native.accept is True, verdict.native.reason
+
+
+# -- 2, 3. PRC-03 on shift-invariant normalisations and at LogSoftmax's row maximum ----------
+
+NORM_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = {norm}
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+def get_inputs():
+    return [torch.randn(2, 8, 4, 4)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# Honest implementations by another route: the two-pass statistics written out by hand.
+TWO_PASS_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        g = x.reshape(x.shape[0], {groups}, -1)
+        d = g - g.mean(-1, keepdim=True)
+        var = (d * d).mean(-1, keepdim=True)
+        return (d / torch.sqrt(var + 1e-5)).reshape(x.shape)
+'''
+
+
+def test_prc03_accepts_an_honest_group_norm(tmp_path: Path):
+    verdict = judge(tmp_path, NORM_PROBLEM.format(norm="nn.GroupNorm(2, 8, affine=False)"),
+                    TWO_PASS_CANDIDATE.format(groups=2), ["PRC-03"])
+    result = verdict.gates["PRC-03"]
+    assert result.status is Status.PASS, result.detail
+
+
+@pytest.mark.parametrize("module, x", [
+    # inputs 1e6 +- 1: any fp32 evaluation carries ulp(1e6)/sigma from x - mean
+    (nn.LayerNorm(256), torch.randn(16, 256, generator=_G) + 1e6),
+    (nn.GroupNorm(4, 16), torch.randn(4, 16, 8, 8, generator=_G) + 1e6),
+    (nn.InstanceNorm2d(16), torch.randn(4, 16, 8, 8, generator=_G) + 1e6),
+    (nn.BatchNorm2d(16), torch.randn(4, 16, 8, 8, generator=_G) + 1e6),
+    # at a row's maximum log_softmax is -log S ~ 0, with S's half-ulp error
+    (nn.LogSoftmax(-1), torch.randn(16, 4096, generator=_G) * 100),
+])
+def test_the_fp32_reference_lies_within_the_oracle_bound(module, x):
+    """The bound must hold an honest fp32 evaluation (the reference's own) with the margin
+    the thresholded gates ask of it, wherever the reference is finite."""
+    x = x.float()
+    oracle = run_oracle(copy.deepcopy(module).double(), [x.double()])
+    reference = module.float()(x)
+    bound = tolerance.bound(oracle.magnitudes[0], oracle.depths[0], torch.float32)
+    ratio = tolerance.compare(reference, oracle.values[0], bound).worst_ratio
+    assert ratio * tolerance.REFERENCE_MARGIN <= 1, ratio
+
+
+LOGSOFTMAX_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.log_softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(8, 512)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+LOGSOFTMAX_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        shifted = x - x.max(dim=1, keepdim=True).values
+        # the sum in another order than torch's: by blocks of 32
+        total = torch.exp(shifted).reshape(x.shape[0], -1, 32).sum(-1).sum(-1, keepdim=True)
+        return shifted - torch.log(total)
+'''
+
+
+def test_prc03_accepts_an_honest_log_softmax(tmp_path: Path):
+    verdict = judge(tmp_path, LOGSOFTMAX_PROBLEM, LOGSOFTMAX_CANDIDATE, ["PRC-03"])
+    result = verdict.gates["PRC-03"]
+    assert result.status is Status.PASS and "under-specified" not in result.detail, \
+        result.detail
