@@ -278,3 +278,51 @@ def test_prc03_accepts_an_honest_log_softmax(tmp_path: Path):
     result = verdict.gates["PRC-03"]
     assert result.status is Status.PASS and "under-specified" not in result.detail, \
         result.detail
+
+
+# -- 4. EXC-01 does not judge NaN the reference spreads through paths of weight zero ---------
+
+DIAG_MATMUL_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.diag(a) @ b
+
+
+N = 16
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+ROW_SCALING_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return a[:, None] * b
+'''
+
+
+def test_exc01_accepts_row_scaling_for_a_dense_diagonal_matmul(tmp_path: Path):
+    verdict = judge(tmp_path, DIAG_MATMUL_PROBLEM, ROW_SCALING_CANDIDATE, ["EXC-01"])
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.PASS and "weight zero" in result.detail, result.detail
+
+
+def test_exc01_still_rejects_nan_swallowed_where_the_injection_reaches(tmp_path: Path):
+    swallowing = ROW_SCALING_CANDIDATE.replace("a[:, None] * b",
+                                               "torch.nan_to_num(a[:, None] * b)")
+    verdict = judge(tmp_path, DIAG_MATMUL_PROBLEM, swallowing, ["EXC-01"])
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.FAIL, result.detail
