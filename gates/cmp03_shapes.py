@@ -87,6 +87,16 @@ class ShapeTrial(Trial):
     constants: dict[str, int] = field(default_factory=dict)
     noncontiguous: bool = False
     signature: str = "shape_specialised"
+    # What the trial varies (the benchmark shape, one constant, all of them, a layout, a
+    # variant): the gate reports one failure per class and goes on to the other classes.
+    kind: str = ""
+
+
+@dataclass
+class ClassFailure:
+    kind: str
+    result: GateResult
+    raised: bool  # the candidate raised (or returned wrong shapes): not excused by randomness
 
 
 class ShapePolymorphism(ThresholdedGate):
@@ -98,20 +108,24 @@ class ShapePolymorphism(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[ShapeTrial]:
         constants = {k: v for k, v in ctx.problem.size_constants().items() if v > 0}
-        yield ShapeTrial("benchmark shape", [], signature="exceeds_bound")
+        yield ShapeTrial("benchmark shape", [], signature="exceeds_bound",
+                         kind="benchmark shape")
         yield ShapeTrial("benchmark shape, non-contiguous inputs", [], noncontiguous=True,
-                         signature="noncontiguous_unsupported")
+                         signature="noncontiguous_unsupported", kind="non-contiguous inputs")
         for name, v in constants.items():
             for size in held_out_sizes(v):
-                yield ShapeTrial(f"{name}={size} (benchmark {v})", [], constants={name: size})
+                yield ShapeTrial(f"{name}={size} (benchmark {v})", [], constants={name: size},
+                                 kind=name)
         if len(constants) > 1:
             odd = {name: max(1, v // 2) | 1 for name, v in constants.items()}
             shown = ", ".join(f"{k}={s}" for k, s in odd.items())
-            yield ShapeTrial(shown, [], constants=odd)
+            yield ShapeTrial(shown, [], constants=odd, kind="all sizes odd")
             yield ShapeTrial(f"{shown}, non-contiguous inputs", [], constants=odd,
-                             noncontiguous=True, signature="noncontiguous_unsupported")
+                             noncontiguous=True, signature="noncontiguous_unsupported",
+                             kind="all sizes odd, non-contiguous inputs")
         for label, setting in ctx.problem.variants().items():
-            yield ShapeTrial(label, [], constants=setting, signature="variant_specialised")
+            yield ShapeTrial(label, [], constants=setting, signature="variant_specialised",
+                             kind=label)
 
     def judge(self, ctx: GateContext) -> GateResult:
         log = TrialLog()
@@ -120,9 +134,11 @@ class ShapePolymorphism(ThresholdedGate):
                           if isinstance(x, torch.Tensor)), default=1)
         originals = ctx.problem.size_constants()
         cap = max_trial_elements(ctx.options)
-        excused: GateResult | None = None
+        failures: list[ClassFailure] = []
         try:
             for trial in self.trials(ctx):
+                if any(f.kind == trial.kind for f in failures):
+                    continue  # one failure per class is reported
                 # Sizes scale the inputs at most linearly per dimension: skip before drawing.
                 growth = math.prod(s / originals[k] for k, s in trial.constants.items()
                                    if k in originals)
@@ -132,23 +148,44 @@ class ShapePolymorphism(ThresholdedGate):
                 ctx.set_constants(trial.constants)
                 if not self.prepare(ctx, trial, log, too_large, cap):
                     continue
-                failure = self.judge_shape(ctx, trial, log)
-                if failure is None:
+                try:
+                    failure = self.judge_shape(ctx, trial, log)
+                except CandidateFailure as exc:
+                    failures.append(ClassFailure(trial.kind, self.result(
+                        Status.FAIL, exc.detail, exc.signature), raised=True))
+                    if isinstance(exc, CandidateTimeout):
+                        break  # each further call could wait as long
                     continue
-                if not ctx.random_reference():
-                    return failure
-                # A random reference excuses a failure of values (Gate.run says so), not a
-                # raise at another trial (a variant the candidate cannot run): judge on.
-                excused = excused or failure
+                if failure is not None:
+                    failures.append(ClassFailure(trial.kind, failure, raised=False))
         finally:
             ctx.set_constants({})
-        if excused is not None:
-            return excused
+        if failures:
+            return self.report(ctx, failures)
         result = self.summarize(log)
         if too_large:
             result.detail += (f"; {len(too_large)} size(s) over {cap} elements per input "
                               f"not run ({', '.join(too_large)})")
         return result
+
+    def report(self, ctx: GateContext, failures: list[ClassFailure]) -> GateResult:
+        """Every failing class, the first in full. A raise fails whatever the reference is;
+        failures of values only are excused by a random reference (Gate.run)."""
+        raised = [f for f in failures if f.raised]
+        if not raised and ctx.random_reference():
+            return failures[0].result
+        first = (raised or failures)[0]
+        others = [f for f in failures if f is not first]
+        detail = first.result.detail
+        if others:
+            detail += f"; {len(failures)} trial classes fail, also: " + "; ".join(
+                f"[{f.kind}] {f.result.signature}: {f.result.detail[:200]}" for f in others)
+        if raised:
+            failure = CandidateFailure(detail)
+            failure.signature = first.result.signature
+            raise failure
+        return self.result(Status.FAIL, detail, first.result.signature,
+                           first.result.worst_ratio)
 
     def prepare(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog,
                 too_large: list[str], cap: int) -> bool:

@@ -326,3 +326,51 @@ def test_exc01_still_rejects_nan_swallowed_where_the_injection_reaches(tmp_path:
     verdict = judge(tmp_path, DIAG_MATMUL_PROBLEM, swallowing, ["EXC-01"])
     result = verdict.gates["EXC-01"]
     assert result.status is Status.FAIL, result.detail
+
+
+# -- 6. CMP-03 reports every failing trial class ----------------------------------------------
+
+TWO_SIZES_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+rows = 4
+
+
+def get_inputs():
+    return [torch.randn(rows, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# Contiguous-only and wrong at 17 rows: the first failure (the layout) used to hide the second.
+TWO_DEFECTS_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if not x.is_contiguous():
+            raise ValueError("contiguous inputs only")
+        y = x * 2
+        if x.shape[0] == 17:
+            y[-1] = 0
+        return y
+'''
+
+
+def test_cmp03_reports_each_failing_trial_class(tmp_path: Path):
+    verdict = judge(tmp_path, TWO_SIZES_PROBLEM, TWO_DEFECTS_CANDIDATE, ["CMP-03"])
+    result = verdict.gates["CMP-03"]
+    assert result.status is Status.FAIL, result.detail
+    assert result.signature == "noncontiguous_unsupported", result.detail
+    assert "[rows] shape_specialised: rows=17" in result.detail, result.detail
