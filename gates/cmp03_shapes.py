@@ -1,7 +1,9 @@
 """CMP-03 shape polymorphism: held-out shapes from the problem's shape class.
 
 KernelBench problems keep their sizes in module-level constants that get_inputs() and
-get_init_inputs() read; the gate changes one constant at a time (and all of them together),
+get_init_inputs() read; the gate changes one constant at a time (constants of equal value
+together: sizes.tied_groups; values the module derives from them follow:
+ProblemModule.set_sizes) and all of them together,
 draws the benchmark's inputs again at the new sizes, and judges the candidate against the
 oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
 not multiples of any power-of-two block (17, 127, 1000), and the same values in a non-contiguous
@@ -20,6 +22,7 @@ from typing import Iterator
 import torch
 
 from kdiff.gates import inputs as gen
+from kdiff.gates import sizes
 from kdiff.gates.base import (GateContext, GateOptions, OutputStructureError, ThresholdedGate,
                               Trial, TrialLog)
 from kdiff.model import GateResult, Status
@@ -112,10 +115,11 @@ class ShapePolymorphism(ThresholdedGate):
                          kind="benchmark shape")
         yield ShapeTrial("benchmark shape, non-contiguous inputs", [], noncontiguous=True,
                          signature="noncontiguous_unsupported", kind="non-contiguous inputs")
-        for name, v in constants.items():
+        for group in sizes.tied_groups(constants):
+            name, v = "=".join(group), constants[group[0]]
             for size in held_out_sizes(v):
-                yield ShapeTrial(f"{name}={size} (benchmark {v})", [], constants={name: size},
-                                 kind=name)
+                yield ShapeTrial(f"{name}={size} (benchmark {v})", [],
+                                 constants={n: size for n in group}, kind=name)
         if len(constants) > 1:
             odd = {name: max(1, v // 2) | 1 for name, v in constants.items()}
             shown = ", ".join(f"{k}={s}" for k, s in odd.items())

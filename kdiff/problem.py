@@ -7,11 +7,12 @@ changed (shape polymorphism) without touching anyone else's copy.
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -50,12 +51,65 @@ def _one_line(exc: BaseException) -> str:
     return text[0][:300] if text else ""
 
 
+# What a module-level value computed from the sizes may be made of (`input_shape =
+# (num_classes,)`, `out_features = in_features * 2`): arithmetic on names and literals and a
+# few pure builtins. Anything else (a drawn tensor, a call into torch) is not recomputed.
+_PURE_NODES = (ast.Tuple, ast.List, ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp,
+               ast.operator, ast.unaryop, ast.Load, ast.Subscript, ast.Slice, ast.Call,
+               ast.IfExp, ast.Compare, ast.cmpop, ast.BoolOp, ast.boolop)
+_PURE_CALLS = frozenset({"int", "min", "max", "len", "tuple", "abs", "round"})
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A module-level assignment computed from other module-level names."""
+
+    targets: frozenset[str]
+    reads: frozenset[str]
+    code: types.CodeType
+
+
+def _derivations(path: Path) -> list[Derivation]:
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    assigned: set[str] = set()
+    found = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        targets = set()
+        for t in stmt.targets:
+            names = t.elts if isinstance(t, ast.Tuple) else [t]
+            targets.update(n.id for n in names if isinstance(n, ast.Name))
+        reads = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+        pure = all(isinstance(n, _PURE_NODES) for n in ast.walk(stmt.value)) and all(
+            isinstance(n.func, ast.Name) and n.func.id in _PURE_CALLS
+            for n in ast.walk(stmt.value) if isinstance(n, ast.Call))
+        if pure and targets and reads & assigned:
+            code = compile(ast.Module([stmt], type_ignores=[]), str(path), "exec")
+            found.append(Derivation(frozenset(targets), frozenset(reads - _PURE_CALLS), code))
+        assigned |= targets
+    return found
+
+
 @dataclass
 class ProblemModule:
     """A loaded reference problem. Sizes live in module globals that `get_inputs()` reads."""
 
     path: Path
     module: types.ModuleType
+    _derived: list[Derivation] | None = field(default=None, repr=False, compare=False)
+
+    def derivations(self) -> list[Derivation]:
+        """Module-level values the problem computes from its sizes, in source order."""
+        if self._derived is None:
+            self._derived = _derivations(self.path)
+        return self._derived
+
+    def derived_constants(self) -> set[str]:
+        return {n for d in self.derivations() for n in d.targets}
 
     @property
     def Model(self) -> type:
@@ -73,9 +127,16 @@ class ProblemModule:
         return getattr(self.module, name, default)
 
     def set_sizes(self, sizes: dict[str, int]) -> None:
-        """Set module-level constants (get_inputs() and get_init_inputs() read them)."""
+        """Set module-level constants (get_inputs() and get_init_inputs() read them), and
+        compute again the module-level values derived from those that changed (`input_shape
+        = (num_classes,)`): a size and what the problem computed from it stay consistent."""
+        changed = {n for n, v in sizes.items() if getattr(self.module, n, None) != v}
         for name, value in sizes.items():
             setattr(self.module, name, value)
+        for d in self.derivations():
+            if d.reads & changed:
+                exec(d.code, self.module.__dict__)  # noqa: S102 - the problem's own statement
+                changed |= d.targets
 
     def variants(self) -> dict[str, dict[str, int]]:
         """Other configurations the benchmark itself judges, each named, as settings of module
@@ -101,7 +162,7 @@ class ProblemModule:
             fn = getattr(self.module, fn_name, None)
             if fn is not None and hasattr(fn, "__code__"):
                 names.update(fn.__code__.co_names)
-        names -= set(self.selectors())
+        names -= set(self.selectors()) | self.derived_constants()
         out = {}
         for n in sorted(names):
             v = getattr(self.module, n, None)

@@ -374,3 +374,99 @@ def test_cmp03_reports_each_failing_trial_class(tmp_path: Path):
     assert result.status is Status.FAIL, result.detail
     assert result.signature == "noncontiguous_unsupported", result.detail
     assert "[rows] shape_specialised: rows=17" in result.detail, result.detail
+
+
+# -- 5. CMP-03 keeps the constants the benchmark ties consistent -----------------------------
+
+CROSS_ENTROPY_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, predictions, targets):
+        return torch.nn.functional.cross_entropy(predictions, targets)
+
+
+batch_size = 8
+num_classes = 10
+input_shape = (num_classes,)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, *input_shape), torch.randint(0, num_classes, (batch_size,))]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_values_derived_from_a_size_follow_it(tmp_path: Path):
+    """`input_shape = (num_classes,)` is computed again when num_classes changes: the
+    predictions and the range of the targets keep agreeing (on CUDA, a target out of range
+    is a device-side assert that broke the judge's context)."""
+    from kdiff.problem import load_problem
+    from kdiff.seeding import set_seed
+    path = tmp_path / "1_CrossEntropy.py"
+    path.write_text(CROSS_ENTROPY_PROBLEM)
+    problem = load_problem(path)
+    assert problem.size_constants() == {"batch_size": 8, "num_classes": 10}
+    problem.set_sizes({"batch_size": 8, "num_classes": 17})
+    set_seed(0)
+    predictions, _ = problem.get_inputs()
+    assert predictions.shape == (8, 17)
+    problem.set_sizes({"batch_size": 8, "num_classes": 10})
+    assert problem.module.input_shape == (10,)
+
+
+DEPTHWISE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, groups=in_channels,
+                              bias=False)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+in_channels = 8
+out_channels = 8
+
+
+def get_inputs():
+    return [torch.randn(1, in_channels, 6, 6)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, 3]
+'''
+
+# A depthwise kernel: output channel c reads input channel c only.
+DEPTHWISE_CANDIDATE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, groups=in_channels,
+                              bias=False)
+
+    def forward(self, x):
+        w = self.conv.weight
+        return torch.cat([F.conv2d(x[:, c:c + 1], w[c:c + 1]) for c in range(w.shape[0])], 1)
+'''
+
+
+def test_cmp03_varies_equal_constants_together(tmp_path: Path):
+    verdict = judge(tmp_path, DEPTHWISE_PROBLEM, DEPTHWISE_CANDIDATE, ["CMP-03"])
+    result = verdict.gates["CMP-03"]
+    assert result.status is Status.PASS, result.detail
