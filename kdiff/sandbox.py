@@ -212,6 +212,7 @@ class CandidateProcess:
         if self.device == "cuda" and self.limits.gpu_memory_fraction:
             env["KDIFF_GPU_MEMORY_FRACTION"] = str(self.limits.gpu_memory_fraction)
         for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
+                         ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
                          ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
                          ("XDG_CACHE_HOME", "cache")):
             (self.workdir / sub).mkdir(exist_ok=True)

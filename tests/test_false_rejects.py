@@ -470,3 +470,32 @@ def test_cmp03_varies_equal_constants_together(tmp_path: Path):
     verdict = judge(tmp_path, DEPTHWISE_PROBLEM, DEPTHWISE_CANDIDATE, ["CMP-03"])
     result = verdict.gates["CMP-03"]
     assert result.status is Status.PASS, result.detail
+
+
+# -- 10. RES-02 judges a torch.compile'd candidate on the CPU ---------------------------------
+
+COMPILED_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class _Double(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.compile(_Double(), backend="eager")  # dynamo alone: fast
+
+    def forward(self, x):
+        return self.inner(x)
+'''
+
+
+def test_res02_measures_memory_of_a_torch_compiled_candidate(tmp_path: Path):
+    """Dynamo keeps FakeTensors alive; they have no data pointer to count."""
+    verdict = judge(tmp_path, DOUBLE_PROBLEM, COMPILED_CANDIDATE, ["RES-02"])
+    result = verdict.gates["RES-02"]
+    assert result.status in (Status.PASS, Status.SKIP), result.detail
