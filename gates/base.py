@@ -97,6 +97,16 @@ class GateContext:
             self.scaled = sizes.fit_sizes(problem, self.options.max_elements)
         self.constants: dict[str, int] = {}
         self.set_constants({})
+        # Why the problem is not judged at all: it cannot be brought under --max-elements.
+        self.too_large: str | None = None
+        if self.options.max_elements is not None:
+            largest = sizes.largest_numel(problem)
+            if largest > self.options.max_elements:
+                at = ", ".join(f"{k}={v}" for k, v in self.constants.items()) or \
+                    "the benchmark's sizes"
+                self.too_large = (f"not judged: a tensor of {largest} elements at {at}, over "
+                                  f"--max-elements {self.options.max_elements}, and no smaller "
+                                  f"sizes of the problem run")
 
     # -- inputs ---------------------------------------------------------------------------
     def templates(self) -> list[gen.InputTemplate]:
@@ -338,6 +348,8 @@ class Gate:
         """`judge` with the mapping every gate shares: what the candidate does wrong is a
         failure with its signature; what breaks in kdiff is an error."""
         start = time.perf_counter()
+        if ctx.too_large:
+            return self.result(Status.ERROR, ctx.too_large)
         try:
             result = self.judge(ctx)
             if (result.status is Status.FAIL and self.judges_values

@@ -45,6 +45,11 @@ def output_numels(problem: ProblemModule) -> list[int] | None:
     return [o.numel() for o in outs if isinstance(o, torch.Tensor)]
 
 
+def largest_numel(problem: ProblemModule) -> int:
+    """Elements of the largest benchmark input or reference output at the current sizes."""
+    return max(input_numels(problem) + (output_numels(problem) or []), default=0)
+
+
 def tied_groups(constants: dict[str, int]) -> list[tuple[str, ...]]:
     """The constants that change together: those of equal value (a depthwise convolution's
     in_channels = out_channels, a square matrix's N = M), in first-seen order. Changing one of
@@ -65,7 +70,7 @@ def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
     original = problem.size_constants()
     chosen: dict[str, int] = {}
     try:
-        largest = max(input_numels(problem) + (output_numels(problem) or []), default=0)
+        largest = largest_numel(problem)
         groups = tied_groups(original)
         while largest > max_elements:
             current = {**original, **chosen}

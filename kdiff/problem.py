@@ -130,13 +130,27 @@ class ProblemModule:
         """Set module-level constants (get_inputs() and get_init_inputs() read them), and
         compute again the module-level values derived from those that changed (`input_shape
         = (num_classes,)`): a size and what the problem computed from it stay consistent."""
-        changed = {n for n, v in sizes.items() if getattr(self.module, n, None) != v}
+        changed = {_base(n) for n, v in sizes.items() if self._get(n) != v}
         for name, value in sizes.items():
-            setattr(self.module, name, value)
+            self._set(name, value)
         for d in self.derivations():
             if d.reads & changed:
                 exec(d.code, self.module.__dict__)  # noqa: S102 - the problem's own statement
                 changed |= d.targets
+
+    def _get(self, name: str) -> Any:
+        base, index = _element(name)
+        value = getattr(self.module, base, None)
+        return value if index is None else value[index]
+
+    def _set(self, name: str, value: Any) -> None:
+        """`name` or `name[i]`, an element of a tuple of sizes (`input_shape = (4096,)`)."""
+        base, index = _element(name)
+        if index is not None:
+            items = list(getattr(self.module, base))
+            items[index] = value
+            value = tuple(items)
+        setattr(self.module, base, value)
 
     def variants(self) -> dict[str, dict[str, int]]:
         """Other configurations the benchmark itself judges, each named, as settings of module
@@ -166,9 +180,28 @@ class ProblemModule:
         out = {}
         for n in sorted(names):
             v = getattr(self.module, n, None)
-            if isinstance(v, int) and not isinstance(v, bool):
+            if _is_size(v):
                 out[n] = v
+            elif isinstance(v, tuple) and v and all(_is_size(e) for e in v):
+                # a shape written as a tuple (`input_shape = (32768,)`): each element a size
+                out.update({f"{n}[{i}]": e for i, e in enumerate(v)})
         return out
+
+
+def _is_size(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _element(name: str) -> tuple[str, int | None]:
+    """'input_shape[0]' -> ('input_shape', 0); 'dim' -> ('dim', None)."""
+    if name.endswith("]") and "[" in name:
+        base, index = name[:-1].split("[", 1)
+        return base, int(index)
+    return name, None
+
+
+def _base(name: str) -> str:
+    return _element(name)[0]
 
 
 def load_problem(path: Path | str) -> ProblemModule:

@@ -499,3 +499,53 @@ def test_res02_measures_memory_of_a_torch_compiled_candidate(tmp_path: Path):
     verdict = judge(tmp_path, DOUBLE_PROBLEM, COMPILED_CANDIDATE, ["RES-02"])
     result = verdict.gates["RES-02"]
     assert result.status in (Status.PASS, Status.SKIP), result.detail
+
+
+# -- 8. sizes tied through broadcasting are scaled together, or the problem is refused -------
+
+HINGE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, predictions, targets):
+        return torch.mean(torch.clamp(1 - predictions * targets, min=0))
+
+
+batch_size = 32768
+input_shape = (32768,)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, *input_shape),
+            torch.randint(0, 2, (batch_size,)).float() * 2 - 1]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_sizes_tied_through_broadcasting_are_scaled_together(tmp_path: Path):
+    """predictions [B, D] * targets [B] broadcasts only while D = B: halving one alone makes
+    the reference refuse every smaller size."""
+    from kdiff.gates import sizes
+    from kdiff.problem import load_problem
+    path = tmp_path / "1_Hinge.py"
+    path.write_text(HINGE_PROBLEM)
+    problem = load_problem(path)
+    fitted = sizes.fit_sizes(problem, 1 << 20)
+    assert fitted == {"batch_size": 1024, "input_shape[0]": 1024}
+    problem.set_sizes(fitted)
+    assert sizes.largest_numel(problem) <= 1 << 20
+    assert problem.module.input_shape == (1024,)
+
+
+def test_a_problem_that_cannot_be_scaled_is_refused_in_one_line(tmp_path: Path):
+    fixed = HINGE_PROBLEM.replace("torch.rand(batch_size, *input_shape)",
+                                  "torch.rand(32768, 32768)")
+    verdict = judge(tmp_path, fixed, SELF_CANDIDATE, ["EXC-01"], max_elements=1 << 20)
+    assert verdict.native.accept is None and "--max-elements" in verdict.native.reason
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.ERROR and "not judged" in result.detail, result.detail

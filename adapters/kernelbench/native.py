@@ -60,6 +60,8 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
     def verdict(accept: bool | None, reason: str, trial: int | None = None) -> NativeVerdict:
         return NativeVerdict(accept, preset.name, "kdiff", trial, reason)
 
+    if ctx.too_large:
+        return verdict(None, ctx.too_large)
     trials = [ctx.benchmark_inputs(s) for s in trial_seeds(preset.seed, preset.trials)]
     try:
         expected = [ctx.run_reference(inputs, preset.seed, dtype) for inputs in trials]
