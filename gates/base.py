@@ -6,10 +6,14 @@ float64 oracle and the tolerance model; the gate chooses inputs and decides.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import torch
 
@@ -18,7 +22,7 @@ from kdiff.gates import sizes, tolerance
 from kdiff.gates.oracle import OracleResult, run_oracle
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.problem import ProblemModule
-from kdiff.sandbox import CandidateFailure, CandidateProcess
+from kdiff.sandbox import CandidateFailure, CandidateOverBudget, CandidateProcess, CandidateTimeout
 
 DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
                torch.float64: "float64"}
@@ -29,6 +33,40 @@ BENCHMARK_SEED = 42  # KernelBench builds both models after torch.manual_seed(42
 RANDOMNESS_SEED = 4711
 # Failures about storage, not values: a random reference does not explain them.
 STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
+
+
+# Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
+# library reference in published speedup tables; a call three orders of magnitude slower than
+# the reference is one that is not making progress (a spin loop, a grid launching far more
+# programs than the problem has elements). The floor covers references so short (tens of
+# microseconds) that Python and launch overhead alone are many times their length.
+HANG_FACTOR = 1000.0
+HANG_FLOOR_S = 1.0
+
+
+class MachineTooBusy(Exception):
+    """The reference itself ran past the call timeout: a timeout here says nothing about
+    the candidate (kdiff's error: the kernel is undecided, never rejected)."""
+
+
+class _CallLock:
+    """Every candidate call of every kdiff judge on this machine holds this lock shared; a
+    call judged again after a timeout holds it alone, so that no other judge's call runs
+    beside it."""
+
+    path = os.path.join(tempfile.gettempdir(), "kdiff-calls.lock")
+
+    @contextlib.contextmanager
+    def held(self, exclusive: bool) -> Iterator[None]:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+
+CALL_LOCK = _CallLock()
 
 
 class ReferenceFailure(Exception):
@@ -311,9 +349,57 @@ class GateContext:
         if self.backward and "cotangents" not in options:
             shapes = self.run_reference(payload, seed, dtype)
             options["cotangents"] = self.cotangents(shapes)
-        reply = self.candidate.request("call", key=key, inputs=payload, **options)
+        reply = self.request_judged_alone(
+            lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
+                                                   inputs=payload, **options),
+            payload, seed, dtype, calls=1,
+            # inputs kept in the worker do not survive the restart after a timeout
+            retry=not options.get("use_stored_inputs"))
         return CallResult(reply["outputs"], reply["aliases"], reply["seconds"],
                           reply.get("inputs_after"))
+
+    def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
+                             seed: int, dtype: torch.dtype, calls: int, retry: bool = True
+                             ) -> dict:
+        """`send(timeout)`; a timeout is judged again before it counts as a hang, since load
+        on the machine (other judges, other users) can stretch an honest call past the call
+        timeout: alone among kdiff's calls (CALL_LOCK), with a budget of HANG_FACTOR times
+        the reference's time measured now on `inputs`, for the `calls` model calls the
+        request makes (at least the call timeout)."""
+        try:
+            with CALL_LOCK.held(exclusive=False):
+                return send(None)
+        except CandidateTimeout as exc:
+            if isinstance(exc, CandidateOverBudget) or not retry:
+                raise
+            first = exc.detail
+        with CALL_LOCK.held(exclusive=True):
+            reference = self.reference_seconds(inputs, seed, dtype)
+            budget = max(self.candidate.limits.call_timeout, HANG_FLOOR_S,
+                         HANG_FACTOR * reference * calls)
+            try:
+                return send(budget)
+            except CandidateTimeout as exc:
+                if not isinstance(exc, CandidateOverBudget):
+                    exc.detail = (f"{first}; again alone, no answer within {budget:.3g} s "
+                                  f"({HANG_FACTOR:g}x the reference's {reference:.3g} s per "
+                                  f"call)")
+                raise
+
+    def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype) -> float:
+        """The reference's time for one call on `inputs`, in the candidate's worker, after a
+        warm-up call."""
+        key = self.reference_key_in_worker(seed, dtype)
+        seconds = []
+        for _ in range(2):
+            try:
+                seconds.append(self.candidate.request("call", key=key, inputs=inputs)["seconds"])
+            except CandidateTimeout:
+                raise MachineTooBusy(
+                    f"the reference itself gave no answer within the call timeout of "
+                    f"{self.candidate.limits.call_timeout:g} s: too busy a machine to judge "
+                    f"a timeout") from None
+        return seconds[-1]
 
 
 def _nonfinite(outputs: list[torch.Tensor]) -> int:

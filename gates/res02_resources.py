@@ -39,20 +39,13 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
                                       base_arch, extension_objects, find_cuobjdump,
                                       read_resource_usage)
 from kdiff.gates import inputs as gen
-from kdiff.gates.base import Gate, GateContext
+from kdiff.gates.base import HANG_FACTOR, HANG_FLOOR_S, Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.triton_launches import KernelResources, Launch, ResourceCache
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
 INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
 
-# Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
-# library reference in published speedup tables; a call three orders of magnitude slower than
-# the reference is one that is not making progress (a spin loop, a grid launching far more
-# programs than the problem has elements). The floor covers references so short (tens of
-# microseconds) that Python and launch overhead alone are many times their length.
-HANG_FACTOR = 1000.0
-HANG_FLOOR_S = 1.0
 
 
 @dataclass(frozen=True)

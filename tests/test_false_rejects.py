@@ -549,3 +549,38 @@ def test_a_problem_that_cannot_be_scaled_is_refused_in_one_line(tmp_path: Path):
     assert verdict.native.accept is None and "--max-elements" in verdict.native.reason
     result = verdict.gates["EXC-01"]
     assert result.status is Status.ERROR and "not judged" in result.detail, result.detail
+
+
+# -- 11. a call slowed past the timeout by load is judged again before it is a hang ----------
+
+# Slow once, as under a load spike: its call number SLOW_AT (counted in a file of its own
+# folder, which outlives the worker) sleeps past the call timeout; the worker restarted after
+# the timeout answers at once. Calls 0-4 are the native check's, call 5 a gate's.
+SLOW_ONCE_CANDIDATE = '''
+import os
+import time
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        n = os.path.getsize("calls") if os.path.exists("calls") else 0
+        with open("calls", "a") as f:
+            f.write(".")
+        if n == SLOW_AT:
+            time.sleep(5)
+        return x * 2
+'''
+
+
+@pytest.mark.parametrize("slow_at", [0, 5], ids=["in the native check", "in a gate"])
+def test_a_timeout_is_judged_again_alone_before_it_is_a_hang(tmp_path: Path, slow_at: int):
+    from kdiff.sandbox import SandboxLimits
+    (tmp_path / "1_Double.py").write_text(DOUBLE_PROBLEM)
+    (tmp_path / "slow_once.py").write_text(SLOW_ONCE_CANDIDATE.replace("SLOW_AT", str(slow_at)))
+    config = RunConfig(native="kernelbench", gates=["EXC-01"],
+                       limits=SandboxLimits(call_timeout=2.0))
+    verdict = judge_case(Case("slow-once", tmp_path / "1_Double.py", tmp_path / "slow_once.py"),
+                         config, manager())
+    assert verdict.native.accept is True, verdict.native.reason
+    assert verdict.gates["EXC-01"].status is Status.PASS, verdict.gates["EXC-01"].detail

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kdiff.gates.base import BENCHMARK_SEED, GateContext, ReferenceFailure
+from kdiff.gates.base import BENCHMARK_SEED, GateContext, MachineTooBusy, ReferenceFailure
 from kdiff.model import NativeVerdict
 
 
@@ -67,11 +67,19 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
         expected = [ctx.run_reference(inputs, preset.seed, dtype) for inputs in trials]
     except ReferenceFailure as exc:
         return verdict(None, f"the reference does not run: {exc}")
-    reply = ctx.candidate.request(
-        "native", reference=ctx.reference_key_in_worker(preset.seed, dtype),
-        candidate=ctx.candidate_key(preset.seed, dtype),
-        trials=[[x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                 for x in t] for t in trials])
+    sent = [[x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+             for x in t] for t in trials]
+    reference, candidate = (ctx.reference_key_in_worker(preset.seed, dtype),
+                            ctx.candidate_key(preset.seed, dtype))
+    # reference and candidate per trial: 2 calls each
+    try:
+        reply = ctx.request_judged_alone(
+            lambda timeout: ctx.candidate.request("native", timeout=timeout,
+                                                  reference=reference, candidate=candidate,
+                                                  trials=sent),
+            sent[0], preset.seed, dtype, calls=2 * len(sent))
+    except MachineTooBusy as exc:
+        return verdict(None, str(exc))
     tol = preset.tolerance[dtype]
     for trial, got in enumerate(reply["outputs"]):
         want = expected[trial]
