@@ -32,9 +32,10 @@ INJECTIONS = (
 SEEDS = (0, 1)
 
 # Finite stand-ins for the injected values when asking which outputs an injected position
-# influences: large, so that a max or a clamp lets them through; of either sign and two
-# sizes, so that an even function (x^2, |x|) or a sign test still sees a change; drawn per
-# position, so that two injected positions cannot cancel (x_i - x_j).
+# influences: 1e4, far beyond the standard normal draws around them (|x| < 8 in 10^15 draws),
+# so that a max or a clamp lets them through; of either sign and two sizes, so that an even
+# function (x^2, |x|) or a sign test still sees a change; drawn per position, so that two
+# injected positions cannot cancel (x_i - x_j).
 PROBE_MAGNITUDE = 1e4
 PROBE_FACTORS = ((0.5, 1.0), (-1.0, -0.5), (0.5, 1.0))
 PROBE_SEED = 7
@@ -66,13 +67,14 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
         else ()
 
 
-def influenced(ctx: GateContext, inputs: list) -> list[torch.Tensor]:
+def influenced(ctx: GateContext, inputs: list) -> list[torch.Tensor] | None:
     """Per output, where the injected positions have any effect: the float64 reference run
     with finite stand-ins for the injected values (PROBE_FACTORS), compared across stand-ins.
     An output no stand-in changes reads the injected positions only through paths of weight
     zero (a dense diag(a) @ B reads B[k, j] times 0 in every row but k): the oracle's 0 * NaN
     there is an artefact of its algorithm, which another honest algorithm need not share.
-    An output that is non-finite at finite stand-ins counts as influenced."""
+    An output that is non-finite at finite stand-ins counts as influenced, and so does every
+    output where the reference refuses the stand-ins."""
     g = torch.Generator().manual_seed(PROBE_SEED)
     runs = []
     for lo, hi in PROBE_FACTORS:
@@ -84,7 +86,11 @@ def influenced(ctx: GateContext, inputs: list) -> list[torch.Tensor]:
                 x = torch.where(torch.isfinite(x64), x64,
                                 (PROBE_MAGNITUDE * factors).to(x64.device))
             probe.append(x)
-        runs.append([o.detach().cpu() for o in ctx.run_reference(probe, dtype=torch.float64)])
+        try:
+            outs = ctx.run_reference(probe, dtype=torch.float64)
+        except ReferenceFailure:
+            return None
+        runs.append([o.detach().cpu() for o in outs])
     result = []
     for outs in zip(*runs):
         nonfinite = torch.zeros(outs[0].shape, dtype=torch.bool)
@@ -158,7 +164,9 @@ class NonFinitePropagation(Gate):
             tally.unjudged += int((~judged).sum())
             missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls)
             if bool(missing.any()):
-                reach = reach if reach is not None else influenced(ctx, inputs)
+                if reach is None:
+                    reach = influenced(ctx, inputs) or [torch.ones(o.shape, dtype=torch.bool)
+                                                        for o in ev.oracle.values]
                 artefact = (oracle_cls != FINITE) & ~reach[i]
                 if bool((judged & artefact).any()):
                     # An algorithm that multiplies injected values by zero also turns an
