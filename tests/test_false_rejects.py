@@ -75,6 +75,23 @@ def test_batchnorm_reference_as_its_own_candidate_passes(tmp_path: Path):
     assert result.status is Status.PASS, result.detail
 
 
+def test_running_statistics_do_not_carry_from_one_evaluation_to_the_next(tmp_path: Path):
+    """Training-mode BatchNorm updates running statistics it does not read; a trial near the
+    range's end left variances past fp32's range in them, and every later trial's traced
+    peak with them (PRC-03: 'the reference is nowhere accurate')."""
+    from kdiff.gates.base import GateContext
+    from kdiff.problem import load_problem
+    path = tmp_path / "1_BatchNorm.py"
+    path.write_text(BATCHNORM_PROBLEM)
+    ctx = GateContext(load_problem(path), candidate=None)
+    inputs = ctx.benchmark_inputs(0)
+    before = ctx.evaluate(inputs)
+    ctx.evaluate([x * 1e30 for x in inputs])
+    after = ctx.evaluate(inputs)
+    assert after.oracle.peaks == before.oracle.peaks
+    assert torch.equal(after.oracle.magnitudes[0], before.oracle.magnitudes[0])
+
+
 # -- 7. a get_inputs() that seeds itself is judged by EXC-01 and EXC-02 ----------------------
 
 SELF_SEEDING_PROBLEM = '''
