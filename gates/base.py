@@ -22,7 +22,8 @@ from kdiff.gates import sizes, tolerance
 from kdiff.gates.oracle import OracleResult, run_oracle
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.problem import ProblemModule
-from kdiff.sandbox import CandidateFailure, CandidateOverBudget, CandidateProcess, CandidateTimeout
+from kdiff.sandbox import (CandidateFailure, CandidateOverBudget, CandidateProcess,
+                           CandidateTimeout, _sticky_device_error)
 
 DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
                torch.float64: "float64"}
@@ -67,6 +68,12 @@ class _CallLock:
 
 
 CALL_LOCK = _CallLock()
+
+
+class JudgeDeviceBroken(Exception):
+    """A CUDA error that leaves the judge's own context unusable (a device-side assert in the
+    reference): no later gate of this judge can run, so it is kdiff's error, never a skip of
+    one input set; the judge process is to be restarted, as a worker is."""
 
 
 class ReferenceFailure(Exception):
@@ -292,7 +299,11 @@ class GateContext:
                     outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
                                                          for g, a in zip(grads, wrt)]
         except Exception as exc:  # noqa: BLE001
-            raise ReferenceFailure(f"reference raised {type(exc).__name__}: {exc}") from None
+            error = f"{type(exc).__name__}: {exc}"
+            if _sticky_device_error(error):
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the "
+                                        f"reference: {error}") from None
+            raise ReferenceFailure(f"reference raised {error}") from None
         return outs
 
     def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
@@ -310,6 +321,9 @@ class GateContext:
         try:
             oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes)
         except Exception as exc:  # noqa: BLE001
+            if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the float64 "
+                                        f"oracle: {exc}") from None
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], dtype, cotangents)
 

@@ -601,3 +601,19 @@ def test_a_timeout_is_judged_again_alone_before_it_is_a_hang(tmp_path: Path, slo
                          config, manager())
     assert verdict.native.accept is True, verdict.native.reason
     assert verdict.gates["EXC-01"].status is Status.PASS, verdict.gates["EXC-01"].detail
+
+
+# -- 5. a device error that breaks the judge's CUDA context is kdiff's error, not a skip ------
+
+def test_a_broken_judge_context_is_an_error_not_a_skipped_input(tmp_path: Path):
+    """(Raised here by hand: on CUDA a target out of range is a device-side assert after
+    which the judge's context refuses everything.)"""
+    problem = DOUBLE_PROBLEM.replace(
+        "        return x * 2",
+        "        if torch.isnan(x).any():\n"
+        "            raise RuntimeError('CUDA error: device-side assert triggered')\n"
+        "        return x * 2")
+    verdict = judge(tmp_path, problem, SELF_CANDIDATE, ["EXC-01"])
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.ERROR and "CUDA context broke" in result.detail, \
+        result.detail
