@@ -243,9 +243,8 @@ class GateContext:
         model, buffers = self._references[key]
         # Each evaluation starts from the buffers as built, as the benchmark's first trial
         # does: training-mode BatchNorm does not read its running statistics, but it updates
-        # them, and after a gate's inputs near the range's end the float64 oracle's trace of
-        # that update (variances past fp32's range, inf in the working precision) made every
-        # later trial's magnitudes infinite.
+        # them, and after a gate's inputs near the range's end they held variances past
+        # fp32's range, which the oracle traced into every later trial's peak.
         with torch.no_grad():
             for name, b in model.named_buffers():
                 b.copy_(buffers[name])
