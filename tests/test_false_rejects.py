@@ -585,7 +585,7 @@ class ModelNew(nn.Module):
         with open("calls", "a") as f:
             f.write(".")
         if n == SLOW_AT:
-            time.sleep(5)
+            time.sleep(3)
         return x * 2
 '''
 
@@ -596,7 +596,7 @@ def test_a_timeout_is_judged_again_alone_before_it_is_a_hang(tmp_path: Path, slo
     (tmp_path / "1_Double.py").write_text(DOUBLE_PROBLEM)
     (tmp_path / "slow_once.py").write_text(SLOW_ONCE_CANDIDATE.replace("SLOW_AT", str(slow_at)))
     config = RunConfig(native="kernelbench", gates=["EXC-01"],
-                       limits=SandboxLimits(call_timeout=2.0))
+                       limits=SandboxLimits(call_timeout=1.0))
     verdict = judge_case(Case("slow-once", tmp_path / "1_Double.py", tmp_path / "slow_once.py"),
                          config, manager())
     assert verdict.native.accept is True, verdict.native.reason
