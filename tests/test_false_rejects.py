@@ -258,6 +258,51 @@ def test_the_fp32_reference_lies_within_the_oracle_bound(module, x):
     assert ratio * tolerance.REFERENCE_MARGIN <= 1, ratio
 
 
+# A reference the error model does not describe: in fp32 it rounds every other column to
+# bf16 (the float64 oracle does not), so it misses the bound there and meets it elsewhere.
+HALF_ROUNDED_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        if y.dtype == torch.float32:
+            y = y.clone()
+            y[:, ::2] = y[:, ::2].bfloat16().float()
+        return y
+
+
+def get_inputs():
+    return [torch.randn(8, 64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+ALL_ROUNDED_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return (x * 2).bfloat16().float()
+'''
+
+
+def test_prc03_does_not_judge_where_the_reference_meets_the_bound_by_chance(tmp_path: Path):
+    """Where the reference misses half the bound on a material share of the elements, the
+    few it meets say nothing about the model: the trial is under-specified, not judged on
+    them."""
+    verdict = judge(tmp_path, HALF_ROUNDED_PROBLEM, ALL_ROUNDED_CANDIDATE, ["PRC-03"])
+    result = verdict.gates["PRC-03"]
+    assert result.status is Status.UNDER_SPECIFIED, result.detail
+    assert "misses half the bound" in result.detail, result.detail
+
+
 LOGSOFTMAX_PROBLEM = '''
 import torch
 import torch.nn as nn
