@@ -6,10 +6,14 @@ float64 oracle and the tolerance model; the gate chooses inputs and decides.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 import torch
 
@@ -20,7 +24,8 @@ from kdiff.model import GateClass, GateResult, Status
 from kdiff.problem import ProblemModule
 from kdiff.protocol import CallReply, MalformedReply
 from kdiff.replies import UnusableOutput
-from kdiff.sandbox import CandidateFailure, CandidateProcess
+from kdiff.sandbox import (CandidateFailure, CandidateOverBudget, CandidateProcess,
+                           CandidateTimeout, _sticky_device_error)
 
 DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
                torch.float64: "float64"}
@@ -31,6 +36,46 @@ BENCHMARK_SEED = 42  # KernelBench builds both models after torch.manual_seed(42
 RANDOMNESS_SEED = 4711
 # Failures about storage, not values: a random reference does not explain them.
 STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
+
+
+# Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
+# library reference in published speedup tables; a call three orders of magnitude slower than
+# the reference is one that is not making progress (a spin loop, a grid launching far more
+# programs than the problem has elements). The floor covers references so short (tens of
+# microseconds) that Python and launch overhead alone are many times their length.
+HANG_FACTOR = 1000.0
+HANG_FLOOR_S = 1.0
+
+
+class MachineTooBusy(Exception):
+    """The reference itself ran past the call timeout: a timeout here says nothing about
+    the candidate (kdiff's error: the kernel is undecided, never rejected)."""
+
+
+class _CallLock:
+    """Every candidate call of every kdiff judge on this machine holds this lock shared; a
+    call judged again after a timeout holds it alone, so that no other judge's call runs
+    beside it."""
+
+    path = os.path.join(tempfile.gettempdir(), "kdiff-calls.lock")
+
+    @contextlib.contextmanager
+    def held(self, exclusive: bool) -> Iterator[None]:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+
+CALL_LOCK = _CallLock()
+
+
+class JudgeDeviceBroken(Exception):
+    """A CUDA error that leaves the judge's own context unusable (a device-side assert in the
+    reference): no later gate of this judge can run, so it is kdiff's error, never a skip of
+    one input set; the judge process is to be restarted, as a worker is."""
 
 
 class ReferenceFailure(Exception):
@@ -89,7 +134,8 @@ class GateContext:
         self.options = options or GateOptions()
         self.device = self.options.device
         self._templates: list[gen.InputTemplate] | None = None
-        self._references: dict[tuple, torch.nn.Module] = {}
+        # (seed, dtype, sizes) -> the model and its buffers as built
+        self._references: dict[tuple, tuple[torch.nn.Module, dict[str, torch.Tensor]]] = {}
         self._built: set[str] = set()
         self._random_reference: str | None = None  # "" once checked and not random
         self._original_constants = problem.constants()
@@ -99,6 +145,16 @@ class GateContext:
             self.scaled = sizes.fit_sizes(problem, self.options.max_elements)
         self.constants: dict[str, int] = {}
         self.set_constants({})
+        # Why the problem is not judged at all: it cannot be brought under --max-elements.
+        self.too_large: str | None = None
+        if self.options.max_elements is not None:
+            largest = sizes.largest_numel(problem)
+            if largest > self.options.max_elements:
+                at = ", ".join(f"{k}={v}" for k, v in self.constants.items()) or \
+                    "the benchmark's sizes"
+                self.too_large = (f"not judged: a tensor of {largest} elements at {at}, over "
+                                  f"--max-elements {self.options.max_elements}, and no smaller "
+                                  f"sizes of the problem run")
 
     # -- inputs ---------------------------------------------------------------------------
     def templates(self) -> list[gen.InputTemplate]:
@@ -141,6 +197,15 @@ class GateContext:
     def float_input_indices(self) -> list[int]:
         return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
 
+    def no_free_inputs(self) -> str:
+        """Why no floating input has a position a gate may change."""
+        why = "no floating input with free positions"
+        if any(t.floating and t.example.numel() for t in self.templates()):
+            why += (": get_inputs() draws the same values at every seed, so every position "
+                    "is taken as structural (a generator it seeds itself other than through "
+                    "torch.manual_seed, which kdiff varies, cannot be told from a constant)")
+        return why
+
     @property
     def scaled_sizes(self) -> dict[str, tuple[int, int]]:
         """constant -> (benchmark, judged), for the sizes scaled down to fit."""
@@ -171,9 +236,21 @@ class GateContext:
                     model = self.problem.Model(*init)
                 except Exception as exc:  # noqa: BLE001
                     raise ReferenceFailure(f"reference does not build: {exc}") from None
-                model = model.to(device=self.device, dtype=dtype).eval()
-            self._references[key] = model
-        return self._references[key]
+                # The mode the benchmark runs it in: KernelBench never calls eval(), so
+                # BatchNorm normalises by the batch and Dropout drops (a random reference,
+                # `random_reference`).
+                model = model.to(device=self.device, dtype=dtype)
+            buffers = {n: b.detach().clone() for n, b in model.named_buffers()}
+            self._references[key] = (model, buffers)
+        model, buffers = self._references[key]
+        # Each evaluation starts from the buffers as built, as the benchmark's first trial
+        # does: training-mode BatchNorm does not read its running statistics, but it updates
+        # them, and after a gate's inputs near the range's end they held variances past
+        # fp32's range, which the oracle traced into every later trial's peak.
+        with torch.no_grad():
+            for name, b in model.named_buffers():
+                b.copy_(buffers[name])
+        return model
 
     def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32,
                       instance: str = "") -> str:
@@ -223,7 +300,11 @@ class GateContext:
                     outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
                                                          for g, a in zip(grads, wrt)]
         except Exception as exc:  # noqa: BLE001
-            raise ReferenceFailure(f"reference raised {type(exc).__name__}: {exc}") from None
+            error = f"{type(exc).__name__}: {exc}"
+            if _sticky_device_error(error):
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the "
+                                        f"reference: {error}") from None
+            raise ReferenceFailure(f"reference raised {error}") from None
         return outs
 
     def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
@@ -241,6 +322,9 @@ class GateContext:
         try:
             oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes)
         except Exception as exc:  # noqa: BLE001
+            if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the float64 "
+                                        f"oracle: {exc}") from None
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], dtype, cotangents)
 
@@ -290,13 +374,61 @@ class GateContext:
         if self.backward and "cotangents" not in options:
             shapes = self.run_reference(payload, seed, dtype)
             options["cotangents"] = self.cotangents(shapes)
+        reply = self.request_judged_alone(
+            lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
+                                                   inputs=payload, **options),
+            payload, seed, dtype, calls=1,
+            # inputs kept in the worker do not survive the restart after a timeout
+            retry=not options.get("use_stored_inputs"))
         try:  # aliasing and the inputs after the call are judged here, from the payload
-            reply = CallReply.parse(self.candidate.request("call", key=key, inputs=payload,
-                                                           **options),
-                                    None if options.get("use_stored_inputs") else len(payload))
+            parsed = CallReply.parse(reply, None if options.get("use_stored_inputs")
+                                     else len(payload))
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
-        return CallResult(reply.outputs, reply.aliases, reply.seconds, reply.inputs_after)
+        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, parsed.inputs_after)
+
+    def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
+                             seed: int, dtype: torch.dtype, calls: int, retry: bool = True
+                             ) -> dict:
+        """`send(timeout)`; a timeout is judged again before it counts as a hang, since load
+        on the machine (other judges, other users) can stretch an honest call past the call
+        timeout: alone among kdiff's calls (CALL_LOCK), with a budget of HANG_FACTOR times
+        the reference's time measured now on `inputs`, for the `calls` model calls the
+        request makes (at least the call timeout)."""
+        try:
+            with CALL_LOCK.held(exclusive=False):
+                return send(None)
+        except CandidateTimeout as exc:
+            if isinstance(exc, CandidateOverBudget) or not retry:
+                raise
+            first = exc.detail
+        with CALL_LOCK.held(exclusive=True):
+            reference = self.reference_seconds(inputs, seed, dtype)
+            budget = max(self.candidate.limits.call_timeout, HANG_FLOOR_S,
+                         HANG_FACTOR * reference * calls)
+            try:
+                return send(budget)
+            except CandidateTimeout as exc:
+                if not isinstance(exc, CandidateOverBudget):
+                    exc.detail = (f"{first}; again alone, no answer within {budget:.3g} s "
+                                  f"({HANG_FACTOR:g}x the reference's {reference:.3g} s per "
+                                  f"call)")
+                raise
+
+    def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype) -> float:
+        """The reference's time for one call on `inputs`, in the candidate's worker, after a
+        warm-up call."""
+        key = self.reference_key_in_worker(seed, dtype)
+        seconds = []
+        for _ in range(2):
+            try:
+                seconds.append(self.candidate.request("call", key=key, inputs=inputs)["seconds"])
+            except CandidateTimeout:
+                raise MachineTooBusy(
+                    f"the reference itself gave no answer within the call timeout of "
+                    f"{self.candidate.limits.call_timeout:g} s: too busy a machine to judge "
+                    f"a timeout") from None
+        return seconds[-1]
 
 
 def _nonfinite(outputs: list[torch.Tensor]) -> int:
@@ -331,6 +463,8 @@ class Gate:
         """`judge` with the mapping every gate shares: what the candidate does wrong is a
         failure with its signature; what breaks in kdiff is an error."""
         start = time.perf_counter()
+        if ctx.too_large:
+            return self.result(Status.ERROR, ctx.too_large)
         try:
             result = self.judge(ctx)
             if (result.status is Status.FAIL and self.judges_values

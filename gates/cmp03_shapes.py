@@ -1,7 +1,9 @@
 """CMP-03 shape polymorphism: held-out shapes from the problem's shape class.
 
 KernelBench problems keep their sizes in module-level constants that get_inputs() and
-get_init_inputs() read; the gate changes one constant at a time (and all of them together),
+get_init_inputs() read; the gate changes one constant at a time (constants of equal value
+together: sizes.tied_groups; values the module derives from them follow:
+ProblemModule.set_sizes) and all of them together,
 draws the benchmark's inputs again at the new sizes, and judges the candidate against the
 oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
 not multiples of any power-of-two block (17, 127, 1000), and the same values in a non-contiguous
@@ -23,6 +25,7 @@ import torch
 
 from kdiff.files import UnreadableFile, read_regular_file
 from kdiff.gates import inputs as gen
+from kdiff.gates import sizes
 from kdiff.gates.base import (GateContext, GateOptions, OutputStructureError, ThresholdedGate,
                               Trial, TrialLog)
 from kdiff.model import GateResult, Status
@@ -123,6 +126,16 @@ class ShapeTrial(Trial):
     constants: dict[str, int] = field(default_factory=dict)
     noncontiguous: bool = False
     signature: str = "shape_specialised"
+    # What the trial varies (the benchmark shape, one constant, all of them, a layout, a
+    # variant): the gate reports one failure per class and goes on to the other classes.
+    kind: str = ""
+
+
+@dataclass
+class ClassFailure:
+    kind: str
+    result: GateResult
+    raised: bool  # the candidate raised (or returned wrong shapes): not excused by randomness
 
 
 class ShapePolymorphism(ThresholdedGate):
@@ -134,20 +147,25 @@ class ShapePolymorphism(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[ShapeTrial]:
         constants = {k: v for k, v in ctx.problem.size_constants().items() if v > 0}
-        yield ShapeTrial("benchmark shape", [], signature="exceeds_bound")
+        yield ShapeTrial("benchmark shape", [], signature="exceeds_bound",
+                         kind="benchmark shape")
         yield ShapeTrial("benchmark shape, non-contiguous inputs", [], noncontiguous=True,
-                         signature="noncontiguous_unsupported")
-        for name, v in constants.items():
+                         signature="noncontiguous_unsupported", kind="non-contiguous inputs")
+        for group in sizes.tied_groups(constants):
+            name, v = "=".join(group), constants[group[0]]
             for size in held_out_sizes(v):
-                yield ShapeTrial(f"{name}={size} (benchmark {v})", [], constants={name: size})
+                yield ShapeTrial(f"{name}={size} (benchmark {v})", [],
+                                 constants={n: size for n in group}, kind=name)
         if len(constants) > 1:
             odd = {name: max(1, v // 2) | 1 for name, v in constants.items()}
             shown = ", ".join(f"{k}={s}" for k, s in odd.items())
-            yield ShapeTrial(shown, [], constants=odd)
+            yield ShapeTrial(shown, [], constants=odd, kind="all sizes odd")
             yield ShapeTrial(f"{shown}, non-contiguous inputs", [], constants=odd,
-                             noncontiguous=True, signature="noncontiguous_unsupported")
+                             noncontiguous=True, signature="noncontiguous_unsupported",
+                             kind="all sizes odd, non-contiguous inputs")
         for label, setting in ctx.problem.variants().items():
-            yield ShapeTrial(label, [], constants=setting, signature="variant_specialised")
+            yield ShapeTrial(label, [], constants=setting, signature="variant_specialised",
+                             kind=label)
 
     def judge(self, ctx: GateContext) -> GateResult:
         too_large: list[str] = []
@@ -156,9 +174,11 @@ class ShapePolymorphism(ThresholdedGate):
         log = ShapeLog(benchmark_elements=base_numel)
         originals = ctx.problem.size_constants()
         cap = max_trial_elements(ctx.options)
-        excused: GateResult | None = None
+        failures: list[ClassFailure] = []
         try:
             for trial in self.trials(ctx):
+                if any(f.kind == trial.kind for f in failures):
+                    continue  # one failure per class is reported
                 # Sizes scale the inputs at most linearly per dimension: skip before drawing.
                 growth = math.prod(s / originals[k] for k, s in trial.constants.items()
                                    if k in originals)
@@ -169,22 +189,25 @@ class ShapePolymorphism(ThresholdedGate):
                 if not self.prepare(ctx, trial, log, too_large, cap):
                     continue
                 judged = log.judged
-                failure = self.judge_shape(ctx, trial, log)
+                try:
+                    failure = self.judge_shape(ctx, trial, log)
+                except CandidateFailure as exc:
+                    failures.append(ClassFailure(trial.kind, self.result(
+                        Status.FAIL, exc.detail, exc.signature), raised=True))
+                    if isinstance(exc, CandidateTimeout):
+                        break  # each further call could wait as long
+                    continue
                 if failure is None:
                     ran = log.judged > judged
                     log.held_out_judged += ran and bool(trial.constants)
                     if ran and log.interpreted is None and ctx.device == "cpu":
                         log.interpreted = self.runs_triton(ctx)  # asked of this worker
                     continue
-                if not ctx.random_reference():
-                    return failure
-                # A random reference excuses a failure of values (Gate.run says so), not a
-                # raise at another trial (a variant the candidate cannot run): judge on.
-                excused = excused or failure
+                failures.append(ClassFailure(trial.kind, failure, raised=False))
         finally:
             ctx.set_constants({})
-        if excused is not None:
-            return excused
+        if failures:
+            return self.report(ctx, failures)
         if log.timed_out and not log.held_out_judged:
             # The allowance covers some held-out sizes, never all of them.
             return log.timed_out[0]
@@ -193,6 +216,25 @@ class ShapePolymorphism(ThresholdedGate):
             result.detail += (f"; {len(too_large)} size(s) over {cap} elements per input "
                               f"not run ({', '.join(too_large)})")
         return result
+
+    def report(self, ctx: GateContext, failures: list[ClassFailure]) -> GateResult:
+        """Every failing class, the first in full. A raise fails whatever the reference is;
+        failures of values only are excused by a random reference (Gate.run)."""
+        raised = [f for f in failures if f.raised]
+        if not raised and ctx.random_reference():
+            return failures[0].result
+        first = (raised or failures)[0]
+        others = [f for f in failures if f is not first]
+        detail = first.result.detail
+        if others:
+            detail += f"; {len(failures)} trial classes fail, also: " + "; ".join(
+                f"[{f.kind}] {f.result.signature}: {f.result.detail[:200]}" for f in others)
+        if raised:
+            failure = CandidateFailure(detail)
+            failure.signature = first.result.signature
+            raise failure
+        return self.result(Status.FAIL, detail, first.result.signature,
+                           first.result.worst_ratio)
 
     def prepare(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog,
                 too_large: list[str], cap: int) -> bool:

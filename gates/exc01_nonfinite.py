@@ -31,6 +31,15 @@ INJECTIONS = (
 )
 SEEDS = (0, 1)
 
+# Finite stand-ins for the injected values when asking which outputs an injected position
+# influences: 1e4, far beyond the standard normal draws around them (|x| < 8 in 10^15 draws),
+# so that a max or a clamp lets them through; of either sign and two sizes, so that an even
+# function (x^2, |x|) or a sign test still sees a change; drawn per position, so that two
+# injected positions cannot cancel (x_i - x_j).
+PROBE_MAGNITUDE = 1e4
+PROBE_FACTORS = ((0.5, 1.0), (-1.0, -0.5), (0.5, 1.0))
+PROBE_SEED = 7
+
 
 def classify(t: torch.Tensor) -> torch.Tensor:
     """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite."""
@@ -58,11 +67,48 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
         else ()
 
 
+def influenced(ctx: GateContext, inputs: list) -> list[torch.Tensor] | None:
+    """Per output, where the injected positions have any effect: the float64 reference run
+    with finite stand-ins for the injected values (PROBE_FACTORS), compared across stand-ins.
+    An output no stand-in changes reads the injected positions only through paths of weight
+    zero (a dense diag(a) @ B reads B[k, j] times 0 in every row but k): the oracle's 0 * NaN
+    there is an artefact of its algorithm, which another honest algorithm need not share.
+    An output that is non-finite at finite stand-ins counts as influenced, and so does every
+    output where the reference refuses the stand-ins."""
+    g = torch.Generator().manual_seed(PROBE_SEED)
+    runs = []
+    for lo, hi in PROBE_FACTORS:
+        probe = []
+        for x in inputs:
+            if isinstance(x, torch.Tensor) and x.is_floating_point():
+                x64 = x.detach().to(torch.float64)
+                factors = lo + (hi - lo) * torch.rand(x.shape, generator=g, dtype=torch.float64)
+                x = torch.where(torch.isfinite(x64), x64,
+                                (PROBE_MAGNITUDE * factors).to(x64.device))
+            probe.append(x)
+        try:
+            outs = ctx.run_reference(probe, dtype=torch.float64)
+        except ReferenceFailure:
+            return None
+        runs.append([o.detach().cpu() for o in outs])
+    result = []
+    for outs in zip(*runs):
+        nonfinite = torch.zeros(outs[0].shape, dtype=torch.bool)
+        changed = torch.zeros(outs[0].shape, dtype=torch.bool)
+        for o in outs:
+            if o.is_floating_point():
+                nonfinite |= ~torch.isfinite(o)
+            changed |= o != outs[0]
+        result.append(changed | nonfinite)
+    return result
+
+
 @dataclass
 class Tally:
     trials: int = 0
     expected: dict[int, int] = field(default_factory=lambda: {NAN: 0, POS_INF: 0, NEG_INF: 0})
     unjudged: int = 0
+    zero_weight: int = 0  # expected non-finite only through paths of weight zero
     skipped: list[str] = field(default_factory=list)
 
     def counts(self) -> str:
@@ -77,8 +123,7 @@ class NonFinitePropagation(Gate):
 
     def judge(self, ctx: GateContext) -> GateResult:
         if not ctx.float_input_indices():
-            return self.result(Status.SKIP, "no floating input with free positions to inject "
-                               "non-finite values into")
+            return self.result(Status.SKIP, ctx.no_free_inputs())
         tally = Tally()
         for seed in SEEDS:
             for label, strategy in INJECTIONS:
@@ -94,6 +139,9 @@ class NonFinitePropagation(Gate):
         if tally.unjudged:
             detail += (f"; {tally.unjudged} element(s) not judged (float64 oracle and working-"
                        f"precision reference disagree)")
+        if tally.zero_weight:
+            detail += (f"; {tally.zero_weight} element(s) not judged (non-finite in the "
+                       f"reference only through paths of weight zero: 0 * NaN)")
         if tally.skipped:
             detail += f"; {len(tally.skipped)} injection(s) rejected by the reference"
         return self.result(Status.PASS, detail)
@@ -108,11 +156,25 @@ class NonFinitePropagation(Gate):
         got = ctx.call(inputs)
         check_structure(got.outputs, ev.reference)
         tally.trials += 1
+        reach: list[torch.Tensor] | None = None  # computed only where a mismatch needs it
         for i, (oracle, reference, out) in enumerate(zip(ev.oracle.values, ev.reference,
                                                          got.outputs)):
             oracle_cls, ref_cls, got_cls = classify(oracle), classify(reference), classify(out)
             judged = oracle_cls == ref_cls
             tally.unjudged += int((~judged).sum())
+            missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls)
+            if bool(missing.any()):
+                if reach is None:
+                    reach = influenced(ctx, inputs) or [torch.ones(o.shape, dtype=torch.bool)
+                                                        for o in ev.oracle.values]
+                artefact = (oracle_cls != FINITE) & ~reach[i]
+                if bool((judged & artefact).any()):
+                    # An algorithm that multiplies injected values by zero also turns an
+                    # influenced +-Inf into NaN where another injection meets a zero weight
+                    # (Inf * a + 0 * Inf): there only non-finiteness is judged.
+                    artefact |= (oracle_cls == NAN) & (got_cls != FINITE)
+                tally.zero_weight += int((judged & artefact).sum())
+                judged = judged & ~artefact
             for c in tally.expected:
                 tally.expected[c] += int((judged & (oracle_cls == c)).sum())
             wrong = {sig: mask & judged for sig, mask in _violation(oracle_cls, got_cls).items()}

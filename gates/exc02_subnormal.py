@@ -74,7 +74,7 @@ class SubnormalHandling(Gate):
     def judge(self, ctx: GateContext) -> GateResult:
         floats = ctx.float_input_indices()
         if not floats:
-            return self.result(Status.SKIP, "no floating input with free positions")
+            return self.result(Status.SKIP, ctx.no_free_inputs())
         tally = Tally()
         for label, inputs, ev in self.trials(ctx, floats, tally):
             failure = self.judge_trial(ctx, label, inputs, ev, tally)

@@ -11,8 +11,9 @@ every input of a problem while keeping the problem's preconditions, learned from
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -139,9 +140,28 @@ def draw_benchmark_inputs(problem: ProblemModule, seed: int) -> list[Any]:
     return problem.get_inputs()
 
 
+@contextlib.contextmanager
+def seeds_offset(offset: int) -> Iterator[None]:
+    """torch.manual_seed(s) seeds with s + offset meanwhile: a get_inputs() that seeds itself
+    (`torch.manual_seed(0)` in its body) draws other values for each template seed, so that
+    its structural positions are told from its random ones as for any other problem."""
+    original = torch.random.manual_seed
+
+    def offset_seed(seed: int) -> torch.Generator:
+        return original(int(seed) + offset)
+    torch.manual_seed = torch.random.manual_seed = offset_seed
+    try:
+        yield
+    finally:
+        torch.manual_seed = torch.random.manual_seed = original
+
+
 def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SEEDS
                     ) -> list[InputTemplate]:
-    draws = [draw_benchmark_inputs(problem, s) for s in seeds]
+    draws = []
+    for s in seeds:
+        with seeds_offset(s):
+            draws.append(draw_benchmark_inputs(problem, s))
     templates = []
     for i, example in enumerate(draws[0]):
         if not (isinstance(example, torch.Tensor) and example.is_floating_point()):

@@ -92,6 +92,17 @@ AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
 
 _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
 
+# Ops that return the logarithm of a sum they compute (log S, S = sum exp(x - max) >= 1):
+# S rounded with relative error d gives log S an absolute error |log(1 + d)| ~ |d|, whatever
+# the output's own size. At a row's maximum, log_softmax is -log S ~ 0 and its derivative
+# along the inputs' magnitudes ~ 0, so without this unit term the bound there fell below the
+# half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
+# the N additions that make S).
+LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default}
+
+# Sign pattern of the second direction the finite differences of a mixing op take (below).
+_SIGNS_SEED = 20261203
+
 
 def _is_float(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
@@ -177,9 +188,12 @@ class MagnitudeTracer(TorchDispatchMode):
             magnitudes = func(*m_args[0], **m_args[1])
             local = 0
         else:
-            with draw if draw is not None else contextlib.nullcontext():
-                magnitudes = _finite_difference(func, before, spec, known, out, mutates, draw)
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
+            with draw if draw is not None else contextlib.nullcontext():
+                magnitudes = _finite_difference(func, before, spec, known, out, mutates, draw,
+                                                mixing=local > 1)
+            if func in LOG_OF_SUM:
+                magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, m in zip(float_outs, m_float):
@@ -256,12 +270,27 @@ class _Draw:
         self.generator.set_state(self.after)
 
 
+def _rademacher(like: torch.Tensor) -> torch.Tensor:
+    """A fixed pattern of +-1 in like's shape (drawn on the CPU: the same on every device)."""
+    g = torch.Generator().manual_seed(_SIGNS_SEED)
+    signs = torch.randint(0, 2, like.shape, generator=g, dtype=torch.int8)
+    return (signs.to(device=like.device, dtype=like.dtype) * 2 - 1)
+
+
 def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: ANN001
-                       mutates: bool, draw: _Draw | None = None) -> Any:
+                       mutates: bool, draw: _Draw | None = None, mixing: bool = False) -> Any:
     """|out| plus, per floating operand k, |J_k M_k| by a central difference. `flat` holds
     the operands as they were before the op ran; an op that writes into an operand gets
     fresh copies for each evaluation, so that neither the trace nor `flat` is written. A
-    random op's evaluations replay its own draw (the caller holds `draw` open around them)."""
+    random op's evaluations replay its own draw (the caller holds `draw` open around them).
+
+    A `mixing` op (each output reads several elements of an operand: norms, softmax,
+    variance) also gets |J_k (s * M_k)| for a fixed random sign pattern s. Operand errors
+    are independent, of size u*M_j each, so the output's error has the size
+    sqrt(sum_j J_ij^2 M_j^2), of which |J_k (s * M_k)| is a sample (its mean square, over s,
+    is exactly that sum); |J_k M_k| alone cancels where the op is shift-invariant: a layer
+    norm of inputs 1e6 +- 1 has J M ~ 1 (M ~ 1e6 in every direction but the mean's), while
+    an fp32 evaluation carries ulp(1e6)/sigma from x - mean."""
     outs, out_spec = tree_flatten(out)
     total = [o.detach().abs() if _is_float(o) else o for o in outs]
     for k, a in enumerate(flat):
@@ -270,25 +299,34 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: A
         m = known[k][0]
         if not bool((m > 0).any()):
             continue
-        h = _FD_STEP
-        evaluations = []
-        for sign in (1, -1):
-            shifted = [_copy(b) if mutates else b for b in flat]
-            shifted[k] = a.detach().clone() + sign * h * m
-            s_args, s_kwargs = spec.unflatten(shifted)
-            if draw is not None:
-                draw.replay()
-            try:
-                evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
-            except RuntimeError:
-                break
-        if len(evaluations) < 2:
-            continue
-        for i, (o_hi, o_lo) in enumerate(zip(*evaluations)):
-            if _is_float(o_hi) and o_hi.shape == total[i].shape:
-                slope = ((o_hi - o_lo) / (2 * h)).abs()
-                total[i] = total[i] + torch.nan_to_num(slope, nan=math.inf)
+        directions = [m, _rademacher(m) * m] if mixing and m.numel() > 1 else [m]
+        for direction in directions:
+            _difference_along(func, flat, spec, k, a, direction, mutates, draw, total)
     return out_spec.unflatten(total)
+
+
+def _difference_along(func, flat: list, spec, k: int, a: torch.Tensor,  # noqa: ANN001
+                      direction: torch.Tensor, mutates: bool, draw: _Draw | None,
+                      total: list) -> None:
+    """Adds |J_k direction| (central difference) to `total`, output by output."""
+    h = _FD_STEP
+    evaluations = []
+    for sign in (1, -1):
+        shifted = [_copy(b) if mutates else b for b in flat]
+        shifted[k] = a.detach().clone() + sign * h * direction
+        s_args, s_kwargs = spec.unflatten(shifted)
+        if draw is not None:
+            draw.replay()
+        try:
+            evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
+        except RuntimeError:
+            break
+    if len(evaluations) < 2:
+        return
+    for i, (o_hi, o_lo) in enumerate(zip(*evaluations)):
+        if _is_float(o_hi) and o_hi.shape == total[i].shape:
+            slope = ((o_hi - o_lo) / (2 * h)).abs()
+            total[i] = total[i] + torch.nan_to_num(slope, nan=math.inf)
 
 
 def _abs_scalars(func, m_args: tuple) -> tuple:  # noqa: ANN001

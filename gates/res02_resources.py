@@ -53,7 +53,7 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
                                       base_arch, extension_objects, find_cuobjdump,
                                       read_resource_usage)
 from kdiff.gates import inputs as gen
-from kdiff.gates.base import Gate, GateContext
+from kdiff.gates.base import HANG_FACTOR, HANG_FLOOR_S, Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.replies import UnusableOutput
 from kdiff.triton_launches import KernelResources, Launch, ResourceCache, file_hash
@@ -114,13 +114,6 @@ def triton_launch_sites(source: str) -> list[str]:
     return sorted(launched)
 INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
 
-# Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
-# library reference in published speedup tables; a call three orders of magnitude slower than
-# the reference is one that is not making progress (a spin loop, a grid launching far more
-# programs than the problem has elements). The floor covers references so short (tens of
-# microseconds) that Python and launch overhead alone are many times their length.
-HANG_FACTOR = 1000.0
-HANG_FLOOR_S = 1.0
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ so asking how large a size makes the inputs costs nothing.
 convolution's output can be 20x its input; every gate call carries its inputs and outputs
 between the judge and the worker, and the oracle holds them in float64) down to a smaller
 instance of the same problem: the largest constant is halved, one at a time, while the
-reference still builds and runs at the new sizes (on the meta device).
+reference still builds and runs at the new sizes (on the meta device). Tied constants
+(`tied_groups`) are halved together.
 """
 from __future__ import annotations
 
@@ -44,6 +45,23 @@ def output_numels(problem: ProblemModule) -> list[int] | None:
     return [o.numel() for o in outs if isinstance(o, torch.Tensor)]
 
 
+def largest_numel(problem: ProblemModule) -> int:
+    """Elements of the largest benchmark input or reference output at the current sizes."""
+    return max(input_numels(problem) + (output_numels(problem) or []), default=0)
+
+
+def tied_groups(constants: dict[str, int]) -> list[tuple[str, ...]]:
+    """The constants that change together: those of equal value (a depthwise convolution's
+    in_channels = out_channels, a square matrix's N = M), in first-seen order. Changing one of
+    them alone can leave the problem's class (a depthwise convolution that is no longer
+    depthwise) without the reference raising. Values 0 and 1 (a dim, a flag) tie nothing."""
+    groups: dict[int, list[str]] = {}
+    for name, value in constants.items():
+        key = value if value > 1 else -len(groups) - 1  # its own group
+        groups.setdefault(key, []).append(name)
+    return [tuple(g) for g in groups.values()]
+
+
 def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
     """Size constants at which no benchmark input and no output of the reference has more
     than `max_elements` elements ({} when the benchmark's own sizes fit). Leaves the module's
@@ -52,13 +70,14 @@ def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
     original = problem.size_constants()
     chosen: dict[str, int] = {}
     try:
-        largest = max(input_numels(problem) + (output_numels(problem) or []), default=0)
+        largest = largest_numel(problem)
+        groups = tied_groups(original)
         while largest > max_elements:
             current = {**original, **chosen}
-            for name in sorted(current, key=lambda n: -current[n]):
-                if current[name] < 2:
+            for group in sorted(groups, key=lambda g: -current[g[0]]):
+                if current[group[0]] < 2:
                     continue
-                trial = {**chosen, name: (current[name] + 1) // 2}
+                trial = {**chosen, **{n: (current[n] + 1) // 2 for n in group}}
                 problem.set_sizes({**original, **trial})
                 try:
                     inputs = input_numels(problem)

@@ -7,11 +7,12 @@ changed (shape polymorphism) without touching anyone else's copy.
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -54,12 +55,65 @@ def _one_line(exc: BaseException) -> str:
     return text[0][:300] if text else ""
 
 
+# What a module-level value computed from the sizes may be made of (`input_shape =
+# (num_classes,)`, `out_features = in_features * 2`): arithmetic on names and literals and a
+# few pure builtins. Anything else (a drawn tensor, a call into torch) is not recomputed.
+_PURE_NODES = (ast.Tuple, ast.List, ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp,
+               ast.operator, ast.unaryop, ast.Load, ast.Subscript, ast.Slice, ast.Call,
+               ast.IfExp, ast.Compare, ast.cmpop, ast.BoolOp, ast.boolop)
+_PURE_CALLS = frozenset({"int", "min", "max", "len", "tuple", "abs", "round"})
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A module-level assignment computed from other module-level names."""
+
+    targets: frozenset[str]
+    reads: frozenset[str]
+    code: types.CodeType
+
+
+def _derivations(path: Path) -> list[Derivation]:
+    try:
+        tree = ast.parse(path.read_text(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    assigned: set[str] = set()
+    found = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        targets = set()
+        for t in stmt.targets:
+            names = t.elts if isinstance(t, ast.Tuple) else [t]
+            targets.update(n.id for n in names if isinstance(n, ast.Name))
+        reads = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+        pure = all(isinstance(n, _PURE_NODES) for n in ast.walk(stmt.value)) and all(
+            isinstance(n.func, ast.Name) and n.func.id in _PURE_CALLS
+            for n in ast.walk(stmt.value) if isinstance(n, ast.Call))
+        if pure and targets and reads & assigned:
+            code = compile(ast.Module([stmt], type_ignores=[]), str(path), "exec")
+            found.append(Derivation(frozenset(targets), frozenset(reads - _PURE_CALLS), code))
+        assigned |= targets
+    return found
+
+
 @dataclass
 class ProblemModule:
     """A loaded reference problem. Sizes live in module globals that `get_inputs()` reads."""
 
     path: Path
     module: types.ModuleType
+    _derived: list[Derivation] | None = field(default=None, repr=False, compare=False)
+
+    def derivations(self) -> list[Derivation]:
+        """Module-level values the problem computes from its sizes, in source order."""
+        if self._derived is None:
+            self._derived = _derivations(self.path)
+        return self._derived
+
+    def derived_constants(self) -> set[str]:
+        return {n for d in self.derivations() for n in d.targets}
 
     @property
     def Model(self) -> type:
@@ -77,9 +131,30 @@ class ProblemModule:
         return getattr(self.module, name, default)
 
     def set_sizes(self, sizes: dict[str, int]) -> None:
-        """Set module-level constants (get_inputs() and get_init_inputs() read them)."""
+        """Set module-level constants (get_inputs() and get_init_inputs() read them), and
+        compute again the module-level values derived from those that changed (`input_shape
+        = (num_classes,)`): a size and what the problem computed from it stay consistent."""
+        changed = {_base(n) for n, v in sizes.items() if self._get(n) != v}
         for name, value in sizes.items():
-            setattr(self.module, name, value)
+            self._set(name, value)
+        for d in self.derivations():
+            if d.reads & changed:
+                exec(d.code, self.module.__dict__)  # noqa: S102 - the problem's own statement
+                changed |= d.targets
+
+    def _get(self, name: str) -> Any:
+        base, index = _element(name)
+        value = getattr(self.module, base, None)
+        return value if index is None else value[index]
+
+    def _set(self, name: str, value: Any) -> None:
+        """`name` or `name[i]`, an element of a tuple of sizes (`input_shape = (4096,)`)."""
+        base, index = _element(name)
+        if index is not None:
+            items = list(getattr(self.module, base))
+            items[index] = value
+            value = tuple(items)
+        setattr(self.module, base, value)
 
     def variants(self) -> dict[str, dict[str, int]]:
         """Other configurations the benchmark itself judges, each named, as settings of module
@@ -105,13 +180,32 @@ class ProblemModule:
             fn = getattr(self.module, fn_name, None)
             if fn is not None and hasattr(fn, "__code__"):
                 names.update(fn.__code__.co_names)
-        names -= set(self.selectors())
+        names -= set(self.selectors()) | self.derived_constants()
         out = {}
         for n in sorted(names):
             v = getattr(self.module, n, None)
-            if isinstance(v, int) and not isinstance(v, bool):
+            if _is_size(v):
                 out[n] = v
+            elif isinstance(v, tuple) and v and all(_is_size(e) for e in v):
+                # a shape written as a tuple (`input_shape = (32768,)`): each element a size
+                out.update({f"{n}[{i}]": e for i, e in enumerate(v)})
         return out
+
+
+def _is_size(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _element(name: str) -> tuple[str, int | None]:
+    """'input_shape[0]' -> ('input_shape', 0); 'dim' -> ('dim', None)."""
+    if name.endswith("]") and "[" in name:
+        base, index = name[:-1].split("[", 1)
+        return base, int(index)
+    return name, None
+
+
+def _base(name: str) -> str:
+    return _element(name)[0]
 
 
 def load_problem(path: Path | str) -> ProblemModule:

@@ -83,9 +83,9 @@ def live_bytes(exclude: list[torch.Tensor]) -> int:
         if isinstance(obj, torch.Tensor) and not obj.is_meta:
             try:
                 st = obj.untyped_storage()
+                ptr = st.data_ptr()  # FakeTensors torch.compile keeps have no data
             except (RuntimeError, NotImplementedError):
                 continue
-            ptr = st.data_ptr()
             if ptr in seen or ptr in excluded:
                 continue
             seen.add(ptr)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kdiff.gates.base import BENCHMARK_SEED, GateContext, ReferenceFailure
+from kdiff.gates.base import BENCHMARK_SEED, GateContext, MachineTooBusy, ReferenceFailure
 from kdiff.model import NativeVerdict
 from kdiff.protocol import CallReply, MalformedReply
 from kdiff.replies import UnusableOutput
@@ -64,6 +64,8 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
     def verdict(accept: bool | None, reason: str, trial: int | None = None) -> NativeVerdict:
         return NativeVerdict(accept, preset.name, "kdiff", trial, reason)
 
+    if ctx.too_large:
+        return verdict(None, ctx.too_large)
     trials = [ctx.benchmark_inputs(s) for s in trial_seeds(preset.seed, preset.trials)]
     try:
         expected = [ctx.run_reference(inputs, preset.seed, dtype) for inputs in trials]
@@ -75,13 +77,18 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
     for trial, inputs in enumerate(trials):
         # A gate's `call`, from frames named as the harness's, the reference run first in
         # them: nothing the candidate can see tells the native check from a gate's call.
-        try:
-            reply = CallReply.parse(ctx.candidate.request(
-                "call", key=candidate, reference_first=reference, stack="benchmark",
-                inputs=[x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                        else x for x in inputs]), len(inputs))
+        sent = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                for x in inputs]
+        try:  # the reference, then the candidate: 2 model calls
+            reply = CallReply.parse(ctx.request_judged_alone(
+                lambda timeout: ctx.candidate.request(
+                    "call", timeout=timeout, key=candidate, reference_first=reference,
+                    stack="benchmark", inputs=sent),
+                sent, preset.seed, dtype, calls=2), len(inputs))
         except CandidateRaised as exc:
             return verdict(False, f"runtime error: {exc.detail}", trial)
+        except MachineTooBusy as exc:
+            return verdict(None, str(exc))
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
         got, want = reply.outputs, expected[trial]
