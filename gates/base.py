@@ -394,12 +394,14 @@ class GateContext:
         on the machine (other judges, other users) can stretch an honest call past the call
         timeout: alone among kdiff's calls (CALL_LOCK), with a budget of HANG_FACTOR times
         the reference's time measured now on `inputs`, for the `calls` model calls the
-        request makes (at least the call timeout)."""
+        request makes (at least the call timeout). A candidate already known to hang (its
+        timeout confirmed alone) is not judged again: a hang costs about two timeouts."""
+        known_to_hang = self.candidate.hangs.first is not None
         try:
             with CALL_LOCK.held(exclusive=False):
                 return send(None)
         except CandidateTimeout as exc:
-            if isinstance(exc, CandidateOverBudget) or not retry:
+            if isinstance(exc, CandidateOverBudget) or not retry or known_to_hang:
                 raise
             first = exc.detail
         with CALL_LOCK.held(exclusive=True):
@@ -407,13 +409,15 @@ class GateContext:
             budget = max(self.candidate.limits.call_timeout, HANG_FLOOR_S,
                          HANG_FACTOR * reference * calls)
             try:
-                return send(budget)
+                reply = send(budget)
             except CandidateTimeout as exc:
                 if not isinstance(exc, CandidateOverBudget):
                     exc.detail = (f"{first}; again alone, no answer within {budget:.3g} s "
                                   f"({HANG_FACTOR:g}x the reference's {reference:.3g} s per "
                                   f"call)")
                 raise
+        self.candidate.hangs.excuse()
+        return reply
 
     def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype) -> float:
         """The reference's time for one call on `inputs`, in the candidate's worker, after a
@@ -422,7 +426,9 @@ class GateContext:
         seconds = []
         for _ in range(2):
             try:
-                seconds.append(self.candidate.request("call", key=key, inputs=inputs)["seconds"])
+                seconds.append(self.candidate.request(
+                    "call", timeout=self.candidate.limits.call_timeout, key=key,
+                    inputs=inputs)["seconds"])
             except CandidateTimeout:
                 raise MachineTooBusy(
                     f"the reference itself gave no answer within the call timeout of "

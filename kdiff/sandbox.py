@@ -231,6 +231,11 @@ class HangRecord:
         self.first = self.first or f"`{cmd}` gave no answer within {timeout:.0f} s"
         self.waited.append(timeout)
 
+    def excuse(self) -> None:
+        """The request that timed out answered when judged again alone: the machine's load,
+        not a hang (GateContext.request_judged_alone)."""
+        self.first = None
+
 
 @dataclass
 class CandidateProcess:
@@ -457,7 +462,6 @@ class CandidateProcess:
         return first[len(CONTAINMENT_LINE):] if first.startswith(CONTAINMENT_LINE) else ""
 
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
-        timeout = self.hangs.budget(msg["cmd"], timeout)
         started = time.monotonic()
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
@@ -516,7 +520,11 @@ class CandidateProcess:
             self._spawn()
         msg = {"cmd": cmd, **payload}
         started = time.perf_counter()
-        reply = self._exchange(msg, self._budgeted(timeout or self.limits.call_timeout))
+        # The default deadline shrinks once the candidate is known to hang (HangRecord); a
+        # deadline the caller sets is kept (a timeout judged again alone).
+        if timeout is None:
+            timeout = self.hangs.budget(cmd, self.limits.call_timeout)
+        reply = self._exchange(msg, self._budgeted(timeout))
         self.request_counts[cmd] += 1
         self.request_seconds[cmd] += time.perf_counter() - started
         if not reply["ok"] and _sticky_device_error(str(reply.get("error", ""))):

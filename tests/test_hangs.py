@@ -35,7 +35,8 @@ def test_a_kernel_that_hangs_off_the_benchmark_shape_fails_cmp03_at_once():
     gate = results["CMP-03"]
     assert gate.status is Status.FAIL and gate.signature == "hang", gate.detail
     assert "batch_size=1" in gate.detail, gate.detail
-    assert hangs.waited == [CALL_TIMEOUT]
+    # The timeout, then the same call judged again alone (GateContext.request_judged_alone).
+    assert len(hangs.waited) == 2 and hangs.waited[0] == CALL_TIMEOUT
 
 
 ONE_SIZE_PROBLEM = '''
@@ -106,21 +107,21 @@ def test_the_interpreter_allowance_needs_triton_and_a_larger_size(tmp_path, cond
     if status is Status.PASS:  # N = 16, 1 and 9 judged; 17, 33, 127, 1000 ran past the timeout
         assert gate.detail.startswith("3 trial(s) within bound"), gate.detail
         assert "5 trial(s) not judged" in gate.detail  # and the non-contiguous layout
-        assert len(hangs.waited) == 4
+        assert len(hangs.waited) == 4 + 1  # the first judged again alone, the others not
     else:
         assert gate.signature == "hang", gate.detail
-        assert len(hangs.waited) == 1
+        assert len(hangs.waited) == 1 + 1
 
 
 def test_a_known_hang_is_not_waited_for_again(monkeypatch):
-    """A kernel that hangs on every call: the first gate waits the call timeout, each later one
-    the known-hang budget (the floor here: no call ever answered)."""
+    """A kernel that hangs on every call: the first gate waits the call timeout and again
+    alone, each later one the known-hang budget (the floor here: no call ever answered)."""
     monkeypatch.setattr(sandbox, "KNOWN_HANG_FLOOR_S", 0.5)
     results, hangs = judge_gates(HERE / "hostile" / "problem.py", HERE / "hostile" / "hang.py",
                                  ["CMP-01", "ORD-02", "PRC-01"], 3.0)
     assert all(r.status is Status.FAIL and r.signature == "hang" for r in results.values()), \
         results
-    assert hangs.waited == [3.0, 0.5, 0.5]
+    assert hangs.waited[0] == 3.0 and hangs.waited[2:] == [0.5, 0.5], hangs.waited
     assert "known to hang" in results["PRC-01"].detail
 
 
@@ -133,4 +134,13 @@ def test_known_hang_budgets_follow_the_slowest_answer():
     assert hangs.budget("call", 120.0) == max(sandbox.KNOWN_HANG_FLOOR_S,
                                               sandbox.KNOWN_HANG_FACTOR * 0.25)
     hangs.answered("call", 60.0)  # a slow kernel, not a hanging one, waits as long as it needs
+    assert hangs.budget("call", 120.0) == 120.0
+
+
+def test_a_timeout_that_answered_alone_is_not_a_known_hang():
+    hangs = HangRecord()
+    hangs.answered("call", 0.05)
+    hangs.timed_out("call", 120.0)
+    assert hangs.budget("call", 120.0) == sandbox.KNOWN_HANG_FLOOR_S
+    hangs.excuse()  # the machine's load: later calls get the full timeout again
     assert hangs.budget("call", 120.0) == 120.0
