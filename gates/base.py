@@ -22,6 +22,8 @@ from kdiff.gates import sizes, tolerance
 from kdiff.gates.oracle import OracleResult, run_oracle
 from kdiff.model import GateClass, GateResult, Status
 from kdiff.problem import ProblemModule
+from kdiff.protocol import CallReply, MalformedReply
+from kdiff.replies import UnusableOutput
 from kdiff.sandbox import (CandidateFailure, CandidateOverBudget, CandidateProcess,
                            CandidateTimeout, _sticky_device_error)
 
@@ -372,14 +374,17 @@ class GateContext:
         if self.backward and "cotangents" not in options:
             shapes = self.run_reference(payload, seed, dtype)
             options["cotangents"] = self.cotangents(shapes)
-        reply = self.request_judged_alone(
-            lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
-                                                   inputs=payload, **options),
-            payload, seed, dtype, calls=1,
-            # inputs kept in the worker do not survive the restart after a timeout
-            retry=not options.get("use_stored_inputs"))
-        return CallResult(reply["outputs"], reply["aliases"], reply["seconds"],
-                          reply.get("inputs_after"))
+        try:  # aliasing and the inputs after the call are judged here, from the payload
+            reply = CallReply.parse(self.request_judged_alone(
+                lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
+                                                       inputs=payload, **options),
+                payload, seed, dtype, calls=1,
+                # inputs kept in the worker do not survive the restart after a timeout
+                retry=not options.get("use_stored_inputs")),
+                None if options.get("use_stored_inputs") else len(payload))
+        except MalformedReply as exc:
+            raise UnusableOutput(str(exc)) from None
+        return CallResult(reply.outputs, reply.aliases, reply.seconds, reply.inputs_after)
 
     def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
                              seed: int, dtype: torch.dtype, calls: int, retry: bool = True

@@ -173,8 +173,6 @@ class Statelessness(ThresholdedGate):
             values = [x.cpu() if isinstance(x, torch.Tensor) else None
                       for x in gen.cast_inputs(trial.inputs, trial.dtype)]
             ctx.candidate.request("overwrite_stored", name=STORED, values=values)
-        if trial.pattern in (STORE, OVERWRITE, STORED_AGAIN):
-            options["return_inputs"] = True
         send = [] if "use_stored_inputs" in options else trial.inputs
         if ctx.backward and not send:  # the output gradients follow the kept tensors' values
             options["cotangents"] = ctx.cotangents(

@@ -15,18 +15,22 @@ benchmark tests is specialised to that configuration.
 """
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterator
 
 import torch
 
+from kdiff.files import UnreadableFile, read_regular_file
 from kdiff.gates import inputs as gen
 from kdiff.gates import sizes
 from kdiff.gates.base import (GateContext, GateOptions, OutputStructureError, ThresholdedGate,
                               Trial, TrialLog)
 from kdiff.model import GateResult, Status
 from kdiff.sandbox import CandidateFailure, CandidateOverBudget, CandidateTimeout
+from kdiff.triton_launches import MAX_RECORDED
 
 # The largest input a held-out size may have. On the CPU 2^16 elements (256 KiB in fp32): the
 # candidate runs there, Triton kernels through the interpreter, and a gate must finish in
@@ -85,6 +89,38 @@ def held_out_sizes(v: int) -> list[int]:
     return [s for s in dict.fromkeys(sizes) if s != v]
 
 
+def jit_kernel_names(path: Path) -> set[str]:
+    """The functions the file, as the judge reads it, defines with a JIT decorator
+    (`@triton.jit`, `@jit`, `@shape_jit`, with or without arguments)."""
+    try:
+        tree = ast.parse(read_regular_file(path))
+    except (OSError, UnreadableFile, SyntaxError, ValueError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                called = target.attr if isinstance(target, ast.Attribute) else getattr(
+                    target, "id", "")
+                if called.endswith("jit"):
+                    names.add(node.name)
+    return names
+
+
+@dataclass
+class ShapeLog(TrialLog):
+    """The trial log with what the interpreter allowance needs: the benchmark's largest input,
+    whether the candidate runs Triton kernels (None until asked), the held-out trials whose
+    timeout it let off (each as the failure it would have been) and the held-out trials
+    judged."""
+
+    benchmark_elements: int = 1
+    interpreted: bool | None = None
+    timed_out: list[GateResult] = field(default_factory=list)
+    held_out_judged: int = 0
+
+
 @dataclass
 class ShapeTrial(Trial):
     constants: dict[str, int] = field(default_factory=dict)
@@ -132,10 +168,10 @@ class ShapePolymorphism(ThresholdedGate):
                              kind=label)
 
     def judge(self, ctx: GateContext) -> GateResult:
-        log = TrialLog()
         too_large: list[str] = []
         base_numel = max((x.numel() for x in ctx.benchmark_inputs(INPUT_SEED)
                           if isinstance(x, torch.Tensor)), default=1)
+        log = ShapeLog(benchmark_elements=base_numel)
         originals = ctx.problem.size_constants()
         cap = max_trial_elements(ctx.options)
         failures: list[ClassFailure] = []
@@ -152,6 +188,7 @@ class ShapePolymorphism(ThresholdedGate):
                 ctx.set_constants(trial.constants)
                 if not self.prepare(ctx, trial, log, too_large, cap):
                     continue
+                judged = log.judged
                 try:
                     failure = self.judge_shape(ctx, trial, log)
                 except CandidateFailure as exc:
@@ -160,12 +197,20 @@ class ShapePolymorphism(ThresholdedGate):
                     if isinstance(exc, CandidateTimeout):
                         break  # each further call could wait as long
                     continue
-                if failure is not None:
-                    failures.append(ClassFailure(trial.kind, failure, raised=False))
+                if failure is None:
+                    ran = log.judged > judged
+                    log.held_out_judged += ran and bool(trial.constants)
+                    if ran and log.interpreted is None and ctx.device == "cpu":
+                        log.interpreted = self.runs_triton(ctx)  # asked of this worker
+                    continue
+                failures.append(ClassFailure(trial.kind, failure, raised=False))
         finally:
             ctx.set_constants({})
         if failures:
             return self.report(ctx, failures)
+        if log.timed_out and not log.held_out_judged:
+            # The allowance covers some held-out sizes, never all of them.
+            return log.timed_out[0]
         result = self.summarize(log)
         if too_large:
             result.detail += (f"; {len(too_large)} size(s) over {cap} elements per input "
@@ -216,15 +261,36 @@ class ShapePolymorphism(ThresholdedGate):
         return True
 
     @staticmethod
-    def interpreter_too_slow(ctx: GateContext, trial: ShapeTrial, exc: CandidateFailure) -> bool:
+    def runs_triton(ctx: GateContext) -> bool:
+        """Whether the candidate's calls go through Triton's interpreter: its worker reports
+        Triton launches (its own word), and one of them names a kernel that its file, as the
+        judge reads it, defines with a JIT decorator."""
+        launches = ctx.candidate.request("launches").get("launches")
+        named: dict[str, set[str]] = {}  # file -> the kernels named in its launches
+        for item in launches[:MAX_RECORDED] if isinstance(launches, list) else []:
+            launch = item.get("launch") if isinstance(item, dict) else None
+            if isinstance(launch, dict):
+                named.setdefault(str(launch.get("file")), set()).add(
+                    str(launch.get("qualname")).split(".")[-1])
+        return any(names & jit_kernel_names(Path(file)) for file, names in named.items())
+
+    @staticmethod
+    def interpreter_too_slow(ctx: GateContext, trial: ShapeTrial, log: ShapeLog,
+                             exc: CandidateFailure) -> bool:
         """Through Triton's interpreter a held-out size many times the benchmark's can take
-        longer than one call may, which says nothing about the values CMP-03 judges. A hang at
-        the benchmark's own sizes still fails (there and in RES-02), as does any on a GPU."""
-        return (ctx.device == "cpu" and bool(trial.constants)
+        longer than one call may, which says nothing about the values CMP-03 judges. Allowed
+        only there: on the CPU, for a candidate that runs Triton kernels (ShapeLog.
+        interpreted), at a size whose inputs are larger than the benchmark's (a kernel that
+        answered at the benchmark's size and not at a smaller one hangs). A hang at the
+        benchmark's own sizes still fails (there and in RES-02), as does any on a GPU."""
+        largest = max((x.numel() for x in trial.inputs if isinstance(x, torch.Tensor)),
+                      default=0)
+        return (ctx.device == "cpu" and bool(trial.constants) and bool(log.interpreted)
+                and largest > log.benchmark_elements
                 and isinstance(exc, CandidateTimeout)
                 and not isinstance(exc, CandidateOverBudget))
 
-    def judge_shape(self, ctx: GateContext, trial: ShapeTrial, log: TrialLog
+    def judge_shape(self, ctx: GateContext, trial: ShapeTrial, log: ShapeLog
                     ) -> GateResult | None:
         """One trial through the bound; a failure of values carries the trial's signature.
         A candidate that raises, or returns the wrong shape, fails the gate at once (the
@@ -233,9 +299,12 @@ class ShapePolymorphism(ThresholdedGate):
         try:
             failure = self.judge_trial(ctx, trial, log)
         except CandidateFailure as exc:
-            if self.interpreter_too_slow(ctx, trial, exc):
+            if self.interpreter_too_slow(ctx, trial, log, exc):
                 log.skipped.append(f"{trial.label}: the call ran past the call timeout "
                                    f"through the Triton interpreter ({exc.detail})")
+                log.timed_out.append(self.result(
+                    Status.FAIL, f"{trial.label}: {exc.signature}: {exc.detail}; no held-out "
+                    "size was judged", exc.signature))
                 return None
             if trial.noncontiguous or isinstance(exc, OutputStructureError):
                 exc.detail, exc.signature = f"{trial.label}: {exc.detail}", trial.signature

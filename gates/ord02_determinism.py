@@ -1,12 +1,15 @@
 """ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set,
 with allocator churn between runs, must give bitwise-identical outputs; no output may share
-storage with an input, another output, or an output of an earlier call."""
+storage with an input, another output, or an output of an earlier call. Storage sharing is
+read by the judge from the reply's payload (kdiff.protocol.shared_storage), where outputs,
+inputs and the kept outputs of earlier calls travel together."""
 from __future__ import annotations
 
 import torch
 
-from kdiff.gates.base import Gate, GateContext
+from kdiff.gates.base import Gate, GateContext, check_structure
 from kdiff.model import GateClass, Status
+from kdiff.sandbox import CandidateFailure
 
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -28,11 +31,30 @@ class Determinism(Gate):
     def judge(self, ctx: GateContext) -> object:
         runs = max(5, ctx.options.determinism_runs)
         inputs = ctx.benchmark_inputs(7)
-        first = None
+        expected = ctx.run_reference(inputs)
+        if ctx.backward:
+            expected = ctx.run_reference(inputs, cotangents=ctx.cotangents(expected))
         ctx.candidate.request("forget")
+        try:
+            return self.judge_runs(ctx, inputs, expected, runs)
+        finally:  # kept outputs travel with every later reply until forgotten
+            try:
+                ctx.candidate.request("forget")
+            except CandidateFailure:
+                pass
+
+    def judge_runs(self, ctx: GateContext, inputs: list, expected: list[torch.Tensor],
+                   runs: int) -> object:
+        first = None
         for k in range(runs):
             got = ctx.call([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs],
-                           churn=True, churn_seed=k, keep=True)
+                           churn=True, churn_seed=k)
+            # The reference's shapes before any comparison: a reply's outputs are not
+            # materialised at a size the reference does not have.
+            check_structure(got.outputs, expected)
+            # Kept alive (in a request of its own, after the call: nothing the candidate can
+            # see while it runs says so), so that no later call can reuse their storage.
+            ctx.candidate.request("keep")
             if got.aliases:
                 return self.result(Status.FAIL, f"run {k}: {got.aliases[0]}", "output_aliasing")
             if first is None:
@@ -41,10 +63,9 @@ class Determinism(Gate):
             for i, (a, b) in enumerate(zip(first, got.outputs)):
                 if not bitwise_equal(a, b):
                     diff = (a.double() - b.double()).abs()
-                    n = int((a != b).sum()) if a.shape == b.shape else -1  # any strides
+                    n = int((a != b).sum())
                     return self.result(
                         Status.FAIL, f"run {k} differs from run 0 in output {i}: {n} of "
                         f"{a.numel()} elements, max difference {float(diff.max()):.3g}",
                         "nondeterministic")
-        ctx.candidate.request("forget")
         return self.result(Status.PASS, f"{runs} runs bitwise identical, no shared storage")

@@ -2,15 +2,21 @@
 no dependence on allocator history.
 
 Per input set (the benchmark's own draw, then signed normal values, which an in-place
-`relu_` on non-negative inputs would leave unchanged), two calls in the candidate's worker:
-- *history*: right after the worker's copy of the reference ran and its output was freed (as
-  in the benchmark's harness), unpoisoned: uninitialised memory here may hold the reference's
-  answer;
+`relu_` on non-negative inputs would leave unchanged), three calls in the candidate's worker:
+- *history*: right after the worker's copy of the reference ran on these inputs and its
+  output was freed (as in the benchmark's harness), unpoisoned: uninitialised memory here may
+  hold the reference's answer;
+- *decoy*: the same, but the reference ran on another draw of the same distribution: freed
+  memory holds a plausible wrong answer. Nothing but the values of uninitialised memory tells
+  this call from the history call or the native check's, so a kernel that notices the poison
+  below and behaves then gains nothing: here it returns the decoy;
 - *poisoned*: after allocator churn, with every `torch.empty*` filled with 0xFF bytes (NaN for
-  floats, -1 for integers) and the inputs sent back.
+  floats, -1 for integers). A candidate can see the patched factories; the decoy call is the
+  one it cannot tell apart.
 Poison that reaches the output where the reference has none is `uninitialised_output`; an input
-whose bytes changed is `input_mutated` (unless the reference itself modifies that input); the
-two calls disagreeing beyond rounding is `allocator_history`.
+whose bytes after a call (sent back with the outputs, compared with the judge's own copy of
+what it sent) changed is `input_mutated` (unless the reference itself modifies that input); the
+calls disagreeing beyond rounding is `allocator_history`.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from kdiff.model import GateClass, GateResult, Status
 from kdiff.worker_probes import POISON_BYTE
 
 INPUT_SEED = 11
+DECOY_SEED = 12  # another draw of the same distribution, for the decoy call's reference
 CHURN_SEED = 5
 # Sources that allocate outside torch's Python factories (a compiled extension's at::empty):
 # on the CPU nothing pre-fills the allocator for them, so poison cannot reach their buffers.
@@ -83,18 +90,19 @@ class MemoryHygiene(Gate):
 
     def judge(self, ctx: GateContext) -> GateResult:
         notes = Notes()
-        sets = [("benchmark inputs", ctx.benchmark_inputs(INPUT_SEED))]
+        sets = [("benchmark inputs", ctx.benchmark_inputs)]
         if ctx.float_input_indices():
-            sets.append(("signed normal inputs", ctx.draw(gen.normal(), INPUT_SEED)))
-        for label, inputs in sets:
-            failure = self.judge_set(ctx, label, inputs, notes)
+            sets.append(("signed normal inputs", lambda seed: ctx.draw(gen.normal(), seed)))
+        for label, draw in sets:
+            failure = self.judge_set(ctx, label, draw(INPUT_SEED), draw(DECOY_SEED), notes)
             if failure is not None:
                 return failure
         if not notes.sets:
             return self.result(Status.SKIP, f"the reference rejects every input set "
                                f"({notes.skipped[0]})")
         detail = (f"{', '.join(notes.sets)}: no poison in the output, inputs byte-identical, "
-                  f"same output after the reference's freed output and after allocator churn")
+                  f"same output after the reference's freed output (on these inputs and on "
+                  f"others) and after allocator churn")
         if notes.reference_mutates:
             detail += (f"; input(s) {sorted(notes.reference_mutates)} not judged for mutation "
                        f"(the reference modifies them itself)")
@@ -104,8 +112,8 @@ class MemoryHygiene(Gate):
         caveat = self.cpu_caveat(ctx)
         return self.result(Status.PASS, detail + (f"; {caveat}" if caveat else ""))
 
-    def judge_set(self, ctx: GateContext, label: str, inputs: list[Any], notes: Notes
-                  ) -> GateResult | None:
+    def judge_set(self, ctx: GateContext, label: str, inputs: list[Any], decoy: list[Any],
+                  notes: Notes) -> GateResult | None:
         pristine = _clones(gen.cast_inputs(inputs, torch.float32))  # as ctx.call sends them
         try:
             notes.reference_mutates |= self.mutated_by_reference(ctx, pristine)
@@ -113,15 +121,21 @@ class MemoryHygiene(Gate):
         except ReferenceFailure as exc:
             notes.skipped.append(f"{label}: {exc}")
             return None
-        history = ctx.call(_clones(pristine), reference_first=ctx.reference_key_in_worker())
+        reference = ctx.reference_key_in_worker()
+        history = ctx.call(_clones(pristine), reference_first=reference)
         check_structure(history.outputs, ev.reference)
-        poison = ctx.call(_clones(pristine), poison=True, churn=True, churn_seed=CHURN_SEED,
-                          return_inputs=True)
+        decoyed = ctx.call(_clones(pristine), reference_first=reference,
+                           reference_inputs=gen.cast_inputs(decoy, torch.float32))
+        check_structure(decoyed.outputs, ev.reference)
+        poison = ctx.call(_clones(pristine), poison=True, churn=True, churn_seed=CHURN_SEED)
         check_structure(poison.outputs, ev.reference)
         notes.sets.append(label)
         return (self.check_poison(label, poison, history, ev)
-                or self.check_inputs(label, pristine, poison, notes)
-                or self.check_history(label, poison, history, ev, notes))
+                or self.check_inputs(label, pristine, [history, decoyed, poison], notes)
+                or self.check_history(label, decoyed, "after the reference's freed output on "
+                                      "other inputs", history, ev, notes)
+                or self.check_history(label, poison, "after churn, poisoned", history, ev,
+                                      notes))
 
     @staticmethod
     def mutated_by_reference(ctx: GateContext, pristine: list[Any]) -> set[int]:
@@ -149,10 +163,11 @@ class MemoryHygiene(Gate):
                     "uninitialised_output")
         return None
 
-    def check_inputs(self, label: str, pristine: list[Any], poison: CallResult, notes: Notes
-                     ) -> GateResult | None:
-        after = poison.inputs_after or []
-        for i, (before, now) in enumerate(zip(pristine, after)):
+    def check_inputs(self, label: str, pristine: list[Any], calls: list[CallResult],
+                     notes: Notes) -> GateResult | None:
+        pairs = [(i, before, now) for call in calls
+                 for i, (before, now) in enumerate(zip(pristine, call.inputs_after or []))]
+        for i, before, now in pairs:
             if not isinstance(before, torch.Tensor) or now is None or i in notes.reference_mutates:
                 continue
             if (now.shape, now.dtype) != (before.shape, before.dtype):
@@ -169,13 +184,13 @@ class MemoryHygiene(Gate):
                     f"now {now.reshape(-1)[flat].item():.6g})", "input_mutated")
         return None
 
-    def check_history(self, label: str, poison: CallResult, history: CallResult,
+    def check_history(self, label: str, other: CallResult, how: str, history: CallResult,
                       ev: Evaluation, notes: Notes) -> GateResult | None:
-        """The two calls saw different allocator histories. Bit differences that keep both
-        within the oracle's bound are rounding (an order that varies run to run: ORD-02);
-        a difference that takes either call outside it came from memory the candidate read
-        before writing."""
-        for i, (a, b) in enumerate(zip(poison.outputs, history.outputs)):
+        """Two calls that saw different allocator histories (`how`: the other call's).
+        Bit differences that keep both within the oracle's bound are rounding (an order that
+        varies run to run: ORD-02); a difference that takes either call outside it came from
+        memory the candidate read before writing."""
+        for i, (a, b) in enumerate(zip(other.outputs, history.outputs)):
             differs = bitwise_differs(a, b).reshape(a.shape)
             if not bool(differs.any()):
                 continue
@@ -196,7 +211,7 @@ class MemoryHygiene(Gate):
                 Status.FAIL, f"{label}, output {i}: {int(garbage.sum())} of {a.numel()} elements "
                 f"depend on allocator history (first at index {_where(flat, a.shape)}: "
                 f"{b.reshape(-1)[flat].item():.6g} right after the reference's freed output, "
-                f"{a.reshape(-1)[flat].item():.6g} after churn; reference "
+                f"{a.reshape(-1)[flat].item():.6g} {how}; reference "
                 f"{ev.reference[i].reshape(-1)[flat].item():.6g})", "allocator_history")
         return None
 

@@ -6,7 +6,10 @@ Four parts, each tolerance-free:
 - *held memory*: one warm-up call (lazy initialisation, caches, autotuning), then further calls
   on the benchmark's inputs, each followed by the worker's `memory` count
   (`torch.cuda.memory_allocated` on CUDA; live tensor bytes reachable from Python on the
-  CPU). Memory that grows with every call is `memory_leak`.
+  CPU) and by the judge's own reading of the resident memory of the worker's processes
+  (/proc, which the candidate cannot patch). Memory that grows with every call is
+  `memory_leak`: the worker's count by any amount, the resident memory by more than the
+  allocator may keep (RSS_SLACK_BYTES). On CUDA the device count is the worker's word only.
 - *wall clock* (CUDA only: through the Triton interpreter, CPU timings say nothing about the
   kernel): the median call must stay within HANG_FACTOR times the reference's median, or
   HANG_FLOOR_S, whichever is larger (`time_over_budget`). A call that never returns is killed
@@ -17,7 +20,15 @@ Four parts, each tolerance-free:
   (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
   autotuner chose among are alternatives: on hardware the autotuner drops a config that does
   not fit, so they fail only when none fits. A candidate that launches no Triton kernel has
-  nothing to compile: that part is skipped, with the reason.
+  nothing to compile: that part is skipped, with the reason; but a candidate whose source
+  (read by the judge) launches a `@triton.jit` kernel (`kernel[grid](...)`) while the worker
+  recorded none has hidden its launches from the recorder in its process: `launches_hidden`.
+  A kernel launched in the source and missing from a non-empty record is named in the detail
+  (a branch the calls did not take cannot be told from a hidden launch).
+  The judge compiles a kernel from its own module of the kernel's file
+  (kdiff.kernel_source); a kernel that needs its module's code run is compiled by importing
+  it, and a fit only that code reported (outside kdiff's own corpus) leaves the gate
+  undecided (`error`), never a pass.
 - *compiled extensions*: every kernel of every CUDA extension the candidate built (the shared
   objects in the worker's own folder, read with cuobjdump: kdiff.extension_resources), for
   each architecture the binary holds SASS for, against the same per-thread register limit and
@@ -27,9 +38,12 @@ Four parts, each tolerance-free:
 """
 from __future__ import annotations
 
+import ast
 import math
+import os
 import statistics
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +55,63 @@ from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, 
 from kdiff.gates import inputs as gen
 from kdiff.gates.base import HANG_FACTOR, HANG_FLOOR_S, Gate, GateContext
 from kdiff.model import GateClass, GateResult, Status
-from kdiff.triton_launches import KernelResources, Launch, ResourceCache
+from kdiff.replies import UnusableOutput
+from kdiff.triton_launches import KernelResources, Launch, ResourceCache, file_hash
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
+# Resident memory an honest worker may add in one call without leaking: glibc's malloc keeps
+# freed memory below its trim threshold, which its dynamic mmap threshold raises to at most
+# 2 x DEFAULT_MMAP_THRESHOLD_MAX = 2 x 32 MiB on 64-bit (mallopt(3)). Growth beyond that in
+# every call is memory kept, whatever the worker's own count says.
+RSS_SLACK_BYTES = 64 << 20
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def resident_bytes(root: int) -> int:
+    """The resident memory of process `root` and its descendants, read from /proc by the
+    judge (statm's second field, in pages)."""
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    parents[int(name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    tree, grown = {root}, True
+    while grown:
+        more = {pid for pid, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grown = bool(more)
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * _PAGE_BYTES
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def triton_launch_sites(source: str) -> list[str]:
+    """The `@triton.jit` kernels (autotuned or not) that a module's source launches with
+    `kernel[grid](...)`, read by the judge from the file itself."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+
+    def is_triton(decorator: ast.expr) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        return name in ("jit", "autotune", "heuristics")
+
+    kernels = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+               and any(is_triton(d) for d in node.decorator_list)}
+    launched = {node.func.value.id for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id in kernels}
+    return sorted(launched)
 INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
 
 
@@ -153,6 +221,22 @@ LOST = {"error": "no longer recorded (the worker restarted)"}
 class PartOutcome:
     failure: GateResult | None
     note: str
+    undecided: str | None = None  # what the judge could not check itself
+
+
+def trusted(launch: Launch, outcome: dict[str, Any]) -> bool:
+    """Whether the judge takes a compile result: computed from its own module of the kernel's
+    file ("checked"), or by a child that imported a file of kdiff's own corpus (kdiff.kernels)
+    by its path or by the name it has there. Any other child ran code a candidate may have
+    written, and its report is that code's word."""
+    if outcome.get("checked"):
+        return True
+    corpus = Path(str(files("kdiff.kernels"))).resolve()
+    path = Path(launch.file).resolve()
+    if not path.is_relative_to(corpus) or path.suffix != ".py":
+        return False
+    name = ".".join(("kdiff", "kernels", *path.relative_to(corpus).with_suffix("").parts))
+    return launch.module.startswith("kdiff_") or launch.module == name
 
 
 class ResourceBudget(Gate):
@@ -167,31 +251,40 @@ class ResourceBudget(Gate):
     def judge(self, ctx: GateContext) -> GateResult:
         ctx.candidate.request("launches", clear=True)  # judge the launches of these calls only
         memory, seconds = self.held_memory(ctx)
-        notes = []
+        notes, undecided = [], []
         for judge_part in (lambda: memory, lambda: self.wall_clock(ctx, seconds),
                            lambda: self.compiled(ctx), lambda: self.extensions(ctx)):
             part = judge_part()
             if part.failure is not None:
                 return part.failure
             notes.append(part.note)
+            undecided += [part.undecided] if part.undecided else []
+        if undecided:  # no failure, and not every fit checked: undecided, never a pass
+            return self.result(Status.ERROR, "; ".join(undecided + notes))
         return self.result(Status.PASS, "; ".join(notes))
 
     # -- held memory ----------------------------------------------------------------------
     def held_memory(self, ctx: GateContext) -> tuple[PartOutcome, list[float]]:
-        held, seconds = [], []
+        held, resident, seconds = [], [], []
         for i in range(1 + CALLS_AFTER_WARMUP):
             got = ctx.call(ctx.benchmark_inputs(INPUT_SEED + i))
             seconds.append(got.seconds)
             held.append(int(ctx.candidate.request("memory")["bytes"]))
+            pid = ctx.candidate.pid
+            resident.append(resident_bytes(pid) if pid is not None else 0)
         what = "device memory" if ctx.device == "cuda" else "live tensor bytes"
-        growth = [b - a for a, b in zip(held, held[1:])]
-        if all(g > 0 for g in growth):
-            return PartOutcome(self.result(
-                Status.FAIL, f"{what} held by the candidate grow with every call: {held[0]} B "
-                f"after the warm-up call, then {', '.join(f'+{g}' for g in growth)} B over "
-                f"{CALLS_AFTER_WARMUP} more calls", "memory_leak"), ""), seconds[1:]
+        for name, counts, slack in ((f"{what} (the worker's count)", held, 0),
+                                    ("resident memory of the worker (read by the judge)",
+                                     resident, RSS_SLACK_BYTES)):
+            growth = [b - a for a, b in zip(counts, counts[1:])]
+            if all(g > slack for g in growth):
+                return PartOutcome(self.result(
+                    Status.FAIL, f"{name} grows with every call: {counts[0]} B after the "
+                    f"warm-up call, then {', '.join(f'+{g}' for g in growth)} B over "
+                    f"{CALLS_AFTER_WARMUP} more calls", "memory_leak"), ""), seconds[1:]
         return PartOutcome(None, f"{what} held after the warm-up call and {CALLS_AFTER_WARMUP} "
-                           f"more: {', '.join(map(str, held))} B"), seconds[1:]
+                           f"more: {', '.join(map(str, held))} B; resident "
+                           f"{', '.join(f'{r >> 20}' for r in resident)} MiB"), seconds[1:]
 
     # -- wall clock -----------------------------------------------------------------------
     def wall_clock(self, ctx: GateContext, candidate_seconds: list[float]) -> PartOutcome:
@@ -218,11 +311,30 @@ class ResourceBudget(Gate):
     # -- compiled resources ---------------------------------------------------------------
     def compiled(self, ctx: GateContext) -> PartOutcome:
         listed = ctx.candidate.request("launches")
-        launches = [Launch(**item["launch"]) for item in listed["launches"]]
+        try:
+            launches = [Launch(**item["launch"]) for item in listed["launches"]]
+        except (KeyError, TypeError) as exc:
+            raise UnusableOutput(f"malformed reply to `launches`: {exc!r}") from None
+        # The judge's own reading of the source, against the worker's record.
+        try:
+            sites = triton_launch_sites(ctx.candidate.candidate.read_text(errors="replace"))
+        except OSError:
+            sites = []
+        unrecorded = sorted(set(sites) - {launch.qualname.rsplit(".", 1)[-1]
+                                          for launch in launches})
         if not launches:
+            if sites:
+                return PartOutcome(self.result(
+                    Status.FAIL, f"the candidate's source launches the Triton kernel(s) "
+                    f"{', '.join(sites)}, and its worker recorded no launch in "
+                    f"{1 + CALLS_AFTER_WARMUP} calls: the launches were hidden from the "
+                    f"recorder, or the kernels never ran", "launches_hidden"), "")
             return PartOutcome(None, "compiled resources: skipped, the candidate launched no "
                                "Triton kernel")
         notes = []
+        if unrecorded:  # a branch these calls did not take, or a launch hidden: not judged
+            notes.append(f"launched in the source, never recorded (not judged): "
+                         f"{', '.join(unrecorded)}")
         if listed.get("dropped"):
             notes.append(f"{listed['dropped']} further distinct launches not compiled")
         unknown = [t for t in ctx.options.targets if t not in LIMITS]
@@ -230,14 +342,19 @@ class ResourceBudget(Gate):
             notes.append(f"no limits known for {', '.join(unknown)}: not judged")
         targets = [t for t in ctx.options.targets if t in LIMITS]
         outcomes = self.resources(ctx, launches, targets)
-        judged_any = False
+        judged_any, unverified = False, []
         for target in targets:
             per_launch = [outcomes.get((launch.key(), target), LOST) for launch in launches]
-            failure, summary, judged = self.judge_target(launches, per_launch, target)
+            failure, summary, judged, words = self.judge_target(launches, per_launch, target)
             if failure is not None:
                 return PartOutcome(failure, "")
             judged_any |= judged
+            unverified += words
             notes.append(summary)
+        if unverified:
+            return PartOutcome(None, "compiled resources: " + "; ".join(notes), (
+                f"compiled resources not decided: {len(unverified)} fit(s) only the kernel's "
+                f"own module reported ({unverified[0]})"))
         if not judged_any:
             return PartOutcome(None, "compiled resources: skipped, no launch could be compiled "
                                "(" + "; ".join(notes) + ")")
@@ -246,16 +363,17 @@ class ResourceBudget(Gate):
     def resources(self, ctx: GateContext, launches: list[Launch], targets: list[str]
                   ) -> dict[tuple[str, str], dict[str, Any]]:
         """Per (launch key, target), the compile outcome: from the judge's cache, or compiled
-        in a confined child of the sandbox's (it imports the candidate's code), one target
-        after another. Once a target is known to fail, the gate's verdict is known: the
-        targets left are not compiled (the red team's 128 x 1024 tile fails sm_100's tensor
-        memory in 3 s of compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
-        cache = ResourceCache()
+        in confined children of the sandbox's, one per kernel file (kdiff.triton_launches:
+        from the judge's own module of the file where it can), one target after another.
+        Once a target is known to fail, the gate's verdict is known: the targets left are not
+        compiled (the red team's 128 x 1024 tile fails sm_100's tensor memory in 3 s of
+        compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
+        cache = self.cache(ctx)
         outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         jobs = []  # what the cache does not hold, target by target
         for target in targets:
             for launch in launches:
-                cached = cache.get(launch, target)
+                cached = cache.get(launch, target) if cache else None
                 if cached is None:
                     jobs.append((launch, target))
                 else:
@@ -276,15 +394,29 @@ class ResourceBudget(Gate):
         if jobs and failed_target([None] * len(jobs)) is None:
             for (launch, target), outcome in zip(jobs, ctx.candidate.compile_launches(
                     jobs, stop=failed_target)):
-                cache.put(launch, target, outcome)
+                if cache:
+                    cache.put(launch, target, outcome)
                 outcomes[(launch.key(), target)] = outcome
         return outcomes
 
+    @staticmethod
+    def cache(ctx: GateContext) -> ResourceCache | None:
+        """This candidate's compile results from earlier runs, or None where the disk cache
+        cannot be trusted: a worker whose writes are not confined (CUDA; a kernel without
+        Landlock) could have written any entry of it."""
+        owner = file_hash(str(ctx.candidate.candidate))
+        if owner is None or not ctx.candidate.writes_confined:
+            return None
+        return ResourceCache(owner)
+
     def judge_target(self, launches: list[Launch], outcomes: list[dict[str, Any]], target: str
-                     ) -> tuple[GateResult | None, str, bool]:
+                     ) -> tuple[GateResult | None, str, bool, list[str]]:
+        """The target's failure (or None), its summary, whether any kernel was judged, and the
+        fits the judge could not check (`trusted`): a violation is believed whoever reports
+        it, a fit only from a result the judge trusts."""
         limits = LIMITS[target]
         groups: dict[str, list[tuple[Launch, list[Violation]]]] = {}
-        fitting, unmeasured = [], []
+        fitting, unmeasured, unverified = [], [], []
         for launch, outcome in zip(launches, outcomes):
             if "resources" not in outcome:
                 unmeasured.append(f"{launch.label()}: {outcome['error']}")
@@ -292,7 +424,10 @@ class ResourceBudget(Gate):
             res = KernelResources(**outcome["resources"])
             found = violations(res, limits)
             groups.setdefault(launch.alternatives_key() or launch.key(), []).append((launch, found))
-            if not found:
+            if not found and not trusted(launch, outcome):
+                unverified.append(f"{target}: {launch.label()}: not read without running its "
+                                  f"module: {outcome.get('unchecked')}")
+            elif not found:
                 fitting.append(f"{launch.qualname}: {describe(res)}")
         for members in groups.values():
             if all(found for _, found in members):  # no alternative fits
@@ -301,13 +436,13 @@ class ResourceBudget(Gate):
                           if len(members) > 1 else "")
                 return self.result(
                     Status.FAIL, f"{target}: {launch.label()}{pruned}: "
-                    + "; ".join(v.text for v in found), found[0].signature), "", True
+                    + "; ".join(v.text for v in found), found[0].signature), "", True, []
         summary = f"{target}: {len(groups)} kernel(s) fit"
         if fitting:
             summary += " (" + "; ".join(fitting[:3]) + ")"
         if unmeasured:
             summary += f"; {len(unmeasured)} not measured ({unmeasured[0]})"
-        return None, summary, bool(groups)
+        return None, summary, bool(groups), unverified
 
     # -- compiled extensions --------------------------------------------------------------
     def extensions(self, ctx: GateContext) -> PartOutcome:

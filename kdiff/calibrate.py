@@ -12,7 +12,6 @@ so the test suite shares one judged run between its calibration and three-state 
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 import tempfile
@@ -96,12 +95,13 @@ def native_acceptance(kernel: CorpusKernel, presets: list[str], device: str
                       ) -> dict[str, bool | None]:
     """The kernel's native verdict under each preset (one worker, the same inputs as in
     judge_corpus): which benchmarks' own checks a red-team kernel gets through."""
+    from kdiff.replies import CheckedCandidate
     from kdiff.plugins import manager
     from kdiff.problem import load_problem
-    from kdiff.sandbox import CandidateFailure, CandidateProcess
+    from kdiff.sandbox import CandidateFailure
     pm, case = manager(), kernel.case
     out: dict[str, bool | None] = {}
-    with CandidateProcess(case.problem, case.candidate, device) as candidate:
+    with CheckedCandidate(case.problem, case.candidate, device) as candidate:
         ctx = GateContext(load_problem(case.problem), candidate, GateOptions(device=device))
         for preset in presets:
             try:
@@ -191,15 +191,11 @@ class GateCalibration:
                 "honest_noise": _finite_or_none(noise.ratio) if noise else None,
                 "honest_noise_kernel": noise.kernel if noise else None,
                 "honest_runs": len(self.honest),
-                "smallest_defective": _json_ratio(defect.ratio) if defect else None,
+                "smallest_defective": defect.ratio if defect else None,
                 "smallest_defective_kernel": defect.kernel if defect else None,
-                "margin": _json_ratio(self.margin),
+                "margin": self.margin,
                 "must_catch": len(self.defective), "caught": self.caught,
                 "rejected_controls": [p.kernel for p in self.rejected_controls]}
-
-
-def _json_ratio(x: float | None) -> float | str | None:
-    return "inf" if x is not None and math.isinf(x) else x
 
 
 def _finite_or_none(x: float | None) -> float | None:
@@ -364,18 +360,31 @@ def _native_lines(cal: Calibration) -> list[str]:
     return lines
 
 
+def axis_range(gates: list[GateCalibration]) -> tuple[float, float]:
+    """The plot's error axis: the region that decides every margin, a decade either side.
+    A margin is the smallest defective error over the largest honest one, so errors beyond
+    the largest of the gates' smallest defective errors, or below the smallest of their
+    largest honest errors, decide nothing; the axis always holds the bound's required room
+    on both sides, [1/REQUIRED_MARGIN, REQUIRED_MARGIN]."""
+    def finite(points: list[Point | None]) -> list[float]:
+        return [p.ratio for p in points if p is not None and p.ratio and math.isfinite(p.ratio)]
+    defects = finite([g.smallest_defective for g in gates]) + [REQUIRED_MARGIN]
+    noise = finite([g.honest_noise for g in gates]) + [1 / REQUIRED_MARGIN]
+    return (10.0 ** (math.floor(math.log10(min(noise))) - 1),
+            10.0 ** (math.ceil(math.log10(max(defects))) + 1))
+
+
 def plot(cal: Calibration, path: Path) -> None:
-    """Per thresholded gate, honest (circles) and defective (crosses) errors on one log axis,
-    the bound at 1.0; infinite errors sit at the right edge, exact ones at the left."""
+    """Per thresholded gate, honest (circles) and defective (crosses) errors on one log axis
+    (axis_range), the bound at 1.0. An error beyond the axis sits at its edge, labelled with
+    its value: infinite ones (raised, non-finite) and huge ones at the right, exact and tiny
+    ones at the left."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     gates = [g for g in cal.gates.values() if g.thresholded]
-    finite = [p.ratio for g in gates for p in g.honest + g.defective
-              if p.ratio is not None and 0 < p.ratio < math.inf]
-    lo = 10.0 ** (math.floor(math.log10(min(finite + [1e-3]))) - 1)
-    hi = 10.0 ** (math.ceil(math.log10(max(finite + [10.0]))) + 1)
+    lo, hi = axis_range(gates)
     fig, axes = plt.subplots(len(gates), 1, figsize=(9, 1.3 * len(gates) + 1), sharex=True,
                              squeeze=False)
     for ax, g in zip(axes[:, 0], gates):
@@ -385,9 +394,9 @@ def plot(cal: Calibration, path: Path) -> None:
             for p in points:
                 if p.ratio is None:
                     continue
-                x = hi if math.isinf(p.ratio) else (lo if p.ratio == 0 else p.ratio)
+                x = min(max(p.ratio, lo), hi)
                 ax.scatter([x], [row], marker=marker, color=color, s=30, clip_on=False)
-                if math.isinf(p.ratio):
+                if p.ratio > hi and (math.isinf(p.ratio) or row == 1):
                     ax.annotate(p.label, (x, row), textcoords="offset points", xytext=(-4, 6),
                                 ha="right", fontsize=6, color=color)
         ax.set_xscale("log")
@@ -395,34 +404,35 @@ def plot(cal: Calibration, path: Path) -> None:
         ax.set_ylim(-0.7, 1.7)
         ax.set_yticks([0, 1], ["honest", "defective"])
         ax.set_title(f"{g.gate} {g.name}: margin {_ratio(g.margin)}x", fontsize=8, loc="left")
-    axes[-1, 0].set_xlabel("error in units of the bound (1.0 = the bound; right edge: raised "
-                           "or non-finite; left edge: exact)")
+    axes[-1, 0].set_xlabel("error in units of the bound (1.0 = the bound; at the right edge: "
+                           "larger, labelled; at the left edge: smaller, or exact)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def _progress(total: int) -> Callable[[Verdict], None]:
-    start, done = time.monotonic(), [0]
-
-    def report(verdict: Verdict) -> None:
-        done[0] += 1
-        failed = ",".join(verdict.failed_gates) or "-"
-        print(f"[{done[0]}/{total}] {time.monotonic() - start:6.0f}s {verdict.case.id}: "
-              f"native {verdict.native.accept}, failed {failed}", file=sys.stderr, flush=True)
-    return report
-
-
 def calibrate(args: Any) -> int:
-    from kdiff.cli import EXIT_FOUND, EXIT_OK, _device, checked_jobs
+    from kdiff.cli import EXIT_FOUND, EXIT_OK, _device, preset_text
     from kdiff.executor import default_jobs
     from kdiff.plugins import manager
+    from kdiff.reports.json_report import dumps
+    from kdiff.reports.progress import Header, Progress
     device = _device(args.device)
-    total = len(shipped_kernels()) + len(problems())
-    jobs = checked_jobs(args.jobs) or default_jobs(device)
-    run = judge_corpus(device, jobs=jobs, progress=_progress(total))
+    kernels, references = shipped_kernels(), problems()
+    jobs = args.jobs or default_jobs(device)
+    print(Header("kdiff calibrate")
+          .add("kernels", f"{len(kernels)} shipped (controls and red team) and "
+               f"{len(references)} references as their own candidates")
+          .add("native check", preset_text(manager(), "kernelbench", PRESET))
+          .add("device", device).add("judges", f"{jobs} at once").add("gates", "all twelve")
+          .render(), file=sys.stderr, flush=True)
+    progress = Progress(len(kernels) + len(references))
+    run = judge_corpus(device, jobs=jobs, progress=progress)
+    progress.close()
     cal = calibration(run)
     presets = list(manager().hook.kdiff_native_presets(bench="kernelbench"))
+    print(f"kdiff calibrate: the native check under {', '.join(presets)} for each of "
+          f"{len(cal.redteam)} red-team kernels", file=sys.stderr, flush=True)
     # One worker per red-team kernel, `jobs` at a time (the work is in the workers): on the
     # H200 this pass took longer than the 77 kernels' twelve gates when it ran one by one.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -430,7 +440,7 @@ def calibrate(args: Any) -> int:
         cal.native_by_preset.update(zip((j.id for j in cal.redteam), accepted))
     print(table(cal))
     if args.json:
-        args.json.write_text(json.dumps(cal.to_json(), indent=2))
+        args.json.write_text(dumps(cal.to_json()))
     if args.plot:
         plot(cal, args.plot)
     return EXIT_OK if cal.ok else EXIT_FOUND

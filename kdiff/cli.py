@@ -1,16 +1,21 @@
 """`kdiff`: the command line.
 
-Exit statuses: 0 nothing selected by --fail-on was found; 1 something was; 2 bad usage or
-unreadable input; 3 the run could not finish.
+Exit statuses: 0 nothing selected by --fail-on was found; 1 something was (an undecided
+kernel is a violation unless --undecided-ok); 2 bad usage or unreadable input; 3 the run
+could not finish.
+
+Nothing heavy is imported at module level: --help, `kdiff gates` and usage errors answer
+without torch (tests/test_cli_fast.py holds them to it).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
 
@@ -19,74 +24,176 @@ class UsageError(Exception):
     """Bad usage or unreadable input: one line, exit status 2."""
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--native", metavar="PRESET", help="native-check preset (default: the "
-                   "bench's own, e.g. kernelbench)")
-    p.add_argument("--gates", metavar="ID,...", help="run only these gates")
-    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
-                   help="where candidates run (default: cuda when available)")
-    p.add_argument("--json", metavar="PATH", type=Path, help="write the JSON report")
-    p.add_argument("--markdown", metavar="PATH", type=Path, help="write a Markdown report")
-    p.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML")
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors as UsageError: one line, exit status 2, whatever the
+    subcommand (argparse itself prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+# The defaults the command line states in its help (and passes on), matching
+# kdiff.sandbox.SandboxLimits' (tests/test_cli_fast.py holds them equal); the CLI does not
+# import the sandbox to read them, since that imports torch.
+CALL_TIMEOUT_S = 120.0
+CASE_TIMEOUT_S = 3600.0
+# How many failing kernels' explanations `kdiff run` prints without -v: a screen's worth;
+# the reports hold every one.
+EXPLAINED_WITHOUT_VERBOSE = 10
+
+
+def _checked(kind: type, ok: Callable[[Any], bool], requirement: str) -> Callable[[str], Any]:
+    """An argparse type: `kind(text)`, refused unless `ok`."""
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(requirement)
+        return value
+    parse.__name__ = kind.__name__
+    return parse
+
+
+POSITIVE_INT = _checked(int, lambda n: n >= 1, "must be at least 1")
+POSITIVE_SECONDS = _checked(float, lambda s: s > 0, "must be above 0")
+
+
+def _fail_on(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-on", choices=["violation", "disagreement", "never"],
-                   default="violation")
-    p.add_argument("--call-timeout", type=float, default=None, metavar="S",
-                   help="seconds one call of the candidate may take")
-    p.add_argument("--case-timeout", type=float, default=None, metavar="S",
-                   help="wall budget of one kernel, all its gates together (default 3600)")
+                   default="violation",
+                   help="what makes the exit status 1: violation, a kernel the verifier "
+                   "rejects or leaves undecided (n/a); disagreement, a kernel on which the "
+                   "native check and the verifier differ; never (default: %(default)s)")
+    p.add_argument("--undecided-ok", action="store_true",
+                   help="with --fail-on violation, an undecided kernel (n/a: kdiff could not "
+                   "judge one of its gates, or its problem is broken) does not count "
+                   "(default: it does)")
+
+
+def _reports(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", metavar="PATH", type=Path,
+                   help="write the JSON report (strict JSON: non-finite numbers as the "
+                   "strings \"inf\", \"-inf\", \"nan\") (default: none)")
+    p.add_argument("--markdown", metavar="PATH", type=Path,
+                   help="write a Markdown report (default: none)")
+    p.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML (default: none)")
+
+
+def _verbose(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="explain every gate in full, passes included, and every failing "
+                   f"kernel of a run (default: failures only, the first "
+                   f"{EXPLAINED_WITHOUT_VERBOSE} kernels of a run)")
+
+
+def _common(p: argparse.ArgumentParser, native_default: str,
+            device_default: str = "cuda when available, else cpu") -> None:
+    p.add_argument("--native", metavar="PRESET",
+                   help="the benchmark's own check to re-run, and its tolerance (default: "
+                   f"{native_default}); the preset in use is printed with its tolerance")
+    p.add_argument("--gates", metavar="ID,...",
+                   help="run only these gates, e.g. EXC-01,PRC-01 (default: all twelve; "
+                   "`kdiff gates` lists them)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help=f"where candidates run (default: {device_default})")
+    _reports(p)
+    _fail_on(p)
+    _verbose(p)
+    p.add_argument("--call-timeout", type=POSITIVE_SECONDS, default=CALL_TIMEOUT_S,
+                   metavar="S", help="seconds one call of the candidate may take "
+                   "(default: %(default)g)")
+    p.add_argument("--case-timeout", type=POSITIVE_SECONDS, default=CASE_TIMEOUT_S,
+                   metavar="S", help="wall budget of one kernel, all its gates together "
+                   "(default: %(default)g)")
     p.add_argument("--dtypes", default=None, metavar="D,...",
                    help="working dtypes for PRC-01 (default: the problem's KDIFF_DTYPES or "
                    "float32)")
-    p.add_argument("--max-elements", type=int, default=None, metavar="N",
+    p.add_argument("--max-elements", type=POSITIVE_INT, default=None, metavar="N",
                    help="judge a problem with an input or a reference output of more than N "
                    "elements at smaller sizes of the same problem, native check included "
                    "(upstream KernelBench inputs reach 4e9 elements); the report lists the "
-                   "sizes judged at")
+                   "sizes judged at (default: the benchmark's own sizes)")
+
+
+# The kernelbench adapter's default presets (kdiff_default_preset), as the help states them.
+SHIPPED_PRESET = "kernelbench-v0.1 (allclose atol=rtol=1e-2)"
+CHECKOUT_PRESET = "kernelbench (allclose atol=rtol=1e-4 in fp32)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kdiff", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog="kdiff", description=__doc__.splitlines()[0],
+                    epilog="Exit status: 0 nothing selected by --fail-on was found; 1 "
+                    "something was (undecided kernels count as violations unless "
+                    "--undecided-ok); 2 bad usage or unreadable input; 3 the run could not "
+                    "finish.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     g = sub.add_parser("gates", help="list the twelve gates")
-    g.add_argument("--json", action="store_true", help="print JSON")
+    g.add_argument("--json", action="store_true", help="print JSON (default: a table)")
+    g.add_argument("-v", "--verbose", action="store_true",
+                   help="also list every signature a verdict can carry, with its meaning, "
+                   "and the words the failure explanations use")
 
     v = sub.add_parser("verify", help="judge one candidate against one problem")
-    v.add_argument("--problem", required=True, type=Path)
-    v.add_argument("--candidate", required=True, type=Path)
-    _common(v)
+    v.add_argument("--bench", default="kernelbench", metavar="NAME",
+                   help="whose layout the two paths are in (default: kernelbench, two files)")
+    v.add_argument("--problem", required=True, type=Path, metavar="REF",
+                   help="the reference problem (kernelbench: a file with Model, get_inputs, "
+                   "get_init_inputs; gpumode, solexecbench: the problem's folder)")
+    v.add_argument("--candidate", required=True, type=Path, metavar="NEW",
+                   help="the candidate kernel (kernelbench: a file with ModelNew; gpumode: a "
+                   "submission; solexecbench: a solution json)")
+    _common(v, SHIPPED_PRESET)
 
     r = sub.add_parser("run", help="judge a benchmark's kernels and tabulate the disagreement")
-    r.add_argument("--bench", required=True)
-    r.add_argument("--root", type=Path, help="the benchmark checkout (default: shipped corpus)")
-    r.add_argument("--runs", type=Path, help="a runs folder of generated kernels")
-    r.add_argument("--generated", type=Path, help="generated outputs (jsonl)")
-    r.add_argument("--level", type=int)
-    r.add_argument("--problems", help="problem ids or globs, comma-separated")
-    r.add_argument("--jobs", type=int, default=None)
-    r.add_argument("--store", type=Path, help="results store (SQLite; default: "
-                   "kdiff-store.sqlite beside the reports, or in ./kdiff-out)")
+    r.add_argument("--bench", required=True,
+                   help="the benchmark adapter, e.g. kernelbench or tritonbench")
+    r.add_argument("--root", type=Path, metavar="DIR",
+                   help="the benchmark checkout (default: the shipped corpus)")
+    r.add_argument("--runs", type=Path, metavar="DIR",
+                   help="a runs folder of generated kernels (default: every run under the "
+                   "root's runs/)")
+    r.add_argument("--generated", type=Path, metavar="FILE",
+                   help="generated outputs, jsonl (tritonbench) (default: none)")
+    r.add_argument("--level", type=POSITIVE_INT, metavar="L",
+                   help="only this KernelBench level (default: every level)")
+    r.add_argument("--problems", metavar="ID,...",
+                   help="problem ids or globs, comma-separated (default: every problem)")
+    r.add_argument("--jobs", type=POSITIVE_INT, default=None, metavar="N",
+                   help="judges at once (default: one per GPU on cuda, one per core as memory "
+                   "allows on cpu)")
+    r.add_argument("--store", type=Path, metavar="PATH",
+                   help="results store (SQLite; default: kdiff-store.sqlite beside the "
+                   "reports, or in ./kdiff-out)")
     r.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local processes, or a Ray cluster (RAY_ADDRESS, else a local one)")
-    _common(r)
+                   help="local processes, or a Ray cluster (RAY_ADDRESS, else a local one) "
+                   "(default: %(default)s)")
+    _common(r, f"{SHIPPED_PRESET} for the shipped corpus, {CHECKOUT_PRESET} for a --root "
+            "checkout", "cpu for the shipped corpus, which is sized for it; for a --root "
+            "checkout cuda when available, else cpu")
 
     rp = sub.add_parser("report", help="render a run's reports from a results store alone")
     rp.add_argument("--store", required=True, type=Path, help="the results store (SQLite)")
     rp.add_argument("--run", metavar="ID", help="which run (default: the latest; a prefix of "
                     "an id will do)")
     rp.add_argument("--list", action="store_true", help="list the runs in the store")
-    rp.add_argument("--json", metavar="PATH", type=Path, help="write the JSON report")
-    rp.add_argument("--markdown", metavar="PATH", type=Path, help="write a Markdown report")
-    rp.add_argument("--junit", metavar="PATH", type=Path, help="write JUnit XML")
-    rp.add_argument("--fail-on", choices=["violation", "disagreement", "never"],
-                    default="violation")
+    _reports(rp)
+    _fail_on(rp)
+    _verbose(rp)
 
     c = sub.add_parser("calibrate", help="honest noise against defective error, per gate")
-    c.add_argument("--json", type=Path)
-    c.add_argument("--plot", type=Path)
-    c.add_argument("--device", choices=["cpu", "cuda"], default=None)
-    c.add_argument("--jobs", type=int, default=None, help="judges at once (default: one per "
-                   "GPU, or per core); several may share one GPU")
+    c.add_argument("--json", type=Path, metavar="PATH",
+                   help="write the calibration as strict JSON (default: none)")
+    c.add_argument("--plot", type=Path, metavar="PATH",
+                   help="write a PNG of each thresholded gate's honest and defective errors "
+                   "against its bound (needs matplotlib) (default: none)")
+    c.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="where the corpus runs (default: cuda when available, else cpu)")
+    c.add_argument("--jobs", type=POSITIVE_INT, default=None, metavar="N",
+                   help="judges at once (default: one per GPU, or per core); several may "
+                   "share one GPU")
     return parser
 
 
@@ -100,56 +207,71 @@ def _device(requested: str | None) -> str:
 def cmd_gates(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from kdiff.gates.registry import all_gates
-    gates = all_gates()
+    from kdiff.gates.registry import GATES, SIGNATURES, TERMS
     if args.json:
-        print(json.dumps([{"id": g.id, "name": g.name, "class": g.klass.value} for g in gates]))
-    else:
-        print(tabulate([[g.id, g.name, g.klass.value, g.summary] for g in gates],
-                       headers=["id", "name", "class", "checks"]))
+        out = [{"id": g.id, "name": g.name, "class": g.klass.value, "checks": g.summary}
+               for g in GATES]
+        if args.verbose:
+            out = {"gates": out, "signatures": [{"signature": s.name, "gates": list(s.gates),
+                                                 "meaning": s.meaning}
+                                                for s in SIGNATURES.values()],
+                   "terms": TERMS}
+        print(json.dumps(out))
+        return EXIT_OK
+    print(tabulate([[g.id, g.name, g.klass.value, g.summary] for g in GATES],
+                   headers=["id", "name", "class", "checks"], maxcolwidths=[None, None, None, 60]))
+    if args.verbose:
+        print("\nsignatures (why a gate failed):")
+        print(tabulate([[s.name, ",".join(s.gates), s.meaning] for s in SIGNATURES.values()],
+                       headers=["signature", "gates", "meaning"], maxcolwidths=[None, None, 70]))
+        print("\nwords of the failure explanations:")
+        print(tabulate(list(TERMS.items()), headers=["term", "meaning"],
+                       maxcolwidths=[None, 80]))
     return EXIT_OK
 
 
-def checked_jobs(jobs: int | None) -> int | None:
-    """--jobs as given (None: the default), refused below 1."""
-    if jobs is not None and jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    return jobs
+def gate_ids(args: argparse.Namespace) -> list[str] | None:
+    """--gates as given, checked against the catalogue (None: all)."""
+    if not args.gates:
+        return None
+    from kdiff.gates.registry import checked_ids
+    try:
+        return checked_ids([g.strip() for g in args.gates.split(",") if g.strip()])
+    except KeyError as exc:
+        raise UsageError(str(exc.args[0])) from None
 
 
 def make_config(args: argparse.Namespace, bench: str):  # noqa: ANN201
     from kdiff.gates.base import GateOptions
     from kdiff.runconfig import RunConfig
     from kdiff.sandbox import SandboxLimits
+    gates = gate_ids(args)
     options = GateOptions(device=_device(args.device))
     if args.dtypes:
         options.dtypes = tuple(args.dtypes.split(","))
     max_elements = getattr(args, "max_elements", None)  # not a pytest-plugin option
     if max_elements is not None:
-        if max_elements < 1:
-            raise UsageError("--max-elements must be at least 1")
         options.max_elements = max_elements
     limits = SandboxLimits()
     if args.call_timeout:
         limits.call_timeout = args.call_timeout
     if getattr(args, "case_timeout", None):
         limits.case_timeout = args.case_timeout
-    gates = [g.strip() for g in args.gates.split(",")] if args.gates else None
-    if gates:
-        from kdiff.gates.registry import select
-        try:
-            select(gates)
-        except KeyError as exc:
-            raise UsageError(str(exc.args[0])) from None
     return RunConfig(bench=bench, native=args.native, gates=gates, gate_options=options,
                      limits=limits)
 
 
-def exit_status(verdicts: list, fail_on: str) -> int:
+def undecided(verdicts: list) -> list:
+    """The kernels whose verdict is open (n/a): a kdiff error on a gate, a broken problem."""
+    return [v for v in verdicts if v.verifier_accept is None]
+
+
+def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False) -> int:
     if fail_on == "never":
         return EXIT_OK
     if fail_on == "violation":
-        found = any(v.verifier_accept is False for v in verdicts)
+        found = any(v.verifier_accept is False for v in verdicts) or (
+            not undecided_ok and bool(undecided(verdicts)))
     else:
         found = any(v.native.accept is not None and v.verifier_accept is not None
                     and v.native.accept != v.verifier_accept for v in verdicts)
@@ -169,26 +291,39 @@ def write_reports(args: argparse.Namespace, verdicts: list, bench: str, preset: 
         junit.write(args.junit, verdicts, bench)
 
 
+def preset_text(pm, bench: str, preset: str) -> str:  # noqa: ANN001
+    """'kernelbench-v0.1 (KernelBench v0/v0.1: ... atol=rtol=1e-2)': the name and what it
+    checks, as the adapter describes it."""
+    described = pm.hook.kdiff_describe_preset(bench=bench, preset=preset)
+    return f"{preset} ({described})" if described else preset
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
-    from kdiff.gates.registry import select
+    for role, path in (("problem", args.problem), ("candidate", args.candidate)):
+        if not path.exists():
+            raise UsageError(f"{path}: {role} file not found")
+    gate_ids(args)  # an unknown gate is bad usage before anything heavy loads
+    from kdiff.gates.registry import entry, select
     from kdiff.judge import JudgingInterrupted, judge_case, native_preset
     from kdiff.model import Case
-    from kdiff.plugins import manager
-    from kdiff.reports.terminal import verdict_table
-    for role, path in (("problem", args.problem), ("candidate", args.candidate)):
-        if not path.is_file():
-            raise UsageError(f"{path}: {role} file not found")
-    config = make_config(args, "kernelbench")
+    from kdiff.plugins import UnknownBench, manager, require_bench
+    from kdiff.reports.terminal import explanations, verdict_table
+    config = make_config(args, args.bench)
     pm = manager()
     try:
+        require_bench(config.bench, pm)
         preset = native_preset(pm, config)
-    except KeyError as exc:
+    except (KeyError, UnknownBench) as exc:
         raise UsageError(str(exc.args[0])) from None
-    case = Case(id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
-                candidate=args.candidate)
+    case = pm.hook.kdiff_case_from_paths(bench=config.bench, problem=args.problem,
+                                         candidate=args.candidate) or Case(
+        id=f"{args.problem.stem}::{args.candidate.stem}", problem=args.problem,
+        candidate=args.candidate, bench=config.bench)
     unfinished = False
     started = time.monotonic()
     total = len(select(config.gates))
+    print(f"kdiff verify: native check {preset_text(pm, config.bench, preset)}; device "
+          f"{config.device}; {total} gate(s)", file=sys.stderr, flush=True)
 
     def after_gate(so_far, result, judged: int) -> None:
         # a gate's line as it lands, and the reports rewritten with the gates judged so far:
@@ -196,7 +331,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"[{judged:2d}/{total} {time.monotonic() - started:7.1f}s] {result.gate} "
               f"{result.status.value}" + (f" {result.signature}" if result.signature else ""),
               file=sys.stderr, flush=True)
-        write_reports(args, [so_far], "kernelbench", preset, config.device)
+        write_reports(args, [so_far], config.bench, preset, config.device)
 
     try:
         verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
@@ -204,40 +339,62 @@ def cmd_verify(args: argparse.Namespace) -> int:
         verdict, unfinished = stop.verdict, True
         print(f"kdiff: interrupted after {stop.judged} of {len(verdict.gates)} gates; "
               "reporting those", file=sys.stderr)
-    if verdict.error:  # a file that does not load: bad input, not a verdict
-        raise UsageError(verdict.error)
-    names = {g.id: g.name for g in select(config.gates)}
-    print(verdict_table(verdict, names))
-    write_reports(args, [verdict], "kernelbench", preset, config.device)
-    return EXIT_UNFINISHED if unfinished else exit_status([verdict], args.fail_on)
+    if verdict.error and verdict.error_kind != "candidate":
+        raise UsageError(verdict.error)  # the problem does not load: bad input, no verdict
+    print(verdict_table(verdict, {gid: entry(gid).name for gid in verdict.gates}))
+    explained = explanations(verdict, args.verbose)
+    if explained:
+        print("\n" + explained)
+    write_reports(args, [verdict], config.bench, preset, config.device)
+    if unfinished:
+        return EXIT_UNFINISHED
+    return exit_status([verdict], args.fail_on, args.undecided_ok)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    # bad usage is told before anything heavy loads
+    for flag, path in (("--root", args.root), ("--runs", args.runs),
+                       ("--generated", args.generated)):
+        if path is not None and not path.exists():
+            raise UsageError(f"{flag} {path}: no such file or directory")
+    gate_ids(args)
     from kdiff.run import run
     return run(args)
 
 
+def open_store(path: Path):  # noqa: ANN201
+    """The results store at `path`; a file that is no results store is unreadable input."""
+    from kdiff.store import ResultsStore, UnreadableStore
+    try:
+        return ResultsStore(path)
+    except UnreadableStore as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    from kdiff.reports.terminal import run_report
-    from kdiff.store import ResultsStore
+    from kdiff.reports.terminal import explain_run, run_report
+    from kdiff.store import UnreadableStore
     if not args.store.is_file():
         raise UsageError(f"{args.store}: no results store there")
-    with ResultsStore(args.store) as store:
-        if args.list:
-            for r in store.runs():
-                print(f"{r.id}  {r.bench}  native {r.native_preset}  {r.device}  "
-                      f"{r.n_judged}/{r.n_cases} judged  {r.command}")
-            return EXIT_OK
+    with open_store(args.store) as store:
         try:
+            if args.list:
+                for r in store.runs():
+                    print(f"{r.id}  {r.bench}  native {r.native_preset}  {r.device}  "
+                          f"{r.n_judged}/{r.n_cases} judged  {r.command}")
+                return EXIT_OK
             info, verdicts = store.load_run(args.run)
-        except LookupError as exc:
+        except (LookupError, UnreadableStore) as exc:
             raise UsageError(str(exc)) from None
     print(run_report(verdicts, info.bench, info.native_preset, info.device))
+    explained = explain_run(verdicts, args.verbose, EXPLAINED_WITHOUT_VERBOSE)
+    if explained:
+        print("\n" + explained)
     if len(verdicts) < info.n_cases:
         print(f"kdiff: run {info.id} is unfinished: {len(verdicts)} of {info.n_cases} kernels "
               "judged", file=sys.stderr)
     write_reports(args, verdicts, info.bench, info.native_preset, info.device)
-    return exit_status(verdicts, args.fail_on)
+    return exit_status(verdicts, args.fail_on, args.undecided_ok)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -246,10 +403,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    handler = {"gates": cmd_gates, "verify": cmd_verify, "run": cmd_run,
-               "calibrate": cmd_calibrate, "report": cmd_report}[args.command]
     try:
+        args = build_parser().parse_args(argv)
+        handler = {"gates": cmd_gates, "verify": cmd_verify, "run": cmd_run,
+                   "calibrate": cmd_calibrate, "report": cmd_report}[args.command]
         return handler(args)
     except UsageError as exc:
         print(f"kdiff: error: {exc}", file=sys.stderr)
@@ -257,6 +414,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kdiff: interrupted", file=sys.stderr)
         return EXIT_UNFINISHED
+    except BrokenPipeError:
+        # The reader left (`kdiff gates | head`): say nothing more, and let the interpreter's
+        # final flush of stdout go to /dev/null instead of raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -6,7 +6,11 @@ verdicts as they finish; the driver (this process) is the only one that writes t
 store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox),
 so N jobs are N judges each with one worker. A judge process that dies breaks the pool: each
 case then in flight is judged again alone, and the one whose judge dies alone gets an error row
-of kind `judge` (never stored: the next run judges them again).
+of kind `judge` (never stored: the next run judges them again). In the pool, a case whose
+worker died (a crash, out of memory) beside other judges is judged again alone too, and only
+that verdict counts: memory is the machine's, and a neighbour's may have been what ran out
+(Ray's tasks are not judged again). Judges die
+with the driver (PR_SET_PDEATHSIG), their zygotes and workers with them (kdiff.zygote).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
 the same options; only GateResult.seconds differs. Every judge and worker runs torch with one
@@ -29,6 +33,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 import pluggy
 
+from kdiff.confine import die_with
 from kdiff.model import Case, NativeVerdict, Verdict
 from kdiff.runconfig import RunConfig
 from kdiff.store import TRANSIENT_ERROR_KIND
@@ -62,6 +67,16 @@ def make_executor(name: str, jobs: int, device: str) -> Executor:
     return SerialExecutor() if jobs <= 1 else PoolExecutor(jobs, device)
 
 
+# The signatures of a worker's death (kdiff.sandbox), which another process's use of memory can
+# cause: a case that gets one beside other judges is judged again alone.
+WORKER_DEATHS = ("crash", "out_of_memory")
+
+
+def worker_died(verdict: Verdict) -> bool:
+    return (any(g.signature in WORKER_DEATHS for g in verdict.gates.values())
+            or (verdict.native.reason or "").startswith(tuple(f"{s}:" for s in WORKER_DEATHS)))
+
+
 def judge_died(case: Case, preset: str, why: str) -> Verdict:
     message = f"kdiff's judge process died: {why}".splitlines()[0]
     return Verdict(case, NativeVerdict(None, preset, reason=message), {}, error=message,
@@ -81,8 +96,10 @@ _SLOT: tuple[JudgeFn, RunConfig, pluggy.PluginManager | None, str] | None = None
 
 
 def _slot_init(judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager | None,
-               preset: str, gpus: Any) -> None:
+               preset: str, gpus: Any, driver: int) -> None:
     global _SLOT
+    if not die_with(driver):  # a judge never outlives the run (kill -9 of the driver)
+        os._exit(1)
     # A Ctrl-C (or `timeout -s INT`) reaches the whole process group: the driver alone decides
     # what happens next, and stops the judges itself.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -117,10 +134,11 @@ class PoolExecutor:
             for i in range(self.jobs):
                 gpus.put(visible[i % len(visible)])
             return ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_slot_init,
-                                       initargs=(judge, config, None, preset, gpus))
+                                       initargs=(judge, config, None, preset, gpus,
+                                                 os.getpid()))
         return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_slot_init,
-                                   initargs=(judge, config, pm, preset, None))
+                                   initargs=(judge, config, pm, preset, None, os.getpid()))
 
     def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
@@ -153,7 +171,7 @@ class PoolExecutor:
                     for future in done:
                         case = running.pop(future)
                         try:
-                            yield future.result()
+                            verdict = future.result()
                         except BrokenProcessPool as exc:
                             broken = True
                             if case is alone:
@@ -162,8 +180,16 @@ class PoolExecutor:
                                 suspects.append(case)
                         except Exception as exc:  # noqa: BLE001 - the judge itself raised
                             yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
+                        else:
+                            if case is not alone and worker_died(verdict):
+                                suspects.append(case)  # judged beside others: again, alone
+                            else:
+                                yield verdict
                     if alone is not None and not running:
-                        break  # judged alone: back to a full pool
+                        if not suspects or broken:
+                            break  # judged alone: back to a full pool
+                        alone = suspects.pop()  # the next one alone, in the same pool
+                        running[pool.submit(_slot_judge, alone)] = alone
                 if broken:
                     suspects.extend(running.values())
                     running.clear()

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kdiff.gates.base import GateContext
     from kdiff.model import Case, NativeVerdict
     from kdiff.runconfig import RunConfig
@@ -59,5 +61,18 @@ def kdiff_entry_points(bench: str, case: "Case") -> tuple[str, ...] | None:
     """Class names to look for in the candidate file (KernelBench: `ModelNew`)."""
 
 
+@hookspec(firstresult=True)
+def kdiff_case_from_paths(bench: str, problem: "Path", candidate: "Path") -> "Case | None":
+    """The case `kdiff verify --bench BENCH --problem P --candidate C` judges, for a bench
+    whose files are not KernelBench-format themselves (a problem folder, a solution json):
+    materialised as the bench's discovery would. None: P and C are judged as they are."""
+
+
 def describe(hook: Any) -> str:
     return hook.__doc__ or ""
+
+
+@hookspec(firstresult=True)
+def kdiff_describe_preset(bench: str, preset: str) -> str | None:
+    """One line saying what the preset checks and with which tolerance, shown beside its name
+    wherever a run or a report names it (docs/benches.md has the long form)."""

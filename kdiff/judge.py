@@ -10,8 +10,9 @@ from kdiff.gates.base import GateContext
 from kdiff.gates.registry import select
 from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.problem import LoadError, load_problem
+from kdiff.replies import CheckedCandidate
 from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateFailure, CandidateLoadError, CandidateProcess
+from kdiff.sandbox import CandidateFailure, CandidateLoadError
 from kdiff.seeding import fp32_means_fp32, one_thread
 
 
@@ -63,7 +64,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     except LoadError as exc:
         return Verdict(case, NativeVerdict(None, preset, reason=str(exc)), {}, error=str(exc))
     entry = pm.hook.kdiff_entry_points(bench=config.bench, case=case) or ("ModelNew",)
-    with CandidateProcess(case.problem, case.candidate, config.device, tuple(entry),
+    with CheckedCandidate(case.problem, case.candidate, config.device, tuple(entry),
                           config.limits) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
         start = time.perf_counter()

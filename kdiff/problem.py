@@ -23,11 +23,15 @@ class LoadError(Exception):
     """A file that cannot be used: the message is one line naming the file and the cause."""
 
 
+LOADED_PREFIX = "loaded_"  # the module names of files loaded by path
+
+
 def load_module(path: Path | str, role: str) -> types.ModuleType:
     path = Path(path)
     if not path.is_file():
         raise LoadError(f"{path}: {role} file not found")
-    name = f"kdiff_{role}_{path.stem.replace('-', '_')}_{next(_counter)}"
+    # A name that does not say kdiff: the candidate reads its own __name__.
+    name = f"{LOADED_PREFIX}{role}_{path.stem.replace('-', '_')}_{next(_counter)}"
     spec = importlib.util.spec_from_file_location(name, str(path))
     if spec is None or spec.loader is None:
         raise LoadError(f"{path}: not a Python file")

@@ -4,6 +4,12 @@ A message is an 8-byte length followed by a `torch.save` payload. The judge read
 with `weights_only=True`: a worker runs untrusted code, and an unrestricted unpickler would
 let it execute code in the judge. Replies therefore hold only tensors, numbers, strings,
 lists, tuples, dicts and None.
+
+What a reply costs the judge is bounded before anything in it is used: the bytes it announces,
+and the bytes its tensors cover once materialised (a view that repeats one element 2^29 times
+is a few hundred bytes on the wire and 2 GiB in a comparison). The judge also reads storage
+sharing from a reply itself (`shared_storage`): tensors that share storage in the worker share
+it in the payload.
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import os
 import select
 import struct
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -72,13 +79,99 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
+def tensors_in(obj: Any) -> list[torch.Tensor]:
+    """Every tensor in a message (nested in lists, tuples and dicts)."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, (list, tuple)):
+        return [t for item in obj for t in tensors_in(item)]
+    return []
+
+
+def materialised_bytes(obj: Any) -> int:
+    """The bytes a message's tensors cover element by element (what a copy or a comparison
+    of each allocates), whatever their storage holds."""
+    return sum(t.numel() * t.element_size() for t in tensors_in(obj))
+
+
 def read_message(fd: int, timeout: float | None, trusted: bool,
                  limit: int = MAX_MESSAGE) -> Any:
     """One message; a header announcing more than `limit` bytes is refused before anything
-    is buffered."""
+    is buffered, and an untrusted message whose tensors cover more than `limit` bytes once
+    materialised (stride-0 or overlapping views) is refused before any of them is used."""
+    limit = min(limit, MAX_MESSAGE)
     deadline = None if timeout is None else time.monotonic() + timeout
     (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
-    if size > min(limit, MAX_MESSAGE):
-        raise MessageRefused(f"a message of {size} bytes announced, at most "
-                             f"{min(limit, MAX_MESSAGE)} accepted")
-    return decode(_read_exact(fd, size, deadline), trusted)
+    if size > limit:
+        raise MessageRefused(f"a message of {size} bytes announced, at most {limit} accepted")
+    message = decode(_read_exact(fd, size, deadline), trusted)
+    if not trusted and (covered := materialised_bytes(message)) > limit:
+        raise MessageRefused(f"a message of {size} bytes whose tensors cover {covered} bytes "
+                             f"(views repeating their storage), at most {limit} accepted")
+    return message
+
+
+def _span(t: torch.Tensor) -> tuple[int, int]:
+    st = t.untyped_storage()
+    return st.data_ptr(), st.data_ptr() + st.nbytes()
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[1] > a[0] and b[1] > b[0]
+
+
+def shared_storage(outputs: list[torch.Tensor], inputs: list[Any],
+                   kept: list[torch.Tensor]) -> list[str]:
+    """Every storage an output shares with an input, another output, or an output kept from
+    an earlier call, read from the tensors of one decoded payload (each storage in it is
+    one allocation here, shared by every tensor that shared it in the worker)."""
+    found = []
+    in_spans = [(i, _span(x)) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
+    out_spans = [_span(o) for o in outputs]
+    kept_spans = [_span(k) for k in kept]
+    for j, span in enumerate(out_spans):
+        for i, ispan in in_spans:
+            if _overlap(span, ispan):
+                found.append(f"output {j} shares storage with input {i}")
+        for k in range(j):
+            if _overlap(span, out_spans[k]):
+                found.append(f"output {j} shares storage with output {k}")
+        if any(_overlap(span, ks) for ks in kept_spans):
+            found.append(f"output {j} shares storage with an output of an earlier call")
+    return found
+
+
+class MalformedReply(ValueError):
+    """A reply without the structure its request calls for."""
+
+
+@dataclass
+class CallReply:
+    """A worker's answer to `call`: the outputs, the inputs as they are after the call, and
+    the outputs kept from earlier calls, from one payload."""
+
+    outputs: list[torch.Tensor]
+    inputs_after: list[torch.Tensor | None]
+    kept: list[torch.Tensor]
+    seconds: float
+
+    @classmethod
+    def parse(cls, reply: dict[str, Any], inputs_sent: int | None) -> "CallReply":
+        try:
+            parsed = cls(list(reply["outputs"]), list(reply["inputs_after"]),
+                         list(reply["kept"]), float(reply["seconds"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MalformedReply(f"malformed reply to `call`: {exc!r}") from None
+        if not all(isinstance(t, torch.Tensor) for t in parsed.outputs + parsed.kept) or \
+                not all(t is None or isinstance(t, torch.Tensor) for t in parsed.inputs_after):
+            raise MalformedReply("malformed reply to `call`: not tensors")
+        if inputs_sent is not None and len(parsed.inputs_after) != inputs_sent:
+            raise MalformedReply(f"malformed reply to `call`: {len(parsed.inputs_after)} "
+                                 f"inputs back, {inputs_sent} sent")
+        return parsed
+
+    @property
+    def aliases(self) -> list[str]:
+        return shared_storage(self.outputs, self.inputs_after, self.kept)

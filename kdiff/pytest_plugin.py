@@ -100,9 +100,34 @@ class KdiffItem(pytest.Item):
 
 
 def _gate_ids(config: pytest.Config) -> list[str]:
-    from kdiff.gates.registry import select
+    from kdiff.gates.registry import checked_ids
     wanted = config.option.kdiff_gates
-    return [g.id for g in select([g.strip() for g in wanted.split(",")] if wanted else None)]
+    return checked_ids([g.strip() for g in wanted.split(",")] if wanted else None)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The same header as `kdiff run`'s: what will be judged, and how."""
+    options = config.option
+    if not options.kdiff_candidate:
+        return []
+    from kdiff.cli import _device, preset_text
+    from kdiff.judge import native_preset
+    from kdiff.plugins import manager
+    from kdiff.reports.progress import Header
+    from kdiff.runconfig import RunConfig
+    pm = manager()
+    try:
+        preset = native_preset(pm, RunConfig(native=options.kdiff_native))
+        gates = _gate_ids(config)
+    except KeyError:
+        return []  # reported as a usage error at collection
+    return [Header("kdiff")
+            .add("problem", options.kdiff_problem)
+            .add("kernels", len(options.kdiff_candidate))
+            .add("native check", preset_text(pm, "kernelbench", preset))
+            .add("device", _device(options.kdiff_device))
+            .add("gates", ",".join(gates))
+            .add("tests", len(options.kdiff_candidate) * len(gates)).render()]
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
@@ -123,6 +148,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     ours = [KdiffItem.from_parent(session, name=f"kdiff[{c.name}][{g}]",
                                   nodeid=f"kdiff[{c.name}][{g}]", candidate=c, gate=g,
                                   verdicts=verdicts) for c in candidates for g in gates]
+    # Collected as any test is, so that "collected N items" counts them.
+    config.hook.pytest_collectreport(report=pytest.CollectReport(
+        "kdiff", "passed", None, ours))
     if config.args_source != pytest.Config.ArgsSource.ARGS:  # no test paths named
         if items:
             config.hook.pytest_deselected(items=list(items))

@@ -9,21 +9,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
-from typing import Iterable, Iterator, TextIO
+from typing import Iterable, Iterator
 
 import pluggy
 
-from kdiff.cli import (EXIT_UNFINISHED, UsageError, checked_jobs, exit_status, make_config,
-                       write_reports)
+from kdiff.cli import (EXPLAINED_WITHOUT_VERBOSE, EXIT_UNFINISHED, UsageError, exit_status,
+                       make_config, open_store, preset_text, write_reports)
 from kdiff.executor import Executor, SerialExecutor, default_jobs, make_executor
-from kdiff.gates.registry import select
+from kdiff.gates.registry import GATE_IDS, select
 from kdiff.hookspecs import DiscoveryError
 from kdiff.judge import judge_case, native_preset
 from kdiff.model import Case, NativeVerdict, Status, Verdict
 from kdiff.plugins import UnknownBench, manager, require_bench
+from kdiff.reports.progress import Header, Progress
 from kdiff.runconfig import RunConfig
-from kdiff.store import ResultsStore, default_path, judge_resuming
+from kdiff.store import UnreadableStore, default_path, judge_resuming
 
 
 def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str) -> Verdict:
@@ -71,21 +71,6 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
         yield from SerialExecutor().judge(crowded, judge_one, alone, pm, preset)
 
 
-# -- progress -----------------------------------------------------------------------------
-class Progress:
-    """One line per finished kernel on stderr: count/total, elapsed seconds, the verdict."""
-
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
-        self.total, self.done, self.stream = total, 0, stream or sys.stderr
-        self.start = time.monotonic()
-
-    def __call__(self, verdict: Verdict) -> None:
-        from kdiff.reports.terminal import progress_line
-        self.done += 1
-        print(progress_line(self.done, self.total, time.monotonic() - self.start, verdict),
-              file=self.stream, flush=True)
-
-
 # -- the command --------------------------------------------------------------------------
 def run_config(args: argparse.Namespace) -> RunConfig:
     if args.root is None and args.device is None:
@@ -95,16 +80,12 @@ def run_config(args: argparse.Namespace) -> RunConfig:
     config.level = args.level
     config.problems = ([p.strip() for p in args.problems.split(",") if p.strip()]
                        if args.problems else None)
-    config.jobs = checked_jobs(args.jobs) or default_jobs(config.device)
+    config.jobs = args.jobs or default_jobs(config.device)
     config.store = args.store or default_path(args.json, args.markdown, args.junit)
     return config
 
 
 def discover(config: RunConfig, pm: pluggy.PluginManager) -> list[Case]:
-    for flag, path in (("--root", config.root), ("--runs", config.runs),
-                       ("--generated", config.generated)):
-        if path is not None and not path.exists():
-            raise UsageError(f"{flag} {path}: no such file or directory")
     try:
         cases = pm.hook.kdiff_discover(bench=config.bench, config=config)
     except DiscoveryError as exc:
@@ -114,6 +95,22 @@ def discover(config: RunConfig, pm: pluggy.PluginManager) -> list[Case]:
     if not cases:
         raise UsageError(f"no {config.bench} cases match the selection")
     return cases
+
+
+def header(config: RunConfig, pm: pluggy.PluginManager, preset: str, cases: list[Case],
+           gates: list[str]) -> Header:
+    """What `kdiff run` found and how it will judge it, printed before the first kernel."""
+    return (Header("kdiff run")
+            .add("bench", config.bench)
+            .add("root", config.root or "the shipped corpus")
+            .add("runs", config.runs)
+            .add("generated", config.generated)
+            .add("kernels", len(cases))
+            .add("native check", preset_text(pm, config.bench, preset))
+            .add("device", config.device)
+            .add("judges", f"{config.jobs} at once")
+            .add("gates", ",".join(gates) if len(gates) < len(GATE_IDS) else "all twelve")
+            .add("store", config.store))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -131,12 +128,13 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"the {config.bench} adapter declares no native check") from None
     cases = discover(config, pm)
     order = {case.id: i for i, case in enumerate(cases)}
+    gates = [g.id for g in select(config.gates)]
+    # Every verdict is stored as it lands; the same command again judges only what is missing.
+    store = open_store(config.store)
+    print(header(config, pm, preset, cases, gates).render(), file=sys.stderr, flush=True)
     progress = Progress(len(cases))
     verdicts: list[Verdict] = []
     status = None
-    # Every verdict is stored as it lands; the same command again judges only what is missing.
-    store = ResultsStore(config.store)
-    gates = [g.id for g in select(config.gates)]
     store.begin_run(cases, config, preset, gates, " ".join(sys.argv))
     executor = make_executor(getattr(args, "executor", "local"), config.jobs, config.device)
     try:
@@ -146,13 +144,23 @@ def run(args: argparse.Namespace) -> int:
             verdicts.append(verdict)
             progress(verdict)
     except KeyboardInterrupt:
+        progress.close()
         print(f"kdiff: interrupted after {len(verdicts)} of {len(cases)} kernels; "
               "reporting those", file=sys.stderr)
         status = EXIT_UNFINISHED
+    except UnreadableStore as exc:  # a stored verdict that does not parse
+        progress.close()
+        raise UsageError(str(exc)) from None
     finally:
+        progress.close()
         store.close()
     verdicts.sort(key=lambda v: order.get(v.case.id, len(order)))
-    from kdiff.reports.terminal import run_report
+    from kdiff.reports.terminal import explain_run, run_report
     print(run_report(verdicts, config.bench, preset, config.device))
+    explained = explain_run(verdicts, args.verbose, EXPLAINED_WITHOUT_VERBOSE)
+    if explained:
+        print("\n" + explained)
     write_reports(args, verdicts, config.bench, preset, config.device)
-    return status if status is not None else exit_status(verdicts, args.fail_on)
+    if status is not None:
+        return status
+    return exit_status(verdicts, args.fail_on, args.undecided_ok)

@@ -8,26 +8,43 @@ worker R W`) when that is off or unavailable. Every request has a deadline, and 
 a wall budget; a worker that misses one is killed with its whole process group and restarted
 on the next request, replaying the instances built so far.
 
-The worker starts confined (kdiff.confine): a private temporary folder as its working
-directory, TMPDIR and compiler caches; an address-space cap on the CPU; a task cap and its own
-user and PID namespaces; Landlock write, network and signal restrictions where the kernel has
-them. What is contained and what is not:
-- contained: crashes, hangs, memory and fork bombs, huge or malicious replies (read with
-  weights_only and a size cap), writes outside its own folder (the results store, other
-  candidates' files, the judge's reports), signals to the judge or to other workers, ptrace of
-  them (Landlock, and a PID namespace in which they have no pid); leftover processes (the PID
-  namespace dies with the worker);
-- not contained: reads (a candidate can read any file its user can, including the store and
-  other candidates); CPU time it burns before its deadline; disk space inside its own folder;
-  UDP and path-named Unix sockets. On CUDA, device memory is capped only by the caching
-  allocator's per-process fraction (SandboxLimits.gpu_memory_fraction), which the candidate's
-  own code can lift, and the GPU is shared with the judge's oracle; a CUDA worker's host
-  memory has no cap (RLIMIT_AS breaks the CUDA context) beyond the OOM killer taking the
-  worker first. CUDA workers run without the namespaces and Landlock (either one alone made
-  the driver fail, error 304, on the H200 host): there, writes, signals and processes left
-  behind are not contained beyond the process-group kill, as on kernels without Landlock (old
-  kernels) or user namespaces (some hardened distributions). `containment` lists what was in
-  force for each worker.
+The worker starts confined (kdiff.confine): a private temporary folder (under its judge's
+folder, judge_folder) as its working directory, TMPDIR and compiler caches; an environment
+made from an allow-list (kdiff.workerenv: no secret of the judge's, nothing that says kdiff);
+a file-size cap and, on the CPU, an address-space cap. For a judge running as root (CI, the
+H200), on every device, the CUDA driver included: cgroups of its own, with a memory limit that counts shared
+memory and memfd files (the kernel's out-of-memory killer takes the worker at its own limit,
+never a neighbour; the failure is `out_of_memory`) and a task cap, through which the judge
+kills every process the worker started, detached or not; an unprivileged uid of its own
+(writes only in its own folder and in the folders anyone may write, which are cleaned when
+it ends; no signal or ptrace to another uid); a seccomp filter (no ptrace or access to other
+processes' memory, no IP sockets, no new namespaces, no io_uring, BPF or perf events). On the
+CPU also a PID and a network namespace and Landlock write, network and signal rules (for a
+judge that is not root: user, PID and network namespaces, Landlock, and the address-space and
+task rlimits in place of the cgroups and the uid). Every process dies with its parent: a worker with its
+zygote or judge, a zygote and a pool judge with theirs (`kill -9` of the run leaves nothing
+behind; a zygote removes its judge's folder and cgroups as it dies, and a judge that starts
+removes those of judges gone without a zygote). What is contained and what is not:
+- contained: crashes, hangs, memory bombs (shared memory included, where cgroups exist), fork
+  bombs, huge or malicious replies (read with weights_only and a size cap), writes outside
+  its own folder (the results store, other candidates' files, the judge's reports), signals
+  to and ptrace of the judge or other workers (and reads of their /proc/<pid>/environ), TCP
+  connections, UDP (the network namespace, and under the uid the filter: no IP socket),
+  the Ray cluster's sockets and variables under `--executor ray`, processes left behind;
+- not contained: reads (a candidate can read any file the judge can, including the store and
+  other candidates); CPU time it burns before its deadline; disk space inside its own folder
+  (and, under the uid, in /tmp, /var/tmp and /dev/shm until it ends); abstract Unix sockets
+  and path-named ones anyone may write, where Landlock is not in force (CUDA); for a judge
+  that is not root, shared memory (not counted by the address-space cap), UDP where the
+  kernel grants no network namespace, and path-named Unix sockets of the judge's own user,
+  the Ray raylet's included. Compiler
+  children (RES-02's, kdiff.triton_launches) are confined as workers are, but those of one
+  call share one cgroup, and one killed for memory is not named `out_of_memory`. On CUDA,
+  device memory is capped only by the caching allocator's per-process fraction
+  (SandboxLimits.gpu_memory_fraction), which the candidate's own code can lift, and the GPU
+  is shared with the judge's oracle; CUDA workers run without the namespaces and
+  Landlock (either one alone made the driver fail, error 304, on the H200 host).
+  `containment` lists what was in force for each worker.
 """
 from __future__ import annotations
 
@@ -45,10 +62,28 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff import protocol
-from kdiff.confine import CONTAINMENT_LINE, Confinement, remove_cgroup, task_cgroup
+from kdiff.confine import (CONTAINMENT_LINE, Confinement, WorkerCgroup, judge_tag, landlock_abi,
+                           remove_orphaned_files, remove_stale_judges)
 from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
                                    compile_launches, compiler_environment)
+from kdiff.workerenv import allowed_environment
 from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
+
+_JUDGE_FOLDERS: dict[int, Path] = {}
+
+
+def judge_folder() -> Path:
+    """This judge process's folder, where its workers' folders and logs are made; its
+    zygote removes it when this process dies (kdiff.confine.remove_leftovers)."""
+    pid = os.getpid()
+    if pid not in _JUDGE_FOLDERS:
+        tmp = tempfile.gettempdir()
+        remove_stale_judges(tmp)
+        folder = Path(tmp) / str(judge_tag(pid))
+        folder.mkdir(mode=0o711, exist_ok=True)  # workers (their own uids) pass through
+        _JUDGE_FOLDERS[pid] = folder
+    return _JUDGE_FOLDERS[pid]
+
 
 # One zygote per judge process and worker environment (device, visible GPUs).
 _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
@@ -57,7 +92,7 @@ _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
 def _zygote(env: dict[str, str]) -> Zygote:
     key = (os.getpid(), env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
     if key not in _ZYGOTES:
-        _ZYGOTES[key] = Zygote(env)
+        _ZYGOTES[key] = Zygote(env, judge_folder())
     return _ZYGOTES[key]
 
 
@@ -106,6 +141,12 @@ class CandidateLoadError(CandidateFailure):
     signature = "does_not_import"
 
 
+class CandidateOutOfMemory(CandidateFailure):
+    """The kernel's out-of-memory killer took the worker at its own memory limit."""
+
+    signature = "out_of_memory"
+
+
 def default_memory_bytes() -> int:
     """Half the machine's memory: a bomb fails in its own worker long before the judge or a
     second job feels it (virtual size; a CPU worker with torch and Triton maps ~1 GiB)."""
@@ -124,32 +165,71 @@ def _writable_devices() -> list[str]:
 class SandboxLimits:
     call_timeout: float = 120.0  # one call of the model (the Triton interpreter is slow)
     start_timeout: float = 600.0  # import and build (a load_inline extension compiles here)
-    # Address-space cap for CPU workers (None: no cap). Never applied on CUDA, where it
-    # breaks the CUDA context.
+    # Memory cap of one worker (None: no cap): its cgroup's limit on every device (for root);
+    # on the CPU also its address-space cap (on CUDA that breaks the CUDA context).
     memory_bytes: int | None = field(default_factory=default_memory_bytes)
     case_timeout: float | None = 3600.0  # wall budget of one case, from the worker's start
     max_tasks: int | None = 512  # processes + threads of one worker (fork storms)
     max_file_bytes: int | None = 1 << 30  # one file it writes, its stdout log included
     max_reply_bytes: int = 4 << 30  # the largest reply the judge will read
-    confine: bool = True  # namespaces and Landlock (kdiff.confine); limits apply regardless
+    confine: bool = True  # namespaces and Landlock on the CPU (kdiff.confine)
+    # For a judge running as root: each worker as an unprivileged uid of its own, under a
+    # seccomp filter (kdiff.confine); on every device, the CUDA driver included.
+    own_uid: bool = True
     warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.zygote)
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
 def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any) -> Confinement:
-    """How a process running candidate code on `device` is confined: it writes only in
-    `workdir` (and the devices it needs), under the memory, task and file-size caps, with no
-    network."""
+    """How a process running candidate code on `device`, started by this process, is
+    confined: it writes only in `workdir` (and the devices it needs), under the memory, task
+    and file-size caps, with no network, and dies with this process."""
     return Confinement(
         writable=[str(workdir), *_writable_devices()],
+        own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
+        parent=os.getpid(),
         memory_bytes=limits.memory_bytes if device == "cpu" else None,
         max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
         # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
         # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel 6.18:
-        # CUDA processes keep the limits and the process-group kill, not these two.
+        # CUDA processes keep the limits, the cgroups, the uid and the seccomp filter.
         namespaces=limits.confine and device != "cuda",
         landlock=limits.confine and device != "cuda",
         **extra)
+
+
+# Once a request has run past its deadline the candidate is known to hang, and a later request
+# waits KNOWN_HANG_FACTOR times the slowest answer of its command so far, at least
+# KNOWN_HANG_FLOOR_S, instead of the full timeout again: a kernel that hangs costs one full
+# timeout, not one per gate. Ten times: twice for a held-out size (CMP-03 scales a dimension to
+# 2v+1), five times for load (a call on 2 cores shared by 10 busy processes). The floor holds a
+# command with no answer yet, or one answered in milliseconds, whose next answer may come from
+# a fresh worker paying its lazy start again (0.2-0.3 s for a Triton kernel's first
+# interpreted call here; a CUDA context and a Triton cache load take seconds).
+KNOWN_HANG_FACTOR = 10.0
+KNOWN_HANG_FLOOR_S = 10.0
+
+
+@dataclass
+class HangRecord:
+    """What the judge learned about a candidate's hangs: the first timeout, and each request's
+    slowest answer so far (the later budgets follow from them)."""
+
+    first: str | None = None  # the first request that ran past its deadline
+    slowest: dict[str, float] = field(default_factory=dict)  # command -> seconds
+    waited: list[float] = field(default_factory=list)  # each deadline that ran out, seconds
+
+    def budget(self, cmd: str, timeout: float) -> float:
+        if self.first is None:
+            return timeout
+        return min(timeout, max(KNOWN_HANG_FLOOR_S, KNOWN_HANG_FACTOR * self.slowest.get(cmd, 0)))
+
+    def answered(self, cmd: str, seconds: float) -> None:
+        self.slowest[cmd] = max(seconds, self.slowest.get(cmd, 0.0))
+
+    def timed_out(self, cmd: str, timeout: float) -> None:
+        self.first = self.first or f"`{cmd}` gave no answer within {timeout:.0f} s"
+        self.waited.append(timeout)
 
 
 @dataclass
@@ -165,18 +245,20 @@ class CandidateProcess:
         self._proc: subprocess.Popen[bytes] | ForkedWorker | None = None
         self._to_worker = self._from_worker = -1
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
-        self._log = tempfile.NamedTemporaryFile(prefix="kdiff-worker-", suffix=".log",
-                                                delete=False)
+        # Neutral names: the log (the worker's stdout) and its folder (its cwd) must not
+        # tell a candidate that kdiff runs it.
+        self._log = tempfile.NamedTemporaryFile(suffix=".log", dir=judge_folder(), delete=False)
         # The worker's own folder: cwd, TMPDIR and compiler caches, the only place it may
         # write. Caches are private so that no candidate can plant a compiled kernel for
         # another one.
-        self.workdir = Path(tempfile.mkdtemp(prefix="kdiff-worker-"))
+        self.workdir = Path(tempfile.mkdtemp(dir=judge_folder()))
         self._deadline: float | None = None
-        self._cgroup: str | None = None
+        self._cgroup: WorkerCgroup | None = None
         # Round trips per command and their wall seconds (benchmarks/cost.py splits a gate's
         # time into the candidate's share and the judge's own from these).
         self.request_counts: Counter[str] = Counter()
         self.request_seconds: Counter[str] = Counter()
+        self.hangs = HangRecord()
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -198,7 +280,8 @@ class CandidateProcess:
         self._budgeted(0.0)  # a spent budget starts nothing
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
-        env = dict(os.environ)
+        # An allow-list (kdiff.workerenv): no secret of the judge's, nothing that says kdiff.
+        env = allowed_environment(os.environ)
         if self.device == "cpu":
             env["TRITON_INTERPRET"] = "1"
             env["CUDA_VISIBLE_DEVICES"] = ""
@@ -209,20 +292,19 @@ class CandidateProcess:
         # its default pool, control 20/0 took 17 s in `kdiff run` instead of 8 s.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
-        if self.device == "cuda" and self.limits.gpu_memory_fraction:
-            env["KDIFF_GPU_MEMORY_FRACTION"] = str(self.limits.gpu_memory_fraction)
-        for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
-                         ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+        # torch.compile's inductor writes its code and cache under TORCHINDUCTOR_CACHE_DIR (by
+        # default /tmp/torchinductor_<user>, outside the folder a worker may write).
+        for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
                          ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
-                         ("XDG_CACHE_HOME", "cache")):
+                         ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("XDG_CACHE_HOME", "cache")):
             (self.workdir / sub).mkdir(exist_ok=True)
             env[var] = str(self.workdir / sub)
         limits = self.limits
-        if limits.max_tasks and os.geteuid() == 0:  # root is exempt from RLIMIT_NPROC
-            self._cgroup = task_cgroup(f"kdiff-worker-{os.getpid()}-{id(self):x}",
-                                       limits.max_tasks)
+        if os.geteuid() == 0:  # cgroups are root's to make
+            self._cgroup = WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}",
+                                               limits.memory_bytes, limits.max_tasks)
         spec = confinement(self.device, limits, self.workdir,
-                           cgroups=[self._cgroup] if self._cgroup else [],
+                           cgroups=self._cgroup.paths if self._cgroup else [],
                            pipe_fds=[judge_to_worker_r, worker_to_judge_w])
         self._proc = None
         if limits.warm_start:
@@ -243,7 +325,8 @@ class CandidateProcess:
         os.close(worker_to_judge_w)
         self._to_worker, self._from_worker = judge_to_worker_w, worker_to_judge_r
         init = {"cmd": "init", "problem": str(self.problem), "candidate": str(self.candidate),
-                "device": self.device, "entry_points": list(self.entry_points)}
+                "device": self.device, "entry_points": list(self.entry_points),
+                "gpu_memory_fraction": self.limits.gpu_memory_fraction}
         reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
         if not reply["ok"]:
             self.close()
@@ -255,17 +338,24 @@ class CandidateProcess:
                          timeout: float = COMPILE_TIMEOUT_S,
                          stop: Callable[[Outcomes], str | None] | None = None
                          ) -> list[dict[str, Any]]:
-        """Each (launch, target) compiled without a GPU (kdiff.triton_launches). The compiler
-        child imports the candidate's module, so it is confined as the worker is, in a folder
-        of the worker's own; it is forked from a zygote that holds torch and Triton in
-        compile mode (no TRITON_INTERPRET): a fresh interpreter spent 2.8 of its 3.6 s
-        importing them, for every kernel on a machine with no resource cache yet."""
+        """Each (launch, target) compiled without a GPU (kdiff.triton_launches). A compiler
+        child imports the candidate's module (or the file its kernel came from), so it is
+        confined as the worker is, in a folder of the judge's, not the worker's (which the
+        worker, still running, could write the child's results into); it is forked from a
+        zygote that holds torch and Triton in compile mode (no TRITON_INTERPRET): a fresh
+        interpreter spent 2.8 of its 3.6 s importing them, for every kernel on a machine with
+        no resource cache yet. The compiler children of one call share one cgroup (memory and
+        task caps), killed and removed when the call returns."""
         env = compiler_environment()
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
+        cgroup = (WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}-compile",
+                                      self.limits.memory_bytes, self.limits.max_tasks)
+                  if os.geteuid() == 0 else None)
 
         def start(argv: list[str], child_env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
-            spec = confinement(self.device, self.limits, cwd, pipe_fds=[])
+            spec = confinement(self.device, self.limits, cwd, pipe_fds=[],
+                               cgroups=cgroup.paths if cgroup else [])
             if self.limits.warm_start:
                 try:
                     # Keyed by the zygote's own environment, not the child's per-call folders.
@@ -278,7 +368,21 @@ class CandidateProcess:
                  "-m", "kdiff.triton_launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
-        return compile_launches(jobs, timeout, start, folder=self.workdir, stop=stop)
+        try:
+            return compile_launches(jobs, timeout, start, stop=stop)
+        finally:
+            if cgroup:
+                cgroup.kill()
+                cgroup.remove()
+
+    @property
+    def writes_confined(self) -> bool:
+        """Whether the worker and its compiler children can write only in their own folders
+        (and the folders anyone may write), as the judge sets them up, not as a worker says:
+        Landlock on a kernel that has it, or an unprivileged uid of their own (a root judge).
+        Otherwise any file, the judge's caches included, may hold what a candidate wrote."""
+        spec = confinement(self.device, self.limits, self.workdir)
+        return (spec.landlock and landlock_abi() > 0) or (spec.own_uid and os.geteuid() == 0)
 
     def close(self) -> None:
         if self._proc is None:
@@ -300,7 +404,10 @@ class CandidateProcess:
             os.killpg(self._proc.pid, signal.SIGKILL)  # the candidate's children too
         except (ProcessLookupError, PermissionError):
             pass
+        if self._cgroup:  # and those that left its process group
+            self._cgroup.kill()
         self._proc.wait()
+        remove_orphaned_files()  # what its uid left in /tmp and /dev/shm
         for fd in (self._to_worker, self._from_worker):
             try:
                 os.close(fd)
@@ -308,7 +415,7 @@ class CandidateProcess:
                 pass
         self._proc = None
         if self._cgroup:
-            remove_cgroup(self._cgroup)
+            self._cgroup.remove()
             self._cgroup = None
 
     def __enter__(self) -> "CandidateProcess":
@@ -334,6 +441,12 @@ class CandidateProcess:
         return data[-n:].decode("utf-8", "replace").strip()
 
     @property
+    def pid(self) -> int | None:
+        """The process the worker was started as (its launcher; the worker and whatever it
+        starts are its descendants), None while none runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def containment(self) -> str:
         """The confinement mechanisms in force in the worker (kdiff.confine)."""
         try:
@@ -344,10 +457,13 @@ class CandidateProcess:
         return first[len(CONTAINMENT_LINE):] if first.startswith(CONTAINMENT_LINE) else ""
 
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
+        timeout = self.hangs.budget(msg["cmd"], timeout)
+        started = time.monotonic()
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
             reply = protocol.read_message(self._from_worker, timeout, trusted=False,
                                           limit=self.limits.max_reply_bytes)
+            self.hangs.answered(msg["cmd"], time.monotonic() - started)
         except protocol.MessageRefused as exc:
             self._kill()
             raise CandidateCrashed(f"reply to `{msg['cmd']}` refused: {exc}") from None
@@ -358,7 +474,10 @@ class CandidateProcess:
                 raise CandidateOverBudget(
                     f"no answer to `{msg['cmd']}`: the case's wall budget of "
                     f"{self.limits.case_timeout:.0f} s is spent") from None
-            raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s") from None
+            known = f" (known to hang: {self.hangs.first})" if self.hangs.first else ""
+            self.hangs.timed_out(msg["cmd"], timeout)
+            raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s"
+                                   + known) from None
         except (protocol.ChannelClosed, EOFError) as exc:
             code = self._proc.poll() if self._proc else None
             if self._proc is not None and code is None:
@@ -366,7 +485,13 @@ class CandidateProcess:
                     code = self._proc.wait(timeout=5)
                 except subprocess.TimeoutExpired:
                     pass
+            oom_kills = self._cgroup.oom_kills() if self._cgroup else 0
             self._kill()
+            if oom_kills:
+                raise CandidateOutOfMemory(
+                    f"worker killed by the out-of-memory killer at its memory limit of "
+                    f"{self.limits.memory_bytes >> 20} MiB (its shared memory and memfd "
+                    f"files counted) during `{msg['cmd']}`") from exc
             how = (f"killed by signal {signal.Signals(-code).name}" if code and code < 0
                    else f"exited with status {code}")
             tail = self.log_tail(300).replace("\n", " | ")

@@ -15,6 +15,7 @@ Only the judge's driver process writes here; candidates' workers cannot (kdiff.c
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -119,20 +120,54 @@ class RunInfo:
     n_judged: int = 0
 
 
+class UnreadableStore(Exception):
+    """The file is no results store: not SQLite, damaged, or another program's database."""
+
+
+def _schema_columns() -> dict[str, list[str]]:
+    """table -> its columns, as SCHEMA makes them (read from an in-memory database)."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(SCHEMA)
+    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE "
+                                             "type='table'")]
+    columns = {t: [row[1] for row in db.execute(f"PRAGMA table_info({t})")] for t in tables}
+    db.close()
+    return columns
+
+
+EXPECTED_COLUMNS = _schema_columns()
+# A column that stores written by an earlier kdiff lack, and that opening one adds.
+ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT"}
+
+
 class ResultsStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), isolation_level=None, timeout=60)
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise UnreadableStore(f"{self.path}: not a readable results store ({exc})") from None
+        self._sha: dict[tuple[str, int, int], str] = {}
+
+    def _open(self) -> None:
         self.db.execute("PRAGMA journal_mode=WAL")
         # NORMAL: a commit survives the process being killed (not a power cut) without an
         # fsync per verdict.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(verdicts)")}
-        if "scaled_sizes" not in columns:  # a store written before verdicts kept their sizes
-            self.db.execute("ALTER TABLE verdicts ADD COLUMN scaled_sizes TEXT")
-        self._sha: dict[tuple[str, int, int], str] = {}
+        for (table, column), kind in ADDED_COLUMNS.items():
+            if column not in self._table_columns(table):
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        for table, columns in EXPECTED_COLUMNS.items():
+            if self._table_columns(table) != columns:
+                raise sqlite3.DatabaseError(f"table {table} has columns "
+                                            f"{self._table_columns(table)}, not {columns}")
+
+    def _table_columns(self, table: str) -> list[str]:
+        return [row[1] for row in self.db.execute(f"PRAGMA table_info({table})")]
 
     def close(self) -> None:
         self.db.close()
@@ -190,14 +225,16 @@ class ResultsStore:
                               "WHERE key=?", (key,)).fetchone()
         if row is None:
             return None, list(gates)
-        native = NativeVerdict(**json.loads(row[0]))
-        if row[1] is not None:  # the case could not be judged at all: no gate will run
-            return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
-        scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
+        with self._parsing("a stored verdict"):
+            native = NativeVerdict(**json.loads(row[0]))
+            if row[1] is not None:  # the case could not be judged at all: no gate will run
+                return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
+            scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
+            stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
+                      self.db.execute("SELECT gate, result FROM gate_results WHERE key=?",
+                                      (key,))}
         # What the harness recorded belongs to the case, not to the (shared) content.
         native.recorded = case.recorded_accept
-        stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
-                  self.db.execute("SELECT gate, result FROM gate_results WHERE key=?", (key,))}
         results = {gid: stored[gid] for gid in gates if gid in stored}
         return (Verdict(case, native, results, scaled_sizes=scaled),
                 [gid for gid in gates if gid not in stored])
@@ -226,8 +263,9 @@ class ResultsStore:
         out = []
         for row in self.db.execute("SELECT id, bench, native_preset, device, gates, command, "
                                    "started_at, n_cases FROM runs ORDER BY started_at DESC"):
-            info = RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6],
-                           row[7])
+            with self._parsing("a recorded run"):
+                info = RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5],
+                               row[6], row[7])
             info.n_judged = sum(v is not None and not missing for v, missing in
                                 self._run_verdicts(info))
             out.append(info)
@@ -236,7 +274,9 @@ class ResultsStore:
     def _run_verdicts(self, info: RunInfo) -> Iterable[tuple[Verdict | None, list[str]]]:
         for key, case_json in self.db.execute(
                 "SELECT key, case_json FROM run_cases WHERE run=? ORDER BY position", (info.id,)):
-            yield self._assemble(case_from_json(json.loads(case_json)), key, info.gates)
+            with self._parsing("a recorded case"):
+                case = case_from_json(json.loads(case_json))
+            yield self._assemble(case, key, info.gates)
 
     def load_run(self, run_id: str | None = None) -> tuple[RunInfo, list[Verdict]]:
         """A run's verdicts in its case order: complete ones only (an interrupted run shows
@@ -258,6 +298,15 @@ class ResultsStore:
     # -- plumbing -------------------------------------------------------------------------
     def _transaction(self) -> "_Transaction":
         return _Transaction(self.db)
+
+    @contextlib.contextmanager
+    def _parsing(self, what: str) -> Iterator[None]:
+        """Rows that do not parse (a damaged file) make the store unreadable, in one line."""
+        try:
+            yield
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UnreadableStore(f"{self.path}: not a readable results store ({what} does "
+                                  f"not parse: {type(exc).__name__}: {exc})") from None
 
 
 def judge_resuming(store: ResultsStore, cases: list[Case], config: RunConfig, preset: str,

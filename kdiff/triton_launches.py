@@ -7,20 +7,30 @@ would specialise on, the constexpr values and the launch options) by wrapping th
 `InterpretedFunction.run`, `JITFunction.run`, and `Autotuner.run` (whose configs are
 alternatives: on hardware the autotuner drops a config that does not fit).
 
-`compile_launches` compiles launches for targets in a short-lived child process started
-without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: the child re-imports the
-kernel's file, looks the kernel up by name and runs `triton.compile` with a `GPUTarget`,
-which needs no GPU. It reports shared memory and tensor-memory columns (compiler metadata,
-and the `tcgen05.alloc` sizes in the PTX), and registers and spills (the log of the ptxas
-run Triton makes itself). The child runs the candidate's module code, so the sandbox starts
-it confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), forked from a
-zygote that holds torch and Triton already; it has a deadline, and its whole process group
-is killed when it misses it.
+`compile_launches` compiles launches for targets in short-lived child processes started
+without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: a child loads a module,
+looks the kernel up by name and runs `triton.compile` with a `GPUTarget`, which needs no GPU.
+It reports shared memory and tensor-memory columns (compiler metadata, and the `tcgen05.alloc`
+sizes in the PTX), and registers and spills (the log of the ptxas run Triton makes itself).
+- The module is the judge's where it can be: kdiff.kernel_source reads the kernel's file and
+  writes a module of its imports of Triton, constants and jit functions, and nothing that
+  runs. The results are then the judge's own ("checked").
+- Where a kernel needs more (a helper from another module, a constant computed at import),
+  the child imports the kernel's file, and runs its code: its results are that code's word
+  ("unchecked", and why); RES-02 believes a violation from it, never a fit.
+- One child per kernel file: it is sent that file's jobs only and read for them only, so a
+  module can misreport its own kernels and no other file's.
+- Each child is confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), in a
+  folder of the judge's that the candidate's worker cannot write, forked from a zygote that
+  holds torch and Triton already; it has a deadline, and its whole process group is killed
+  when it misses it. The judge checks the form of each result (the fields of
+  KernelResources, the job's target).
 
 The disk cache is the judge's: `ResourceCache` keeps results per (kernel file hash, kernel
 name, signature, constexprs, options, target, Triton version) in kdiff's cache folder
 (kdiff.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
-hold.
+hold. A checked result is kept for every candidate; an unchecked one only for the candidate
+whose judging computed it (its file's hash is in the key).
 """
 from __future__ import annotations
 
@@ -39,18 +49,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff.cache import cache_root
+from kdiff.files import UnreadableFile, read_regular_file
+from kdiff.kernel_source import ExtractedModule, NotExtractable, extract
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # took 71 s for sm_90 on this 2-core machine under a load of 11 (its ptxas spills 18 KB).
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
-CACHE_FORMAT = 1  # bump when what a cache entry holds changes
+CACHE_FORMAT = 3  # bump when what a cache entry holds, its key or the extraction changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
 
@@ -258,38 +270,54 @@ def _naming_tuned(run: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # -- compiling (the worker asks, a child process compiles, the judge caches) ----------------
-class ResourceCache:
-    """The judge's disk cache of compile results. Timeouts and crashes are not kept: they
-    depend on the machine's load, not on the kernel; a compile error is kept (as
-    deterministic as a result)."""
+def file_hash(path: str) -> str | None:
+    """sha256 of a file as the judge reads it (a regular file of bounded size), or None."""
+    try:
+        return hashlib.sha256(read_regular_file(path)).hexdigest()
+    except (OSError, UnreadableFile):
+        return None
 
-    def __init__(self, root: Path | None = None) -> None:
+
+class ResourceCache:
+    """The judge's disk cache of compile results. A result the judge computed from its own
+    module of a kernel's file ("checked": kdiff.kernel_source) is kept for every candidate
+    that launches that file's kernels; one a compiler child computed by importing the file is
+    that module's word, kept for the candidate being judged (`owner`, the hash of its file)
+    alone. Timeouts and crashes are not kept: they depend on the machine's load, not on the
+    kernel; a compile error is kept (as deterministic as a result)."""
+
+    JUDGE = "judge"  # the owner of checked results
+
+    def __init__(self, owner: str, root: Path | None = None) -> None:
+        self.owner = owner
         self.dir = Path(root or cache_root()) / "triton-resources"
 
-    @staticmethod
-    def key(launch: Launch, target: str) -> str | None:
+    def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import triton
-        try:
-            file_hash = hashlib.sha256(Path(launch.file).read_bytes()).hexdigest()
-        except OSError:
+        kernel_hash = file_hash(launch.file)
+        if kernel_hash is None:
             return None
-        blob = json.dumps([CACHE_FORMAT, triton.__version__, file_hash, launch.qualname,
-                           launch.signature, launch.constexprs, launch.options, target],
-                          sort_keys=True, default=str)
+        # Unchecked, the module name says what the child imported (a name, or the file).
+        blob = json.dumps([CACHE_FORMAT, triton.__version__,
+                           self.JUDGE if checked else [self.owner, launch.module], kernel_hash,
+                           launch.qualname, launch.signature, launch.constexprs,
+                           launch.options, target], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def get(self, launch: Launch, target: str) -> dict[str, Any] | None:
-        key = self.key(launch, target)
-        path = self.dir / f"{key}.json"
-        if key is None or not path.is_file():
-            return None
-        try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
+        for checked in (True, False):
+            key = self.key(launch, target, checked)
+            if key is None:
+                return None
+            try:
+                outcome = json.loads(read_regular_file(self.dir / f"{key}.json"))
+                return {**checked_outcome(outcome, target), "checked": checked}
+            except (OSError, UnreadableFile, ValueError):
+                continue
+        return None
 
     def put(self, launch: Launch, target: str, result: dict[str, Any]) -> None:
-        key = self.key(launch, target)
+        key = self.key(launch, target, bool(result.get("checked")))
         if key is None or result.get("timeout") or not result.get("cacheable"):
             return
         path = self.dir / f"{key}.json"
@@ -302,6 +330,32 @@ class ResourceCache:
             pass  # a cache that cannot be written only costs the next run a compile
 
 
+_RESOURCE_TYPES = {"target": (str,), "shared_bytes": (int,), "tmem_columns": (int,),
+                   "num_warps": (int,), "registers": (int, type(None)),
+                   "spill_store_bytes": (int, type(None)), "stack_bytes": (int, type(None)),
+                   "trap_only": (bool,)}
+
+
+def checked_outcome(outcome: Any, target: str) -> dict[str, Any]:
+    """A compile outcome read from a child (or the cache) in the form the judge uses:
+    {"resources": KernelResources fields, for `target`} or {"error": text}; ValueError for
+    anything else."""
+    if not isinstance(outcome, dict):
+        raise ValueError(f"a {type(outcome).__name__}, not an outcome")
+    if "resources" in outcome:
+        res = outcome["resources"]
+        if not (isinstance(res, dict) and set(res) == set(_RESOURCE_TYPES) and all(
+                isinstance(res[k], kinds) and (bool in kinds or not isinstance(res[k], bool))
+                for k, kinds in _RESOURCE_TYPES.items())):
+            raise ValueError("resources not in KernelResources' form")
+        if res["target"] != target:
+            raise ValueError(f"resources for {res['target']!r}, not {target!r}")
+        return outcome
+    if not isinstance(outcome.get("error"), str):
+        raise ValueError("neither resources nor an error")
+    return outcome
+
+
 Starter = Callable[[list[str], dict[str, str], BinaryIO, Path], Any]
 
 
@@ -312,9 +366,11 @@ TRITON_PINNED = {"TRITON_DEFAULT_FP_FUSION": "1"}
 
 
 def compiler_environment() -> dict[str, str]:
-    """This process's environment without TRITON_INTERPRET: where `triton.jit` gives real
-    JITFunctions, as the compiler child needs (and the zygote it is forked from)."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    """The variables of this process a candidate's process may inherit (kdiff.workerenv),
+    without TRITON_INTERPRET: where `triton.jit` gives real JITFunctions, as the compiler
+    child needs (and the zygote it is forked from). The child imports the candidate."""
+    from kdiff.workerenv import allowed_environment
+    env = {k: v for k, v in allowed_environment(os.environ).items() if k != "TRITON_INTERPRET"}
     return {**TRITON_PINNED, **env}
 
 
@@ -331,13 +387,32 @@ POLL_S = 0.05
 Outcomes = list["dict[str, Any] | None"]
 
 
-def _finished(result_path: Path) -> list[dict[str, Any]]:
-    """The results the child has written so far: whole lines only (it may be mid-line)."""
+# A result line is about 250 bytes (eight numbers, a target, the seconds) or an error cut to
+# 400 characters: 4 KiB per job is room for either many times over, and no more is read.
+RESULT_BYTES_PER_JOB = 4096
+
+
+def _finished(result_path: Path, targets: list[str]) -> list[dict[str, Any]]:
+    """The results the child has written so far for jobs of `targets` (one per job, in
+    order): whole lines only (it may be mid-line), each checked for form (checked_outcome);
+    one that is not in form is that job's error."""
     try:
-        text = result_path.read_text()
-    except OSError:
+        text = read_regular_file(result_path, RESULT_BYTES_PER_JOB * len(targets)).decode(
+            "utf-8", "replace")
+    except FileNotFoundError:
         return []
-    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+    except (OSError, UnreadableFile) as exc:
+        return [{"error": f"the compiler child's results are unreadable: {exc}",
+                 "timeout": False, "cacheable": False}] * len(targets)
+    done = []
+    for line, target in zip([ln for ln in text.splitlines(keepends=True)
+                             if ln.endswith("\n")], targets):
+        try:
+            done.append({**checked_outcome(json.loads(line), target), "cacheable": True})
+        except ValueError as exc:
+            done.append({"error": f"the compiler child's result is not understood: {exc}",
+                         "timeout": False, "cacheable": False})
+    return done
 
 
 def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S,
@@ -345,22 +420,62 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
                      stop: Callable[[Outcomes], str | None] | None = None
                      ) -> list[dict[str, Any]]:
     """Per (launch, target): {"resources": {...}} or {"error": "...", "timeout": bool}, plus
-    "cacheable". One child process (`start`ed with its arguments, environment, log and a
-    working folder inside `folder`) compiles them all in order, importing the candidate once
-    and reporting each as it finishes, with `timeout` seconds per compile. `stop`, given the
-    outcomes so far (None where a job is not compiled yet), may return a reason to compile no
-    further: the child is killed and the jobs left get that reason as their error."""
-    results: list[dict[str, Any] | None] = [
+    "cacheable". One child process per kernel file (`start`ed with its arguments,
+    environment, log and a working folder inside `folder`) compiles that file's jobs in
+    order, importing the file once and reporting each as it finishes, with `timeout` seconds
+    per compile. `stop`, given the outcomes so far (None where a job is not compiled yet), may
+    return a reason to compile no further: the child is killed and the jobs left get that
+    reason as their error."""
+    results: Outcomes = [
         {"error": launch.unavailable, "timeout": False, "cacheable": False}
         if launch.unavailable else None for launch, _ in jobs]
-    todo = [i for i, r in enumerate(results) if r is None]
-    if not todo:
-        return results  # type: ignore[return-value]
+    files: dict[str, list[int]] = {}
+    for i, (launch, _) in enumerate(jobs):
+        if results[i] is None:
+            files.setdefault(launch.file, []).append(i)
+    for file, group in files.items():
+        reason = stop(results) if stop else None
+        if reason:
+            for i in group:
+                results[i] = {"error": reason, "timeout": False, "cacheable": False,
+                              "stopped": True}
+            continue
+        extracted = extracted_kernels(file, {jobs[i][0].qualname for i in group})
+        _compile_file(jobs, group, results, timeout, start, folder, stop, extracted)
+    return results  # type: ignore[return-value]
+
+
+def extracted_kernels(file: str, qualnames: set[str]) -> ExtractedModule | str:
+    """The judge's own module of `file`'s kernels (kdiff.kernel_source), when it holds every
+    kernel named; else why not."""
+    try:
+        module = extract(read_regular_file(file), file)
+    except (OSError, UnreadableFile, NotExtractable) as exc:
+        return str(exc)
+    missing = sorted(qualnames - module.kernels)
+    return module if not missing else f"{missing[0]}: not a top-level triton.jit kernel"
+
+
+def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Outcomes,
+                  timeout: float, start: Starter, folder: Path | None,
+                  stop: Callable[[Outcomes], str | None] | None,
+                  extracted: ExtractedModule | str) -> None:
+    """The jobs `group` (of one kernel file) compiled by a child of their own, into
+    `results`: from the judge's `extracted` module of the file, where there is one (the
+    results are then the judge's, "checked"), else by importing the file (its own word,
+    "unchecked" says why)."""
+    targets = [jobs[i][1] for i in group]
     with tempfile.TemporaryDirectory(prefix="kdiff-compile-", dir=folder) as tmp:
         request, result_path, log = (Path(tmp) / n for n in ("request.json", "results.jsonl",
                                                              "child.log"))
-        request.write_text(json.dumps([{"launch": asdict(jobs[i][0]), "target": jobs[i][1]}
-                                       for i in todo]))
+        launches = [jobs[i][0] for i in group]
+        if isinstance(extracted, ExtractedModule):
+            module = Path(tmp) / "kernels.py"
+            module.write_text(extracted.text)
+            launches = [replace(launch, module="kdiff_extracted", file=str(module))
+                        for launch in launches]
+        request.write_text(json.dumps([{"launch": asdict(launch), "target": target}
+                                       for launch, target in zip(launches, targets)]))
         env = compiler_environment()
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # a miss: ptxas runs, logs
         env["TRITON_DUMP_PTXAS_LOG"] = "1"
@@ -368,25 +483,27 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
         with open(log, "wb") as out:
             proc = start([str(request), str(result_path)], env, out, Path(tmp))
             try:
-                missing = _wait(proc, timeout, len(todo), stop and (lambda: stop(
-                    _merged(results, todo, _finished(result_path)))))
+                missing = _wait(proc, timeout, len(group), stop and (lambda: stop(
+                    _merged(results, group, _finished(result_path, targets)))))
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)  # its children too
                 proc.wait()
-        done = _finished(result_path)
-        if len(done) < len(todo) and not missing["timeout"] and not missing.get("stopped"):
+        done = _finished(result_path, targets)
+        if len(done) < len(group) and not missing["timeout"] and not missing.get("stopped"):
             tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
             missing["error"] += ": " + tail.replace("\n", " | ")
-    merged = _merged(results, todo, done)
-    return [r if r is not None else dict(missing) for r in merged]
+    provenance = ({"checked": True} if isinstance(extracted, ExtractedModule)
+                  else {"checked": False, "unchecked": extracted})
+    for n, i in enumerate(group):
+        results[i] = {**(done[n] if n < len(done) else missing), **provenance}
 
 
-def _merged(results: Outcomes, todo: list[int], done: list[dict[str, Any]]) -> Outcomes:
-    """`results` (the jobs not sent to the child) with the child's `done`, in job order."""
+def _merged(results: Outcomes, group: list[int], done: list[dict[str, Any]]) -> Outcomes:
+    """`results` with a child's `done` for the jobs `group` it was sent, in job order."""
     merged = list(results)
-    for n, i in enumerate(todo[:len(done)]):
-        merged[i] = {**done[n], "cacheable": True}
+    for i, outcome in zip(group, done):
+        merged[i] = outcome
     return merged
 
 
@@ -427,8 +544,8 @@ def parse_target(target: str) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _import(module: str, file: str) -> Any:
-    from kdiff.problem import load_module
-    if module.startswith("kdiff_"):  # a file kdiff loaded by path (the candidate)
+    from kdiff.problem import LOADED_PREFIX, load_module
+    if module.startswith(LOADED_PREFIX):  # a file kdiff loaded by path (the candidate)
         return load_module(file, "candidate")
     return importlib.import_module(module)
 

@@ -3,19 +3,27 @@ the native check sees the allocator history the benchmark's own harness would), 
 instances, and calls them on inputs the judge sends.
 
 Nothing here decides a verdict: outputs go back to the judge, which holds the oracle and
-does every comparison. A candidate that patches this module, torch, or builtins can only
-change what it sends back about itself.
+does every comparison. Nor does anything here report evidence the judge takes on its word:
+a call's reply holds the outputs, the inputs as they are after the call and the outputs kept
+from earlier calls in one payload, and the judge finds shared storage and modified inputs in
+it itself. A candidate that patches this module, torch, or builtins can only change what it
+sends back about itself.
+
+Every call, the native check's and every gate's, goes through `cmd_call`: the request is
+taken out of its message and its preparations done before the candidate runs, so that no
+frame the candidate can walk holds what a gate asked for (churn, poison, kept outputs).
 
 Run as `python -m kdiff.worker READ_FD WRITE_FD`.
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import sys
 import time
 import traceback
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import torch
@@ -47,13 +55,51 @@ def as_output_list(out: Any) -> list[torch.Tensor]:
     return result
 
 
-def _storage_span(t: torch.Tensor) -> tuple[int, int]:
-    st = t.untyped_storage()
-    return st.data_ptr(), st.data_ptr() + st.nbytes()
+@dataclass
+class CallRequest:
+    """What the judge asks of one `call`, taken out of its message before the candidate runs:
+    the steps before the call are done and forgotten, and nothing of the request is left in
+    a frame the candidate can walk (the message the loop holds is then {"cmd": "call"})."""
+
+    key: str
+    inputs: list[Any] = field(default_factory=list)
+    use_stored_inputs: str | None = None
+    store_inputs_as: str | None = None
+    churn: bool = False
+    churn_seed: int = 0
+    reference_first: str | None = None  # the worker's reference instance, run right before
+    reference_inputs: list[Any] | None = None  # what it runs on, when not the call's inputs
+    poison: bool = False
+    cotangents: list[torch.Tensor] | None = None  # backward problems
+    stack: str = "neutral"  # or "benchmark": frames named as the benchmark's harness
+
+    @classmethod
+    def take(cls, msg: dict) -> "CallRequest":
+        request = cls(**{f.name: msg.pop(f.name) for f in fields(cls) if f.name in msg})
+        if set(msg) != {"cmd"}:
+            raise TypeError(f"unknown call options: {sorted(set(msg) - {'cmd'})}")
+        return request
 
 
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1] and a[1] > a[0] and b[1] > b[0]
+def to_cpu_sharing(tensors: list[Any]) -> list[Any]:
+    """CPU tensors for the reply, each device storage copied once and views rebuilt on the
+    copies: tensors that share storage here share it in the payload, where the judge checks
+    aliasing itself (kdiff.protocol.shared_storage)."""
+    copies: dict[int, torch.UntypedStorage] = {}
+    result = []
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            result.append(None)
+            continue
+        t = t.detach()
+        if t.device.type != "cpu":
+            storage = t.untyped_storage()
+            if storage.data_ptr() not in copies:
+                copies[storage.data_ptr()] = storage.cpu()
+            t = torch.empty(0, dtype=t.dtype).set_(copies[storage.data_ptr()],
+                                                   t.storage_offset(), t.shape, t.stride())
+        result.append(t)
+    return result
 
 
 class Worker:
@@ -63,6 +109,9 @@ class Worker:
         self.candidate_cls: type | None = None
         self.instances: dict[str, torch.nn.Module] = {}
         self.kept_outputs: list[torch.Tensor] = []  # outputs of earlier calls, kept alive
+        # The last call's outputs, alive until the next call has run (as a harness's loop
+        # variable is, by every call alike) or another command arrives.
+        self.latest: list[torch.Tensor] = []
         # Input sets kept across calls by name (`call` with store_inputs_as), so that a gate
         # can overwrite one in place and call again on the same tensors (CMP-02).
         self.stored_inputs: dict[str, list[Any]] = {}
@@ -72,6 +121,12 @@ class Worker:
     # -- commands -------------------------------------------------------------------------
     def cmd_init(self, msg: dict) -> dict:
         self.device = msg["device"]
+        fraction = msg.get("gpu_memory_fraction")
+        if self.device == "cuda" and fraction and torch.cuda.is_available():
+            # A device-memory bomb fails in the candidate (out of memory) instead of starving
+            # the judge's oracle on the same GPU. The candidate can lift the cap in its own
+            # process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox).
+            torch.cuda.set_per_process_memory_fraction(float(fraction))
         self.recorder.install()
         self.problem = load_problem(msg["problem"])
         self.candidate_cls = load_candidate_class(msg["candidate"], tuple(msg["entry_points"]))
@@ -98,36 +153,49 @@ class Worker:
         self.instances[msg["key"]] = instance
         return {}
 
-    def cmd_call(self, msg: dict) -> dict:
-        model = self.instances[msg["key"]]
-        if msg.get("use_stored_inputs"):
-            inputs = self.stored_inputs[msg["use_stored_inputs"]]
+    def _prepare(self, request: CallRequest) -> tuple[torch.nn.Module, list[Any],
+                                                      torch.nn.Module | None]:
+        """The steps before the call: the model, its inputs, allocator churn, and the
+        reference run first (on the benchmark's stack, inside its frame, as its harness
+        does; otherwise here, its output freed so that the candidate allocates into it)."""
+        model = self.instances[request.key]
+        if request.use_stored_inputs:
+            inputs = self.stored_inputs[request.use_stored_inputs]
         else:
             inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
-                      for x in msg["inputs"]]
-        if msg.get("store_inputs_as"):
-            self.stored_inputs[msg["store_inputs_as"]] = inputs
-        if msg.get("churn"):
-            churn_allocator(self.device, msg.get("churn_seed", 0))
-        reference_out = None
-        if msg.get("reference_first"):
-            # Run the reference first, as the benchmark's harness does, then drop its output
-            # so that the candidate allocates into the memory it just freed.
+                      for x in request.inputs]
+        if request.store_inputs_as:
+            self.stored_inputs[request.store_inputs_as] = inputs
+        if request.churn:
+            churn_allocator(self.device, request.churn_seed)
+        reference = (self.instances[request.reference_first] if request.reference_first
+                     else None)
+        if reference is not None and request.stack != "benchmark":
             with torch.no_grad():
-                reference_out = self.instances[msg["reference_first"]](*inputs)
-            if not msg.get("hold_reference"):
-                reference_out = None
-        poison = AllocationPoison(self.device) if msg.get("poison") else None
-        cotangents = msg.get("cotangents")  # backward problems: gradients are outputs too
-        if cotangents is not None:
-            inputs = [x.detach().requires_grad_() if _is_float(x) else x for x in inputs]
+                if request.reference_inputs is None:
+                    reference(*inputs)
+                else:
+                    reference(*[x.to(self.device) if isinstance(x, torch.Tensor) else x
+                                for x in request.reference_inputs])
+            reference = None
+        return model, inputs, reference
+
+    def cmd_call(self, msg: dict) -> dict:
+        request = CallRequest.take(msg)
+        model, sent, reference = self._prepare(request)
+        cotangents, stack = request.cotangents, request.stack
+        poison = AllocationPoison(self.device) if request.poison else None
+        del request  # nothing the gate asked for is left in a frame the candidate can walk
+        inputs = sent
+        if cotangents is not None:  # backward problems: gradients are outputs too
+            inputs = [x.detach().requires_grad_() if _is_float(x) else x for x in sent]
         start = time.perf_counter()
         if poison:
             poison.arm()
         try:
             with torch.set_grad_enabled(cotangents is not None):
-                if msg.get("stack") == "benchmark":
-                    out = benchmark_named_call(model, inputs)
+                if stack == "benchmark":
+                    out = run_and_check_correctness(reference, model, inputs, self.device)
                 else:
                     out = neutral_call(model, inputs)
             outputs = as_output_list(out)
@@ -140,41 +208,19 @@ class Worker:
             if poison:
                 poison.disarm()
         seconds = time.perf_counter() - start
-        reply: dict[str, Any] = {"seconds": seconds, "aliases": self._aliases(outputs, inputs)}
-        if msg.get("keep"):
-            self.kept_outputs.extend(outputs)
-        if msg.get("return_inputs"):
-            reply["inputs_after"] = [x.detach().cpu() if isinstance(x, torch.Tensor) else None
-                                     for x in inputs]
-        reply["outputs"] = [o.detach().cpu() for o in outputs]
-        del reference_out
-        return reply
+        self.latest = outputs
+        # Outputs, the inputs as they are after the call, and the outputs kept from earlier
+        # calls, in one payload: storage they share survives serialisation, and the judge
+        # judges aliasing and mutated inputs from it, not from anything the worker computes.
+        sent_back = to_cpu_sharing([*outputs, *sent, *self.kept_outputs])
+        n_out, n_in = len(outputs), len(sent)
+        return {"seconds": seconds, "outputs": sent_back[:n_out],
+                "inputs_after": sent_back[n_out:n_out + n_in], "kept": sent_back[n_out + n_in:]}
 
-    def _aliases(self, outputs: list[torch.Tensor], inputs: list[Any]) -> list[str]:
-        """Every storage an output shares with an input, another output, or an output kept
-        from an earlier call."""
-        found = []
-        in_spans = [(i, _storage_span(x)) for i, x in enumerate(inputs)
-                    if isinstance(x, torch.Tensor)]
-        out_spans = [_storage_span(o) for o in outputs]
-        kept_spans = [_storage_span(k) for k in self.kept_outputs]
-        for j, span in enumerate(out_spans):
-            for i, ispan in in_spans:
-                if _overlaps(span, ispan):
-                    found.append(f"output {j} shares storage with input {i}")
-            for k in range(j):
-                if _overlaps(span, out_spans[k]):
-                    found.append(f"output {j} shares storage with output {k}")
-            if any(_overlaps(span, ks) for ks in kept_spans):
-                found.append(f"output {j} shares storage with an output of an earlier call")
-        return found
-
-    def cmd_native(self, msg: dict) -> dict:
-        """The benchmark's correctness loop: per trial, the reference then the candidate on
-        the same inputs, models built once. Comparison happens in the judge."""
-        return run_and_check_correctness(self.instances[msg["reference"]],
-                                         self.instances[msg["candidate"]],
-                                         msg["trials"], self.device)
+    def cmd_keep(self, msg: dict) -> dict:
+        """Keep the last call's outputs alive (ORD-02: a later call must not reuse them)."""
+        self.kept_outputs.extend(self.latest)
+        return {}
 
     def cmd_memory(self, msg: dict) -> dict:
         if self.device == "cuda":
@@ -226,43 +272,47 @@ def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
     return model(*inputs)
 
 
-def benchmark_named_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
-    """A call from a frame named as the benchmark's correctness loop, so that a gate can
-    tell a candidate that sniffs its call stack from one that is simply wrong."""
-    def run_and_check_correctness() -> Any:
-        return model(*inputs)
-    return run_and_check_correctness()
+def run_and_check_correctness(model: torch.nn.Module | None, model_new: torch.nn.Module,
+                              inputs: list[Any], device: str) -> Any:
+    """Named as the benchmark's own correctness loop is, and like it holding the reference's
+    output while the candidate runs: a candidate that sniffs its call stack behaves here as
+    under the benchmark. The native check calls through here, and so may a gate."""
+    output = model(*inputs) if model is not None else None
+    if output is not None and device == "cuda":
+        torch.cuda.synchronize()
+    output_new = model_new(*inputs)
+    del output
+    return output_new
 
 
-def run_and_check_correctness(model: torch.nn.Module, model_new: torch.nn.Module,
-                              trials: list[list[Any]], device: str) -> dict:
-    """Named as the benchmark's own function is, so that a candidate which sniffs its call
-    stack behaves here as it would under the benchmark."""
-    outputs: list[Any] = []
-    with torch.no_grad():
-        for trial, inputs in enumerate(trials):
-            inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-            output = model(*inputs)
-            if device == "cuda":
-                torch.cuda.synchronize()
-            try:
-                output_new = model_new(*inputs)
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                # A copy even on the CPU, where .cpu() is the tensor itself: upstream compares
-                # each trial before the next, so a candidate that reuses its output buffer
-                # must not overwrite the trials already run.
-                outputs.append([o.detach().to("cpu", copy=True)
-                                for o in as_output_list(output_new)])
-            except Exception as exc:  # noqa: BLE001 - the candidate's exception is the verdict
-                return {"outputs": outputs, "failed_trial": trial,
-                        "exception": f"{type(exc).__name__}: {str(exc)[:500]}"}
-            del output
-    return {"outputs": outputs, "failed_trial": None, "exception": None}
+# /proc/<pid>/stat fields (proc(5), counted from 1) after the command name's closing ")" at
+# field 2: arg_start and arg_end are fields 48 and 49.
+_ARG_START_FIELD = 48 - 3
 
 
-def main() -> None:
-    read_fd, write_fd = int(sys.argv[1]), int(sys.argv[2])
+def disguise_process() -> None:
+    """Before the candidate is imported: nothing in the process's arguments (sys.argv,
+    sys.orig_argv, /proc/self/cmdline) says kdiff. The command line area is rewritten in
+    place, as setproctitle does, to the interpreter's bare name. The environment, the one it
+    started with (/proc/self/environ) included, is an allow-list already (kdiff.workerenv);
+    its folder and log have neutral names (kdiff.sandbox). kdiff's modules in sys.modules stay
+    visible: what matters is that no gate's call differs from the native check's."""
+    for name in [k for k in os.environ if k.startswith("KDIFF_")]:
+        del os.environ[name]
+    sys.argv = [""]
+    sys.orig_argv = [sys.executable]
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields_ = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields_[_ARG_START_FIELD]), int(fields_[_ARG_START_FIELD + 1])
+    except (OSError, IndexError, ValueError):
+        return
+    name = os.path.basename(sys.executable).encode()[:max(end - start - 1, 0)]
+    ctypes.memmove(start, name.ljust(end - start, b"\0"), end - start)
+
+
+def main(read_fd: int, write_fd: int) -> None:
+    disguise_process()
     worker = Worker()
     while True:
         try:
@@ -271,6 +321,8 @@ def main() -> None:
             return
         if msg["cmd"] == "exit":
             return
+        if msg["cmd"] not in ("call", "keep"):
+            worker.latest = []
         try:
             reply = getattr(worker, "cmd_" + msg["cmd"])(msg)
             reply["ok"] = True
@@ -285,4 +337,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(int(sys.argv[1]), int(sys.argv[2]))

@@ -25,9 +25,10 @@ import sys
 import threading
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
-from kdiff.confine import Confinement, run_confined
+from kdiff.confine import Confinement, die_with, remove_leftovers, run_confined
 
 _MAX_REQUEST = 1 << 20
 
@@ -39,8 +40,9 @@ class ZygoteUnavailable(Exception):
 class Zygote:
     """The judge's side: starts the zygote on first use, restarts it if it died."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], folder: Path) -> None:
         self.env = env
+        self.folder = folder  # the judge's folder (kdiff.sandbox.judge_folder)
         self.owner = os.getpid()  # a forked judge must start its own, not share this one
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
@@ -49,7 +51,8 @@ class Zygote:
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "kdiff.zygote", "serve", str(theirs.fileno())],
+            [sys.executable, "-m", "kdiff.zygote", "serve", str(theirs.fileno()),
+             str(os.getpid()), str(self.folder)],
             pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, start_new_session=True)
         theirs.close()
@@ -116,10 +119,12 @@ class ForkedWorker:
 
 
 # -- the zygote's side --------------------------------------------------------------------
-def _child(request: dict[str, Any], fds: list[int]) -> None:
-    """In the forked child: become the worker (or the compiler child), confined."""
+def _child(request: dict[str, Any], fds: list[int], zygote: int) -> None:
+    """In the forked child: become the worker (or the compiler child), confined, to die
+    with the zygote."""
     import tempfile
     *pipes, log_fd = fds
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the zygote's own handler
     os.setsid()
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
@@ -134,7 +139,7 @@ def _child(request: dict[str, Any], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(request["env"])
     tempfile.tempdir = None  # recomputed from the worker's TMPDIR
-    spec = Confinement(**{**request["spec"], "pipe_fds": pipes})
+    spec = Confinement(**{**request["spec"], "pipe_fds": pipes, "parent": zygote})
     if request.get("compile"):
         run_confined(spec, lambda: run_compiler(request["compile"]))
     else:
@@ -151,23 +156,13 @@ def run_compiler(argv: list[str]) -> None:
 
 
 def run_worker(read_fd: int, write_fd: int) -> None:
-    """The worker loop, warm or cold, after the one preparation the worker needs from its
-    launcher: on CUDA, the caching allocator capped at KDIFF_GPU_MEMORY_FRACTION of the
-    device, so that a device-memory bomb fails in the candidate (out of memory) instead of
-    starving the judge's oracle on the same GPU. A candidate can lift the cap in its own
-    process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox)."""
+    """The worker loop, warm or cold (its `init` request caps a CUDA worker's allocator)."""
     from kdiff import worker
     from kdiff.seeding import fp32_means_fp32, one_thread
     one_thread()  # as the judge: the zygote's torch was started with one thread per core
     fp32_means_fp32()  # as the judge's reference
-    fraction = os.environ.get("KDIFF_GPU_MEMORY_FRACTION")
-    if fraction and os.environ.get("CUDA_VISIBLE_DEVICES") != "":
-        import torch
-        if torch.cuda.is_available():
-            torch.cuda.set_per_process_memory_fraction(float(fraction))
-    sys.argv = ["kdiff.worker", str(read_fd), str(write_fd)]
     try:
-        worker.main()
+        worker.main(read_fd, write_fd)
     finally:
         sys.stdout.flush()
         os._exit(0)
@@ -206,7 +201,29 @@ def _prewarm_compiler() -> None:
                 os.environ["TRITON_CACHE_DIR"] = saved
 
 
-def serve(sock: socket.socket) -> None:
+def serve(sock: socket.socket, judge: int, folder: Path) -> None:
+    """Forks workers for `judge` until it goes away (its socket closes, or it dies: SIGTERM
+    from the kernel), then kills those still running and removes what the judge left in
+    `folder` and its workers' cgroups (kdiff.confine.remove_leftovers), however it died."""
+    def judge_died(*_: object) -> None:  # as if its socket closed: no exception mid-cleanup
+        if os.getppid() == judge:
+            return  # only the judge's thread that started it ended (PDEATHSIG's unit)
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGTERM, judge_died)
+    children = _Children()
+    try:
+        if die_with(judge, signal.SIGTERM):
+            _prepare_and_serve(sock, children)
+    finally:
+        children.kill_live()
+        remove_leftovers(folder.name, str(folder.parent))
+
+
+def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
     import torch  # noqa: F401 - the point of the zygote: imported once, before any fork
     try:
         import triton  # noqa: F401
@@ -217,11 +234,7 @@ def serve(sock: socket.socket) -> None:
         _prewarm_compiler()
     gc.collect()
     gc.freeze()  # the imports are shared by every fork: no collection in a worker visits them
-    children = _Children()
-    try:
-        _serve(sock, children)
-    finally:
-        children.kill_live()
+    _serve(sock, children)
 
 
 class _Children:
@@ -251,6 +264,10 @@ class _Children:
                 os.killpg(pid, signal.SIGKILL)  # each child leads its own session
             except (ProcessLookupError, PermissionError):
                 pass
+        deadline = time.monotonic() + 2.0
+        while self.live and time.monotonic() < deadline:  # reaped: out of their cgroups
+            self.reap()
+            time.sleep(0.01)
 
 
 def _serve(sock: socket.socket, children: _Children) -> None:
@@ -264,11 +281,12 @@ def _serve(sock: socket.socket, children: _Children) -> None:
             return  # the judge went away
         request = json.loads(data)
         if request["op"] == "spawn":
+            zygote = os.getpid()
             pid = os.fork()
             if pid == 0:
                 sock.close()
                 try:
-                    _child(request, fds)
+                    _child(request, fds, zygote)
                 finally:
                     os._exit(70)
             for fd in fds:
@@ -292,7 +310,9 @@ def _serve(sock: socket.socket, children: _Children) -> None:
 if __name__ == "__main__":
     # `serve SOCKET_FD`: the zygote; `worker READ_FD WRITE_FD`: a cold-started worker.
     if sys.argv[1] == "serve":
-        serve(socket.socket(fileno=int(sys.argv[2])))
-        os._exit(0)  # no interpreter teardown: the frozen imports are never collected
+        try:
+            serve(socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]), Path(sys.argv[4]))
+        finally:
+            os._exit(0)  # no interpreter teardown: the frozen imports are never collected
     else:
         run_worker(int(sys.argv[2]), int(sys.argv[3]))

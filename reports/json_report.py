@@ -1,8 +1,13 @@
 """The machine-readable report: the spec's JSON contract, plus the differential engine's
-statistics (`summary`, `by_level`, `by_problem`) and a per-kernel `status` (accept | reject | error)."""
+statistics (`summary`, `by_level`, `by_problem`) and a per-kernel `status` (accept | reject | error).
+
+Strict JSON (RFC 8259, what JSON.parse and jq read): a non-finite number, such as the
+`worst_ratio` of an output that is NaN or Inf where the oracle is finite, is written as the
+string "inf", "-inf" or "nan"."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,8 @@ def report(verdicts: list[Verdict], bench: str, native: str, device: str,
         "device": device,
         **(extra or {}),
         "kernels": [{**v.to_json(), "status": kernel_row(v).status} for v in verdicts],
+        # open verdicts, by id: violations for --fail-on violation unless --undecided-ok
+        "undecided": [v.case.id for v in verdicts if v.verifier_accept is None],
         "confusion": confusion(verdicts).to_json(),
         "summary": summarize(verdicts).to_json(),
         "by_level": {k: s.to_json() for k, s in breakdown(verdicts, "level").items()},
@@ -29,8 +36,27 @@ def report(verdicts: list[Verdict], bench: str, native: str, device: str,
     }
 
 
+NON_FINITE = {math.inf: "inf", -math.inf: "-inf"}
+
+
+def strict(value: Any) -> Any:
+    """`value` with every non-finite float replaced by its string ("inf", "-inf", "nan")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return NON_FINITE.get(value, "nan")
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
+    return value
+
+
+def dumps(data: Any) -> str:
+    """Strict JSON text of `data` (allow_nan=False: a non-finite number left over raises)."""
+    return json.dumps(strict(data), indent=2, default=str, allow_nan=False)
+
+
 def write(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
+    tmp.write_text(dumps(data))
     tmp.replace(path)

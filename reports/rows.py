@@ -2,9 +2,21 @@
 worked out once."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kdiff.model import Verdict
+
+# Terminal escape sequences (CSI, OSC, and two-character escapes) and the other control
+# characters, which text from a candidate's exception may carry: no report renders them, and
+# XML 1.0 (JUnit) forbids most of them outright.
+_ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` without terminal escapes and control characters (newlines and tabs kept)."""
+    return _CONTROL.sub("", _ESCAPES.sub("", text))
 
 ACCEPT = {True: "accept", False: "REJECT", None: "n/a"}
 RECORDED = {True: "accept", False: "REJECT", None: "-"}  # "-": the harness recorded nothing
@@ -50,7 +62,8 @@ def kernel_row(v: Verdict) -> KernelRow:
     else:
         message = "\n".join(f"{gid}: {g.detail}" for gid, g in v.gates.items()
                             if gid in v.failed_gates or g.status.value == "error")
-    return KernelRow(id=v.case.id, run=str(v.case.metadata.get("run", "")),
+    message = printable(message)
+    return KernelRow(id=printable(v.case.id), run=str(v.case.metadata.get("run", "")),
                      problem=str(v.case.metadata.get("problem") or v.case.problem.stem),
                      native=ACCEPT[v.native.accept], recorded=RECORDED[v.case.recorded_accept],
                      verifier=ACCEPT[accept], status=status, agreement=agreement(v),

@@ -5,7 +5,8 @@ from __future__ import annotations
 from kdiff.differential.confusion import Confusion
 from kdiff.differential.defects import Defects
 from kdiff.differential.summary import Summary
-from kdiff.reports.rows import KernelRow
+from kdiff.model import Verdict
+from kdiff.reports.rows import KernelRow, kernel_row
 
 Table = tuple[list[str], list[list[object]]]
 
@@ -71,3 +72,15 @@ def findings(s: Summary) -> list[str]:
                      + (f"; among native-accepted: {f.modal_native_accepted.label} "
                         f"({f.modal_native_accepted.count})" if f.modal_native_accepted else ""))
     return lines
+
+
+def undecided(verdicts: list[Verdict]) -> str:
+    """The kernels left undecided (n/a), each with its reason: they fail --fail-on violation
+    unless --undecided-ok."""
+    rows = [kernel_row(v) for v in verdicts if v.verifier_accept is None]
+    if not rows:
+        return ""
+    return "\n".join([f"undecided (n/a), {len(rows)} kernel(s), counted as violations unless "
+                      "--undecided-ok:"]
+                     + [f"  {r.id}: {(r.message.splitlines() or ['verdict open'])[0]}"
+                        for r in rows])

@@ -1,9 +1,12 @@
 """What a person reads: one table per verdict, and gate listings."""
 from __future__ import annotations
 
+import textwrap
+
 from tabulate import tabulate
 
 from kdiff.model import Status, Verdict
+from kdiff.reports.rows import kernel_row, printable
 
 MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.SKIP: "skip", Status.ERROR: "ERROR",
         Status.UNDER_SPECIFIED: "under-specified"}
@@ -33,7 +36,8 @@ def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90)
         lines.append(f"  error: {verdict.error}")
     rows = []
     for gid, g in verdict.gates.items():
-        detail = g.detail if len(g.detail) <= width else g.detail[: width - 3] + "..."
+        detail = printable(g.detail).replace("\n", " ")
+        detail = detail if len(detail) <= width else detail[: width - 3] + "..."
         rows.append([gid, gate_names.get(gid, ""), MARK[g.status], g.signature or "", detail])
     if rows:
         lines.append(tabulate(rows, headers=["gate", "name", "status", "signature", "detail"],
@@ -42,12 +46,59 @@ def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90)
     return "\n".join(lines)
 
 
+def _explain_gate(gid: str, status: Status, signature: str | None, detail: str) -> list[str]:
+    from kdiff.gates.registry import SIGNATURES
+    known = SIGNATURES.get(signature or "")
+    head = f"  {gid} {MARK[status]}" + (f" {signature}" if signature else "")
+    if known is not None:
+        head += f" ({known.meaning})"
+    lines = [head]
+    # A detail's clauses ("; ") each on their own lines: which trial, which output, how many
+    # elements, the worst one's expected and got values against its bound.
+    for clause in printable(detail).split("; "):
+        lines += textwrap.wrap(clause, width=96, initial_indent="      ",
+                               subsequent_indent="        ", break_on_hyphens=False,
+                               break_long_words=False) or [""]
+    return lines
+
+
+def explanations(verdict: Verdict, verbose: bool = False) -> str:
+    """Each failure in full, in the manner of torch.testing: which trial's inputs, which
+    output, how many elements leave the bound, the worst one's index with its expected and
+    got values and the bound; kdiff's own errors too. `verbose`: every gate, passes too."""
+    lines = []
+    if verdict.error:  # labelled by whose fault: the candidate's, the problem's, the judge's
+        lines += _explain_gate(verdict.error_kind, Status.FAIL if verdict.error_kind ==
+                               "candidate" else Status.ERROR, None, verdict.error)
+    for gid, g in verdict.gates.items():
+        if verbose or g.status in (Status.FAIL, Status.ERROR):
+            lines += _explain_gate(gid, g.status, g.signature, g.detail)
+    if (verdict.native.accept is False and verdict.native.reason
+            and verdict.native.reason != verdict.error and (verbose or lines)):
+        lines += _explain_gate("native", Status.FAIL, None, verdict.native.reason)
+    return "\n".join([f"{verdict.case.id}:", *lines]) if lines else ""
+
+
+def explain_run(verdicts: list[Verdict], verbose: bool, limit: int) -> str:
+    """The explanations of the run's rejected and undecided kernels: the first `limit`
+    unless `verbose`, which gives every kernel's, passes included."""
+    chosen = [v for v in verdicts if verbose or v.verifier_accept is not True]
+    if not chosen:
+        return ""
+    shown = chosen if verbose else chosen[:limit]
+    parts = ["failures explained:" if not verbose else "every kernel explained:"]
+    parts += [explanations(v, verbose) for v in shown]
+    if len(shown) < len(chosen):
+        parts.append(f"... and {len(chosen) - len(shown)} more kernel(s): -v shows all, the "
+                     "reports hold every one")
+    return "\n".join(p for p in parts if p)
+
+
 def run_report(verdicts: list[Verdict], bench: str, preset: str, device: str) -> str:
     """The summary of a whole run: one line per kernel, the 2x2 table, the disagreement
     statistics, failures per gate and the breakdown by level."""
     from kdiff.differential.summary import breakdown, summarize
     from kdiff.reports import tables
-    from kdiff.reports.rows import kernel_row
 
     summary = summarize(verdicts)
 
@@ -64,12 +115,14 @@ def run_report(verdicts: list[Verdict], bench: str, preset: str, device: str) ->
     levels = breakdown(verdicts, "level")
     if len(levels) > 1:
         sections.append(table(tables.groups(levels, "level")))
+    open_ = tables.undecided(verdicts)
+    if open_:
+        sections.append(open_)
     return "\n\n".join(sections)
 
 
-def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> str:
-    """One line per finished kernel, for stderr on long runs."""
-    from kdiff.reports.rows import kernel_row
+def verdict_line(verdict: Verdict) -> str:
+    """'<kernel>: native accept, verifier REJECT (EXC-01=nan_swallowed)', or its error."""
     row = kernel_row(verdict)
     if row.status == "error":
         what = f"error: {row.message.splitlines()[0] if row.message else 'verdict open'}"
@@ -78,5 +131,10 @@ def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> st
                 + (f" ({row.failure_text})" if row.failures else ""))
     if verdict.scaled_sizes:
         what += f"; {scaled_text(verdict)}"
+    return f"{row.id}: {what}"
+
+
+def progress_line(done: int, total: int, elapsed: float, verdict: Verdict) -> str:
+    """One line per finished kernel, for stderr on long runs."""
     width = len(str(total))
-    return f"[{done:>{width}}/{total} {elapsed:6.1f}s] {row.id}: {what}"
+    return f"[{done:>{width}}/{total} {elapsed:6.1f}s] {verdict_line(verdict)}"

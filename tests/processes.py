@@ -15,3 +15,33 @@ def named(name: str) -> list[int]:
         except OSError:
             pass
     return found
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), None if gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def descendants(root: int) -> dict[int, str]:
+    """Every process below `root` now, as pid -> start time (to tell a reused pid)."""
+    parents = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        if (fields := _stat(int(pid))) is not None:
+            parents[int(pid)] = (int(fields[1]), fields[19])
+    found, frontier = {}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, start) in parents.items():
+            if ppid == parent and pid not in found:
+                found[pid] = start
+                frontier.append(pid)
+    return found
+
+
+def alive(processes: dict[int, str]) -> list[int]:
+    """Those of `processes` (from descendants) still running: not gone, not a zombie."""
+    return [pid for pid, start in processes.items()
+            if (fields := _stat(pid)) is not None and fields[19] == start and fields[0] != "Z"]

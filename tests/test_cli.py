@@ -15,13 +15,19 @@ def test_gates_json_lists_twelve_with_classes(capsys):
     assert {g["class"] for g in gates} == {"tolerance-free", "thresholded"}
 
 
-def test_verify_accepts_an_honest_reordering(tmp_path):
+def test_verify_accepts_an_honest_reordering(tmp_path, capsys):
     out = tmp_path / "v.json"
     code = main(["verify", "--problem", str(PROBLEM), "--candidate",
                  str(CORE / "scale_sum_honest.py"), "--gates", "PRC-01,ORD-02",
-                 "--device", "cpu", "--json", str(out)])
+                 "--device", "cpu", "--json", str(out), "-v"])
     data = json.loads(out.read_text())
     assert code == 0, data
+    printed = capsys.readouterr()
+    # -v explains every gate, passes too
+    assert "  ORD-02 pass\n      5 runs bitwise identical" in printed.out
+    assert "  PRC-01 pass\n" in printed.out
+    assert printed.err.startswith("kdiff verify: native check kernelbench-v0.1 (KernelBench "
+                                  "v0/v0.1: 5 trials from seed 42, allclose atol=rtol=1e-2)")
     kernel = data["kernels"][0]
     assert kernel["native_accept"] is True and kernel["verifier_accept"] is True
     assert set(kernel["gates"]) == {"PRC-01", "ORD-02"}
@@ -29,13 +35,20 @@ def test_verify_accepts_an_honest_reordering(tmp_path):
                                  "both_reject": 0, "undecided": 0}
 
 
-def test_verify_rejects_fp16_arithmetic_that_the_benchmark_accepts(tmp_path):
+def test_verify_rejects_fp16_arithmetic_that_the_benchmark_accepts(tmp_path, capsys):
     out = tmp_path / "v.json"
     code = main(["verify", "--problem", str(PROBLEM), "--candidate",
                  str(CORE / "scale_sum_fp16.py"), "--gates", "PRC-01", "--device", "cpu",
                  "--native", "kernelbench-v0.1", "--json", str(out)])
     kernel = json.loads(out.read_text())["kernels"][0]
     assert code == 1
+    # The failure in full beneath the table (which cuts it): which inputs, which elements,
+    # the worst one's expected and got values against its bound, the signature's meaning.
+    explained = capsys.readouterr().out.split("\n\nscale_sum::scale_sum_fp16:\n")[1]
+    assert explained.startswith("  PRC-01 FAIL below_working_precision (an error larger than")
+    flat = " ".join(explained.split())
+    assert "benchmark inputs seed 0 [float32]: output 0: 4/4 elements exceed the bound" in flat
+    assert "expected" in flat and "got" in flat and "bound" in flat and "..." not in flat
     assert kernel["native_accept"] is True
     assert kernel["gates"]["PRC-01"]["status"] == "fail"
     assert kernel["gates"]["PRC-01"]["signature"] == "below_working_precision"
@@ -53,16 +66,28 @@ def test_candidate_that_exits_is_a_failed_gate_not_a_crashed_kdiff(tmp_path):
 
 
 def test_broken_files_are_one_line_errors_with_exit_2(capsys):
-    cases = [(CORE / "missing.py", "problem file not found"),
-             (CORE / "syntax_error.py", "syntax error"),
-             (CORE / "raises_on_import.py", "does not import: ImportError")]
-    for candidate, cause in cases:
-        code = main(["verify", "--problem", str(PROBLEM), "--candidate", str(candidate),
+    missing = CORE / "missing.py"
+    for problem, candidate, cause in ((PROBLEM, missing, "candidate file not found"),
+                                      (missing, PROBLEM, "problem file not found")):
+        code = main(["verify", "--problem", str(problem), "--candidate", str(candidate),
                      "--gates", "PRC-01", "--device", "cpu"])
         err = capsys.readouterr().err.strip()
         assert code == 2
         assert len(err.splitlines()) == 1
-        assert str(candidate.name) in err and (cause in err or "file not found" in err)
+        assert missing.name in err and cause in err
+
+
+def test_a_candidate_that_does_not_import_is_rejected_with_a_report(tmp_path):
+    """Its failure, not bad usage: exit 1 and a report that says why."""
+    for candidate, cause in ((CORE / "syntax_error.py", "syntax error"),
+                             (CORE / "raises_on_import.py", "does not import: ImportError")):
+        out = tmp_path / f"{candidate.stem}.json"
+        code = main(["verify", "--problem", str(PROBLEM), "--candidate", str(candidate),
+                     "--gates", "PRC-01", "--device", "cpu", "--json", str(out)])
+        kernel = json.loads(out.read_text())["kernels"][0]
+        assert code == 1
+        assert kernel["verifier_accept"] is False and kernel["error_kind"] == "candidate"
+        assert cause in kernel["error"]
 
 
 def test_unknown_gate_and_preset_are_usage_errors(capsys):

@@ -109,14 +109,32 @@ def _content(path: Path) -> tuple[str, bytes]:
     return hashlib.sha256(data).hexdigest(), data
 
 
-def test_ray_on_a_local_instance_gives_the_serial_verdicts(plumbing):
+@pytest.fixture(scope="module")
+def ray_instance():
+    """One local Ray instance for the tests that need one (it takes 15 s to start here)."""
     ray = pytest.importorskip("ray")
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_on_a_local_instance_gives_the_serial_verdicts(plumbing, ray_instance):
     config, pm, cases, serial = plumbing
-    try:
-        got = list(RayExecutor(2, "cpu").judge(cases, judge_one, config, pm, "kernelbench"))
-    finally:
-        ray.shutdown()
+    got = list(RayExecutor(2, "cpu").judge(cases, judge_one, config, pm, "kernelbench"))
     assert comparable(got) == comparable(serial)
+
+
+def test_a_worker_under_ray_reaches_neither_the_raylet_nor_its_variables(ray_instance):
+    """The judge runs in a Ray worker, beside the raylet's and plasma store's Unix sockets;
+    the candidate's worker sees no RAY_* variable and cannot connect to them."""
+    hostile = Path(__file__).parent / "hostile"
+    case = Case(id="ray_socket", problem=hostile / "problem.py",
+                candidate=hostile / "ray_socket.py")
+    config = RunConfig(gates=["ORD-02"])
+    verdict, = RayExecutor(1, "cpu").judge([case], judge_one, config, plugins.manager(),
+                                           "kernelbench")
+    assert verdict.error is None and verdict.native.accept is False, verdict.native
+    gate = verdict.gates["ORD-02"]
+    assert gate.signature == "raised" and "PermissionError" in gate.detail, gate
 
 
 def _slow_after_a(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
@@ -199,3 +217,34 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
     while named(SLEEPER_NAME) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert named(SLEEPER_NAME) == [], "a worker outlived the interrupted run"
+
+
+def _worker_of_b_dies(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+    """Writes when it judged each case to KDIFF_TEST_JOURNAL; b's worker always dies."""
+    from kdiff.model import GateResult, Status
+    start = time.monotonic()
+    time.sleep(1.0 if case.id == "a" else 0.3)  # a is still judged when b's worker dies
+    gates = {"ORD-02": GateResult("ORD-02", Status.FAIL, "out_of_memory", "killed")} \
+        if case.id == "b" else {}
+    with open(os.environ["KDIFF_TEST_JOURNAL"], "a") as f:
+        f.write(f"{case.id} {start} {time.monotonic()}\n")
+    return Verdict(case, NativeVerdict(case.id != "b", preset), gates)
+
+
+def test_a_worker_that_dies_beside_others_is_judged_again_alone(tmp_path, monkeypatch):
+    """A crash or out-of-memory beside other judges may be a neighbour's doing (the memory
+    is the machine's): that case is judged again with nothing beside it, and only that
+    verdict is yielded."""
+    journal = tmp_path / "journal"
+    monkeypatch.setenv("KDIFF_TEST_JOURNAL", str(journal))
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abc"]
+    got = [v.case.id for v in PoolExecutor(2, "cpu").judge(
+        cases, _worker_of_b_dies, RunConfig(), plugins.manager(), "kb")]
+    assert sorted(got) == ["a", "b", "c"]  # one verdict each
+    runs = [(n, float(s), float(e)) for n, s, e in
+            (line.split() for line in journal.read_text().splitlines())]
+    b_runs = [r for r in runs if r[0] == "b"]
+    assert len(b_runs) == 2, runs
+    _, start, end = b_runs[-1]
+    assert not [r for r in runs if r[0] != "b" and r[1] < end and start < r[2]], runs

@@ -82,8 +82,9 @@ def test_allocator_history_is_told_from_rounding(tmp_path: Path):
         stale[3, 5] = 123.0
         gate = MemoryHygiene()
         notes = Notes()
-        assert gate.check_history("set", clean, one_ulp, ev, notes) is None
+        assert gate.check_history("set", clean, "after churn", one_ulp, ev, notes) is None
         assert notes.rounding_only
-        result = gate.check_history("set", clean, CallResult([stale], [], 0.0), ev, Notes())
+        result = gate.check_history("set", clean, "after churn", CallResult([stale], [], 0.0), ev,
+                                    Notes())
         assert result is not None and result.signature == "allocator_history", result
         assert "(3, 5)" in result.detail

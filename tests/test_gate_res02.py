@@ -74,7 +74,7 @@ def wide_tile_launch() -> Launch:
     ints = {n: "i32" for n in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
                                "stride_bn", "stride_cm", "stride_cn")}
     tile = {"BLOCK_M": 128, "BLOCK_N": 1024, "BLOCK_K": 8}
-    return Launch(module="kdiff_candidate_wide_tile", file=str(WIDE_TILE),
+    return Launch(module="loaded_candidate_wide_tile", file=str(WIDE_TILE),
                   qualname="matmul_kernel",
                   signature={**pointers, **ints, **{n: "constexpr" for n in tile}},
                   constexprs=tile)
@@ -118,15 +118,19 @@ def test_autotuner_configs_are_alternatives():
     gate = ResourceBudget()
     small, big = (Launch("m", "f.py", "k", {"x": "*fp32", "BLOCK": "constexpr"},
                          {"BLOCK": b}, tuned=["BLOCK"]) for b in (64, 4096))
-    fits = {"resources": resources("sm_90", shared=65536).__dict__}
+    fits = {"resources": resources("sm_90", shared=65536).__dict__, "checked": True}
     over = {"resources": resources("sm_90", shared=1 << 20).__dict__}
-    failure, _, _ = gate.judge_target([small, big], [fits, over], "sm_90")
+    failure, *_ = gate.judge_target([small, big], [fits, over], "sm_90")
     assert failure is None
-    failure, _, _ = gate.judge_target([small, big], [over, over], "sm_90")
+    failure, *_ = gate.judge_target([small, big], [over, over], "sm_90")
     assert failure is not None and failure.signature == "shared_over_budget"
     untuned = Launch("m", "f.py", "k", {"x": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 4096})
-    failure, _, _ = gate.judge_target([small, untuned], [fits, over], "sm_90")
+    failure, *_ = gate.judge_target([small, untuned], [fits, over], "sm_90")
     assert failure is not None, "a launch no autotuner chose has no alternative"
+    # A fit only the kernel's module reported: the launch is neither failed nor passed.
+    failure, _, _, unverified = gate.judge_target(
+        [small, big], [{**fits, "checked": False, "unchecked": "why"}, over], "sm_90")
+    assert failure is None and len(unverified) == 1 and unverified[0].endswith("why")
 
 
 def test_launch_is_described_as_triton_specialises_it():
@@ -278,7 +282,7 @@ def test_compiling_stops_once_a_target_fails():
                                     (wide_tile_launch(), "sm_90")], stop=stop)
     assert KernelResources(**sm100["resources"]).tmem_columns == 1024
     assert sm90 == {"error": "not compiled: sm_100 already fails", "timeout": False,
-                    "cacheable": False, "stopped": True}
+                    "cacheable": False, "stopped": True, "checked": True}
     assert seen[-1] == [True, False]  # stopped as soon as the first result was read
 
 
@@ -301,7 +305,8 @@ def test_gate_compiles_the_next_target_only_while_none_fails(tmp_path: Path, mon
                         for o in outcomes]
         return outcomes
 
-    ctx = SimpleNamespace(candidate=SimpleNamespace(compile_launches=compile_in_order))
+    ctx = SimpleNamespace(candidate=SimpleNamespace(compile_launches=compile_in_order,
+                                                    candidate=WIDE_TILE, writes_confined=True))
     gate = ResourceBudget()
     targets = list(GateOptions().targets)
     assert targets == ["sm_100", "sm_90"]

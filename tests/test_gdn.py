@@ -51,6 +51,9 @@ from kdiff.kernels.gdn.fallback import FLAG_BLOCK
 from kdiff.kernels.gdn.varlen import chunk_layout
 
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
+# The 64-token chunk builds and the whole-range sweeps take 5-20 s each through the
+# interpreter: `slow` (run by .ci/run after the default suite); every test keeps a fast case.
+SLOW = pytest.mark.slow
 
 
 def gdn_inputs(B, T, H, K, V, seed):
@@ -127,7 +130,7 @@ def assert_within_bound(got, oracle, N, judged=None):
                                       f"(N={N}, relative {err / scale:.3e} vs {bound:.3e})")
 
 
-@pytest.mark.parametrize("T,C", [(40, 16), (70, 64)])
+@pytest.mark.parametrize("T,C", [(40, 16), pytest.param(70, 64, marks=SLOW)])
 def test_forward_and_gradients_match_float64_oracle(T, C):
     B, H, K, V = 2, 2, 16, 32
     inputs = gdn_inputs(B, T, H, K, V, seed=T)
@@ -136,6 +139,7 @@ def test_forward_and_gradients_match_float64_oracle(T, C):
     assert_within_bound(got, oracle, depth(T, K, V, C))
 
 
+@SLOW
 def test_packed_sequences_equal_separate_calls_bitwise():
     lengths, H, K, V, C = (19, 37), 1, 16, 16, 16
     T = sum(lengths)
@@ -181,6 +185,7 @@ def test_two_runs_are_bitwise_identical(split_local_du, monkeypatch):
     assert_within_bound(first, oracle, depth(20, 16, 16, 16))
 
 
+@SLOW
 def test_simple_gla_without_delta_rule_matches_oracle():
     """The same stages with the delta rule compiled out; S -> exp(g) S is non-expansive, so
     the same error model holds."""
@@ -204,7 +209,7 @@ def test_simple_gla_without_delta_rule_matches_oracle():
 
 
 
-@pytest.mark.parametrize("C,lengths", [(16, (17, 23)), (64, (70, 45))])
+@pytest.mark.parametrize("C,lengths", [(16, (17, 23)), pytest.param(64, (70, 45), marks=SLOW)])
 def test_gla_per_channel_gate_matches_oracle(C, lengths):
     """GLA (gate [B, T, H, K]), packed sequences (neither length a multiple of the chunk; the
     initial state is the second input of the pair). Every per-channel decay is in (0, 1], so
@@ -231,8 +236,9 @@ def test_gla_per_channel_gate_matches_oracle(C, lengths):
     assert_within_bound(got, oracle, depth(max(lengths), K, V, C))
 
 
-@pytest.mark.parametrize("path,C,lengths", [("chunked", 16, (17, 23)), ("chunked", 64, (70, 45)),
-                                           ("token_by_token", 16, (17, 23))])
+@pytest.mark.parametrize("path,C,lengths", [("chunked", 16, (17, 23)),
+                                           pytest.param("chunked", 64, (70, 45), marks=SLOW),
+                                           pytest.param("token_by_token", 16, (17, 23), marks=SLOW)])
 def test_kda_matches_float64_oracle(path, C, lengths, monkeypatch):
     """KDA: per-channel gate with the delta rule, packed (17 + 23 tokens at C = 16; 70 + 45
     at C = 64: neither a multiple of 64, the second sequence one partial chunk; two initial
@@ -307,8 +313,9 @@ def per_channel_gate(B, T, H, K, seed):
 
 @pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
                                               ("simple_gla", 1, math.nan), ("gla", 2, math.nan),
-                                              ("gla64", 0, math.nan), ("kda", 1, math.nan),
-                                              ("kda64", 1, math.nan)])
+                                              pytest.param("gla64", 0, math.nan, marks=SLOW),
+                                              pytest.param("kda", 1, math.nan, marks=SLOW),
+                                              pytest.param("kda64", 1, math.nan, marks=SLOW)])
 def test_nonfinite_at_token_t_is_causal(path, which, value):
     """A NaN or Inf in one token's q, k or v (token t = 21, inside the second chunk of 16, or
     the second sub-chunk of one chunk of 64):
@@ -340,7 +347,8 @@ def test_nonfinite_at_token_t_is_causal(path, which, value):
     assert_within_bound(got, oracle, depth_recurrent(T, K, V), judged)
 
 
-@pytest.mark.parametrize("path", ["gdn", "kda", "kda64"])
+@pytest.mark.parametrize("path", ["gdn", pytest.param("kda", marks=SLOW),
+                                  pytest.param("kda64", marks=SLOW)])
 def test_zero_decay_is_finite(path):
     """g = -inf (logsigmoid(-inf): a decay of exactly 0) resets the state, as the
     recurrence does; in the chunked form exp(gc_r - gc_s) is exp(-inf + inf) = NaN on the
@@ -368,6 +376,7 @@ class _GdnModule(torch.nn.Module):
         return gated_delta_rule_reference(q, k, v, g, beta, initial_state=h0)
 
 
+@SLOW
 def test_overflow_range_finite_where_reference_is():
     """kdiff PRC-03's range case: every pre-activation input uniform(-1, 1) x 2^64, through
     the problem's activations (k normalised, g = logsigmoid: decays of exactly 1 or 0,
@@ -396,6 +405,7 @@ def test_overflow_range_finite_where_reference_is():
     assert_within_bound(got, traced.values, depth_recurrent(T, K, V), judged)
 
 
+@SLOW
 def test_nonfinite_in_one_packed_sequence_stays_there(monkeypatch):
     """Packed sequences (cu_seqlens) through the token-by-token path: a NaN in the second
     sequence's v leaves the first sequence's outputs and gradients finite and bitwise those of
@@ -532,6 +542,7 @@ def test_state_scans_take_their_own_settings_where_programs_are_few(monkeypatch)
     assert not gdn_chunk.few_programs("state_bwd", 1, 128, torch.device("cpu"))
 
 
+@SLOW
 def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
     """The launch settings' V-blocks only partition V: every value column is computed by the
     same products whichever block it falls in. W/Utld and the output at all 128 columns at once

@@ -5,7 +5,7 @@ the judges survive, nothing outside the attackers' own folders changes, and noth
 started outlives them."""
 from __future__ import annotations
 
-import os
+import json
 import shutil
 import socket
 import time
@@ -24,7 +24,17 @@ from processes import named  # beside this file
 
 HOSTILE = Path(__file__).parent / "hostile"
 GATES = ["ORD-02", "CMP-01"]
-LIMITS = dict(call_timeout=4.0, memory_bytes=3 << 29, max_tasks=64, max_file_bytes=16 << 20)
+# KDIFF_TEST_DEVICE=cuda runs the suite on a GPU (benchmarks/hostile_cuda.sh), where workers
+# run without namespaces and Landlock.
+DEVICE = os.environ.get("KDIFF_TEST_DEVICE", "cpu")
+# Memory: a CPU worker maps ~1 GiB (torch, Triton), so 1.5 GiB leaves it half a GiB to work
+# in; a CUDA worker's host memory (the CUDA context, cuBLAS, Triton's compiler) is a few GiB,
+# so 8 GiB.
+MEMORY = 3 << 29 if DEVICE == "cpu" else 8 << 30
+# A call's deadline: the shm bomb's way to the out-of-memory killer (reclaim first) took 2.4 s
+# at a load of 7 on 2 cores, so 8 s, twice the 4 s the other attacks needed.
+LIMITS = dict(call_timeout=8.0 if DEVICE == "cpu" else 60.0, memory_bytes=MEMORY,
+              max_tasks=64, max_file_bytes=16 << 20)
 # attack -> (the signature its gates fail with, phrases of their detail (any one), and the
 # containment it needs (any one), as CandidateProcess.containment names it)
 EXPECT = {
@@ -33,13 +43,15 @@ EXPECT = {
     "exits": ("crash", ("exited with status 0",), ()),
     "hang": ("hang", ("no answer",), ()),
     "memory_bomb": ("raised", ("alloc",), ("address-space",)),
+    # Shared memory has no address space: only the worker's own memory cgroup counts it.
+    "shm_bomb": ("out_of_memory", ("out-of-memory killer",), ("memory-cgroup",)),
     "fork_bomb": ("raised", ("BlockingIOError",), ("tasks",)),
     # In its own PID namespace the judge's pid names no process; with Landlock's signal
-    # scope (and no namespace) the kill is refused.
+    # scope or a uid of its own (and no namespace) the kill is refused.
     "kill_judge": ("raised", ("ProcessLookupError", "PermissionError"),
-                   ("user+pid-namespace", "landlock-signal-scope")),
-    "write_files": ("raised", ("PermissionError",), ("landlock-fs",)),
-    "network": ("raised", ("PermissionError",), ("landlock-no-tcp",)),
+                   ("pid-namespace", "landlock-signal-scope", "uid")),
+    "write_files": ("raised", ("PermissionError",), ("landlock-fs", "uid")),
+    "network": ("raised", ("PermissionError",), ("landlock-no-tcp", "seccomp")),
     "malicious_pickle": ("crash", ("unreadable reply",), ()),
     "reply_flood": ("crash", ("refused",), ()),
     "log_flood": ("raised", ("File too large",), ("file-size",)),  # Python ignores SIGXFSZ
@@ -49,7 +61,9 @@ MARK = "kdiff-hostile"  # the fork bomb's children name themselves so
 
 
 def _config(**limits) -> RunConfig:
-    return RunConfig(gates=GATES, limits=SandboxLimits(**{**LIMITS, **limits}))
+    config = RunConfig(gates=GATES, limits=SandboxLimits(**{**LIMITS, **limits}))
+    config.gate_options.device = DEVICE
+    return config
 
 
 @pytest.fixture(scope="module")
@@ -62,27 +76,30 @@ def suite(tmp_path_factory):
     store_bytes = store.read_bytes()
     marker = folder.parent / "pickle-ran"
     listener = socket.create_server(("127.0.0.1", 0))
-    env = {"KDIFF_HOSTILE_TARGETS": str(store), "KDIFF_HOSTILE_MARKER": str(marker),
-           "KDIFF_HOSTILE_PORT": str(listener.getsockname()[1])}
-    os.environ.update(env)
+    # What the attackers are told, beside them: a worker inherits no variable of the judge's.
+    (folder / "hostile.json").write_text(json.dumps(
+        {"targets": [str(store)], "marker": str(marker), "port": listener.getsockname()[1],
+         "shm_bytes": 2 * MEMORY}))
     try:
         pm = plugins.manager()
         config = _config()
-        with CandidateProcess(folder / "problem.py", folder / "honest.py",
+        with CandidateProcess(folder / "problem.py", folder / "honest.py", device=DEVICE,
                               limits=config.limits) as probe:
             probe.request("forget")
             containment = probe.containment
         cases = [_case(folder, name) for name in ["honest", *EXPECT]]
         alone = judge_one(cases[0], config, pm, "kernelbench")
         start = time.monotonic()
-        together = {v.case.id: v for v in PoolExecutor(2, "cpu").judge(
+        together = {v.case.id: v for v in PoolExecutor(2, DEVICE).judge(
             cases, judge_one, config, pm, "kernelbench")}
         seconds = time.monotonic() - start
     finally:
         listener.close()
-        for key in env:
-            os.environ.pop(key)
-    time.sleep(0.5)  # the kernel finishes tearing down the attackers' namespaces
+    # The kernel tears the attackers' namespaces down asynchronously (seconds at a load of 8
+    # on 2 cores); a process that outlived its case sleeps two minutes.
+    deadline = time.monotonic() + 10
+    while named(MARK) and time.monotonic() < deadline:
+        time.sleep(0.1)
     return dict(folder=folder, alone=alone, together=together, containment=containment,
                 honest_text=honest_text, store=store, store_bytes=store_bytes, marker=marker,
                 seconds=seconds, leftovers=named(MARK))
@@ -123,8 +140,9 @@ def test_the_judges_survive_and_nothing_outlives_the_attackers(suite):
 
 
 def test_nothing_outside_the_workers_folders_changed(suite):
-    if "landlock-fs" not in suite["containment"]:
-        pytest.skip("no Landlock on this kernel: a candidate can write what its user can")
+    if not any(m in suite["containment"] for m in ("landlock-fs", "uid")):
+        pytest.skip("no Landlock on this kernel and not root: a candidate can write what "
+                    "its user can")
     assert (suite["folder"] / "honest.py").read_text() == suite["honest_text"]
     assert suite["store"].read_bytes() == suite["store_bytes"]
     assert not suite["marker"].exists(), "the judge unpickled a candidate's payload"
@@ -142,16 +160,20 @@ def test_a_case_that_spends_its_wall_budget_fails_the_rest_at_once(tmp_path):
 
 def test_confinement_is_in_force_where_the_kernel_grants_it(suite):
     """What this machine grants, as the judge records it; the skips above follow it."""
-    containment = suite["containment"]
-    assert "address-space" in containment and "file-size" in containment
-    if confine.landlock_abi() >= 6:
+    containment = suite["containment"].split(",")
+    assert "file-size 16 MiB" in containment
+    assert any(m.startswith("address-space") for m in containment) == (DEVICE == "cpu")
+    if os.geteuid() == 0:  # cgroups, a uid of its own and the filter are root's to give
+        assert {f"memory-cgroup {MEMORY >> 20} MiB", "tasks-cgroup 64", "uid", "seccomp",
+                "dies-with-parent"} <= set(containment), containment
+    if DEVICE == "cpu" and confine.landlock_abi() >= 6:
         assert "landlock-signal-scope" in containment
 
 
 def test_a_cold_start_is_confined_as_a_warm_one(suite):
     """With the zygote off, each worker is a fresh interpreter behind the same launcher."""
     import torch
-    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "segfault.py",
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "segfault.py", device=DEVICE,
                           limits=SandboxLimits(**LIMITS, warm_start=False)) as cold:
         with pytest.raises(Exception) as crash:
             cold.request("build", key="c", role="candidate", seed=0, dtype="float32",

@@ -65,3 +65,14 @@ def test_fixture_returns_the_verdict(pytester):
             assert verdict.gates["ORD-02"].signature == "crash"
     """)
     pytester.runpytest_inprocess().assert_outcomes(passed=2)
+
+
+def test_the_session_counts_and_heads_the_kdiff_tests(pytester):
+    """'collected 2 items', not 0, and the header `kdiff run` prints."""
+    result = pytester.runpytest_inprocess(
+        "--kdiff-problem", str(PROBLEM), "--kdiff-candidate", str(HONEST),
+        "--kdiff-gates", "ORD-02,CMP-01", "--co")
+    out = result.stdout.str()
+    assert "collected 2 items" in out, out
+    assert (f"kdiff: problem {PROBLEM}; kernels 1; native check kernelbench" in out
+            and "atol=rtol=" in out and "gates ORD-02,CMP-01; tests 2" in out), out

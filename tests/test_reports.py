@@ -72,12 +72,12 @@ def test_markdown_has_the_confusion_and_kernel_tables(tmp_path):
     markdown.write(path, _verdicts(), "kernelbench", "kernelbench-v0.1", "cpu")
     text = path.read_text()
     assert text.startswith("## kdiff: kernelbench")
-    rows = [[c.strip() for c in line.strip("|").split("|")]
+    rows = [[c.strip().replace("\\", "") for c in line.strip("|").split(" | ")]
             for line in text.splitlines() if line.startswith("|")]
     assert ["native accept", "1 (50.0%)", "1 (50.0%)"] in rows
     assert ["run/relu_max", "accept", "accept", "REJECT", "native only",
             "EXC-01=nan_swallowed"] in rows
-    assert "3 NaN \\| 0 propagated" not in text.split("<details>")[0]  # details kept apart
+    assert "3 NaN \\| 0 propagated" in text.split("<details>")[1]  # details kept apart
     assert "### By level" in text and "`kernelbench-v0.1`" in text
 
 
@@ -90,3 +90,82 @@ def test_terminal_report_and_progress_line():
     assert line == "[ 1/12    3.2s] run/relu_max: native accept, verifier REJECT " \
                    "(EXC-01=nan_swallowed)"
     assert "error: KernelBench/level2/matmul.py" in progress_line(3, 3, 1.0, _verdicts()[2])
+
+
+HOSTILE_TEXT = "</details><h2>owned</h2> `x` *y* \x1b[31mred\x1b[0m\x07 | end"
+
+
+def _hostile() -> list[Verdict]:
+    """A candidate whose exception text carries HTML, Markdown and terminal escapes, and a
+    thresholded failure whose worst error is infinite (a NaN where the oracle is finite)."""
+    case = Case(id="run/evil", problem=Path("p.py"), candidate=Path("c.py"))
+    raised = GateResult("EXC-01", Status.FAIL, "raised", f"RuntimeError: {HOSTILE_TEXT}")
+    inf = GateResult("PRC-01", Status.FAIL, "below_working_precision", "worst infx",
+                     worst_ratio=float("inf"))
+    nan = GateResult("CMP-01", Status.PASS, None, "", worst_ratio=float("nan"))
+    return [Verdict(case, NativeVerdict(True, "kernelbench"),
+                    {"EXC-01": raised, "PRC-01": inf, "CMP-01": nan})]
+
+
+def test_markdown_escapes_exception_text(tmp_path):
+    path = tmp_path / "r.md"
+    markdown.write(path, _hostile(), "kernelbench", "kernelbench", "cpu")
+    text = path.read_text()
+    assert "<h2>" not in text and "\x1b" not in text and "\x07" not in text
+    assert text.count("</details>") == 1 and text.rstrip().endswith("</details>")
+    assert "\\<h2\\>owned" in text and "\\`x\\` \\*y\\*" in text  # shown, not acted on
+
+
+def test_json_report_is_strict_json(tmp_path):
+    """Valid for any strict parser: non-finite numbers are strings, never Infinity/NaN."""
+    path = tmp_path / "r.json"
+    json_report.write(path, json_report.report(_hostile(), "kernelbench", "kernelbench", "cpu"))
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+    data = json.loads(path.read_text(), parse_constant=refuse)
+    gates = data["kernels"][0]["gates"]
+    assert gates["PRC-01"]["worst_ratio"] == "inf" and gates["CMP-01"]["worst_ratio"] == "nan"
+
+
+def test_junit_is_well_formed_despite_control_characters(tmp_path):
+    path = tmp_path / "r.xml"
+    junit.write(path, _hostile(), "kernelbench")
+    failure = ET.parse(path).getroot().find("testsuite").find("testcase").find("failure")
+    assert "red" in failure.text and "\x1b" not in failure.text
+
+
+def test_run_explains_the_first_failures_and_all_with_verbose():
+    from kdiff.reports.terminal import explain_run
+    failing = [Verdict(Case(f"k{i}", Path("p.py"), Path("c.py")), NativeVerdict(True, "kb"),
+                       {"EXC-01": GateResult("EXC-01", Status.FAIL, "nan_swallowed",
+                                             f"injection nan, output 0: {'x' * 200}")})
+               for i in range(12)]
+    passing = _verdicts()[1]
+    text = explain_run([*failing, passing], verbose=False, limit=10)
+    assert text.count("EXC-01 FAIL nan_swallowed (a NaN the reference propagates") == 10
+    assert "x" * 90 in text.replace("\n        ", "")  # in full, wrapped, not cut
+    assert text.endswith("... and 2 more kernel(s): -v shows all, the reports hold every one")
+    every = explain_run([*failing, passing], verbose=True, limit=10)
+    assert every.count("nan_swallowed (") == 12 and "run/relu_ok:\n  EXC-01 pass" in every
+
+
+def test_terminal_output_carries_no_escape_sequences():
+    from kdiff.reports.terminal import explanations, verdict_table
+    verdict = _hostile()[0]
+    shown = verdict_table(verdict, {}) + explanations(verdict)
+    assert "\x1b" not in shown and "\x07" not in shown and "red" in shown
+
+
+def test_reports_name_the_undecided_kernels_with_their_reason(tmp_path):
+    text = run_report(_verdicts(), "kernelbench", "kernelbench", "cpu")
+    assert "undecided (n/a), 1 kernel(s), counted as violations unless --undecided-ok:\n" \
+           "  run/matmul: KernelBench/level2/matmul.py: problem does not import" in text
+    markdown.write(tmp_path / "r.md", _verdicts(), "kernelbench", "kernelbench", "cpu")
+    assert "- run/matmul: KernelBench/level2/matmul.py: problem does not import" in (
+        tmp_path / "r.md").read_text()
+
+
+def test_json_report_names_the_undecided_kernels():
+    data = json_report.report(_verdicts(), "kernelbench", "kernelbench", "cpu")
+    assert data["undecided"] == ["run/matmul"]

@@ -86,13 +86,20 @@ def test_exit_statuses_follow_fail_on(run_a, tmp_path, capsys):
     assert exit_status(verdicts, "violation") == 1
     assert exit_status(verdicts, "disagreement") == 1
     assert exit_status(verdicts, "never") == 0
-    # End to end on error rows only (no worker starts): nothing rejected, nothing disagrees.
+    # End to end on error rows only (no worker starts): nothing rejected, nothing disagrees,
+    # but both are undecided, which fails --fail-on violation unless the user opts out.
     only_errors = ["run", "--bench", "kernelbench", "--root", str(CHECKOUT), "--runs",
                    str(RUN_A), "--problems", "2,9", *PLUMBING]
-    assert main(only_errors) == 0
+    assert main(only_errors) == 1
+    out, err = capsys.readouterr()
+    assert "undecided (n/a), 2 kernel(s), counted as violations unless --undecided-ok:\n" \
+        "  run_a/level_1_problem_2_sample_0: " in out
+    assert "  run_a/level_1_problem_9_sample_0: level_1_problem_9_sample_0_kernel.py: no " \
+        "problem 9 in level 1 of the checkout" in out
+    assert main([*only_errors, "--undecided-ok"]) == 0
     assert main([*only_errors, "--fail-on", "disagreement"]) == 0
     err = capsys.readouterr().err
-    assert "[1/2" in err and "[2/2" in err  # one progress line per kernel
+    assert "[1/2  50%]" in err and "[2/2 100%]" in err  # the progress line
 
 
 def test_model_named_run_judges_the_model_class(tmp_path):
@@ -111,7 +118,7 @@ def test_model_named_run_judges_the_model_class(tmp_path):
     (["--root", str(CHECKOUT), "--problems", "nothing*"], "no kernelbench cases match"),
     (["--native", "nope"], "unknown native preset 'nope'"),
     (["--gates", "XYZ-9"], "unknown gate(s) XYZ-9"),
-    (["--jobs", "0"], "--jobs must be at least 1"),
+    (["--jobs", "0"], "argument --jobs: must be at least 1"),
 ])
 def test_bad_usage_is_exit_2_with_one_line(argv, message, capsys):
     assert main(["run", "--bench", "kernelbench", "--device", "cpu", *argv]) == 2

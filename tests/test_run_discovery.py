@@ -74,8 +74,8 @@ def test_a_broken_link_is_an_error_row_not_a_rejected_kernel(tmp_path):
     run.mkdir(parents=True)
     (run / "level_1_problem_1_sample_0_kernel.py").symlink_to("../elsewhere/problem_1.py")
     (case,) = discover(RunConfig(root=root))
-    assert case.discovery_error == (f"{run}/level_1_problem_1_sample_0_kernel.py: candidate "
-                                    "file not found (a link to ../elsewhere/problem_1.py)")
+    assert case.discovery_error == (f"{run}/level_1_problem_1_sample_0_kernel.py: file not "
+                                    "found (a link to ../elsewhere/problem_1.py)")
 
 def test_model_named_runs_look_for_model_too():
     cases = cases_by_id()
@@ -158,3 +158,94 @@ def test_kernelbenchfiltered_layout(tmp_path):
     case = cases[0]
     assert case.problem.name == "3_ScaleSum.py" and case.discovery_error is None
     assert entry_points(case) == ("ModelNew", "Model")
+
+
+def _checkout_with_run(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "checkout"
+    (root / "KernelBench" / "level1").mkdir(parents=True)
+    problem = CHECKOUT / "KernelBench/level1/1_Double.py"
+    (root / "KernelBench" / "level1" / problem.name).write_text(problem.read_text())
+    run = root / "runs" / "mine"
+    run.mkdir(parents=True)
+    return root, run
+
+
+HONEST = (CHECKOUT / "runs" / "run_a" / "level_1_problem_1_sample_0_kernel.py").read_text()
+
+
+def test_a_candidate_cannot_opt_out_with_its_own_header(tmp_path):
+    """`requires: cuda` in a user's candidate is the candidate's word, not kdiff's: a CPU run
+    judges all four files. Only a shipped kernel's header keeps it from a device, and then it
+    is listed, with the reason, as undecided."""
+    from kdiff.judge import judge_case
+    from kdiff.plugins import manager
+    root, run = _checkout_with_run(tmp_path)
+    for sample in range(4):
+        text = HONEST.replace("honest doubling", "honest doubling\nrequires: cuda") \
+            if sample == 2 else HONEST
+        (run / f"level_1_problem_1_sample_{sample}_kernel.py").write_text(text)
+    pm = manager()
+    cases = pm.hook.kdiff_discover(bench="kernelbench", config=RunConfig(root=root))
+    assert len(cases) == 4 and all(c.discovery_error is None for c in cases), cases
+    assert cases[2].metadata["requires"] == "cuda"  # read, and not obeyed
+
+    shipped = pm.hook.kdiff_discover(bench="kernelbench", config=RunConfig())
+    files = sorted(p for p in (shipped_corpus() / "runs").glob("*/level_*_kernel.py"))
+    assert len(shipped) == len(files)  # every shipped file is a row
+    cuda_only = [c for c in shipped if c.metadata.get("requires") == "cuda"]
+    assert cuda_only, "the shipped corpus has CUDA-only kernels"
+    for case in cuda_only:
+        assert case.discovery_error == ("not judged on cpu: the shipped kernel's header says "
+                                        "`requires: cuda`"), case.id
+    verdict = judge_case(cuda_only[0], RunConfig(), pm)
+    assert verdict.verifier_accept is None and "not judged" in verdict.error
+
+
+def test_only_regular_files_of_bounded_size_are_read(tmp_path):
+    """A kernel that links to /dev/zero (read, it never ends: MemoryError), a FIFO (open blocks
+    until a writer comes), a folder, an oversized file and a FIFO for eval_results.json are
+    error rows naming the file and what it is, as is a kernel-like name the layout cannot
+    place; the regular kernel beside them is judged."""
+    import os
+    import threading
+
+    from kdiff.files import MAX_SOURCE_BYTES
+    root, run = _checkout_with_run(tmp_path)
+    names = {s: run / f"level_1_problem_1_sample_{s}_kernel.py" for s in range(5)}
+    names[0].write_text(HONEST)
+    names[1].symlink_to("/dev/zero")
+    os.mkfifo(names[2])
+    names[3].mkdir()
+    names[4].write_bytes(b"#" * (MAX_SOURCE_BYTES + 1))
+    os.mkfifo(run / "eval_results.json")
+    (run / "level_1_problem_1_sample_0_copy_kernel.py").write_text(HONEST)
+    found: list = []
+    worker = threading.Thread(target=lambda: found.extend(discover(RunConfig(root=root))),
+                              daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "discovery hung on a FIFO"
+    errors = {c.id.split("/", 1)[1]: c.discovery_error for c in found}
+    assert errors.pop("level_1_problem_1_sample_0") is None
+    assert "eval_results.json: not a regular file: a FIFO" in errors.pop("eval_results.json")
+    assert "not judged: not named as the layout names a kernel" in errors.pop(
+        "level_1_problem_1_sample_0_copy_kernel")
+    kinds = ["a character device (a link to /dev/zero)", "a FIFO", "a folder",
+             f"{MAX_SOURCE_BYTES + 1} bytes, more than the {MAX_SOURCE_BYTES} read"]
+    for sample, kind in enumerate(kinds, start=1):
+        error = errors[f"level_1_problem_1_sample_{sample}"]
+        assert error.startswith(str(names[sample])) and error.endswith(kind), error
+        assert "\n" not in error
+
+
+def test_a_problem_that_is_no_regular_file_is_an_error_row(tmp_path):
+    import os
+    root, run = _checkout_with_run(tmp_path)
+    (run / "level_1_problem_1_sample_0_kernel.py").write_text(HONEST)
+    fifo = root / "KernelBench" / "level1" / "2_Fifo.py"
+    os.mkfifo(fifo)
+    (run / "level_1_problem_2_sample_0_kernel.py").write_text(HONEST)
+    cases = {c.id: c for c in discover(RunConfig(root=root))}
+    assert cases["mine/level_1_problem_1_sample_0"].discovery_error is None
+    assert cases["mine/level_1_problem_2_sample_0"].discovery_error == \
+        f"{fifo}: not a regular file: a FIFO"

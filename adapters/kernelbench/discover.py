@@ -24,6 +24,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from kdiff.files import UnreadableFile, read_regular_file
 from kdiff.hookspecs import DiscoveryError
 from kdiff.model import Case
 from kdiff.runconfig import RunConfig
@@ -35,6 +36,10 @@ TASK_FILE = re.compile(r"task_(\d+)\.py")
 PROBLEM_FILE = re.compile(r"(\d+)_(.+)\.py")
 LEVEL_DIR = re.compile(r"level_?(\d+)")
 EVAL_RESULTS = "eval_results.json"
+# eval_results.json: one record per sample (flags and the harness's metadata, compile logs
+# included, a few KB). KernelBench's largest runs, 250 problems x 100 samples at up to 4 KB a
+# record, come to 100 MB; JSON of that size takes a few GB to load, so no more is read.
+MAX_RESULTS_BYTES = 128 << 20
 # Keys of the header docstring every shipped candidate starts with (see kernels/).
 HEADER_KEYS = ("kdiff-redteam", "kdiff-control", "expected-gates", "defect", "imitates",
                "requires")  # requires: cuda (or cpu): the defect shows only on that device
@@ -108,8 +113,8 @@ def read_eval_results(path: Path) -> RunResults:
     the rest is kept."""
     out = RunResults()
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(read_regular_file(path, MAX_RESULTS_BYTES))
+    except (OSError, UnreadableFile, UnicodeDecodeError, json.JSONDecodeError) as exc:
         out.errors.append(f"{path}: unreadable: {exc}")
         return out
     if not isinstance(data, dict):
@@ -143,11 +148,30 @@ def problem_files(root: Path) -> dict[tuple[int, int], Path]:
     return out
 
 
-def _parse(path: Path) -> ast.Module | None:
+def _read(path: Path) -> tuple[bytes | None, str | None]:
+    """The file's bytes, or why it cannot be read (then its case is an error row: bad input,
+    not a kernel that failed)."""
     try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError):
-        return None
+        return read_regular_file(path), None
+    except FileNotFoundError:  # a broken link: public runs keep kernels as links
+        link = f" (a link to {os.readlink(path)})" if path.is_symlink() else ""
+        return None, f"{path}: file not found{link}"
+    except UnreadableFile as exc:
+        return None, str(exc)
+    except OSError as exc:
+        return None, f"{path}: unreadable: {exc.strerror or exc}"
+
+
+def _parse(path: Path) -> tuple[ast.Module | None, str | None]:
+    """The module's syntax tree (None where it does not parse: the worker reports that as the
+    candidate's failure), and why the file cannot be read at all."""
+    source, unreadable = _read(path)
+    if source is None:
+        return None, unreadable
+    try:
+        return ast.parse(source, filename=str(path)), None
+    except (SyntaxError, ValueError):
+        return None, None
 
 
 def candidate_header(tree: ast.Module | None) -> dict[str, str]:
@@ -199,24 +223,30 @@ class _Candidate:
     problem: int
     sample: int
     tree: ast.Module | None
+    unreadable: str | None = None
 
 
-def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConfig
-               ) -> list[Case]:
+def _run_cases(run: Path, problems: dict[tuple[int, int], Path],
+               unreadable: dict[Path, str], config: RunConfig) -> list[Case]:
     results = RunResults()
-    if (run / EVAL_RESULTS).is_file():
+    if os.path.lexists(run / EVAL_RESULTS):  # a FIFO or a device there is an error row
         results = read_eval_results(run / EVAL_RESULTS)
     found = []
+    misnamed = []  # kernel-like names the layout cannot place: listed, not judged
     for f in run.glob("level_*_kernel.py"):
         m = KERNEL_FILE.fullmatch(f.name)
         if m:
             level, pid, sample = map(int, m.groups())
-            found.append(_Candidate(f, level, pid, sample, _parse(f)))
+            found.append(_Candidate(f, level, pid, sample, *_parse(f)))
+        else:
+            misnamed.append(f)
     run_level = LEVEL_DIR.fullmatch(run.name)
     for f in run.glob("task_*.py") if run_level else ():
         m = TASK_FILE.fullmatch(f.name)
         if m:
-            found.append(_Candidate(f, int(run_level.group(1)), int(m.group(1)), 0, _parse(f)))
+            found.append(_Candidate(f, int(run_level.group(1)), int(m.group(1)), 0, *_parse(f)))
+        else:
+            misnamed.append(f)
     found.sort(key=lambda c: (c.level, c.problem, c.sample))
     classes = [_classes(c.tree) for c in found if c.tree is not None]
     model_named = bool(classes) and not any("ModelNew" in cs for cs in classes) and any(
@@ -234,15 +264,18 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path], config: RunConf
         if model_named:
             metadata["entry_points"] = list(MODEL_NAMED_ENTRY)
         recorded = results.samples.get((c.problem, c.sample))
-        error = None if problem else (f"{c.path.name}: no problem {c.problem} in level "
-                                      f"{c.level} of the checkout")
-        if not c.path.is_file():  # a broken link: bad input, not a kernel that failed
-            error = f"{c.path}: candidate file not found" + (
-                f" (a link to {os.readlink(c.path)})" if c.path.is_symlink() else "")
+        error = c.unreadable or unreadable.get(problem) or (None if problem else (
+            f"{c.path.name}: no problem {c.problem} in level {c.level} of the checkout"))
         cases.append(Case(id=f"{run.name}/{stem}", problem=problem or c.path,
                           candidate=c.path, bench=BENCH, metadata=metadata,
                           recorded_accept=recorded.accept if recorded else None,
                           discovery_error=error))
+    if config.level is None and not config.problems:  # a name no selection can match
+        cases += [Case(id=f"{run.name}/{f.stem}", problem=f, candidate=f, bench=BENCH,
+                       metadata={"run": run.name},
+                       discovery_error=f"{f}: not judged: not named as the layout names a "
+                                       f"kernel (level_L_problem_P_sample_S_kernel.py, "
+                                       f"task_P.py)") for f in sorted(misnamed)]
     if results.errors and cases:  # only when some of this run's kernels are selected
         path = run / EVAL_RESULTS
         more = f" (and {len(results.errors) - 1} more)" if len(results.errors) > 1 else ""
@@ -266,13 +299,32 @@ def discover(config: RunConfig) -> list[Case]:
     folders = run_folders(runs)
     if not folders:
         raise DiscoveryError(f"{runs}: no kernels (level_L_problem_P_sample_S_kernel.py)")
-    return [case for run in folders for case in _run_cases(run, problems, config)]
+    unreadable = {p: why for p in problems.values() if (why := _read(p)[1])}
+    return [case for run in folders for case in _run_cases(run, problems, unreadable, config)]
+
+
+def shipped(case: Case) -> bool:
+    """Whether the case's candidate is a file of the shipped corpus (links resolved): its
+    header is kdiff's own word. In anyone else's run the header is the candidate's."""
+    try:
+        corpus = shipped_corpus().resolve()
+    except DiscoveryError:
+        return False
+    return case.candidate.resolve().is_relative_to(corpus)
+
+
+def not_judged_on(case: Case, device: str) -> str | None:
+    """Why `device` does not judge the case, or None. Only a shipped kernel's header can say
+    so (`requires: cuda`, or cpu: the one device where its defect shows); any other candidate
+    is judged wherever it is run, whatever its docstring says."""
+    requires = case.metadata.get("requires")
+    if requires in (None, device) or not shipped(case):
+        return None
+    return f"not judged on {device}: the shipped kernel's header says `requires: {requires}`"
 
 
 def runs_on(case: Case, device: str) -> bool:
-    """Whether `device` can judge the case: a `requires: cuda` (or cpu) header names the one
-    device where its defect shows."""
-    return case.metadata.get("requires") in (None, device)
+    return not_judged_on(case, device) is None
 
 
 def entry_points(case: Case) -> tuple[str, ...]:

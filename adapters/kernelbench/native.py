@@ -10,9 +10,10 @@
 - a shape mismatch or an exception fails the kernel at once; otherwise
   `torch.allclose(output, output_new, atol=tol, rtol=tol)` must hold in every trial.
 
-The candidate's part of each trial runs in its worker, inside a function named as upstream's
-(so that stack-sniffing kernels behave as they would under the benchmark), right after the
-worker's own copy of the reference, so that allocator history matches the harness. The
+The candidate's part of each trial is a `call` of its worker, as every gate's is, inside a
+function named as upstream's (so that stack-sniffing kernels behave as they would under the
+benchmark), right after the worker's own copy of the reference, whose output it holds as
+upstream does, so that allocator history matches the harness. The
 comparison happens here, against the judge's own reference output.
 """
 from __future__ import annotations
@@ -23,6 +24,9 @@ import torch
 
 from kdiff.gates.base import BENCHMARK_SEED, GateContext, MachineTooBusy, ReferenceFailure
 from kdiff.model import NativeVerdict
+from kdiff.protocol import CallReply, MalformedReply
+from kdiff.replies import UnusableOutput
+from kdiff.sandbox import CandidateRaised
 
 
 @dataclass(frozen=True)
@@ -67,22 +71,28 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
         expected = [ctx.run_reference(inputs, preset.seed, dtype) for inputs in trials]
     except ReferenceFailure as exc:
         return verdict(None, f"the reference does not run: {exc}")
-    sent = [[x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-             for x in t] for t in trials]
     reference, candidate = (ctx.reference_key_in_worker(preset.seed, dtype),
                             ctx.candidate_key(preset.seed, dtype))
-    # reference and candidate per trial: 2 calls each
-    try:
-        reply = ctx.request_judged_alone(
-            lambda timeout: ctx.candidate.request("native", timeout=timeout,
-                                                  reference=reference, candidate=candidate,
-                                                  trials=sent),
-            sent[0], preset.seed, dtype, calls=2 * len(sent))
-    except MachineTooBusy as exc:
-        return verdict(None, str(exc))
     tol = preset.tolerance[dtype]
-    for trial, got in enumerate(reply["outputs"]):
-        want = expected[trial]
+    for trial, inputs in enumerate(trials):
+        # A gate's `call`, from frames named as the harness's, the reference run first in
+        # them: nothing the candidate can see tells the native check from a gate's call.
+        sent = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                for x in inputs]
+        try:
+            # the reference and the candidate: 2 calls of the model
+            reply = CallReply.parse(ctx.request_judged_alone(
+                lambda timeout: ctx.candidate.request(
+                    "call", timeout=timeout, key=candidate, reference_first=reference,
+                    stack="benchmark", inputs=sent),
+                sent, preset.seed, dtype, calls=2), len(inputs))
+        except CandidateRaised as exc:
+            return verdict(False, f"runtime error: {exc.detail}", trial)
+        except MachineTooBusy as exc:
+            return verdict(None, str(exc))
+        except MalformedReply as exc:
+            raise UnusableOutput(str(exc)) from None
+        got, want = reply.outputs, expected[trial]
         if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
             return verdict(False, f"output shape mismatch: expected "
                            f"{[tuple(w.shape) for w in want]}, got {[tuple(g.shape) for g in got]}",
@@ -96,6 +106,4 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
                 diff = (w.double() - g.double()).abs()
                 return verdict(False, f"output mismatch (max difference "
                                f"{float(diff.max()):.6g}, mean {float(diff.mean()):.6g})", trial)
-    if reply["failed_trial"] is not None:
-        return verdict(False, f"runtime error: {reply['exception']}", reply["failed_trial"])
     return verdict(True, f"{preset.trials}/{preset.trials} trials within atol=rtol={tol:g}")

@@ -2,6 +2,8 @@
 `runs/RUN/level_{L}_problem_{P}_sample_{S}_kernel.py` with `eval_results.json`."""
 from __future__ import annotations
 
+import dataclasses
+
 from kdiff.adapters.kernelbench import discover as discovery
 from kdiff.adapters.kernelbench.native import PRESETS, run_native
 from kdiff.hookspecs import hookimpl
@@ -21,9 +23,22 @@ def kdiff_native_presets(bench):
 
 
 @hookimpl
+def kdiff_describe_preset(bench, preset):
+    if bench == BENCH and preset in PRESETS:
+        return PRESETS[preset].description
+
+
+@hookimpl
 def kdiff_discover(bench, config):
     if bench == BENCH:
-        return [c for c in discovery.discover(config) if discovery.runs_on(c, config.device)]
+        return [_judged_on(case, config.device) for case in discovery.discover(config)]
+
+
+def _judged_on(case, device):
+    """The case, or, where `device` does not judge it, an error row that says why (listed,
+    undecided)."""
+    why = None if case.discovery_error else discovery.not_judged_on(case, device)
+    return case if why is None else dataclasses.replace(case, discovery_error=why)
 
 
 @hookimpl

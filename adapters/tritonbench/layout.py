@@ -22,12 +22,27 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from kdiff.files import MAX_SOURCE_BYTES, UnreadableFile, read_regular_file
+
 SEPARATOR = "#" * 146
+# A statistics or generated-output file: one item per TritonBench operator (184 G, 166 T),
+# each a model's answer or the gold code of tens of KB: some 20 MB at most; no more than
+# 128 MiB is read (its JSON takes a few GB to load).
+MAX_DATA_BYTES = 128 << 20
 _END_TOKENS = ("<|im_end|>", "<|EOT|>")
 
 
 class LayoutError(Exception):
     """A TritonBench file that cannot be read as its scripts read it (one line)."""
+
+
+def _read_text(path: Path, limit: int) -> str:
+    """The file's text, if it is a regular file of at most `limit` bytes (kdiff.files)."""
+    try:
+        return read_regular_file(path, limit).decode("utf-8")
+    except (UnreadableFile, UnicodeDecodeError) as exc:
+        raise LayoutError(str(exc) if isinstance(exc, UnreadableFile)
+                          else f"{path}: not UTF-8: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -62,7 +77,7 @@ def gold_folder(root: Path, variant: str) -> Path:
 
 
 def read_gold(path: Path, variant: str) -> GoldFile:
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path, MAX_SOURCE_BYTES)
     code, sep, test = text.rpartition(SEPARATOR)
     if not sep:
         raise LayoutError(f"{path}: no separator line of 146 '#' characters")
@@ -76,7 +91,7 @@ def read_statistics(root: Path, variant: str) -> list[dict]:
     for path in (base.with_suffix(".json"), base.with_suffix(".jsonl")):
         if not path.is_file():
             continue
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path, MAX_DATA_BYTES)
         try:
             items = json.loads(text)
         except json.JSONDecodeError:
@@ -95,7 +110,7 @@ def read_generated(path: Path) -> list[GeneratedRow]:
     """The rows of one generated-output file; it answers G when its rows carry gold labels
     (upstream runs a file through one variant's script)."""
     items = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(_read_text(path, MAX_DATA_BYTES).splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -20,6 +20,12 @@ def kdiff_native_presets(bench):
 
 
 @hookimpl
+def kdiff_describe_preset(bench, preset):
+    if bench == BENCH:
+        return PRESETS.get(preset)
+
+
+@hookimpl
 def kdiff_discover(bench, config):
     if bench == BENCH:
         return discover(config)

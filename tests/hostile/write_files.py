@@ -1,12 +1,14 @@
-"""Overwrites the honest kernel beside it and appends to every path in KDIFF_HOSTILE_TARGETS
-(the results store, in the suite); returns the right answer only if all of that worked."""
-import os
+"""Overwrites the honest kernel beside it and appends to every path that hostile.json beside
+it names (the results store, in the suite); returns the right answer only if all of that
+worked."""
+import json
 from pathlib import Path
 
 import torch.nn as nn
 
+_TOLD = Path(__file__).with_name("hostile.json")
 TARGETS = [Path(__file__).with_name("honest.py")] + [
-    Path(p) for p in os.environ.get("KDIFF_HOSTILE_TARGETS", "").split(os.pathsep) if p]
+    Path(p) for p in (json.loads(_TOLD.read_text())["targets"] if _TOLD.exists() else [])]
 
 
 class ModelNew(nn.Module):

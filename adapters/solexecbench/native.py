@@ -1,0 +1,137 @@
+"""SOL-ExecBench's own correctness check, re-implemented from NVIDIA/SOL-ExecBench at 8d2237d
+(`src/sol_execbench/driver/templates/eval_driver.py`, the correctness loop;
+`src/sol_execbench/core/bench/correctness.py`, `set_seed`, `check_tensor_sanity`,
+`compute_error_stats`; `core/bench/config/benchmark_config.py`, seed 200;
+`core/data/workload.py`, ToleranceSpec):
+
+- `set_seed(200)` (Python's and torch's generators) once, then every workload in order, each
+  with 10 rounds; every round makes fresh inputs (runtime.make_inputs), runs the reference
+  (return-value style) and then the solution on the same inputs, in its own convention;
+- round 0: as many outputs as defined, each of the reference's shape and dtype
+  (INCORRECT_SHAPE, INCORRECT_DTYPE);
+- every round, each output in float32 against the reference's (compute_error_stats): a NaN or
+  +/-Inf anywhere in either fails, even at the same positions (both -Inf is allowed where the
+  workload's `allow_negative_inf` says so); a solution that is all zeros where the reference
+  is not fails; otherwise an element matches when |out - ref| <= max_atol + max_rtol |ref|,
+  and the output passes when the matched ratio is at least `required_matched_ratio` (0.99 by
+  default, atol = rtol = 1e-2) and, where `max_error_cap` is set, no error exceeds it;
+- an exception of the solution, or of the input generation, fails (RUNTIME_ERROR); one of the
+  reference leaves the verdict open (INVALID_REFERENCE).
+Not reproduced: upstream's reward-hack checks (lazy outputs, monkey patching, threads left
+running), which kdiff's worker containment and gates stand in for, and safetensors inputs.
+
+The solution runs in the candidate's worker; inputs, the reference and the comparison in the
+judge, on the judge's device.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import torch
+
+from kdiff.adapters.solexecbench.layout import Tolerance
+from kdiff.adapters.solexecbench.runtime import make_inputs
+from kdiff.gates.base import GateContext
+from kdiff.model import NativeVerdict
+from kdiff.sandbox import CandidateFailure
+
+SEED = 200  # BenchmarkConfig.seed
+ROUNDS = 10  # the correctness rounds per workload
+PRESETS = {
+    "solexecbench": "SOL-ExecBench: seed 200, 10 rounds of fresh inputs per workload, "
+                    "shape and dtype, no NaN/Inf, not all zero, matched ratio >= 0.99 within "
+                    "atol + rtol |ref| (default 1e-2 each; the workload's tolerance)",
+}
+
+
+@dataclass
+class Comparison:
+    """compute_error_stats's outcome for one output."""
+
+    exceeds: bool
+    reason: str
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> Comparison:
+    x, y = out.to(torch.float32), ref.to(torch.float32)
+    x_bad, y_bad = ~torch.isfinite(x), ~torch.isfinite(y)
+    if tol.allow_negative_inf:
+        both = (x == float("-inf")) & (y == float("-inf"))
+        x_bad, y_bad = x_bad & ~both, y_bad & ~both
+    if bool(x_bad.any()) or bool(y_bad.any()):
+        nan = bool(torch.isnan(x).any()) or bool(torch.isnan(y).any())
+        where = "the solution's" if bool(x_bad.any()) else "the reference's"
+        return Comparison(True, f"{'NaN' if nan else 'Inf'} in {where} output")
+    ref_norm = float(torch.linalg.vector_norm(y))
+    if ref_norm > 0 and float(torch.linalg.vector_norm(x)) == 0:
+        return Comparison(True, f"all zeros where the reference's norm is {ref_norm:.4g}")
+    if tol.allow_negative_inf:
+        keep = ~((x == float("-inf")) & (y == float("-inf")))
+        x, y = x[keep], y[keep]
+    if x.numel() == 0:
+        return Comparison(False, "no elements")
+    err = (x - y).abs()
+    over = (err > tol.max_atol + tol.max_rtol * y.abs()) | ~torch.isfinite(err)
+    matched = min(1.0, max(0.0, 1.0 - float(over.sum()) / err.numel()))
+    worst = float(err.max())
+    if matched < tol.required_matched_ratio:
+        return Comparison(True, f"matched ratio {matched:.6g} < {tol.required_matched_ratio:g} "
+                          f"(max abs error {worst:.4g})")
+    if tol.max_error_cap is not None and worst > tol.max_error_cap:
+        return Comparison(True, f"max abs error {worst:.4g} > cap {tol.max_error_cap:g}")
+    return Comparison(False, f"matched ratio {matched:.6g}")
+
+
+def run_native(ctx: GateContext) -> NativeVerdict:
+    def verdict(accept: bool | None, reason: str, trial: int | None = None) -> NativeVerdict:
+        return NativeVerdict(accept, "solexecbench", "kdiff", trial, reason)
+
+    module = ctx.problem.module
+    definition, workloads, reference = module.DEFINITION, module.WORKLOADS, module.REFERENCE
+    custom = (getattr(reference, definition.custom_inputs_entrypoint)
+              if definition.custom_inputs_entrypoint else None)
+    model = module.Model()
+    random.seed(SEED)
+    torch.manual_seed(SEED)
+    trial = 0
+    for w, workload in enumerate(workloads):
+        for round_ in range(ROUNDS):
+            where = f"workload {w} ({workload.uuid}), round {round_}"
+            try:
+                inputs = make_inputs(definition, workload, ctx.device, custom)
+            except Exception as exc:  # noqa: BLE001 - upstream records RUNTIME_ERROR: a fail
+                return verdict(False, f"{where}: gen_inputs failed: {type(exc).__name__}: "
+                               f"{exc}", trial)
+            try:
+                with torch.no_grad():
+                    expected = model(*inputs)
+            except Exception as exc:  # noqa: BLE001 - INVALID_REFERENCE: no verdict
+                return verdict(None, f"{where}: the reference does not run: "
+                               f"{type(exc).__name__}: {exc}", trial)
+            payload = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+            try:
+                reply = ctx.candidate.request("call", key=ctx.candidate_key(), inputs=payload)
+            except CandidateFailure as exc:
+                return verdict(False, f"{where}: runtime error: {exc.signature}: {exc.detail}",
+                               trial)
+            got = reply["outputs"]
+            if round_ == 0:
+                if len(got) != len(expected):
+                    return verdict(False, f"{where}: {len(got)} outputs, {len(expected)} "
+                                   "defined", trial)
+                for spec, g, e in zip(definition.outputs, got, expected):
+                    if g.shape != e.shape:
+                        return verdict(False, f"{where}: incorrect shape: {spec.name} "
+                                       f"{tuple(g.shape)}, the reference's {tuple(e.shape)}",
+                                       trial)
+                    if g.dtype != e.dtype:
+                        return verdict(False, f"{where}: incorrect dtype: {spec.name} "
+                                       f"{g.dtype}, the reference's {e.dtype}", trial)
+            for spec, g, e in zip(definition.outputs, got, expected):
+                result = compare(g.to(e.device), e, workload.tolerance)
+                if result.exceeds:
+                    return verdict(False, f"{where}: incorrect numerical: {spec.name}: "
+                                   f"{result.reason}", trial)
+            trial += 1
+    return verdict(True, f"{len(workloads)} workload(s) x {ROUNDS} rounds within tolerance")

@@ -1,0 +1,61 @@
+"""Reading a file that someone else named: a candidate, a problem, a run's results, a file a
+worker reports. Only regular files (links followed) of bounded size are read; a device
+(/dev/zero reads forever), a FIFO (blocks until a writer comes), a folder or an oversized file
+is refused with a one-line reason naming the file."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+# A candidate or problem module. Generated kernels are single modules: the shipped corpus's
+# largest file is 24 KB, and a model's whole answer is bounded by its output-token limit
+# (128k tokens at about 4 bytes each: 512 KiB). Twice that; Python parses 1 MiB of source in
+# about 0.75 s (4 MiB of kernels/gdn/gla.py repeated took 3.1 s here).
+MAX_SOURCE_BYTES = 1 << 20
+
+
+class UnreadableFile(ValueError):
+    """Not a regular file of bounded size; the message names the file and says why."""
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _check(path: Path, st: os.stat_result, limit: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        link = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+        raise UnreadableFile(f"{path}: not a regular file: {_kind(st.st_mode)}{link}")
+    if st.st_size > limit:
+        raise UnreadableFile(f"{path}: {st.st_size} bytes, more than the {limit} read")
+
+
+def read_regular_file(path: Path | str, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of `path`, a regular file (or a link to one) of at most `limit` bytes.
+    Checked before opening (opening a device can act on it) and again on the open file (the
+    name may have been replaced in between), which is opened without blocking (a FIFO put
+    there then opens and reads empty instead of waiting for a writer); at most `limit` + 1
+    bytes are read whatever the size said. OSError (no such file, no permission) passes."""
+    path = Path(path)
+    _check(path, os.stat(path), limit)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        _check(path, os.fstat(fd), limit)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise UnreadableFile(f"{path}: grew past the {limit} bytes read")
+    return b"".join(chunks)

@@ -1,0 +1,211 @@
+"""Triton kernels read from their source by the judge, without running the module they are in.
+
+RES-02 compiles a candidate's kernels for other targets. A compile needs the kernel as a
+JITFunction, and importing the candidate's module to get one runs the candidate's code, whose
+word on its own compile results the judge cannot take. So the judge reads the kernel's file
+itself and writes a module of what its kernels need and nothing that runs: imports of Triton
+and math, constants, and the functions decorated with `triton.jit` (other decorators dropped:
+an autotuner's or a heuristic's choices are in the recorded launch). A kernel body is compiled,
+not run, but Triton's front end calls the Python functions a body names, with constant
+arguments; so a body may name only its own variables, the module's kernels and constants,
+Triton's builtins, and paths inside `triton.language` and `math` (resolved here, every module on
+the way checked, none ending at a module: a module held in a variable would reach what was
+never resolved), and no attribute that starts with an underscore. What a chain rooted at a
+variable reaches is not resolved (variables hold Triton values, or the non-module objects
+those paths give). A file that needs more is not extractable: its kernels are compiled by
+importing it, and that compile is its own word.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import types
+from dataclasses import dataclass
+
+ALLOWED_MODULES = ("triton.language", "math")  # what a kernel body may reach
+IMPORTABLE = ("triton", "math", "__future__")  # top-level packages a kept import may name
+JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
+# Triton's builtin namespace (code_generator.CodeGenerator.builtin_namespace) less getattr and
+# hasattr, which would reach any attribute by a constant string.
+BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "print", "min",
+                      "max"})
+
+
+class NotExtractable(ValueError):
+    """The file's kernels need more than the judge builds (one line: why)."""
+
+
+@dataclass(frozen=True)
+class ExtractedModule:
+    text: str  # the module's source, as the judge wrote it
+    kernels: frozenset[str]  # the names of the kernels it defines
+
+
+def _dotted(node: ast.expr) -> tuple[str, list[str]] | None:
+    """`a.b.c` as ("a", ["b", "c"]); None for anything but a name and attributes."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    return (node.id, attrs[::-1]) if isinstance(node, ast.Name) else None
+
+
+def _resolve(path: str) -> object:
+    """The object at dotted `path` inside an allowed module; NotExtractable on the way out of
+    one (a module elsewhere, an underscore name)."""
+    parts = path.split(".")
+    if any(p.startswith("_") for p in parts):
+        raise NotExtractable(f"{path}: a private name")
+    root = next((m for m in ALLOWED_MODULES if path == m or path.startswith(m + ".")), None)
+    if root is None:
+        raise NotExtractable(f"{path}: outside {' and '.join(ALLOWED_MODULES)}")
+    obj: object = importlib.import_module(root)
+    rest = parts[len(root.split(".")):]
+    for n, part in enumerate(rest, 1):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            if not isinstance(obj, types.ModuleType):
+                raise NotExtractable(f"{path}: no such name") from None
+            try:  # a submodule not imported yet (triton.language.extra.libdevice)
+                obj = importlib.import_module(f"{obj.__name__}.{part}")
+            except ImportError:
+                # A name a module of Triton's language binds only once a backend is chosen
+                # (libdevice's functions): taken as the last part, nothing reached through it.
+                if n == len(rest):
+                    return None
+                raise NotExtractable(f"{path}: no such name") from None
+        if isinstance(obj, types.ModuleType) and not any(
+                obj.__name__ == m or obj.__name__.startswith(m + ".") for m in ALLOWED_MODULES):
+            raise NotExtractable(f"{path}: reaches module {obj.__name__}")
+    return obj
+
+
+class _Extractor:
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}  # name bound by a kept import -> dotted path
+        self.constants: set[str] = set()
+        self.kernels: dict[str, ast.FunctionDef] = {}
+        self.kept: list[ast.stmt] = []
+
+    def path_of(self, node: ast.expr) -> str | None:
+        dotted = _dotted(node)
+        if dotted is None or dotted[0] not in self.aliases:
+            return None
+        return ".".join([self.aliases[dotted[0]], *dotted[1]])
+
+    def static(self, node: ast.expr) -> bool:
+        """A value fixed by the source alone: literals, arithmetic on them, the module's
+        constants, names inside Triton's language (tl.float32), tl.constexpr(...) of those."""
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(self.static(e) for e in node.elts)
+        if isinstance(node, ast.UnaryOp):
+            return self.static(node.operand)
+        if isinstance(node, ast.BinOp):
+            return self.static(node.left) and self.static(node.right)
+        if isinstance(node, ast.Name) and node.id in self.constants:
+            return True
+        if isinstance(node, ast.Call):
+            path = self.path_of(node.func)
+            return (path is not None and path.endswith(".constexpr") and not node.keywords
+                    and self._reachable(path) and all(self.static(a) for a in node.args))
+        path = self.path_of(node)
+        return path is not None and self._reachable(path)
+
+    @staticmethod
+    def _reachable(path: str) -> bool:
+        try:
+            _resolve(path)
+        except NotExtractable:
+            return False
+        return True
+
+    def take(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.Import):
+            names = [a for a in node.names if a.name.split(".")[0] in IMPORTABLE]
+            for a in names:
+                self.aliases[a.asname or a.name.split(".")[0]] = (a.name if a.asname
+                                                                  else a.name.split(".")[0])
+            if names:
+                self.kept.append(ast.Import(names=names))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module and node.module.split(".")[0] in IMPORTABLE \
+                    and all(a.name != "*" for a in node.names):
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                self.kept.append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if node.value is not None and all(isinstance(t, ast.Name) and t.id not in
+                                              self.aliases for t in targets) \
+                    and self.static(node.value):  # an import's name is never rebound
+                self.constants.update(t.id for t in targets)  # type: ignore[attr-defined]
+                self.kept.append(ast.Assign(targets=targets, value=node.value, lineno=0))
+        elif isinstance(node, ast.FunctionDef):
+            jit = next((d for d in node.decorator_list if self.is_jit(d)), None)
+            if jit is not None and node.name not in self.aliases:
+                node.decorator_list = [jit]
+                self.kernels[node.name] = node
+                self.kept.append(node)
+
+    def is_jit(self, decorator: ast.expr) -> bool:
+        call = decorator if isinstance(decorator, ast.Call) else None
+        path = self.path_of(call.func if call else decorator)
+        return path in JIT_DECORATORS and (call is None or (not call.args and all(
+            self.static(k.value) for k in call.keywords)))
+
+    def check_kernel(self, fn: ast.FunctionDef) -> None:
+        """What the body may name (the module docstring)."""
+        args = fn.args
+        for default in [*args.defaults, *args.kw_defaults]:
+            if default is not None and not self.static(default):
+                raise NotExtractable(f"{fn.name}: a default that is not a constant")
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        for note in [a.annotation for a in every if a is not None] + [fn.returns]:
+            if note is not None and not (isinstance(note, ast.Constant)
+                                         and isinstance(note.value, str)) \
+                    and not self.static(note):
+                raise NotExtractable(f"{fn.name}: an annotation that is not Triton's")
+        body = [node for stmt in fn.body for node in ast.walk(stmt)]  # not the decorator
+        local = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
+        local |= {n.arg for n in body if isinstance(n, ast.arg)}  # a lambda's
+        local |= {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        module = set(self.kernels) | self.constants
+        inner = {id(n.value) for n in body if isinstance(n, ast.Attribute)}
+        for node in body:
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+                raise NotExtractable(f"{fn.name}: names a private attribute .{node.attr}")
+            if isinstance(node, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom)):
+                raise NotExtractable(f"{fn.name}: {type(node).__name__.lower()} in a kernel")
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                    and node.id not in local | module | BUILTINS:
+                if node.id not in self.aliases:
+                    raise NotExtractable(f"{fn.name}: names {node.id}, which is not a "
+                                         f"constant, a kernel or Triton's")
+            if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
+                continue  # a whole path is checked at once, from its last attribute
+            root = _dotted(node)
+            path = self.path_of(node)
+            if path is not None and root is not None and root[0] not in local \
+                    and isinstance(_resolve(path), types.ModuleType):
+                # Held as a value, a module would let a local reach what the judge never
+                # resolved (t = tl.core; t.os).
+                raise NotExtractable(f"{fn.name}: uses module {path} as a value")
+
+
+def extract(source: bytes, filename: str) -> ExtractedModule:
+    """The module the judge builds from `source` (module docstring); NotExtractable when a
+    kernel of it needs more."""
+    try:
+        tree = ast.parse(source, filename=filename)
+    except (SyntaxError, ValueError) as exc:
+        raise NotExtractable(f"{filename}: does not parse: {exc}") from None
+    ex = _Extractor()
+    for node in tree.body:
+        ex.take(node)
+    for fn in ex.kernels.values():
+        ex.check_kernel(fn)
+    module = ast.fix_missing_locations(ast.Module(body=ex.kept, type_ignores=[]))
+    return ExtractedModule(ast.unparse(module) + "\n", frozenset(ex.kernels))

@@ -1,0 +1,24 @@
+"""The environment a process that runs candidate code starts with: an allow-list, not the
+judge's environment minus a few names. The judge's tokens, credentials and kdiff's own
+settings (KDIFF_*) stay out: a candidate must neither read secrets nor tell that kdiff runs it.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+# What the interpreter, the compilers (Triton's, a load_inline build's) and the CUDA driver
+# read, by exact name.
+INHERITED = frozenset({
+    "PATH", "LANG", "LANGUAGE", "TERM", "TZ", "PYTHONPATH", "PYTHONHASHSEED",
+    "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+    "CC", "CXX", "CUDAHOSTCXX", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+    "TORCH_CUDA_ARCH_LIST", "MAX_JOBS",
+})
+# ... and by prefix: locale categories, Triton's and the GPU stacks' own settings.
+INHERITED_PREFIXES = ("LC_", "TRITON_", "CUDA_", "NVIDIA_", "ROCM_", "HIP_", "HSA_")
+
+
+def allowed_environment(source: Mapping[str, str]) -> dict[str, str]:
+    """The variables of `source` a candidate's process may inherit."""
+    return {k: v for k, v in source.items()
+            if k in INHERITED or k.startswith(INHERITED_PREFIXES)}

@@ -1,0 +1,153 @@
+"""Containment that does not rest on namespaces or Landlock (the CUDA driver fails under
+both): a worker of its own uid under a seccomp filter, in cgroups of its own; and nothing a
+run starts outlives it, even a `kill -9` of the run."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff import confine
+from kdiff.sandbox import CandidateProcess, SandboxLimits
+from processes import alive, descendants, named  # beside this file
+from test_hostile import DEVICE, MEMORY
+
+HOSTILE = Path(__file__).parent / "hostile"
+CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
+# As the hostile suite's limits, with namespaces and Landlock off: what is left is the uid,
+# the seccomp filter, the cgroups and the limits, as on CUDA.
+UID_ALONE = SandboxLimits(call_timeout=10.0 if DEVICE == "cpu" else 60.0, memory_bytes=MEMORY,
+                          max_tasks=64, max_file_bytes=16 << 20, confine=False, own_uid=True)
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own is root's to give")
+
+
+def _call(worker: CandidateProcess) -> dict:
+    worker.request("build", key="c", role="candidate", seed=0, dtype="float32", init_inputs=[])
+    return worker.request("call", key="c", inputs=[torch.randn(4, 8)])
+
+
+@root_only
+@pytest.mark.parametrize("attack", ["write_files", "kill_judge", "network"])
+def test_uid_and_seccomp_alone_contain_the_attack(attack, tmp_path):
+    """What the hostile suite checks with Landlock and namespaces, with neither."""
+    folder = tmp_path / "kernels"
+    shutil.copytree(HOSTILE, folder)
+    honest = (folder / "honest.py").read_text()
+    target = tmp_path / "store.sqlite"
+    target.write_bytes(b"results")
+    listener = socket.create_server(("127.0.0.1", 0))
+    (folder / "hostile.json").write_text(json.dumps(
+        {"targets": [str(target)], "port": listener.getsockname()[1]}))
+    try:
+        with CandidateProcess(folder / "problem.py", folder / f"{attack}.py", device=DEVICE,
+                              limits=UID_ALONE) as worker:
+            with pytest.raises(Exception) as refused:
+                _call(worker)
+            containment = worker.containment.split(",")
+    finally:
+        listener.close()
+    assert type(refused.value).__name__ == "CandidateRaised"
+    assert "PermissionError" in str(refused.value), refused.value
+    assert "uid" in containment and "seccomp" in containment, containment
+    assert not [m for m in containment if "landlock" in m or "namespace" in m], containment
+    assert (folder / "honest.py").read_text() == honest and target.read_bytes() == b"results"
+
+
+@root_only
+def test_a_daemon_dies_with_its_worker_without_a_pid_namespace():
+    """A grandchild that left the worker's session is still in the worker's cgroup: the
+    judge kills the cgroup, not only the process group."""
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "daemon.py", device=DEVICE,
+                          limits=UID_ALONE) as worker:
+        _call(worker)
+        assert named("kdiff-daemon"), "the daemon never started"
+        assert "tasks-cgroup" in worker.containment
+    deadline = time.monotonic() + 5
+    while named("kdiff-daemon") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert named("kdiff-daemon") == []
+
+
+def test_the_seccomp_program_jumps_land_on_instructions():
+    """Every jump of the filter ends inside it, and it ends in a return."""
+    for machine in confine._SECCOMP_ARCH:
+        prog = confine.seccomp_program(machine)
+        assert prog[-1][0] == confine._RET
+        for i, (code, jt, jf, _) in enumerate(prog):
+            if code in (confine._JEQ, confine._JGE, confine._JSET):
+                assert i + 1 + max(jt, jf) < len(prog)
+
+
+SLEEPER_NAME = "kdiff-asleep"
+SLEEPER = (f"import ctypes, time; ctypes.CDLL(None).prctl(15, b'{SLEEPER_NAME}', 0, 0, 0); "
+           "time.sleep(300); return x * 2.0")
+
+
+def test_kill_9_of_a_run_leaves_no_process_and_no_folder(tmp_path):
+    """`kill -9` of `kdiff run --jobs 2` while both judges' workers are in a call: within
+    seconds no process it started is alive (judges die with the driver, zygotes with their
+    judges, workers with their zygotes) and nothing of it is left in its temporary folder
+    or the cgroup hierarchies (each zygote removes its judge's leftovers as it dies)."""
+    root = tmp_path / "checkout"
+    shutil.copytree(CHECKOUT / "KernelBench", root / "KernelBench")
+    runs = root / "runs"
+    runs.mkdir()
+    honest = CHECKOUT / "runs" / "run_a" / "level_1_problem_1_sample_0_kernel.py"
+    for sample in (0, 1, 2):
+        (runs / f"level_1_problem_1_sample_{sample}_kernel.py").write_text(
+            honest.read_text().replace("return x * 2.0", SLEEPER))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kdiff.cli", "run", "--bench", "kernelbench", "--root", str(root),
+         "--runs", str(runs), "--gates", "ORD-02", "--device", "cpu", "--jobs", "2",
+         "--call-timeout", "600", "--store", str(tmp_path / "s.sqlite")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, "TMPDIR": str(tmp)})
+    deadline = time.monotonic() + 240
+    while len(named(SLEEPER_NAME)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    started = descendants(proc.pid)
+    judges = [pid for pid in started if descendants(pid)]  # the driver's forked judges
+    asleep = len(named(SLEEPER_NAME))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert asleep >= 2, "the workers never reached their call"
+    deadline = time.monotonic() + 10
+    while (alive(started) or list(tmp.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive(started) == [], {p: Path(f"/proc/{p}/cmdline").read_bytes()[:80]
+                                  for p in alive(started)}
+    assert sorted(p.name for p in tmp.iterdir()) == [], (proc.pid, judges)
+    left = [name for parent in confine._worker_cgroup_parents() for name in os.listdir(parent)
+            if any(name.startswith(f"{confine.JUDGE_PREFIX}{pid}-") for pid in judges)]
+    assert left == []
+
+
+@root_only
+def test_what_a_worker_leaves_in_shared_folders_goes_with_it():
+    """Under its own uid a worker may write where anyone may (/tmp, /dev/shm) and make System
+    V shared memory: the judge removes what that uid left once the worker is gone."""
+    from glob import glob
+
+    def left() -> list[str]:
+        with open("/proc/sysvipc/shm") as f:
+            segments = [row.split()[0] for row in list(f)[1:]]
+        return (glob("/tmp/kdiff-hostile-left-*") + glob("/dev/shm/kdiff-hostile-left-*")
+                + [key for key in segments if int(key) == 0x6B646966])
+
+    assert left() == []
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "leaves_files.py", device=DEVICE,
+                          limits=UID_ALONE) as worker:
+        _call(worker)
+        assert len(left()) == 4, left()
+    assert left() == []

@@ -1,0 +1,136 @@
+"""Hangs cost one call timeout, and a hang is never excused as the interpreter's slowness
+unless the judge has seen Triton in the candidate and the trial is larger than the
+benchmark's: CMP-03's interpreter allowance, and the sandbox's known-hang budgets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kdiff import sandbox
+from kdiff.gates.base import GateContext, GateOptions
+from kdiff.gates.registry import select
+from kdiff.model import GateResult, Status
+from kdiff.problem import load_problem
+from kdiff.sandbox import CandidateProcess, HangRecord, SandboxLimits
+
+HERE = Path(__file__).parent
+DOUBLE = HERE / "fixtures" / "kernelbench_checkout" / "KernelBench" / "level1" / "1_Double.py"
+CALL_TIMEOUT = 1.5  # a doubling of 64 elements answers in ms, its first interpreted call 0.3 s
+
+
+def judge_gates(problem: Path, candidate: Path, gates: list[str], call_timeout: float
+                ) -> tuple[dict[str, GateResult], HangRecord]:
+    limits = SandboxLimits(call_timeout=call_timeout)
+    with CandidateProcess(problem, candidate, limits=limits) as process:
+        ctx = GateContext(load_problem(problem), process, GateOptions(device="cpu"))
+        return {gate.id: gate.run(ctx) for gate in select(gates)}, process.hangs
+
+
+def test_a_kernel_that_hangs_off_the_benchmark_shape_fails_cmp03_at_once():
+    """No Triton code: its first held-out size that does not answer fails the gate, after one
+    call timeout."""
+    results, hangs = judge_gates(DOUBLE, HERE / "hostile" / "hangs_off_benchmark.py",
+                                 ["CMP-03"], CALL_TIMEOUT)
+    gate = results["CMP-03"]
+    assert gate.status is Status.FAIL and gate.signature == "hang", gate.detail
+    assert "batch_size=1" in gate.detail, gate.detail
+    assert hangs.waited == [CALL_TIMEOUT]
+
+
+ONE_SIZE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+N = 16
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2.0
+
+
+def get_inputs():
+    return [torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# Sleeps where {condition} holds, as an interpreted kernel would at a far larger size.
+SLOW_WHEN = '''
+import time
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if {condition}:
+            time.sleep(60)
+        out = torch.empty_like(x)
+        if {launch}:
+            double_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+        else:
+            out = x * 2.0
+        return out
+'''
+
+
+@pytest.mark.parametrize("condition,launch,status", [
+    ("x.numel() > 16", "True", Status.PASS),
+    ("x.numel() != 16", "True", Status.FAIL),
+    ("x.numel() > 16", "False", Status.FAIL),
+], ids=["triton, slow at larger sizes: allowed", "triton, slow at smaller sizes too",
+        "declares a triton kernel, launches none"])
+def test_the_interpreter_allowance_needs_triton_and_a_larger_size(tmp_path, condition, launch,
+                                                                  status):
+    problem = tmp_path / "1_OneSize.py"
+    problem.write_text(ONE_SIZE_PROBLEM)
+    candidate = tmp_path / "slow.py"
+    candidate.write_text(SLOW_WHEN.replace("{condition}", condition).replace("{launch}", launch))
+    results, hangs = judge_gates(problem, candidate, ["CMP-03"], CALL_TIMEOUT)
+    gate = results["CMP-03"]
+    assert gate.status is status, gate.detail
+    if status is Status.PASS:  # N = 16, 1 and 9 judged; 17, 33, 127, 1000 ran past the timeout
+        assert gate.detail.startswith("3 trial(s) within bound"), gate.detail
+        assert "5 trial(s) not judged" in gate.detail  # and the non-contiguous layout
+        assert len(hangs.waited) == 4
+    else:
+        assert gate.signature == "hang", gate.detail
+        assert len(hangs.waited) == 1
+
+
+def test_a_known_hang_is_not_waited_for_again(monkeypatch):
+    """A kernel that hangs on every call: the first gate waits the call timeout, each later one
+    the known-hang budget (the floor here: no call ever answered)."""
+    monkeypatch.setattr(sandbox, "KNOWN_HANG_FLOOR_S", 0.5)
+    results, hangs = judge_gates(HERE / "hostile" / "problem.py", HERE / "hostile" / "hang.py",
+                                 ["CMP-01", "ORD-02", "PRC-01"], 3.0)
+    assert all(r.status is Status.FAIL and r.signature == "hang" for r in results.values()), \
+        results
+    assert hangs.waited == [3.0, 0.5, 0.5]
+    assert "known to hang" in results["PRC-01"].detail
+
+
+def test_known_hang_budgets_follow_the_slowest_answer():
+    hangs = HangRecord()
+    hangs.answered("call", 0.25)
+    hangs.answered("call", 0.05)
+    assert hangs.budget("call", 120.0) == 120.0  # no hang seen yet
+    hangs.timed_out("call", 120.0)
+    assert hangs.budget("call", 120.0) == max(sandbox.KNOWN_HANG_FLOOR_S,
+                                              sandbox.KNOWN_HANG_FACTOR * 0.25)
+    hangs.answered("call", 60.0)  # a slow kernel, not a hanging one, waits as long as it needs
+    assert hangs.budget("call", 120.0) == 120.0

@@ -1,0 +1,213 @@
+"""Verdict integrity: the judge decides from what it checks itself, and nothing a candidate can
+observe tells kdiff's calls from the benchmark's. One attacker per class (tests/hostile/), each
+judged by the gates it tries to fool."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff import confine, plugins
+from kdiff.model import Case, Status, Verdict
+from kdiff.run import judge_one
+from kdiff.runconfig import RunConfig
+from kdiff.sandbox import CandidateCrashed, CandidateProcess, SandboxLimits
+
+HOSTILE = Path(__file__).parent / "hostile"
+
+
+def _case(name: str) -> Case:
+    return Case(id=name, problem=HOSTILE / "problem.py", candidate=HOSTILE / f"{name}.py")
+
+
+def _verdict(name: str, gates: list[str], **limits) -> Verdict:
+    config = RunConfig(gates=gates, limits=SandboxLimits(call_timeout=30.0, **limits))
+    return judge_one(_case(name), config, plugins.manager(), "kernelbench")
+
+
+def _failed(verdict: Verdict, gate: str, signature: str) -> str:
+    result = verdict.gates[gate]
+    assert (result.status, result.signature) == (Status.FAIL, signature), result
+    return result.detail
+
+
+def test_a_gates_request_is_not_in_the_candidates_frames():
+    """Deterministic only while ORD-02's `churn`/`keep` is visible in its callers' frames."""
+    verdict = _verdict("sniffs_request", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native  # its noise is far below 1e-2
+    _failed(verdict, "ORD-02", "nondeterministic")
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["forked", "cold"])
+def test_nothing_the_candidate_reads_says_kdiff(warm):
+    """Correct only where its environment, arguments, command line, folder, log or module
+    name say kdiff: judged, it is the wrong kernel it is everywhere else."""
+    verdict = _verdict("knows_its_judge", ["ORD-02"], warm_start=warm)
+    assert verdict.native.accept is False and "mismatch" in verdict.native.reason
+
+
+def test_aliasing_is_judged_from_the_payload_not_the_workers_word():
+    """Returns its input doubled in place and patches the worker's alias analysis."""
+    verdict = _verdict("forges_aliasing", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "shares storage with input 0" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_launches_hidden_from_the_recorder_are_suspect():
+    verdict = _verdict("hides_launches", ["RES-02"])
+    assert "double_kernel" in _failed(verdict, "RES-02", "launches_hidden")
+
+
+def test_a_leak_hidden_from_the_workers_count_shows_in_its_resident_memory():
+    verdict = _verdict("hides_leak", ["RES-02"])
+    assert "resident memory" in _failed(verdict, "RES-02", "memory_leak")
+
+
+def test_a_reply_that_repeats_its_storage_is_refused_before_use():
+    """torch.zeros(1).expand(2**29): 4 bytes of storage, 2 GiB once materialised."""
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "reply_bomb.py",
+                          limits=SandboxLimits(max_reply_bytes=64 << 20)) as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        with pytest.raises(CandidateCrashed, match="views repeating their storage"):
+            worker.request("call", key="c", inputs=[torch.randn(4, 8)])
+
+
+_JUDGE = """
+import json, resource, sys
+from pathlib import Path
+from kdiff import plugins
+from kdiff.model import Case
+from kdiff.run import judge_one
+from kdiff.runconfig import RunConfig
+folder, gates = Path(sys.argv[1]), sys.argv[2].split(",")
+verdicts = {name: judge_one(Case(id=name, problem=folder / "problem.py",
+                                 candidate=folder / f"{name}.py"),
+                            RunConfig(gates=gates), plugins.manager(), "kernelbench").to_json()
+            for name in sys.argv[3:]}
+print(json.dumps({"verdicts": verdicts,
+                  "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))
+"""
+
+
+@pytest.fixture(scope="module")
+def fresh_judge() -> dict:
+    """A judge of its own, started with a secret in its environment (so that its
+    /proc/<pid>/environ holds it), whose peak memory is its own: it judges the secret thief
+    and the reply bomb."""
+    done = subprocess.run([sys.executable, "-c", _JUDGE, str(HOSTILE), "ORD-02",
+                           "steals_secrets", "reply_bomb"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "SECRET_TOKEN": "hunter2"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_judges_secrets_stay_in_the_judge(fresh_judge):
+    """The worker neither inherits the judge's secret nor reads it from any process it can
+    see (/proc/*/environ, the judge's among them)."""
+    if confine.landlock_abi() < 1:
+        pytest.skip("without Landlock a worker may read its own user's /proc/<pid>/environ")
+    native = fresh_judge["verdicts"]["steals_secrets"]["native"]
+    assert native["accept"] is True, native["reason"]
+
+
+def test_the_judges_memory_is_bounded_by_what_a_reply_covers(fresh_judge):
+    """The stride-0 reply fails on its shape; the judge never materialises its 2 GiB. Peak
+    bound: a judge (torch, the problem, the oracle on 4 x 8 inputs) peaks near 400 MiB; one
+    materialised copy of the reply alone is 2 GiB (before the fix: 4.3 GiB)."""
+    gates = fresh_judge["verdicts"]["reply_bomb"]["gates"]
+    assert all(g["signature"] == "output_mismatch" for g in gates.values()), gates
+    assert fresh_judge["peak_bytes"] < 1 << 30, fresh_judge["peak_bytes"]
+
+
+def _network_namespaces_granted() -> bool:
+    probe = ("import ctypes; libc = ctypes.CDLL(None); "
+             f"raise SystemExit(libc.unshare({confine.CLONE_NEWUSER}) != 0 "
+             f"or libc.unshare({confine.CLONE_NEWNET}) != 0)")
+    return subprocess.run([sys.executable, "-c", probe]).returncode == 0
+
+
+def test_no_datagram_leaves_the_worker(tmp_path):
+    """UDP, which Landlock does not restrict, is contained by a network namespace with no
+    interface up, where the kernel grants one."""
+    folder = tmp_path / "kernels"
+    shutil.copytree(HOSTILE, folder)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.settimeout(0.5)
+        (folder / "hostile.json").write_text(json.dumps(
+            {"udp_port": listener.getsockname()[1]}))
+        with CandidateProcess(folder / "problem.py", folder / "udp_leak.py") as worker:
+            worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                           init_inputs=[])
+            if not _network_namespaces_granted():
+                pytest.skip("this kernel grants no unprivileged network namespace")
+            assert "net-namespace" in worker.containment
+            with pytest.raises(Exception, match="unreachable"):
+                worker.request("call", key="c", inputs=[torch.randn(4, 8)])
+        with pytest.raises(socket.timeout):
+            listener.recv(1 << 16)
+
+
+def test_a_kernel_that_notices_the_poison_gains_nothing():
+    """Honest under RES-01's visibly patched torch.empty, stale (the reference's last answer)
+    elsewhere: the decoy call, unpoisoned like the native check's, shows it."""
+    verdict = _verdict("notices_poison", ["RES-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "on other inputs" in _failed(verdict, "RES-01", "allocator_history")
+
+
+def test_the_judge_reads_a_sources_triton_launches_itself():
+    """Kernels launched with kernel[grid](...), autotuned or not; not device helpers."""
+    from kdiff.gates.res02_resources import triton_launch_sites
+    source = '''
+import triton
+@triton.jit
+def helper(x):
+    return x * 2
+@triton.autotune(configs=[], key=["n"])
+@triton.jit
+def tuned(x_ptr, n):
+    helper(x_ptr)
+@triton.jit
+def plain(x_ptr):
+    pass
+@triton.jit
+def never_launched(x_ptr):
+    pass
+def launch(x):
+    tuned[(1,)](x, 1)
+    plain[lambda meta: (1,)](x)
+'''
+    assert triton_launch_sites(source) == ["plain", "tuned"]
+
+
+REUSED_BUFFER = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if not hasattr(self, "out"):
+            self.out = torch.empty_like(x)
+        return torch.mul(x, 2, out=self.out)
+'''
+
+
+def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
+    """The outputs kept from earlier calls travel with each reply: the judge sees that the
+    new output is the old one's storage."""
+    candidate = tmp_path / "reused.py"
+    candidate.write_text(REUSED_BUFFER)
+    config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(Case(id="reused", problem=HOSTILE / "problem.py", candidate=candidate),
+                        config, plugins.manager(), "kernelbench")
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")

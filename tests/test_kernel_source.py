@@ -1,0 +1,67 @@
+"""The judge's own module of a file's Triton kernels (kdiff.kernel_source): what it keeps, and
+the kernels it refuses to build because compiling them would run code it did not check."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kdiff.kernel_source import NotExtractable, extract
+
+HERE = Path(__file__).parent
+KERNELS = HERE.parent / "kernels" / "runs"
+
+HEADER = "import os\nimport triton\nimport triton.language as tl\nfrom triton.language.extra " \
+         "import libdevice\n"
+
+
+def test_every_corpus_kernel_is_built_from_its_source():
+    files = sorted(KERNELS.glob("*/*.py"))
+    built = [f for f in files if b"triton.jit" in f.read_bytes()]
+    assert len(built) > 40
+    for f in built:
+        assert extract(f.read_bytes(), str(f)).kernels, f
+
+
+def test_only_imports_constants_and_kernels_are_kept():
+    module = extract((HERE / "hostile" / "forges_compile_results.py").read_bytes(), "forger")
+    assert module.kernels == {"copy_kernel"}
+    assert "os._exit" not in module.text and "load_module" not in module.text
+    assert "class ModelNew" not in module.text and "import json" not in module.text
+
+
+@pytest.mark.parametrize("body,why", [
+    ("tl.core.os.system('id')", "no such name"),  # Triton's modules lead nowhere else
+    ("os.system('id')", "names os"),  # not an import the judge keeps
+    ("x.__class__", "private attribute"),
+    ("helper(x)", "names helper"),
+    ("triton.runtime.driver", "outside triton.language and math"),
+], ids=["through triton.language", "os", "dunder", "a python helper", "triton.runtime"])
+def test_a_kernel_that_names_anything_else_is_refused(body, why):
+    source = HEADER + f"def helper(x):\n    return x\n\n@triton.jit\ndef k(x):\n    {body}\n"
+    with pytest.raises(NotExtractable, match=why):
+        extract(source.encode(), "k.py")
+
+
+def test_constants_and_libdevice_are_kept():
+    source = HEADER + ("BLOCK = tl.constexpr(2 * 64)\nDTYPE = tl.float32\n"
+                       "@triton.jit(do_not_specialize=['n'])\n"
+                       "def k(x, n, B: tl.constexpr = BLOCK):\n"
+                       "    y = libdevice.exp(tl.load(x).to(DTYPE))\n    tl.store(x, y)\n")
+    module = extract(source.encode(), "k.py")
+    assert module.kernels == {"k"} and "BLOCK = tl.constexpr(2 * 64)" in module.text
+    for computed in ("BLOCK = tl.constexpr(int('128'))", "BLOCK = tl.constexpr(os.cpu_count())"):
+        with pytest.raises(NotExtractable, match="not a constant"):
+            extract(source.replace("BLOCK = tl.constexpr(2 * 64)", computed).encode(), "k.py")
+
+
+def test_no_module_is_reached_through_a_variable():
+    text = HEADER + "@triton.jit\ndef k(x):\n    t = tl.core\n    t.os.system('id')\n"
+    with pytest.raises(NotExtractable, match="uses module triton.language.core as a value"):
+        extract(text.encode(), "k.py")
+
+
+def test_an_import_s_name_is_not_rebound():
+    text = HEADER + "tl = tl.core\n@triton.jit\ndef k(x):\n    tl.os.system('id')\n"
+    with pytest.raises(NotExtractable, match="no such name"):
+        extract(text.encode(), "k.py")  # tl stays triton.language, which has no os

@@ -1,0 +1,95 @@
+"""Open verdicts do not pass CI, and what the candidate's output or its worker's replies
+break is the candidate's failure (`unusable_output`), not kdiff's error."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff.cli import exit_status, main
+from kdiff.replies import UnusableOutput, checked_reply
+from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROBLEM = FIXTURES / "core" / "scale_sum.py"
+
+
+@pytest.mark.parametrize("candidate, says", [
+    ("quantized_output", "outputs[0] is a quantized tensor"),
+    ("patched_worker", "the reply to `call` has no `seconds`"),
+])
+def test_an_unusable_output_rejects_the_candidate(candidate, says, tmp_path):
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(FIXTURES / "cli" / f"{candidate}.py"), "--gates", "ORD-02",
+                 "--device", "cpu", "--json", str(out), "--call-timeout", "30"])
+    kernel = json.loads(out.read_text())["kernels"][0]
+    assert code == 1 and kernel["verifier_accept"] is False
+    gate = kernel["gates"]["ORD-02"]
+    assert (gate["status"], gate["signature"]) == ("fail", "unusable_output")
+    assert says in gate["detail"]
+
+
+@pytest.mark.parametrize("reply, says", [
+    ({"outputs": [torch.eye(3).to_sparse()]}, "outputs[0] is layout torch.sparse_coo"),
+    ({"outputs": [torch.eye(3).to_sparse_csr()]}, "layout torch.sparse_csr"),
+    ({"outputs": [torch.empty(3, device="meta")]}, "a tensor on device meta"),
+    ({"outputs": [torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])]}, "nested"),
+    ({"outputs": [[torch.ones(2)]]}, "unusable `outputs`"),
+    ({"outputs": "no"}, "unusable `outputs` (str)"),
+    ({"outputs": [], "seconds": float("nan")}, "unusable `seconds`"),
+    ({"outputs": [], "seconds": "1"}, "unusable `seconds`"),
+    ({"outputs": [], "kept": [0]}, "unusable `kept`"),
+    ({"bytes": 1.5}, "unusable `bytes`"),
+    ({"extra": {"deep": [torch.eye(2).to_sparse()]}}, "extra.deep[0] is layout"),
+])
+def test_unusable_replies_are_refused(reply, says):
+    with pytest.raises(UnusableOutput, match=None) as caught:
+        checked_reply("call", reply)
+    assert says in caught.value.detail and caught.value.signature == "unusable_output"
+
+
+def test_usable_replies_pass_and_missing_fields_fail_when_read():
+    reply = checked_reply("call", {"outputs": [torch.ones(2), torch.ones(1)], "seconds": 0.5,
+                                   "kept": [], "inputs_after": [torch.ones(1), None]})
+    assert reply["seconds"] == 0.5 and reply.get("bytes") is None
+    with pytest.raises(UnusableOutput, match="has no `bytes`"):
+        reply["bytes"]
+
+
+def _verdict(accept: bool | None) -> Verdict:
+    status = {True: Status.PASS, False: Status.FAIL, None: Status.ERROR}[accept]
+    return Verdict(Case("k", Path("p.py"), Path("c.py")), NativeVerdict(True, "kernelbench"),
+                   {"EXC-01": GateResult("EXC-01", status)})
+
+
+def test_undecided_fails_violation_unless_opted_out():
+    open_, ok = _verdict(None), _verdict(True)
+    assert exit_status([ok, open_], "violation") == 1
+    assert exit_status([ok, open_], "violation", undecided_ok=True) == 0
+    assert exit_status([ok, _verdict(False)], "violation", undecided_ok=True) == 1
+    assert exit_status([ok, open_], "never") == 0
+
+
+def test_a_sparse_output_is_judged_not_left_open(tmp_path):
+    """Its worker fails on the sparse tensor inside the gates (`raised`); the native check,
+    which compares what comes back, refuses it as unusable instead of breaking the judge."""
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(FIXTURES / "cli" / "sparse_output.py"), "--gates", "ORD-02",
+                 "--device", "cpu", "--json", str(out), "--call-timeout", "30"])
+    kernel = json.loads(out.read_text())["kernels"][0]
+    assert code == 1 and kernel["verifier_accept"] is False
+    assert kernel["native_accept"] is False
+    assert kernel["native"]["reason"].startswith("unusable_output: outputs[0] is layout")
+
+
+def test_a_reply_nested_past_the_recursion_limit_is_unusable():
+    import sys
+    deep: list = []
+    for _ in range(sys.getrecursionlimit() + 10):
+        deep = [deep]
+    with pytest.raises(UnusableOutput, match="nested too deeply"):
+        checked_reply("call", {"extra": deep})

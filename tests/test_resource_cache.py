@@ -1,0 +1,169 @@
+"""RES-02's compile results and its cache: nothing a process that ran candidate code computed
+is cached for another candidate (kdiff issue 25, class 1)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kdiff.confine import landlock_abi
+from kdiff.gates.base import GateContext, GateOptions
+from kdiff.gates.res02_resources import ResourceBudget
+from kdiff.model import GateResult, Status
+from kdiff.problem import load_problem
+from kdiff.sandbox import CandidateProcess
+
+HERE = Path(__file__).parent
+KERNELS = HERE.parent / "kernels"
+WIDE_OUTPUT = KERNELS / "KernelBench" / "level1" / "40_Matmul_wide_output.py"
+WIDE_TILE = KERNELS / "runs" / "redteam" / "level_1_problem_40_sample_0_kernel.py"
+FORGER = HERE / "hostile" / "forges_compile_results.py"
+
+
+def res02(candidate: Path) -> GateResult:
+    # sm_100 alone: the tile's failure (tensor memory) shows there, in 3 s of compiling.
+    with CandidateProcess(WIDE_OUTPUT, candidate) as process:
+        ctx = GateContext(load_problem(WIDE_OUTPUT), process, GateOptions(targets=("sm_100",)))
+        return ResourceBudget().run(ctx)
+
+
+@pytest.mark.skipif(landlock_abi() == 0, reason="the resource cache is used only where the "
+                    "workers' writes are confined (Landlock)")
+def test_a_forged_fit_is_not_cached_for_the_kernel_it_names(tmp_path, monkeypatch):
+    """The forger runs the shipped over-budget tile inside its own call and, in its compiler
+    child, reports that every job fits. It fails for the tile's kernel, and with the cache
+    shared the tile judged after it is still rejected."""
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path))
+    # The tile's kernel is compiled by a child of its own, which never imports the forger.
+    forger = res02(FORGER)
+    assert forger.status is Status.FAIL and forger.signature == "tmem_over_budget", \
+        forger.detail
+    tile = res02(WIDE_TILE)
+    assert tile.status is Status.FAIL and tile.signature == "tmem_over_budget", tile.detail
+
+
+FITS = {"shared_bytes": 0, "tmem_columns": 0, "num_warps": 4, "registers": 32,
+        "spill_store_bytes": 0, "stack_bytes": 0, "trap_only": False}
+
+# A compiler child that compiles nothing: it notes the files of the jobs it was sent and
+# reports that every job fits, twice over, and once for a target nobody asked for.
+FORGING_CHILD = """
+import json, sys
+jobs = json.load(open(sys.argv[1]))
+with open(sys.argv[3], "a") as seen:
+    seen.write(json.dumps(sorted({job["launch"]["file"] for job in jobs})) + "\\n")
+fits = json.loads(sys.argv[4])
+with open(sys.argv[2], "a") as out:
+    for job in jobs:
+        out.write(json.dumps({"resources": {"target": "sm_90", **fits}}) + "\\n")
+    for job in jobs * 2:
+        out.write(json.dumps({"resources": {"target": job["target"], **fits}}) + "\\n")
+"""
+
+
+def test_each_kernel_file_is_compiled_by_a_child_of_its_own(tmp_path):
+    """A child is sent one file's jobs and read for those only; a result not in the form the
+    judge asked for (another target) is that job's error, not a fit."""
+    import json
+    import subprocess
+    import sys
+
+    from kdiff.triton_launches import Launch, compile_launches
+    seen = tmp_path / "seen.jsonl"
+
+    def start(argv, env, log, cwd):
+        return subprocess.Popen([sys.executable, "-c", FORGING_CHILD, *argv, str(seen),
+                                 json.dumps(FITS)], stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True, cwd=str(cwd))
+
+    mine, sibling = (Launch(module=f"kdiff_{n}", file=str(tmp_path / f"{n}.py"),
+                            qualname="kernel") for n in ("mine", "sibling"))
+    jobs = [(mine, "sm_100"), (sibling, "sm_100"), (mine, "sm_90")]
+    outcomes = compile_launches(jobs, timeout=30, start=start, folder=tmp_path)
+    assert [json.loads(line) for line in seen.read_text().splitlines()] == [
+        [mine.file], [sibling.file]]
+    assert outcomes[0]["error"].startswith("the compiler child's result is not understood: "
+                                           "resources for 'sm_90', not 'sm_100'")
+    assert outcomes[1]["error"] == outcomes[0]["error"]
+    assert outcomes[2]["resources"] == {"target": "sm_90", **FITS}  # its own job, its word
+
+
+def test_an_unchecked_result_is_read_back_for_its_own_candidate_only(tmp_path):
+    """What a child reported after importing the kernel's file stays with the candidate
+    judged; what the judge computed from its own module of the file is kept for all."""
+    from kdiff.triton_launches import Launch, ResourceCache
+    launch = Launch(module="kdiff_sibling", file=str(WIDE_TILE), qualname="matmul_kernel")
+    fits = {"resources": {"target": "sm_100", **FITS}, "cacheable": True, "checked": False}
+    forger, tile = ResourceCache("forger", tmp_path), ResourceCache("tile", tmp_path)
+    forger.put(launch, "sm_100", fits)
+    assert forger.get(launch, "sm_100") == fits
+    assert tile.get(launch, "sm_100") is None
+    forger.put(launch, "sm_90", {**fits, "resources": {**fits["resources"], "target": "sm_90"},
+                                 "checked": True})
+    assert tile.get(launch, "sm_90")["checked"] is True
+
+
+def test_a_launch_file_the_judge_cannot_read_has_no_cache_key(tmp_path):
+    """The worker names the file of each launch: one that links to /dev/zero is not read
+    (it was, whole, to hash it: MemoryError in the judge)."""
+    from kdiff.triton_launches import Launch, ResourceCache
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    launch = Launch(module="kdiff_x", file=str(tmp_path / "zero.py"), qualname="kernel")
+    assert ResourceCache("owner", tmp_path).key(launch, "sm_100") is None
+
+
+# Forges its own compile results, with a kernel the judge can build a module of (BLOCK a
+# literal constexpr) or cannot (BLOCK computed at import).
+SELF_FORGER = """
+import json, os
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+if "TRITON_INTERPRET" not in os.environ and Path("request.json").is_file():
+    with open("results.jsonl", "a") as out:
+        for job in json.loads(Path("request.json").read_text()):
+            fits = dict(FITS, target=job["target"], registers=1)
+            out.write(json.dumps({"resources": fits}) + "\\n")
+    os._exit(0)
+
+BLOCK = tl.constexpr({block})
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        double_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel())
+        return out
+""".replace("FITS", repr(FITS))
+
+
+@pytest.mark.parametrize("block,status", [("64", Status.PASS), ('int("64")', Status.ERROR)],
+                         ids=["a module the judge builds", "one it cannot build"])
+def test_a_kernel_s_word_on_its_own_fit_is_not_taken(tmp_path, monkeypatch, block, status):
+    """The judge compiles a kernel from its own module of the file where it can, so the
+    forgery never runs; where it cannot, the module's "fits" leaves RES-02 undecided."""
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path / "cache"))
+    candidate = tmp_path / "self_forger.py"
+    candidate.write_text(SELF_FORGER.replace("{block}", block))
+    problem = HERE / "fixtures" / "kernelbench_checkout" / "KernelBench" / "level1" / \
+        "1_Double.py"
+    with CandidateProcess(problem, candidate) as process:
+        ctx = GateContext(load_problem(problem), process, GateOptions(targets=("sm_100",)))
+        result = ResourceBudget().run(ctx)
+    assert result.status is status, result.detail
+    if status is Status.PASS:
+        assert "double_kernel: shared" in result.detail and " 1 regs" not in result.detail
+    else:
+        assert "only the kernel's own module reported" in result.detail, result.detail
+        assert "BLOCK, which is not a constant" in result.detail, result.detail

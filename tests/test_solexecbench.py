@@ -1,0 +1,149 @@
+"""The SOL-ExecBench adapter on fixtures written for kdiff in its layout
+(tests/fixtures/solexecbench/rms_scale: y = x / rms(x) * scale, a var axis `batch`, a const
+axis `hidden` = 128 and an expr axis; three workloads, the last with its own tolerance).
+
+Solutions: pytorch (return value) and dps (destination passing), both correct; last_column
+leaves one of 128 columns zero, 0.78% of the elements, which the matched-ratio rule (0.99)
+accepts and CMP-03 rejects; zeros, which the all-zero rule rejects; cuda, a compiled language
+kdiff does not build (a case with its reason).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff.adapters.solexecbench import runtime
+from kdiff.adapters.solexecbench.layout import (Definition, TensorSpec, Tolerance, Workload,
+                                                read_definition)
+from kdiff.adapters.solexecbench.native import compare
+from kdiff.cli import main
+from kdiff.gates.base import GateContext
+from kdiff.judge import judge_case
+from kdiff.plugins import manager
+from kdiff.problem import load_problem
+from kdiff.runconfig import RunConfig
+from kdiff.sandbox import CandidateProcess
+
+FIXTURES = Path(__file__).parent / "fixtures" / "solexecbench"
+RMS = FIXTURES / "rms_scale"
+BENCH = "solexecbench"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KDIFF_CACHE", str(tmp_path_factory.mktemp("kdiff-cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def cases():
+    config = RunConfig(bench=BENCH, root=FIXTURES)
+    return {c.id: c for c in manager().hook.kdiff_discover(bench=BENCH, config=config)}
+
+
+def native_only(case):
+    with CandidateProcess(case.problem, case.candidate, "cpu") as candidate:
+        ctx = GateContext(load_problem(case.problem), candidate)
+        return manager().hook.kdiff_native_check(bench=BENCH, case=case, ctx=ctx,
+                                                 preset="solexecbench")
+
+
+def test_discovery(cases):
+    assert sorted(cases) == [f"rms_scale/solution_{n}" for n in
+                             ("cuda", "dps", "last_column", "pytorch", "zeros")]
+    assert "compile server" in cases["rms_scale/solution_cuda"].discovery_error
+    assert cases["rms_scale/solution_dps"].metadata["destination_passing_style"] is True
+
+
+def test_problem_sizes_are_the_var_axes(cases):
+    problem = load_problem(cases["rms_scale/solution_pytorch"].problem)
+    assert problem.size_constants() == {"batch": 4}  # `hidden` is const: the contract's
+    assert list(problem.variants().values()) == [{"WORKLOAD": 1}, {"WORKLOAD": 2}]
+    problem.set_sizes({"WORKLOAD": 0, "batch": 9})
+    x, scale = problem.get_inputs()
+    assert x.shape == (9, 128) and scale.shape == (128,)  # the expr axis resolved
+    problem.set_sizes({"WORKLOAD": 2})
+    assert problem.get_inputs()[0].shape == (16, 128)
+
+
+def test_comparison_rules():
+    ref = torch.linspace(1, 2, 100)
+    tol = Tolerance()
+    assert not compare(ref.clone(), ref, tol).exceeds
+    one_off, two_off = ref.clone(), ref.clone()
+    one_off[0] += 1
+    two_off[:2] += 1
+    assert not compare(one_off, ref, tol).exceeds  # matched ratio 0.99: passes
+    assert compare(two_off, ref, tol).exceeds  # 0.98
+    assert compare(one_off, ref, Tolerance(max_error_cap=0.5)).exceeds
+    assert "all zeros" in compare(torch.zeros(100), ref, tol).reason
+    nan = ref.clone()
+    nan[3] = float("nan")
+    assert compare(nan, nan, tol).exceeds  # NaN fails even where the reference has it
+    neg = ref.clone()
+    neg[3] = float("-inf")
+    assert compare(neg, neg, tol).exceeds
+    assert not compare(neg, neg, Tolerance(allow_negative_inf=True)).exceeds
+    assert compare(neg, ref, Tolerance(allow_negative_inf=True)).exceeds
+
+
+def test_inputs_by_name_and_custom():
+    spec = lambda n, s, d="float32": TensorSpec(n, s, d)  # noqa: E731
+    definition = Definition(
+        "t", {"n": {"type": "var"}, "h": {"type": "const", "value": 8}},
+        [spec("norm_weight", ("h",)), spec("up_proj", ("h", "h")), spec("eps", None),
+         spec("ids", ("n",), "int32")],
+        [spec("out", ("n", "h"))], "def run(*a): pass")
+    workload = Workload({"n": 5}, {"eps": {"type": "scalar", "value": 1e-5}}, "u")
+    torch.manual_seed(0)
+    weight, proj, eps, ids = runtime.make_inputs(definition, workload, "cpu", None)
+    assert torch.equal(weight, torch.ones(8)) and eps == 1e-5
+    assert ids.dtype == torch.int32 and ids.shape == (5,) and int(ids.abs().max()) < 1024
+    assert float(proj.std()) < 0.6  # normal / sqrt(fan_in = 8)
+    assert [t.shape for t in runtime.allocate_outputs(definition, [weight, proj, eps, ids])] \
+        == [(5, 8)]
+
+    custom = Definition(definition.name, definition.axes, definition.inputs[:1],
+                        definition.outputs, "", "make")
+    seen = {}
+
+    def make(axes_and_scalars, device):
+        seen.update(axes_and_scalars)
+        return {"norm_weight": torch.full((8,), 3.0)}
+    made = runtime.make_inputs(custom, Workload({"n": 5}, {"norm_weight": {"type": "custom"}},
+                                                "u"), "cpu", make)
+    assert seen == {"n": 5, "h": 8} and float(made[0][0]) == 3.0
+
+
+def test_native_check_and_gate(cases):
+    assert native_only(cases["rms_scale/solution_dps"]).accept is True
+    zeros = native_only(cases["rms_scale/solution_zeros"])
+    assert zeros.accept is False and "all zeros" in zeros.reason
+    config = RunConfig(bench=BENCH, gates=["CMP-03"])
+    verdict = judge_case(cases["rms_scale/solution_last_column"], config, manager())
+    assert verdict.native.accept is True, verdict.native.reason  # 0.78% under the 1% allowed
+    assert verdict.native.reason == "3 workload(s) x 10 rounds within tolerance"
+    assert verdict.gates["CMP-03"].signature == "exceeds_bound"
+
+
+def test_definition_errors_are_one_line(tmp_path):
+    bad = json.loads((RMS / "definition.json").read_text())
+    bad["inputs"]["x"]["shape"] = ["batch", "depth"]
+    (tmp_path / "definition.json").write_text(json.dumps(bad))
+    with pytest.raises(Exception, match="undefined axes"):
+        read_definition(tmp_path / "definition.json")
+
+
+def test_verify_takes_a_bench(tmp_path, capsys):
+    out = tmp_path / "verdict.json"
+    status = main(["verify", "--bench", BENCH, "--problem", str(RMS),
+                   "--candidate", str(RMS / "solution_pytorch.json"), "--gates", "CMP-03",
+                   "--device", "cpu", "--json", str(out)])
+    assert status == 0
+    [kernel] = json.loads(out.read_text())["kernels"]
+    assert kernel["native_accept"] is True and kernel["verifier_accept"] is True
+    assert "native check solexecbench (SOL-ExecBench: seed 200" in capsys.readouterr().err
