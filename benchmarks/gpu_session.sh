@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
-# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA, T_FLA), logged to $OUT/session.log.
+# environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE), logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
@@ -250,6 +251,38 @@ tritonbench() {
     --generated .audit/tb/LLM_generated/Bench_T_general_purpose/output_claude-3-5-sonnet-20240620.jsonl \
     --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never \
     --json "$ART/audit_tb_t.json" --markdown "$ART/audit_tb_t.md"
+  pack
+}
+
+hostile() {  # the hostile suite and the containment tests with --device cuda workers
+  log "hostile suite on cuda (uid, seccomp, cgroups; no namespaces or Landlock there)"
+  { id; ls -l /dev/nvidia* 2>&1; grep -E "memory|pids|^0::" /proc/self/cgroup; } \
+    2>&1 | tee -a "$OUT/session.log"
+  KDIFF_TEST_DEVICE=cuda run_logged budget "${T_HOSTILE:-240}" python3 -m pytest -q \
+    -p no:cacheprovider -rfEs --tb=short --junitxml="$ART/hostile_cuda.xml" \
+    tests/test_hostile.py tests/test_containment.py tests/test_integrity.py
+  pack
+}
+
+honest() {  # issue 26's honest corpus: KernelBench references as their own torch.compile'd
+  # candidates (.audit/kb: levels 1 and 2 of a KernelBench checkout), judged on the GPU
+  log "honest corpus: KernelBench references, torch.compile'd, ${HONEST_LEVELS:-1 2}"
+  run_logged python3 benchmarks/honest_corpus.py --root .audit/kb --out /tmp/honest \
+    ${HONEST_ARGS:-}
+  for level in ${HONEST_LEVELS:-1 2}; do
+    run_logged budget "${T_HONEST:-240}" kdiff run --bench kernelbench --root /tmp/honest \
+      --runs /tmp/honest/runs/honest --level "$level" --device cuda --jobs "$JOBS" \
+      --store "$ART/honest.sqlite" --max-elements "${MAX_ELEMENTS:-1048576}" --fail-on never \
+      --json "$ART/honest_l$level.json" --markdown "$ART/honest_l$level.md"
+  done
+  pack
+}
+
+gpumode() {  # GPU MODE's labelled solutions (.audit/gpumode: reference-kernels' problems)
+  log "GPU MODE labelled solutions: ${GPUMODE_PROBLEMS:-pmpp_v2/*}"
+  run_logged budget "${T_GPUMODE:-200}" python3 benchmarks/gpumode_labelled.py \
+    --root .audit/gpumode --problems "${GPUMODE_PROBLEMS:-pmpp_v2/*}" --device cuda \
+    --jobs "$JOBS" --case-timeout 300 --out "$ART/gpumode"
   pack
 }
 

@@ -374,17 +374,18 @@ class GateContext:
         if self.backward and "cotangents" not in options:
             shapes = self.run_reference(payload, seed, dtype)
             options["cotangents"] = self.cotangents(shapes)
+        reply = self.request_judged_alone(
+            lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
+                                                   inputs=payload, **options),
+            payload, seed, dtype, calls=1,
+            # inputs kept in the worker do not survive the restart after a timeout
+            retry=not options.get("use_stored_inputs"))
         try:  # aliasing and the inputs after the call are judged here, from the payload
-            reply = CallReply.parse(self.request_judged_alone(
-                lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
-                                                       inputs=payload, **options),
-                payload, seed, dtype, calls=1,
-                # inputs kept in the worker do not survive the restart after a timeout
-                retry=not options.get("use_stored_inputs")),
-                None if options.get("use_stored_inputs") else len(payload))
+            parsed = CallReply.parse(reply, None if options.get("use_stored_inputs")
+                                     else len(payload))
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
-        return CallResult(reply.outputs, reply.aliases, reply.seconds, reply.inputs_after)
+        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, parsed.inputs_after)
 
     def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
                              seed: int, dtype: torch.dtype, calls: int, retry: bool = True

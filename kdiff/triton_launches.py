@@ -465,14 +465,15 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
     results are then the judge's, "checked"), else by importing the file (its own word,
     "unchecked" says why)."""
     targets = [jobs[i][1] for i in group]
-    with tempfile.TemporaryDirectory(prefix="kdiff-compile-", dir=folder) as tmp:
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:  # a neutral name: the child's cwd
         request, result_path, log = (Path(tmp) / n for n in ("request.json", "results.jsonl",
                                                              "child.log"))
         launches = [jobs[i][0] for i in group]
         if isinstance(extracted, ExtractedModule):
             module = Path(tmp) / "kernels.py"
             module.write_text(extracted.text)
-            launches = [replace(launch, module="kdiff_extracted", file=str(module))
+            from kdiff.problem import LOADED_PREFIX  # loaded by path in the child (_import)
+            launches = [replace(launch, module=f"{LOADED_PREFIX}extracted", file=str(module))
                         for launch in launches]
         request.write_text(json.dumps([{"launch": asdict(launch), "target": target}
                                        for launch, target in zip(launches, targets)]))

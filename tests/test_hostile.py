@@ -6,6 +6,7 @@ started outlives them."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import time
@@ -24,7 +25,7 @@ from processes import named  # beside this file
 
 HOSTILE = Path(__file__).parent / "hostile"
 GATES = ["ORD-02", "CMP-01"]
-# KDIFF_TEST_DEVICE=cuda runs the suite on a GPU (benchmarks/hostile_cuda.sh), where workers
+# KDIFF_TEST_DEVICE=cuda runs the suite on a GPU (`benchmarks/gpu_session.sh hostile`), where workers
 # run without namespaces and Landlock.
 DEVICE = os.environ.get("KDIFF_TEST_DEVICE", "cpu")
 # Memory: a CPU worker maps ~1 GiB (torch, Triton), so 1.5 GiB leaves it half a GiB to work

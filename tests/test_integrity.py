@@ -150,7 +150,8 @@ def test_no_datagram_leaves_the_worker(tmp_path):
             if not _network_namespaces_granted():
                 pytest.skip("this kernel grants no unprivileged network namespace")
             assert "net-namespace" in worker.containment
-            with pytest.raises(Exception, match="unreachable"):
+            # No interface up (unreachable), or, under a uid of its own, no IP socket at all.
+            with pytest.raises(Exception, match="unreachable|PermissionError"):
                 worker.request("call", key="c", inputs=[torch.randn(4, 8)])
         with pytest.raises(socket.timeout):
             listener.recv(1 << 16)

@@ -79,8 +79,7 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
         # them: nothing the candidate can see tells the native check from a gate's call.
         sent = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                 for x in inputs]
-        try:
-            # the reference and the candidate: 2 calls of the model
+        try:  # the reference, then the candidate: 2 model calls
             reply = CallReply.parse(ctx.request_judged_alone(
                 lambda timeout: ctx.candidate.request(
                     "call", timeout=timeout, key=candidate, reference_first=reference,
