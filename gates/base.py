@@ -283,7 +283,10 @@ class GateContext:
                       dtype: torch.dtype = torch.float32,
                       cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
         model = self.reference(seed, dtype)
-        args = self.to_device(inputs, dtype)
+        # Copies: what the reference writes into its inputs (GPU MODE's output buffers) must
+        # not reach the candidate, which is sent the same inputs next.
+        args = [a.clone() if isinstance(a, torch.Tensor) else a
+                for a in self.to_device(inputs, dtype)]
         if cotangents is not None:
             args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor)
                     and a.is_floating_point() else a for a in args]
