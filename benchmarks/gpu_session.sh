@@ -264,14 +264,17 @@ hostile() {  # the hostile suite and the containment tests with --device cuda wo
   pack
 }
 
-honest() {  # issue 26's honest corpus: KernelBench references as their own torch.compile'd
-  # candidates (.audit/kb: levels 1 and 2 of a KernelBench checkout), judged on the GPU
-  log "honest corpus: KernelBench references, torch.compile'd, ${HONEST_LEVELS:-1 2}"
-  run_logged python3 benchmarks/honest_corpus.py --root .audit/kb --out /tmp/honest \
-    ${HONEST_ARGS:-}
+honest() {  # issue 26's honest corpus: KernelBench references as their own candidates
+  # (sample 0 torch.compile'd, 1 plain; .audit/kb holds levels 1 and 2 of a checkout), judged
+  # on the GPU. HONEST_ARGS narrows it (e.g. --samples 0 --problems 1 5 9).
+  log "honest corpus: KernelBench references, levels ${HONEST_LEVELS:-1 2} ${HONEST_ARGS:-}"
+  rm -rf /tmp/kb && cp -r .audit/kb /tmp/kb
+  # shellcheck disable=SC2086
+  run_logged python3 benchmarks/honest_corpus.py --root /tmp/kb --out /tmp/kb/runs/honest \
+    --levels ${HONEST_LEVELS:-1 2} ${HONEST_ARGS:-}
   for level in ${HONEST_LEVELS:-1 2}; do
-    run_logged budget "${T_HONEST:-240}" kdiff run --bench kernelbench --root /tmp/honest \
-      --runs /tmp/honest/runs/honest --level "$level" --device cuda --jobs "$JOBS" \
+    run_logged budget "${T_HONEST:-240}" kdiff run --bench kernelbench --root /tmp/kb \
+      --runs /tmp/kb/runs/honest --level "$level" --device cuda --jobs "$JOBS" \
       --store "$ART/honest.sqlite" --max-elements "${MAX_ELEMENTS:-1048576}" --fail-on never \
       --json "$ART/honest_l$level.json" --markdown "$ART/honest_l$level.md"
   done
