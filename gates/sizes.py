@@ -65,12 +65,15 @@ def tied_groups(constants: dict[str, int]) -> list[tuple[str, ...]]:
 def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
     """Size constants at which no benchmark input and no output of the reference has more
     than `max_elements` elements ({} when the benchmark's own sizes fit). Leaves the module's
-    constants as they were. When no further halving shrinks the largest tensor, the smallest
-    sizes reached are returned."""
+    constants as they were. A halving is kept when it shrinks the largest tensor, or leaves it
+    as large and shrinks the elements of all of them together (C = A.T @ B at M = K = N: no
+    one constant shrinks the largest of A, B and C, two in turn do). When no halving does
+    either, the smallest sizes reached are returned."""
     original = problem.size_constants()
     chosen: dict[str, int] = {}
     try:
-        largest = largest_numel(problem)
+        numels = input_numels(problem) + (output_numels(problem) or [])
+        largest, total = max(numels, default=0), sum(numels)
         groups = tied_groups(original)
         while largest > max_elements:
             current = {**original, **chosen}
@@ -86,9 +89,9 @@ def fit_sizes(problem: ProblemModule, max_elements: int) -> dict[str, int]:
                 outputs = output_numels(problem)
                 if outputs is None:
                     continue
-                smaller = max(inputs + outputs, default=0)
-                if smaller < largest:
-                    chosen, largest = trial, smaller
+                smaller, elements = max(inputs + outputs, default=0), sum(inputs + outputs)
+                if smaller < largest or (smaller == largest and elements < total):
+                    chosen, largest, total = trial, smaller, elements
                     break
             else:
                 break  # no constant shrinks the inputs further

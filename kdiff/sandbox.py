@@ -49,6 +49,7 @@ removes those of judges gone without a zygote). What is contained and what is no
 from __future__ import annotations
 
 import atexit
+import getpass
 import os
 import shutil
 import signal
@@ -297,6 +298,9 @@ class CandidateProcess:
         # its default pool, control 20/0 took 17 s in `kdiff run` instead of 8 s.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
+        # A worker's own uid has no passwd entry: getpass.getuser() (torch.compile's inductor
+        # and Triton ask it) answers from these, as the judge's user's.
+        env["USER"] = env["LOGNAME"] = getpass.getuser()
         # torch.compile's inductor writes its code and cache under TORCHINDUCTOR_CACHE_DIR (by
         # default /tmp/torchinductor_<user>, outside the folder a worker may write).
         for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),

@@ -151,3 +151,17 @@ def test_what_a_worker_leaves_in_shared_folders_goes_with_it():
         _call(worker)
         assert len(left()) == 4, left()
     assert left() == []
+
+
+@root_only
+def test_a_worker_of_its_own_uid_still_has_a_user_name(tmp_path):
+    """Its uid has no passwd entry; getpass.getuser() (torch.compile's inductor asks it) must
+    answer all the same."""
+    candidate = tmp_path / "asks_its_name.py"
+    candidate.write_text("import getpass\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                         "    def forward(self, x):\n        assert getpass.getuser()\n"
+                         "        return x * 2\n")
+    with CandidateProcess(HOSTILE / "problem.py", candidate, device=DEVICE,
+                          limits=UID_ALONE) as worker:
+        assert _call(worker)["ok"]
+        assert "uid" in worker.containment.split(",")

@@ -96,3 +96,22 @@ def test_verify_judges_at_scaled_sizes_and_says_so(tmp_path):
     assert scaled["dim"]["benchmark"] == 393216
     assert scaled["batch_size"]["judged"] * scaled["dim"]["judged"] <= 4096
     assert kernel["native_accept"] is True and kernel["verifier_accept"] is True
+
+
+def test_fit_halves_in_turn_where_no_one_constant_shrinks_the_largest(tmp_path):
+    """C = A.T @ B reaches M = K = N on the way down: halving any one of them leaves one of A,
+    B, C as large, halving two in turn does not."""
+    problem = write_problem(tmp_path, """
+        class Model(torch.nn.Module):
+            def forward(self, A, B):
+                return A.T @ B
+        M = 2048
+        K = 8192
+        N = 4096
+        def get_inputs():
+            return [torch.rand(K, M), torch.rand(K, N)]
+        """)
+    fitted = sizes.fit_sizes(problem, 1 << 20)
+    judged = {**problem.size_constants(), **fitted}
+    assert max(judged["K"] * judged["M"], judged["K"] * judged["N"],
+               judged["M"] * judged["N"]) <= 1 << 20, fitted
