@@ -81,6 +81,8 @@ SIGNATURES = {s.name: s for s in (
     Signature("crash", (ANY_GATE,), "the candidate's worker process died (a signal, an exit, "
               "or a reply kdiff cannot read)"),
     Signature("hang", (ANY_GATE,), "no answer within the call timeout (--call-timeout)"),
+    Signature("out_of_memory", (ANY_GATE,), "the worker was killed at its own memory limit "
+              "(its cgroup's, which counts shared memory)"),
     Signature("case_timeout", (ANY_GATE,), "the kernel's whole wall budget (--case-timeout) "
               "was spent"),
     Signature("does_not_import", (ANY_GATE,), "the candidate file does not import, or its "
@@ -117,8 +119,10 @@ SIGNATURES = {s.name: s for s in (
     Signature("tmem_over_budget", ("RES-02",), "a kernel needs more tensor memory than the "
               "target has"),
     Signature("memory_leak", ("RES-02",), "memory held by the candidate grows with every call"),
+    Signature("launches_hidden", ("RES-02",), "the candidate's source launches a Triton kernel "
+              "but no launch was recorded: its process hid them"),
     Signature("time_over_budget", ("RES-02",), "the median call takes longer than the "
-              "reference's times HANG_FACTOR (at least HANG_FLOOR_S, gates/res02_resources.py): "
+              "reference's times HANG_FACTOR (at least HANG_FLOOR_S, gates/base.py): "
               "a hang in all but name; judged on CUDA only"),
     # -- thresholded gates: an error beyond the derived bound -----------------------------------
     Signature("distribution_dependent", ("CMP-01",), "correct on the benchmark's input "
