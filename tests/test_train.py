@@ -4,6 +4,7 @@ mixer (the Triton interpreter, fp32, a tiny model)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -158,3 +159,30 @@ def test_a_step_on_our_kernels_is_the_reference_step(family):
     n = tiny_chain_length(16)
     assert abs(ours_loss - ref_loss) <= 2 * n * FP32_U * abs(ref_loss)
     assert (ours_grads - ref_grads).abs().max() <= 2 * (2 * n) * FP32_U * ref_grads.abs().max()
+
+
+def test_compare_reports_identity_gap_noise_and_non_finite(tmp_path):
+    import compare
+
+    def write(runs, name, values):
+        folder = runs / f"gdn-{name}"
+        folder.mkdir(parents=True)
+        (folder / "log.jsonl").write_text("".join(
+            json.dumps({"step": i, "loss": v, "finite": math.isfinite(v)}) + "\n"
+            for i, v in enumerate(values)))
+
+    base = [5.0 - 0.01 * i for i in range(40)]
+    for runs, ref in ((tmp_path / "a", [v + 0.001 for v in base]),
+                      (tmp_path / "b", [v + 0.001 for v in base[:-1]] + [math.nan])):
+        write(runs, "ours", base)
+        write(runs, "ours-again", base[:-1] + [base[-1] + 1e-7])
+        write(runs, "ref", ref)
+        write(runs, "ours-seed1", [v + 0.01 for v in base])
+    clean, _ = compare.family_figures(tmp_path / "a", "gdn")
+    assert clean.bitwise_identical is False
+    assert clean.gap_to_reference == pytest.approx(0.001)
+    assert clean.run_to_run_noise == pytest.approx(0.01)
+    assert clean.overlap_within_noise is True
+    broken, _ = compare.family_figures(tmp_path / "b", "gdn")
+    assert broken.non_finite == {"ours": [], "ours-again": [], "ref": [39], "ours-seed1": []}
+    assert broken.overlap_within_noise is False

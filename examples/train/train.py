@@ -34,7 +34,10 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--family", type=Family, choices=list(Family), required=True)
     p.add_argument("--mixer-impl", type=Impl, choices=list(Impl), default=Impl.OURS)
     p.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
-    p.add_argument("--steps", type=int, required=True, help="the run's total steps")
+    p.add_argument("--steps", type=int, required=True,
+                   help="the run's total steps (the learning-rate schedule's length)")
+    p.add_argument("--until", type=int, default=None,
+                   help="stop after this many steps (default --steps), the schedule unchanged")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--seq-len", type=int, default=2048)
     p.add_argument("--lr", type=float, default=1e-3)
@@ -54,6 +57,7 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--corpus-bytes", type=int, default=64 << 20)
     p.add_argument("--corpus-root", type=Path, action="append", default=None)
     args = p.parse_args(argv)
+    args.until = args.steps if args.until is None else min(args.until, args.steps)
     args.precision = args.precision or ("bf16" if args.device.startswith("cuda") else "fp32")
     return args
 
@@ -133,7 +137,7 @@ def train(args) -> dict:
     tokens_per_step = args.batch_size * args.seq_len
     began, step, rates, status = time.perf_counter(), start, [], "done"
     with log_path.open("a") as log:
-        while step < args.steps:
+        while step < args.until:
             t0 = time.perf_counter()
             x, y = data.batch(corpus.train, args.seed, step, args.batch_size, args.seq_len)
             for group in optimizer.param_groups:
@@ -154,7 +158,7 @@ def train(args) -> dict:
             step += 1
             if step - start > WARMUP_STEPS_EXCLUDED:
                 rates.append(record["tokens_per_s"])
-            if args.eval_every and (step % args.eval_every == 0 or step == args.steps):
+            if args.eval_every and (step % args.eval_every == 0 or step == args.until):
                 record["held_out_loss"] = evaluate(args, model, corpus.held_out)
             log.write(json.dumps(record) + "\n")
             log.flush()
@@ -163,7 +167,7 @@ def train(args) -> dict:
                 break
             out_of_time = (args.time_limit is not None
                            and time.perf_counter() - began > args.time_limit)
-            if step % args.checkpoint_every == 0 or step == args.steps or out_of_time:
+            if step % args.checkpoint_every == 0 or step == args.until or out_of_time:
                 save(ckpt, model, optimizer, step)
             if out_of_time:
                 status = "time-limit"
