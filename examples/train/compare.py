@@ -2,7 +2,7 @@
 
 Per family (runs under RUNS/<family>-<name>/ with name ours, ours-again, ref, ours-seed1):
   - non-finite steps of every run (must be none),
-  - whether ours and ours-again logged bitwise identical losses,
+  - whether ours and ours-again logged bitwise identical losses (over the steps both reached),
   - the gap between ours and the reference (same seed) beside the run-to-run noise (ours at
     another seed), both as the largest difference of the losses smoothed over SMOOTH steps;
     the curves overlap within noise when the gap is no larger than the noise.
@@ -66,7 +66,10 @@ def family_figures(runs: Path, family: str) -> tuple[FamilyFigures, dict]:
     logs = {name: records(runs / f"{family}-{name}") for name in RUN_NAMES}
     logs = {name: log for name, log in logs.items() if log}
     loss = {name: [r["loss"] for r in log] for name, log in logs.items()}
-    bitwise = loss["ours"] == loss["ours-again"] if {"ours", "ours-again"} <= loss.keys() else None
+    bitwise = None
+    if {"ours", "ours-again"} <= loss.keys():  # over the steps both reached
+        common = min(len(loss["ours"]), len(loss["ours-again"]))
+        bitwise = common > 0 and loss["ours"][:common] == loss["ours-again"][:common]
     gap = largest_gap(loss["ours"], loss["ref"]) if {"ours", "ref"} <= loss.keys() else None
     noise = (largest_gap(loss["ours"], loss["ours-seed1"])
              if {"ours", "ours-seed1"} <= loss.keys() else None)

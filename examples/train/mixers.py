@@ -92,6 +92,18 @@ def chunked_recurrence(q, k, v, g, beta, scale: float, chunk: int = 16) -> torch
     return o.transpose(2, 3).reshape(B, T, H, V)
 
 
+def fla_module(package: str):
+    """fla.ops.<package> on its pure Triton path, as benchmarks/gdn_bench.py times it: fla's
+    FlashQLA/TileLang backends off, and its Hopper guard bypassed (with Triton >= 3.4 and
+    < 3.7.1 on Hopper its gated chunk_bwd_dqkwg refuses to run, fla #640)."""
+    import importlib
+    import os
+    os.environ.setdefault("FLA_FLASH_QLA", "0")
+    os.environ.setdefault("FLA_TILELANG", "0")
+    importlib.import_module("fla.ops.common.chunk_o").TRITON_ABOVE_3_7_1 = True
+    return importlib.import_module(f"fla.ops.{package}")
+
+
 @dataclass(frozen=True)
 class MixerCall:
     family: Family
@@ -111,8 +123,7 @@ class MixerCall:
         if self.impl is Impl.OURS:
             from kdiff.kernels import gdn as module
         else:
-            import importlib
-            module = importlib.import_module(f"fla.ops.{self._fla_package()}")
+            module = fla_module(self._fla_package())
         name = {Family.GDN: "chunk_gated_delta_rule", Family.SIMPLE_GLA: "chunk_simple_gla",
                 Family.GLA: "chunk_gla", Family.KDA: "chunk_kda"}[self.family]
         return getattr(module, name)

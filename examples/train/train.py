@@ -72,7 +72,8 @@ def learning_rate(args, step: int) -> float:
 
 def build(args):
     torch.manual_seed(args.seed)
-    model = LanguageModel(CONFIGS[args.config], args.family, args.mixer_impl).to(args.device)
+    with torch.device(args.device):  # initialised where it runs: 1.1B on the host took long
+        model = LanguageModel(CONFIGS[args.config], args.family, args.mixer_impl)
     decay = [p for p in model.parameters() if p.dim() == 2]
     rest = [p for p in model.parameters() if p.dim() != 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
