@@ -128,6 +128,9 @@ def train(args) -> dict:
     if args.device.startswith("cuda"):
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True, warn_only=True)
+        # no NaN-fill of every torch.empty: the fills would be timed in the tokens/s (a kernel
+        # reading a buffer it never wrote shows as runs that differ, ours against ours-again)
+        torch.utils.deterministic.fill_uninitialized_memory = False
     corpus = data.build(args.corpus_cache, args.corpus_root or data.default_roots(),
                         args.corpus_bytes)
     model, optimizer = build(args)
