@@ -56,7 +56,8 @@ class RMSNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x):
-        return F.rms_norm(x, (x.shape[-1],), self.weight, self.eps)
+        # in fp32 with the fp32 weight (a bf16 input beside an fp32 weight has no fused path)
+        return F.rms_norm(x.float(), (x.shape[-1],), self.weight, self.eps).to(x.dtype)
 
 
 class SwiGLU(nn.Module):
@@ -109,9 +110,14 @@ class Mixer(nn.Module):
         q, k, v = self.qkv(x).view(B, T, 3, self.H, self.Dh).unbind(2)
         q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
         beta = None if self.beta is None else torch.sigmoid(self.beta(x))
-        if beta is not None:
-            beta = beta.to(q.dtype)
-        o = self.call(q, k, v.to(q.dtype), self.gates(x), beta)
+        # the mixer's q, k, v, beta in the compute dtype (autocast runs the norms in fp32), the
+        # gate in fp32
+        device = x.device.type
+        dtype = (torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device)
+                 else x.dtype)
+        q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
+        beta = None if beta is None else beta.to(dtype)
+        o = self.call(q, k, v, self.gates(x), beta)
         return self.o_proj(self.o_norm(o).reshape(B, T, -1))
 
 
