@@ -11,17 +11,21 @@ OUT=${OUT:-/tmp/train-out}
 RUNS=${RUNS:-/tmp/train-runs}
 REF=${REF:-fla}               # the reference mixer: fla, or torch (chunked PyTorch)
 STEPS=${STEPS:-300}           # ~100M runs: steps planned (the first run stops at T_RUN seconds)
-T_RUN=${T_RUN:-60}            # seconds of the first ~100M run: 4 runs, fla's autotuning, setup < 8 min
+T_RUN=${T_RUN:-60}            # seconds of the first ~100M run (4 runs, fla's autotuning, setup)
 T_BIG=${T_BIG:-330}           # seconds of the 1.1B run in this call (then a ~13 GB checkpoint)
-WARMUP=${WARMUP:-50} CONFIG=${CONFIG:-100m} BATCH=${BATCH:-8} SEQ_LEN=${SEQ_LEN:-2048} PYTHON=${PYTHON:-python3}
+WARMUP=${WARMUP:-50} CONFIG=${CONFIG:-100m} BATCH=${BATCH:-8} SEQ_LEN=${SEQ_LEN:-2048}
+PYTHON=${PYTHON:-python3}
 BUDGET=${BUDGET:-450}         # seconds for this call's runs; each is killed at what is left
 SETUP=${SETUP:-1}             # 0: no installs (the CPU demonstration in docs/training.md)
 mkdir -p "$OUT" "$RUNS"
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 DEADLINE=$(($(date +%s) + BUDGET))
 # a run killed at the deadline keeps its log (flushed every step); 20 s are kept for the rest
-train() { timeout -k 5 $((DEADLINE - $(date +%s) - 20)) \
-            "$PYTHON" examples/train/train.py --corpus-cache /tmp/train-corpus "$@"; }
+train() {
+  local left=$((DEADLINE - $(date +%s) - 20))
+  if [ "$left" -le 0 ]; then echo "no time left for: $*" >&2; return 124; fi
+  timeout -k 5 "$left" "$PYTHON" examples/train/train.py --corpus-cache /tmp/train-corpus "$@"
+}
 
 setup() {
   { [ "$SETUP" = 0 ] || [ -f /tmp/train-setup-done ]; } && return
@@ -41,7 +45,8 @@ family() {  # $1: gdn | simple_gla | gla | kda
   train $common --mixer-impl ours --seed 0 --time-limit "$T_RUN" --out "$RUNS/$f-ours"
   # the others run exactly as many steps as the first reached in its time, same schedule
   local reached
-  reached=$(wc -l < "$RUNS/$f-ours/log.jsonl")
+  reached=$(cat "$RUNS/$f-ours/log.jsonl" 2>/dev/null | wc -l)
+  [ "$reached" -gt 0 ] || { echo "the first run logged no step" >&2; return 1; }
   common+=" --until $reached"
   # each also stopped at T_RUN + 60 s (compilation, fla's autotuning): compare.py then uses
   # the steps the runs have in common

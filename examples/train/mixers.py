@@ -3,7 +3,7 @@ of three implementations of the same recurrence,
 
     ours   kdiff.kernels.gdn's chunked Triton kernels
     fla    fla-core's chunked Triton kernels (fla.ops, imported when asked for)
-    torch  chunked_recurrence below: plain PyTorch, fp32, chunked (the reference where fla is absent)
+    torch  chunked_recurrence below: plain PyTorch in fp32, chunked (the reference without fla)
 
 All three take q, k [B, T, H, K], v [B, T, H, V], a log-space gate g ([B, T, H] scalar or
 [B, T, H, K] per channel) and beta [B, T, H] or None (no delta rule), with the convention of
