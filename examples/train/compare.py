@@ -1,0 +1,137 @@
+"""Figures and PNG curves from train.py's run folders.
+
+Per family (runs under RUNS/<family>-<name>/ with name ours, ours-again, ref, ours-seed1):
+  - non-finite steps of every run (must be none),
+  - whether ours and ours-again logged bitwise identical losses (over the steps both reached),
+  - the gap between ours and the reference (same seed) beside the run-to-run noise (ours at
+    another seed), both as the largest difference of the losses smoothed over SMOOTH steps;
+    the curves overlap within noise when the gap is no larger than the noise.
+Throughput (--throughput A B): the median tokens/s of two runs' summaries, side by side.
+
+    python examples/train/compare.py --runs runs --out docs/training
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+SMOOTH = 20  # steps: a moving mean that averages the per-batch noise of byte windows
+RUN_NAMES = ("ours", "ours-again", "ref", "ours-seed1")
+
+
+@dataclass(frozen=True)
+class FamilyFigures:
+    family: str
+    steps: dict            # run name -> steps logged
+    non_finite: dict       # run name -> steps whose loss or gradient was not finite
+    bitwise_identical: bool | None
+    gap_to_reference: float | None
+    run_to_run_noise: float | None
+    overlap_within_noise: bool | None
+    final_held_out: dict   # run name -> the last held-out loss
+
+
+def records(folder: Path) -> list[dict]:
+    log = folder / "log.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def smoothed(values: list[float]) -> list[float]:
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= SMOOTH:
+            total -= values[i - SMOOTH]
+        out.append(total / min(i + 1, SMOOTH))
+    return out
+
+
+def largest_gap(a: list[float], b: list[float]) -> float | None:
+    n = min(len(a), len(b))
+    if n == 0:
+        return None
+    gaps = [abs(x - y) for x, y in zip(smoothed(a[:n]), smoothed(b[:n]))]
+    return math.nan if any(math.isnan(g) for g in gaps) else max(gaps)  # NaN: no overlap
+
+
+def family_figures(runs: Path, family: str) -> tuple[FamilyFigures, dict]:
+    logs = {name: records(runs / f"{family}-{name}") for name in RUN_NAMES}
+    logs = {name: log for name, log in logs.items() if log}
+    loss = {name: [r["loss"] for r in log] for name, log in logs.items()}
+    bitwise = None
+    if {"ours", "ours-again"} <= loss.keys():  # over the steps both reached
+        common = min(len(loss["ours"]), len(loss["ours-again"]))
+        bitwise = common > 0 and loss["ours"][:common] == loss["ours-again"][:common]
+    gap = largest_gap(loss["ours"], loss["ref"]) if {"ours", "ref"} <= loss.keys() else None
+    noise = (largest_gap(loss["ours"], loss["ours-seed1"])
+             if {"ours", "ours-seed1"} <= loss.keys() else None)
+    held = {name: next((r["held_out_loss"] for r in reversed(log) if "held_out_loss" in r), None)
+            for name, log in logs.items()}
+    figures = FamilyFigures(
+        family=family, steps={name: len(log) for name, log in logs.items()},
+        non_finite={name: [r["step"] for r in log
+                           if not r["finite"] or not math.isfinite(r["loss"])]
+                    for name, log in logs.items()},
+        bitwise_identical=bitwise, gap_to_reference=gap, run_to_run_noise=noise,
+        overlap_within_noise=None if gap is None or noise is None else gap <= noise,
+        final_held_out=held)
+    return figures, loss
+
+
+def plot(curves: dict[str, dict[str, list[float]]], path: Path) -> None:
+    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4), squeeze=False)
+    for ax, (family, loss) in zip(axes[0], curves.items()):
+        for name, values in loss.items():
+            ax.plot(smoothed(values), label=name, linewidth=1)
+        ax.set_title(family)
+        ax.set_xlabel("step")
+        ax.set_ylabel(f"train loss (nats/byte, mean of {SMOOTH} steps)")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def throughput(a: Path, b: Path) -> dict:
+    summaries = [json.loads((run / "summary.json").read_text()) for run in (a, b)]
+    return {str(run): {k: s[k] for k in ("mixer_impl", "config", "parameters", "step",
+                                         "tokens_per_step", "median_tokens_per_s", "device")}
+            for run, s in zip((a, b), summaries)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--families", nargs="+", default=["gdn", "simple_gla", "gla", "kda"])
+    p.add_argument("--throughput", type=Path, nargs=2, default=None)
+    args = p.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    report, curves = {"families": []}, {}
+    for family in args.families:
+        if not any((args.runs / f"{family}-{name}").exists() for name in RUN_NAMES):
+            continue
+        figures, loss = family_figures(args.runs, family)
+        report["families"].append(asdict(figures))
+        curves[family] = loss
+    if curves:
+        plot(curves, args.out / "family_curves.png")
+    if args.throughput:
+        report["throughput"] = throughput(*args.throughput)
+        plot({"1.1B GDN": {str(run.name): [r["loss"] for r in records(run)]
+                           for run in args.throughput}}, args.out / "gdn_1b_curves.png")
+    (args.out / "figures.json").write_text(json.dumps(report, indent=1))
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

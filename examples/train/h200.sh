@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The H200 runs of docs/training.md, one phase per device call (each under 8 minutes):
+#   bash examples/train/h200.sh family gdn     # ours, ours-again, ref, ours-seed1: ~100M model
+#   bash examples/train/h200.sh family simple_gla | gla | kda
+#   bash examples/train/h200.sh big ours       # 1.1B GDN on our kernels (resumes when warm)
+#   bash examples/train/h200.sh big fla        # the same model on fla's kernels: tokens/s
+# Runs live in $RUNS (/tmp/train-runs: a warm machine keeps /tmp between calls, so the 1.1B
+# run resumes from its checkpoint there); logs, summaries and figures come back in $OUT/train.tgz.
+set -uo pipefail
+OUT=${OUT:-/tmp/train-out}
+RUNS=${RUNS:-/tmp/train-runs}
+REF=${REF:-fla}               # the reference mixer: fla, or torch (chunked PyTorch)
+STEPS=${STEPS:-300}           # ~100M runs: steps planned (the first run stops at T_RUN seconds)
+T_RUN=${T_RUN:-60}            # seconds of the first ~100M run (4 runs, fla's autotuning, setup)
+T_BIG=${T_BIG:-330}           # seconds of the 1.1B run in this call (then a ~13 GB checkpoint)
+WARMUP=${WARMUP:-50} CONFIG=${CONFIG:-100m} BATCH=${BATCH:-8} SEQ_LEN=${SEQ_LEN:-2048}
+PYTHON=${PYTHON:-python3}
+BUDGET=${BUDGET:-450}         # seconds for this call's runs; each is killed at what is left
+SETUP=${SETUP:-1}             # 0: no installs (the CPU demonstration in docs/training.md)
+mkdir -p "$OUT" "$RUNS"
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+DEADLINE=$(($(date +%s) + BUDGET))
+# a run killed at the deadline keeps its log (flushed every step); 20 s are kept for the rest
+train() {
+  local left=$((DEADLINE - $(date +%s) - 20))
+  if [ "$left" -le 0 ]; then echo "no time left for: $*" >&2; return 124; fi
+  timeout -k 5 "$left" "$PYTHON" examples/train/train.py --corpus-cache /tmp/train-corpus "$@"
+}
+
+setup() {
+  { [ "$SETUP" = 0 ] || [ -f /tmp/train-setup-done ]; } && return
+  if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+  fi
+  python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | tail -n 2
+  nvidia-smi --query-gpu=name,memory.total --format=csv
+  touch /tmp/train-setup-done
+}
+
+family() {  # $1: gdn | simple_gla | gla | kda
+  local f=$1 common="--family $1 --config $CONFIG --steps $STEPS --batch-size $BATCH"
+  common+=" --seq-len $SEQ_LEN"
+  common+=" --lr 1e-3 --warmup $WARMUP --eval-every 50 --checkpoint-every 100000"
+  rm -rf "$RUNS/$f-"*
+  train $common --mixer-impl ours --seed 0 --time-limit "$T_RUN" --out "$RUNS/$f-ours"
+  # the others run exactly as many steps as the first reached in its time, same schedule
+  local reached
+  reached=$(cat "$RUNS/$f-ours/log.jsonl" 2>/dev/null | wc -l)
+  [ "$reached" -gt 0 ] || { echo "the first run logged no step" >&2; return 1; }
+  common+=" --until $reached"
+  # each also stopped at T_RUN + 60 s (compilation, fla's autotuning): compare.py then uses
+  # the steps the runs have in common
+  local limit=$((T_RUN + 60))
+  train $common --mixer-impl ours --seed 0 --time-limit $limit --out "$RUNS/$f-ours-again"
+  train $common --mixer-impl "$REF" --seed 0 --time-limit $limit --out "$RUNS/$f-ref"
+  train $common --mixer-impl ours --seed 1 --time-limit $limit --out "$RUNS/$f-ours-seed1"
+  $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-$f" --families "$f"
+}
+
+big() {  # $1: ours | fla, each in its own call (fla's backward autotunes for minutes)
+  local common="--family gdn --config 1.1b --steps 2000 --batch-size 8 --seq-len 2048"
+  common+=" --lr 3e-4 --warmup 100 --eval-every 100 --checkpoint-every 200"
+  train $common --mixer-impl "$1" --time-limit "$T_BIG" --out "$RUNS/gdn-1b-$1"
+  if [ -d "$RUNS/gdn-1b-ours" ] && [ -d "$RUNS/gdn-1b-fla" ]; then
+    $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-1b" --families none \
+      --throughput "$RUNS/gdn-1b-ours" "$RUNS/gdn-1b-fla"
+  fi
+}
+
+setup
+case "${1:-}" in
+  family) family "$2" ;;
+  big) big "$2" ;;
+  *) echo "usage: $0 family <gdn|simple_gla|gla|kda> | big <ours|fla>" >&2; exit 2 ;;
+esac
+# everything but checkpoints comes back
+tar czf "$OUT/train.tgz" --exclude='*.pt' --exclude='*.tmp' -C "$RUNS" .

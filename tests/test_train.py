@@ -1,0 +1,188 @@
+"""examples/train: the chunked PyTorch reference mixer against the float64 oracle, the corpus
+split, bitwise resumption, and one training step on kdiff's kernels against the reference
+mixer (the Triton interpreter, fp32, a tiny model)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.gdn decorates its kernels
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "train"))
+
+import data  # noqa: E402
+import train  # noqa: E402
+from mixers import Family, Impl, chunked_recurrence  # noqa: E402
+from model import CONFIGS, LanguageModel  # noqa: E402
+
+from kdiff.kernels.gdn import gated_recurrence  # noqa: E402
+
+FP32_U = 2.0 ** -24
+
+
+def family_inputs(family: Family, B=2, T=32, H=2, K=8, V=4, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(B, T, H, K, generator=gen, dtype=torch.float64)
+    k = F.normalize(torch.randn(B, T, H, K, generator=gen, dtype=torch.float64), dim=-1)
+    v = torch.randn(B, T, H, V, generator=gen, dtype=torch.float64)
+    gate = (K,) if family.per_channel else ()
+    g = F.logsigmoid(torch.randn(B, T, H, *gate, generator=gen, dtype=torch.float64))
+    beta = torch.rand(B, T, H, generator=gen, dtype=torch.float64) if family.delta else None
+    return q, k, v, g, beta
+
+
+@pytest.mark.parametrize("family", list(Family))
+def test_chunked_reference_is_the_recurrence(family):
+    q, k, v, g, beta = family_inputs(family)
+    T, K = q.shape[1], q.shape[-1]
+    expected, _ = gated_recurrence(q, k, v, g, beta, K ** -0.5)
+    got = chunked_recurrence(q, k, v, g, beta, K ** -0.5, chunk=8)
+    # Both in float64 (chunked_recurrence computes in fp32 only when given lower precision:
+    # here .float() would round, so compare its fp32 result at the fp32 bound). Each output is
+    # a sum over at most T tokens of K-long products of terms of magnitude <= |q| |v| (unit
+    # keys, decays <= 1, beta <= 1), so the forward error is within gamma_{T K} = T K u of
+    # T max|q| max|v| (the triangular solve's factors are bounded by the same products).
+    bound = T * K * FP32_U * T * q.abs().max() * v.abs().max()
+    assert (got.double() - expected).abs().max() <= bound
+
+
+def test_chunked_reference_catches_a_dropped_gate():
+    family = Family.KDA
+    q, k, v, g, beta = family_inputs(family)
+    T, K = q.shape[1], q.shape[-1]
+    expected, _ = gated_recurrence(q, k, v, g, beta, K ** -0.5)
+    wrong = chunked_recurrence(q, k, v, torch.zeros_like(g), beta, K ** -0.5, chunk=8)
+    bound = T * K * FP32_U * T * q.abs().max() * v.abs().max()  # as above
+    assert (wrong.double() - expected).abs().max() > bound
+
+
+def write_text_tree(root: Path, files: int = 120) -> Path:
+    """Files of deterministic pseudo-text: enough that the ~2% held-out split is not empty."""
+    gen = torch.Generator().manual_seed(1)
+    words = [b"def", b"return", b"import", b"self", b"value", b"the", b"kernel", b"\n", b"    "]
+    for i in range(files):
+        picks = torch.randint(0, len(words), (400,), generator=gen).tolist()
+        (root / f"m{i:03d}.py").write_bytes(b" ".join(words[p] for p in picks))
+    return root
+
+
+@pytest.fixture(scope="module")
+def corpus_root(tmp_path_factory):
+    return write_text_tree(tmp_path_factory.mktemp("text"))
+
+
+def test_corpus_split_by_file_and_recorded(corpus_root, tmp_path):
+    corpus = data.build(tmp_path / "a", [corpus_root], 1 << 20)
+    again = data.build(tmp_path / "b", [corpus_root], 1 << 20)
+    assert corpus.digest == again.digest
+    manifest = json.loads(next((tmp_path / "a").glob("*/manifest.json")).read_text())
+    splits = {e["split"] for e in manifest["files"]}
+    assert splits == {"train", "held_out"}
+    for entry in manifest["files"]:
+        content = (corpus_root / entry["file"].split("/", 1)[1]).read_bytes()
+        held = int(entry["sha256"][:2], 16) < data.HELD_OUT_PER_256
+        assert (entry["split"] == "held_out") == held
+    held_bytes = sum(len((corpus_root / e["file"].split("/", 1)[1]).read_bytes())
+                     for e in manifest["files"] if e["split"] == "held_out")
+    separators = sum(e["split"] == "held_out" for e in manifest["files"]) - 1
+    assert len(corpus.held_out) == held_bytes + separators
+
+
+def run_args(out: Path, corpus_root: Path, cache: Path, steps: int, seed: int = 0) -> list[str]:
+    return ["--family", "gdn", "--mixer-impl", "torch", "--config", "tiny", "--steps", str(steps),
+            "--batch-size", "2", "--seq-len", "16", "--warmup", "2", "--seed", str(seed),
+            "--device", "cpu", "--out", str(out), "--checkpoint-every", "100",
+            "--eval-every", "2", "--eval-batches", "1", "--corpus-cache", str(cache),
+            "--corpus-root", str(corpus_root)]
+
+
+def losses(out: Path) -> list[tuple[float, float | None]]:
+    return [(r["loss"], r.get("held_out_loss"))
+            for r in map(json.loads, (out / "log.jsonl").read_text().splitlines())]
+
+
+def test_resumed_run_is_bitwise_the_uninterrupted_one(corpus_root, tmp_path):
+    cache = tmp_path / "cache"
+    assert train.main(run_args(tmp_path / "whole", corpus_root, cache, 4)) == 0
+    # the interrupted run: stopped by its time limit after step 2 (2 of 4), then resumed
+    interrupted = run_args(tmp_path / "parts", corpus_root, cache, 4)
+    train.main(interrupted + ["--time-limit", "0"])
+    train.main(interrupted + ["--time-limit", "0"])
+    assert len(losses(tmp_path / "parts")) == 2
+    assert train.main(interrupted) == 0
+    whole = losses(tmp_path / "whole")
+    assert len(whole) == 4 and all(torch.isfinite(torch.tensor(x)) for x, _ in whole)
+    assert losses(tmp_path / "parts") == whole
+    train.main(run_args(tmp_path / "other", corpus_root, cache, 2, seed=1))
+    assert losses(tmp_path / "other") != whole[:2]  # the comparison can tell runs apart
+
+
+def step_with(family: Family, impl: Impl) -> tuple[float, torch.Tensor]:
+    torch.manual_seed(0)
+    model = LanguageModel(CONFIGS["tiny"], family, impl)
+    x = torch.randint(0, 256, (2, 17), generator=torch.Generator().manual_seed(0))
+    loss = model(x[:, :-1], x[:, 1:])
+    loss.backward()
+    grads = torch.cat([p.grad.flatten() for p in model.parameters()])
+    return loss.item(), grads
+
+
+def tiny_chain_length(T: int) -> int:
+    """The longest chain of rounded operations from the tokens to the loss of the tiny model
+    at sequence length T: per layer the q/k/v, o and MLP projections (d, d, d, hidden long
+    dots) and the recurrence (T tokens of K-long products), then the head (d), the
+    log-sum-exp over the 256 bytes and the mean over the 2 x T targets."""
+    cfg = CONFIGS["tiny"]
+    layer = 3 * cfg.d_model + cfg.mlp_hidden + T * cfg.head_dim
+    return cfg.n_layers * layer + cfg.d_model + cfg.vocab + 2 * T
+
+
+@pytest.mark.parametrize("family", [
+    Family.GDN,
+    pytest.param(Family.SIMPLE_GLA, marks=pytest.mark.slow),
+    pytest.param(Family.GLA, marks=pytest.mark.slow),
+    pytest.param(Family.KDA, marks=pytest.mark.slow)])
+def test_a_step_on_our_kernels_is_the_reference_step(family):
+    ours_loss, ours_grads = step_with(family, Impl.OURS)
+    ref_loss, ref_grads = step_with(family, Impl.TORCH)
+    assert torch.isfinite(torch.tensor(ours_loss)) and torch.isfinite(ours_grads).all()
+    # Both fp32; a first-order forward error bound gamma_n = n u on the loss (relative) and
+    # twice the chain for the gradients (the backward retraces it); each implementation is
+    # within it of the exact model, so they are within twice it of each other.
+    n = tiny_chain_length(16)
+    assert abs(ours_loss - ref_loss) <= 2 * n * FP32_U * abs(ref_loss)
+    assert (ours_grads - ref_grads).abs().max() <= 2 * (2 * n) * FP32_U * ref_grads.abs().max()
+
+
+def test_compare_reports_identity_gap_noise_and_non_finite(tmp_path):
+    import compare
+
+    def write(runs, name, values):
+        folder = runs / f"gdn-{name}"
+        folder.mkdir(parents=True)
+        (folder / "log.jsonl").write_text("".join(
+            json.dumps({"step": i, "loss": v, "finite": math.isfinite(v)}) + "\n"
+            for i, v in enumerate(values)))
+
+    base = [5.0 - 0.01 * i for i in range(40)]
+    for runs, ref in ((tmp_path / "a", [v + 0.001 for v in base]),
+                      (tmp_path / "b", [v + 0.001 for v in base[:-1]] + [math.nan])):
+        write(runs, "ours", base)
+        write(runs, "ours-again", base[:-1] + [base[-1] + 1e-7])
+        write(runs, "ref", ref)
+        write(runs, "ours-seed1", [v + 0.01 for v in base])
+    clean, _ = compare.family_figures(tmp_path / "a", "gdn")
+    assert clean.bitwise_identical is False
+    assert clean.gap_to_reference == pytest.approx(0.001)
+    assert clean.run_to_run_noise == pytest.approx(0.01)
+    assert clean.overlap_within_noise is True
+    broken, _ = compare.family_figures(tmp_path / "b", "gdn")
+    assert broken.non_finite == {"ours": [], "ours-again": [], "ref": [39], "ours-seed1": []}
+    assert broken.overlap_within_noise is False
