@@ -81,6 +81,20 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--fail-on", choices=["violation", "disagreement", "never"],
                     default="violation")
 
+    t = sub.add_parser("tune", help="tune a candidate's launch settings, every configuration "
+                       "judged by the gates before it may win (docs/tune.md)")
+    t.add_argument("--problem", required=True, type=Path)
+    t.add_argument("--candidate", required=True, type=Path,
+                   help="declares KDIFF_TUNE_SPACE and KDIFF_TUNE_CONFIG")
+    t.add_argument("--budget", type=int, default=32, help="new configurations per method")
+    t.add_argument("--methods", default="grpo,random,exhaustive,autotuner")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--timer", choices=["do_bench", "wall"], default="do_bench")
+    t.add_argument("--time-dtype", default=None, help="cast the timed inputs (e.g. bfloat16)")
+    t.add_argument("--time-sizes", default=None, metavar="JSON",
+                   help='problem sizes to time at, e.g. \'{"seq_len": 8192}\'')
+    _common(t)
+
     c = sub.add_parser("calibrate", help="honest noise against defective error, per gate")
     c.add_argument("--json", type=Path)
     c.add_argument("--plot", type=Path)
@@ -245,10 +259,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return calibrate(args)
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from kdiff.tune.command import tune
+    for role, path in (("problem", args.problem), ("candidate", args.candidate)):
+        if not path.is_file():
+            raise UsageError(f"{path}: {role} file not found")
+    return tune(args, make_config(args, "kernelbench"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"gates": cmd_gates, "verify": cmd_verify, "run": cmd_run,
-               "calibrate": cmd_calibrate, "report": cmd_report}[args.command]
+               "calibrate": cmd_calibrate, "report": cmd_report,
+               "tune": cmd_tune}[args.command]
     try:
         return handler(args)
     except UsageError as exc:
