@@ -12,7 +12,7 @@ from kdiff.tune.space import SpaceError, describe, read_space
 from kdiff.tune.timing import ProcessTimer
 
 
-def table(results: list[TuneResult]) -> str:
+def table(results: list[TuneResult], fmt: str = "simple") -> str:
     from tabulate import tabulate
     rows = []
     for r in results:
@@ -25,7 +25,7 @@ def table(results: list[TuneResult]) -> str:
                      len(s["fast_and_wrong"]), r.rejected_among_fastest(5)])
     return tabulate(rows, headers=["method", "evaluated", "returns", "its verdict",
                                    "best correct speedup", "reached at", "after s",
-                                   "fast and wrong", "rejected of 5 fastest"])
+                                   "fast and wrong", "rejected of 5 fastest"], tablefmt=fmt)
 
 
 def tune(args: argparse.Namespace, config) -> int:  # noqa: ANN001 (a RunConfig)

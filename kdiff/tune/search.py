@@ -6,6 +6,7 @@ baseline of the speedup."""
 from __future__ import annotations
 
 import random
+import time
 
 from kdiff.tune.judge import JudgeFn
 from kdiff.tune.policy import GRPOSettings, Policy
@@ -24,17 +25,20 @@ class Search:
     caches are compared as if each had measured alone."""
 
     def __init__(self, method: str, space: Space, judge: JudgeFn, timer: Timer,
-                 budget: int) -> None:
+                 budget: int, deadline: float | None = None) -> None:
+        """deadline: a time.monotonic() past which no new configuration is begun."""
         if budget < 1:
             raise ValueError("the budget is at least one configuration (the default)")
         self.space, self.judge, self.timer = space, judge, timer
         self.result = TuneResult(method, budget)
         self.seen: dict[Config, Evaluation] = {}
         self.cost = 0.0
+        self.deadline = deadline
 
     @property
     def spent(self) -> bool:
-        return len(self.seen) >= self.result.budget
+        return len(self.seen) >= self.result.budget or (
+            self.deadline is not None and time.monotonic() > self.deadline)
 
     def evaluate(self, config: Config, judged: bool = True) -> Evaluation:
         if config in self.seen:
@@ -130,8 +134,8 @@ def grpo(search: Search, settings: GRPOSettings, seed: int, max_steps: int | Non
 
 
 def run(method: str, space: Space, judge: JudgeFn, timer: Timer, budget: int, seed: int = 0,
-        settings: GRPOSettings | None = None) -> TuneResult:
-    search = Search(method, space, judge, timer, budget)
+        settings: GRPOSettings | None = None, deadline: float | None = None) -> TuneResult:
+    search = Search(method, space, judge, timer, budget, deadline)
     if method == "grpo":
         return grpo(search, settings or GRPOSettings(), seed)
     if method == "random":
