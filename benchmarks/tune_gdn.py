@@ -27,6 +27,7 @@ from kdiff.gates.base import GateOptions
 from kdiff.runconfig import RunConfig
 from kdiff.tune.command import table
 from kdiff.tune.judge import ConfigJudge
+from kdiff.tune.policy import GRPOSettings
 from kdiff.tune.search import run
 from kdiff.tune.space import describe, read_space
 from kdiff.tune.timing import ProcessTimer
@@ -48,6 +49,8 @@ def main() -> None:
     p.add_argument("--methods", default="grpo,random,autotuner")
     p.add_argument("--gates", default="PRC-01")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--group", type=int, default=GRPOSettings.group,
+                   help="GRPO's group (fewer where a configuration takes a minute to judge)")
     p.add_argument("--time-sizes", default=json.dumps(TIME_SIZES))
     p.add_argument("--device", default="cuda")
     args = p.parse_args()
@@ -57,14 +60,15 @@ def main() -> None:
     judge = ConfigJudge(PROBLEM, CANDIDATE, space, config)
     timer = ProcessTimer(PROBLEM, judge.write, args.device,
                          "do_bench" if args.device == "cuda" else "wall",
-                         sizes=json.loads(args.time_sizes))
+                         sizes=json.loads(args.time_sizes),
+                         compile_cache=judge.workdir / "triton-cache")
     methods = args.methods.split(",")
     share = args.seconds / len(methods)
     results = []
     for method in methods:
         start = time.monotonic()
         results.append(run(method, space, judge, timer, args.budget, args.seed,
-                           deadline=start + share))
+                           GRPOSettings(group=args.group), deadline=start + share))
         r = results[-1]
         print(f"{method}: {len(r.evaluations)} configurations in "
               f"{time.monotonic() - start:.0f} s", flush=True)

@@ -43,12 +43,16 @@ def tune(args: argparse.Namespace, config) -> int:  # noqa: ANN001 (a RunConfig)
                          "a GPU; --timer wall for a smoke run)")
     judge = ConfigJudge(args.problem, args.candidate, space, config)
     timer = ProcessTimer(args.problem, judge.write, config.device, args.timer,
-                         args.time_dtype, json.loads(args.time_sizes) if args.time_sizes else None)
+                         args.time_dtype, json.loads(args.time_sizes) if args.time_sizes else None,
+                         compile_cache=judge.workdir / "triton-cache")
     print(f"kdiff tune: {len(space)} configurations, budget {args.budget}, default "
           f"{describe(space.default)}", file=sys.stderr)
     results = [run(m, space, judge, timer, args.budget, args.seed) for m in methods]
     print(table(results))
     for r in results:
+        if r.default_time is None:
+            print(f"{r.method}: the default configuration could not be timed: no speedup is "
+                  "measured and GRPO's rewards are all the penalty", file=sys.stderr)
         for e in r.evaluations:
             if e.time_error:
                 print(f"{r.method}: not timed: {describe(e.config)}: {e.time_error}",

@@ -46,9 +46,13 @@ def injected(fn: Callable[[Config], float]) -> Timer:
 class ProcessTimer:
     def __init__(self, problem: Path, write: Callable[[Config], Path], device: str,
                  method: str = "do_bench", dtype: str | None = None,
-                 sizes: dict[str, int] | None = None, timeout: float = 300.0) -> None:
+                 sizes: dict[str, int] | None = None, timeout: float = 300.0,
+                 compile_cache: Path | None = None) -> None:
+        """compile_cache: a Triton cache folder the timing processes share (configurations
+        that leave a kernel's settings alone reuse its binary); None: Triton's own."""
         self.problem, self.write, self.device, self.method = problem, write, device, method
         self.dtype, self.sizes, self.timeout = dtype, sizes or {}, timeout
+        self.compile_cache = compile_cache
         self.cache: dict[Config, Timing] = {}
 
     def __call__(self, config: Config) -> Timing:
@@ -61,8 +65,11 @@ class ProcessTimer:
                "--device", self.device, "--method", self.method,
                "--sizes", json.dumps(self.sizes)] + (["--dtype", self.dtype] if self.dtype else [])
         start = time.perf_counter()
-        # the CPU runs Triton through its interpreter, as the judge's CPU workers do
-        env = {**os.environ, "TRITON_INTERPRET": "1"} if self.device == "cpu" else None
+        env = dict(os.environ)
+        if self.device == "cpu":  # Triton through its interpreter, as the judge's CPU workers
+            env["TRITON_INTERPRET"] = "1"
+        if self.compile_cache is not None:
+            env["TRITON_CACHE_DIR"] = str(self.compile_cache)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True, env=env)
         try:
