@@ -67,8 +67,12 @@ def main() -> None:
     results = []
     for method in methods:
         start = time.monotonic()
-        results.append(run(method, space, judge, timer, args.budget, args.seed,
-                           GRPOSettings(group=args.group), deadline=start + share))
+        try:
+            results.append(run(method, space, judge, timer, args.budget, args.seed,
+                               GRPOSettings(group=args.group), deadline=start + share))
+        except KeyboardInterrupt:  # a device budget's SIGINT: report the methods finished
+            print(f"{method}: interrupted; reporting the methods before it", flush=True)
+            break
         r = results[-1]
         print(f"{method}: {len(r.evaluations)} configurations in "
               f"{time.monotonic() - start:.0f} s", flush=True)
