@@ -22,7 +22,8 @@ class Search:
     too, so that the result can say which were fast and wrong). A configuration evaluated
     before costs nothing again. `elapsed` adds up what each evaluation cost where it was
     first measured (judging and timing), so methods that share the judge's and the timer's
-    caches are compared as if each had measured alone."""
+    caches are compared as if each had measured alone (on the CPU, configurations that share
+    a verdict across launch options each count its judging seconds)."""
 
     def __init__(self, method: str, space: Space, judge: JudgeFn, timer: Timer,
                  budget: int, deadline: float | None = None) -> None:

@@ -59,9 +59,6 @@ class Space:
         if not self.allowed(self.default):
             raise SpaceError("the default configuration is excluded by KDIFF_TUNE_EXCLUDE")
 
-    def config(self, values: dict[str, Choice]) -> Config:
-        return tuple((k.name, values[k.name]) for k in self.knobs)
-
     def validate(self, config: Config) -> None:
         values = dict(config)
         for k in self.knobs:
