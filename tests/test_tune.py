@@ -123,10 +123,11 @@ def test_grpo_finds_faster_correct_configurations_than_random_search_on_the_same
 
 
 @pytest.fixture(scope="module")
-def example_judge():
+def example_judge(tmp_path_factory):
     space = read_space(CANDIDATE)
     config = RunConfig(gates=["PRC-01", "RES-01"], gate_options=GateOptions(device="cpu"))
-    return space, ConfigJudge(PROBLEM, CANDIDATE, space, config)
+    return space, ConfigJudge(PROBLEM, CANDIDATE, space, config,
+                              tmp_path_factory.mktemp("tune"))
 
 
 def test_the_tuner_returns_the_best_correct_configuration_and_the_fast_wrong_ones(example_judge):

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
+from pathlib import Path
 
 from kdiff.tune.judge import ConfigJudge
 from kdiff.tune.result import TuneResult
@@ -41,13 +43,15 @@ def tune(args: argparse.Namespace, config) -> int:  # noqa: ANN001 (a RunConfig)
     if args.timer == "do_bench" and config.device != "cuda":
         raise UsageError("--timer do_bench needs --device cuda (the interpreter does not time "
                          "a GPU; --timer wall for a smoke run)")
-    judge = ConfigJudge(args.problem, args.candidate, space, config)
-    timer = ProcessTimer(args.problem, judge.write, config.device, args.timer,
-                         args.time_dtype, json.loads(args.time_sizes) if args.time_sizes else None,
-                         compile_cache=judge.workdir / "triton-cache")
     print(f"kdiff tune: {len(space)} configurations, budget {args.budget}, default "
           f"{describe(space.default)}", file=sys.stderr)
-    results = [run(m, space, judge, timer, args.budget, args.seed) for m in methods]
+    with tempfile.TemporaryDirectory(prefix="kdiff-tune-") as workdir:
+        judge = ConfigJudge(args.problem, args.candidate, space, config, Path(workdir))
+        timer = ProcessTimer(args.problem, judge.write, config.device, args.timer,
+                             args.time_dtype,
+                             json.loads(args.time_sizes) if args.time_sizes else None,
+                             compile_cache=Path(workdir) / "triton-cache")
+        results = [run(m, space, judge, timer, args.budget, args.seed) for m in methods]
     print(table(results))
     for r in results:
         if r.default_time is None:

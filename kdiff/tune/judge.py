@@ -37,6 +37,8 @@ class ConfigJudge:
 
     def __init__(self, problem: Path, candidate: Path, space: Space, config: RunConfig,
                  workdir: Path | None = None) -> None:
+        """workdir: where the configured copies are written (default: a new temporary folder,
+        left for the caller to inspect)."""
         from kdiff.plugins import manager
         self.problem, self.candidate, self.space, self.config = problem, candidate, space, config
         self.source = Path(candidate).read_text()
