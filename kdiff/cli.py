@@ -183,6 +183,27 @@ def build_parser() -> argparse.ArgumentParser:
     _fail_on(rp)
     _verbose(rp)
 
+    t = sub.add_parser("tune", help="tune a candidate's launch settings, every configuration "
+                       "judged by the gates before it may win (docs/tune.md)")
+    t.add_argument("--problem", required=True, type=Path, metavar="REF.py",
+                   help="the problem the configurations are judged on (KernelBench format)")
+    t.add_argument("--candidate", required=True, type=Path, metavar="NEW.py",
+                   help="the kernel; declares KDIFF_TUNE_SPACE and KDIFF_TUNE_CONFIG")
+    t.add_argument("--budget", type=POSITIVE_INT, default=32, metavar="N",
+                   help="new configurations per method (default: %(default)s)")
+    t.add_argument("--methods", default="grpo,random,exhaustive,autotuner",
+                   help="search methods, comma-separated (default: %(default)s)")
+    t.add_argument("--seed", type=int, default=0, help="the search's seed (default: 0)")
+    t.add_argument("--timer", choices=["do_bench", "wall"], default="do_bench",
+                   help="Triton's do_bench (CUDA) or wall-clock (a CPU smoke run) "
+                   "(default: %(default)s)")
+    t.add_argument("--time-dtype", default=None, metavar="DTYPE",
+                   help="cast the timed inputs, e.g. bfloat16 (default: the problem's)")
+    t.add_argument("--time-sizes", default=None, metavar="JSON",
+                   help='problem sizes to time at, e.g. \'{"seq_len": 8192}\' (default: the '
+                   "problem's)")
+    _common(t, SHIPPED_PRESET)
+
     c = sub.add_parser("calibrate", help="honest noise against defective error, per gate")
     c.add_argument("--json", type=Path, metavar="PATH",
                    help="write the calibration as strict JSON (default: none)")
@@ -402,11 +423,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return calibrate(args)
 
 
+def cmd_tune(args: argparse.Namespace) -> int:
+    from kdiff.tune.command import tune
+    for role, path in (("problem", args.problem), ("candidate", args.candidate)):
+        if not path.is_file():
+            raise UsageError(f"{path}: {role} file not found")
+    return tune(args, make_config(args, "kernelbench"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler = {"gates": cmd_gates, "verify": cmd_verify, "run": cmd_run,
-                   "calibrate": cmd_calibrate, "report": cmd_report}[args.command]
+                   "calibrate": cmd_calibrate, "report": cmd_report,
+                   "tune": cmd_tune}[args.command]
         return handler(args)
     except UsageError as exc:
         print(f"kdiff: error: {exc}", file=sys.stderr)

@@ -1,0 +1,93 @@
+"""`kdiff tune` on the chunked Gated DeltaNet (kernels/gdn) on a GPU: GRPO, random search and
+Triton's autotuner's way on the same budget, every configuration but the autotuner's judged
+by the gates before it is timed. Its space (kernels/tune_examples/gdn_tunable.py): chunk size,
+the fp32 products in IEEE or TF32 (the precision-trading variant), fp32 warps, the WY
+inverse's warps, the state scan's and the output's V-blocks. Measured: the best correct
+configuration each method found, when it got there, the fast configurations the contract
+rejected, and whether the autotuner's pick passes.
+
+    python benchmarks/tune_gdn.py --seconds 360 [--budget 24] [--gates PRC-01]
+        [--time-sizes '{"seq_len": 8192, "num_heads": 16, "head_dim_k": 64, "head_dim_v": 64}']
+
+Judged at the problem's own sizes (1_GatedDeltaNet.py: 24 tokens, K = V = 16); timed by
+do_bench in fp32 (the gates' dtype, where TF32 is the trade) at --time-sizes, forward only.
+Each method gets an equal share of --seconds and begins no configuration past it (one judge,
+compile included, can overrun its share by its own time). Writes tune_gdn.json and
+tune_gdn.md under $OUT (or the current folder).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+from kdiff.gates.base import GateOptions
+from kdiff.runconfig import RunConfig
+from kdiff.tune.command import table
+from kdiff.tune.judge import ConfigJudge
+from kdiff.tune.policy import GRPOSettings
+from kdiff.tune.search import run
+from kdiff.tune.space import describe, read_space
+from kdiff.tune.timing import ProcessTimer
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBLEM = ROOT / "kernels/gdn/kernelbench/KernelBench/level3/1_GatedDeltaNet.py"
+CANDIDATE = ROOT / "kernels/tune_examples/gdn_tunable.py"
+# A long-sequence shape with head dims small enough that each configuration's fp32 compile
+# stays in seconds (K = V = 128 in fp32 took about a minute for the nine kernels on the H200,
+# chunk.py's FP32_MIN_WARPS note).
+TIME_SIZES = {"batch_size": 1, "seq_len": 8192, "num_heads": 16, "head_dim_k": 64,
+              "head_dim_v": 64}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=360.0)
+    p.add_argument("--budget", type=int, default=24, help="new configurations per method")
+    p.add_argument("--methods", default="grpo,random,autotuner")
+    p.add_argument("--gates", default="PRC-01")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--group", type=int, default=GRPOSettings.group,
+                   help="GRPO's group (fewer where a configuration takes a minute to judge)")
+    p.add_argument("--time-sizes", default=json.dumps(TIME_SIZES))
+    p.add_argument("--device", default="cuda")
+    args = p.parse_args()
+    out = Path(os.environ.get("OUT", "."))
+    space = read_space(CANDIDATE)
+    config = RunConfig(gates=args.gates.split(","), gate_options=GateOptions(device=args.device))
+    judge = ConfigJudge(PROBLEM, CANDIDATE, space, config)
+    timer = ProcessTimer(PROBLEM, judge.write, args.device,
+                         "do_bench" if args.device == "cuda" else "wall",
+                         sizes=json.loads(args.time_sizes),
+                         compile_cache=judge.workdir / "triton-cache")
+    methods = args.methods.split(",")
+    share = args.seconds / len(methods)
+    results = []
+    for method in methods:
+        start = time.monotonic()
+        try:
+            results.append(run(method, space, judge, timer, args.budget, args.seed,
+                               GRPOSettings(group=args.group), deadline=start + share))
+        except KeyboardInterrupt:  # a device budget's SIGINT: report the methods finished
+            print(f"{method}: interrupted; reporting the methods before it", flush=True)
+            break
+        r = results[-1]
+        print(f"{method}: {len(r.evaluations)} configurations in "
+              f"{time.monotonic() - start:.0f} s", flush=True)
+        for e in r.evaluations:
+            print(f"  {e.order:2d} {describe(e.config):70s} "
+                  f"{e.time * 1e3 if e.time else float('nan'):8.3f} ms "
+                  f"{e.judgement.outcome.value} {' '.join(e.judgement.failing)}"
+                  f"{' ' + e.time_error if e.time_error else ''}", flush=True)
+        (out / "tune_gdn.json").write_text(json.dumps(
+            {"space": {k.name: list(k.choices) for k in space.knobs}, "time_sizes":
+             json.loads(args.time_sizes), "gates": config.gates,
+             "results": [x.to_json() for x in results]}, indent=1))
+    print(table(results))
+    (out / "tune_gdn.md").write_text(table(results, "github") + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,177 @@
+"""`kdiff tune`: the launch space read without running the candidate, GRPO's update, and the
+searches on the shipped example (kernels/tune_examples), judged by the real gates with an
+injected timer (the interpreter does not time): its fastest configurations are wrong, and the
+tuner returns the best correct one and lists them."""
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff.gates.base import GateOptions
+from kdiff.runconfig import RunConfig
+from kdiff.tune.judge import ConfigJudge
+from kdiff.tune.policy import GRPOSettings, Policy
+from kdiff.tune.result import Judgement, Outcome
+from kdiff.tune.search import run
+from kdiff.tune.space import Knob, Space, SpaceError, configured_source, read_space
+from kdiff.tune.timing import injected
+
+EXAMPLE = Path(__file__).parent.parent / "kernels" / "tune_examples"
+PROBLEM, CANDIDATE = EXAMPLE / "row_sum.py", EXAMPLE / "row_sum_triton.py"
+
+
+def example_time(config) -> float:
+    """A made-up GPU time: wider steps, more rows per program, fp16 adds and 4 warps are
+    faster, so the fastest configurations are the wrong ones."""
+    c = dict(config)
+    return 1e-3 / (c["BLOCK"] * c["ROWS"] * (2 if c["ACC_FP16"] else 1)
+                   * (1.5 if c["num_warps"] == 4 else 1))
+
+
+def test_the_space_is_read_as_literals_never_by_running_the_candidate(tmp_path):
+    hostile = tmp_path / "c.py"
+    hostile.write_text("raise SystemExit('ran')\nKDIFF_TUNE_SPACE = {'B': [1, 2]}\n"
+                       "KDIFF_TUNE_CONFIG = {'B': 1}\n")
+    space = read_space(hostile)
+    assert [k.choices for k in space.knobs] == [(1, 2)] and space.default == (("B", 1),)
+    configured = tmp_path / "d.py"
+    configured.write_text(configured_source(hostile.read_text(), (("B", 2),)))
+    assert read_space(configured).default == (("B", 2),)  # the last assignment is the config
+    computed = tmp_path / "e.py"
+    computed.write_text("KDIFF_TUNE_SPACE = {'B': list(range(3))}\nKDIFF_TUNE_CONFIG = {'B': 0}\n")
+    with pytest.raises(SpaceError, match="not a literal"):
+        read_space(computed)
+    outside = tmp_path / "f.py"
+    outside.write_text("KDIFF_TUNE_SPACE = {'B': [1, 2]}\nKDIFF_TUNE_CONFIG = {'B': 3}\n")
+    with pytest.raises(SpaceError, match="not one of"):
+        read_space(outside)
+
+
+def test_exclusions_and_order():
+    space = read_space(CANDIDATE)
+    configs = list(space)
+    assert len(configs) == 3 * 2 * 2 * 2 - 4  # BLOCK 64 with one warp excluded
+    assert all(not (dict(c)["BLOCK"] == 64 and dict(c)["num_warps"] == 1) for c in configs)
+    assert configs[0] == (("BLOCK", 16), ("ROWS", 1), ("ACC_FP16", False), ("num_warps", 1))
+
+
+def test_a_grpo_step_moves_probability_to_the_better_half_of_the_group():
+    space = Space([Knob("A", (0, 1, 2)), Knob("B", (0, 1))], (("A", 0), ("B", 0)))
+    policy = Policy(space, GRPOSettings(), seed=0)
+    group = [(("A", a), ("B", b)) for a in range(3) for b in range(2)]
+    stats = policy.update(group, [float(a == 2) for a, _ in (space.index(c) for c in group)])
+    a_probs, b_probs = policy.probabilities()
+    assert a_probs[2] > 0.5 and max(a_probs[:2]) < 1 / 3
+    assert b_probs == pytest.approx([0.5, 0.5])  # B had no say in the reward
+    assert stats["kl"] > 0
+    skewed = Policy(space, GRPOSettings(), seed=0)
+    with torch.no_grad():
+        skewed.logits[0].copy_(torch.tensor([0.0, 0.0, 3.0]))
+    before = skewed.probabilities()[0][2]
+    skewed.update(group, [1.0] * len(group))  # equal rewards: only the KL acts, toward uniform
+    assert 1 / 3 < skewed.probabilities()[0][2] < before
+
+
+def test_grpo_never_returns_a_rejected_configuration():
+    """A space where the fastest choices of two knobs are wrong: whatever GRPO samples, the
+    configuration it returns passed, and every faster one it saw is listed as rejected."""
+    space = Space([Knob("X", tuple(range(6))), Knob("FAST", (False, True))],
+                  (("X", 0), ("FAST", False)))
+
+    def judge(config):
+        wrong = dict(config)["FAST"] or dict(config)["X"] == 5
+        return Judgement(Outcome.WRONG if wrong else Outcome.CORRECT,
+                         ("PRC-01:below_working_precision",) if wrong else ())
+
+    def time(config):
+        return 10.0 - dict(config)["X"] - 3 * dict(config)["FAST"]
+
+    result = run("grpo", space, judge, injected(time), budget=8, seed=0)
+    assert len(result.evaluations) <= 8
+    assert result.chosen.correct
+    assert all(e.time < result.chosen.time and not e.correct for e in result.fast_and_wrong())
+    assert {e.config for e in result.evaluations if e.time < result.chosen.time} == \
+        {e.config for e in result.fast_and_wrong()}
+
+
+def test_grpo_finds_faster_correct_configurations_than_random_search_on_the_same_budget():
+    """2048 configurations whose times are a product of one factor per knob, where FAST halves
+    the time and is wrong: on 64 configurations GRPO learns which choice of each knob is
+    fastest, random search (64/2048 of the space) cannot; compared over seeds, not one."""
+    knobs = [Knob(f"K{i}", (0, 1, 2, 3)) for i in range(5)] + [Knob("FAST", (False, True))]
+    space = Space(knobs, tuple((k.name, k.choices[0]) for k in knobs))
+
+    def judge(config):
+        wrong = dict(config)["FAST"]
+        return Judgement(Outcome.WRONG if wrong else Outcome.CORRECT,
+                         ("PRC-01:below_working_precision",) if wrong else ())
+
+    def time(config):
+        c, t = dict(config), 1.0
+        for i in range(5):
+            t *= (1.0, 0.8, 0.9, 1.1)[c[f"K{i}"]]
+        return t * (0.5 if c["FAST"] else 1.0)
+
+    best = 0.8 ** 5
+    ratio = {}
+    for method in ("grpo", "random"):
+        results = [run(method, space, judge, injected(time), 64, seed) for seed in range(6)]
+        assert all(r.chosen.correct and len(r.evaluations) <= 64 for r in results)
+        ratio[method] = sum(r.chosen.time / best for r in results) / len(results)
+    assert ratio["grpo"] < ratio["random"], ratio
+
+
+@pytest.fixture(scope="module")
+def example_judge(tmp_path_factory):
+    space = read_space(CANDIDATE)
+    config = RunConfig(gates=["PRC-01", "RES-01"], gate_options=GateOptions(device="cpu"))
+    return space, ConfigJudge(PROBLEM, CANDIDATE, space, config,
+                              tmp_path_factory.mktemp("tune"))
+
+
+def test_the_tuner_returns_the_best_correct_configuration_and_the_fast_wrong_ones(example_judge):
+    space, judge = example_judge
+    budget = 12  # of the space's 20 configurations
+    results = {m: run(m, space, judge, injected(example_time), budget, seed=0)
+               for m in ("grpo", "exhaustive", "autotuner")}
+    grpo = results["grpo"]
+    best = (("BLOCK", 64), ("ROWS", 1), ("ACC_FP16", False), ("num_warps", 4))
+    assert grpo.chosen.config == best and grpo.chosen.correct
+    assert len(grpo.evaluations) <= budget
+    assert grpo.summary()["speedup"] == pytest.approx(4.0)  # BLOCK 16 -> 64, warps the same
+    wrong = {e.config: e.judgement.failing for e in grpo.fast_and_wrong()}
+    assert wrong, "the fastest configurations GRPO saw are wrong"
+    for config, failing in wrong.items():
+        c = dict(config)
+        # fp16 accumulation is PRC-01's; the rows never written are RES-01's
+        assert ("PRC-01:below_working_precision" in failing) == (c["ACC_FP16"] or c["ROWS"] > 1)
+        assert ("RES-01:uninitialised_output" in failing) == (c["ROWS"] > 1)
+    assert grpo.rejected_among_fastest(3) == 3
+    # the space's order reaches BLOCK 64 only at its 17th configuration: past this budget
+    assert results["exhaustive"].chosen.config != best
+    # Triton's way returns the fastest it timed, fp16 accumulation and unwritten rows included
+    pick = results["autotuner"].chosen
+    assert pick.judgement.outcome is Outcome.WRONG and dict(pick.config)["ROWS"] == 4
+
+
+def test_kdiff_tune_command(tmp_path, capsys):
+    from kdiff.cli import main
+    out = tmp_path / "tune.json"
+    args = ["tune", "--problem", str(PROBLEM), "--candidate", str(CANDIDATE), "--device", "cpu",
+            "--gates", "PRC-01"]
+    assert main([*args, "--json", str(out)]) == 2  # do_bench on the CPU: refused
+    assert "needs --device cuda" in capsys.readouterr().err
+    assert main([*args, "--timer", "wall", "--budget", "1", "--methods", "exhaustive",
+                 "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    (result,) = report["results"]
+    assert result["chosen"] == dict(read_space(CANDIDATE).default)
+    assert result["evaluations"][0]["outcome"] == "correct"
+    assert result["evaluations"][0]["time"] > 0
+
+
+def test_policy_probabilities_are_distributions():
+    policy = Policy(read_space(CANDIDATE), GRPOSettings(), seed=0)
+    for probs in policy.probabilities():
+        assert sum(probs) == pytest.approx(1.0) and torch.tensor(probs).min() > 0
