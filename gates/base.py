@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Any, Callable, ClassVar, Iterator
 import torch
 
 from kdiff.gates import inputs as gen
+from kdiff.cache import cache_root
 from kdiff.gates import sizes, tolerance
 from kdiff.gates.oracle import OracleResult, run_oracle
 from kdiff.model import GateClass, GateResult, Status
@@ -53,15 +53,16 @@ class MachineTooBusy(Exception):
 
 
 class _CallLock:
-    """Every candidate call of every kdiff judge on this machine holds this lock shared; a
-    call judged again after a timeout holds it alone, so that no other judge's call runs
-    beside it."""
-
-    path = os.path.join(tempfile.gettempdir(), "kdiff-calls.lock")
+    """Every candidate call of every kdiff judge that shares this cache (kdiff.cache: the
+    user's, on one machine) holds this lock shared; a call judged again after a timeout holds
+    it alone, so that no other judge's call runs beside it. It lives in the cache, which
+    outlives runs, not in a run's temporary folder, which must not."""
 
     @contextlib.contextmanager
     def held(self, exclusive: bool) -> Iterator[None]:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / "calls.lock", os.O_RDWR | os.O_CREAT, 0o666)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             yield

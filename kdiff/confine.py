@@ -201,21 +201,20 @@ class WorkerCgroup:
 
     @classmethod
     def _v2(cls, name: str) -> "WorkerCgroup | None":
-        try:
-            own = _own_cgroup("")
-            if own is None or not os.path.exists(f"{_CGROUP_ROOT}/cgroup.controllers"):
-                return None
-            parent = os.path.join(_CGROUP_ROOT, own.lstrip("/"))
-            with open(os.path.join(parent, "cgroup.subtree_control")) as f:
-                enabled = set(f.read().split())
-            if not {"memory", "pids"} <= enabled:
-                # Refused (EBUSY) where the parent holds processes itself, unless it is root.
-                _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
-            path = os.path.join(parent, name)
-            os.mkdir(path)
-        except OSError:
-            return None
-        return cls([path], path, True)
+        for parent in _v2_parents():
+            try:
+                with open(os.path.join(parent, "cgroup.subtree_control")) as f:
+                    enabled = set(f.read().split())
+                if not {"memory", "pids"} <= enabled:
+                    # Refused (EBUSY) where the parent holds processes itself, unless it is
+                    # the root: then the next parent, the root, is tried.
+                    _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
+                path = os.path.join(parent, name)
+                os.mkdir(path)
+            except OSError:
+                continue
+            return cls([path], path, True)
+        return None
 
     @classmethod
     def _v1(cls, name: str, memory: bool, tasks: bool) -> "WorkerCgroup | None":
@@ -339,19 +338,32 @@ def judge_tag(pid: int) -> str | None:
     return f"{JUDGE_PREFIX}{pid}-{start}"
 
 
+def _v2_parents() -> list[str]:
+    """Where a cgroup v2 hierarchy may hold this process's workers' cgroups: beside its own,
+    else at the root (exempt from the rule that a cgroup with processes of its own has no
+    children with controllers: a judge in a cgroup beside other processes, as on the H200)."""
+    if not os.path.exists(f"{_CGROUP_ROOT}/cgroup.controllers"):
+        return []
+    try:
+        own = _own_cgroup("")
+    except OSError:
+        own = None
+    beside = [os.path.join(_CGROUP_ROOT, own.lstrip("/"))] if own not in (None, "/") else []
+    return [p for p in [*beside, _CGROUP_ROOT] if os.path.isdir(p)]
+
+
 def _worker_cgroup_parents() -> list[str]:
-    """Where this process makes its workers' cgroups (WorkerCgroup): beside its own."""
+    """Where this process makes its workers' cgroups (WorkerCgroup)."""
+    if os.path.exists(f"{_CGROUP_ROOT}/cgroup.controllers"):
+        return _v2_parents()
     parents = []
-    v2 = os.path.exists(f"{_CGROUP_ROOT}/cgroup.controllers")
-    for controller, hierarchy in (("", _CGROUP_ROOT), ("memory", f"{_CGROUP_ROOT}/memory"),
-                                  ("pids", f"{_CGROUP_ROOT}/pids")):
-        if (controller == "") != v2:
-            continue
+    for controller in ("memory", "pids"):
         try:
             own = _own_cgroup(controller)
         except OSError:
             continue
-        if own is not None and os.path.isdir(path := os.path.join(hierarchy, own.lstrip("/"))):
+        path = os.path.join(_CGROUP_ROOT, controller, (own or "").lstrip("/"))
+        if own is not None and os.path.isdir(path):
             parents.append(path)
     return parents
 

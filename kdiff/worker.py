@@ -173,7 +173,10 @@ class Worker:
         if reference is not None and request.stack != "benchmark":
             with torch.no_grad():
                 if request.reference_inputs is None:
-                    reference(*inputs)
+                    # On copies: what the reference writes into its inputs (an output buffer
+                    # among them) is not the candidate's doing.
+                    reference(*[x.clone() if isinstance(x, torch.Tensor) else x
+                                for x in inputs])
                 else:
                     reference(*[x.to(self.device) if isinstance(x, torch.Tensor) else x
                                 for x in request.reference_inputs])
