@@ -22,7 +22,8 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import mm
-from kdiff.kernels.mamba3.ops import PI, TWO_PI, pair_offsets, sigmoid, silu, tanh64, turn
+from kdiff.kernels.mamba3.ops import (PI, mod_two_pi, pair_offsets, sigmoid, silu, tanh64,
+                                      turn)
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
@@ -97,16 +98,16 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
                       mask=rm[:, None] & am[None, :], other=0.0)
         step = tl.where(am[None, :], PI * tanh64(ang) * dt_r.to(tl.float64)[:, None], 0.0)
         th = theta[None, :] + tl.cumsum(step, 0)
-        th = th - TWO_PI * tl.floor(th / TWO_PI)
+        th = mod_two_pi(th)
         theta = tl.sum(tl.where((r == BT - 1)[:, None], th, 0.0), 0)
         cos = tl.cos(th).to(tl.float32)
         sin = tl.sin(th).to(tl.float32)
         qk_base = ((rows * Hq + hq) * K)[:, None]
         pm = rm[:, None] & jm[None, :]
         q0, q1 = _pairs(q, qk_base, j, pm)
-        qe, qo = turn(q0 + qbe[None, :], q1 + qbo[None, :], cos, sin)
+        qe, qo = turn(q0 + qbe[None, :], q1 + qbo[None, :], cos, sin, am[None, :])
         k0_, k1_ = _pairs(k, qk_base, j, pm)
-        ke, ko = turn(k0_ + kbe[None, :], k1_ + kbo[None, :], cos, sin)
+        ke, ko = turn(k0_ + kbe[None, :], k1_ + kbo[None, :], cos, sin, am[None, :])
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -134,7 +135,7 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
     sin = tl.sin(theta).to(tl.float32)
     kl0 = tl.load(k + (last * Hq + hq) * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
     kl1 = tl.load(k + (last * Hq + hq) * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
-    kle, klo = turn(kl0 + kbe, kl1 + kbo, cos, sin)
+    kle, klo = turn(kl0 + kbe, kl1 + kbo, cos, sin, am)
     if i_v == 0:
         tl.store(thetaT + bh * A + j, theta.to(thetaT.dtype.element_ty), mask=am)
         tl.store(kT + bh * K + 2 * j, kle.to(kT.dtype.element_ty), mask=jm)

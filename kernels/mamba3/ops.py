@@ -21,10 +21,18 @@ def tanh64(x):
 
 
 @triton.jit
+def mod_two_pi(x):
+    """x mod 2 pi in [0, 2 pi), exactly as torch.remainder: the exact fmod (a float `%`),
+    plus 2 pi where it is negative. (x - 2 pi floor(x / 2 pi) rounds the product: at
+    |x| = 1e19, fp64, it was off by thousands, and the phase with it.)"""
+    r = x % TWO_PI
+    return tl.where(r < 0, r + TWO_PI, r)
+
+
+@triton.jit
 def advance_phase(theta, angle, dt):
-    """(theta + pi tanh(angle) dt) mod 2 pi, in fp64 (torch.remainder's floor convention)."""
-    theta = theta + PI * tanh64(angle) * dt.to(tl.float64)
-    return theta - TWO_PI * tl.floor(theta / TWO_PI)
+    """(theta + pi tanh(angle) dt) mod 2 pi, in fp64, in the reference's association."""
+    return mod_two_pi(theta + PI * tanh64(angle) * dt.to(tl.float64))
 
 
 @triton.jit
@@ -39,9 +47,12 @@ def silu(x):
 
 
 @triton.jit
-def turn(x0, x1, cos, sin):
-    """The pair (x0, x1) turned by the angle whose cosine and sine are given."""
-    return x0 * cos - x1 * sin, x0 * sin + x1 * cos
+def turn(x0, x1, cos, sin, turned):
+    """The pair (x0, x1) turned by the angle whose cosine and sine are given, where `turned`
+    (the pairs with an angle); the others as they are, as the reference passes them (turned
+    by a zero angle, an Inf in x1 would make x0 * 1 - x1 * 0 NaN)."""
+    return (tl.where(turned, x0 * cos - x1 * sin, x0),
+            tl.where(turned, x0 * sin + x1 * cos, x1))
 
 
 @triton.jit

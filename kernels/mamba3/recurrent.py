@@ -59,16 +59,15 @@ def recurrent_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
         g = bh * T + t
         dt_t = tl.load(dt + g).to(tl.float32)
         ang = tl.load(angles + (row * H + h) * A + j, mask=am, other=0.0)
-        # pairs past the angles keep a zero phase: cos 1, sin 0, unturned exactly
         theta = tl.where(am, advance_phase(theta, ang, dt_t), theta)
         cos = tl.cos(theta).to(tl.float32)
         sin = tl.sin(theta).to(tl.float32)
         qe, qo = turn(tl.load(q + qk_row + 2 * j, mask=jm, other=0.0).to(tl.float32) + qbe,
                       tl.load(q + qk_row + 2 * j + 1, mask=jm, other=0.0).to(tl.float32) + qbo,
-                      cos, sin)
+                      cos, sin, am)
         ke, ko = turn(tl.load(k + qk_row + 2 * j, mask=jm, other=0.0).to(tl.float32) + kbe,
                       tl.load(k + qk_row + 2 * j + 1, mask=jm, other=0.0).to(tl.float32) + kbo,
-                      cos, sin)
+                      cos, sin, am)
         vt = tl.load(v + v_row + cv, mask=vm, other=0.0).to(tl.float32)
         lam = sigmoid(tl.load(trap + g).to(tl.float32))
         alpha = tl.exp(tl.load(adt + g).to(tl.float32))
