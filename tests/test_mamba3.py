@@ -1,0 +1,162 @@
+"""Mamba-3 SISO (kdiff.kernels.mamba3): the chunked PyTorch form against the sequential
+float64 oracle, and the Triton forward and decode step against it through the interpreter in
+fp32 on tiny shapes.
+
+Error model (a first-order worst-case bound, normwise per tensor; derived here, not fitted).
+Every map the state goes through is non-expansive: S -> alpha S with alpha = exp(adt) in
+(0, 1] (adt = -softplus(a) dt <= 0), plus rank-one terms; the phase is fp64 (its rounding,
+near 2^-52 of 2 pi, is far below fp32's). So rounding errors made at one step are not
+amplified by later ones and add up. Along a sequence of T tokens in chunks of C, one chunk
+computes: the rotations (2 products and a sum), q'.k' and Q'S^T (length-K contractions), the
+decay and weight products of P (3), P V (length C), the state step (length C, then one sum),
+D v and silu(z) (3): fewer than K + V + 4 C roundings on any path, per chunk, plus the state
+carried in (one more chunk's worth). Hence
+
+    max|err| <= gamma_N * max|oracle|,  N = (ceil(T / C) + 1) * (K + V + 4 C)
+
+with gamma_N <= 1.01 N u (kdiff.gates.tolerance, worst-case model). The same N covers the
+chunked PyTorch form in float64 (u = 2^-53). The token-by-token kernel (the decode step, and
+the forward's fallback) forms the reference's operations per token: at most 8 roundings per
+token along the state (alpha S, the two weights, the two outer products' scalings, the two
+sums, and the rotations), then one length-K reduction and 3 for D v and silu(z):
+N_rec = 8 T + K + 3.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.mamba3 decorates its kernels
+
+import pytest
+import torch
+
+from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
+from kdiff.kernels.mamba3 import forward as m3_forward
+from kdiff.kernels.mamba3 import mamba3_siso_chunked, mamba3_siso_recurrence
+from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
+from kdiff.kernels.mamba3.problems import activations, sequence_inputs
+from kdiff.kernels.mamba3.reference import States
+
+NAMES = ("out", "angle_state", "ssm_state", "k_state", "v_state")
+
+
+def recurrence_args(B, T, Hqk, G, K, V, seed):
+    """The problems' draw, activated: [q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z]
+    and the initial States."""
+    torch.manual_seed(seed)
+    q, k, v, a, dt, trap, qb, kb, angles, D, z, *states = sequence_inputs(B, T, Hqk, G, K, V)
+    q, k, adt, dt = activations(q, k, a, dt)
+    return [q, k, v, adt, dt, trap, qb, kb, angles, D, z], States(*states)
+
+
+def depth(T, K, V, C):
+    return (math.ceil(T / C) + 1) * (K + V + 4 * C)
+
+
+def depth_recurrent(T, K):
+    return 8 * T + K + 3
+
+
+def assert_within_bound(got, oracle, N, dtype=torch.float32):
+    bound = WORST_CASE_C * growth(N, "worst") * unit_roundoff(dtype)
+    for name, a, b in zip(NAMES, got, oracle):
+        err = (a.double() - b.double()).abs().max().item()
+        scale = b.abs().max().item()
+        assert err <= bound * scale, (f"{name}: max error {err:.3e} > bound {bound * scale:.3e} "
+                                      f"(N={N}, relative {err / scale:.3e} vs {bound:.3e})")
+
+
+def oracle(args, states):
+    return mamba3_siso_recurrence(*[a.double() for a in args],
+                                  States(*(s.double() for s in states)))
+
+
+def flat(result):
+    out, states = result
+    return [out, *states]
+
+
+def record_fallbacks(monkeypatch) -> list:
+    """Every fallback decision of the chunked forward calls that follow, as ints: a chunked
+    result gone non-finite is otherwise recomputed token by token, and passes."""
+    decisions = []
+    real = m3_forward.fallback_flag
+
+    def recording(*tensors):
+        flag = real(*tensors)
+        decisions.append(int(flag.item()))
+        return flag
+    monkeypatch.setattr(m3_forward, "fallback_flag", recording)
+    return decisions
+
+
+def test_chunked_form_and_its_gradients_equal_the_oracle():
+    """float64 on both sides: the chunked algorithm (the Triton forward's) is the recurrence,
+    forward and through autograd (the basis of a chunked backward)."""
+    B, T, Hqk, G, K, V, C = 2, 37, 2, 2, 16, 8, 16
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=1)
+    leaves = [x.double().requires_grad_() for x in [*args, *states]]
+    got = flat(mamba3_siso_chunked(*leaves[:11], States(*leaves[11:]), chunk_size=C))
+    want = flat(mamba3_siso_recurrence(*leaves[:11], States(*leaves[11:])))
+    assert_within_bound(got, [w.detach() for w in want], depth(T, K, V, C), torch.float64)
+    torch.manual_seed(2)
+    cotangents = [torch.randn_like(w) for w in want]
+    grads_got = torch.autograd.grad(got, leaves, cotangents)
+    grads_want = torch.autograd.grad(want, leaves, cotangents)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C), "worst") * unit_roundoff(torch.float64)
+    for i, (a, b) in enumerate(zip(grads_got, grads_want)):
+        assert (a - b).abs().max() <= bound * b.abs().max(), f"gradient of input {i}"
+
+
+@pytest.mark.parametrize("T,C", [(37, 16), (20, 64)])
+def test_triton_forward_matches_the_oracle(T, C, monkeypatch):
+    B, Hqk, G, K, V = 2, 1, 2, 16, 24
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=T)
+    fallbacks = record_fallbacks(monkeypatch)
+    got = flat(mamba3_siso_forward(*args, states, chunk_size=C, block_v=16))
+    assert fallbacks == [0]  # the chunked kernel's own result, V in two blocks
+    assert_within_bound(got, flat(oracle(args, states)), depth(T, K, V, C))
+
+
+def test_forward_is_bitwise_deterministic():
+    args, states = recurrence_args(1, 20, 1, 2, 16, 16, seed=5)
+    first = flat(mamba3_siso_forward(*args, states, chunk_size=16))
+    second = flat(mamba3_siso_forward(*args, states, chunk_size=16))
+    for name, a, b in zip(NAMES, first, second):
+        assert torch.equal(a, b), name
+
+
+def test_a_nan_input_takes_the_token_by_token_path_with_the_oracles_mask(monkeypatch):
+    """A NaN in v at token 20 reaches rows 16..19 of its chunk through P's masked zeros
+    (0 * NaN) in the chunked products; the fallback recomputes the call token by token, and
+    the NaNs are the oracle's, element for element."""
+    T, K, V = 24, 16, 16
+    args, states = recurrence_args(1, T, 1, 2, K, V, seed=9)
+    args[2][0, 20, 1, 3] = math.nan
+    fallbacks = record_fallbacks(monkeypatch)
+    got = flat(mamba3_siso_forward(*args, states, chunk_size=16))
+    want = flat(oracle(args, states))
+    assert fallbacks == [1]
+    for name, a, b in zip(NAMES, got, want):
+        assert torch.equal(a.isnan(), b.isnan()), name
+        finite = b.isfinite()
+        a, b = a[finite], b[finite]
+        bound = WORST_CASE_C * growth(depth_recurrent(T, K), "worst") * unit_roundoff(
+            torch.float32)
+        assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
+
+
+def test_decode_steps_match_the_oracle():
+    """Three decode steps, each handing its states to the next, against the recurrence over
+    the three tokens."""
+    T, K, V = 3, 16, 16
+    args, states = recurrence_args(2, T, 1, 2, K, V, seed=4)
+    q, k, v, adt, dt, trap, qb, kb, angles, D, z = args
+    current, outs = states, []
+    for t in range(T):
+        out, current = mamba3_siso_step(q[:, t], k[:, t], v[:, t], adt[..., t], dt[..., t],
+                                        trap[..., t], qb, kb, angles[:, t], D, z[:, t], current)
+        outs.append(out)
+    assert_within_bound([torch.stack(outs, dim=1), *current], flat(oracle(args, states)),
+                        depth_recurrent(T, K))
