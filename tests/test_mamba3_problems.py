@@ -36,11 +36,8 @@ def test_the_problem_runs(problem: Path):
 @pytest.mark.parametrize("candidate", CANDIDATES, ids=[f"{c.parent.name}/{c.stem}"
                                                        for c in CANDIDATES])
 def test_the_candidate_takes_the_problems_arguments(candidate: Path):
-    """Read without importing: the mamba_ssm candidates need mamba_ssm and a GPU."""
+    """The mamba_ssm candidates import mamba_ssm when called (it needs a GPU), not here."""
     model = load_problem(problem_of(candidate)).module.Model
-    wanted = list(inspect.signature(model.forward).parameters)
-    source = candidate.read_text()
-    assert f"def forward({', '.join(wanted)}):" in " ".join(source.split()), candidate
-    if candidate.parent.name == "triton":
-        module = load_module(candidate, "candidate")
-        assert list(inspect.signature(module.ModelNew.forward).parameters) == wanted
+    module = load_module(candidate, "candidate")
+    assert (list(inspect.signature(module.ModelNew.forward).parameters)
+            == list(inspect.signature(model.forward).parameters))
