@@ -33,6 +33,7 @@ import torch
 
 from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
 from kdiff.kernels.mamba3 import forward as m3_forward
+from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3 import mamba3_siso_chunked, mamba3_siso_recurrence
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
@@ -117,6 +118,34 @@ def test_triton_forward_matches_the_oracle(T, C, monkeypatch):
     got = flat(mamba3_siso_forward(*args, states, chunk_size=C, block_v=16))
     assert fallbacks == [0]  # the chunked kernel's own result, V in two blocks
     assert_within_bound(got, flat(oracle(args, states)), depth(T, K, V, C))
+
+
+def forward_backward(fn, args, states, dtype):
+    """The five outputs and the gradients of all fifteen inputs, under fixed cotangents
+    (drawn in float64, so that both precisions get the same ones)."""
+    leaves = [x.to(dtype).clone().requires_grad_() for x in [*args, *states]]
+    outputs = flat(fn(*leaves[:11], States(*leaves[11:])))
+    gen = torch.Generator().manual_seed(7)
+    cotangents = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(dtype)
+                  for o in outputs]
+    return [o.detach() for o in outputs], torch.autograd.grad(outputs, leaves, cotangents)
+
+
+def test_triton_backward_matches_the_oracle():
+    """Every gradient (q, k, v, adt, dt, trap, the biases, the angles, D, z and the four
+    initial states) through chunk_bwd_kernel and gates_bwd_kernel. The backward walks the
+    adjoint of the forward's maps (non-expansive too) with the same contractions plus the
+    reverse sums over a chunk (C) and, for the phase, over the sequence (T): N grows by T."""
+    B, T, Hqk, G, K, V, C = 2, 20, 1, 2, 16, 24, 16
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
+    _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
+                              torch.float32)
+    _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, "worst") * unit_roundoff(
+        torch.float32)
+    for i, (a, b) in enumerate(zip(got, want)):
+        err = (a.double() - b).abs().max().item()
+        assert err <= bound * b.abs().max().item(), f"gradient of input {i}: {err:.3e}"
 
 
 def test_forward_is_bitwise_deterministic():

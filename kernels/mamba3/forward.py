@@ -16,6 +16,8 @@ and otherwise rewrites all of them with the reference's own operations.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 import triton
 import triton.language as tl
@@ -43,11 +45,14 @@ def _pairs(ptr, row_base, j, mask):
 
 @triton.jit
 def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
-                     theta0, S0, k0, v0, out, thetaT, ST, kT, vT,
+                     theta0, S0, k0, v0, out, thetaT, ST, kT, vT, hbuf, thbuf, ybuf,
                      T, H, G, K, V, A,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
-                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1."""
+                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
+    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1. STORE: what the
+    backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] fp32, the state entering each
+    chunk and the final one; thbuf [B * H, chunks, A] fp64, the phase entering each chunk;
+    ybuf [B, T, H, V] fp32, y before the gate."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = q.dtype.element_ty
     bh = b.to(tl.int64) * H + h
@@ -79,7 +84,14 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
         d_h = tl.load(D + h).to(tl.float32)
     causal = r[None, :] <= r[:, None]
     diagonal = r[None, :] == r[:, None]
-    for c in range(0, tl.cdiv(T, BT)):
+    NC = tl.cdiv(T, BT)
+    for c in range(0, NC):
+        if STORE:
+            hoff = (bh * (NC + 1) + c) * V * K + cv[:, None] * K + 2 * j[None, :]
+            tl.store(hbuf + hoff, Se, mask=sm)
+            tl.store(hbuf + hoff + 1, So, mask=sm)
+            if i_v == 0:
+                tl.store(thbuf + (bh * NC + c) * A + j, theta, mask=am)
         t = c * BT + r
         rm = t < T
         nm = t + 1 < T
@@ -119,6 +131,8 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
              * (mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)) + mm(P, vt, DT))
         if HAS_D:
             y = y + d_h * vt
+        if STORE:
+            tl.store(ybuf + v_off, y, mask=tm)
         if HAS_Z:
             y = y * silu(tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32))
         tl.store(out + v_off, y.to(out.dtype.element_ty), mask=tm)
@@ -129,6 +143,10 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
         So = carry * So + mm(vw, ko, DT)
     tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
     tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
+    if STORE:
+        hoff = (bh * (NC + 1) + NC) * V * K + cv[:, None] * K + 2 * j[None, :]
+        tl.store(hbuf + hoff, Se, mask=sm)
+        tl.store(hbuf + hoff + 1, So, mask=sm)
     # the last token's rotated key and its value: the same operations as its chunk's
     last = b.to(tl.int64) * T + T - 1
     cos = tl.cos(theta).to(tl.float32)
@@ -164,27 +182,46 @@ def new_states(states: States, dtype: torch.dtype) -> States:
     return States(*(torch.empty_like(s, dtype=dtype) for s in states))
 
 
+class Saved(NamedTuple):
+    """What the chunked forward keeps for the backward (chunk_fwd_kernel's STORE buffers)
+    and its fallback decision."""
+    hbuf: torch.Tensor
+    thbuf: torch.Tensor
+    ybuf: torch.Tensor
+    fallback: torch.Tensor
+
+
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
-                        chunk_size: int = 64, block_v: int = 64,
-                        num_warps: int = 4) -> tuple[torch.Tensor, States]:
+                        chunk_size: int = 64, block_v: int = 64, num_warps: int = 4,
+                        store: bool = False):
     """reference.mamba3_siso_recurrence's arguments (initial states required), chunked;
-    outputs in q's dtype."""
+    outputs in q's dtype. Returns (out, final States), and with `store` the Saved buffers
+    after them."""
     check_shapes(q, k, v, angles, states)
     args = [x.contiguous() if x is not None else None
             for x in (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z)]
     states = States(*(s.contiguous() for s in states))
     B, T, Hq, K = q.shape
-    H, V = v.shape[2], v.shape[3]
+    H, V, A = v.shape[2], v.shape[3], angles.shape[-1]
+    if T == 0:
+        raise ValueError("an empty sequence (T = 0)")
     out = torch.empty(B, T, H, V, dtype=q.dtype, device=q.device)
     final = new_states(states, q.dtype)
-    if T == 0:
-        return out, States(*(s.to(q.dtype, copy=True) for s in states))
+    NC = triton.cdiv(T, chunk_size)
+    saved = [None, None, None]
+    if store:
+        saved = [torch.empty(B * H, NC + 1, V, K, dtype=torch.float32, device=q.device),
+                 torch.zeros(B * H, NC, A, dtype=torch.float64, device=q.device),
+                 torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
     BV = min(block_v, max(16, triton.next_power_of_2(V)))
     chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
-        *args, *states, out, *final, T, H, H // Hq, K, V, angles.shape[-1],
+        *args, *states, out, *final, *saved, T, H, H // Hq, K, V, A,
         BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
-        num_warps=num_warps)
-    recurrent_forward(*args, states, out, final, when=fallback_flag(out, *final))
+        STORE=store, num_warps=num_warps)
+    fallback = fallback_flag(out, *final)
+    recurrent_forward(*args, states, out, final, when=fallback)
+    if store:
+        return out, final, Saved(*saved, fallback)
     return out, final
 
 
