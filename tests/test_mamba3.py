@@ -189,3 +189,22 @@ def test_decode_steps_match_the_oracle():
         outs.append(out)
     assert_within_bound([torch.stack(outs, dim=1), *current], flat(oracle(args, states)),
                         depth_recurrent(T, K))
+
+
+def test_the_phase_at_the_ends_of_the_range():
+    """The phase as the oracle's at both ends of fp32's range: tiny steps keep their sign
+    (tanh(x) = x at |x| = 1e-19; 1 - exp(-2|x|) is 0 there) and a phase of 1e19 is reduced
+    exactly (an fmod, not x - 2 pi floor(x / 2 pi)). One decode step and the chunked forward:
+    the angle state must equal the oracle's to the fp32 rounding of a value in [0, 2 pi)."""
+    args, states = recurrence_args(1, 1, 1, 2, 16, 16, seed=6)
+    theta0 = torch.tensor([[1e-20, -1e-20, 1e19, -3e19], [2e-20, 7e18, -1e-21, 1e-20]])
+    angles = torch.tensor([[-1e-19, 1e-19, 0.5, -1e-19], [-1e-19, 1e-19, 1e-19, -1e-19]])
+    args[8] = angles.view(1, 1, 2, 4)
+    states = States(theta0.view(1, 2, 4), *states[1:])
+    want = oracle(args, states)[1].angle
+    q, k, v, adt, dt, trap, qb, kb, angles, D, z = args
+    _, step = mamba3_siso_step(q[:, 0], k[:, 0], v[:, 0], adt[..., 0], dt[..., 0], trap[..., 0],
+                               qb, kb, angles[:, 0], D, z[:, 0], states)
+    _, chunked = mamba3_siso_forward(*args, states, chunk_size=16)
+    for got in (step.angle, chunked.angle):
+        assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * 2 * math.pi

@@ -5,19 +5,24 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-PI = 3.141592653589793
-TWO_PI = 6.283185307179586
+# constexpr: a compiled kernel reads no other globals (the interpreter does not check)
+PI = tl.constexpr(3.141592653589793)
+TWO_PI = tl.constexpr(6.283185307179586)
 
 
 @triton.jit
 def tanh64(x):
-    """tanh in fp64, sign(x) (1 - e) / (1 + e) with e = exp(-2|x|): no overflow, +-1 at
-    +-Inf, NaN at NaN. The phase step pi tanh(x) dt then carries an absolute error near
-    2^-52, far below the fp32 rotation it feeds."""
+    """tanh in fp64 to a relative error near 2^-45 at every size: sign(x) (1 - e) / (1 + e)
+    with e = exp(-2|x|) (no overflow, +-1 at +-Inf, NaN at NaN) from |x| = 2^-8 on, where
+    1 - e loses at most 7 bits; below, x (1 - x^2/3 + 2 x^4/15), whose first omitted term
+    17 x^7 / 315 is under 2^-52 x. (1 - e alone was 0 at |x| = 1e-19, where tanh(x) = x
+    sets the phase's sign: kdiff PRC-03 at inputs x 1e-19.)"""
     x = x.to(tl.float64)
     e = tl.exp(-2.0 * tl.abs(x))
     t = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -t, t)
+    x2 = x * x
+    small = x * (1.0 - x2 / 3.0 + x2 * x2 * (2.0 / 15.0))
+    return tl.where(tl.abs(x) < 0.00390625, small, tl.where(x < 0, -t, t))
 
 
 @triton.jit
