@@ -208,3 +208,16 @@ def test_the_phase_at_the_ends_of_the_range():
     _, chunked = mamba3_siso_forward(*args, states, chunk_size=16)
     for got in (step.angle, chunked.angle):
         assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * 2 * math.pi
+
+
+def test_the_phase_wraps_token_by_token_as_the_oracles():
+    """From 0, a step of -1e-19 lands on 2 pi - 1e-19, which rounds to 2 pi: the oracle's phase
+    wraps there and the step is lost, then 2 pi plus a step of 1e-19 reduces to 0. A running
+    sum reduced once (1e-19 - 1e-19 + ...) keeps the steps and lands elsewhere; the chunked
+    forward steps the phase token by token (phase_fwd_kernel) and lands where the oracle does."""
+    args, states = recurrence_args(1, 3, 1, 2, 16, 16, seed=8)
+    args[8] = torch.tensor([-1e-19, 2e-19, 1e-19]).view(1, 3, 1, 1).expand(1, 3, 2, 4).clone()
+    states = States(torch.zeros(1, 2, 4), *states[1:])
+    want = oracle(args, states)[1].angle
+    got = mamba3_siso_forward(*args, states, chunk_size=16)[1].angle
+    assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * want.abs().max()

@@ -4,7 +4,8 @@ autograd Function that joins them.
 
 chunk_bwd_kernel, one program per (head, sequence), all of V, walks the chunks backwards with
 dS (the gradient of the state leaving the chunk, from the final state's cotangent) and, per
-chunk, recomputes the forward's tiles (phases, q', k', la, weights, P) and forms:
+chunk, recomputes the forward's tiles (q', k' from the stored phases, la, weights, P) and
+forms:
 
     dy = dout silu(z),  dz = dout y silu'(z),  dD += sum dy . v
     dP = dY V^T,  dQK = dP * decay * weight (lower triangle)
@@ -37,8 +38,8 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import mm
-from kdiff.kernels.mamba3.forward import Saved, _pairs, mamba3_siso_forward
-from kdiff.kernels.mamba3.ops import (PI, mod_two_pi, pair_offsets, sigmoid, tanh64, turn)
+from kdiff.kernels.mamba3.forward import _pairs, mamba3_siso_forward
+from kdiff.kernels.mamba3.ops import PI, pair_offsets, sigmoid, tanh64, turn
 from kdiff.kernels.mamba3.recurrent import pair_block
 from kdiff.kernels.mamba3.reference import States
 
@@ -50,13 +51,14 @@ def _store_pairs(ptr, row_base, j, mask, first, second):
 
 
 @triton.jit
-def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, k0, v0,
-                     hbuf, thbuf, ybuf, dout, dST, dkT, dvT,
+def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
+                     phase, hbuf, ybuf, dout, dST, dkT, dvT,
                      dq, dk, dv, dz, dtheta, dadt, dscale, dgamma, dS0, dk0, dv0, dprev0,
                      dD, T, H, G, K, V, A,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                      HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (H, B). Inputs as chunk_fwd_kernel's, with its STORE buffers; cotangents dout
+    """Grid (H, B). Inputs as chunk_fwd_kernel's (the phases among them), with its STORE
+    buffers; cotangents dout
     [B, T, H, V], dST [B, H, V, K], dkT [B, H, K], dvT [B, H, V]. Outputs fp32: dq, dk
     [B, T, H, K] (of q + q_bias, k + k_bias, per head), dv, dz [B, T, H, V], dtheta
     [B, T, H, A], dadt, dscale, dgamma [B, H, T], dS0 [B, H, V, K], dk0 [B, H, K], dv0
@@ -104,11 +106,8 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, k0, v
         la = tl.cumsum(tl.load(adt + g, mask=rm, other=0.0).to(tl.float64), 0)
         la_last = tl.sum(tl.where(r == BT - 1, la, 0.0), 0)
         rows = b.to(tl.int64) * T + t
-        theta = tl.load(thbuf + (bh * NC + c) * A + j, mask=am, other=0.0)
-        ang = tl.load(angles + (rows[:, None] * H + h) * A + j[None, :],
-                      mask=rm[:, None] & am[None, :], other=0.0)
-        step = tl.where(am[None, :], PI * tanh64(ang) * dt_r.to(tl.float64)[:, None], 0.0)
-        th = mod_two_pi(theta[None, :] + tl.cumsum(step, 0))
+        th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
+                     mask=rm[:, None] & am[None, :], other=0.0)
         cos = tl.cos(th).to(tl.float32)
         sin = tl.sin(th).to(tl.float32)
         qk_base = ((rows * Hq + hq) * K)[:, None]
@@ -255,7 +254,7 @@ class Mamba3SISOFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dout, dthetaT, dST, dkT, dvT):
         (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, theta0, S0, k0, v0,
-         hbuf, thbuf, ybuf) = ctx.saved_tensors
+         phase, hbuf, ybuf) = ctx.saved_tensors
         has_d, has_z = ctx.has
         D = D if has_d else None
         z = z if has_z else None
@@ -271,7 +270,7 @@ class Mamba3SISOFunction(torch.autograd.Function):
         dS0, dk0, dv0 = (torch.empty(x.shape, **f32) for x in (S0, k0, v0))
         dprev0, dD = torch.empty(B * H, **f32), torch.empty(B * H, **f32)
         chunk_bwd_kernel[(H, B)](
-            q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, k0, v0, hbuf, thbuf, ybuf,
+            q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0, phase, hbuf, ybuf,
             cot[0], cot[2], cot[3], cot[4], dq_h, dk_h, dv, dz, dtheta, dadt, dscale, dgamma,
             dS0, dk0, dv0, dprev0, dD, T, H, H // Hq, K, V, A, BT=ctx.chunk_size,
             BK2=pair_block(K), BV=max(16, triton.next_power_of_2(V)), HAS_D=has_d,

@@ -1,9 +1,10 @@
-"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in one Triton kernel, and the decode
+"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in two Triton kernels, and the decode
 step; each with its host wrapper.
 
-One program per (V-block, head, sequence) walks the sequence's chunks of BT tokens, holding
-the [BV, K] state (fp32, as its two halves of key pairs) and the phase (fp64) across chunks.
-Per chunk: the phases (an fp64 running sum, mod 2 pi), the rotated q and k tiles, the
+phase_fwd_kernel steps the phases token by token (fp64, the reference's per-token mod 2 pi).
+chunk_fwd_kernel, one program per (V-block, head, sequence), walks the sequence's chunks of
+BT tokens, holding the [BV, K] state (fp32, as its two halves of key pairs) across chunks.
+Per chunk: the rotated q and k tiles (cos, sin of the stored phases), the
 chunk-local log-decay sums la (fp64: exp(la_r - la_s) subtracts them before an fp32 exp, as
 kernels/gdn's gc), P = (Q' K'^T) * decay * weight (lower triangle), y = exp(la) Q' S^T + P V,
 D v and silu(z), and the state step S <- exp(la_last) S + (V * w)^T K'.
@@ -24,8 +25,7 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import mm
-from kdiff.kernels.mamba3.ops import (PI, mod_two_pi, pair_offsets, sigmoid, silu, tanh64,
-                                      turn)
+from kdiff.kernels.mamba3.ops import advance_phase, pair_offsets, sigmoid, silu, turn
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
@@ -44,14 +44,36 @@ def _pairs(ptr, row_base, j, mask):
 
 
 @triton.jit
-def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
-                     theta0, S0, k0, v0, out, thetaT, ST, kT, vT, hbuf, thbuf, ybuf,
+def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexpr):
+    """Grid (H, B): the phases theta_t [B, T, H, A] fp64, one token after another as the
+    reference's (theta + pi tanh(angles_t) dt_t) mod 2 pi, and the last into thetaT. A
+    running sum reduced once per token row would be the same angle up to rounding, but the
+    reduction is discontinuous at 0 = 2 pi: a step of -1e-20 from 0 rounds to 2 pi and its
+    size is lost, and a sum that keeps it lands on the other side (kdiff PRC-03 at inputs
+    x 1e-19: 1.8e-19 against 0). The loads do not depend on the phase, so the loop's chain
+    is one fp64 add and one reduction per token."""
+    h, b = tl.program_id(0), tl.program_id(1)
+    bh = b.to(tl.int64) * H + h
+    a = tl.arange(0, BA)
+    am = a < A
+    theta = tl.load(theta0 + bh * A + a, mask=am, other=0.0).to(tl.float64)
+    for t in range(T):
+        row = b.to(tl.int64) * T + t
+        ang = tl.load(angles + (row * H + h) * A + a, mask=am, other=0.0)
+        theta = advance_phase(theta, ang, tl.load(dt + bh * T + t))
+        tl.store(phase + (row * H + h) * A + a, theta, mask=am)
+    tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
+
+
+@triton.jit
+def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
+                     phase, S0, k0, v0, out, ST, kT, vT, hbuf, ybuf,
                      T, H, G, K, V, A,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                      HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
-    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1. STORE: what the
-    backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] fp32, the state entering each
-    chunk and the final one; thbuf [B * H, chunks, A] fp64, the phase entering each chunk;
+    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, and the phases
+    [B, T, H, A] fp64 (phase_fwd_kernel's). STORE: what the backward (backward.py) reads:
+    hbuf [B * H, chunks + 1, V, K] fp32, the state entering each chunk and the final one;
     ybuf [B, T, H, V] fp32, y before the gate."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = q.dtype.element_ty
@@ -69,7 +91,6 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
     qbo = tl.load(q_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
     kbe = tl.load(k_bias + h * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
     kbo = tl.load(k_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
-    theta = tl.load(theta0 + bh * A + j, mask=am, other=0.0).to(tl.float64)
     # S_0 = S_init + ((1 - lam_0) dt_0) v_init k_init^T; alpha_0 comes with the first la
     lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
     prev0 = (1 - lam0) * tl.load(dt + bh * T).to(tl.float32)
@@ -90,8 +111,6 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             hoff = (bh * (NC + 1) + c) * V * K + cv[:, None] * K + 2 * j[None, :]
             tl.store(hbuf + hoff, Se, mask=sm)
             tl.store(hbuf + hoff + 1, So, mask=sm)
-            if i_v == 0:
-                tl.store(thbuf + (bh * NC + c) * A + j, theta, mask=am)
         t = c * BT + r
         rm = t < T
         nm = t + 1 < T
@@ -105,13 +124,8 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
         la = tl.cumsum(tl.load(adt + g, mask=rm, other=0.0).to(tl.float64), 0)
         la_last = tl.sum(tl.where(r == BT - 1, la, 0.0), 0)
         rows = b.to(tl.int64) * T + t
-        # phases: rows past T step by zero, so the last row holds the last token's
-        ang = tl.load(angles + (rows[:, None] * H + h) * A + j[None, :],
-                      mask=rm[:, None] & am[None, :], other=0.0)
-        step = tl.where(am[None, :], PI * tanh64(ang) * dt_r.to(tl.float64)[:, None], 0.0)
-        th = theta[None, :] + tl.cumsum(step, 0)
-        th = mod_two_pi(th)
-        theta = tl.sum(tl.where((r == BT - 1)[:, None], th, 0.0), 0)
+        th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
+                     mask=rm[:, None] & am[None, :], other=0.0)
         cos = tl.cos(th).to(tl.float32)
         sin = tl.sin(th).to(tl.float32)
         qk_base = ((rows * Hq + hq) * K)[:, None]
@@ -149,13 +163,13 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
         tl.store(hbuf + hoff + 1, So, mask=sm)
     # the last token's rotated key and its value: the same operations as its chunk's
     last = b.to(tl.int64) * T + T - 1
+    theta = tl.load(phase + (last * H + h) * A + j, mask=am, other=0.0)
     cos = tl.cos(theta).to(tl.float32)
     sin = tl.sin(theta).to(tl.float32)
     kl0 = tl.load(k + (last * Hq + hq) * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
     kl1 = tl.load(k + (last * Hq + hq) * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
     kle, klo = turn(kl0 + kbe, kl1 + kbo, cos, sin, am)
     if i_v == 0:
-        tl.store(thetaT + bh * A + j, theta.to(thetaT.dtype.element_ty), mask=am)
         tl.store(kT + bh * K + 2 * j, kle.to(kT.dtype.element_ty), mask=jm)
         tl.store(kT + bh * K + 2 * j + 1, klo.to(kT.dtype.element_ty), mask=jm)
     vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)
@@ -183,10 +197,10 @@ def new_states(states: States, dtype: torch.dtype) -> States:
 
 
 class Saved(NamedTuple):
-    """What the chunked forward keeps for the backward (chunk_fwd_kernel's STORE buffers)
-    and its fallback decision."""
+    """What the chunked forward keeps for the backward: the phases, chunk_fwd_kernel's
+    STORE buffers, and the fallback decision."""
+    phase: torch.Tensor
     hbuf: torch.Tensor
-    thbuf: torch.Tensor
     ybuf: torch.Tensor
     fallback: torch.Tensor
 
@@ -208,20 +222,23 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     out = torch.empty(B, T, H, V, dtype=q.dtype, device=q.device)
     final = new_states(states, q.dtype)
     NC = triton.cdiv(T, chunk_size)
-    saved = [None, None, None]
+    saved = [None, None]
     if store:
         saved = [torch.empty(B * H, NC + 1, V, K, dtype=torch.float32, device=q.device),
-                 torch.zeros(B * H, NC, A, dtype=torch.float64, device=q.device),
                  torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
+    phase = torch.empty(B, T, H, A, dtype=torch.float64, device=q.device)
+    BA = max(16, triton.next_power_of_2(A))
+    phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA)
     BV = min(block_v, max(16, triton.next_power_of_2(V)))
     chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
-        *args, *states, out, *final, *saved, T, H, H // Hq, K, V, A,
+        *args[:8], *args[9:], phase, *states[1:], out, *final[1:], *saved, T, H, H // Hq, K, V,
+        A,
         BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
         STORE=store, num_warps=num_warps)
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
-        return out, final, Saved(*saved, fallback)
+        return out, final, Saved(phase, *saved, fallback)
     return out, final
 
 
