@@ -1,5 +1,5 @@
-"""Timings beside mamba_ssm's Mamba-3 kernels on a GPU, one call: the forward, mamba_ssm's
-forward + backward, and the decode step, at the paper's layer shapes (d_state K = 128,
+"""Timings beside mamba_ssm's Mamba-3 kernels on a GPU, one call: the forward, the forward +
+backward, and the decode step, at the paper's layer shapes (d_state K = 128,
 headdim V = 64, 32 heads over 4 key heads, 32 angles), bf16. Needs MAMBA_SSM_SRC
 (upstream.py). Checks ours against the float64 oracle at a small size first.
 
@@ -13,6 +13,7 @@ import json
 import torch
 from triton.testing import do_bench
 
+from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 from kdiff.kernels.mamba3.reference import States, mamba3_siso_recurrence
@@ -83,9 +84,16 @@ def main() -> None:
         def theirs_train():
             out = theirs_forward(leaves[:7], leaves[7:])
             torch.autograd.backward(out, [torch.ones_like(o) for o in out])
-        theirs_fb = do_bench(theirs_train)
+
+        def ours_train():
+            q, k, v, trap, qb, kb, z, adt, dt, angles, D, *states = leaves
+            out, final = mamba3_siso(q, k, v, adt, dt, trap, qb, kb, angles, D, z,
+                                     States(*states))
+            outs = [out, *final]
+            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
         rows[f"{B}x{T}"] = {"ours_fwd_ms": ours, "mamba_ssm_fwd_ms": theirs,
-                            "mamba_ssm_fwd_bwd_ms": theirs_fb,
+                            "ours_fwd_bwd_ms": do_bench(ours_train),
+                            "mamba_ssm_fwd_bwd_ms": do_bench(theirs_train),
                             "ours_fwd_tflops": work * flops_per_token_head() / ours / 1e9,
                             "ours_fwd_gbps": work * bytes_per_token_head() / ours / 1e6}
     step = mamba3_module("mamba3_siso_step").mamba3_siso_step
