@@ -38,7 +38,7 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.tile_ops import mm
-from kdiff.kernels.mamba3.forward import _pairs, mamba3_siso_forward
+from kdiff.kernels.mamba3.forward import _pairs, launch, mamba3_siso_forward
 from kdiff.kernels.mamba3.ops import PI, pair_offsets, sigmoid, tanh64, turn
 from kdiff.kernels.mamba3.recurrent import pair_block
 from kdiff.kernels.mamba3.reference import States
@@ -274,7 +274,7 @@ class Mamba3SISOFunction(torch.autograd.Function):
             cot[0], cot[2], cot[3], cot[4], dq_h, dk_h, dv, dz, dtheta, dadt, dscale, dgamma,
             dS0, dk0, dv0, dprev0, dD, T, H, H // Hq, K, V, A, BT=ctx.chunk_size,
             BK2=pair_block(K), BV=max(16, triton.next_power_of_2(V)), HAS_D=has_d,
-            HAS_Z=has_z, num_warps=4)
+            HAS_Z=has_z, **launch(q.dtype))
         ddt, dtrap = torch.empty(B, H, T, **f32), torch.empty(B, H, T, **f32)
         dangles, dtheta0 = torch.empty(B, T, H, A, **f32), torch.empty(B, H, A, **f32)
         gates_bwd_kernel[(H, B)](dt, trap, angles, dtheta, cot[1], dscale, dgamma, dprev0,

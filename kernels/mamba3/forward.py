@@ -24,10 +24,19 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
+from kdiff.kernels.gdn.host import launch_options
 from kdiff.kernels.gdn.tile_ops import mm
 from kdiff.kernels.mamba3.ops import advance_phase, pair_offsets, sigmoid, silu, turn
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
+
+def launch(dtype: torch.dtype) -> dict:
+    """Warps and pipeline stages of the chunk kernels. fp32 (IEEE products on the FMA units):
+    8 warps and one stage; with 4 warps and the default 3 stages chunk_fwd_kernel at K = 128,
+    V = 64, C = 64 needed 267 kB of shared memory on sm_90 (Triton 3.9, compiled here), over
+    its 227 kB, and 82 kB with these. bf16: 4 warps, 2 stages (50 kB)."""
+    return launch_options(8, dtype) if dtype == torch.float32 else launch_options(4, dtype, 2)
+
 
 # The largest key head dimension: the kernel holds [BT, K / 2] tiles of q' and k' (two
 # halves each) and the [BV, K] state; Mamba-3's d_state is 128 (NOTES.md), and at 256 the
@@ -206,7 +215,7 @@ class Saved(NamedTuple):
 
 
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
-                        chunk_size: int = 64, block_v: int = 64, num_warps: int = 4,
+                        chunk_size: int = 64, block_v: int = 64,
                         store: bool = False):
     """reference.mamba3_siso_recurrence's arguments (initial states required), chunked;
     outputs in q's dtype. Returns (out, final States), and with `store` the Saved buffers
@@ -234,7 +243,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
         *args[:8], *args[9:], phase, *states[1:], out, *final[1:], *saved, T, H, H // Hq, K, V,
         A,
         BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
-        STORE=store, num_warps=num_warps)
+        STORE=store, **launch(q.dtype))
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
