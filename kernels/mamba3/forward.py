@@ -30,6 +30,7 @@ from kdiff.kernels.mamba3.ops import advance_phase, pair_offsets, sigmoid, silu,
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
+
 def launch(dtype: torch.dtype) -> dict:
     """Warps and pipeline stages of the chunk kernels. fp32 (IEEE products on the FMA units):
     8 warps and one stage; with 4 warps and the default 3 stages chunk_fwd_kernel at K = 128,
