@@ -251,7 +251,7 @@ class Mamba3SISOFunction(torch.autograd.Function):
         out, final, saved = mamba3_siso_forward(*args, states, chunk_size=chunk_size,
                                                 store=True)
         ctx.save_for_backward(*[x if x is not None else torch.empty(0) for x in args],
-                              *states, *saved[:3])
+                              *states, *saved)
         ctx.has = (D is not None, z is not None)
         ctx.chunk_size = chunk_size
         return (out, *final)

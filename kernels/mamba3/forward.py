@@ -207,12 +207,11 @@ def new_states(states: States, dtype: torch.dtype) -> States:
 
 
 class Saved(NamedTuple):
-    """What the chunked forward keeps for the backward: the phases, chunk_fwd_kernel's
-    STORE buffers, and the fallback decision."""
+    """What the chunked forward keeps for the backward: the phases and chunk_fwd_kernel's
+    STORE buffers."""
     phase: torch.Tensor
     hbuf: torch.Tensor
     ybuf: torch.Tensor
-    fallback: torch.Tensor
 
 
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
@@ -248,7 +247,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
-        return out, final, Saved(phase, *saved, fallback)
+        return out, final, Saved(phase, *saved)
     return out, final
 
 
