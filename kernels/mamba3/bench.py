@@ -1,0 +1,117 @@
+"""Timings beside mamba_ssm's Mamba-3 kernels on a GPU, one call: the forward, the forward +
+backward, and the decode step, at the paper's layer shapes (d_state K = 128,
+headdim V = 64, 32 heads over 4 key heads, 32 angles), bf16. Needs MAMBA_SSM_SRC
+(upstream.py). Checks ours against the float64 oracle at a small size first.
+
+    MAMBA_SSM_SRC=<checkout> python -m kdiff.kernels.mamba3.bench --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+import torch
+from triton.testing import do_bench
+
+from kdiff.kernels.mamba3.backward import mamba3_siso
+from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
+from kdiff.kernels.mamba3.problems import activations, sequence_inputs
+from kdiff.kernels.mamba3.reference import States, mamba3_siso_recurrence
+from kdiff.kernels.mamba3.upstream import mamba3_module
+
+SEQUENCE_SHAPES = ((16, 2048), (4, 8192), (1, 16384))  # (B, T); the upstream tests' batch 16
+DECODE_BATCHES = (128,)
+HEADS_QK, HEADS_PER_QK, K, V = 4, 8, 128, 64
+
+
+def flops_per_token_head(C: int = 64) -> int:
+    """Forward: Q'K'^T and P V (2 C (K + V)), Q'S^T and the state step (4 K V)."""
+    return 2 * C * (K + V) + 4 * K * V
+
+
+def bytes_per_token_head(elem: int = 2) -> float:
+    """Forward reads q, k (shared by the group), v, z and writes out in the working dtype;
+    adt, dt (fp32), trap, and A = K / 4 fp32 angles."""
+    return elem * (2 * K / HEADS_PER_QK + 3 * V + 1) + 4 * (2 + K // 4)
+
+
+def inputs(B, T, dtype):
+    torch.manual_seed(0)
+    q, k, v, a, dt, trap, qb, kb, angles, D, z, *states = [
+        x.cuda() for x in sequence_inputs(B, T, HEADS_QK, HEADS_PER_QK, K, V)]
+    q, k, adt, dt = activations(q, k, a, dt)
+    f32 = [adt, dt, angles, D, *states]
+    low = [x.to(dtype) for x in (q, k, v, trap, qb, kb, z)]
+    return low, [x.float() for x in f32]
+
+
+def ours_forward(low, f32, chunk=64):
+    q, k, v, trap, qb, kb, z = low
+    adt, dt, angles, D, *states = f32
+    return mamba3_siso_forward(q, k, v, adt, dt, trap, qb, kb, angles, D, z, States(*states),
+                               chunk_size=chunk)
+
+
+def theirs_forward(low, f32):
+    combined = mamba3_module("mamba3_siso_combined").mamba3_siso_combined
+    q, k, v, trap, qb, kb, z = low
+    adt, dt, angles, D, *states = f32
+    return combined(q, k, v, adt, dt, trap, qb, kb, angles, D, z, tuple(states),
+                    chunk_size=64, return_final_states=True)
+
+
+def check(dtype=torch.float32) -> float:
+    low, f32 = inputs(2, 200, dtype)
+    out, _ = ours_forward(low, f32)
+    ref, _ = mamba3_siso_recurrence(*[x.double() for x in low[:3]], *[
+        x.double() for x in (f32[0], f32[1], low[3], low[4], low[5], f32[2], f32[3], low[6])],
+        States(*(s.double() for s in f32[4:])))
+    return ((out.double() - ref).abs().max() / ref.abs().max()).item()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    rows = {"check_fp32_relative_error": check()}
+    for B, T in SEQUENCE_SHAPES:
+        low, f32 = inputs(B, T, torch.bfloat16)
+        work = B * T * HEADS_QK * HEADS_PER_QK
+        ours = do_bench(lambda: ours_forward(low, f32))
+        theirs = do_bench(lambda: theirs_forward(low, f32))
+        leaves = [x.detach().requires_grad_() for x in low + f32]
+
+        def theirs_train():
+            out = theirs_forward(leaves[:7], leaves[7:])
+            torch.autograd.backward(out, [torch.ones_like(o) for o in out])
+
+        def ours_train():
+            q, k, v, trap, qb, kb, z, adt, dt, angles, D, *states = leaves
+            out, final = mamba3_siso(q, k, v, adt, dt, trap, qb, kb, angles, D, z,
+                                     States(*states))
+            outs = [out, *final]
+            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+        rows[f"{B}x{T}"] = {"ours_fwd_ms": ours, "mamba_ssm_fwd_ms": theirs,
+                            "ours_fwd_bwd_ms": do_bench(ours_train),
+                            "mamba_ssm_fwd_bwd_ms": do_bench(theirs_train),
+                            "ours_fwd_tflops": work * flops_per_token_head() / ours / 1e9,
+                            "ours_fwd_gbps": work * bytes_per_token_head() / ours / 1e6}
+    step = mamba3_module("mamba3_siso_step").mamba3_siso_step
+    for B in DECODE_BATCHES:
+        low, f32 = inputs(B, 1, torch.bfloat16)
+        q, k, v, trap, qb, kb, z = [x[:, 0] if x.dim() == 4 else x for x in low]
+        trap = trap[..., 0]
+        adt, dt, angles, D, *states = f32
+        adt, dt, angles = adt[..., 0], dt[..., 0], angles[:, 0]
+        a = (q, k, v, adt, dt, trap, qb, kb, angles, D, z)
+        rows[f"decode_{B}"] = {
+            "ours_ms": do_bench(lambda: mamba3_siso_step(*a, States(*states))),
+            "mamba_ssm_ms": do_bench(lambda: step(*a, tuple(states)))}
+    print(json.dumps(rows, indent=1))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in two Triton kernels, and the decode
+step; each with its host wrapper.
+
+phase_fwd_kernel steps the phases token by token (fp64, the reference's per-token mod 2 pi).
+chunk_fwd_kernel, one program per (V-block, head, sequence), walks the sequence's chunks of
+BT tokens, holding the [BV, K] state (fp32, as its two halves of key pairs) across chunks.
+Per chunk: the rotated q and k tiles (cos, sin of the stored phases), the
+chunk-local log-decay sums la (fp64: exp(la_r - la_s) subtracts them before an fp32 exp, as
+kernels/gdn's gc), P = (Q' K'^T) * decay * weight (lower triangle), y = exp(la) Q' S^T + P V,
+D v and silu(z), and the state step S <- exp(la_last) S + (V * w)^T K'.
+
+Non-finite values: the chunked products are exact only for finite values (a NaN at token s
+reaches rows r < s through the masked zeros of P times v_s). As kernels/gdn's forward, each
+call checks its results on the device (gdn.fallback.fallback_flag) and launches the
+token-by-token kernel (recurrent.py) gated by that flag: it returns at once on finite results
+and otherwise rewrites all of them with the reference's own operations.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import triton
+import triton.language as tl
+
+from kdiff.kernels.gdn.fallback import fallback_flag
+from kdiff.kernels.gdn.host import launch_options
+from kdiff.kernels.gdn.tile_ops import mm
+from kdiff.kernels.mamba3.ops import advance_phase, pair_offsets, sigmoid, silu, turn
+from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
+from kdiff.kernels.mamba3.reference import States
+
+
+def launch(dtype: torch.dtype) -> dict:
+    """Warps and pipeline stages of the chunk kernels. fp32 (IEEE products on the FMA units):
+    8 warps and one stage; with 4 warps and the default 3 stages chunk_fwd_kernel at K = 128,
+    V = 64, C = 64 needed 267 kB of shared memory on sm_90 (Triton 3.9, compiled here), over
+    its 227 kB, and 82 kB with these. bf16: 4 warps, 2 stages (50 kB)."""
+    return launch_options(8, dtype) if dtype == torch.float32 else launch_options(4, dtype, 2)
+
+
+# The largest key head dimension: the kernel holds [BT, K / 2] tiles of q' and k' (two
+# halves each) and the [BV, K] state; Mamba-3's d_state is 128 (NOTES.md), and at 256 the
+# fp32 tiles already take 4 x 64 x 128 x 4 B = 128 KiB of registers per program at BT = 64.
+MAX_HEAD_DIM_K = 256
+
+
+@triton.jit
+def _pairs(ptr, row_base, j, mask):
+    """The two halves (elements 2j and 2j + 1) of [rows, K] rows starting at row_base."""
+    first = tl.load(ptr + row_base + 2 * j[None, :], mask=mask, other=0.0).to(tl.float32)
+    second = tl.load(ptr + row_base + 2 * j[None, :] + 1, mask=mask, other=0.0).to(tl.float32)
+    return first, second
+
+
+@triton.jit
+def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexpr):
+    """Grid (H, B): the phases theta_t [B, T, H, A] fp64, one token after another as the
+    reference's (theta + pi tanh(angles_t) dt_t) mod 2 pi, and the last into thetaT. A
+    running sum reduced once per token row would be the same angle up to rounding, but the
+    reduction is discontinuous at 0 = 2 pi: a step of -1e-20 from 0 rounds to 2 pi and its
+    size is lost, and a sum that keeps it lands on the other side (kdiff PRC-03 at inputs
+    x 1e-19: 1.8e-19 against 0). The loads do not depend on the phase, so the loop's chain
+    is one fp64 add and one reduction per token."""
+    h, b = tl.program_id(0), tl.program_id(1)
+    bh = b.to(tl.int64) * H + h
+    a = tl.arange(0, BA)
+    am = a < A
+    theta = tl.load(theta0 + bh * A + a, mask=am, other=0.0).to(tl.float64)
+    for t in range(T):
+        row = b.to(tl.int64) * T + t
+        ang = tl.load(angles + (row * H + h) * A + a, mask=am, other=0.0)
+        theta = advance_phase(theta, ang, tl.load(dt + bh * T + t))
+        tl.store(phase + (row * H + h) * A + a, theta, mask=am)
+    tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
+
+
+@triton.jit
+def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
+                     phase, S0, k0, v0, out, ST, kT, vT, hbuf, ybuf,
+                     T, H, G, K, V, A,
+                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
+                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
+    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, and the phases
+    [B, T, H, A] fp64 (phase_fwd_kernel's). STORE: what the backward (backward.py) reads:
+    hbuf [B * H, chunks + 1, V, K] fp32, the state entering each chunk and the final one;
+    ybuf [B, T, H, V] fp32, y before the gate."""
+    i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    DT: tl.constexpr = q.dtype.element_ty
+    bh = b.to(tl.int64) * H + h
+    hq = h // G
+    Hq = H // G
+    j, jm = pair_offsets(K, BK2)
+    am = j < A
+    cv = i_v * BV + tl.arange(0, BV)
+    vm = cv < V
+    sm = vm[:, None] & jm[None, :]
+    soff = bh * V * K + cv[:, None] * K + 2 * j[None, :]
+    r = tl.arange(0, BT)
+    qbe = tl.load(q_bias + h * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
+    qbo = tl.load(q_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    kbe = tl.load(k_bias + h * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
+    kbo = tl.load(k_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    # S_0 = S_init + ((1 - lam_0) dt_0) v_init k_init^T; alpha_0 comes with the first la
+    lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
+    prev0 = (1 - lam0) * tl.load(dt + bh * T).to(tl.float32)
+    kpe = tl.load(k0 + bh * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
+    kpo = tl.load(k0 + bh * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    vp = tl.load(v0 + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
+    Se = tl.load(S0 + soff, mask=sm, other=0.0).to(tl.float32) + prev0 * (
+        vp[:, None] * kpe[None, :])
+    So = tl.load(S0 + soff + 1, mask=sm, other=0.0).to(tl.float32) + prev0 * (
+        vp[:, None] * kpo[None, :])
+    if HAS_D:
+        d_h = tl.load(D + h).to(tl.float32)
+    causal = r[None, :] <= r[:, None]
+    diagonal = r[None, :] == r[:, None]
+    NC = tl.cdiv(T, BT)
+    for c in range(0, NC):
+        if STORE:
+            hoff = (bh * (NC + 1) + c) * V * K + cv[:, None] * K + 2 * j[None, :]
+            tl.store(hbuf + hoff, Se, mask=sm)
+            tl.store(hbuf + hoff + 1, So, mask=sm)
+        t = c * BT + r
+        rm = t < T
+        nm = t + 1 < T
+        g = bh * T + t
+        dt_r = tl.load(dt + g, mask=rm, other=0.0).to(tl.float32)
+        lam = sigmoid(tl.load(trap + g, mask=rm, other=0.0).to(tl.float32))
+        dt_n = tl.load(dt + g + 1, mask=nm, other=0.0).to(tl.float32)
+        lam_n = sigmoid(tl.load(trap + g + 1, mask=nm, other=0.0).to(tl.float32))
+        gamma = lam * dt_r
+        scale = gamma + (1 - lam_n) * dt_n
+        la = tl.cumsum(tl.load(adt + g, mask=rm, other=0.0).to(tl.float64), 0)
+        la_last = tl.sum(tl.where(r == BT - 1, la, 0.0), 0)
+        rows = b.to(tl.int64) * T + t
+        th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
+                     mask=rm[:, None] & am[None, :], other=0.0)
+        cos = tl.cos(th).to(tl.float32)
+        sin = tl.sin(th).to(tl.float32)
+        qk_base = ((rows * Hq + hq) * K)[:, None]
+        pm = rm[:, None] & jm[None, :]
+        q0, q1 = _pairs(q, qk_base, j, pm)
+        qe, qo = turn(q0 + qbe[None, :], q1 + qbo[None, :], cos, sin, am[None, :])
+        k0_, k1_ = _pairs(k, qk_base, j, pm)
+        ke, ko = turn(k0_ + kbe[None, :], k1_ + kbo[None, :], cos, sin, am[None, :])
+        v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
+        tm = rm[:, None] & vm[None, :]
+        vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
+        qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
+        decay = tl.exp(tl.where(causal, la[:, None] - la[None, :], 0.0).to(tl.float32))
+        weight = tl.where(diagonal, gamma[None, :], scale[None, :])
+        P = tl.where(causal, qk * decay * weight, 0.0)
+        y = (tl.exp(la.to(tl.float32))[:, None]
+             * (mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)) + mm(P, vt, DT))
+        if HAS_D:
+            y = y + d_h * vt
+        if STORE:
+            tl.store(ybuf + v_off, y, mask=tm)
+        if HAS_Z:
+            y = y * silu(tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32))
+        tl.store(out + v_off, y.to(out.dtype.element_ty), mask=tm)
+        wl = tl.exp((la_last - la).to(tl.float32)) * scale
+        vw = tl.trans(vt * wl[:, None])
+        carry = tl.exp(la_last.to(tl.float32))
+        Se = carry * Se + mm(vw, ke, DT)
+        So = carry * So + mm(vw, ko, DT)
+    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
+    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
+    if STORE:
+        hoff = (bh * (NC + 1) + NC) * V * K + cv[:, None] * K + 2 * j[None, :]
+        tl.store(hbuf + hoff, Se, mask=sm)
+        tl.store(hbuf + hoff + 1, So, mask=sm)
+    # the last token's rotated key and its value: the same operations as its chunk's
+    last = b.to(tl.int64) * T + T - 1
+    theta = tl.load(phase + (last * H + h) * A + j, mask=am, other=0.0)
+    cos = tl.cos(theta).to(tl.float32)
+    sin = tl.sin(theta).to(tl.float32)
+    kl0 = tl.load(k + (last * Hq + hq) * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
+    kl1 = tl.load(k + (last * Hq + hq) * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    kle, klo = turn(kl0 + kbe, kl1 + kbo, cos, sin, am)
+    if i_v == 0:
+        tl.store(kT + bh * K + 2 * j, kle.to(kT.dtype.element_ty), mask=jm)
+        tl.store(kT + bh * K + 2 * j + 1, klo.to(kT.dtype.element_ty), mask=jm)
+    vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)
+    tl.store(vT + bh * V + cv, vl.to(vT.dtype.element_ty), mask=vm)
+
+
+def check_shapes(q, k, v, angles, states: States) -> None:
+    B, T, Hq, K = q.shape
+    H, V, A = v.shape[2], v.shape[3], angles.shape[-1]
+    if K % 2 or K > MAX_HEAD_DIM_K:
+        raise ValueError(f"the key head dimension must be even and at most {MAX_HEAD_DIM_K}, "
+                         f"got {K}")
+    if k.shape != q.shape or H % Hq:
+        raise ValueError(f"k must be q's shape {list(q.shape)} and its heads divide v's {H}")
+    if A > K // 2:
+        raise ValueError(f"{A} angles for {K // 2} key pairs")
+    wanted = ((B, H, A), (B, H, V, K), (B, H, K), (B, H, V))
+    if tuple(tuple(s.shape) for s in states) != wanted:
+        raise ValueError(f"states must be {wanted}, got {[list(s.shape) for s in states]}")
+
+
+def new_states(states: States, dtype: torch.dtype) -> States:
+    """Empty final states shaped as `states`, in the working dtype."""
+    return States(*(torch.empty_like(s, dtype=dtype) for s in states))
+
+
+class Saved(NamedTuple):
+    """What the chunked forward keeps for the backward: the phases and chunk_fwd_kernel's
+    STORE buffers."""
+    phase: torch.Tensor
+    hbuf: torch.Tensor
+    ybuf: torch.Tensor
+
+
+def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
+                        chunk_size: int = 64, block_v: int = 64,
+                        store: bool = False):
+    """reference.mamba3_siso_recurrence's arguments (initial states required), chunked;
+    outputs in q's dtype. Returns (out, final States), and with `store` the Saved buffers
+    after them."""
+    check_shapes(q, k, v, angles, states)
+    args = [x.contiguous() if x is not None else None
+            for x in (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z)]
+    states = States(*(s.contiguous() for s in states))
+    B, T, Hq, K = q.shape
+    H, V, A = v.shape[2], v.shape[3], angles.shape[-1]
+    if T == 0:
+        raise ValueError("an empty sequence (T = 0)")
+    out = torch.empty(B, T, H, V, dtype=q.dtype, device=q.device)
+    final = new_states(states, q.dtype)
+    NC = triton.cdiv(T, chunk_size)
+    saved = [None, None]
+    if store:
+        saved = [torch.empty(B * H, NC + 1, V, K, dtype=torch.float32, device=q.device),
+                 torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
+    phase = torch.empty(B, T, H, A, dtype=torch.float64, device=q.device)
+    BA = max(16, triton.next_power_of_2(A))
+    phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA)
+    BV = min(block_v, max(16, triton.next_power_of_2(V)))
+    chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
+        *args[:8], *args[9:], phase, *states[1:], out, *final[1:], *saved, T, H, H // Hq, K, V,
+        A,
+        BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
+        STORE=store, **launch(q.dtype))
+    fallback = fallback_flag(out, *final)
+    recurrent_forward(*args, states, out, final, when=fallback)
+    if store:
+        return out, final, Saved(phase, *saved)
+    return out, final
+
+
+def mamba3_siso_step(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
+                     states: States) -> tuple[torch.Tensor, States]:
+    """One decode step: q, k [B, H / G, K]; v, z [B, H, V]; adt, dt, trap [B, H]; angles
+    [B, H, A]; states as reference.States. Returns (out [B, H, V], the next States)."""
+    tokens = [x.unsqueeze(1) if x is not None else None for x in (q, k, v)]
+    gates = [x.unsqueeze(-1) for x in (adt, dt, trap)]
+    check_shapes(tokens[0], tokens[1], tokens[2], angles, states)
+    args = [x.contiguous() if x is not None else None
+            for x in (*tokens, *gates, q_bias, k_bias, angles.unsqueeze(1), D,
+                      None if z is None else z.unsqueeze(1))]
+    states = States(*(s.contiguous() for s in states))
+    out = torch.empty_like(args[2], dtype=q.dtype)
+    final = new_states(states, q.dtype)
+    recurrent_forward(*args, states, out, final)
+    return out.squeeze(1), final

@@ -1,0 +1,68 @@
+"""Tile helpers of the Mamba-3 kernels: the rotary phase, the key-pair loads, and the
+reference's activations in the reference's association (reference.py)."""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+# constexpr: a compiled kernel reads no other globals (the interpreter does not check)
+PI = tl.constexpr(3.141592653589793)
+TWO_PI = tl.constexpr(6.283185307179586)
+
+
+@triton.jit
+def tanh64(x):
+    """tanh in fp64 to a relative error near 2^-45 at every size: sign(x) (1 - e) / (1 + e)
+    with e = exp(-2|x|) (no overflow, +-1 at +-Inf, NaN at NaN) from |x| = 2^-8 on, where
+    1 - e loses at most 7 bits; below, x (1 - x^2/3 + 2 x^4/15), whose first omitted term
+    17 x^7 / 315 is under 2^-52 x. (1 - e alone was 0 at |x| = 1e-19, where tanh(x) = x
+    sets the phase's sign: kdiff PRC-03 at inputs x 1e-19.)"""
+    x = x.to(tl.float64)
+    e = tl.exp(-2.0 * tl.abs(x))
+    t = (1.0 - e) / (1.0 + e)
+    x2 = x * x
+    small = x * (1.0 - x2 / 3.0 + x2 * x2 * (2.0 / 15.0))
+    return tl.where(tl.abs(x) < 0.00390625, small, tl.where(x < 0, -t, t))
+
+
+@triton.jit
+def mod_two_pi(x):
+    """x mod 2 pi in [0, 2 pi), exactly as torch.remainder: the exact fmod (a float `%`),
+    plus 2 pi where it is negative. (x - 2 pi floor(x / 2 pi) rounds the product: at
+    |x| = 1e19, fp64, it was off by thousands, and the phase with it.)"""
+    r = x % TWO_PI
+    return tl.where(r < 0, r + TWO_PI, r)
+
+
+@triton.jit
+def advance_phase(theta, angle, dt):
+    """(theta + pi tanh(angle) dt) mod 2 pi, in fp64, in the reference's association."""
+    return mod_two_pi(theta + PI * tanh64(angle) * dt.to(tl.float64))
+
+
+@triton.jit
+def sigmoid(x):
+    return 1.0 / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def silu(x):
+    """x sigmoid(x): F.silu's NaN at -Inf (-Inf times 0) as torch's x / (1 + exp(-x))."""
+    return x * sigmoid(x)
+
+
+@triton.jit
+def turn(x0, x1, cos, sin, turned):
+    """The pair (x0, x1) turned by the angle whose cosine and sine are given, where `turned`
+    (the pairs with an angle); the others as they are, as the reference passes them (turned
+    by a zero angle, an Inf in x1 would make x0 * 1 - x1 * 0 NaN)."""
+    return (tl.where(turned, x0 * cos - x1 * sin, x0),
+            tl.where(turned, x0 * sin + x1 * cos, x1))
+
+
+@triton.jit
+def pair_offsets(K, BK2: tl.constexpr):
+    """Pair indices j < BK2 and their mask j < K / 2: element 2j is a pair's first, 2j + 1
+    its second."""
+    j = tl.arange(0, BK2)
+    return j, j < K // 2

@@ -1,0 +1,240 @@
+"""Mamba-3 SISO (kdiff.kernels.mamba3): the chunked PyTorch form against the sequential
+float64 oracle, and the Triton forward and decode step against it through the interpreter in
+fp32 on tiny shapes.
+
+Error model (a first-order worst-case bound, normwise per tensor; derived here, not fitted).
+Every map the state goes through is non-expansive: S -> alpha S with alpha = exp(adt) in
+(0, 1] (adt = -softplus(a) dt <= 0), plus rank-one terms; the phase is fp64 (its rounding,
+near 2^-52 of 2 pi, is far below fp32's). So rounding errors made at one step are not
+amplified by later ones and add up. Along a sequence of T tokens in chunks of C, one chunk
+computes: the rotations (2 products and a sum), q'.k' and Q'S^T (length-K contractions), the
+decay and weight products of P (3), P V (length C), the state step (length C, then one sum),
+D v and silu(z) (3): fewer than K + V + 4 C roundings on any path, per chunk, plus the state
+carried in (one more chunk's worth). Hence
+
+    max|err| <= gamma_N * max|oracle|,  N = (ceil(T / C) + 1) * (K + V + 4 C)
+
+with gamma_N <= 1.01 N u (kdiff.gates.tolerance, worst-case model). The same N covers the
+chunked PyTorch form in float64 (u = 2^-53). The token-by-token kernel (the decode step, and
+the forward's fallback) forms the reference's operations per token: at most 8 roundings per
+token along the state (alpha S, the two weights, the two outer products' scalings, the two
+sums, and the rotations), then one length-K reduction and 3 for D v and silu(z):
+N_rec = 8 T + K + 3.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.mamba3 decorates its kernels
+
+import pytest
+import torch
+
+from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
+from kdiff.kernels.mamba3 import forward as m3_forward
+from kdiff.kernels.mamba3.backward import mamba3_siso
+from kdiff.kernels.mamba3 import mamba3_siso_chunked, mamba3_siso_recurrence
+from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
+from kdiff.kernels.mamba3.problems import activations, sequence_inputs
+from kdiff.kernels.mamba3.reference import States
+
+NAMES = ("out", "angle_state", "ssm_state", "k_state", "v_state")
+
+
+def recurrence_args(B, T, Hqk, G, K, V, seed):
+    """The problems' draw, activated: [q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z]
+    and the initial States."""
+    torch.manual_seed(seed)
+    q, k, v, a, dt, trap, qb, kb, angles, D, z, *states = sequence_inputs(B, T, Hqk, G, K, V)
+    q, k, adt, dt = activations(q, k, a, dt)
+    return [q, k, v, adt, dt, trap, qb, kb, angles, D, z], States(*states)
+
+
+def depth(T, K, V, C):
+    return (math.ceil(T / C) + 1) * (K + V + 4 * C)
+
+
+def depth_recurrent(T, K):
+    return 8 * T + K + 3
+
+
+def assert_within_bound(got, oracle, N, dtype=torch.float32):
+    bound = WORST_CASE_C * growth(N, "worst") * unit_roundoff(dtype)
+    for name, a, b in zip(NAMES, got, oracle):
+        err = (a.double() - b.double()).abs().max().item()
+        scale = b.abs().max().item()
+        assert err <= bound * scale, (f"{name}: max error {err:.3e} > bound {bound * scale:.3e} "
+                                      f"(N={N}, relative {err / scale:.3e} vs {bound:.3e})")
+
+
+def oracle(args, states):
+    return mamba3_siso_recurrence(*[a.double() for a in args],
+                                  States(*(s.double() for s in states)))
+
+
+def flat(result):
+    out, states = result
+    return [out, *states]
+
+
+def record_fallbacks(monkeypatch) -> list:
+    """Every fallback decision of the chunked forward calls that follow, as ints: a chunked
+    result gone non-finite is otherwise recomputed token by token, and passes."""
+    decisions = []
+    real = m3_forward.fallback_flag
+
+    def recording(*tensors):
+        flag = real(*tensors)
+        decisions.append(int(flag.item()))
+        return flag
+    monkeypatch.setattr(m3_forward, "fallback_flag", recording)
+    return decisions
+
+
+def test_chunked_form_and_its_gradients_equal_the_oracle():
+    """float64 on both sides: the chunked algorithm (the Triton forward's) is the recurrence,
+    forward and through autograd (the basis of a chunked backward)."""
+    B, T, Hqk, G, K, V, C = 2, 37, 2, 2, 16, 8, 16
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=1)
+    leaves = [x.double().requires_grad_() for x in [*args, *states]]
+    got = flat(mamba3_siso_chunked(*leaves[:11], States(*leaves[11:]), chunk_size=C))
+    want = flat(mamba3_siso_recurrence(*leaves[:11], States(*leaves[11:])))
+    assert_within_bound(got, [w.detach() for w in want], depth(T, K, V, C), torch.float64)
+    torch.manual_seed(2)
+    cotangents = [torch.randn_like(w) for w in want]
+    grads_got = torch.autograd.grad(got, leaves, cotangents)
+    grads_want = torch.autograd.grad(want, leaves, cotangents)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C), "worst") * unit_roundoff(torch.float64)
+    for i, (a, b) in enumerate(zip(grads_got, grads_want)):
+        assert (a - b).abs().max() <= bound * b.abs().max(), f"gradient of input {i}"
+
+
+@pytest.mark.parametrize("T,C", [(37, 16), (20, 64)])
+def test_triton_forward_matches_the_oracle(T, C, monkeypatch):
+    B, Hqk, G, K, V = 2, 1, 2, 16, 24
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=T)
+    fallbacks = record_fallbacks(monkeypatch)
+    got = flat(mamba3_siso_forward(*args, states, chunk_size=C, block_v=16))
+    assert fallbacks == [0]  # the chunked kernel's own result, V in two blocks
+    assert_within_bound(got, flat(oracle(args, states)), depth(T, K, V, C))
+
+
+def forward_backward(fn, args, states, dtype):
+    """The five outputs and the gradients of all fifteen inputs, under fixed cotangents
+    (drawn in float64, so that both precisions get the same ones)."""
+    leaves = [x.to(dtype).clone().requires_grad_() for x in [*args, *states]]
+    outputs = flat(fn(*leaves[:11], States(*leaves[11:])))
+    gen = torch.Generator().manual_seed(7)
+    cotangents = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(dtype)
+                  for o in outputs]
+    return [o.detach() for o in outputs], torch.autograd.grad(outputs, leaves, cotangents)
+
+
+def test_triton_backward_matches_the_oracle():
+    """Every gradient (q, k, v, adt, dt, trap, the biases, the angles, D, z and the four
+    initial states) through chunk_bwd_kernel and gates_bwd_kernel. The backward walks the
+    adjoint of the forward's maps (non-expansive too) with the same contractions plus the
+    reverse sums over a chunk (C) and, for the phase, over the sequence (T): N grows by T."""
+    B, T, Hqk, G, K, V, C = 2, 20, 1, 2, 16, 24, 16
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
+    _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
+                              torch.float32)
+    _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, "worst") * unit_roundoff(
+        torch.float32)
+    for i, (a, b) in enumerate(zip(got, want)):
+        err = (a.double() - b).abs().max().item()
+        assert err <= bound * b.abs().max().item(), f"gradient of input {i}: {err:.3e}"
+
+
+def test_forward_is_bitwise_deterministic():
+    args, states = recurrence_args(1, 20, 1, 2, 16, 16, seed=5)
+    first = flat(mamba3_siso_forward(*args, states, chunk_size=16))
+    second = flat(mamba3_siso_forward(*args, states, chunk_size=16))
+    for name, a, b in zip(NAMES, first, second):
+        assert torch.equal(a, b), name
+
+
+def test_a_nan_input_takes_the_token_by_token_path_with_the_oracles_mask(monkeypatch):
+    """A NaN in v at token 20 reaches rows 16..19 of its chunk through P's masked zeros
+    (0 * NaN) in the chunked products; the fallback recomputes the call token by token, and
+    the NaNs are the oracle's, element for element."""
+    T, K, V = 24, 16, 16
+    args, states = recurrence_args(1, T, 1, 2, K, V, seed=9)
+    args[2][0, 20, 1, 3] = math.nan
+    fallbacks = record_fallbacks(monkeypatch)
+    got = flat(mamba3_siso_forward(*args, states, chunk_size=16))
+    want = flat(oracle(args, states))
+    assert fallbacks == [1]
+    for name, a, b in zip(NAMES, got, want):
+        assert torch.equal(a.isnan(), b.isnan()), name
+        finite = b.isfinite()
+        a, b = a[finite], b[finite]
+        bound = WORST_CASE_C * growth(depth_recurrent(T, K), "worst") * unit_roundoff(
+            torch.float32)
+        assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
+
+
+def test_decode_steps_match_the_oracle():
+    """Three decode steps, each handing its states to the next, against the recurrence over
+    the three tokens."""
+    T, K, V = 3, 16, 16
+    args, states = recurrence_args(2, T, 1, 2, K, V, seed=4)
+    q, k, v, adt, dt, trap, qb, kb, angles, D, z = args
+    current, outs = states, []
+    for t in range(T):
+        out, current = mamba3_siso_step(q[:, t], k[:, t], v[:, t], adt[..., t], dt[..., t],
+                                        trap[..., t], qb, kb, angles[:, t], D, z[:, t], current)
+        outs.append(out)
+    assert_within_bound([torch.stack(outs, dim=1), *current], flat(oracle(args, states)),
+                        depth_recurrent(T, K))
+
+
+def test_the_phase_at_the_ends_of_the_range():
+    """The phase as the oracle's at both ends of fp32's range: tiny steps keep their sign
+    (tanh(x) = x at |x| = 1e-19; 1 - exp(-2|x|) is 0 there) and a phase of 1e19 is reduced
+    exactly (an fmod, not x - 2 pi floor(x / 2 pi)). One decode step and the chunked forward:
+    the angle state must equal the oracle's to the fp32 rounding of a value in [0, 2 pi)."""
+    args, states = recurrence_args(1, 1, 1, 2, 16, 16, seed=6)
+    theta0 = torch.tensor([[1e-20, -1e-20, 1e19, -3e19], [2e-20, 7e18, -1e-21, 1e-20]])
+    angles = torch.tensor([[-1e-19, 1e-19, 0.5, -1e-19], [-1e-19, 1e-19, 1e-19, -1e-19]])
+    args[8] = angles.view(1, 1, 2, 4)
+    states = States(theta0.view(1, 2, 4), *states[1:])
+    want = oracle(args, states)[1].angle
+    q, k, v, adt, dt, trap, qb, kb, angles, D, z = args
+    _, step = mamba3_siso_step(q[:, 0], k[:, 0], v[:, 0], adt[..., 0], dt[..., 0], trap[..., 0],
+                               qb, kb, angles[:, 0], D, z[:, 0], states)
+    _, chunked = mamba3_siso_forward(*args, states, chunk_size=16)
+    for got in (step.angle, chunked.angle):
+        assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * 2 * math.pi
+
+
+def test_the_phase_wraps_token_by_token_as_the_oracles():
+    """From 0, a step of -1e-19 lands on 2 pi - 1e-19, which rounds to 2 pi: the oracle's phase
+    wraps there and the step is lost, then 2 pi plus a step of 1e-19 reduces to 0. A running
+    sum reduced once (1e-19 - 1e-19 + ...) keeps the steps and lands elsewhere; the chunked
+    forward steps the phase token by token (phase_fwd_kernel) and lands where the oracle does."""
+    args, states = recurrence_args(1, 3, 1, 2, 16, 16, seed=8)
+    args[8] = torch.tensor([-1e-19, 2e-19, 1e-19]).view(1, 3, 1, 1).expand(1, 3, 2, 4).clone()
+    states = States(torch.zeros(1, 2, 4), *states[1:])
+    want = oracle(args, states)[1].angle
+    got = mamba3_siso_forward(*args, states, chunk_size=16)[1].angle
+    assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * want.abs().max()
+
+
+def test_the_decay_gradient_where_the_decays_nearly_vanish():
+    """adt = -30 at every token (alpha = 9e-14): every term of the adt gradient carries a
+    decay, so the gradient is ~1e-13 of the others. Summed as row sums minus column sums and
+    <dS, S_next> - w u (equal in exact arithmetic), the O(1) terms cancel and leave u times
+    them (kdiff ORD-01 at normal + 1e4: -2e10 where the oracle has -0); collected term by term
+    it keeps its relative accuracy, within the backward's bound of its own scale."""
+    B, T, Hqk, G, K, V, C = 1, 20, 1, 2, 16, 16, 16
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=12)
+    args[3] = torch.full_like(args[3], -30.0)
+    _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
+                              torch.float32)
+    _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, "worst") * unit_roundoff(
+        torch.float32)
+    assert (got[3].double() - want[3]).abs().max() <= bound * want[3].abs().max()
