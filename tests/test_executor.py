@@ -117,12 +117,15 @@ def ray_instance():
     ray.shutdown()
 
 
+# A local Ray instance starts in about 15 s, shared by the two Ray tests: the `slow` set.
+@pytest.mark.slow
 def test_ray_on_a_local_instance_gives_the_serial_verdicts(plumbing, ray_instance):
     config, pm, cases, serial = plumbing
     got = list(RayExecutor(2, "cpu").judge(cases, judge_one, config, pm, "kernelbench"))
     assert comparable(got) == comparable(serial)
 
 
+@pytest.mark.slow
 def test_a_worker_under_ray_reaches_neither_the_raylet_nor_its_variables(ray_instance):
     """The judge runs in a Ray worker, beside the raylet's and plasma store's Unix sockets;
     the candidate's worker sees no RAY_* variable and cannot connect to them."""

@@ -49,6 +49,8 @@ def test_honest_passes_and_defective_fails(problem: str, signature: str):
 GDN = KERNELS / "gdn" / "kernelbench"
 
 
+# The GDN varlen problem through the interpreter, 15 s: in the `slow` set.
+@pytest.mark.slow
 def test_packing_memoised_by_tensor_identity_is_caught_through_integer_inputs():
     """The packed varlen GDN problem draws its packing with the other inputs, so CMP-02's
     in-place calls rewrite the kept `cu_seqlens` with another valid packing: a candidate that

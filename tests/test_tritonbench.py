@@ -312,6 +312,8 @@ def test_on_the_device(tmp_path, monkeypatch):
 
 
 
+# Every variant of the gold test judged, 10 s: in the `slow` set.
+@pytest.mark.slow
 def test_the_test_s_other_calls_are_judged_as_variants(cases, monkeypatch):
     """An answer right on the replayed call and wrong on another call of the gold test: the
     native check runs every call and rejects it, and so does CMP-03, on the call it fails."""
