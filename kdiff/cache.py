@@ -4,7 +4,9 @@ $XDG_CACHE_HOME/kdiff, else ~/.cache/kdiff. Each user of it takes a folder of it
 folder is always safe."""
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from pathlib import Path
 
 
@@ -13,3 +15,24 @@ def cache_root() -> Path:
     if named:
         return Path(named)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kdiff"
+
+
+def cache_key(version: int, *parts: str) -> str:
+    """12 hex digits naming what a writer at format `version` made from `parts` (a folder's
+    name: a changed input or a bumped format is a new folder, never a stale one)."""
+    h = hashlib.sha256(str(version).encode())
+    for p in parts:
+        h.update(b"\0" + p.encode())
+    return h.hexdigest()[:12]
+
+
+def slug(text: str) -> str:
+    """`text` as a readable part of a file name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Atomic, so that two judges preparing one case never see half a file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

@@ -18,12 +18,10 @@ siblings.
 """
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 
 from kdiff.adapters.gpumode.layout import Label, Problem, spec
-from kdiff.adapters.tritonbench.materialise import write_atomic
+from kdiff.cache import cache_key, slug, write_atomic
 from kdiff.cache import cache_root as kdiff_cache_root
 
 FORMAT = 2  # part of every cache key: bump when what is written here changes
@@ -31,17 +29,6 @@ FORMAT = 2  # part of every cache key: bump when what is written here changes
 
 def cache_root() -> Path:
     return kdiff_cache_root() / "gpumode"
-
-
-def _digest(*parts: str) -> str:
-    h = hashlib.sha256(str(FORMAT).encode())
-    for p in parts:
-        h.update(b"\0" + p.encode())
-    return h.hexdigest()[:12]
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
 
 
 def sizes(args: dict) -> dict[str, int]:
@@ -53,8 +40,8 @@ def sizes(args: dict) -> dict[str, int]:
 def problem_folder(problem: Problem) -> Path:
     texts = [f"{name}\0{path.read_text(encoding='utf-8')}"
              for name, path in sorted(problem.files.items()) if name != "eval.py"]
-    key = _digest(problem.id, repr(problem.tests), *texts)
-    return cache_root() / "problems" / f"{_slug(problem.id)}-{key}"
+    key = cache_key(FORMAT, problem.id, repr(problem.tests), *texts)
+    return cache_root() / "problems" / f"{slug(problem.id)}-{key}"
 
 
 def prepare_problem(problem: Problem) -> Path:
@@ -120,8 +107,9 @@ def prepare_candidate(problem: Problem, problem_py: Path, submission: Path,
                       label: Label) -> Path:
     """Writes the submission's folder and returns its candidate.py."""
     text = submission.read_text(encoding="utf-8")
-    folder = (cache_root() / "candidates" / _slug(problem.id)
-              / f"{label.value}-{_slug(submission.stem)}-{_digest(str(problem_py), text)}")
+    key = cache_key(FORMAT, str(problem_py), text)
+    folder = (cache_root() / "candidates" / slug(problem.id)
+              / f"{label.value}-{slug(submission.stem)}-{key}")
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(folder / "submission.py", text)
     write_atomic(folder / "candidate.py", "\n".join([

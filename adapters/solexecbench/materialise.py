@@ -15,13 +15,11 @@ Per solution, in `<cache>/solexecbench/candidates/<name>/<file>-<hash>/`: its so
 """
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 
 from kdiff.adapters.solexecbench.layout import (Definition, LayoutError, Solution, Workload,
                                                 parse_workloads)
-from kdiff.adapters.tritonbench.materialise import write_atomic
+from kdiff.cache import cache_key, slug, write_atomic
 from kdiff.cache import cache_root as kdiff_cache_root
 
 FORMAT = 1  # part of every cache key: bump when what is written here changes
@@ -35,17 +33,6 @@ def cache_root() -> Path:
     return kdiff_cache_root() / "solexecbench"
 
 
-def _digest(*parts: str) -> str:
-    h = hashlib.sha256(str(FORMAT).encode())
-    for p in parts:
-        h.update(b"\0" + p.encode())
-    return h.hexdigest()[:12]
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
-
-
 def prepare_problem(definition: Definition, folder: Path) -> Path:
     """Writes the definition's folder and returns its problem.py. `folder` holds
     definition.json and workload.jsonl."""
@@ -55,7 +42,7 @@ def prepare_problem(definition: Definition, folder: Path) -> Path:
     if bad:
         raise LayoutError(f"{folder}: var axis name(s) kdiff cannot carry: {bad}")
     out = (cache_root() / "problems"
-           / f"{_slug(definition.name)}-{_digest(definition_text, workloads_text)}")
+           / f"{slug(definition.name)}-{cache_key(FORMAT, definition_text, workloads_text)}")
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / "definition.json", definition_text)
     write_atomic(out / "workload.jsonl", workloads_text)
@@ -121,9 +108,9 @@ def _problem_source(definition: Definition, workloads: list[Workload]) -> str:
 
 def prepare_candidate(definition: Definition, problem_py: Path, solution: Solution) -> Path:
     """Writes the solution's sources and its candidate.py, and returns the latter."""
-    key = _digest(str(problem_py), *(f"{p}\0{c}" for p, c in sorted(solution.sources.items())))
-    folder = (cache_root() / "candidates" / _slug(definition.name)
-              / f"{_slug(solution.path.stem)}-{key}")
+    key = cache_key(FORMAT, str(problem_py), *(f"{p}\0{c}" for p, c in sorted(solution.sources.items())))
+    folder = (cache_root() / "candidates" / slug(definition.name)
+              / f"{slug(solution.path.stem)}-{key}")
     for rel, content in solution.sources.items():
         (folder / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(folder / "src" / rel, content)

@@ -25,16 +25,15 @@ the test makes any other; calls that differ only in their floating values are re
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from kdiff.adapters.tritonbench import calls as callmod
 from kdiff.adapters.tritonbench.layout import GoldFile, as_module, call_script
 from kdiff.adapters.tritonbench.runner import record_calls
+from kdiff.cache import cache_key, write_atomic
 from kdiff.cache import cache_root as kdiff_cache_root
 from kdiff.sandbox import SandboxLimits
 
@@ -49,20 +48,6 @@ _HALF_DTYPES = ("float16", "bfloat16")
 def cache_root() -> Path:
     """The adapter's folder of kdiff's cache (kdiff.cache)."""
     return kdiff_cache_root() / "tritonbench"
-
-
-def _digest(*parts: str) -> str:
-    h = hashlib.sha256(str(FORMAT).encode())
-    for p in parts:
-        h.update(b"\0" + p.encode())
-    return h.hexdigest()[:12]
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Atomic, so that two judges preparing one case never see half a file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 @dataclass
@@ -115,7 +100,7 @@ def choose_call(calls: list[dict], target: str) -> int | None:
 def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase:
     text = gold.path.read_text(encoding="utf-8")
     folder = (cache_root() / "gold" / gold.variant
-              / f"{gold.name}-{_digest(text)}-{device}")
+              / f"{gold.name}-{cache_key(FORMAT, text)}-{device}")
     folder.mkdir(parents=True, exist_ok=True)
     case = GoldCase(gold, folder)
     write_atomic(folder / "gold.py", as_module(gold.code, gold))
@@ -210,7 +195,7 @@ class CandidateCase:
 
 
 def case_folder(jsonl: Path, variant: str, name: str, line: int) -> Path:
-    key = _digest(str(jsonl.resolve()), jsonl.read_text(encoding="utf-8"))
+    key = cache_key(FORMAT, str(jsonl.resolve()), jsonl.read_text(encoding="utf-8"))
     return cache_root() / "cases" / f"{jsonl.stem}-{key}" / variant / f"{name}-{line}"
 
 
