@@ -58,7 +58,7 @@ def kdiff_native_check(bench: str, case: "Case", ctx: "GateContext", preset: str
 
 @hookspec(firstresult=True)
 def kdiff_entry_points(bench: str, case: "Case") -> tuple[str, ...] | None:
-    """Class names to look for in the candidate file (KernelBench: `ModelNew`)."""
+    """Class names to look for in the candidate file; none answering means `ModelNew`."""
 
 
 @hookspec(firstresult=True)

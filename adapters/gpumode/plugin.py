@@ -38,12 +38,6 @@ def kdiff_native_check(bench, case, ctx, preset):
 
 
 @hookimpl
-def kdiff_entry_points(bench, case):
-    if bench == BENCH:
-        return ("ModelNew",)
-
-
-@hookimpl
 def kdiff_case_from_paths(bench, problem, candidate):
     if bench == BENCH:
         return case_from_paths(problem, candidate)
