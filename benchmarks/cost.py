@@ -24,14 +24,14 @@ import torch
 from tabulate import tabulate
 
 from kdiff.adapters.kernelbench.native import PRESETS, run_native
-from kdiff.gates.base import GateContext, GateOptions
-from kdiff.gates.oracle import run_oracle
+from kdiff.data.problem import load_problem
+from kdiff.data.seeding import fp32_means_fp32
 from kdiff.gates.registry import all_gates
-from kdiff.plugins import manager
-from kdiff.problem import load_problem
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateFailure, CandidateProcess, SandboxLimits
-from kdiff.seeding import fp32_means_fp32
+from kdiff.judging.context import GateContext, GateOptions
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.numerics.oracle import run_oracle
+from kdiff.sandbox.process import CandidateFailure, CandidateProcess, SandboxLimits
 
 
 class Requests:

@@ -34,7 +34,8 @@ SETTINGS = {  # name: (SPLIT_LOCAL_DU, narrow the state scans where programs are
 def child(shape: str, setting: str) -> int:
     import torch
     sys.path.insert(0, os.path.dirname(__file__))
-    import gdn_bench  # noqa: E402  (its inputs)
+    import gdn_bench
+
     from kdiff.kernels.gdn import chunk as gdn_chunk
     split, narrow = SETTINGS[setting]
     gdn_chunk.SPLIT_LOCAL_DU = split

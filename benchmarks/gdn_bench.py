@@ -27,16 +27,16 @@ import traceback
 os.environ.setdefault("FLA_FLASH_QLA", "0")
 os.environ.setdefault("FLA_TILELANG", "0")
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-import triton  # noqa: E402
-from triton.testing import do_bench  # noqa: E402
+import torch
+import torch.nn.functional as F
+import triton
+from triton.testing import do_bench
 
-from kdiff.gates.tolerance import LAMBDA, unit_roundoff  # noqa: E402
-from kdiff.kernels.gdn import chunk_gated_delta_rule, chunk_kda, gated_recurrence  # noqa: E402
-from kdiff.kernels.gdn import chunk as gdn_chunk  # noqa: E402
-from kdiff.kernels.gdn.chunk import fallback_flag  # noqa: E402
-from kdiff.kernels.gdn.kda import KDA_CHUNK  # noqa: E402
+from kdiff.kernels.gdn import chunk as gdn_chunk
+from kdiff.kernels.gdn import chunk_gated_delta_rule, chunk_kda, gated_recurrence
+from kdiff.kernels.gdn.chunk import fallback_flag
+from kdiff.kernels.gdn.kda import KDA_CHUNK
+from kdiff.numerics.tolerance import LAMBDA, unit_roundoff
 
 SHAPES = [(4, 2048, 16), (1, 8192, 96), (2, 16384, 16), (4, 4096, 64)]
 D = 128

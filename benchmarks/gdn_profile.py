@@ -26,8 +26,9 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
-import gdn_bench  # noqa: E402  (sets fla's backend environment before importing it)
-from kdiff.kernels.gdn import chunk as gdn_chunk  # noqa: E402
+import gdn_bench
+
+from kdiff.kernels.gdn import chunk as gdn_chunk
 
 D = 128
 ITERS = 10

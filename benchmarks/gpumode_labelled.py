@@ -70,7 +70,7 @@ def main() -> int:
     if report is None:
         args.out.mkdir(parents=True, exist_ok=True)
         report = args.out / "report.json"
-        command = [sys.executable, "-m", "kdiff.cli", "run", "--bench", "gpumode",
+        command = [sys.executable, "-m", "kdiff.commands.cli", "run", "--bench", "gpumode",
                    "--root", str(args.root), "--problems", args.problems,
                    "--device", args.device, "--jobs", str(args.jobs),
                    "--case-timeout", str(args.case_timeout), "--fail-on", "never",

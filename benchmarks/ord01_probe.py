@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import argparse
 
-import torch
-
-from kdiff.gates import inputs as gen
-from kdiff.gates.base import GateContext, GateOptions
+from kdiff.data.problem import load_problem
 from kdiff.gates.ord01_summation import ORDER_SENSITIVE
-from kdiff.problem import load_problem
-from kdiff.sandbox import CandidateProcess
+from kdiff.judging.context import GateContext, GateOptions
+from kdiff.sandbox.process import CandidateProcess
 
 
 def main() -> None:

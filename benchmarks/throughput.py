@@ -19,11 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateProcess, SandboxLimits
-from kdiff.store import ResultsStore
 from results_md import RESULTS, machine, write_section  # beside this script
+
+from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import CandidateProcess, SandboxLimits
+from kdiff.verdicts.store import ResultsStore
 
 ROOT = Path(__file__).resolve().parent.parent
 GATES = ["EXC-01", "EXC-02", "ORD-02", "RES-01", "RES-02", "CMP-01", "CMP-02", "CMP-03",
@@ -32,7 +33,7 @@ GATES = ["EXC-01", "EXC-02", "ORD-02", "RES-01", "RES-02", "CMP-01", "CMP-02", "
 
 def store_cost(folder: Path, n: int) -> dict[str, float]:
     """Milliseconds per verdict (twelve gate rows) to store it, and to look it up on resume."""
-    problem, candidate = folder / "p.py", folder / "c.py"
+    problem = folder / "p.py"
     problem.write_text("# problem\n")
     config = RunConfig()
     cases, verdicts = [], []

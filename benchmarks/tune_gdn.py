@@ -23,9 +23,9 @@ import os
 import time
 from pathlib import Path
 
-from kdiff.gates.base import GateOptions
-from kdiff.runconfig import RunConfig
-from kdiff.tune.command import table
+from kdiff.commands.tune import table
+from kdiff.judging.context import GateOptions
+from kdiff.judging.runconfig import RunConfig
 from kdiff.tune.judge import ConfigJudge
 from kdiff.tune.policy import GRPOSettings
 from kdiff.tune.search import run

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from kdiff.model import Verdict
+from kdiff.data.model import Verdict
 
 CELLS = ("both_accept", "native_only", "verifier_only", "both_reject")
 

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from kdiff.data.model import GateClass, Status, Verdict
 from kdiff.differential.stats import Rate, wilson
-from kdiff.model import GateClass, Status, Verdict
 
 
 @dataclass
@@ -67,16 +67,10 @@ class Defects:
                 "modal": opt(self.modal), "modal_native_accepted": opt(self.modal_native_accepted)}
 
 
-def gate_classes(ids: Iterable[str]) -> dict[str, GateClass]:
-    """The class of each gate kdiff knows among `ids`; unknown ids are left out."""
-    from kdiff.gates.registry import select
-    out = {}
-    for gid in ids:
-        try:
-            out[gid] = select([gid])[0].klass
-        except (KeyError, ImportError):
-            continue
-    return out
+def gate_classes(verdicts: Iterable[Verdict]) -> dict[str, GateClass]:
+    """The class of each gate, as its results carry it; gates whose results do not (records
+    written before they did) are left out."""
+    return {gid: r.klass for v in verdicts for gid, r in v.gates.items() if r.klass is not None}
 
 
 def _modal(counter: Counter) -> Defect | None:
@@ -90,7 +84,7 @@ def _modal(counter: Counter) -> Defect | None:
 def defects(verdicts: list[Verdict], classes: dict[str, GateClass] | None = None) -> Defects:
     judged = [v for v in verdicts if v.error is None]
     ids = sorted({gid for v in judged for gid in v.gates})
-    classes = gate_classes(ids) if classes is None else classes
+    classes = gate_classes(judged) if classes is None else classes
     tallies = {gid: GateTally(gid, classes[gid].value if gid in classes else None)
                for gid in ids}
     all_defects: Counter = Counter()
@@ -118,14 +112,14 @@ def defects(verdicts: list[Verdict], classes: dict[str, GateClass] | None = None
             if native_accept:
                 accepted_defects[(gid, result.signature)] += 1
     return Defects(
-        gates=[tallies[g] for g in _catalogue_order(ids)],
+        gates=[tallies[g] for g in _catalogue_order(ids, classes)],
         any_gate=wilson(any_fail, len(judged)), tolerance_free=wilson(tf_fail, len(judged)),
         any_gate_native_accepted=wilson(any_fail_acc, accepted),
         tolerance_free_native_accepted=wilson(tf_fail_acc, accepted),
         modal=_modal(all_defects), modal_native_accepted=_modal(accepted_defects))
 
 
-def _catalogue_order(ids: list[str]) -> list[str]:
-    from kdiff.gates.registry import GATE_MODULES
-    order = {gid: i for i, (gid, _) in enumerate(GATE_MODULES)}
-    return sorted(ids, key=lambda g: (order.get(g, len(order)), g))
+def _catalogue_order(ids: list[str], classes: dict[str, GateClass]) -> list[str]:
+    """The catalogue's order: tolerance-free gates first, then by id."""
+    rank = {GateClass.TOLERANCE_FREE: 0, GateClass.THRESHOLDED: 1}
+    return sorted(ids, key=lambda g: (rank.get(classes.get(g), 2), g))

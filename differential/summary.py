@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from kdiff.data.model import GateClass, Verdict
 from kdiff.differential.confusion import Confusion, confusion
 from kdiff.differential.defects import Defects, defects, gate_classes
 from kdiff.differential.disagreement import Disagreement, disagreement
-from kdiff.model import GateClass, Verdict
 
 
 @dataclass
@@ -56,7 +56,7 @@ def breakdown(verdicts: list[Verdict], by: str | Callable[[Verdict], str],
     """One summary per group, groups in order of first appearance."""
     key = GROUPINGS[by] if isinstance(by, str) else by
     if classes is None:
-        classes = gate_classes({gid for v in verdicts for gid in v.gates})
+        classes = gate_classes(verdicts)
     groups: dict[str, list[Verdict]] = {}
     for v in verdicts:
         groups.setdefault(key(v), []).append(v)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kdiff.gates import inputs as gen
-from kdiff.gates.base import GateContext, ThresholdedGate, Trial
+from kdiff.gates.base import ThresholdedGate, Trial
+from kdiff.judging.context import GateContext
+from kdiff.numerics import inputs as gen
 
 
 class DistributionCoverage(ThresholdedGate):

@@ -21,13 +21,20 @@ from typing import Any, Iterator
 
 import torch
 
-from kdiff.gates import inputs as gen
-from kdiff.gates import tolerance
-from kdiff.gates.base import (BENCHMARK_SEED, CallResult, Evaluation, GateContext,
-                              OutputStructureError, ReferenceFailure, ThresholdedGate, Trial,
-                              TrialLog, check_structure)
-from kdiff.model import GateResult
-from kdiff.sandbox import CandidateFailure
+from kdiff.data.model import GateResult
+from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
+from kdiff.judging.context import (
+    BENCHMARK_SEED,
+    CallResult,
+    Evaluation,
+    GateContext,
+    OutputStructureError,
+    ReferenceFailure,
+    check_structure,
+)
+from kdiff.numerics import inputs as gen
+from kdiff.numerics import tolerance
+from kdiff.sandbox.process import CandidateFailure
 
 # KernelBench's correctness check makes 5 calls and its timer 3 warm-up calls before it
 # measures; 16 calls on one instance, twice that, outlast any state that only kicks in after

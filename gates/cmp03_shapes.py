@@ -23,14 +23,14 @@ from typing import Iterator
 
 import torch
 
-from kdiff.files import UnreadableFile, read_regular_file
-from kdiff.gates import inputs as gen
-from kdiff.gates import sizes
-from kdiff.gates.base import (GateContext, GateOptions, OutputStructureError, ThresholdedGate,
-                              Trial, TrialLog)
-from kdiff.model import GateResult, Status
-from kdiff.sandbox import CandidateFailure, CandidateOverBudget, CandidateTimeout
-from kdiff.triton_launches import MAX_RECORDED
+from kdiff.data.files import UnreadableFile, read_regular_file
+from kdiff.data.model import GateResult, Status
+from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
+from kdiff.judging.context import GateContext, GateOptions, OutputStructureError
+from kdiff.numerics import inputs as gen
+from kdiff.numerics import sizes
+from kdiff.sandbox.launches import MAX_RECORDED
+from kdiff.sandbox.process import CandidateFailure, CandidateOverBudget, CandidateTimeout
 
 # The largest input a held-out size may have. On the CPU 2^16 elements (256 KiB in fp32): the
 # candidate runs there, Triton kernels through the interpreter, and a gate must finish in

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 import torch
 
-from kdiff.gates import inputs as gen
-from kdiff.gates.base import Gate, GateContext, ReferenceFailure, check_structure
-from kdiff.model import GateClass, GateResult, Status
+from kdiff.data.model import GateClass, GateResult, Status
+from kdiff.gates.base import Gate
+from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
+from kdiff.numerics import inputs as gen
 
 FINITE, NAN, POS_INF, NEG_INF = 0, 1, 2, 3
 CLASS_NAMES = {FINITE: "finite", NAN: "nan", POS_INF: "+inf", NEG_INF: "-inf"}

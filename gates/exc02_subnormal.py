@@ -14,11 +14,17 @@ from typing import Any, Iterator
 
 import torch
 
-from kdiff.gates import inputs as gen
-from kdiff.gates import tolerance
-from kdiff.gates.base import (DTYPE_NAMES, Evaluation, Gate, GateContext, ReferenceFailure,
-                              check_structure)
-from kdiff.model import GateClass, GateResult, Status
+from kdiff.data.model import GateClass, GateResult, Status
+from kdiff.gates.base import Gate
+from kdiff.judging.context import (
+    DTYPE_NAMES,
+    Evaluation,
+    GateContext,
+    ReferenceFailure,
+    check_structure,
+)
+from kdiff.numerics import inputs as gen
+from kdiff.numerics import tolerance
 
 DTYPE = torch.float32  # subnormal behaviour is judged in fp32, the benchmark's precision
 SEED = 0

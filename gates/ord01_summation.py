@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kdiff.gates import inputs as gen
-from kdiff.gates.base import GateContext, ThresholdedGate, Trial
+from kdiff.gates.base import ThresholdedGate, Trial
+from kdiff.judging.context import GateContext
+from kdiff.numerics import inputs as gen
 
 # Dynamic range and cancellation: magnitudes over 8 decades with random signs; a common
 # offset 10^4 times the spread (anything that subtracts a mean cancels ~13 of fp32's 24

@@ -1,15 +1,16 @@
 """ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set,
 with allocator churn between runs, must give bitwise-identical outputs; no output may share
 storage with an input, another output, or an output of an earlier call. Storage sharing is
-read by the judge from the reply's payload (kdiff.protocol.shared_storage), where outputs,
+read by the judge from the reply's payload (kdiff.sandbox.protocol.shared_storage), where outputs,
 inputs and the kept outputs of earlier calls travel together."""
 from __future__ import annotations
 
 import torch
 
-from kdiff.gates.base import Gate, GateContext, check_structure
-from kdiff.model import GateClass, Status
-from kdiff.sandbox import CandidateFailure
+from kdiff.data.model import GateClass, Status
+from kdiff.gates.base import Gate
+from kdiff.judging.context import GateContext, check_structure
+from kdiff.sandbox.process import CandidateFailure
 
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -7,10 +7,11 @@ from typing import Iterator
 
 import torch
 
-from kdiff.gates import inputs as gen
-from kdiff.gates.base import DTYPE_NAMES, GateContext, ThresholdedGate, Trial
-from kdiff.gates.tolerance import UNIT_ROUNDOFF
-from kdiff.model import GateResult, Status
+from kdiff.data.model import GateResult, Status
+from kdiff.gates.base import ThresholdedGate, Trial
+from kdiff.judging.context import DTYPE_NAMES, GateContext
+from kdiff.numerics import inputs as gen
+from kdiff.numerics.tolerance import UNIT_ROUNDOFF
 
 # Formats a too-coarse computation may really have used, by unit roundoff. TF32 keeps 10
 # explicit mantissa bits, so u = 2^-11 like fp16 (NVIDIA A100 whitepaper, "TF32").

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 from typing import Iterator
 
-from kdiff.gates import inputs as gen
-from kdiff.gates import sizes
-from kdiff.gates.base import GateContext, ReferenceFailure, ThresholdedGate, Trial
-from kdiff.model import GateResult, Status
+from kdiff.data.model import GateResult, Status
+from kdiff.gates.base import ThresholdedGate, Trial
+from kdiff.judging.context import GateContext, ReferenceFailure
+from kdiff.numerics import inputs as gen
+from kdiff.numerics import sizes
 
 # 2^12 terms: twice the length at which an fp16 accumulator of unit-size terms stalls.
 TARGET_DEPTH = 2 ** 12

@@ -9,11 +9,11 @@ from typing import Iterator
 
 import torch
 
-from kdiff.gates import inputs as gen
-from kdiff.gates.base import (DTYPE_NAMES, GateContext, ReferenceFailure, ThresholdedGate, Trial,
-                              TrialLog, check_structure)
-from kdiff.gates.tolerance import REFERENCE_MARGIN, compare
-from kdiff.model import GateResult, Status
+from kdiff.data.model import GateResult, Status
+from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
+from kdiff.judging.context import DTYPE_NAMES, GateContext, ReferenceFailure, check_structure
+from kdiff.numerics import inputs as gen
+from kdiff.numerics.tolerance import REFERENCE_MARGIN, compare
 
 
 def range_strategies(dtype: torch.dtype) -> list[gen.Strategy]:

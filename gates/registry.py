@@ -11,7 +11,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kdiff.model import GateClass
+from kdiff.data.model import GateClass
 
 if TYPE_CHECKING:
     from kdiff.gates.base import Gate
@@ -122,7 +122,7 @@ SIGNATURES = {s.name: s for s in (
     Signature("launches_hidden", ("RES-02",), "the candidate's source launches a Triton kernel "
               "but no launch was recorded: its process hid them"),
     Signature("time_over_budget", ("RES-02",), "the median call takes longer than the "
-              "reference's times HANG_FACTOR (at least HANG_FLOOR_S, gates/base.py): "
+              "reference's times HANG_FACTOR (at least HANG_FLOOR_S, kdiff/judging/context.py): "
               "a hang in all but name; judged on CUDA only"),
     # -- thresholded gates: an error beyond the derived bound -----------------------------------
     Signature("distribution_dependent", ("CMP-01",), "correct on the benchmark's input "
@@ -159,7 +159,7 @@ SIGNATURES = {s.name: s for s in (
 TERMS = {
     "bound": "the largest error an honest kernel can make on that element: derived from the "
              "working dtype's rounding unit, the element's magnitude and the depth of the "
-             "computation behind it (gates/tolerance.py)",
+             "computation behind it (kdiff/numerics/tolerance.py)",
     "worst Nx of it": "the largest error seen, in multiples of the bound (1 = at the bound; "
                       "inf: a non-finite value where the float64 oracle is finite)",
     "expected / got": "the float64 oracle's value and the candidate's at the worst element",

@@ -25,12 +25,18 @@ from typing import Any
 
 import torch
 
-from kdiff.gates import inputs as gen
-from kdiff.gates import tolerance
-from kdiff.gates.base import (CallResult, Evaluation, Gate, GateContext, ReferenceFailure,
-                              check_structure)
-from kdiff.model import GateClass, GateResult, Status
-from kdiff.worker_probes import POISON_BYTE
+from kdiff.data.model import GateClass, GateResult, Status
+from kdiff.gates.base import Gate
+from kdiff.judging.context import (
+    CallResult,
+    Evaluation,
+    GateContext,
+    ReferenceFailure,
+    check_structure,
+)
+from kdiff.numerics import inputs as gen
+from kdiff.numerics import tolerance
+from kdiff.sandbox.probes import POISON_BYTE
 
 INPUT_SEED = 11
 DECOY_SEED = 12  # another draw of the same distribution, for the decoy call's reference

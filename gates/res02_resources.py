@@ -15,7 +15,7 @@ Four parts, each tolerance-free:
   HANG_FLOOR_S, whichever is larger (`time_over_budget`). A call that never returns is killed
   by the sandbox after its call timeout (`hang`), on every device.
 - *compiled Triton resources*: every Triton launch those calls made is compiled for each
-  declared target (GateOptions.targets) without a GPU (kdiff.triton_launches) and its shared
+  declared target (GateOptions.targets) without a GPU (kdiff.sandbox.launches) and its shared
   memory, registers and, on sm_100, tensor-memory columns are held against the limits below
   (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
   autotuner chose among are alternatives: on hardware the autotuner drops a config that does
@@ -26,11 +26,11 @@ Four parts, each tolerance-free:
   A kernel launched in the source and missing from a non-empty record is named in the detail
   (a branch the calls did not take cannot be told from a hidden launch).
   The judge compiles a kernel from its own module of the kernel's file
-  (kdiff.kernel_source); a kernel that needs its module's code run is compiled by importing
+  (kdiff.sandbox.kernel_source); a kernel that needs its module's code run is compiled by importing
   it, and a fit only that code reported (outside kdiff's own corpus) leaves the gate
   undecided (`error`), never a pass.
 - *compiled extensions*: every kernel of every CUDA extension the candidate built (the shared
-  objects in the worker's own folder, read with cuobjdump: kdiff.extension_resources), for
+  objects in the worker's own folder, read with cuobjdump: kdiff.gates.extension_resources), for
   each architecture the binary holds SASS for, against the same per-thread register limit and
   the static shared-memory limit. The binary holds no launch configuration, so registers per
   block and dynamic shared memory are not judged there; spills are reported, not failed.
@@ -49,14 +49,22 @@ from typing import Any
 
 import torch
 
-from kdiff.extension_resources import (MAX_OBJECTS, ExtensionKernel, ReadError, ResourceUsage,
-                                      base_arch, extension_objects, find_cuobjdump,
-                                      read_resource_usage)
-from kdiff.gates import inputs as gen
-from kdiff.gates.base import HANG_FACTOR, HANG_FLOOR_S, Gate, GateContext
-from kdiff.model import GateClass, GateResult, Status
-from kdiff.replies import UnusableOutput
-from kdiff.triton_launches import KernelResources, Launch, ResourceCache, file_hash
+from kdiff.data.model import GateClass, GateResult, Status
+from kdiff.gates.base import Gate
+from kdiff.gates.extension_resources import (
+    MAX_OBJECTS,
+    ExtensionKernel,
+    ReadError,
+    ResourceUsage,
+    base_arch,
+    extension_objects,
+    find_cuobjdump,
+    read_resource_usage,
+)
+from kdiff.judging.context import HANG_FACTOR, HANG_FLOOR_S, GateContext
+from kdiff.numerics import inputs as gen
+from kdiff.sandbox.launches import KernelResources, Launch, ResourceCache, file_hash
+from kdiff.sandbox.replies import UnusableOutput
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
 # Resident memory an honest worker may add in one call without leaking: glibc's malloc keeps
@@ -363,7 +371,7 @@ class ResourceBudget(Gate):
     def resources(self, ctx: GateContext, launches: list[Launch], targets: list[str]
                   ) -> dict[tuple[str, str], dict[str, Any]]:
         """Per (launch key, target), the compile outcome: from the judge's cache, or compiled
-        in confined children of the sandbox's, one per kernel file (kdiff.triton_launches:
+        in confined children of the sandbox's, one per kernel file (kdiff.sandbox.launches:
         from the judge's own module of the file where it can), one target after another.
         Once a target is known to fail, the gate's verdict is known: the targets left are not
         compiled (the red team's 128 x 1024 tile fails sm_100's tensor memory in 3 s of

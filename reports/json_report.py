@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from kdiff import __version__
+from kdiff.data.model import Verdict
 from kdiff.differential.confusion import confusion
 from kdiff.differential.summary import breakdown, summarize
-from kdiff.model import Verdict
 from kdiff.reports.rows import kernel_row
 
 

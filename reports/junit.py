@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from kdiff.model import Verdict
+from kdiff.data.model import Verdict
 from kdiff.reports.rows import kernel_row
 
 

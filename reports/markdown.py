@@ -7,11 +7,10 @@ from pathlib import Path
 from tabulate import tabulate
 
 from kdiff import __version__
+from kdiff.data.model import Verdict
 from kdiff.differential.summary import breakdown, summarize
-from kdiff.model import Verdict
 from kdiff.reports import tables
 from kdiff.reports.rows import kernel_row, printable
-
 
 # Characters that Markdown or the HTML it may hold would act on: escaped with a backslash
 # (CommonMark's backslash escapes), so that text from a candidate shows as written. `_` is

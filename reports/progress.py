@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from kdiff.model import Verdict
+    from kdiff.data.model import Verdict
 
 # In a log: a status line per 5% of the kernels (20 over a run), or sooner once 10 s have
 # passed since the last, so that a run whose kernels take minutes each gets one per kernel.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kdiff.model import Verdict
+from kdiff.data.model import Verdict
 
 # Terminal escape sequences (CSI, OSC, and two-character escapes) and the other control
 # characters, which text from a candidate's exception may carry: no report renders them, and

@@ -2,10 +2,10 @@
 the same content with different table formats."""
 from __future__ import annotations
 
+from kdiff.data.model import Verdict
 from kdiff.differential.confusion import Confusion
 from kdiff.differential.defects import Defects
 from kdiff.differential.summary import Summary
-from kdiff.model import Verdict
 from kdiff.reports.rows import KernelRow, kernel_row
 
 Table = tuple[list[str], list[list[object]]]

@@ -5,7 +5,7 @@ import textwrap
 
 from tabulate import tabulate
 
-from kdiff.model import Status, Verdict
+from kdiff.data.model import Status, Verdict
 from kdiff.reports.rows import kernel_row, printable
 
 MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.SKIP: "skip", Status.ERROR: "ERROR",

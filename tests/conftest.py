@@ -11,8 +11,8 @@ def corpus_run():
     calibration and three-state tests read."""
     import os
 
-    from kdiff.calibrate import judge_corpus
-    from kdiff.executor import default_jobs
+    from kdiff.commands.calibrate import judge_corpus
+    from kdiff.commands.executor import default_jobs
     # KDIFF_TEST_DEVICE=cuda runs the same gate tests on a GPU (benchmarks/gpu_session.sh).
     device = os.environ.get("KDIFF_TEST_DEVICE", "cpu")
     return judge_corpus(device, jobs=int(os.environ.get("KDIFF_TEST_JOBS", 0))

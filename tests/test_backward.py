@@ -1,11 +1,11 @@
 """Problems that declare KDIFF_BACKWARD are judged on their gradients too."""
 from pathlib import Path
 
-from kdiff.gates.base import GateOptions
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case, Status
+from kdiff.judging.context import GateOptions
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 CORE = Path(__file__).parent / "fixtures" / "core"
 PROBLEM = CORE / "tanh_matmul_backward.py"

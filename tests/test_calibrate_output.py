@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 import math
 
-from kdiff import calibrate as cal_mod
-from kdiff.calibrate import (REQUIRED_MARGIN, Calibration, CorpusRun, GateCalibration, Point,
-                             axis_range)
-from kdiff.model import GateClass, Status
+from kdiff.commands import calibrate as cal_mod
+from kdiff.commands.calibrate import (
+    REQUIRED_MARGIN,
+    Calibration,
+    CorpusRun,
+    GateCalibration,
+    Point,
+    axis_range,
+)
+from kdiff.data.model import GateClass, Status
 
 
 def _gate(gid: str, honest: list[float], defective: list[float]) -> GateCalibration:
@@ -66,7 +72,7 @@ def test_calibration_json_is_strict():
 
 
 def test_calibrate_prints_its_header_before_judging(monkeypatch, capsys, tmp_path):
-    from kdiff.cli import main
+    from kdiff.commands.cli import main
     seen = []
 
     def judge_corpus(device, jobs, progress):

@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from kdiff import calibrate as cal_mod
-from kdiff.calibrate import REQUIRED_MARGIN, calibration
-from kdiff.corpus import REFERENCES, shipped_kernels
+from kdiff.commands import calibrate as cal_mod
+from kdiff.commands.calibrate import REQUIRED_MARGIN, calibration
+from kdiff.commands.corpus import REFERENCES, shipped_kernels
+from kdiff.data.model import Status
 from kdiff.gates.registry import GATE_MODULES
-from kdiff.model import Status
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_json_report_has_the_spec_fields(cal):
 def test_kdiff_calibrate_writes_json_and_plot(corpus_run, monkeypatch, tmp_path, capsys):
     """The command's wiring, on the run already judged (judging again would double the
     suite's cost)."""
-    from kdiff.cli import main
+    from kdiff.commands.cli import main
     monkeypatch.setattr(cal_mod, "judge_corpus", lambda *a, **k: corpus_run)
     # One worker per red-team kernel and preset would cost minutes: the per-preset check is
     # tested on its own below.

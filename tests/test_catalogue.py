@@ -17,7 +17,8 @@ ROOT = Path(__file__).parent.parent
 # Where signatures are made: the gates, the shared gate base, the sandbox's failures, and
 # the judge's check of the worker's replies.
 SOURCES = sorted(p for p in (ROOT / "gates").glob("*.py") if p.name != "registry.py") + [
-    ROOT / "kdiff" / "sandbox.py", ROOT / "kdiff" / "replies.py"]
+    ROOT / "kdiff" / "judging" / "context.py", ROOT / "kdiff" / "sandbox" / "process.py",
+    ROOT / "kdiff" / "sandbox" / "replies.py"]
 SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 # snake_case strings of the gates that are not signatures: torch op and module names, worker
 # options, trial names, compile targets, bound models. A new one must be classified here or

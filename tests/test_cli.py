@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from kdiff.cli import main
+from kdiff.commands.cli import main
 
 CORE = Path(__file__).parent / "fixtures" / "core"
 PROBLEM = CORE / "scale_sum.py"
@@ -111,7 +111,7 @@ def test_an_interrupted_verify_reports_the_gates_judged_so_far(tmp_path, monkeyp
         def run(self, ctx):
             raise KeyboardInterrupt
 
-    monkeypatch.setattr("kdiff.judge.select",
+    monkeypatch.setattr("kdiff.verdicts.judge.select",
                         lambda ids: [chosen[0], chosen[1], Interrupting(), chosen[3]])
     out = tmp_path / "v.json"
     code = main(["verify", "--problem", str(PROBLEM), "--candidate",
@@ -143,7 +143,7 @@ def test_verify_shows_each_gate_and_keeps_its_reports_current(tmp_path, monkeypa
             seen.update(json.loads(out.read_text())["kernels"][0]["gates"])
             return chosen[2].run(ctx)
 
-    monkeypatch.setattr("kdiff.judge.select", lambda ids: [chosen[0], chosen[1], Peeking()])
+    monkeypatch.setattr("kdiff.verdicts.judge.select", lambda ids: [chosen[0], chosen[1], Peeking()])
     code = main(["verify", "--problem", str(PROBLEM), "--candidate",
                  str(CORE / "scale_sum_honest.py"), "--device", "cpu", "--json", str(out),
                  "--gates", "PRC-01,ORD-02,CMP-01"])

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from kdiff import cli
-from kdiff.cli import build_parser, main
-from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.commands import cli
+from kdiff.commands.cli import build_parser, main
+from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.reports.progress import Progress, status_line
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHECKOUT = FIXTURES / "kernelbench_checkout"
-HEAVY = ("torch", "triton", "numpy", "kdiff.gates.base", "kdiff.sandbox")
+HEAVY = ("torch", "triton", "numpy", "kdiff.gates.base", "kdiff.sandbox.process")
 
 # Each of these must answer before anything heavy is imported.
 INSTANT = [["--help"], ["gates"], ["gates", "--verbose", "--json"], ["run", "--help"],
@@ -35,7 +35,7 @@ INSTANT = [["--help"], ["gates"], ["gates", "--verbose", "--json"], ["run", "--h
 def test_help_gates_and_usage_errors_import_nothing_heavy(argv):
     """Checked on the modules imported, not on wall time: a fresh interpreter runs the
     command and lists which of HEAVY it loaded."""
-    script = (f"import sys; from kdiff.cli import main\n"
+    script = (f"import sys; from kdiff.commands.cli import main\n"
               f"try:\n    code = main({argv!r})\nexcept SystemExit as e:\n    code = e.code\n"
               f"print('LOADED', [m for m in {HEAVY!r} if m in sys.modules], code)")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -71,15 +71,15 @@ def test_every_option_has_help_with_its_default():
 
 
 def test_the_stated_defaults_are_the_sandboxs():
-    from kdiff.sandbox import SandboxLimits
+    from kdiff.sandbox.process import SandboxLimits
     limits = SandboxLimits()
     assert (cli.CALL_TIMEOUT_S, cli.CASE_TIMEOUT_S) == (limits.call_timeout,
                                                         limits.case_timeout)
 
 
 def test_the_stated_native_defaults_are_the_adapters():
-    from kdiff.plugins import manager
-    from kdiff.runconfig import RunConfig
+    from kdiff.judging.plugins import manager
+    from kdiff.judging.runconfig import RunConfig
     pm = manager()
     shipped = pm.hook.kdiff_default_preset(bench="kernelbench", config=RunConfig())
     checkout = (pm.hook.kdiff_default_preset(bench="kernelbench", config=RunConfig(root=CHECKOUT))
@@ -215,7 +215,7 @@ def test_status_line_gives_rate_and_time_left():
 
 
 def test_run_prints_its_header_before_the_first_kernel(monkeypatch, capsys, tmp_path):
-    from kdiff import run as run_module
+    from kdiff.commands import run as run_module
     monkeypatch.chdir(tmp_path)
     seen = []
 
@@ -238,6 +238,6 @@ def test_run_prints_its_header_before_the_first_kernel(monkeypatch, capsys, tmp_
 
 def test_a_reader_that_leaves_early_gets_no_traceback():
     """`kdiff gates | head -1`: the pipe closes after the first line."""
-    done = subprocess.run(f"{sys.executable} -m kdiff.cli gates --verbose | head -1",
+    done = subprocess.run(f"{sys.executable} -m kdiff.commands.cli gates --verbose | head -1",
                           shell=True, capture_output=True, text=True, timeout=60)
     assert done.stdout.startswith("id") and "Traceback" not in done.stderr, done.stderr[-500:]

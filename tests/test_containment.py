@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from kdiff import confine
-from kdiff.sandbox import CandidateProcess, SandboxLimits
 from processes import alive, descendants, named  # beside this file
 from test_hostile import DEVICE, MEMORY
+
+from kdiff.sandbox import confine
+from kdiff.sandbox.process import CandidateProcess, SandboxLimits
 
 HOSTILE = Path(__file__).parent / "hostile"
 CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
@@ -108,7 +108,7 @@ def test_kill_9_of_a_run_leaves_no_process_and_no_folder(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kdiff.cli", "run", "--bench", "kernelbench", "--root", str(root),
+        [sys.executable, "-m", "kdiff.commands.cli", "run", "--bench", "kernelbench", "--root", str(root),
          "--runs", str(runs), "--gates", "ORD-02", "--device", "cpu", "--jobs", "2",
          "--call-timeout", "600", "--store", str(tmp_path / "s.sqlite")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,

@@ -6,10 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from kdiff.corpus import (CONTROLS, REDTEAM, ExpectedGate, HeaderError, parse_expected_gates,
-                          problems, reference_kernels, shipped_kernels)
+from kdiff.commands.corpus import (
+    CONTROLS,
+    REDTEAM,
+    ExpectedGate,
+    HeaderError,
+    parse_expected_gates,
+    problems,
+    reference_kernels,
+    shipped_kernels,
+)
+from kdiff.data.problem import load_candidate_class, load_problem
 from kdiff.gates.registry import GATE_MODULES
-from kdiff.problem import load_candidate_class, load_problem
 
 GATE_IDS = {gid for gid, _ in GATE_MODULES}
 

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from kdiff.data.model import Case, GateClass, GateResult, NativeVerdict, Status, Verdict
 from kdiff.differential.confusion import confusion
 from kdiff.differential.defects import defects
 from kdiff.differential.disagreement import disagreement
 from kdiff.differential.stats import mcnemar_exact, wilson
 from kdiff.differential.summary import breakdown, summarize
-from kdiff.model import Case, GateClass, GateResult, NativeVerdict, Status, Verdict
 
 CLASSES = {"EXC-01": GateClass.TOLERANCE_FREE, "ORD-02": GateClass.TOLERANCE_FREE,
            "CMP-01": GateClass.THRESHOLDED}

@@ -7,13 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
-
-from kdiff import plugins
-from kdiff.executor import PoolExecutor, RayExecutor, SerialExecutor, _ray_judge
-from kdiff.model import Case, NativeVerdict, Verdict
-from kdiff.run import judge_one
-from kdiff.runconfig import RunConfig
 from processes import named  # beside this file
+
+from kdiff.commands.executor import PoolExecutor, RayExecutor, SerialExecutor, _ray_judge
+from kdiff.commands.run import judge_one
+from kdiff.data.model import Case, NativeVerdict, Verdict
+from kdiff.judging import plugins
+from kdiff.judging.runconfig import RunConfig
 
 CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
 
@@ -194,7 +194,7 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
             honest.read_text().replace("return x * 2.0", SLEEPER))
     report = tmp_path / "report.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kdiff.cli", "run", "--bench", "kernelbench", "--root", str(root),
+        [sys.executable, "-m", "kdiff.commands.cli", "run", "--bench", "kernelbench", "--root", str(root),
          "--runs", str(runs), "--gates", "ORD-02", "--device", "cpu", "--jobs", "2",
          "--call-timeout", "600", "--store", str(tmp_path / "s.sqlite"), "--json", str(report)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -224,7 +224,7 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
 
 def _worker_of_b_dies(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
     """Writes when it judged each case to KDIFF_TEST_JOURNAL; b's worker always dies."""
-    from kdiff.model import GateResult, Status
+    from kdiff.data.model import GateResult, Status
     start = time.monotonic()
     time.sleep(1.0 if case.id == "a" else 0.3)  # a is still judged when b's worker dies
     gates = {"ORD-02": GateResult("ORD-02", Status.FAIL, "out_of_memory", "killed")} \

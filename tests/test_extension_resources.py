@@ -1,4 +1,4 @@
-"""Resources of the kernels in compiled CUDA extensions (kdiff.extension_resources): the parser
+"""Resources of the kernels in compiled CUDA extensions (kdiff.gates.extension_resources): the parser
 on cuobjdump's documented output, the same numbers from a real fatbin where nvcc is at hand
 (no GPU needed), a load_inline build on a GPU, and the flush-to-zero multiply the fast-math
 red-team Swish compiles to."""
@@ -13,9 +13,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.extension_resources import (ExtensionKernel, base_arch, extension_objects,
-                                       find_cuobjdump, parse_resource_usage,
-                                       read_resource_usage)
+from kdiff.gates.extension_resources import (
+    ExtensionKernel,
+    base_arch,
+    extension_objects,
+    find_cuobjdump,
+    parse_resource_usage,
+    read_resource_usage,
+)
 
 RUNS = Path(__file__).resolve().parents[1] / "kernels" / "runs"
 FAST_MATH_SWISH = RUNS / "redteam" / "level_1_problem_41_sample_1_kernel.py"

@@ -9,12 +9,12 @@ import pytest
 import torch
 import torch.nn as nn
 
-from kdiff.gates import tolerance
-from kdiff.gates.oracle import run_oracle
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case, Status
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.numerics import tolerance
+from kdiff.numerics.oracle import run_oracle
+from kdiff.verdicts.judge import judge_case
 
 _G = torch.Generator().manual_seed(0)
 
@@ -79,8 +79,8 @@ def test_running_statistics_do_not_carry_from_one_evaluation_to_the_next(tmp_pat
     """Training-mode BatchNorm updates running statistics it does not read; a trial near the
     range's end left variances past fp32's range in them, and every later trial's traced
     peak with them (PRC-03: 'the reference is nowhere accurate')."""
-    from kdiff.gates.base import GateContext
-    from kdiff.problem import load_problem
+    from kdiff.data.problem import load_problem
+    from kdiff.judging.context import GateContext
     path = tmp_path / "1_BatchNorm.py"
     path.write_text(BATCHNORM_PROBLEM)
     ctx = GateContext(load_problem(path), candidate=None)
@@ -468,8 +468,8 @@ def test_values_derived_from_a_size_follow_it(tmp_path: Path):
     """`input_shape = (num_classes,)` is computed again when num_classes changes: the
     predictions and the range of the targets keep agreeing (on CUDA, a target out of range
     is a device-side assert that broke the judge's context)."""
-    from kdiff.problem import load_problem
-    from kdiff.seeding import set_seed
+    from kdiff.data.problem import load_problem
+    from kdiff.data.seeding import set_seed
     path = tmp_path / "1_CrossEntropy.py"
     path.write_text(CROSS_ENTROPY_PROBLEM)
     problem = load_problem(path)
@@ -592,8 +592,8 @@ def get_init_inputs():
 def test_sizes_tied_through_broadcasting_are_scaled_together(tmp_path: Path):
     """predictions [B, D] * targets [B] broadcasts only while D = B: halving one alone makes
     the reference refuse every smaller size."""
-    from kdiff.gates import sizes
-    from kdiff.problem import load_problem
+    from kdiff.data.problem import load_problem
+    from kdiff.numerics import sizes
     path = tmp_path / "1_Hinge.py"
     path.write_text(HINGE_PROBLEM)
     problem = load_problem(path)
@@ -637,7 +637,7 @@ class ModelNew(nn.Module):
 
 @pytest.mark.parametrize("slow_at", [0, 5], ids=["in the native check", "in a gate"])
 def test_a_timeout_is_judged_again_alone_before_it_is_a_hang(tmp_path: Path, slow_at: int):
-    from kdiff.sandbox import SandboxLimits
+    from kdiff.sandbox.process import SandboxLimits
     (tmp_path / "1_Double.py").write_text(DOUBLE_PROBLEM)
     (tmp_path / "slow_once.py").write_text(SLOW_ONCE_CANDIDATE.replace("SLOW_AT", str(slow_at)))
     config = RunConfig(native="kernelbench", gates=["EXC-01"],

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from kdiff.data.model import Case, Status, Verdict
 from kdiff.gates.cmp02_statelessness import MIN_CALLS
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status, Verdict
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 PROBLEMS = KERNELS / "KernelBench" / "level1"

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from kdiff.data.model import Case, Status, Verdict
 from kdiff.gates.cmp03_shapes import OFF_BLOCK_SIZES, held_out_sizes, next_prime
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status, Verdict
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 PROBLEMS = KERNELS / "KernelBench" / "level1"
@@ -125,8 +125,8 @@ def get_init_inputs():
 
 
 def test_the_held_out_cap_admits_the_judged_sizes_scaled_up_on_a_gpu():
-    from kdiff.gates.base import GateOptions
     from kdiff.gates.cmp03_shapes import CPU_MAX_ELEMENTS, max_trial_elements
+    from kdiff.judging.context import GateOptions
     assert max_trial_elements(GateOptions(device="cpu", max_elements=1 << 20)) == CPU_MAX_ELEMENTS
     for judged in (1 << 16, 1 << 20, None):
         cap = max_trial_elements(GateOptions(device="cuda", max_elements=judged))
@@ -138,7 +138,7 @@ def test_on_a_gpu_a_large_input_is_judged_at_its_benchmark_shape(tmp_path):
     import torch
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    from kdiff.gates.base import GateOptions
+    from kdiff.judging.context import GateOptions
     problem = tmp_path / "1_WideDoubling.py"
     problem.write_text(WIDE_DOUBLING_PROBLEM)
     candidate = tmp_path / "doubling.py"
@@ -221,7 +221,7 @@ class ModelNew(nn.Module):
 
 
 def test_a_problem_s_variants_are_judged_and_their_selectors_are_no_sizes(tmp_path: Path):
-    from kdiff.problem import load_problem
+    from kdiff.data.problem import load_problem
     problem = tmp_path / "91_Clamp.py"
     problem.write_text(MODE_PROBLEM)
     assert load_problem(problem).size_constants() == {"batch_size": 8, "dim": 32}

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from kdiff.data.model import Case, Status, Verdict
 from kdiff.gates.exc01_nonfinite import FINITE, NAN, NEG_INF, POS_INF, _violation, classify
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status, Verdict
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 RELU = KERNELS / "KernelBench" / "level1" / "19_ReLU.py"

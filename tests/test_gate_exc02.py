@@ -8,14 +8,14 @@ from pathlib import Path
 
 import torch
 
-from kdiff.gates.base import GateContext
+from kdiff.data.model import Case, Status, Verdict
+from kdiff.data.problem import load_problem
 from kdiff.gates.exc02_subnormal import SubnormalHandling, is_subnormal
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status, Verdict
-from kdiff.plugins import manager
-from kdiff.problem import load_problem
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateProcess
+from kdiff.judging.context import GateContext
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import CandidateProcess
+from kdiff.verdicts.judge import judge_case
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 PROBLEMS = KERNELS / "KernelBench" / "level1"

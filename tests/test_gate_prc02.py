@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kdiff.data.model import Case, Status
 from kdiff.gates.prc02_accumulator import TARGET_DEPTH
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 # A reduction whose depth has a fixed part: 100 elementwise steps, then a sum over `dim`
 # (depth 100 + dim). Growing dim in proportion to the depth (64 -> 64 * 25 = 1600, depth

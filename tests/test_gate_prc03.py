@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case, Status
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 SIGMOID_CONV_PROBLEM = '''
 import torch

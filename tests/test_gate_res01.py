@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.gates.base import CallResult, GateContext
+from kdiff.data.model import Case, Status, Verdict
+from kdiff.data.problem import load_problem
 from kdiff.gates.res01_memory import MemoryHygiene, Notes, bitwise_differs, poisoned
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status, Verdict
-from kdiff.plugins import manager
-from kdiff.problem import load_problem
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateProcess
+from kdiff.judging.context import CallResult, GateContext
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import CandidateProcess
+from kdiff.verdicts.judge import judge_case
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 PROBLEMS = KERNELS / "KernelBench" / "level1"

@@ -15,17 +15,15 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kdiff.extension_resources import ExtensionKernel, ResourceUsage, find_cuobjdump
+from kdiff.data.model import Case, Status, Verdict
 from kdiff.gates import res02_resources
-from kdiff.gates.base import GateOptions
-from kdiff.gates.res02_resources import (LIMITS, ResourceBudget, extension_violations,
-                                         violations)
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status, Verdict
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
-from kdiff.triton_launches import (KernelResources, Launch, compile_launches,
-                                   compiler_environment)
+from kdiff.gates.extension_resources import ExtensionKernel, ResourceUsage, find_cuobjdump
+from kdiff.gates.res02_resources import LIMITS, ResourceBudget, extension_violations, violations
+from kdiff.judging.context import GateOptions
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.launches import KernelResources, Launch, compile_launches, compiler_environment
+from kdiff.verdicts.judge import judge_case
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 PROBLEMS = KERNELS / "KernelBench" / "level1"
@@ -139,7 +137,7 @@ def test_launch_is_described_as_triton_specialises_it():
     import triton
     import triton.language as tl
 
-    from kdiff.triton_launches import _interpreted_params, _jit_params, describe_launch
+    from kdiff.sandbox.launches import _interpreted_params, _jit_params, describe_launch
 
     @triton.jit
     def scale(x_ptr, n, stride, BLOCK: tl.constexpr):

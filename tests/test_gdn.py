@@ -15,7 +15,7 @@ they add up over the steps. Hence a first-order worst-case bound, normwise per t
     max|err| <= gamma_N * max|oracle|,  N = (ceil(T / C) + 1) * (K + V + 4 C)
 
 which covers forward (N_fwd = ceil(T/C)(K + 3C) + K + C) and backward alike, with
-gamma_N <= 1.01 N u (kdiff.gates.tolerance, worst-case model).
+gamma_N <= 1.01 N u (kdiff.numerics.tolerance, worst-case model).
 
 The token-by-token path (recurrent.py; taken when a chunked result holds a NaN or an Inf)
 forms the reference's own operations, with fp32 products and every contraction accumulated in
@@ -40,15 +40,21 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kdiff.gates.oracle import run_oracle
-from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
 from kdiff.kernels.gdn import chunk as gdn_chunk
+from kdiff.kernels.gdn import (
+    chunk_gated_delta_rule,
+    chunk_gla,
+    chunk_kda,
+    chunk_simple_gla,
+    gated_delta_rule_reference,
+    gated_recurrence,
+)
 from kdiff.kernels.gdn import recurrent as gdn_recurrent
 from kdiff.kernels.gdn import wy as gdn_wy
-from kdiff.kernels.gdn import (chunk_gated_delta_rule, chunk_gla, chunk_kda, chunk_simple_gla,
-                               gated_delta_rule_reference, gated_recurrence)
 from kdiff.kernels.gdn.fallback import FLAG_BLOCK
 from kdiff.kernels.gdn.varlen import chunk_layout
+from kdiff.numerics.oracle import run_oracle
+from kdiff.numerics.tolerance import WORST_CASE_C, growth, unit_roundoff
 
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 # The 64-token chunk builds and the whole-range sweeps take 5-20 s each through the

@@ -22,14 +22,14 @@ import pytest
 import torch
 
 from kdiff.adapters.gpumode import data
-from kdiff.cli import main
-from kdiff.gates.base import GateContext
-from kdiff.judge import judge_case
-from kdiff.model import Status
-from kdiff.plugins import manager
-from kdiff.problem import load_problem
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateProcess
+from kdiff.commands.cli import main
+from kdiff.data.model import Status
+from kdiff.data.problem import load_problem
+from kdiff.judging.context import GateContext
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import CandidateProcess
+from kdiff.verdicts.judge import judge_case
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gpumode"
 TOY = FIXTURES / "problems" / "toy" / "scale_py"

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kdiff import sandbox
-from kdiff.gates.base import GateContext, GateOptions
+from kdiff.data.model import GateResult, Status
+from kdiff.data.problem import load_problem
 from kdiff.gates.registry import select
-from kdiff.model import GateResult, Status
-from kdiff.problem import load_problem
-from kdiff.sandbox import CandidateProcess, HangRecord, SandboxLimits
+from kdiff.judging.context import GateContext, GateOptions
+from kdiff.sandbox import process as sandbox
+from kdiff.sandbox.process import CandidateProcess, HangRecord, SandboxLimits
 
 HERE = Path(__file__).parent
 DOUBLE = HERE / "fixtures" / "kernelbench_checkout" / "KernelBench" / "level1" / "1_Double.py"

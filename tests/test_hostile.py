@@ -13,15 +13,16 @@ import time
 from pathlib import Path
 
 import pytest
-
-from kdiff import confine, plugins
-from kdiff.executor import PoolExecutor, SerialExecutor
-from kdiff.model import Verdict
-from kdiff.run import judge_one
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateProcess, SandboxLimits
-from kdiff.store import ResultsStore
 from processes import named  # beside this file
+
+from kdiff.commands.executor import PoolExecutor, SerialExecutor
+from kdiff.commands.run import judge_one
+from kdiff.data.model import Verdict
+from kdiff.judging import plugins
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox import confine
+from kdiff.sandbox.process import CandidateProcess, SandboxLimits
+from kdiff.verdicts.store import ResultsStore
 
 HOSTILE = Path(__file__).parent / "hostile"
 GATES = ["ORD-02", "CMP-01"]
@@ -110,7 +111,7 @@ def suite(tmp_path_factory):
 
 
 def _case(folder: Path, name: str):
-    from kdiff.model import Case
+    from kdiff.data.model import Case
     return Case(id=name, problem=folder / "problem.py", candidate=folder / f"{name}.py")
 
 

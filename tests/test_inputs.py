@@ -1,8 +1,8 @@
 """Input generators keep the problem's structure and preconditions."""
 import torch
 
-from kdiff.gates import inputs as gen
-from kdiff.problem import load_problem
+from kdiff.data.problem import load_problem
+from kdiff.numerics import inputs as gen
 
 
 def write_problem(tmp_path, body):

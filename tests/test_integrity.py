@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff import confine, plugins
-from kdiff.model import Case, Status, Verdict
-from kdiff.run import judge_one
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateCrashed, CandidateProcess, SandboxLimits
+from kdiff.commands.run import judge_one
+from kdiff.data.model import Case, Status, Verdict
+from kdiff.judging import plugins
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox import confine
+from kdiff.sandbox.process import CandidateCrashed, CandidateProcess, SandboxLimits
 
 HOSTILE = Path(__file__).parent / "hostile"
 
@@ -83,10 +84,10 @@ def test_a_reply_that_repeats_its_storage_is_refused_before_use():
 _JUDGE = """
 import json, resource, sys
 from pathlib import Path
-from kdiff import plugins
-from kdiff.model import Case
-from kdiff.run import judge_one
-from kdiff.runconfig import RunConfig
+from kdiff.judging import plugins
+from kdiff.data.model import Case
+from kdiff.commands.run import judge_one
+from kdiff.judging.runconfig import RunConfig
 folder, gates = Path(sys.argv[1]), sys.argv[2].split(",")
 verdicts, peaks = {}, {}
 for name in sys.argv[3:]:

@@ -1,4 +1,4 @@
-"""The judge's own module of a file's Triton kernels (kdiff.kernel_source): what it keeps, and
+"""The judge's own module of a file's Triton kernels (kdiff.sandbox.kernel_source): what it keeps, and
 the kernels it refuses to build because compiling them would run code it did not check."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kdiff.kernel_source import NotExtractable, extract
+from kdiff.sandbox.kernel_source import NotExtractable, extract
 
 HERE = Path(__file__).parent
 KERNELS = HERE.parent / "kernels" / "runs"

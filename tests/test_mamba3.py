@@ -14,7 +14,7 @@ carried in (one more chunk's worth). Hence
 
     max|err| <= gamma_N * max|oracle|,  N = (ceil(T / C) + 1) * (K + V + 4 C)
 
-with gamma_N <= 1.01 N u (kdiff.gates.tolerance, worst-case model). The same N covers the
+with gamma_N <= 1.01 N u (kdiff.numerics.tolerance, worst-case model). The same N covers the
 chunked PyTorch form in float64 (u = 2^-53). The token-by-token kernel (the decode step, and
 the forward's fallback) forms the reference's operations per token: at most 8 roundings per
 token along the state (alpha S, the two weights, the two outer products' scalings, the two
@@ -31,13 +31,13 @@ os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.mamba3 decorates it
 import pytest
 import torch
 
-from kdiff.gates.tolerance import WORST_CASE_C, growth, unit_roundoff
 from kdiff.kernels.mamba3 import forward as m3_forward
-from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3 import mamba3_siso_chunked, mamba3_siso_recurrence
+from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 from kdiff.kernels.mamba3.reference import States
+from kdiff.numerics.tolerance import WORST_CASE_C, growth, unit_roundoff
 
 NAMES = ("out", "angle_state", "ssm_state", "k_state", "v_state")
 

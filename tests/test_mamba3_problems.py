@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.problem import load_module, load_problem
+from kdiff.data.problem import load_module, load_problem
 
 ROOT = Path(__file__).resolve().parents[1] / "kernels" / "mamba3" / "kernelbench"
 PROBLEMS = sorted((ROOT / "KernelBench" / "level3").glob("*.py"))

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.cli import exit_status, main
-from kdiff.replies import UnusableOutput, checked_reply
-from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.commands.cli import exit_status, main
+from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.sandbox.replies import UnusableOutput, checked_reply
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBLEM = FIXTURES / "core" / "scale_sum.py"

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from kdiff.gates.oracle import run_oracle
+from kdiff.numerics.oracle import run_oracle
 
 
 class Lambda(torch.nn.Module):

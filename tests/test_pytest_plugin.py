@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch  # noqa: F401 - in-process runs forget modules they import: torch only loads once
 
-import kdiff.cli  # noqa: F401
-import kdiff.judge  # noqa: F401
+import kdiff.commands.cli
+import kdiff.verdicts.judge  # noqa: F401
 from kdiff.gates.registry import select
 
 pytest_plugins = ("pytester",)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdiff.gates import base
-from kdiff.gates.base import GateOptions
-from kdiff.judge import judge_case
-from kdiff.model import Case, Status
-from kdiff.plugins import manager
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case, Status
+from kdiff.judging import context as base
+from kdiff.judging.context import GateOptions
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 DROPOUT_PROBLEM = '''
 import torch

@@ -5,7 +5,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.reports import json_report, junit, markdown
 from kdiff.reports.terminal import progress_line, run_report
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from kdiff.confine import landlock_abi
-from kdiff.gates.base import GateContext, GateOptions
+from kdiff.data.model import GateResult, Status
+from kdiff.data.problem import load_problem
 from kdiff.gates.res02_resources import ResourceBudget
-from kdiff.model import GateResult, Status
-from kdiff.problem import load_problem
-from kdiff.sandbox import CandidateProcess
+from kdiff.judging.context import GateContext, GateOptions
+from kdiff.sandbox.confine import landlock_abi
+from kdiff.sandbox.process import CandidateProcess
 
 HERE = Path(__file__).parent
 KERNELS = HERE.parent / "kernels"
@@ -68,7 +68,7 @@ def test_each_kernel_file_is_compiled_by_a_child_of_its_own(tmp_path):
     import subprocess
     import sys
 
-    from kdiff.triton_launches import Launch, compile_launches
+    from kdiff.sandbox.launches import Launch, compile_launches
     seen = tmp_path / "seen.jsonl"
 
     def start(argv, env, log, cwd):
@@ -91,7 +91,7 @@ def test_each_kernel_file_is_compiled_by_a_child_of_its_own(tmp_path):
 def test_an_unchecked_result_is_read_back_for_its_own_candidate_only(tmp_path):
     """What a child reported after importing the kernel's file stays with the candidate
     judged; what the judge computed from its own module of the file is kept for all."""
-    from kdiff.triton_launches import Launch, ResourceCache
+    from kdiff.sandbox.launches import Launch, ResourceCache
     launch = Launch(module="kdiff_sibling", file=str(WIDE_TILE), qualname="matmul_kernel")
     fits = {"resources": {"target": "sm_100", **FITS}, "cacheable": True, "checked": False}
     forger, tile = ResourceCache("forger", tmp_path), ResourceCache("tile", tmp_path)
@@ -106,7 +106,7 @@ def test_an_unchecked_result_is_read_back_for_its_own_candidate_only(tmp_path):
 def test_a_launch_file_the_judge_cannot_read_has_no_cache_key(tmp_path):
     """The worker names the file of each launch: one that links to /dev/zero is not read
     (it was, whole, to hash it: MemoryError in the judge)."""
-    from kdiff.triton_launches import Launch, ResourceCache
+    from kdiff.sandbox.launches import Launch, ResourceCache
     (tmp_path / "zero.py").symlink_to("/dev/zero")
     launch = Launch(module="kdiff_x", file=str(tmp_path / "zero.py"), qualname="kernel")
     assert ResourceCache("owner", tmp_path).key(launch, "sm_100") is None

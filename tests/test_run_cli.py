@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from kdiff import plugins
-from kdiff.cli import main
-from kdiff.model import Verdict
-from kdiff.run import judge_all
-from kdiff.runconfig import RunConfig
+from kdiff.commands.cli import main
+from kdiff.commands.run import judge_all
+from kdiff.data.model import Verdict
+from kdiff.judging import plugins
+from kdiff.judging.runconfig import RunConfig
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHECKOUT = FIXTURES / "kernelbench_checkout"
@@ -80,7 +80,7 @@ def test_run_writes_markdown_and_junit(run_a):
 
 
 def test_exit_statuses_follow_fail_on(run_a, tmp_path, capsys):
-    from kdiff.cli import exit_status
+    from kdiff.commands.cli import exit_status
     _, _, data = run_a
     verdicts = [Verdict.from_json(k) for k in data["kernels"]]
     assert exit_status(verdicts, "violation") == 1
@@ -170,8 +170,8 @@ def test_a_case_that_ran_out_of_device_memory_beside_others_is_judged_again_alon
     """With several judges, a verdict whose candidate or oracle ran out of device memory is
     held back and the case judged again by one judge after the rest; its first verdict never
     reaches the report. One judge alone keeps whatever it got."""
-    from kdiff import run as run_module
-    from kdiff.model import Case, GateResult, NativeVerdict, Status
+    from kdiff.commands import run as run_module
+    from kdiff.data.model import Case, GateResult, NativeVerdict, Status
 
     def verdict(case, detail, status=Status.FAIL, signature="raised"):
         return Verdict(case, NativeVerdict(True, "kernelbench"),

@@ -7,10 +7,15 @@ from pathlib import Path
 import pytest
 
 from kdiff.adapters.kernelbench.discover import (
-    DEFAULT_ENTRY, MODEL_NAMED_ENTRY, discover, entry_points, read_eval_results,
-    shipped_corpus)
-from kdiff.hookspecs import DiscoveryError
-from kdiff.runconfig import RunConfig
+    DEFAULT_ENTRY,
+    MODEL_NAMED_ENTRY,
+    discover,
+    entry_points,
+    read_eval_results,
+    shipped_corpus,
+)
+from kdiff.judging.hookspecs import DiscoveryError
+from kdiff.judging.runconfig import RunConfig
 
 CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
 
@@ -151,7 +156,7 @@ def test_shipped_corpus_is_found_as_package_data():
 
 def test_kernelbenchfiltered_layout(tmp_path):
     from kdiff.adapters.kernelbench.discover import discover, entry_points
-    from kdiff.runconfig import RunConfig
+    from kdiff.judging.runconfig import RunConfig
     root = Path(__file__).parent / "fixtures" / "kbf_checkout"
     cases = discover(RunConfig(root=root, runs=root / "best_agent_solutions"))
     assert [c.id for c in cases] == ["level_1/level_1_problem_3_sample_0"]
@@ -177,8 +182,8 @@ def test_a_candidate_cannot_opt_out_with_its_own_header(tmp_path):
     """`requires: cuda` in a user's candidate is the candidate's word, not kdiff's: a CPU run
     judges all four files. Only a shipped kernel's header keeps it from a device, and then it
     is listed, with the reason, as undecided."""
-    from kdiff.judge import judge_case
-    from kdiff.plugins import manager
+    from kdiff.judging.plugins import manager
+    from kdiff.verdicts.judge import judge_case
     root, run = _checkout_with_run(tmp_path)
     for sample in range(4):
         text = HONEST.replace("honest doubling", "honest doubling\nrequires: cuda") \
@@ -209,7 +214,7 @@ def test_only_regular_files_of_bounded_size_are_read(tmp_path):
     import os
     import threading
 
-    from kdiff.files import MAX_SOURCE_BYTES
+    from kdiff.data.files import MAX_SOURCE_BYTES
     root, run = _checkout_with_run(tmp_path)
     names = {s: run / f"level_1_problem_1_sample_{s}_kernel.py" for s in range(5)}
     names[0].write_text(HONEST)

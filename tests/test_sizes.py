@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from kdiff.gates import sizes
-from kdiff.problem import load_problem
+from kdiff.data.problem import load_problem
+from kdiff.numerics import sizes
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
@@ -85,7 +85,7 @@ def test_verify_judges_at_scaled_sizes_and_says_so(tmp_path):
     candidate.write_text("import torch\nclass ModelNew(torch.nn.Module):\n"
                          "    def forward(self, x):\n        return torch.relu(x)\n")
     report = tmp_path / "v.json"
-    done = subprocess.run([sys.executable, "-m", "kdiff.cli", "verify", "--device", "cpu",
+    done = subprocess.run([sys.executable, "-m", "kdiff.commands.cli", "verify", "--device", "cpu",
                            "--problem", str(problem.path), "--candidate", str(candidate),
                            "--max-elements", "4096", "--json", str(report)],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)

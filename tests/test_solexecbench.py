@@ -16,16 +16,21 @@ import pytest
 import torch
 
 from kdiff.adapters.solexecbench import runtime
-from kdiff.adapters.solexecbench.layout import (Definition, TensorSpec, Tolerance, Workload,
-                                                read_definition)
+from kdiff.adapters.solexecbench.layout import (
+    Definition,
+    TensorSpec,
+    Tolerance,
+    Workload,
+    read_definition,
+)
 from kdiff.adapters.solexecbench.native import compare
-from kdiff.cli import main
-from kdiff.gates.base import GateContext
-from kdiff.judge import judge_case
-from kdiff.plugins import manager
-from kdiff.problem import load_problem
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateProcess
+from kdiff.commands.cli import main
+from kdiff.data.problem import load_problem
+from kdiff.judging.context import GateContext
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import CandidateProcess
+from kdiff.verdicts.judge import judge_case
 
 FIXTURES = Path(__file__).parent / "fixtures" / "solexecbench"
 RMS = FIXTURES / "rms_scale"

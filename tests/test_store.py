@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from kdiff.cli import main
-from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
-from kdiff.runconfig import RunConfig
-from kdiff.store import ResultsStore, judge_resuming
+from kdiff.commands.cli import main
+from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.store import ResultsStore, judge_resuming
 
 GATES = ["EXC-01", "ORD-02", "CMP-01"]
 
@@ -74,7 +74,7 @@ def test_a_store_written_before_verdicts_kept_their_sizes_opens(tmp_path):
 def test_a_verdict_of_other_judging_code_is_not_reused(tmp_path, monkeypatch):
     """A fix to a gate, the worker or a native check changes judging_code(): what the old code
     judged is judged again, not resumed."""
-    from kdiff import store as store_module
+    from kdiff.verdicts import store as store_module
     code = store_module.judging_code()
     assert code.startswith("0.1.0+") and len(code) == len("0.1.0+") + 16
     config, case = RunConfig(), _case(tmp_path, "k")
@@ -207,7 +207,7 @@ def test_a_run_killed_midway_resumes_to_the_uninterrupted_report(tmp_path):
     import sys
     import time
     store = tmp_path / "killed.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "kdiff.cli",
+    proc = subprocess.Popen([sys.executable, "-m", "kdiff.commands.cli",
                              *_run_args(store, tmp_path / "killed.json")],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300

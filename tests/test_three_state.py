@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from kdiff.data.model import Status
 from kdiff.gates.registry import GATE_MODULES
-from kdiff.model import Status
 
 
 @pytest.mark.parametrize("gate", [gid for gid, _ in GATE_MODULES])

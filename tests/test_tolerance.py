@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from kdiff.gates import tolerance
+from kdiff.numerics import tolerance
 
 
 def test_bound_is_lambda_u_sqrt_n_scale():

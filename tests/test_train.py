@@ -3,6 +3,7 @@ split, bitwise resumption, and one training step on kdiff's kernels against the 
 mixer (the Triton interpreter, fp32, a tiny model)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -11,18 +12,18 @@ from pathlib import Path
 
 os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.gdn decorates its kernels
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import pytest
+import torch
+import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "train"))
 
-import data  # noqa: E402
-import train  # noqa: E402
-from mixers import Family, Impl, chunked_recurrence  # noqa: E402
-from model import CONFIGS, LanguageModel  # noqa: E402
+import data
+import train
+from mixers import Family, Impl, chunked_recurrence
+from model import CONFIGS, LanguageModel
 
-from kdiff.kernels.gdn import gated_recurrence  # noqa: E402
+from kdiff.kernels.gdn import gated_recurrence
 
 FP32_U = 2.0 ** -24
 
@@ -87,6 +88,7 @@ def test_corpus_split_by_file_and_recorded(corpus_root, tmp_path):
     assert splits == {"train", "held_out"}
     for entry in manifest["files"]:
         content = (corpus_root / entry["file"].split("/", 1)[1]).read_bytes()
+        assert hashlib.sha256(content).hexdigest() == entry["sha256"]
         held = int(entry["sha256"][:2], 16) < data.HELD_OUT_PER_256
         assert (entry["split"] == "held_out") == held
     held_bytes = sum(len((corpus_root / e["file"].split("/", 1)[1]).read_bytes())

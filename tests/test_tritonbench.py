@@ -26,14 +26,14 @@ from kdiff.adapters.tritonbench import calls, cpu, layout
 from kdiff.adapters.tritonbench import native as tb_native
 from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call, replayable
 from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
-from kdiff.gates.base import GateOptions
-from kdiff.judge import judge_case
-from kdiff.model import Case, NativeVerdict, Status, Verdict
-from kdiff.plugins import manager
-from kdiff.problem import load_problem
-from kdiff.run import ran_out_of_device_memory
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import SandboxLimits
+from kdiff.commands.run import ran_out_of_device_memory
+from kdiff.data.model import Case, NativeVerdict, Status, Verdict
+from kdiff.data.problem import load_problem
+from kdiff.judging.context import GateOptions
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import SandboxLimits
+from kdiff.verdicts.judge import judge_case
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tritonbench"
 BENCH = "tritonbench"
@@ -363,7 +363,7 @@ Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
 
 def test_a_failed_run_is_named_by_its_exception_not_cuda_boilerplate():
     """torch ends a CUDA error with boilerplate lines; the one-line failure must keep the
-    exception, which kdiff.run reads to judge an out-of-memory case again alone."""
+    exception, which kdiff.commands.run reads to judge an out-of-memory case again alone."""
     failure = ScriptResult(1, "", CUDA_OOM_STDERR, 60.0).failure()
     assert failure == "exit status 1: torch.AcceleratorError: CUDA error: out of memory"
     verdict = Verdict(Case("matmul", Path("g.py"), Path("c.py")),

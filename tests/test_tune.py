@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.gates.base import GateOptions
-from kdiff.runconfig import RunConfig
+from kdiff.judging.context import GateOptions
+from kdiff.judging.runconfig import RunConfig
 from kdiff.tune.judge import ConfigJudge
 from kdiff.tune.policy import GRPOSettings, Policy
 from kdiff.tune.result import Judgement, Outcome
@@ -156,7 +156,7 @@ def test_the_tuner_returns_the_best_correct_configuration_and_the_fast_wrong_one
 
 
 def test_kdiff_tune_command(tmp_path, capsys):
-    from kdiff.cli import main
+    from kdiff.commands.cli import main
     out = tmp_path / "tune.json"
     args = ["tune", "--problem", str(PROBLEM), "--candidate", str(CANDIDATE), "--device", "cpu",
             "--gates", "PRC-01"]

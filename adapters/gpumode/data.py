@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 import torch
 
-from kdiff.problem import LoadError, load_module
+from kdiff.data.problem import LoadError, load_module
 
 _counter = itertools.count()
 
@@ -33,7 +33,7 @@ class _SiblingFinder(importlib.abc.MetaPathFinder):
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
-    def find_spec(self, name, path=None, target=None):  # noqa: ANN001, ANN201
+    def find_spec(self, name, path=None, target=None):
         file = self.folder / f"{name}.py"
         if path is None and "." not in name and file.is_file():
             return importlib.util.spec_from_file_location(name, file)
@@ -41,7 +41,7 @@ class _SiblingFinder(importlib.abc.MetaPathFinder):
 
 
 def load_with_siblings(path: Path, siblings: Path, role: str) -> types.ModuleType:
-    """Executes `path` as a fresh module (kdiff.problem.load_module) while top-level imports
+    """Executes `path` as a fresh module (kdiff.data.problem.load_module) while top-level imports
     of the `.py` files in `siblings` load fresh copies of them. The plain names (`task`,
     `utils`, `reference`) are generic and every problem has its own: they are visible in
     sys.modules only during the load, then whatever was there before is put back. (An import

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdiff.adapters.gpumode.layout import (Label, LayoutError, find_problems, problems_root,
-                                           read_problem, selected, solutions)
+from kdiff.adapters.gpumode.layout import (
+    Label,
+    LayoutError,
+    find_problems,
+    problems_root,
+    read_problem,
+    selected,
+    solutions,
+)
 from kdiff.adapters.gpumode.materialise import prepare_candidate, prepare_problem
-from kdiff.hookspecs import DiscoveryError
-from kdiff.model import Case
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case
+from kdiff.judging.hookspecs import DiscoveryError
+from kdiff.judging.runconfig import RunConfig
 
 BENCH = "gpumode"
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kdiff.adapters.gpumode.layout import Label, Problem, spec
-from kdiff.cache import cache_key, slug, write_atomic
-from kdiff.cache import cache_root as kdiff_cache_root
+from kdiff.data.cache import cache_key, slug, write_atomic
+from kdiff.data.cache import cache_root as kdiff_cache_root
 
 FORMAT = 2  # part of every cache key: bump when what is written here changes
 

@@ -27,10 +27,10 @@ import torch
 
 from kdiff.adapters.gpumode import data as gm
 from kdiff.adapters.gpumode.layout import spec
-from kdiff.gates.base import BENCHMARK_SEED, GateContext
-from kdiff.model import NativeVerdict
-from kdiff.sandbox import CandidateFailure
-from kdiff.seeding import set_seed
+from kdiff.data.model import NativeVerdict
+from kdiff.data.seeding import set_seed
+from kdiff.judging.context import BENCHMARK_SEED, GateContext
+from kdiff.sandbox.process import CandidateFailure
 
 PRESETS = {
     "gpumode": "GPU MODE test mode (kernelbot): every task.yml test with its own seed, the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kdiff.adapters.gpumode.discover import BENCH, case_from_paths, discover
 from kdiff.adapters.gpumode.native import PRESETS, run_native
-from kdiff.hookspecs import hookimpl
+from kdiff.judging.hookspecs import hookimpl
 
 
 @hookimpl

@@ -24,10 +24,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from kdiff.files import UnreadableFile, read_regular_file
-from kdiff.hookspecs import DiscoveryError
-from kdiff.model import Case
-from kdiff.runconfig import RunConfig
+from kdiff.data.files import UnreadableFile, read_regular_file
+from kdiff.data.model import Case
+from kdiff.judging.hookspecs import DiscoveryError
+from kdiff.judging.runconfig import RunConfig
 
 BENCH = "kernelbench"
 KERNEL_FILE = re.compile(r"level_(\d+)_problem_(\d+)_sample_(\d+)_kernel\.py")

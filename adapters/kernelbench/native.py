@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import torch
 
-from kdiff.gates.base import BENCHMARK_SEED, GateContext, MachineTooBusy, ReferenceFailure
-from kdiff.model import NativeVerdict
-from kdiff.protocol import CallReply, MalformedReply
-from kdiff.replies import UnusableOutput
-from kdiff.sandbox import CandidateRaised
+from kdiff.data.model import NativeVerdict
+from kdiff.judging.context import BENCHMARK_SEED, GateContext, MachineTooBusy, ReferenceFailure
+from kdiff.sandbox.process import CandidateRaised
+from kdiff.sandbox.protocol import CallReply, MalformedReply
+from kdiff.sandbox.replies import UnusableOutput
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
                 for x in inputs]
         try:  # the reference, then the candidate: 2 model calls
             reply = CallReply.parse(ctx.request_judged_alone(
-                lambda timeout: ctx.candidate.request(
+                lambda timeout, sent=sent: ctx.candidate.request(
                     "call", timeout=timeout, key=candidate, reference_first=reference,
                     stack="benchmark", inputs=sent),
                 sent, preset.seed, dtype, calls=2), len(inputs))

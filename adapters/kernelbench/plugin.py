@@ -6,7 +6,7 @@ import dataclasses
 
 from kdiff.adapters.kernelbench import discover as discovery
 from kdiff.adapters.kernelbench.native import PRESETS, run_native
-from kdiff.hookspecs import hookimpl
+from kdiff.judging.hookspecs import hookimpl
 
 BENCH = discovery.BENCH
 

@@ -12,12 +12,16 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path
 
-from kdiff.adapters.solexecbench.layout import (LayoutError, read_definition, read_solution,
-                                                read_workloads)
+from kdiff.adapters.solexecbench.layout import (
+    LayoutError,
+    read_definition,
+    read_solution,
+    read_workloads,
+)
 from kdiff.adapters.solexecbench.materialise import prepare_candidate, prepare_problem
-from kdiff.hookspecs import DiscoveryError
-from kdiff.model import Case
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case
+from kdiff.judging.hookspecs import DiscoveryError
+from kdiff.judging.runconfig import RunConfig
 
 BENCH = "solexecbench"
 

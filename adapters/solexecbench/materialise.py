@@ -17,10 +17,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kdiff.adapters.solexecbench.layout import (Definition, LayoutError, Solution, Workload,
-                                                parse_workloads)
-from kdiff.cache import cache_key, slug, write_atomic
-from kdiff.cache import cache_root as kdiff_cache_root
+from kdiff.adapters.solexecbench.layout import (
+    Definition,
+    LayoutError,
+    Solution,
+    Workload,
+    parse_workloads,
+)
+from kdiff.data.cache import cache_key, slug, write_atomic
+from kdiff.data.cache import cache_root as kdiff_cache_root
 
 FORMAT = 1  # part of every cache key: bump when what is written here changes
 RESERVED = frozenset({"HERE", "DEFINITION", "WORKLOADS", "WORKLOAD", "REFERENCE", "Model",
@@ -70,7 +75,7 @@ def _problem_source(definition: Definition, workloads: list[Workload]) -> str:
         "from pathlib import Path",
         "",
         "from kdiff.adapters.solexecbench import layout, runtime",
-        "from kdiff.problem import load_module",
+        "from kdiff.data.problem import load_module",
         "",
         "HERE = Path(__file__).parent",
         'DEFINITION = layout.read_definition(HERE / "definition.json")',

@@ -32,9 +32,9 @@ import torch
 
 from kdiff.adapters.solexecbench.layout import Tolerance
 from kdiff.adapters.solexecbench.runtime import make_inputs
-from kdiff.gates.base import GateContext
-from kdiff.model import NativeVerdict
-from kdiff.sandbox import CandidateFailure
+from kdiff.data.model import NativeVerdict
+from kdiff.judging.context import GateContext
+from kdiff.sandbox.process import CandidateFailure
 
 SEED = 200  # BenchmarkConfig.seed
 ROUNDS = 10  # the correctness rounds per workload

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kdiff.adapters.solexecbench.discover import BENCH, case_from_paths, discover
 from kdiff.adapters.solexecbench.native import PRESETS, run_native
-from kdiff.hookspecs import hookimpl
+from kdiff.judging.hookspecs import hookimpl
 
 
 @hookimpl

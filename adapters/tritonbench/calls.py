@@ -228,7 +228,7 @@ def load_function(path: Path, name: str, role: str) -> Callable[..., Any]:
     judge's own process, which runs the gold reference, does not, and Triton decides at
     decoration and import time, so the switch cannot be scoped to this import; without a
     device nothing else could run a Triton kernel here anyway)."""
-    from kdiff.problem import LoadError, load_module
+    from kdiff.data.problem import LoadError, load_module
     if not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"
     with cuda_on_cpu():

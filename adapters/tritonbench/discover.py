@@ -13,14 +13,26 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from kdiff.adapters.tritonbench.layout import (GeneratedRow, GoldFile, LayoutError,
-                                               candidate_code, gold_folder, match_files,
-                                               read_generated, read_gold, read_statistics)
-from kdiff.adapters.tritonbench.materialise import (GoldCase, case_folder, prepare_candidate,
-                                                    prepare_gold)
-from kdiff.hookspecs import DiscoveryError
-from kdiff.model import Case
-from kdiff.runconfig import RunConfig
+from kdiff.adapters.tritonbench.layout import (
+    GeneratedRow,
+    GoldFile,
+    LayoutError,
+    candidate_code,
+    gold_folder,
+    match_files,
+    read_generated,
+    read_gold,
+    read_statistics,
+)
+from kdiff.adapters.tritonbench.materialise import (
+    GoldCase,
+    case_folder,
+    prepare_candidate,
+    prepare_gold,
+)
+from kdiff.data.model import Case
+from kdiff.judging.hookspecs import DiscoveryError
+from kdiff.judging.runconfig import RunConfig
 
 BENCH = "tritonbench"
 

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdiff.files import MAX_SOURCE_BYTES, UnreadableFile, read_regular_file
+from kdiff.data.files import MAX_SOURCE_BYTES, UnreadableFile, read_regular_file
 
 SEPARATOR = "#" * 146
 # A statistics or generated-output file: one item per TritonBench operator (184 G, 166 T),
@@ -37,7 +37,7 @@ class LayoutError(Exception):
 
 
 def _read_text(path: Path, limit: int) -> str:
-    """The file's text, if it is a regular file of at most `limit` bytes (kdiff.files)."""
+    """The file's text, if it is a regular file of at most `limit` bytes (kdiff.data.files)."""
     try:
         return read_regular_file(path, limit).decode("utf-8")
     except (UnreadableFile, UnicodeDecodeError) as exc:

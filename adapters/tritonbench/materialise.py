@@ -33,20 +33,20 @@ from pathlib import Path
 from kdiff.adapters.tritonbench import calls as callmod
 from kdiff.adapters.tritonbench.layout import GoldFile, as_module, call_script
 from kdiff.adapters.tritonbench.runner import record_calls
-from kdiff.cache import cache_key, write_atomic
-from kdiff.cache import cache_root as kdiff_cache_root
-from kdiff.sandbox import SandboxLimits
+from kdiff.data.cache import cache_key, write_atomic
+from kdiff.data.cache import cache_root as kdiff_cache_root
+from kdiff.sandbox.process import SandboxLimits
 
 FORMAT = 3  # part of every cache key: bump when what is written here changes
 # Tensor elements of the replayed call: the shipped corpus keeps a CPU case to a few
 # thousand elements, since every gate runs it many times through the Triton interpreter.
 MAX_ELEMENTS = 8192
-# The dtypes PRC-01 can judge besides float32 (gates.base.DTYPES).
+# The dtypes PRC-01 can judge besides float32 (kdiff.judging.context.DTYPES).
 _HALF_DTYPES = ("float16", "bfloat16")
 
 
 def cache_root() -> Path:
-    """The adapter's folder of kdiff's cache (kdiff.cache)."""
+    """The adapter's folder of kdiff's cache (kdiff.data.cache)."""
     return kdiff_cache_root() / "tritonbench"
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from kdiff.adapters.tritonbench.materialise import write_atomic
 from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
-from kdiff.model import Case, NativeVerdict
-from kdiff.sandbox import SandboxLimits
+from kdiff.data.model import Case, NativeVerdict
+from kdiff.sandbox.process import SandboxLimits
 
 PRESETS = {
     "tritonbench": "TritonBench call and execution accuracy: exit status 0, then stdout equal "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kdiff.adapters.tritonbench.discover import BENCH, discover
 from kdiff.adapters.tritonbench.native import PRESETS, run_native
-from kdiff.hookspecs import hookimpl
+from kdiff.judging.hookspecs import hookimpl
 
 
 @hookimpl

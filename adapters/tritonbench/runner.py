@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from kdiff.confine import CONTAINMENT_LINE
-from kdiff.sandbox import SandboxLimits, confinement
-
+from kdiff.sandbox.confine import CONTAINMENT_LINE
+from kdiff.sandbox.process import SandboxLimits, confinement
 
 # "RuntimeError: ...", "torch.AcceleratorError: CUDA error: ...": a traceback's last line
 EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit): ")
@@ -56,7 +55,7 @@ class ScriptResult:
         """One line: how the run failed, naming the exception where a traceback names one.
         torch's CUDA errors end in boilerplate lines ("Compile with `TORCH_USE_CUDA_DSA` to
         enable device-side assertions."), so the last line alone lost "CUDA error: out of
-        memory", which kdiff.run reads to judge such a case again alone."""
+        memory", which kdiff.commands.run reads to judge such a case again alone."""
         if self.timed_out:
             return f"did not finish within {self.seconds_allowed:.0f} s"
         lines = [ln.strip() for ln in self.stderr.strip().splitlines()
@@ -67,7 +66,7 @@ class ScriptResult:
 
 
 def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -> ScriptResult:
-    """One script in a child process confined the way a candidate's worker is (kdiff.confine:
+    """One script in a child process confined the way a candidate's worker is (kdiff.sandbox.confine:
     writes only in `workdir`, memory and task caps, no network), killed at the sandbox's start
     timeout with everything it started."""
     env = dict(os.environ)
@@ -85,7 +84,7 @@ def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -
         program = [sys.executable, "-m", __name__, *args]
     spec = confinement(device, limits, workdir)
     timeout = limits.start_timeout
-    proc = subprocess.Popen([sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *program],
+    proc = subprocess.Popen([sys.executable, "-m", "kdiff.sandbox.confine", spec.to_arg(), "--", *program],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, errors="replace", env=env,
                             cwd=str(workdir), start_new_session=True)
@@ -173,7 +172,7 @@ def _record(code_path: Path, test_path: Path, out_path: Path) -> None:
             if _gold_function(value):
                 module.__dict__[name] = recorder.wrap(name, value)
         exec(compile(test, str(test_path), "exec"), module.__dict__)
-    except BaseException as exc:  # noqa: BLE001 - reported in the JSON, then re-raised
+    except BaseException as exc:
         status = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         raise
     finally:

@@ -21,7 +21,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 SMOOTH = 20  # steps: a moving mean that averages the per-batch noise of byte windows
 RUN_NAMES = ("ours", "ours-again", "ref", "ours-seed1")

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from mixers import Family, Impl, MixerCall
 
 GATE_RANK = 16          # fla's low-rank gate projections (gla, kda layers)

@@ -19,11 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import torch  # noqa: E402
-
-import data  # noqa: E402
-from mixers import Family, Impl  # noqa: E402
-from model import CONFIGS, LanguageModel  # noqa: E402
+import data
+import torch
+from mixers import Family, Impl
+from model import CONFIGS, LanguageModel
 
 WARMUP_STEPS_EXCLUDED = 5  # throughput leaves out the first steps (Triton compilation, caches)
 NON_FINITE_EXIT = 3

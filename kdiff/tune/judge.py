@@ -1,5 +1,5 @@
 """Judging one configuration: a copy of the candidate with that configuration, through kdiff's
-gates (kdiff.judge.judge_case: its own confined worker), the verdict cached per
+gates (kdiff.verdicts.judge.judge_case: its own confined worker), the verdict cached per
 configuration."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from kdiff.model import Case, Status, Verdict
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case, Status, Verdict
+from kdiff.judging.runconfig import RunConfig
 from kdiff.tune.result import Judgement, Outcome
 from kdiff.tune.space import Config, Space, configured_source
 
@@ -39,7 +39,7 @@ class ConfigJudge:
                  workdir: Path | None = None) -> None:
         """workdir: where the configured copies are written (default: a new temporary folder,
         left for the caller to inspect)."""
-        from kdiff.plugins import manager
+        from kdiff.judging.plugins import manager
         self.problem, self.candidate, self.space, self.config = problem, candidate, space, config
         self.source = Path(candidate).read_text()
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kdiff-tune-"))
@@ -60,7 +60,7 @@ class ConfigJudge:
         return path
 
     def __call__(self, config: Config) -> Judgement:
-        from kdiff.judge import judge_case
+        from kdiff.verdicts.judge import judge_case
         key = self.key(config)
         if key not in self.cache:
             path = self.write(config)

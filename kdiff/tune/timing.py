@@ -111,7 +111,7 @@ def _time_calls(call: Callable[[], object], device: str, method: str) -> float:
 def main() -> None:
     import torch
 
-    from kdiff.problem import load_candidate_class, load_problem
+    from kdiff.data.problem import load_candidate_class, load_problem
     p = argparse.ArgumentParser()
     p.add_argument("problem")
     p.add_argument("candidate")
@@ -125,7 +125,7 @@ def main() -> None:
     torch.manual_seed(0)
     dtype = getattr(torch, args.dtype) if args.dtype else None
 
-    def place(x):  # noqa: ANN001, ANN202
+    def place(x):
         if isinstance(x, torch.Tensor):
             return x.to(args.device, dtype if dtype and x.is_floating_point() else x.dtype)
         return x

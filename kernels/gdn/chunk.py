@@ -26,9 +26,15 @@ import triton
 
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.gla import GLA_CHUNK, gla_backward, gla_forward
+from kdiff.kernels.gdn.host import (
+    check_head_dim,
+    chunk_cumsum,
+    key_block,
+    launch_options,
+    states,
+    value_block,
+)
 from kdiff.kernels.gdn.kda import KDA_CHUNK
-from kdiff.kernels.gdn.host import (check_head_dim, chunk_cumsum, key_block, launch_options,
-                                    states, value_block)
 from kdiff.kernels.gdn.output import grad_qk_kernel, output_fwd_kernel
 from kdiff.kernels.gdn.recurrent import recurrent_backward, recurrent_forward
 from kdiff.kernels.gdn.state import local_du_kernel, state_bwd_kernel, state_fwd_kernel

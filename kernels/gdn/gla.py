@@ -52,14 +52,30 @@ import torch
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.jit import shape_jit
-from kdiff.kernels.gdn.tile_ops import (SUB_CHUNK, channel_rectangle_sums, chunk_rows,
-                                        chunk_span, exclusive_cumsum_rows, initial_state,
-                                        key_factor, keys_before, load_gate_rows, load_rows,
-                                        load_state, mm, pair_decays, query_factor, scan_program,
-                                        state_tile, store_rows, store_state, sub_chunk)
 from kdiff.kernels.gdn.host import block_sizes, chunk_cumsum, launch_options, states
+from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.kda import kda_wy_backward, kda_wy_forward
+from kdiff.kernels.gdn.tile_ops import (
+    SUB_CHUNK,
+    channel_rectangle_sums,
+    chunk_rows,
+    chunk_span,
+    exclusive_cumsum_rows,
+    initial_state,
+    key_factor,
+    keys_before,
+    load_gate_rows,
+    load_rows,
+    load_state,
+    mm,
+    pair_decays,
+    query_factor,
+    scan_program,
+    state_tile,
+    store_rows,
+    store_state,
+    sub_chunk,
+)
 from kdiff.kernels.gdn.varlen import ChunkLayout
 
 GLA_CHUNK = 64  # chunks of 16 also supported (chunk_gla(chunk_size=16))

@@ -8,7 +8,6 @@ import triton
 from kdiff.kernels.gdn.varlen import ChunkLayout
 from kdiff.kernels.gdn.wy import chunk_cumsum_kernel
 
-
 # The largest key head dimension. Every kernel holds whole [*, K] tiles (the state scans a
 # [K, BV] state in registers): at K = 1024, fp32, sm_90, Triton 3.9 compiled wy_apply in 342 s
 # with 26 kB of spill per thread. fla's chunked kernels assert the same limit.

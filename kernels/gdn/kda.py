@@ -42,12 +42,28 @@ import torch
 import triton.language as tl
 
 from kdiff.kernels.gdn.jit import shape_jit
-from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, keys_before, load_head_vec, load_rows,
-                                         mm, pair_decays, query_factor, store_head_vec,
-                                         store_rows, sub_chunk, unit_lower_inverse16)
+from kdiff.kernels.gdn.tile_ops import (
+    chunk_rows,
+    decay,
+    keys_before,
+    load_head_vec,
+    load_rows,
+    mm,
+    pair_decays,
+    query_factor,
+    store_head_vec,
+    store_rows,
+    sub_chunk,
+    unit_lower_inverse16,
+)
 from kdiff.kernels.gdn.varlen import ChunkLayout
-from kdiff.kernels.gdn.wy import (inverse_grad, load_inverse, store_inverse_rows, store_products,
-                                  wy_value_grads)
+from kdiff.kernels.gdn.wy import (
+    inverse_grad,
+    load_inverse,
+    store_inverse_rows,
+    store_products,
+    wy_value_grads,
+)
 
 KDA_CHUNK = 64  # chunks of 16 also supported (chunk_kda(chunk_size=16))
 # not tuned on a GPU: [16, 16, BK] pair tensors, as gla.py's chunk-parallel kernels

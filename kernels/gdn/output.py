@@ -14,9 +14,20 @@ from __future__ import annotations
 import triton.language as tl
 
 from kdiff.kernels.gdn.jit import shape_jit
-from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, exclusive_cumsum, load_log_decay,
-                                        load_rows, load_state, mm, rectangle_sums, state_tile,
-                                        store_flag, store_head_vec, store_rows)
+from kdiff.kernels.gdn.tile_ops import (
+    chunk_rows,
+    decay,
+    exclusive_cumsum,
+    load_log_decay,
+    load_rows,
+    load_state,
+    mm,
+    rectangle_sums,
+    state_tile,
+    store_flag,
+    store_head_vec,
+    store_rows,
+)
 
 
 @shape_jit

@@ -37,10 +37,16 @@ import torch
 import triton
 import triton.language as tl
 
-from kdiff.kernels.gdn.jit import shape_jit
 from kdiff.kernels.gdn.host import key_block, states, value_block
-from kdiff.kernels.gdn.tile_ops import (chunk_span, initial_state, load_state, scan_program,
-                                         state_tile, store_state)
+from kdiff.kernels.gdn.jit import shape_jit
+from kdiff.kernels.gdn.tile_ops import (
+    chunk_span,
+    initial_state,
+    load_state,
+    scan_program,
+    state_tile,
+    store_state,
+)
 from kdiff.kernels.gdn.varlen import ChunkLayout
 
 # sm_90 compile at K = V = 128 (benchmarks/gdn_bench.py --compile-report, Triton 3.9): the

@@ -18,9 +18,20 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.jit import shape_jit
-from kdiff.kernels.gdn.tile_ops import (chunk_rows, chunk_span, decay, initial_state,
-                                        load_log_decay, load_rows, load_rows_t, mm, scan_program,
-                                        state_tile, store_rows, store_state)
+from kdiff.kernels.gdn.tile_ops import (
+    chunk_rows,
+    chunk_span,
+    decay,
+    initial_state,
+    load_log_decay,
+    load_rows,
+    load_rows_t,
+    mm,
+    scan_program,
+    state_tile,
+    store_rows,
+    store_state,
+)
 
 
 @triton.jit

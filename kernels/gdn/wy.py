@@ -21,9 +21,20 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.jit import shape_jit
-from kdiff.kernels.gdn.tile_ops import (chunk_rows, decay, load_head_vec, load_log_decay, load_rows,
-                                        mm, rectangle_sums, store_flag, store_head_vec,
-                                        store_rows, unit_lower_inverse16, unit_lower_inverse16x4)
+from kdiff.kernels.gdn.tile_ops import (
+    chunk_rows,
+    decay,
+    load_head_vec,
+    load_log_decay,
+    load_rows,
+    mm,
+    rectangle_sums,
+    store_flag,
+    store_head_vec,
+    store_rows,
+    unit_lower_inverse16,
+    unit_lower_inverse16x4,
+)
 
 
 @shape_jit

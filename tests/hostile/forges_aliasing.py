@@ -3,7 +3,7 @@ worker could report about that: kdiff's own alias analysis, if there is one."""
 import torch.nn as nn
 
 try:
-    from kdiff import worker
+    from kdiff.sandbox import worker
 
     worker.Worker._aliases = lambda self, *args: []
 except (ImportError, AttributeError):

@@ -15,7 +15,7 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-from kdiff.problem import load_module
+from kdiff.data.problem import load_module
 
 FITS = {"shared_bytes": 0, "tmem_columns": 0, "num_warps": 4, "registers": 32,
         "spill_store_bytes": 0, "stack_bytes": 0, "trap_only": False}

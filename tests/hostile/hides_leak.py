@@ -3,7 +3,7 @@ count that nothing is held."""
 import torch.nn as nn
 
 try:
-    from kdiff import worker
+    from kdiff.sandbox import worker
 
     worker.live_bytes = lambda exclude: 0
 except ImportError:

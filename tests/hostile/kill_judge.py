@@ -20,7 +20,7 @@ def _judge():
     pid = int(os.readlink("/proc/self"))  # this process as the host sees it
     while pid > 1:
         pid = _parent(pid)
-        if "kdiff.zygote" not in _cmdline(pid) and "kdiff.confine" not in _cmdline(pid):
+        if "kdiff.sandbox.zygote" not in _cmdline(pid) and "kdiff.sandbox.confine" not in _cmdline(pid):
             return pid
     raise RuntimeError("no judge found")
 

@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
-from reply_pipe import reply_pipe  # noqa: E402 - beside it
-
 import torch.nn as nn
+from reply_pipe import reply_pipe
 
 
 class _Payload:

@@ -6,7 +6,7 @@ import sys
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(__file__))
-from reply_pipe import reply_pipe  # noqa: E402 - beside it
+from reply_pipe import reply_pipe
 
 
 class ModelNew(nn.Module):

@@ -9,7 +9,7 @@ def reply_pipe() -> int:
             if not os.readlink(f"/proc/self/fd/{name}").startswith("pipe:"):
                 continue
             with open(f"/proc/self/fdinfo/{name}") as f:
-                flags = int(next(l for l in f if l.startswith("flags:")).split()[1], 8)
+                flags = int(next(line for line in f if line.startswith("flags:")).split()[1], 8)
         except (OSError, StopIteration):
             continue
         if flags & os.O_WRONLY:

@@ -1,6 +1,7 @@
 import torch
 import torch.nn as nn
 
+
 class Model(nn.Module):
     def forward(self, predictions, targets):
         return torch.mean(torch.clamp(1 - predictions * targets, min=0))

@@ -13,17 +13,25 @@ from typing import Iterable, Iterator
 
 import pluggy
 
-from kdiff.cli import (EXPLAINED_WITHOUT_VERBOSE, EXIT_UNFINISHED, UsageError, exit_status,
-                       make_config, open_store, preset_text, write_reports)
-from kdiff.executor import Executor, SerialExecutor, default_jobs, make_executor
+from kdiff.commands.executor import Executor, SerialExecutor, default_jobs, make_executor
+from kdiff.commands.invocation import (
+    EXIT_UNFINISHED,
+    EXPLAINED_WITHOUT_VERBOSE,
+    UsageError,
+    exit_status,
+    make_config,
+    open_store,
+    preset_text,
+    write_reports,
+)
+from kdiff.data.model import Case, NativeVerdict, Status, Verdict
 from kdiff.gates.registry import GATE_IDS, select
-from kdiff.hookspecs import DiscoveryError
-from kdiff.judge import judge_case, native_preset
-from kdiff.model import Case, NativeVerdict, Status, Verdict
-from kdiff.plugins import UnknownBench, manager, require_bench
+from kdiff.judging.hookspecs import DiscoveryError
+from kdiff.judging.plugins import UnknownBench, manager, require_bench
+from kdiff.judging.runconfig import RunConfig
 from kdiff.reports.progress import Header, Progress
-from kdiff.runconfig import RunConfig
-from kdiff.store import UnreadableStore, default_path, judge_resuming
+from kdiff.verdicts.judge import judge_case, native_preset
+from kdiff.verdicts.store import UnreadableStore, default_path, judge_resuming
 
 
 def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str) -> Verdict:
@@ -39,7 +47,7 @@ def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: s
 OUT_OF_DEVICE_MEMORY = ("CUDA out of memory", "CUDA error: out of memory")
 
 
-def ran_out_of_device_memory(verdict: Verdict) -> bool:
+def ran_out_ofdevice_name_memory(verdict: Verdict) -> bool:
     """Whether the case, the native check, the candidate (a `raised` failure) or kdiff (a
     gate error) ran out of device memory while judging it."""
     texts = [verdict.error or "", verdict.native.reason or ""] + [
@@ -62,7 +70,7 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
     executor = executor or make_executor("local", config.jobs, config.device)
     crowded = []
     for verdict in executor.judge(list(cases), judge_one, config, pm, preset):
-        if config.jobs > 1 and ran_out_of_device_memory(verdict):
+        if config.jobs > 1 and ran_out_ofdevice_name_memory(verdict):
             crowded.append(verdict.case)
         else:
             yield verdict

@@ -13,9 +13,9 @@ import pluggy
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from kdiff.gates.base import GateContext
-    from kdiff.model import Case, NativeVerdict
-    from kdiff.runconfig import RunConfig
+    from kdiff.data.model import Case, NativeVerdict
+    from kdiff.judging.context import GateContext
+    from kdiff.judging.runconfig import RunConfig
 
 hookspec = pluggy.HookspecMarker("kdiff")
 hookimpl = pluggy.HookimplMarker("kdiff")

@@ -17,8 +17,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from kdiff.seeding import set_seed
-from kdiff.problem import ProblemModule
+from kdiff.data.problem import ProblemModule
+from kdiff.data.seeding import set_seed
 
 TEMPLATE_SEEDS = (0, 1, 2, 3)
 

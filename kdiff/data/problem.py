@@ -139,7 +139,7 @@ class ProblemModule:
             self._set(name, value)
         for d in self.derivations():
             if d.reads & changed:
-                exec(d.code, self.module.__dict__)  # noqa: S102 - the problem's own statement
+                exec(d.code, self.module.__dict__)
                 changed |= d.targets
 
     def _get(self, name: str) -> Any:

@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 
 import pluggy
 
-from kdiff import hookspecs
+from kdiff.judging import hookspecs
 
 
 class UnknownBench(KeyError):

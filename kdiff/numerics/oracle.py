@@ -147,7 +147,7 @@ class MagnitudeTracer(TorchDispatchMode):
     def _known(self, flat: list) -> list[tuple[torch.Tensor, int, torch.Tensor] | None]:
         return [self.lookup(a) if _is_float(a) else None for a in flat]
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         flat, spec = tree_flatten((args, kwargs))
         float_args = [a for a in flat if _is_float(a)]
@@ -204,7 +204,7 @@ class MagnitudeTracer(TorchDispatchMode):
         return out
 
     @staticmethod
-    def _local_depth(func, args: tuple, kwargs: dict, float_args: list, float_outs: list  # noqa: ANN001
+    def _local_depth(func, args: tuple, kwargs: dict, float_args: list, float_outs: list
                      ) -> int:
         if _is_data_movement(func):
             return 0
@@ -245,7 +245,7 @@ class _Draw:
         self.state = generator.get_state()
 
     @classmethod
-    def before(cls, func, flat: list, kwargs: dict) -> "_Draw | None":  # noqa: ANN001
+    def before(cls, func, flat: list, kwargs: dict) -> "_Draw | None":
         """The op's generator and its state now, before the op runs; None for an op that
         draws nothing."""
         if torch.Tag.nondeterministic_seeded not in func.tags:
@@ -277,7 +277,7 @@ def _rademacher(like: torch.Tensor) -> torch.Tensor:
     return (signs.to(device=like.device, dtype=like.dtype) * 2 - 1)
 
 
-def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: ANN001
+def _finite_difference(func, flat: list, spec, known: list, out: Any,
                        mutates: bool, draw: _Draw | None = None, mixing: bool = False) -> Any:
     """|out| plus, per floating operand k, |J_k M_k| by a central difference. `flat` holds
     the operands as they were before the op ran; an op that writes into an operand gets
@@ -305,7 +305,7 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,  # noqa: A
     return out_spec.unflatten(total)
 
 
-def _difference_along(func, flat: list, spec, k: int, a: torch.Tensor,  # noqa: ANN001
+def _difference_along(func, flat: list, spec, k: int, a: torch.Tensor,
                       direction: torch.Tensor, mutates: bool, draw: _Draw | None,
                       total: list) -> None:
     """Adds |J_k direction| (central difference) to `total`, output by output."""
@@ -329,7 +329,7 @@ def _difference_along(func, flat: list, spec, k: int, a: torch.Tensor,  # noqa: 
             total[i] = total[i] + torch.nan_to_num(slope, nan=math.inf)
 
 
-def _abs_scalars(func, m_args: tuple) -> tuple:  # noqa: ANN001
+def _abs_scalars(func, m_args: tuple) -> tuple:
     """alpha/beta scalars of addmm-like ops enter the magnitude by their absolute value."""
     args, kwargs = m_args
     kwargs = {k: abs(v) if isinstance(v, (int, float)) and k in ("alpha", "beta") else v
@@ -356,11 +356,11 @@ _FILL_NAMES = {
 }
 
 
-def _is_fill(func) -> bool:  # noqa: ANN001
+def _is_fill(func) -> bool:
     return func.overloadpacket.__name__ in _FILL_NAMES
 
 
-def _is_data_movement(func) -> bool:  # noqa: ANN001
+def _is_data_movement(func) -> bool:
     """Ops that only move or select values: the magnitude moves with them (no rounding)."""
     return func.overloadpacket.__name__ in _MOVEMENT_NAMES
 

@@ -13,7 +13,7 @@ Every call, the native check's and every gate's, goes through `cmd_call`: the re
 taken out of its message and its preparations done before the candidate runs, so that no
 frame the candidate can walk holds what a gate asked for (churn, poison, kept outputs).
 
-Run as `python -m kdiff.worker READ_FD WRITE_FD`.
+Run as `python -m kdiff.sandbox.worker READ_FD WRITE_FD`.
 """
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ from typing import Any
 
 import torch
 
-from kdiff import protocol
-from kdiff.problem import LoadError, load_candidate_class, load_problem
-from kdiff.seeding import set_seed
-from kdiff.triton_launches import LaunchRecorder
-from kdiff.worker_probes import AllocationPoison, churn_allocator, live_bytes
+from kdiff.data.problem import LoadError, load_candidate_class, load_problem
+from kdiff.data.seeding import set_seed
+from kdiff.sandbox import protocol
+from kdiff.sandbox.launches import LaunchRecorder
+from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
           "float64": torch.float64}
@@ -84,7 +84,7 @@ class CallRequest:
 def to_cpu_sharing(tensors: list[Any]) -> list[Any]:
     """CPU tensors for the reply, each device storage copied once and views rebuilt on the
     copies: tensors that share storage here share it in the payload, where the judge checks
-    aliasing itself (kdiff.protocol.shared_storage)."""
+    aliasing itself (kdiff.sandbox.protocol.shared_storage)."""
     copies: dict[int, torch.UntypedStorage] = {}
     result = []
     for t in tensors:
@@ -125,7 +125,7 @@ class Worker:
         if self.device == "cuda" and fraction and torch.cuda.is_available():
             # A device-memory bomb fails in the candidate (out of memory) instead of starving
             # the judge's oracle on the same GPU. The candidate can lift the cap in its own
-            # process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox).
+            # process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox.process).
             torch.cuda.set_per_process_memory_fraction(float(fraction))
         self.recorder.install()
         self.problem = load_problem(msg["problem"])
@@ -297,8 +297,8 @@ def disguise_process() -> None:
     """Before the candidate is imported: nothing in the process's arguments (sys.argv,
     sys.orig_argv, /proc/self/cmdline) says kdiff. The command line area is rewritten in
     place, as setproctitle does, to the interpreter's bare name. The environment, the one it
-    started with (/proc/self/environ) included, is an allow-list already (kdiff.workerenv);
-    its folder and log have neutral names (kdiff.sandbox). kdiff's modules in sys.modules stay
+    started with (/proc/self/environ) included, is an allow-list already (kdiff.sandbox.workerenv);
+    its folder and log have neutral names (kdiff.sandbox.process). kdiff's modules in sys.modules stay
     visible: what matters is that no gate's call differs from the native check's."""
     for name in [k for k in os.environ if k.startswith("KDIFF_")]:
         del os.environ[name]

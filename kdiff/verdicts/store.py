@@ -11,7 +11,7 @@ A run is recorded too (its cases, in order, with their ids and metadata, and its
 so that `kdiff report --store PATH` can render any report from the store alone. Running the
 same command again opens the same run and judges only what is missing.
 
-Only the judge's driver process writes here; candidates' workers cannot (kdiff.confine).
+Only the judge's driver process writes here; candidates' workers cannot (kdiff.sandbox.confine).
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from kdiff import __version__
-from kdiff.model import Case, GateResult, NativeVerdict, Verdict
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Case, GateResult, NativeVerdict, Verdict
+from kdiff.judging.runconfig import RunConfig
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (

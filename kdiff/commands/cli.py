@@ -17,11 +17,19 @@ import time
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
-EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    """Bad usage or unreadable input: one line, exit status 2."""
+from kdiff.commands.invocation import (
+    EXIT_OK,
+    EXIT_UNFINISHED,
+    EXIT_USAGE,
+    EXPLAINED_WITHOUT_VERBOSE,
+    UsageError,
+    exit_status,
+    gate_ids,
+    make_config,
+    open_store,
+    preset_text,
+    write_reports,
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -33,13 +41,10 @@ class Parser(argparse.ArgumentParser):
 
 
 # The defaults the command line states in its help (and passes on), matching
-# kdiff.sandbox.SandboxLimits' (tests/test_cli_fast.py holds them equal); the CLI does not
+# kdiff.sandbox.process.SandboxLimits' (tests/test_cli_fast.py holds them equal); the CLI does not
 # import the sandbox to read them, since that imports torch.
 CALL_TIMEOUT_S = 120.0
 CASE_TIMEOUT_S = 3600.0
-# How many failing kernels' explanations `kdiff run` prints without -v: a screen's worth;
-# the reports hold every one.
-EXPLAINED_WITHOUT_VERBOSE = 10
 
 
 def _checked(kind: type, ok: Callable[[Any], bool], requirement: str) -> Callable[[str], Any]:
@@ -218,13 +223,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _device(requested: str | None) -> str:
-    import torch
-    if requested == "cuda" and not torch.cuda.is_available():
-        raise UsageError("--device cuda: no CUDA device is available")
-    return requested or ("cuda" if torch.cuda.is_available() else "cpu")
-
-
 def cmd_gates(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
@@ -251,84 +249,16 @@ def cmd_gates(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def gate_ids(args: argparse.Namespace) -> list[str] | None:
-    """--gates as given, checked against the catalogue (None: all)."""
-    if not args.gates:
-        return None
-    from kdiff.gates.registry import checked_ids
-    try:
-        return checked_ids([g.strip() for g in args.gates.split(",") if g.strip()])
-    except KeyError as exc:
-        raise UsageError(str(exc.args[0])) from None
-
-
-def make_config(args: argparse.Namespace, bench: str):  # noqa: ANN201
-    from kdiff.gates.base import GateOptions
-    from kdiff.runconfig import RunConfig
-    from kdiff.sandbox import SandboxLimits
-    gates = gate_ids(args)
-    options = GateOptions(device=_device(args.device))
-    if args.dtypes:
-        options.dtypes = tuple(args.dtypes.split(","))
-    max_elements = getattr(args, "max_elements", None)  # not a pytest-plugin option
-    if max_elements is not None:
-        options.max_elements = max_elements
-    limits = SandboxLimits()
-    if args.call_timeout:
-        limits.call_timeout = args.call_timeout
-    if getattr(args, "case_timeout", None):
-        limits.case_timeout = args.case_timeout
-    return RunConfig(bench=bench, native=args.native, gates=gates, gate_options=options,
-                     limits=limits)
-
-
-def undecided(verdicts: list) -> list:
-    """The kernels whose verdict is open (n/a): a kdiff error on a gate, a broken problem."""
-    return [v for v in verdicts if v.verifier_accept is None]
-
-
-def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False) -> int:
-    if fail_on == "never":
-        return EXIT_OK
-    if fail_on == "violation":
-        found = any(v.verifier_accept is False for v in verdicts) or (
-            not undecided_ok and bool(undecided(verdicts)))
-    else:
-        found = any(v.native.accept is not None and v.verifier_accept is not None
-                    and v.native.accept != v.verifier_accept for v in verdicts)
-    return EXIT_FOUND if found else EXIT_OK
-
-
-def write_reports(args: argparse.Namespace, verdicts: list, bench: str, preset: str,
-                  device: str) -> None:
-    from kdiff.reports import json_report
-    if args.json:
-        json_report.write(args.json, json_report.report(verdicts, bench, preset, device))
-    if getattr(args, "markdown", None):
-        from kdiff.reports import markdown
-        markdown.write(args.markdown, verdicts, bench, preset, device)
-    if getattr(args, "junit", None):
-        from kdiff.reports import junit
-        junit.write(args.junit, verdicts, bench)
-
-
-def preset_text(pm, bench: str, preset: str) -> str:  # noqa: ANN001
-    """'kernelbench-v0.1 (KernelBench v0/v0.1: ... atol=rtol=1e-2)': the name and what it
-    checks, as the adapter describes it."""
-    described = pm.hook.kdiff_describe_preset(bench=bench, preset=preset)
-    return f"{preset} ({described})" if described else preset
-
-
 def cmd_verify(args: argparse.Namespace) -> int:
     for role, path in (("problem", args.problem), ("candidate", args.candidate)):
         if not path.exists():
             raise UsageError(f"{path}: {role} file not found")
     gate_ids(args)  # an unknown gate is bad usage before anything heavy loads
+    from kdiff.data.model import Case
     from kdiff.gates.registry import entry, select
-    from kdiff.judge import JudgingInterrupted, judge_case, native_preset
-    from kdiff.model import Case
-    from kdiff.plugins import UnknownBench, manager, require_bench
+    from kdiff.judging.plugins import UnknownBench, manager, require_bench
     from kdiff.reports.terminal import explanations, verdict_table
+    from kdiff.verdicts.judge import JudgingInterrupted, judge_case, native_preset
     config = make_config(args, args.bench)
     pm = manager()
     try:
@@ -379,22 +309,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         if path is not None and not path.exists():
             raise UsageError(f"{flag} {path}: no such file or directory")
     gate_ids(args)
-    from kdiff.run import run
+    from kdiff.commands.run import run
     return run(args)
-
-
-def open_store(path: Path):  # noqa: ANN201
-    """The results store at `path`; a file that is no results store is unreadable input."""
-    from kdiff.store import ResultsStore, UnreadableStore
-    try:
-        return ResultsStore(path)
-    except UnreadableStore as exc:
-        raise UsageError(str(exc)) from None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from kdiff.reports.terminal import explain_run, run_report
-    from kdiff.store import UnreadableStore
+    from kdiff.verdicts.store import UnreadableStore
     if not args.store.is_file():
         raise UsageError(f"{args.store}: no results store there")
     with open_store(args.store) as store:
@@ -419,12 +340,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from kdiff.calibrate import calibrate
+    from kdiff.commands.calibrate import calibrate
     return calibrate(args)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
-    from kdiff.tune.command import tune
+    from kdiff.commands.tune import tune
     for role, path in (("problem", args.problem), ("candidate", args.candidate)):
         if not path.is_file():
             raise UsageError(f"{path}: {role} file not found")

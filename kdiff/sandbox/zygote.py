@@ -6,7 +6,7 @@ Isolation is the cold start's: the zygote never runs candidate code and never in
 CUDA (a forked CUDA context is unusable; the child initialises its own), so every child starts
 from the same pristine interpreter. The child closes every descriptor but its pipes and log,
 leaves the zygote's session, takes the worker's environment and folder, and is confined
-(kdiff.confine.run_confined) before the worker loop reads its first message.
+(kdiff.sandbox.confine.run_confined) before the worker loop reads its first message.
 
 The judge talks to the zygote over a Unix socket: `spawn` (the pipe ends and the log travel as
 SCM_RIGHTS) answers the child's pid; `wait` answers its exit status once the zygote has reaped
@@ -28,7 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from kdiff.confine import Confinement, die_with, remove_leftovers, run_confined
+from kdiff.sandbox.confine import Confinement, die_with, remove_leftovers, run_confined
 
 _MAX_REQUEST = 1 << 20
 
@@ -42,7 +42,7 @@ class Zygote:
 
     def __init__(self, env: dict[str, str], folder: Path) -> None:
         self.env = env
-        self.folder = folder  # the judge's folder (kdiff.sandbox.judge_folder)
+        self.folder = folder  # the judge's folder (kdiff.sandbox.process.judge_folder)
         self.owner = os.getpid()  # a forked judge must start its own, not share this one
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
@@ -51,7 +51,7 @@ class Zygote:
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "kdiff.zygote", "serve", str(theirs.fileno()),
+            [sys.executable, "-m", "kdiff.sandbox.zygote", "serve", str(theirs.fileno()),
              str(os.getpid()), str(self.folder)],
             pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, start_new_session=True)
@@ -76,7 +76,7 @@ class Zygote:
     def spawn(self, spec: Confinement, env: dict[str, str], cwd: str, log_fd: int,
               compile_argv: list[str] | None = None) -> "ForkedWorker":
         """A confined worker on spec.pipe_fds, or with `compile_argv` the Triton compiler
-        child (kdiff.triton_launches) on those arguments."""
+        child (kdiff.sandbox.launches) on those arguments."""
         reply = self._call({"op": "spawn", "spec": asdict(spec), "env": env, "cwd": cwd,
                             "compile": compile_argv}, (*spec.pipe_fds, log_fd))
         return ForkedWorker(self, reply["pid"])
@@ -147,9 +147,9 @@ def _child(request: dict[str, Any], fds: list[int], zygote: int) -> None:
 
 
 def run_compiler(argv: list[str]) -> None:
-    from kdiff import triton_launches
+    from kdiff.sandbox import launches
     try:
-        code = triton_launches.main(["kdiff.triton_launches", *argv])
+        code = launches.main(["kdiff.sandbox.launches", *argv])
     finally:
         sys.stdout.flush()
     os._exit(code)
@@ -157,8 +157,8 @@ def run_compiler(argv: list[str]) -> None:
 
 def run_worker(read_fd: int, write_fd: int) -> None:
     """The worker loop, warm or cold (its `init` request caps a CUDA worker's allocator)."""
-    from kdiff import worker
-    from kdiff.seeding import fp32_means_fp32, one_thread
+    from kdiff.data.seeding import fp32_means_fp32, one_thread
+    from kdiff.sandbox import worker
     one_thread()  # as the judge: the zygote's torch was started with one thread per core
     fp32_means_fp32()  # as the judge's reference
     try:
@@ -204,7 +204,7 @@ def _prewarm_compiler() -> None:
 def serve(sock: socket.socket, judge: int, folder: Path) -> None:
     """Forks workers for `judge` until it goes away (its socket closes, or it dies: SIGTERM
     from the kernel), then kills those still running and removes what the judge left in
-    `folder` and its workers' cgroups (kdiff.confine.remove_leftovers), however it died."""
+    `folder` and its workers' cgroups (kdiff.sandbox.confine.remove_leftovers), however it died."""
     def judge_died(*_: object) -> None:  # as if its socket closed: no exception mid-cleanup
         if os.getppid() == judge:
             return  # only the judge's thread that started it ended (PDEATHSIG's unit)
@@ -229,7 +229,7 @@ def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
         import triton  # noqa: F401
     except ImportError:
         pass
-    import kdiff.worker  # noqa: F401
+    import kdiff.sandbox.worker  # noqa: F401
     if os.environ.get("TRITON_INTERPRET") != "1":
         _prewarm_compiler()
     gc.collect()

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from kdiff.corpus import CorpusKernel, problems, reference_kernels, shipped_kernels
-from kdiff.gates.base import GateContext, GateOptions
+from kdiff.commands.corpus import CorpusKernel, problems, reference_kernels, shipped_kernels
+from kdiff.data.model import GateClass, GateResult, Status, Verdict
 from kdiff.gates.registry import select
-from kdiff.model import GateClass, GateResult, Status, Verdict
-from kdiff.runconfig import RunConfig
+from kdiff.judging.context import GateContext, GateOptions
+from kdiff.judging.runconfig import RunConfig
 
 # Red-team kernels must pass this native check: the tolerance most published results used.
 PRESET = "kernelbench-v0.1"
@@ -70,8 +70,8 @@ def judge_corpus(device: str, gates: list[str] | None = None, jobs: int = 1,
                  progress: Callable[[Verdict], None] | None = None) -> CorpusRun:
     """Judge every red-team kernel, control and reference (as its own candidate) of the
     corpus through `gates` (all twelve by default), with the native check under PRESET."""
-    from kdiff.plugins import manager
-    from kdiff.run import judge_all
+    from kdiff.commands.run import judge_all
+    from kdiff.judging.plugins import manager
     start = time.monotonic()
     config = RunConfig(native=PRESET, gates=gates, gate_options=GateOptions(device=device),
                        jobs=jobs)
@@ -95,10 +95,10 @@ def native_acceptance(kernel: CorpusKernel, presets: list[str], device: str
                       ) -> dict[str, bool | None]:
     """The kernel's native verdict under each preset (one worker, the same inputs as in
     judge_corpus): which benchmarks' own checks a red-team kernel gets through."""
-    from kdiff.replies import CheckedCandidate
-    from kdiff.plugins import manager
-    from kdiff.problem import load_problem
-    from kdiff.sandbox import CandidateFailure
+    from kdiff.data.problem import load_problem
+    from kdiff.judging.plugins import manager
+    from kdiff.sandbox.process import CandidateFailure
+    from kdiff.sandbox.replies import CheckedCandidate
     pm, case = manager(), kernel.case
     out: dict[str, bool | None] = {}
     with CheckedCandidate(case.problem, case.candidate, device) as candidate:
@@ -412,12 +412,12 @@ def plot(cal: Calibration, path: Path) -> None:
 
 
 def calibrate(args: Any) -> int:
-    from kdiff.cli import EXIT_FOUND, EXIT_OK, _device, preset_text
-    from kdiff.executor import default_jobs
-    from kdiff.plugins import manager
+    from kdiff.commands.executor import default_jobs
+    from kdiff.commands.invocation import EXIT_FOUND, EXIT_OK, device_name, preset_text
+    from kdiff.judging.plugins import manager
     from kdiff.reports.json_report import dumps
     from kdiff.reports.progress import Header, Progress
-    device = _device(args.device)
+    device = device_name(args.device)
     kernels, references = shipped_kernels(), problems()
     jobs = args.jobs or default_jobs(device)
     print(Header("kdiff calibrate")

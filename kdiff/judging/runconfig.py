@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kdiff.gates.base import GateOptions
-from kdiff.sandbox import SandboxLimits
+from kdiff.judging.context import GateOptions
+from kdiff.sandbox.process import SandboxLimits
 
 
 @dataclass

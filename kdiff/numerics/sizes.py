@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from kdiff.gates.inputs import draw_benchmark_inputs
-from kdiff.problem import ProblemModule
+from kdiff.data.problem import ProblemModule
+from kdiff.numerics.inputs import draw_benchmark_inputs
 
 
 def input_numels(problem: ProblemModule) -> list[int]:

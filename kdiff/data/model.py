@@ -39,10 +39,13 @@ class GateResult:
     detail: str = ""
     worst_ratio: float | None = None
     seconds: float = 0.0
+    klass: GateClass | None = None  # None in records written before results carried it
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status.value, "signature": self.signature,
                                "detail": self.detail}
+        if self.klass is not None:
+            out["class"] = self.klass.value
         if self.worst_ratio is not None:
             out["worst_ratio"] = self.worst_ratio
         out["seconds"] = round(self.seconds, 4)
@@ -52,7 +55,8 @@ class GateResult:
     def from_json(cls, gate: str, data: dict[str, Any]) -> "GateResult":
         return cls(gate=gate, status=Status(data["status"]), signature=data.get("signature"),
                    detail=data.get("detail", ""), worst_ratio=data.get("worst_ratio"),
-                   seconds=data.get("seconds", 0.0))
+                   seconds=data.get("seconds", 0.0),
+                   klass=GateClass(data["class"]) if data.get("class") else None)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Confining a candidate's worker before it runs: `python -m kdiff.confine SPEC -- PROGRAM ARGS`.
+"""Confining a candidate's worker before it runs: `python -m kdiff.sandbox.confine SPEC -- PROGRAM ARGS`.
 
 The launcher applies the limits in SPEC (JSON, a `Confinement`) to itself, while it is still a
 small single-threaded interpreter, and then runs PROGRAM in the confined state, which every
@@ -24,7 +24,7 @@ process PROGRAM starts inherits and cannot undo:
   the judge, not another candidate's worker. Landlock also denies ptrace of outside processes,
   so /proc/<judge>/mem, environ and fd are closed to it;
 - PR_SET_PDEATHSIG: every process of the launcher's dies with its parent.
-Reads are not restricted: a candidate can read any file its user can (see kdiff.sandbox for
+Reads are not restricted: a candidate can read any file its user can (see kdiff.sandbox.process for
 what is and is not contained). Each mechanism that the kernel refuses is skipped; the ones
 in force are written to the first line of the program's log for the record.
 """
@@ -45,7 +45,7 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 PR_SET_NO_NEW_PRIVS = 38
-CONTAINMENT_LINE = "kdiff.confine: in force: "
+CONTAINMENT_LINE = "kdiff.sandbox.confine: in force: "
 CLUSTER_VARIABLES = ("RAY_",)  # a Ray worker's (the judge's, under --executor ray)
 
 # Landlock (include/uapi/linux/landlock.h); the syscall numbers are the same on every arch.
@@ -730,7 +730,7 @@ def run_confined(spec: Confinement, start: Callable[[], NoReturn]) -> NoReturn:
 def main(argv: list[str]) -> None:
     spec_arg, sep, program = argv[0], argv[1], argv[2:]
     if sep != "--" or not program:
-        raise SystemExit("usage: python -m kdiff.confine SPEC -- PROGRAM [ARGS]")
+        raise SystemExit("usage: python -m kdiff.sandbox.confine SPEC -- PROGRAM [ARGS]")
     run_confined(Confinement.from_arg(spec_arg), lambda: os.execv(program[0], program))
 
 

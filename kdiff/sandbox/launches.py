@@ -12,7 +12,7 @@ without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: a child 
 looks the kernel up by name and runs `triton.compile` with a `GPUTarget`, which needs no GPU.
 It reports shared memory and tensor-memory columns (compiler metadata, and the `tcgen05.alloc`
 sizes in the PTX), and registers and spills (the log of the ptxas run Triton makes itself).
-- The module is the judge's where it can be: kdiff.kernel_source reads the kernel's file and
+- The module is the judge's where it can be: kdiff.sandbox.kernel_source reads the kernel's file and
   writes a module of its imports of Triton, constants and jit functions, and nothing that
   runs. The results are then the judge's own ("checked").
 - Where a kernel needs more (a helper from another module, a constant computed at import),
@@ -20,7 +20,7 @@ sizes in the PTX), and registers and spills (the log of the ptxas run Triton mak
   ("unchecked", and why); RES-02 believes a violation from it, never a fit.
 - One child per kernel file: it is sent that file's jobs only and read for them only, so a
   module can misreport its own kernels and no other file's.
-- Each child is confined as a worker (kdiff.sandbox.CandidateProcess.compile_launches), in a
+- Each child is confined as a worker (kdiff.sandbox.process.CandidateProcess.compile_launches), in a
   folder of the judge's that the candidate's worker cannot write, forked from a zygote that
   holds torch and Triton already; it has a deadline, and its whole process group is killed
   when it misses it. The judge checks the form of each result (the fields of
@@ -28,7 +28,7 @@ sizes in the PTX), and registers and spills (the log of the ptxas run Triton mak
 
 The disk cache is the judge's: `ResourceCache` keeps results per (kernel file hash, kernel
 name, signature, constexprs, options, target, Triton version) in kdiff's cache folder
-(kdiff.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
+(kdiff.data.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
 hold. A checked result is kept for every candidate; an unchecked one only for the candidate
 whose judging computed it (its file's hash is in the key).
 """
@@ -53,9 +53,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from kdiff.cache import cache_root
-from kdiff.files import UnreadableFile, read_regular_file
-from kdiff.kernel_source import ExtractedModule, NotExtractable, extract
+from kdiff.data.cache import cache_root
+from kdiff.data.files import UnreadableFile, read_regular_file
+from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # took 71 s for sm_90 on this 2-core machine under a load of 11 (its ptxas spills 18 KB).
@@ -280,7 +280,7 @@ def file_hash(path: str) -> str | None:
 
 class ResourceCache:
     """The judge's disk cache of compile results. A result the judge computed from its own
-    module of a kernel's file ("checked": kdiff.kernel_source) is kept for every candidate
+    module of a kernel's file ("checked": kdiff.sandbox.kernel_source) is kept for every candidate
     that launches that file's kernels; one a compiler child computed by importing the file is
     that module's word, kept for the candidate being judged (`owner`, the hash of its file)
     alone. Timeouts and crashes are not kept: they depend on the machine's load, not on the
@@ -359,24 +359,24 @@ def checked_outcome(outcome: Any, target: str) -> dict[str, Any]:
 Starter = Callable[[list[str], dict[str, str], BinaryIO, Path], Any]
 
 
-# Triton's fp-fusion default, pinned for the worker (kdiff.sandbox) and the compiler child
+# Triton's fp-fusion default, pinned for the worker (kdiff.sandbox.process) and the compiler child
 # alike, so that RES-02 measures the kernels the worker runs compiled the same way: Triton 3.9
 # warns that its default (fusion on) turns off in 3.10.
 TRITON_PINNED = {"TRITON_DEFAULT_FP_FUSION": "1"}
 
 
 def compiler_environment() -> dict[str, str]:
-    """The variables of this process a candidate's process may inherit (kdiff.workerenv),
+    """The variables of this process a candidate's process may inherit (kdiff.sandbox.workerenv),
     without TRITON_INTERPRET: where `triton.jit` gives real JITFunctions, as the compiler
     child needs (and the zygote it is forked from). The child imports the candidate."""
-    from kdiff.workerenv import allowed_environment
+    from kdiff.sandbox.workerenv import allowed_environment
     env = {k: v for k, v in allowed_environment(os.environ).items() if k != "TRITON_INTERPRET"}
     return {**TRITON_PINNED, **env}
 
 
 def start_fresh(argv: list[str], env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
     """The compiler child as a fresh interpreter (for callers outside a sandbox: tests)."""
-    return subprocess.Popen([sys.executable, "-m", "kdiff.triton_launches", *argv],
+    return subprocess.Popen([sys.executable, "-m", "kdiff.sandbox.launches", *argv],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             env=env, start_new_session=True, cwd=str(cwd))
 
@@ -446,7 +446,7 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
 
 
 def extracted_kernels(file: str, qualnames: set[str]) -> ExtractedModule | str:
-    """The judge's own module of `file`'s kernels (kdiff.kernel_source), when it holds every
+    """The judge's own module of `file`'s kernels (kdiff.sandbox.kernel_source), when it holds every
     kernel named; else why not."""
     try:
         module = extract(read_regular_file(file), file)
@@ -472,7 +472,7 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
         if isinstance(extracted, ExtractedModule):
             module = Path(tmp) / "kernels.py"
             module.write_text(extracted.text)
-            from kdiff.problem import LOADED_PREFIX  # loaded by path in the child (_import)
+            from kdiff.data.problem import LOADED_PREFIX  # loaded by path in the child (_import)
             launches = [replace(launch, module=f"{LOADED_PREFIX}extracted", file=str(module))
                         for launch in launches]
         request.write_text(json.dumps([{"launch": asdict(launch), "target": target}
@@ -545,7 +545,7 @@ def parse_target(target: str) -> Any:
 
 @functools.lru_cache(maxsize=None)
 def _import(module: str, file: str) -> Any:
-    from kdiff.problem import LOADED_PREFIX, load_module
+    from kdiff.data.problem import LOADED_PREFIX, load_module
     if module.startswith(LOADED_PREFIX):  # a file kdiff loaded by path (the candidate)
         return load_module(file, "candidate")
     return importlib.import_module(module)

@@ -30,8 +30,8 @@ def table(results: list[TuneResult], fmt: str = "simple") -> str:
                                    "fast and wrong", "rejected of 5 fastest"], tablefmt=fmt)
 
 
-def tune(args: argparse.Namespace, config) -> int:  # noqa: ANN001 (a RunConfig)
-    from kdiff.cli import EXIT_FOUND, EXIT_OK, UsageError
+def tune(args: argparse.Namespace, config) -> int:
+    from kdiff.commands.invocation import EXIT_FOUND, EXIT_OK, UsageError
     try:
         space = read_space(args.candidate)
     except SpaceError as exc:

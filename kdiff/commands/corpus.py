@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdiff.adapters.kernelbench.discover import (discover, problem_files, runs_on,
-                                                 shipped_corpus)
-from kdiff.model import Case
-from kdiff.runconfig import RunConfig
+from kdiff.adapters.kernelbench.discover import discover, problem_files, runs_on, shipped_corpus
+from kdiff.data.model import Case
+from kdiff.judging.runconfig import RunConfig
 
 REDTEAM, CONTROLS, REFERENCES = "redteam", "controls", "references"
 

@@ -1,16 +1,16 @@
 """The judge's handle on a candidate's worker process.
 
-The worker (kdiff.worker's loop) runs in a process of its own, in its own session, talking
+The worker (kdiff.sandbox.worker's loop) runs in a process of its own, in its own session, talking
 over two private pipes; its stdout and stderr go to a log file so that whatever the candidate
 prints cannot corrupt the protocol. It is forked from a warm zygote that has imported torch
-(kdiff.zygote), or started cold (`python -m kdiff.confine SPEC -- python -m kdiff.zygote
+(kdiff.sandbox.zygote), or started cold (`python -m kdiff.sandbox.confine SPEC -- python -m kdiff.sandbox.zygote
 worker R W`) when that is off or unavailable. Every request has a deadline, and the whole case
 a wall budget; a worker that misses one is killed with its whole process group and restarted
 on the next request, replaying the instances built so far.
 
-The worker starts confined (kdiff.confine): a private temporary folder (under its judge's
+The worker starts confined (kdiff.sandbox.confine): a private temporary folder (under its judge's
 folder, judge_folder) as its working directory, TMPDIR and compiler caches; an environment
-made from an allow-list (kdiff.workerenv: no secret of the judge's, nothing that says kdiff);
+made from an allow-list (kdiff.sandbox.workerenv: no secret of the judge's, nothing that says kdiff);
 a file-size cap and, on the CPU, an address-space cap. For a judge running as root (CI, the
 H200), on every device, the CUDA driver included: cgroups of its own, with a memory limit that counts shared
 memory and memfd files (the kernel's out-of-memory killer takes the worker at its own limit,
@@ -38,7 +38,7 @@ removes those of judges gone without a zygote). What is contained and what is no
   that is not root, shared memory (not counted by the address-space cap), UDP where the
   kernel grants no network namespace, and path-named Unix sockets of the judge's own user,
   the Ray raylet's included. Compiler
-  children (RES-02's, kdiff.triton_launches) are confined as workers are, but those of one
+  children (RES-02's, kdiff.sandbox.launches) are confined as workers are, but those of one
   call share one cgroup, and one killed for memory is not named `out_of_memory`. On CUDA,
   device memory is capped only by the caching allocator's per-process fraction
   (SandboxLimits.gpu_memory_fraction), which the candidate's own code can lift, and the GPU
@@ -62,20 +62,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from kdiff import protocol
-from kdiff.confine import (CONTAINMENT_LINE, Confinement, WorkerCgroup, judge_tag, landlock_abi,
-                           remove_orphaned_files, remove_stale_judges)
-from kdiff.triton_launches import (COMPILE_TIMEOUT_S, TRITON_PINNED, Launch, Outcomes,
-                                   compile_launches, compiler_environment)
-from kdiff.workerenv import allowed_environment
-from kdiff.zygote import ForkedWorker, Zygote, ZygoteUnavailable
+from kdiff.sandbox import protocol
+from kdiff.sandbox.confine import (
+    CONTAINMENT_LINE,
+    Confinement,
+    WorkerCgroup,
+    judge_tag,
+    landlock_abi,
+    remove_orphaned_files,
+    remove_stale_judges,
+)
+from kdiff.sandbox.launches import (
+    COMPILE_TIMEOUT_S,
+    TRITON_PINNED,
+    Launch,
+    Outcomes,
+    compile_launches,
+    compiler_environment,
+)
+from kdiff.sandbox.workerenv import allowed_environment
+from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 _JUDGE_FOLDERS: dict[int, Path] = {}
 
 
 def judge_folder() -> Path:
     """This judge process's folder, where its workers' folders and logs are made; its
-    zygote removes it when this process dies (kdiff.confine.remove_leftovers)."""
+    zygote removes it when this process dies (kdiff.sandbox.confine.remove_leftovers)."""
     pid = os.getpid()
     if pid not in _JUDGE_FOLDERS:
         tmp = tempfile.gettempdir()
@@ -173,11 +186,11 @@ class SandboxLimits:
     max_tasks: int | None = 512  # processes + threads of one worker (fork storms)
     max_file_bytes: int | None = 1 << 30  # one file it writes, its stdout log included
     max_reply_bytes: int = 4 << 30  # the largest reply the judge will read
-    confine: bool = True  # namespaces and Landlock on the CPU (kdiff.confine)
+    confine: bool = True  # namespaces and Landlock on the CPU (kdiff.sandbox.confine)
     # For a judge running as root: each worker as an unprivileged uid of its own, under a
-    # seccomp filter (kdiff.confine); on every device, the CUDA driver included.
+    # seccomp filter (kdiff.sandbox.confine); on every device, the CUDA driver included.
     own_uid: bool = True
-    warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.zygote)
+    warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.sandbox.zygote)
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
@@ -286,7 +299,7 @@ class CandidateProcess:
         self._budgeted(0.0)  # a spent budget starts nothing
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
-        # An allow-list (kdiff.workerenv): no secret of the judge's, nothing that says kdiff.
+        # An allow-list (kdiff.sandbox.workerenv): no secret of the judge's, nothing that says kdiff.
         env = allowed_environment(os.environ)
         if self.device == "cpu":
             env["TRITON_INTERPRET"] = "1"
@@ -323,10 +336,10 @@ class CandidateProcess:
             except ZygoteUnavailable:
                 pass  # a cold start below
         if self._proc is None:
-            worker = [sys.executable, "-m", "kdiff.zygote", "worker", str(judge_to_worker_r),
+            worker = [sys.executable, "-m", "kdiff.sandbox.zygote", "worker", str(judge_to_worker_r),
                       str(worker_to_judge_w)]
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", *worker],
+                [sys.executable, "-m", "kdiff.sandbox.confine", spec.to_arg(), "--", *worker],
                 stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
                 pass_fds=(judge_to_worker_r, worker_to_judge_w), env=env,
                 start_new_session=True, cwd=str(self.workdir))
@@ -347,7 +360,7 @@ class CandidateProcess:
                          timeout: float = COMPILE_TIMEOUT_S,
                          stop: Callable[[Outcomes], str | None] | None = None
                          ) -> list[dict[str, Any]]:
-        """Each (launch, target) compiled without a GPU (kdiff.triton_launches). A compiler
+        """Each (launch, target) compiled without a GPU (kdiff.sandbox.launches). A compiler
         child imports the candidate's module (or the file its kernel came from), so it is
         confined as the worker is, in a folder of the judge's, not the worker's (which the
         worker, still running, could write the child's results into); it is forked from a
@@ -373,8 +386,8 @@ class CandidateProcess:
                 except ZygoteUnavailable:
                     pass  # a cold start below
             return subprocess.Popen(
-                [sys.executable, "-m", "kdiff.confine", spec.to_arg(), "--", sys.executable,
-                 "-m", "kdiff.triton_launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
+                [sys.executable, "-m", "kdiff.sandbox.confine", spec.to_arg(), "--", sys.executable,
+                 "-m", "kdiff.sandbox.launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
         try:
@@ -457,7 +470,7 @@ class CandidateProcess:
 
     @property
     def containment(self) -> str:
-        """The confinement mechanisms in force in the worker (kdiff.confine)."""
+        """The confinement mechanisms in force in the worker (kdiff.sandbox.confine)."""
         try:
             with open(self._log.name, "rb") as f:
                 first = f.readline().decode("utf-8", "replace").strip()
@@ -505,7 +518,7 @@ class CandidateProcess:
             tail = self.log_tail(300).replace("\n", " | ")
             raise CandidateCrashed(f"worker {how} during `{msg['cmd']}`"
                                    + (f"; last output: {tail}" if tail else "")) from exc
-        except Exception as exc:  # an unreadable reply: a hostile worker
+        except Exception as exc:  # noqa: BLE001 - an unreadable reply: a hostile worker
             self._kill()
             raise CandidateCrashed(f"unreadable reply to `{msg['cmd']}`: {exc}") from None
         if not isinstance(reply, dict) or "ok" not in reply:

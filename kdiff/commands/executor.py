@@ -3,18 +3,18 @@ local judge processes (--jobs N), or on a Ray cluster (--executor ray).
 
 Every executor takes the same `judge` function (case, config, pm, preset) -> Verdict and yields
 verdicts as they finish; the driver (this process) is the only one that writes the results
-store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox),
+store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox.process),
 so N jobs are N judges each with one worker. A judge process that dies breaks the pool: each
 case then in flight is judged again alone, and the one whose judge dies alone gets an error row
 of kind `judge` (never stored: the next run judges them again). In the pool, a case whose
 worker died (a crash, out of memory) beside other judges is judged again alone too, and only
 that verdict counts: memory is the machine's, and a neighbour's may have been what ran out
 (Ray's tasks are not judged again). Judges die
-with the driver (PR_SET_PDEATHSIG), their zygotes and workers with them (kdiff.zygote).
+with the driver (PR_SET_PDEATHSIG), their zygotes and workers with them (kdiff.sandbox.zygote).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
 the same options; only GateResult.seconds differs. Every judge and worker runs torch with one
-intra-op thread whatever the executor (kdiff.seeding.one_thread), so the rounding of the oracle's
+intra-op thread whatever the executor (kdiff.data.seeding.one_thread), so the rounding of the oracle's
 reductions does not depend on --jobs either.
 """
 from __future__ import annotations
@@ -33,10 +33,10 @@ from typing import Any, Callable, Iterator, Protocol
 
 import pluggy
 
-from kdiff.confine import die_with
-from kdiff.model import Case, NativeVerdict, Verdict
-from kdiff.runconfig import RunConfig
-from kdiff.store import TRANSIENT_ERROR_KIND
+from kdiff.data.model import Case, NativeVerdict, Verdict
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.confine import die_with
+from kdiff.verdicts.store import TRANSIENT_ERROR_KIND
 
 JudgeFn = Callable[[Case, RunConfig, pluggy.PluginManager, str], Verdict]
 EXECUTORS = ("local", "ray")
@@ -67,7 +67,7 @@ def make_executor(name: str, jobs: int, device: str) -> Executor:
     return SerialExecutor() if jobs <= 1 else PoolExecutor(jobs, device)
 
 
-# The signatures of a worker's death (kdiff.sandbox), which another process's use of memory can
+# The signatures of a worker's death (kdiff.sandbox.process), which another process's use of memory can
 # cause: a case that gets one beside other judges is judged again alone.
 WORKER_DEATHS = ("crash", "out_of_memory")
 
@@ -112,7 +112,7 @@ def _slot_judge(case: Case) -> Verdict:
     assert _SLOT is not None
     judge, config, pm, preset = _SLOT
     if pm is None:
-        from kdiff.plugins import manager
+        from kdiff.judging.plugins import manager
         pm = manager()
     return judge(case, config, pm, preset)
 
@@ -252,7 +252,7 @@ def _ray_judge(case: Case, files: dict[str, tuple[str, bytes]], judge: JudgeFn,
                config: RunConfig, preset: str) -> Verdict:
     import shutil
 
-    from kdiff.plugins import manager
+    from kdiff.judging.plugins import manager
     local, folder = _materialize(case, files)
     try:
         verdict = judge(local, config, manager(), preset)

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 import torch
 
-from kdiff.sandbox import CandidateFailure, CandidateProcess
+from kdiff.sandbox.process import CandidateFailure, CandidateProcess
 
 
 class UnusableOutput(CandidateFailure):

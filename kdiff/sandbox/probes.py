@@ -1,5 +1,5 @@
 """Instruments used inside the worker: allocator poisoning and churn, and live-memory
-accounting. (The recorder of Triton launches lives in kdiff.triton_launches.)"""
+accounting. (The recorder of Triton launches lives in kdiff.sandbox.launches.)"""
 from __future__ import annotations
 
 import gc

@@ -6,14 +6,14 @@ from typing import Callable
 
 import pluggy
 
-from kdiff.gates.base import GateContext
+from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.data.problem import LoadError, load_problem
+from kdiff.data.seeding import fp32_means_fp32, one_thread
 from kdiff.gates.registry import select
-from kdiff.model import Case, GateResult, NativeVerdict, Status, Verdict
-from kdiff.problem import LoadError, load_problem
-from kdiff.replies import CheckedCandidate
-from kdiff.runconfig import RunConfig
-from kdiff.sandbox import CandidateFailure, CandidateLoadError
-from kdiff.seeding import fp32_means_fp32, one_thread
+from kdiff.judging.context import GateContext
+from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import CandidateFailure, CandidateLoadError
+from kdiff.sandbox.replies import CheckedCandidate
 
 
 def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
@@ -46,7 +46,8 @@ def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], g
     """The verdict of the gates judged so far; the others are errors that say why not."""
     full = dict(results)
     for gate in gates:
-        full.setdefault(gate.id, GateResult(gate.id, Status.ERROR, detail=f"not run: {why}"))
+        full.setdefault(gate.id, GateResult(gate.id, Status.ERROR, detail=f"not run: {why}",
+                                                  klass=gate.klass))
     return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
 
 

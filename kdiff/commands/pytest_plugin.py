@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import pytest
 
 if TYPE_CHECKING:
-    from kdiff.model import Verdict
+    from kdiff.data.model import Verdict
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,10 +41,10 @@ def verify(problem: Path | str, candidate: Path | str, gates: list[str] | None =
            native: str | None = None, device: str | None = None,
            call_timeout: float | None = None) -> "Verdict":
     """Judges one candidate as `kdiff verify` does; kdiff's own errors propagate."""
-    from kdiff.cli import make_config
-    from kdiff.judge import judge_case, native_preset
-    from kdiff.model import Case
-    from kdiff.plugins import manager
+    from kdiff.commands.invocation import make_config
+    from kdiff.data.model import Case
+    from kdiff.judging.plugins import manager
+    from kdiff.verdicts.judge import judge_case, native_preset
     problem, candidate = Path(problem), Path(candidate)
     args = argparse.Namespace(native=native, gates=",".join(gates) if gates else None,
                               device=device, dtypes=None, call_timeout=call_timeout,
@@ -72,12 +72,12 @@ class KdiffItem(pytest.Item):
         self.candidate, self.gate, self.verdicts = candidate, gate, verdicts
 
     def runtest(self) -> None:
-        from kdiff.model import Status
+        from kdiff.data.model import Status
         options = self.config.option
         if self.candidate not in self.verdicts:
             self.verdicts[self.candidate] = verify(
                 options.kdiff_problem, self.candidate, _gate_ids(self.config),
-                options.kdiff_native, options.kdiff_device, options.kdiff_call_timeout)
+                options.kdiff_native, options.kdiffdevice_name, options.kdiff_call_timeout)
         verdict = self.verdicts[self.candidate]
         if verdict.error:
             raise ContractViolation(f"not judged: {verdict.error}")
@@ -110,11 +110,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     options = config.option
     if not options.kdiff_candidate:
         return []
-    from kdiff.cli import _device, preset_text
-    from kdiff.judge import native_preset
-    from kdiff.plugins import manager
+    from kdiff.commands.invocation import device_name, preset_text
+    from kdiff.judging.plugins import manager
+    from kdiff.judging.runconfig import RunConfig
     from kdiff.reports.progress import Header
-    from kdiff.runconfig import RunConfig
+    from kdiff.verdicts.judge import native_preset
     pm = manager()
     try:
         preset = native_preset(pm, RunConfig(native=options.kdiff_native))
@@ -125,7 +125,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             .add("problem", options.kdiff_problem)
             .add("kernels", len(options.kdiff_candidate))
             .add("native check", preset_text(pm, "kernelbench", preset))
-            .add("device", _device(options.kdiff_device))
+            .add("device", device_name(options.kdiffdevice_name))
             .add("gates", ",".join(gates))
             .add("tests", len(options.kdiff_candidate) * len(gates)).render()]
 

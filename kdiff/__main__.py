@@ -1,0 +1,6 @@
+"""`python -m kdiff`: the command line."""
+import sys
+
+from kdiff.commands.cli import main
+
+sys.exit(main())

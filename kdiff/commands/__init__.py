@@ -1,0 +1,1 @@
+"""The command line, the pytest plugin and the executors: the top layer."""

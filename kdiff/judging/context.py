@@ -1,0 +1,460 @@
+"""The context a gate or a native check judges in.
+
+The context gives a gate (and an adapter's native check) the problem (loaded in the judge),
+the candidate (a handle on its worker process), the float64 oracle and the tolerance model;
+the gate chooses inputs and decides.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import torch
+
+from kdiff.data.cache import cache_root
+from kdiff.data.problem import ProblemModule
+from kdiff.numerics import inputs as gen
+from kdiff.numerics import sizes, tolerance
+from kdiff.numerics.oracle import OracleResult, run_oracle
+from kdiff.sandbox.process import (
+    CandidateFailure,
+    CandidateOverBudget,
+    CandidateProcess,
+    CandidateTimeout,
+    _sticky_device_error,
+)
+from kdiff.sandbox.protocol import CallReply, MalformedReply
+from kdiff.sandbox.replies import UnusableOutput
+
+DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
+               torch.float64: "float64"}
+DTYPES = {v: k for k, v in DTYPE_NAMES.items()}
+
+BENCHMARK_SEED = 42  # KernelBench builds both models after torch.manual_seed(42)
+# get_inputs() seed of the reference's self-consistency check (any seed the gates do not use).
+RANDOMNESS_SEED = 4711
+# Failures about storage, not values: a random reference does not explain them.
+STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
+
+
+# Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
+# library reference in published speedup tables; a call three orders of magnitude slower than
+# the reference is one that is not making progress (a spin loop, a grid launching far more
+# programs than the problem has elements). The floor covers references so short (tens of
+# microseconds) that Python and launch overhead alone are many times their length.
+HANG_FACTOR = 1000.0
+HANG_FLOOR_S = 1.0
+
+
+class MachineTooBusy(Exception):
+    """The reference itself ran past the call timeout: a timeout here says nothing about
+    the candidate (kdiff's error: the kernel is undecided, never rejected)."""
+
+
+class _CallLock:
+    """Every candidate call of every kdiff judge that shares this cache (kdiff.cache: the
+    user's, on one machine) holds this lock shared; a call judged again after a timeout holds
+    it alone, so that no other judge's call runs beside it. It lives in the cache, which
+    outlives runs, not in a run's temporary folder, which must not."""
+
+    @contextlib.contextmanager
+    def held(self, exclusive: bool) -> Iterator[None]:
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root / "calls.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+
+CALL_LOCK = _CallLock()
+
+
+class JudgeDeviceBroken(Exception):
+    """A CUDA error that leaves the judge's own context unusable (a device-side assert in the
+    reference): no later gate of this judge can run, so it is kdiff's error, never a skip of
+    one input set; the judge process is to be restarted, as a worker is."""
+
+
+class ReferenceFailure(Exception):
+    """The reference itself raised on a gate's inputs: that input set is outside the
+    problem's contract and is not used."""
+
+
+@dataclass
+class CallResult:
+    outputs: list[torch.Tensor]
+    aliases: list[str]
+    seconds: float
+    inputs_after: list[torch.Tensor | None] | None = None
+
+
+@dataclass
+class Evaluation:
+    """The oracle and the working-precision reference on one input set."""
+
+    oracle: OracleResult
+    reference: list[torch.Tensor]
+    dtype: torch.dtype
+    cotangents: list[torch.Tensor] | None = None
+
+    def bounds(self, model: str = "probabilistic") -> list[torch.Tensor]:
+        return [tolerance.bound(m, d, self.dtype, model)
+                for m, d in zip(self.oracle.magnitudes, self.oracle.depths)]
+
+    def reference_mismatches(self, model: str = "probabilistic") -> list[tolerance.Mismatch]:
+        return [tolerance.compare(r, v, b, i) for i, (r, v, b) in
+                enumerate(zip(self.reference, self.oracle.values, self.bounds(model)))]
+
+    def reference_ratio(self, model: str = "probabilistic") -> float:
+        return max((m.worst_ratio for m in self.reference_mismatches(model)), default=0.0)
+
+
+@dataclass
+class GateOptions:
+    device: str = "cpu"
+    dtypes: tuple[str, ...] | None = None  # None: the problem's KDIFF_DTYPES, else float32
+    # RES-02's compile targets, judged in this order until one fails: sm_100 first, since it
+    # holds every limit sm_90 does and tensor memory besides.
+    targets: tuple[str, ...] = ("sm_100", "sm_90")
+    seeds: int = 2  # random seeds per input distribution
+    determinism_runs: int = 5
+    # Judge at smaller sizes of the same problem when a benchmark input or a reference output
+    # has more elements than this (gates.sizes.fit_sizes); None: the benchmark's own sizes.
+    max_elements: int | None = None
+
+
+class GateContext:
+    def __init__(self, problem: ProblemModule, candidate: CandidateProcess,
+                 options: GateOptions | None = None) -> None:
+        self.problem = problem
+        self.candidate = candidate
+        self.options = options or GateOptions()
+        self.device = self.options.device
+        self._templates: list[gen.InputTemplate] | None = None
+        # (seed, dtype, sizes) -> the model and its buffers as built
+        self._references: dict[tuple, tuple[torch.nn.Module, dict[str, torch.Tensor]]] = {}
+        self._built: set[str] = set()
+        self._random_reference: str | None = None  # "" once checked and not random
+        self._original_constants = problem.constants()
+        # The sizes every gate judges at, the native check included ({}: the benchmark's).
+        self.scaled: dict[str, int] = {}
+        if self.options.max_elements is not None:
+            self.scaled = sizes.fit_sizes(problem, self.options.max_elements)
+        self.constants: dict[str, int] = {}
+        self.set_constants({})
+        # Why the problem is not judged at all: it cannot be brought under --max-elements.
+        self.too_large: str | None = None
+        if self.options.max_elements is not None:
+            largest = sizes.largest_numel(problem)
+            if largest > self.options.max_elements:
+                at = ", ".join(f"{k}={v}" for k, v in self.constants.items()) or \
+                    "the benchmark's sizes"
+                self.too_large = (f"not judged: a tensor of {largest} elements at {at}, over "
+                                  f"--max-elements {self.options.max_elements}, and no smaller "
+                                  f"sizes of the problem run")
+
+    # -- inputs ---------------------------------------------------------------------------
+    def templates(self) -> list[gen.InputTemplate]:
+        if self._templates is None:
+            self._templates = gen.learn_templates(self.problem)
+            self._confirm_sign_preconditions(self._templates)
+        return self._templates
+
+    def _confirm_sign_preconditions(self, templates: list[gen.InputTemplate]) -> None:
+        """An input the benchmark only ever drew non-negative (torch.rand) is a precondition
+        only if the reference breaks on signed values (log, sqrt: non-finite outputs);
+        otherwise signed values are fair game, and a shortcut that relies on the sign is
+        exactly what CMP-01 must catch."""
+        for i, t in enumerate(templates):
+            if not t.nonnegative:
+                continue
+            t.nonnegative = False
+            signed = gen.realize(templates, gen.normal(), seed=99, only={i})
+            t.nonnegative = True
+            unsigned = gen.realize(templates, gen.normal(), seed=99, only={i})
+            try:
+                breaks = _nonfinite(self.run_reference(signed)) > _nonfinite(
+                    self.run_reference(unsigned))
+            except ReferenceFailure:
+                breaks = True
+            t.nonnegative = breaks
+
+    def benchmark_inputs(self, seed: int) -> list[Any]:
+        return gen.draw_benchmark_inputs(self.problem, seed)
+
+    def draw(self, strategy: gen.Strategy, seed: int) -> list[Any]:
+        return gen.realize(self.templates(), strategy, seed)
+
+    def working_dtypes(self) -> list[torch.dtype]:
+        """fp32 always; fp16/bf16 where the problem declares them (KDIFF_DTYPES) or the user
+        asks (--dtypes)."""
+        names = self.options.dtypes or self.problem.declared("KDIFF_DTYPES", ("float32",))
+        return [DTYPES[n] for n in dict.fromkeys(("float32", *names))]
+
+    def float_input_indices(self) -> list[int]:
+        return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
+
+    def no_free_inputs(self) -> str:
+        """Why no floating input has a position a gate may change."""
+        why = "no floating input with free positions"
+        if any(t.floating and t.example.numel() for t in self.templates()):
+            why += (": get_inputs() draws the same values at every seed, so every position "
+                    "is taken as structural (a generator it seeds itself other than through "
+                    "torch.manual_seed, which kdiff varies, cannot be told from a constant)")
+        return why
+
+    @property
+    def scaled_sizes(self) -> dict[str, tuple[int, int]]:
+        """constant -> (benchmark, judged), for the sizes scaled down to fit."""
+        return {n: (self._original_constants[n], v) for n, v in self.scaled.items()}
+
+    def set_constants(self, constants: dict[str, int]) -> None:
+        """Change the problem's module-level sizes (shape polymorphism) or select one of its
+        variants, on top of the scaled sizes when the benchmark's are too large. {} restores
+        the sizes judged at and the benchmark's own configuration."""
+        judged = {**self.scaled, **constants}
+        self.problem.set_sizes({**self._original_constants, **judged})
+        self.constants = judged
+        self._templates = None
+
+    # -- models ---------------------------------------------------------------------------
+    def init_inputs(self, seed: int) -> list[Any]:
+        gen.set_seed(seed)
+        return self.problem.get_init_inputs()
+
+    def reference(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32
+                  ) -> torch.nn.Module:
+        key = (seed, dtype, tuple(sorted(self.constants.items())))
+        if key not in self._references:
+            init = self.init_inputs(seed)
+            with torch.no_grad():
+                gen.set_seed(seed)
+                try:
+                    model = self.problem.Model(*init)
+                except Exception as exc:  # noqa: BLE001
+                    raise ReferenceFailure(f"reference does not build: {exc}") from None
+                # The mode the benchmark runs it in: KernelBench never calls eval(), so
+                # BatchNorm normalises by the batch and Dropout drops (a random reference,
+                # `random_reference`).
+                model = model.to(device=self.device, dtype=dtype)
+            buffers = {n: b.detach().clone() for n, b in model.named_buffers()}
+            self._references[key] = (model, buffers)
+        model, buffers = self._references[key]
+        # Each evaluation starts from the buffers as built, as the benchmark's first trial
+        # does: training-mode BatchNorm does not read its running statistics, but it updates
+        # them, and after a gate's inputs near the range's end they held variances past
+        # fp32's range, which the oracle traced into every later trial's peak.
+        with torch.no_grad():
+            for name, b in model.named_buffers():
+                b.copy_(buffers[name])
+        return model
+
+    def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32,
+                      instance: str = "") -> str:
+        """The worker's name for the candidate built with `seed` and `dtype` (built on first
+        use); another `instance` name builds a separate, fresh instance."""
+        consts = ",".join(f"{k}={v}" for k, v in sorted(self.constants.items()))
+        return self._built_in_worker(f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}:{instance}",
+                                     "candidate", seed, dtype)
+
+    def reference_key_in_worker(self, seed: int = BENCHMARK_SEED,
+                                dtype: torch.dtype = torch.float32) -> str:
+        return self._built_in_worker(f"reference:{seed}:{DTYPE_NAMES[dtype]}", "reference",
+                                     seed, dtype)
+
+    def _built_in_worker(self, key: str, role: str, seed: int, dtype: torch.dtype) -> str:
+        if key not in self._built:
+            self.candidate.request("build", key=key, role=role, seed=seed,
+                                   dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
+                                   constants=self.constants)
+            self._built.add(key)
+        return key
+
+    # -- running --------------------------------------------------------------------------
+    def to_device(self, inputs: list[Any], dtype: torch.dtype | None = None) -> list[Any]:
+        if dtype is not None:
+            inputs = gen.cast_inputs(inputs, dtype)
+        return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def run_reference(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
+                      dtype: torch.dtype = torch.float32,
+                      cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
+        model = self.reference(seed, dtype)
+        # Copies: what the reference writes into its inputs (GPU MODE's output buffers) must
+        # not reach the candidate, which is sent the same inputs next.
+        args = [a.clone() if isinstance(a, torch.Tensor) else a
+                for a in self.to_device(inputs, dtype)]
+        if cotangents is not None:
+            args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor)
+                    and a.is_floating_point() else a for a in args]
+        try:
+            with torch.set_grad_enabled(cotangents is not None):
+                out = model(*args)
+                outs = list(out) if isinstance(out, (tuple, list)) else [out]
+                outs = [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs]
+                if cotangents is not None:
+                    wrt = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
+                    grads = torch.autograd.grad(outs, wrt, [c.to(o) for c, o in
+                                                            zip(cotangents, outs)],
+                                                allow_unused=True)
+                    outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
+                                                         for g, a in zip(grads, wrt)]
+        except Exception as exc:  # noqa: BLE001
+            error = f"{type(exc).__name__}: {exc}"
+            if _sticky_device_error(error):
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the "
+                                        f"reference: {error}") from None
+            raise ReferenceFailure(f"reference raised {error}") from None
+        return outs
+
+    def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
+                 dtype: torch.dtype = torch.float32, magnitudes: bool = True) -> Evaluation:
+        """The oracle (float64, on the judge's device) and the working-precision reference.
+        The oracle sees the inputs as rounded to the working precision, so that it judges
+        the computation, not the rounding of the inputs. Gates that only read the oracle's
+        values or depths pass magnitudes=False and skip the costly magnitude trace."""
+        rounded = gen.cast_inputs(inputs, dtype)
+        reference = self.run_reference(rounded, seed, dtype)
+        cotangents = self.cotangents(reference) if self.backward else None
+        if cotangents is not None:
+            reference = self.run_reference(rounded, seed, dtype, cotangents)
+        oracle_model = self.reference(seed, torch.float64)
+        try:
+            oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes)
+        except Exception as exc:  # noqa: BLE001
+            if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the float64 "
+                                        f"oracle: {exc}") from None
+            raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
+        return Evaluation(oracle, [r.detach() for r in reference], dtype, cotangents)
+
+    def random_reference(self) -> str | None:
+        """Why the reference's values cannot be judged element by element, or None. Two runs
+        of the working-precision reference on the same inputs, each within the bound b of the
+        oracle if the reference is a function of its inputs at this precision, are within 2b
+        of each other; beyond 2b at least one run misses its own bound: a random operator
+        (dropout in training mode, sampling). Rounding-level differences (a GPU's atomics)
+        stay inside."""
+        if self._random_reference is None:
+            # Cached once decided, never before: a check that broke must not leave "not
+            # random" behind for the gates after it (it raises instead: the gate's error).
+            try:
+                inputs = self.benchmark_inputs(RANDOMNESS_SEED)
+                first = self.evaluate(inputs)
+                again = self.run_reference(gen.cast_inputs(inputs, torch.float32))
+            except ReferenceFailure:
+                self._random_reference = ""  # no two runs to compare: taken as a function
+                return None
+            worst = max((tolerance.compare(a, r, 2 * b, i).worst_ratio for i, (a, r, b) in
+                         enumerate(zip(again, first.reference, first.bounds()))), default=0.0)
+            self._random_reference = (
+                f"the reference is random: two runs on the same inputs differ by "
+                f"{worst:.3g}x twice the bound" if worst > 1 else "")
+        return self._random_reference or None
+
+    @property
+    def backward(self) -> bool:
+        """A problem that declares KDIFF_BACKWARD is judged on its VJP too: the gradients
+        against every floating input follow the outputs."""
+        return bool(self.problem.declared("KDIFF_BACKWARD", False))
+
+    @staticmethod
+    def cotangents(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        """Fixed random output gradients (a seeded normal draw per output)."""
+        gen_ = torch.Generator().manual_seed(4242)
+        return [torch.randn(o.shape, generator=gen_, dtype=torch.float64).to(o.dtype)
+                for o in outputs]
+
+    def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
+             dtype: torch.dtype = torch.float32, instance: str = "",
+             **options: Any) -> CallResult:
+        key = self.candidate_key(seed, dtype, instance)
+        payload = [x.cpu() if isinstance(x, torch.Tensor) else x
+                   for x in gen.cast_inputs(inputs, dtype)]
+        if self.backward and "cotangents" not in options:
+            shapes = self.run_reference(payload, seed, dtype)
+            options["cotangents"] = self.cotangents(shapes)
+        reply = self.request_judged_alone(
+            lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
+                                                   inputs=payload, **options),
+            payload, seed, dtype, calls=1,
+            # inputs kept in the worker do not survive the restart after a timeout
+            retry=not options.get("use_stored_inputs"))
+        try:  # aliasing and the inputs after the call are judged here, from the payload
+            parsed = CallReply.parse(reply, None if options.get("use_stored_inputs")
+                                     else len(payload))
+        except MalformedReply as exc:
+            raise UnusableOutput(str(exc)) from None
+        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, parsed.inputs_after)
+
+    def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
+                             seed: int, dtype: torch.dtype, calls: int, retry: bool = True
+                             ) -> dict:
+        """`send(timeout)`; a timeout is judged again before it counts as a hang, since load
+        on the machine (other judges, other users) can stretch an honest call past the call
+        timeout: alone among kdiff's calls (CALL_LOCK), with a budget of HANG_FACTOR times
+        the reference's time measured now on `inputs`, for the `calls` model calls the
+        request makes (at least the call timeout). A candidate already known to hang (its
+        timeout confirmed alone) is not judged again: a hang costs about two timeouts."""
+        known_to_hang = self.candidate.hangs.first is not None
+        try:
+            with CALL_LOCK.held(exclusive=False):
+                return send(None)
+        except CandidateTimeout as exc:
+            if isinstance(exc, CandidateOverBudget) or not retry or known_to_hang:
+                raise
+            first = exc.detail
+        with CALL_LOCK.held(exclusive=True):
+            reference = self.reference_seconds(inputs, seed, dtype)
+            budget = max(self.candidate.limits.call_timeout, HANG_FLOOR_S,
+                         HANG_FACTOR * reference * calls)
+            try:
+                reply = send(budget)
+            except CandidateTimeout as exc:
+                if not isinstance(exc, CandidateOverBudget):
+                    exc.detail = (f"{first}; again alone, no answer within {budget:.3g} s "
+                                  f"({HANG_FACTOR:g}x the reference's {reference:.3g} s per "
+                                  f"call)")
+                raise
+        self.candidate.hangs.excuse()
+        return reply
+
+    def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype) -> float:
+        """The reference's time for one call on `inputs`, in the candidate's worker, after a
+        warm-up call."""
+        key = self.reference_key_in_worker(seed, dtype)
+        seconds = []
+        for _ in range(2):
+            try:
+                seconds.append(self.candidate.request(
+                    "call", timeout=self.candidate.limits.call_timeout, key=key,
+                    inputs=inputs)["seconds"])
+            except CandidateTimeout:
+                raise MachineTooBusy(
+                    f"the reference itself gave no answer within the call timeout of "
+                    f"{self.candidate.limits.call_timeout:g} s: too busy a machine to judge "
+                    f"a timeout") from None
+        return seconds[-1]
+
+
+def _nonfinite(outputs: list[torch.Tensor]) -> int:
+    return sum(int((~torch.isfinite(o)).sum()) for o in outputs if o.is_floating_point())
+
+
+class OutputStructureError(CandidateFailure):
+    signature = "output_mismatch"
+
+
+def check_structure(got: list[torch.Tensor], expected: list[torch.Tensor]) -> None:
+    if len(got) != len(expected):
+        raise OutputStructureError(f"{len(got)} outputs, the reference returns {len(expected)}")
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if tuple(g.shape) != tuple(e.shape):
+            raise OutputStructureError(f"output {i} has shape {tuple(g.shape)}, "
+                                       f"the reference's is {tuple(e.shape)}")

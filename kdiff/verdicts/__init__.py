@@ -1,0 +1,1 @@
+"""One kernel judged by its native check and the gates, and the store of verdicts."""
