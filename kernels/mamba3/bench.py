@@ -77,15 +77,15 @@ def main() -> None:
     for B, T in SEQUENCE_SHAPES:
         low, f32 = inputs(B, T, torch.bfloat16)
         work = B * T * HEADS_QK * HEADS_PER_QK
-        ours = do_bench(lambda: ours_forward(low, f32))
-        theirs = do_bench(lambda: theirs_forward(low, f32))
+        ours = do_bench(lambda low=low, f32=f32: ours_forward(low, f32))
+        theirs = do_bench(lambda low=low, f32=f32: theirs_forward(low, f32))
         leaves = [x.detach().requires_grad_() for x in low + f32]
 
-        def theirs_train():
+        def theirs_train(leaves=leaves):
             out = theirs_forward(leaves[:7], leaves[7:])
             torch.autograd.backward(out, [torch.ones_like(o) for o in out])
 
-        def ours_train():
+        def ours_train(leaves=leaves):
             q, k, v, trap, qb, kb, z, adt, dt, angles, D, *states = leaves
             out, final = mamba3_siso(q, k, v, adt, dt, trap, qb, kb, angles, D, z,
                                      States(*states))
@@ -105,8 +105,8 @@ def main() -> None:
         adt, dt, angles = adt[..., 0], dt[..., 0], angles[:, 0]
         a = (q, k, v, adt, dt, trap, qb, kb, angles, D, z)
         rows[f"decode_{B}"] = {
-            "ours_ms": do_bench(lambda: mamba3_siso_step(*a, States(*states))),
-            "mamba_ssm_ms": do_bench(lambda: step(*a, tuple(states)))}
+            "ours_ms": do_bench(lambda a=a, s=states: mamba3_siso_step(*a, States(*s))),
+            "mamba_ssm_ms": do_bench(lambda a=a, s=states: step(*a, tuple(s)))}
     print(json.dumps(rows, indent=1))
     if args.json:
         with open(args.json, "w") as f:
