@@ -54,6 +54,20 @@ def test_the_example_adapter_judges_a_pass_and_a_nan_swallowing_fail(manager):
     assert swallows.verifier_accept is False
 
 
+def test_a_reference_that_raises_leaves_the_native_verdict_open(manager, tmp_path):
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "solutions" / "broken").mkdir(parents=True)
+    example = EXAMPLE.parent / "minibench"
+    problem = (example / "problems" / "relu.py").read_text()
+    (tmp_path / "problems" / "broken.py").write_text(
+        problem.replace("return torch.relu(x)", "raise ValueError('no reference here')"))
+    (tmp_path / "solutions" / "broken" / "clamp.py").write_text(
+        (example / "solutions" / "relu" / "clamp.py").read_text())
+    config = RunConfig(bench="minibench", root=tmp_path, gates=["EXC-01"])
+    verdict = judge_case(cases(manager, config)["broken/clamp"], config, manager)
+    assert verdict.native.accept is None and "no reference here" in verdict.native.reason
+
+
 def test_a_root_without_problems_is_a_discovery_error(manager, tmp_path):
     with pytest.raises(hookspecs.DiscoveryError, match="no problems"):
         manager.hook.kdiff_discover(bench="minibench",

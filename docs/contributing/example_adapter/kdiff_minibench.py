@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from kdiff.gates.base import ReferenceFailure
 from kdiff.hookspecs import DiscoveryError, hookimpl
 from kdiff.model import Case, NativeVerdict
 
@@ -67,12 +68,16 @@ def kdiff_discover(bench, config):
 def kdiff_native_check(bench, case, ctx, preset):
     """The bench's check, through the judging context: `ctx.run_reference` runs the reference
     in the judge, `ctx.call` the candidate in its confined worker. A candidate that raises
-    there is a native reject; kdiff's judge turns the exception into one."""
+    there is a native reject; kdiff's judge turns the exception into one. A reference that
+    raises leaves the verdict open (accept None): the bench cannot judge anyone there."""
     if bench != BENCH:
         return None
     for trial, seed in enumerate(TRIAL_SEEDS):
         inputs = ctx.benchmark_inputs(seed)
-        want = [w.cpu() for w in ctx.run_reference(inputs)]
+        try:
+            want = [w.cpu() for w in ctx.run_reference(inputs)]
+        except ReferenceFailure as exc:
+            return NativeVerdict(None, preset, failed_trial=trial, reason=str(exc))
         got = [g.cpu() for g in ctx.call(inputs).outputs]
         if [g.shape for g in got] != [w.shape for w in want]:
             return NativeVerdict(False, preset, failed_trial=trial, reason="output shape mismatch")
