@@ -9,10 +9,10 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from kdiff import hookspecs, plugins
-from kdiff.judge import judge_case
-from kdiff.model import Status
-from kdiff.runconfig import RunConfig
+from kdiff.data.model import Status
+from kdiff.judging import hookspecs, plugins
+from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.judge import judge_case
 
 EXAMPLE = (Path(__file__).resolve().parent.parent / "docs" / "contributing" / "example_adapter"
            / "kdiff_minibench.py")

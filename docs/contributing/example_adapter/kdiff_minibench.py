@@ -17,9 +17,9 @@ from pathlib import Path
 
 import torch
 
-from kdiff.gates.base import ReferenceFailure
-from kdiff.hookspecs import DiscoveryError, hookimpl
-from kdiff.model import Case, NativeVerdict
+from kdiff.data.model import Case, NativeVerdict
+from kdiff.judging.context import ReferenceFailure
+from kdiff.judging.hookspecs import DiscoveryError, hookimpl
 
 BENCH = "minibench"
 PRESET = "minibench"
