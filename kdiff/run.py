@@ -15,7 +15,7 @@ import pluggy
 
 from kdiff.cli import (EXPLAINED_WITHOUT_VERBOSE, EXIT_UNFINISHED, UsageError, exit_status,
                        make_config, open_store, preset_text, write_reports)
-from kdiff.executor import Executor, SerialExecutor, default_jobs, make_executor
+from kdiff.executor import Executor, default_jobs, make_executor
 from kdiff.gates.registry import GATE_IDS, select
 from kdiff.hookspecs import DiscoveryError
 from kdiff.judge import judge_case, native_preset
@@ -68,7 +68,8 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
             yield verdict
     if crowded:
         alone = dataclasses.replace(config, jobs=1)
-        yield from SerialExecutor().judge(crowded, judge_one, alone, pm, preset)
+        yield from make_executor("local", 1, config.device).judge(crowded, judge_one, alone, pm,
+                                                                   preset)
 
 
 # -- the command --------------------------------------------------------------------------
