@@ -17,11 +17,12 @@ from kdiff.judging.context import (
     CallResult,
     Evaluation,
     GateContext,
+    JudgeDeviceBroken,
     ReferenceFailure,
     check_structure,
 )
 from kdiff.numerics import tolerance
-from kdiff.sandbox.process import CandidateFailure
+from kdiff.sandbox.process import CandidateFailure, _sticky_device_error
 
 
 class Gate:
@@ -50,7 +51,14 @@ class Gate:
             result = self.result(Status.FAIL, exc.detail, exc.signature)
         except ReferenceFailure as exc:
             result = self.result(Status.SKIP, f"reference outside its contract here: {exc}")
+        except JudgeDeviceBroken:
+            raise  # no later gate of this judge can run either (kdiff.verdicts.judge)
         except Exception as exc:  # noqa: BLE001 - a kdiff bug must not lose the run
+            if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
+                # CUDA reports a device-side assert at the next synchronisation, wherever
+                # the judge then is (comparing outputs, say), not only in the reference.
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke in {self.id}: "
+                                        f"{type(exc).__name__}: {exc}") from None
             tb = traceback.extract_tb(exc.__traceback__)[-1]
             result = self.result(Status.ERROR, f"kdiff error: {type(exc).__name__}: {exc} "
                                  f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})")

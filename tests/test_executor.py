@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from processes import named  # beside this file
 
-from kdiff.commands.executor import PoolExecutor, RayExecutor, SerialExecutor, _ray_judge
+from kdiff.commands.executor import (
+    PoolExecutor,
+    RayExecutor,
+    SerialExecutor,
+    _ray_judge,
+    make_executor,
+)
 from kdiff.commands.run import judge_one
 from kdiff.data.model import Case, NativeVerdict, Verdict
 from kdiff.judging import plugins
@@ -84,6 +90,60 @@ def test_a_dead_judge_costs_nothing_to_the_case_judged_beside_it(tmp_path):
     assert got["b"].error_kind == "judge" and "died" in got["b"].error
     assert all(got[n].error is None and got[n].native.accept for n in "acd"), \
         {n: got[n].error for n in "acd"}
+
+
+# This process's simulated CUDA context: once broken, every later case judged here breaks.
+_CONTEXT_BROKEN = False
+
+
+def _breaks_its_context_on_b(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+    """Case b's reference raises a device-side assert the first time it is judged (the
+    marker file says whether it has been); native.reason says which process judged."""
+    global _CONTEXT_BROKEN
+    from kdiff.verdicts.judge import device_broken
+    first = case.problem.parent / "b_broke_a_context"
+    if case.id == "b" and not first.exists():
+        first.write_text(str(os.getpid()))
+        _CONTEXT_BROKEN = True
+        return device_broken(Verdict(case, NativeVerdict(None, preset), {}),
+                             "CUDA error: device-side assert triggered")
+    if _CONTEXT_BROKEN:
+        return device_broken(Verdict(case, NativeVerdict(None, preset), {}),
+                             "CUDA error: device-side assert triggered (an earlier case's)")
+    return Verdict(case, NativeVerdict(True, preset, reason=str(os.getpid())), {})
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_judge_whose_cuda_context_broke_is_replaced(tmp_path, jobs: int):
+    """b is judged again by a fresh judge; no later case meets the broken context."""
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abcdef"]
+    got = {v.case.id: v for v in PoolExecutor(jobs, "cpu").judge(
+        cases, _breaks_its_context_on_b, RunConfig(), plugins.manager(), "kb")}
+    assert sorted(got) == list("abcdef")
+    assert all(v.error is None and v.native.accept for v in got.values()), \
+        {n: v.error for n, v in got.items()}
+    assert got["b"].native.reason != (tmp_path / "b_broke_a_context").read_text()
+
+
+def _always_breaks_on_b(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+    (case.problem.parent / "b_broke_a_context").unlink(missing_ok=True)
+    return _breaks_its_context_on_b(case, config, pm, preset)
+
+
+def test_a_case_that_breaks_every_fresh_judge_is_an_error_row_alone(tmp_path):
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abcd"]
+    got = {v.case.id: v for v in PoolExecutor(2, "cpu").judge(
+        cases, _always_breaks_on_b, RunConfig(), plugins.manager(), "kb")}
+    assert got["b"].error_kind == "judge" and "device-side assert" in got["b"].error
+    assert all(got[n].error is None and got[n].native.accept for n in "acd"), \
+        {n: got[n].error for n in "acd"}
+
+
+def test_cuda_runs_judge_in_processes_of_their_own_even_one_at_a_time():
+    assert isinstance(make_executor("local", 1, "cuda"), PoolExecutor)
+    assert isinstance(make_executor("local", 1, "cpu"), SerialExecutor)
 
 
 def test_a_node_without_the_files_judges_copies_of_them(plumbing, tmp_path):

@@ -563,6 +563,132 @@ def test_res02_measures_memory_of_a_torch_compiled_candidate(tmp_path: Path):
     assert result.status in (Status.PASS, Status.SKIP), result.detail
 
 
+# -- 10. RES-02 sees inductor's Triton kernels (torch.compile on CUDA) -----------------------
+
+# A kernel file as inductor writes it for CUDA (torch 2.13): the heuristics decorator, helpers
+# from torch's runtime, and a module-level call that needs a GPU backend.
+INDUCTOR_KERNEL_FILE = """
+import triton
+import triton.language as tl
+
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+triton_helpers.set_driver_to_gpu()
+
+@triton_heuristics.pointwise(
+    size_hints={'x': 1024},
+    filename=__file__,
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, warp_size=32), 'constants': {}, 'configs': [{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]]}]},
+    inductor_meta={'grid_type': 'Grid1D', 'kernel_name': 'triton_poi_fused_exp_relu_tanh_0', 'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': False, 'num_load': 1, 'num_reduction': 0, 'autotune_pointwise': True, 'store_cubin': False},
+    min_elem_per_thread=0
+)
+@triton.jit
+def triton_poi_fused_exp_relu_tanh_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xnumel = 1024
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+    tmp1 = tl.full([1], 0, tl.int32)
+    tmp2 = triton_helpers.maximum(tmp1, tmp0)
+    tmp3 = libdevice.tanh(tmp2)
+    tmp4 = tl_math.exp(tmp3)
+    tl.store(out_ptr0 + (x0), tmp4, xmask)
+"""
+
+
+@pytest.mark.slow  # importing inductor's runtime takes 10-25 s here
+def test_res02_records_and_compiles_an_inductor_kernel_launch(tmp_path: Path, monkeypatch):
+    """Inductor launches through CachingAutotuner.run and its compiled launchers, never
+    JITFunction.run: the recorder wraps that `run`, records the config it chose (a fake
+    launch here: no GPU), and the judge compiles the kernel from its own module of the file."""
+    import importlib.util
+
+    from torch._inductor.runtime import triton_helpers
+
+    from kdiff.sandbox.launches import LaunchRecorder, compile_launches
+    monkeypatch.setattr(triton_helpers, "set_driver_to_gpu", lambda: None)  # no GPU here
+    path = tmp_path / "cxyzinductor.py"
+    path.write_text(INDUCTOR_KERNEL_FILE)
+    spec = importlib.util.spec_from_file_location("cxyzinductor", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tuner = module.triton_poi_fused_exp_relu_tanh_0
+    chosen = tuner.configs[-1]
+
+    def launch(tuner, *args, stream):  # as inductor's run, after autotuning to one config
+        tuner.launchers = [type("Launcher", (), {"config": chosen})()]
+    recorder = LaunchRecorder()
+    recorder.recording_inductor(launch)(tuner, None, None, 1024, stream=0)
+    [recorded] = recorder.launches.values()
+    assert recorded.file == str(path) and recorded.qualname == tuner.fn.fn.__qualname__
+    assert recorded.signature["in_ptr0"] == "*fp32" and recorded.signature["XBLOCK"] == \
+        "constexpr"
+    assert recorded.constexprs == {"XBLOCK": chosen.kwargs["XBLOCK"]}
+    assert recorded.options["num_warps"] == chosen.num_warps and recorded.tuned == ["XBLOCK"]
+    [outcome] = compile_launches([(recorded, "sm_90")])
+    assert "resources" in outcome and outcome["checked"], outcome
+    assert outcome["resources"]["num_warps"] == chosen.num_warps
+
+
+def test_a_module_imported_later_is_patched_when_it_is_imported(tmp_path: Path, monkeypatch):
+    """Inductor's runtime is patched when torch.compile imports it, not imported in advance."""
+    import sys
+
+    from kdiff.sandbox.launches import patch_on_import
+    (tmp_path / "kdiff_later_module.py").write_text("def run():\n    return 'run'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    patched = []
+    patch_on_import("kdiff_later_module", patched.append)
+    assert not patched
+    import kdiff_later_module
+    assert patched == [kdiff_later_module]
+    patch_on_import("kdiff_later_module", patched.append)  # already imported: at once
+    assert patched == [kdiff_later_module] * 2
+    del sys.modules["kdiff_later_module"]
+
+
+COMPILED_RELU_TANH_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class _Model(nn.Module):
+    def forward(self, x):
+        return torch.exp(torch.tanh(torch.relu(x)))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.compile(_Model())
+
+    def forward(self, x):
+        return self.inner(x)
+'''
+
+RELU_TANH_PROBLEM = DOUBLE_PROBLEM.replace("return x * 2", "return torch.exp(torch.tanh(torch.relu(x)))")
+
+
+@pytest.mark.gpu
+def test_res02_judges_a_torch_compiled_candidates_triton_kernels_on_cuda(tmp_path: Path):
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kdiff.judging.context import GateOptions
+    for name, text in (("1_Problem.py", RELU_TANH_PROBLEM),
+                       ("candidate.py", COMPILED_RELU_TANH_CANDIDATE)):
+        (tmp_path / name).write_text(text)
+    config = RunConfig(native="kernelbench", gates=["RES-02"],
+                       gate_options=GateOptions(device="cuda"))
+    verdict = judge_case(Case("compiled", tmp_path / "1_Problem.py", tmp_path / "candidate.py"),
+                         config, manager())
+    result = verdict.gates["RES-02"]
+    assert result.status is Status.PASS and "triton_" in result.detail \
+        and "launched no" not in result.detail, result.detail
+
+
 # -- 8. sizes tied through broadcasting are scaled together, or the problem is refused -------
 
 HINGE_PROBLEM = '''
@@ -658,7 +784,172 @@ def test_a_broken_judge_context_is_an_error_not_a_skipped_input(tmp_path: Path):
         "        if torch.isnan(x).any():\n"
         "            raise RuntimeError('CUDA error: device-side assert triggered')\n"
         "        return x * 2")
-    verdict = judge(tmp_path, problem, SELF_CANDIDATE, ["EXC-01"])
+    verdict = judge(tmp_path, problem, SELF_CANDIDATE, ["EXC-01", "ORD-02"])
     result = verdict.gates["EXC-01"]
     assert result.status is Status.ERROR and "CUDA context broke" in result.detail, \
         result.detail
+    # nothing more runs in this judge; the executor judges the case again in a fresh one
+    assert verdict.error_kind == "judge" and "device-side assert" in verdict.error, verdict.error
+    assert verdict.gates["ORD-02"].detail == "not run: the judge's CUDA context broke in EXC-01"
+
+
+# A reference whose forward indexes past the end of its input: on CUDA a device-side assert,
+# after which the CUDA context of the process that ran it refuses everything.
+INDEX_PAST_THE_END_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x[torch.full((4,), x.shape[0] + 1000, device=x.device)] * 2
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.gpu
+def test_a_device_side_assert_in_the_reference_spares_the_next_kernel(tmp_path: Path):
+    """The breaking case is judged again by a fresh judge (and breaks it too: an error row
+    of the judge's, never stored); the next case meets a fresh CUDA context."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kdiff.commands.executor import make_executor
+    from kdiff.commands.run import judge_one
+    from kdiff.judging.context import GateOptions
+    cases = []
+    for name, problem in (("1_IndexPastTheEnd", INDEX_PAST_THE_END_PROBLEM),
+                          ("2_Double", DOUBLE_PROBLEM)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "1_Problem.py").write_text(problem)
+        (folder / "candidate.py").write_text(SELF_CANDIDATE)
+        cases.append(Case(name, folder / "1_Problem.py", folder / "candidate.py"))
+    config = RunConfig(native="kernelbench", gates=["EXC-01", "CMP-01"],
+                       gate_options=GateOptions(device="cuda"))
+    got = {v.case.id: v for v in make_executor("local", 1, "cuda").judge(
+        cases, judge_one, config, manager(), "kernelbench")}
+    broken = got["1_IndexPastTheEnd"]
+    assert broken.error_kind == "judge" and "CUDA" in broken.error, broken.error
+    honest = got["2_Double"]
+    assert honest.error is None and honest.native.accept is True, honest.native.reason
+    assert all(g.status is Status.PASS for g in honest.gates.values()), \
+        {g: r.detail for g, r in honest.gates.items()}
+
+
+# -- 2. the bound of a normalisation of a computed tensor (KernelBench level 2, problem 88) ---
+
+def test_a_group_norm_of_a_matmul_lies_within_the_oracle_bound():
+    """Groups of 4 channels after a matmul (M ~ |W| @ |x| much larger than the group's spread):
+    where one random sign pattern agreed across a group, the traced scale of an element near
+    its group's mean fell to 1e-3 of the propagated error's size, and the fp32 reference
+    used 1.5x the bound."""
+    torch.manual_seed(2)
+    module = nn.Sequential(nn.Linear(1024, 256), nn.GroupNorm(64, 256))
+    x = torch.rand(64, 1024)
+    oracle = run_oracle(copy.deepcopy(module).double(), [x.double()])
+    reference = module(x)
+    bound = tolerance.bound(oracle.magnitudes[0], oracle.depths[0], torch.float32)
+    ratio = tolerance.compare(reference, oracle.values[0], bound).worst_ratio
+    assert ratio * tolerance.REFERENCE_MARGIN <= 1, ratio
+
+
+GEMM_GROUPNORM_SWISH_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features, num_groups):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.group_norm = nn.GroupNorm(num_groups, out_features)
+        self.multiply_weight = nn.Parameter(torch.randn(out_features))
+
+    def forward(self, x):
+        x = self.group_norm(self.gemm(x))
+        x = x * torch.sigmoid(x) * self.multiply_weight
+        return x * torch.sigmoid(x)
+
+
+batch_size = 128
+in_features = 1024
+out_features = 256
+num_groups = 64
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, num_groups]
+'''
+
+# The problem's own model with one step changed (it draws the same parameters).
+GEMM_GROUPNORM_SWISH_VARIANT = SELF_CANDIDATE.replace("ModelNew = _ref.Model", '''
+import torch
+
+
+class ModelNew(_ref.Model):
+    def forward(self, x):
+        y = {gemm}
+        g = y.reshape(y.shape[0], self.group_norm.num_groups, -1)
+        d = g - g.mean(-1, keepdim=True)
+        g = d / torch.sqrt((d * d).mean(-1, keepdim=True){eps})
+        x = g.reshape(y.shape) * self.group_norm.weight + self.group_norm.bias
+        x = x * torch.sigmoid(x) * self.multiply_weight
+        return x * torch.sigmoid(x)
+''')
+FP32_GEMM = "self.gemm(x)"
+EPSILON = " + self.group_norm.eps"
+
+VALUE_GATES = ["CMP-01", "CMP-02", "ORD-01", "PRC-01"]
+
+
+def test_gemm_groupnorm_swish_reference_is_judged_on_every_trial(tmp_path: Path):
+    """Before, every one of these gates found trials where the reference itself missed half
+    the bound (on the H200, CMP-01 failed the compiled reference on one element)."""
+    verdict = judge(tmp_path, GEMM_GROUPNORM_SWISH_PROBLEM, SELF_CANDIDATE, VALUE_GATES)
+    for gate in VALUE_GATES:
+        result = verdict.gates[gate]
+        assert result.status is Status.PASS and "under-specified" not in result.detail, \
+            (gate, result.detail)
+
+
+@pytest.mark.slow
+def test_gemm_groupnorm_swish_reference_is_accepted_by_every_gate(tmp_path: Path):
+    verdict = judge(tmp_path, GEMM_GROUPNORM_SWISH_PROBLEM, SELF_CANDIDATE, [])
+    assert verdict.native.accept is True, verdict.native.reason
+    for gate, result in verdict.gates.items():
+        assert result.status in (Status.PASS, Status.SKIP), (gate, result.detail)
+
+
+def test_gemm_groupnorm_swish_by_another_route_passes(tmp_path: Path):
+    """The two-pass statistics written out, in fp32: honest."""
+    candidate = GEMM_GROUPNORM_SWISH_VARIANT.format(gemm=FP32_GEMM, eps=EPSILON)
+    verdict = judge(tmp_path, GEMM_GROUPNORM_SWISH_PROBLEM, candidate, VALUE_GATES)
+    for gate in VALUE_GATES:
+        assert verdict.gates[gate].status is Status.PASS, (gate, verdict.gates[gate].detail)
+
+
+@pytest.mark.parametrize("gemm, eps", [
+    ("nn.functional.linear(x.half(), self.gemm.weight.half(), self.gemm.bias.half()).float()",
+     EPSILON),
+    ("nn.functional.linear(x.bfloat16(), self.gemm.weight.bfloat16(), "
+     "self.gemm.bias.bfloat16()).float()", EPSILON),
+    (FP32_GEMM, ""),
+], ids=["fp16 gemm", "bf16 gemm", "no epsilon"])
+def test_gemm_groupnorm_swish_defects_are_still_rejected(tmp_path: Path, gemm: str, eps: str):
+    candidate = GEMM_GROUPNORM_SWISH_VARIANT.format(gemm=gemm, eps=eps).replace(
+        "import torch\n", "import torch\nimport torch.nn as nn\n", 1)
+    verdict = judge(tmp_path, GEMM_GROUPNORM_SWISH_PROBLEM, candidate, ["CMP-01", "PRC-01"])
+    statuses = {g: r.status for g, r in verdict.gates.items()}
+    assert Status.FAIL in statuses.values(), \
+        {g: r.detail for g, r in verdict.gates.items()}

@@ -60,11 +60,13 @@ def default_jobs(device: str) -> int:
 
 
 def make_executor(name: str, jobs: int, device: str) -> Executor:
+    """On CUDA judges run in processes of their own even one at a time: a judge whose CUDA
+    context breaks is replaced, and the driver's context is never the one that broke."""
     if name == "ray":
         return RayExecutor(jobs, device)
     if name != "local":
         raise ValueError(f"unknown executor '{name}'; known: {', '.join(EXECUTORS)}")
-    return SerialExecutor() if jobs <= 1 else PoolExecutor(jobs, device)
+    return SerialExecutor() if jobs <= 1 and device != "cuda" else PoolExecutor(jobs, device)
 
 
 # The signatures of a worker's death (kdiff.sandbox.process), which another process's use of memory can
@@ -75,6 +77,12 @@ WORKER_DEATHS = ("crash", "out_of_memory")
 def worker_died(verdict: Verdict) -> bool:
     return (any(g.signature in WORKER_DEATHS for g in verdict.gates.values())
             or (verdict.native.reason or "").startswith(tuple(f"{s}:" for s in WORKER_DEATHS)))
+
+
+def judge_unusable(verdict: Verdict) -> bool:
+    """Whether the judge process that returned `verdict` cannot judge again: its CUDA context
+    broke (kdiff.verdicts.judge.device_broken). The case is judged again in a fresh judge."""
+    return verdict.error is not None and verdict.error_kind == TRANSIENT_ERROR_KIND
 
 
 def judge_died(case: Case, preset: str, why: str) -> Verdict:
@@ -151,7 +159,10 @@ class PoolExecutor:
         queue = list(reversed(cases))
         # A judge that dies breaks the whole pool, and every case in flight is cancelled with
         # it: which one killed its judge is unknown. Each is judged again alone, in a pool of
-        # its own; the one whose judge dies alone gets the error row.
+        # its own; the one whose judge dies alone gets the error row. A judge whose CUDA
+        # context broke answers, but is unusable: its pool takes no new case, the cases in
+        # flight finish, and a fresh pool judges its case again alone (that verdict counts)
+        # and the cases after it.
         suspects: list[Case] = []
         while queue or suspects:
             alone = suspects.pop() if suspects else None
@@ -159,11 +170,13 @@ class PoolExecutor:
                 running: dict[Future[Verdict], Case] = {}
                 if alone is not None:
                     running[pool.submit(_slot_judge, alone)] = alone
-                broken = False
+                broken = unusable = False
                 while (queue or running) and not broken:
-                    while alone is None and queue and len(running) < self.jobs:
+                    while alone is None and queue and len(running) < self.jobs and not unusable:
                         case = queue.pop()
                         running[pool.submit(_slot_judge, case)] = case
+                    if not running:
+                        break  # unusable: the cases left go to a fresh pool
                     done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
                     if interrupted.is_set():
                         _stop(pool)
@@ -181,12 +194,15 @@ class PoolExecutor:
                         except Exception as exc:  # noqa: BLE001 - the judge itself raised
                             yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
                         else:
-                            if case is not alone and worker_died(verdict):
+                            if judge_unusable(verdict):
+                                unusable = True
+                            if case is not alone and (worker_died(verdict)
+                                                      or judge_unusable(verdict)):
                                 suspects.append(case)  # judged beside others: again, alone
                             else:
                                 yield verdict
                     if alone is not None and not running:
-                        if not suspects or broken:
+                        if not suspects or broken or unusable:
                             break  # judged alone: back to a full pool
                         alone = suspects.pop()  # the next one alone, in the same pool
                         running[pool.submit(_slot_judge, alone)] = alone
@@ -280,20 +296,28 @@ class RayExecutor:
             else:
                 ray.init(num_cpus=self.jobs, num_gpus=None if self.device == "cuda" else 0,
                          include_dashboard=False, log_to_driver=False)
+        # One task per worker process on CUDA (Ray's default for GPU tasks, stated here since
+        # it is what keeps a broken CUDA context from the next case).
         task = ray.remote(num_cpus=1, num_gpus=1 if self.device == "cuda" else 0,
-                          max_retries=1)(_ray_judge)
-        pending = {}
+                          max_retries=1, max_calls=1 if self.device == "cuda" else 0
+                          )(_ray_judge)
+        pending: dict[Any, tuple[Case, dict[str, tuple[str, bytes]], bool]] = {}
         for case in cases:
             files = {}
             for p in (case.problem, case.candidate):
                 data = Path(p).read_bytes() if Path(p).is_file() else b""
                 files[str(p)] = (hashlib.sha256(data).hexdigest(), data)
-            pending[task.remote(case, files, judge, config, preset)] = case
+            pending[task.remote(case, files, judge, config, preset)] = (case, files, False)
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                case = pending.pop(ref)
+                case, files, again = pending.pop(ref)
                 try:
-                    yield ray.get(ref)
+                    verdict = ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - the task's process died twice
                     yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
+                    continue
+                if judge_unusable(verdict) and not again:  # once more, in a fresh process
+                    pending[task.remote(case, files, judge, config, preset)] = (case, files, True)
+                else:
+                    yield verdict

@@ -13,7 +13,7 @@ from typing import Iterable, Iterator
 
 import pluggy
 
-from kdiff.commands.executor import Executor, SerialExecutor, default_jobs, make_executor
+from kdiff.commands.executor import Executor, default_jobs, make_executor
 from kdiff.commands.invocation import (
     EXIT_UNFINISHED,
     EXPLAINED_WITHOUT_VERBOSE,
@@ -76,7 +76,8 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
             yield verdict
     if crowded:
         alone = dataclasses.replace(config, jobs=1)
-        yield from SerialExecutor().judge(crowded, judge_one, alone, pm, preset)
+        yield from make_executor("local", 1, config.device).judge(crowded, judge_one, alone, pm,
+                                                                   preset)
 
 
 # -- the command --------------------------------------------------------------------------

@@ -104,6 +104,65 @@ LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default}
 _SIGNS_SEED = 20261203
 
 
+def _positions_over(shape: tuple[int, ...], dims: list[int]) -> torch.Tensor:
+    """Each element's row-major index over `dims` alone: its position within the group of
+    elements that differ only along those dims."""
+    pos = torch.zeros(shape, dtype=torch.int64)
+    stride = 1
+    for d in sorted({d % len(shape) for d in dims}, reverse=True):
+        along = [-1 if e == d else 1 for e in range(len(shape))]
+        pos = pos + torch.arange(shape[d]).view(along) * stride
+        stride *= shape[d]
+    return pos
+
+
+def _reduced_dims(x: torch.Tensor, dims: Any) -> list[int]:
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(x.dim()))
+    return [dims] if isinstance(dims, int) else list(dims)
+
+
+def _group_norm_groups(a: tuple, k: dict) -> torch.Tensor:
+    n, c, inner, groups = int(a[3]), int(a[4]), int(a[5]), int(a[6])
+    return _positions_over((n, groups, c // groups * inner), [2]).reshape(a[0].shape)
+
+
+def _batch_norm_groups(a: tuple, k: dict) -> torch.Tensor | None:
+    training = bool(a[5]) if len(a) > 5 else bool(k.get("training"))
+    if not training:
+        return None  # normalised by the running statistics: nothing mixes
+    return _positions_over(tuple(a[0].shape), [0, *range(2, a[0].dim())])
+
+
+# Mixing ops whose first operand falls into groups, each read by the outputs of one group
+# only (a GroupNorm's groups, a softmax's rows): per element of that operand, its position
+# within its group. Used to take the mean square of the propagated operand error exactly
+# (`_hadamard`, in `_finite_difference`).
+GROUPED_OPERAND: dict[Any, Callable[[tuple, dict], torch.Tensor | None]] = {
+    aten.native_group_norm.default: _group_norm_groups,
+    aten.native_layer_norm.default: lambda a, k: _positions_over(
+        tuple(a[0].shape), list(range(a[0].dim() - len(a[1]), a[0].dim()))),
+    aten.native_batch_norm.default: _batch_norm_groups,
+    aten._softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
+    aten._log_softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
+    aten.var.correction: lambda a, k: _positions_over(
+        tuple(a[0].shape), _reduced_dims(a[0], a[1] if len(a) > 1 else k.get("dim"))),
+    aten.var_mean.correction: lambda a, k: _positions_over(
+        tuple(a[0].shape), _reduced_dims(a[0], a[1] if len(a) > 1 else k.get("dim"))),
+    aten.std.correction: lambda a, k: _positions_over(
+        tuple(a[0].shape), _reduced_dims(a[0], a[1] if len(a) > 1 else k.get("dim"))),
+}
+
+# Largest group whose mean square is probed exactly: 2 * PROBED_GROUP evaluations of the op
+# (a Hadamard pattern per group position, two for each central difference). Above it one
+# random sign pattern s samples the mean square, which for a normalisation of n elements is
+# sigma^-1 (s_i M_i (1 - 1/n) - sum_{j != i} s_j M_j / n - z_i mean(z s M)): with equal
+# magnitudes it falls below 1/8 of its root mean square only when at most n/16 of the other
+# n - 1 signs differ from s_i, a chance of P(Binomial(63, 1/2) <= 3) = 4.5e-15 at n = 64,
+# under the 2.5e-14 per element that LAMBDA (tolerance.py) admits.
+PROBED_GROUP = 64
+
+
 def _is_float(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
@@ -189,9 +248,10 @@ class MagnitudeTracer(TorchDispatchMode):
             local = 0
         else:
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
+            groups = GROUPED_OPERAND[func](args, kwargs) if func in GROUPED_OPERAND else None
             with draw if draw is not None else contextlib.nullcontext():
                 magnitudes = _finite_difference(func, before, spec, known, out, mutates, draw,
-                                                mixing=local > 1)
+                                                mixing=local > 1, groups=groups)
             if func in LOG_OF_SUM:
                 magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
         m_outs, _ = tree_flatten(magnitudes)
@@ -277,20 +337,39 @@ def _rademacher(like: torch.Tensor) -> torch.Tensor:
     return (signs.to(device=like.device, dtype=like.dtype) * 2 - 1)
 
 
+def _hadamard(positions: torch.Tensor, order: int, row: int) -> torch.Tensor:
+    """Row `row` of the Sylvester-Hadamard matrix of `order` (a power of two), read at each
+    element's position: H[p, c] = (-1)^popcount(p & c)."""
+    bits = positions & row
+    parity = torch.zeros_like(bits)
+    for b in range(order.bit_length() - 1):
+        parity ^= (bits >> b) & 1
+    return 1 - 2 * parity
+
+
 def _finite_difference(func, flat: list, spec, known: list, out: Any,
-                       mutates: bool, draw: _Draw | None = None, mixing: bool = False) -> Any:
+                       mutates: bool, draw: _Draw | None = None, mixing: bool = False,
+                       groups: torch.Tensor | None = None) -> Any:
     """|out| plus, per floating operand k, |J_k M_k| by a central difference. `flat` holds
     the operands as they were before the op ran; an op that writes into an operand gets
     fresh copies for each evaluation, so that neither the trace nor `flat` is written. A
     random op's evaluations replay its own draw (the caller holds `draw` open around them).
 
     A `mixing` op (each output reads several elements of an operand: norms, softmax,
-    variance) also gets |J_k (s * M_k)| for a fixed random sign pattern s. Operand errors
-    are independent, of size u*M_j each, so the output's error has the size
-    sqrt(sum_j J_ij^2 M_j^2), of which |J_k (s * M_k)| is a sample (its mean square, over s,
-    is exactly that sum); |J_k M_k| alone cancels where the op is shift-invariant: a layer
-    norm of inputs 1e6 +- 1 has J M ~ 1 (M ~ 1e6 in every direction but the mean's), while
-    an fp32 evaluation carries ulp(1e6)/sigma from x - mean."""
+    variance) also gets the root mean square of the propagated operand error: operand
+    errors are independent, of size u*M_j each, so the output's error has the size
+    r_i = sqrt(sum_j J_ij^2 M_j^2). |J_k M_k| alone cancels where the op is
+    shift-invariant: a layer norm of inputs 1e6 +- 1 has J M ~ 1 (M ~ 1e6 in every
+    direction but the mean's), while an fp32 evaluation carries ulp(1e6)/sigma from
+    x - mean. Where the op's first operand falls into `groups` of at most PROBED_GROUP
+    elements, r is exact: with the directions h_p * M_k, h_p the rows p < q of a
+    Hadamard matrix of order q >= the group size read at each element's position in its
+    group, sum_p (J h_p M)_i^2 = q sum_j J_ij^2 M_j^2, since within a group the columns
+    are orthogonal and J_ij = 0 outside it. One random sign pattern s, whose |J (s M)| is
+    a sample of r (its mean square over s is r^2), can vanish there: in a GroupNorm of 4
+    channels after a matmul (M ~ 100, sigma ~ 60), an element near its group's mean whose
+    group's signs agree got 1e-3 where r ~ 1.5, and the fp32 reference used 11x the
+    bound. Larger groups, and the other operands, keep the one sample."""
     outs, out_spec = tree_flatten(out)
     total = [o.detach().abs() if _is_float(o) else o for o in outs]
     for k, a in enumerate(flat):
@@ -299,16 +378,45 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
         m = known[k][0]
         if not bool((m > 0).any()):
             continue
-        directions = [m, _rademacher(m) * m] if mixing and m.numel() > 1 else [m]
-        for direction in directions:
-            _difference_along(func, flat, spec, k, a, direction, mutates, draw, total)
+        _add_slopes(func, flat, spec, k, a, [m], mutates, draw, total)
+        if not mixing or m.numel() <= 1:
+            continue
+        size = int(groups.max()) + 1 if k == 0 and groups is not None and groups.numel() \
+            else None
+        if size is not None and size <= PROBED_GROUP and groups.shape == m.shape:
+            order = 1 << (size - 1).bit_length()
+            positions = groups.to(m.device)
+            directions = [_hadamard(positions, order, p).to(m.dtype) * m for p in range(order)]
+            _add_slopes(func, flat, spec, k, a, directions, mutates, draw, total)
+        else:
+            _add_slopes(func, flat, spec, k, a, [_rademacher(m) * m], mutates, draw, total)
     return out_spec.unflatten(total)
 
 
-def _difference_along(func, flat: list, spec, k: int, a: torch.Tensor,
-                      direction: torch.Tensor, mutates: bool, draw: _Draw | None,
-                      total: list) -> None:
-    """Adds |J_k direction| (central difference) to `total`, output by output."""
+def _add_slopes(func, flat: list, spec, k: int, a: torch.Tensor,
+                directions: list[torch.Tensor], mutates: bool, draw: _Draw | None,
+                total: list) -> None:
+    """Adds to `total`, output by output, the root mean square over `directions` of
+    |J_k direction| (one direction: its absolute value), each by a central difference."""
+    if len(directions) == 1:
+        for i, slope in _slopes_along(func, flat, spec, k, a, directions[0], mutates, draw):
+            if slope.shape == total[i].shape:
+                total[i] = total[i] + slope
+        return
+    squares: dict[int, torch.Tensor] = {}
+    for direction in directions:
+        for i, slope in _slopes_along(func, flat, spec, k, a, direction, mutates, draw):
+            if slope.shape == total[i].shape:
+                squares[i] = squares.get(i, 0) + slope * slope
+    for i, sq in squares.items():
+        total[i] = total[i] + torch.sqrt(sq / len(directions))
+
+
+def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
+                  direction: torch.Tensor, mutates: bool, draw: _Draw | None
+                  ) -> list[tuple[int, torch.Tensor]]:
+    """(output index, |J_k direction|) by a central difference, for each floating output;
+    none where the op refuses a shifted operand."""
     h = _FD_STEP
     evaluations = []
     for sign in (1, -1):
@@ -320,13 +428,9 @@ def _difference_along(func, flat: list, spec, k: int, a: torch.Tensor,
         try:
             evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
         except RuntimeError:
-            break
-    if len(evaluations) < 2:
-        return
-    for i, (o_hi, o_lo) in enumerate(zip(*evaluations)):
-        if _is_float(o_hi) and o_hi.shape == total[i].shape:
-            slope = ((o_hi - o_lo) / (2 * h)).abs()
-            total[i] = total[i] + torch.nan_to_num(slope, nan=math.inf)
+            return []
+    return [(i, torch.nan_to_num(((o_hi - o_lo) / (2 * h)).abs(), nan=math.inf))
+            for i, (o_hi, o_lo) in enumerate(zip(*evaluations)) if _is_float(o_hi)]
 
 
 def _abs_scalars(func, m_args: tuple) -> tuple:

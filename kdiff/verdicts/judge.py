@@ -10,10 +10,11 @@ from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.data.problem import LoadError, load_problem
 from kdiff.data.seeding import fp32_means_fp32, one_thread
 from kdiff.gates.registry import select
-from kdiff.judging.context import GateContext
+from kdiff.judging.context import GateContext, JudgeDeviceBroken
 from kdiff.judging.runconfig import RunConfig
-from kdiff.sandbox.process import CandidateFailure, CandidateLoadError
+from kdiff.sandbox.process import CandidateFailure, CandidateLoadError, _sticky_device_error
 from kdiff.sandbox.replies import CheckedCandidate
+from kdiff.verdicts.store import TRANSIENT_ERROR_KIND
 
 
 def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
@@ -78,12 +79,24 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             return Verdict(case, native, {}, error=exc.detail, error_kind="candidate")
         except CandidateFailure as exc:
             native = NativeVerdict(False, preset, reason=f"{exc.signature}: {exc.detail}")
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            if not isinstance(exc, JudgeDeviceBroken) and not _sticky_device_error(why):
+                raise
+            return device_broken(Verdict(case, NativeVerdict(None, preset, reason=why), {},
+                                         scaled_sizes=ctx.scaled_sizes), why)
         native.recorded = case.recorded_accept
         native.seconds = time.perf_counter() - start
         results: dict[str, GateResult] = {}
         try:
             for gate in gates:
-                results[gate.id] = gate.run(ctx)
+                try:
+                    results[gate.id] = gate.run(ctx)
+                except JudgeDeviceBroken as exc:
+                    results[gate.id] = gate.result(Status.ERROR, f"kdiff error: {exc}")
+                    return device_broken(_so_far(case, native, results, gates, ctx,
+                                                 f"the judge's CUDA context broke in {gate.id}"),
+                                         str(exc))
                 if on_gate is not None:
                     on_gate(_so_far(case, native, results, gates, ctx, "not yet judged"),
                             results[gate.id], len(results))
@@ -92,3 +105,13 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                                              "the judging was interrupted"),
                                      len(results)) from None
     return Verdict(case, native, results, scaled_sizes=ctx.scaled_sizes)
+
+
+def device_broken(verdict: Verdict, why: str) -> Verdict:
+    """The verdict of a judge whose own CUDA context broke (a device-side assert in the
+    reference or the oracle): nothing after it can run in this process, and what ran says
+    nothing about the kernel. An error of the judge's (reported, never stored): the executor
+    judges the case again in a fresh judge process, and no later case in this one."""
+    verdict.error = why.splitlines()[0]
+    verdict.error_kind = TRANSIENT_ERROR_KIND
+    return verdict
