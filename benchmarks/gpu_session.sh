@@ -2,11 +2,12 @@
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
-# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN), logged to $OUT/session.log.
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH), logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
 #   bash benchmarks/gpu_session.sh cudapaths                   # CUDA C++ (load_inline) candidates
+#   bash benchmarks/gpu_session.sh mamba3                      # kernels/mamba3 (carry .fetched/mamba)
 # Artifacts (JSON, plots, Markdown, the audit store) are packed after every phase into
 # $OUT/artifacts.tgz, since the device tool returns at most 8 files.
 # Carried folders: .whl (the fla-core wheel), .audit (fetched public runs; never committed):
@@ -296,6 +297,36 @@ gpumode_gdn() {  # kernels/gdn as submissions to GPU MODE's helion gated-deltane
       --problem ".audit/gpumode/problems/helion/gated_deltanet_${name}_py" \
       --candidate "benchmarks/gpumode_gdn/${name}.py" --json "$ART/gpumode_gdn_${name}.json"
   done
+  pack
+}
+
+mamba3() {  # kernels/mamba3 in one call of at most 6 minutes (issue 31): the GPU tests and
+  # kdiff's twelve gates on problems 1-3 (ours, fp32 and bf16) side by side, then the timings
+  # beside mamba_ssm's kernels at the paper's shapes. MAMBA_SSM_SRC: a carried mamba_ssm source
+  # checkout (default .fetched/mamba: `git archive HEAD mamba_ssm` of state-spaces/mamba).
+  # Budgets: 210 s + 110 s, each with 10 s to report after its SIGINT.
+  local p src=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
+  local problems=kernels/mamba3/kernelbench/KernelBench/level3 runs=kernels/mamba3/kernelbench/runs
+  log "mamba3: GPU tests and the twelve gates on problems 1-3 (float32, bfloat16)"
+  timeout -s INT -k 10 "${T_M3_CHECK:-210}" python3 -m pytest -q -m gpu -p no:cacheprovider \
+    -rfEs --tb=short --junitxml="$ART/mamba3_tests.xml" tests/test_mamba3.py \
+    tests/test_mamba3_problems.py 2>&1 | tee "$OUT/mamba3_tests.log" >/dev/null &
+  for p in 1 2 3; do
+    timeout -s INT -k 10 "${T_M3_CHECK:-210}" kdiff verify --device cuda --fail-on never \
+      --dtypes float32,bfloat16 --problem "$(ls "$problems/${p}"_*.py)" \
+      --candidate "$runs/triton/level_3_problem_${p}_sample_0_kernel.py" \
+      --json "$ART/mamba3_gates_$p.json" 2>&1 | tee "$OUT/mamba3_gates_$p.log" >/dev/null &
+  done
+  wait
+  tail -n 40 "$OUT/mamba3_tests.log" "$OUT"/mamba3_gates_?.log | tee -a "$OUT/session.log"
+  if [ -d "$src/mamba_ssm" ]; then
+    log "mamba3: timings beside mamba_ssm ($src), bf16, the paper's shapes"
+    MAMBA_SSM_SRC=$src timeout -s INT -k 10 "${T_M3_BENCH:-110}" python3 -m \
+      kdiff.kernels.mamba3.bench --json "$ART/mamba3_bench.json" 2>&1 \
+      | tee "$OUT/mamba3_bench.log" | tee -a "$OUT/session.log"
+  else
+    log "mamba3: no mamba_ssm checkout at $src: the timings skipped"
+  fi
   pack
 }
 

@@ -20,17 +20,29 @@ the forward's fallback) forms the reference's operations per token: at most 8 ro
 token along the state (alpha S, the two weights, the two outer products' scalings, the two
 sums, and the rotations), then one length-K reduction and 3 for D v and silu(z):
 N_rec = 8 T + K + 3.
+
+The token-by-token backward (the fallback of the chunked one) recomputes that forward (N_rec)
+and walks its adjoint: per token dS_{t-1} = (dS_t + dy q'^T) alpha (3 roundings) and the
+phase gradient's carry dtheta + dtheta_q + dtheta_k (2), so 5 T along the sequence; then at
+most 16 for any one gradient from those: its contraction (the fp32 product, and the fp64 sum
+rounded once: 2), the gate's and D's step (4), the chain of scalar factors of the gates
+(d prev alpha dt (1 - lam) lam: 5) and the rotation back or the phase's dt pi (1 - tanh^2)
+(5). N_bwd = N_rec + 5 T + 16.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
+import subprocess
+import sys
 
 os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.mamba3 decorates its kernels
 
 import pytest
 import torch
 
+from kdiff.kernels.mamba3 import backward as m3_backward
 from kdiff.kernels.mamba3 import forward as m3_forward
 from kdiff.kernels.mamba3 import mamba3_siso_chunked, mamba3_siso_recurrence
 from kdiff.kernels.mamba3.backward import mamba3_siso
@@ -40,6 +52,7 @@ from kdiff.kernels.mamba3.reference import States
 from kdiff.numerics.tolerance import WORST_CASE_C, growth, unit_roundoff
 
 NAMES = ("out", "angle_state", "ssm_state", "k_state", "v_state")
+SLOW = pytest.mark.slow  # over 20 s in the interpreter on this machine
 
 
 def recurrence_args(B, T, Hqk, G, K, V, seed):
@@ -57,6 +70,10 @@ def depth(T, K, V, C):
 
 def depth_recurrent(T, K):
     return 8 * T + K + 3
+
+
+def depth_recurrent_backward(T, K):
+    return depth_recurrent(T, K) + 5 * T + 16
 
 
 def assert_within_bound(got, oracle, N, dtype=torch.float32):
@@ -120,6 +137,21 @@ def test_triton_forward_matches_the_oracle(T, C, monkeypatch):
     assert_within_bound(got, flat(oracle(args, states)), depth(T, K, V, C))
 
 
+def record_backward_fallbacks(monkeypatch, force: bool = False) -> list:
+    """Every fallback decision of the chunked backward calls that follow, as ints; with
+    `force`, every call takes the token-by-token backward."""
+    decisions = []
+    real = m3_backward.recurrent_backward
+
+    def recording(*args, when, **kwargs):
+        if force:
+            when = torch.ones_like(when)
+        decisions.append(int(when.item()))
+        return real(*args, when=when, **kwargs)
+    monkeypatch.setattr(m3_backward, "recurrent_backward", recording)
+    return decisions
+
+
 def forward_backward(fn, args, states, dtype):
     """The five outputs and the gradients of all fifteen inputs, under fixed cotangents
     (drawn in float64, so that both precisions get the same ones)."""
@@ -131,15 +163,17 @@ def forward_backward(fn, args, states, dtype):
     return [o.detach() for o in outputs], torch.autograd.grad(outputs, leaves, cotangents)
 
 
-def test_triton_backward_matches_the_oracle():
+def test_triton_backward_matches_the_oracle(monkeypatch):
     """Every gradient (q, k, v, adt, dt, trap, the biases, the angles, D, z and the four
     initial states) through chunk_bwd_kernel and gates_bwd_kernel. The backward walks the
     adjoint of the forward's maps (non-expansive too) with the same contractions plus the
     reverse sums over a chunk (C) and, for the phase, over the sequence (T): N grows by T."""
     B, T, Hqk, G, K, V, C = 2, 20, 1, 2, 16, 24, 16
     args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
+    fallbacks = record_backward_fallbacks(monkeypatch)
     _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
                               torch.float32)
+    assert fallbacks == [0]  # the chunked kernels' own gradients
     _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
     bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, "worst") * unit_roundoff(
         torch.float32)
@@ -174,6 +208,65 @@ def test_a_nan_input_takes_the_token_by_token_path_with_the_oracles_mask(monkeyp
         bound = WORST_CASE_C * growth(depth_recurrent(T, K), "worst") * unit_roundoff(
             torch.float32)
         assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
+
+
+def test_the_token_by_token_backward_matches_the_oracle(monkeypatch):
+    """The backward's fallback forced on finite inputs: every gradient within N_bwd (module
+    docstring) of the oracle's, over two chunks, grouped heads and a V-block wider than V."""
+    B, T, Hqk, G, K, V, C = 2, 12, 1, 2, 8, 12, 8
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=13)
+    fallbacks = record_backward_fallbacks(monkeypatch, force=True)
+    _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
+                              torch.float32)
+    assert fallbacks == [1]
+    _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
+    bound = WORST_CASE_C * growth(depth_recurrent_backward(T, K), "worst") * unit_roundoff(
+        torch.float32)
+    for i, (a, b) in enumerate(zip(got, want)):
+        err = (a.double() - b).abs().max().item()
+        assert err <= bound * b.abs().max().item(), f"gradient of input {i}: {err:.3e}"
+
+
+def nonfinite_class(t: torch.Tensor) -> torch.Tensor:
+    """0 finite, 1 NaN, 2 +Inf, 3 -Inf, per element."""
+    return t.isnan() * 1 + (t == math.inf) * 2 + (t == -math.inf) * 3
+
+
+# (input index in [q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, theta0, S0, k0, v0],
+# element, value): each reaches the chunked gradients through products the recurrence never
+# forms (0 * NaN, Inf - Inf), which took other classes there (NaN for finite or +-Inf)
+INJECTIONS = [
+    (2, (0, 9, 1, 3), math.nan),
+    pytest.param(1, (0, 5, 0, 2), math.inf, marks=SLOW),
+    pytest.param(10, (0, 3, 0, 1), -math.inf, marks=SLOW),
+    pytest.param(12, (0, 1, 2, 3), -math.inf, marks=SLOW),
+    pytest.param(4, (0, 0, 7), math.inf, marks=SLOW),
+]
+
+
+@pytest.mark.parametrize("index,element,value", INJECTIONS)
+def test_a_non_finite_input_gives_the_oracles_gradient_masks(index, element, value,
+                                                            monkeypatch):
+    """The outputs' and all fifteen gradients' NaN/+Inf/-Inf classes equal the float64
+    oracle's, element for element, where the oracle and the fp32 reference agree (kdiff
+    EXC-01's rule: elsewhere the class depends on the precision)."""
+    B, T, Hqk, G, K, V, C = 1, 12, 1, 2, 8, 8, 8
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
+    leaves = [*args, *states]
+    leaves[index][element] = value
+    args, states = leaves[:11], States(*leaves[11:])
+    fallbacks = record_backward_fallbacks(monkeypatch)
+    outs, grads = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
+                                   torch.float32)
+    assert fallbacks == [1]
+    want_outs, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
+    ref_outs, ref = forward_backward(mamba3_siso_recurrence, args, states, torch.float32)
+    for i, (a, w, r) in enumerate(zip([*outs, *grads], [*want_outs, *want], [*ref_outs, *ref])):
+        judged = nonfinite_class(w) == nonfinite_class(r)
+        wrong = judged & (nonfinite_class(a) != nonfinite_class(w))
+        assert not wrong.any(), (f"result {i} (5 outputs, then the gradients): "
+                                 f"{int(wrong.sum())} elements, first at "
+                                 f"{wrong.nonzero()[0].tolist()}")
 
 
 def test_decode_steps_match_the_oracle():
@@ -238,3 +331,77 @@ def test_the_decay_gradient_where_the_decays_nearly_vanish():
     bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, "worst") * unit_roundoff(
         torch.float32)
     assert (got[3].double() - want[3]).abs().max() <= bound * want[3].abs().max()
+
+
+# This module runs the kernels through the interpreter (TRITON_INTERPRET is read when a kernel
+# is decorated); the compiled kernels run in a fresh interpreter without it. It prints, per
+# path, each of the 15 gradients' normwise error against the float64 oracle and, for a NaN
+# in v, the judged elements whose class differs from the oracle's (as the test above).
+COMPILED_ON_CUDA = """
+import json, math, sys
+import torch
+from kdiff.kernels.mamba3 import backward, mamba3_siso_recurrence
+from kdiff.kernels.mamba3.problems import activations, sequence_inputs
+from kdiff.kernels.mamba3.reference import States
+B, T, Hqk, G, K, V, C = (int(x) for x in sys.argv[1:])
+torch.manual_seed(0)
+q, k, v, a, dt, trap, qb, kb, angles, D, z, *states = sequence_inputs(B, T, Hqk, G, K, V)
+q, k, adt, dt = activations(q, k, a, dt)
+clean = [q, k, v, adt, dt, trap, qb, kb, angles, D, z, *states]
+real = backward.recurrent_backward
+force = False
+def gated(*args, when, **kwargs):
+    return real(*args, when=torch.ones_like(when) if force else when, **kwargs)
+backward.recurrent_backward = gated
+def grads(fn, xs, dtype, device):
+    xs = [x.to(device, dtype, copy=True).requires_grad_() for x in xs]
+    out, final = fn(*xs[:11], States(*xs[11:]))
+    outs = [out, *final]
+    gen = torch.Generator().manual_seed(7)
+    cot = [torch.randn(o.shape, generator=gen, dtype=torch.float64).to(device, dtype)
+           for o in outs]
+    return [g.detach().cpu().double() for g in [*outs, *torch.autograd.grad(outs, xs, cot)]]
+def chunked(*xs):
+    return backward.mamba3_siso(*xs, chunk_size=C)
+def classes(t):
+    return t.isnan() * 1 + (t == math.inf) * 2 + (t == -math.inf) * 3
+want = grads(mamba3_siso_recurrence, clean, torch.float64, "cuda")
+result = {}
+for path in ("chunked", "fallback"):
+    force = path == "fallback"
+    got = grads(chunked, clean, torch.float32, "cuda")
+    result[path] = [((g - w).abs().max() / w.abs().max()).item()
+                    for g, w in zip(got[5:], want[5:])]
+force = False
+clean[2][0, T // 2, 1, 3] = math.nan
+got, oracle = (grads(f, clean, d, "cuda") for f, d in ((chunked, torch.float32),
+               (mamba3_siso_recurrence, torch.float64)))
+ref = grads(mamba3_siso_recurrence, clean, torch.float32, "cuda")
+result["nan_mask_mismatches"] = sum(
+    int(((classes(o) == classes(r)) & (classes(g) != classes(o))).sum())
+    for g, o, r in zip(got, oracle, ref))
+print(json.dumps(result))
+"""
+
+
+@pytest.mark.gpu
+def test_compiled_kernels_match_the_oracle_on_cuda():
+    """The compiled kernels at the layer's head sizes (K 128, V 64, 32 angles; two chunks of
+    64, grouped heads): the chunked backward and its forced token-by-token fallback within
+    their bounds (module docstring) of the float64 oracle, and a NaN in v giving the oracle's
+    masks through the fallback."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    B, T, Hqk, G, K, V, C = 2, 100, 2, 2, 128, 64, 64
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", COMPILED_ON_CUDA,
+                           *map(str, (B, T, Hqk, G, K, V, C))], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    for path, N in (("chunked", depth(T, K, V, C) + T),
+                    ("fallback", depth_recurrent_backward(T, K))):
+        bound = WORST_CASE_C * growth(N, "worst") * unit_roundoff(torch.float32)
+        worst = max(result[path])
+        assert worst <= bound, f"{path}: {result[path]} against {bound:.3e}"
+    assert result["nan_mask_mismatches"] == 0

@@ -30,17 +30,28 @@ prev0 = (1 - lam_0) dt_0, lam = sigmoid(trap).
 
 Deterministic: no atomics; the sums over the batch (biases, D) and over the heads sharing a
 key head are fixed-order torch reductions of per-program partials.
+
+Non-finite values: the chunked gradients are exact only for finite values (0 * Inf in the
+masked triangles, and the forward's buffers are the chunked forward's even where it fell
+back). As kernels/gdn's backward, each call decides on the device whether the forward fell
+back or a chunked gradient is NaN or Inf (gdn.fallback.fallback_flag), and launches the
+token-by-token backward (recurrent.py) gated by that flag: it returns at once where the flag
+is 0 and otherwise overwrites every gradient with autograd's derivatives of the reference's
+operations, whose NaN and Inf masks are the reference's.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import torch
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import exclusive_cumsum, mm, rectangle_sums
-from kdiff.kernels.mamba3.forward import _pairs, launch, mamba3_siso_forward
-from kdiff.kernels.mamba3.ops import PI, pair_offsets, sigmoid, tanh64, turn
-from kdiff.kernels.mamba3.recurrent import pair_block
+from kdiff.kernels.mamba3.forward import Saved, chunk_gates, chunk_keys, launch, mamba3_siso_forward
+from kdiff.kernels.mamba3.ops import PI, head_tile, load_halves, sigmoid, tanh64
+from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
 from kdiff.kernels.mamba3.reference import States
 
 
@@ -65,25 +76,14 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
     [B, H, V], dprev0 and dD [B * H] (dD: this sequence's share)."""
     h, b = tl.program_id(0), tl.program_id(1)
     DT: tl.constexpr = q.dtype.element_ty
-    bh = b.to(tl.int64) * H + h
-    hq = h // G
-    Hq = H // G
-    j, jm = pair_offsets(K, BK2)
-    am = j < A
-    cv = tl.arange(0, BV)
-    vm = cv < V
-    sm = vm[:, None] & jm[None, :]
-    soff = cv[:, None] * K + 2 * j[None, :]
+    bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, 0, H, G, K, V, A, BK2, BV)
     r = tl.arange(0, BT)
-    qbe = tl.load(q_bias + h * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    qbo = tl.load(q_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
-    kbe = tl.load(k_bias + h * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    kbo = tl.load(k_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
-    dkTe = tl.load(dkT + bh * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    dkTo = tl.load(dkT + bh * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    qbe, qbo = load_halves(q_bias, h * K, j, jm)
+    kbe, kbo = load_halves(k_bias, h * K, j, jm)
+    dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
     dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
-    dSe = tl.load(dST + bh * V * K + soff, mask=sm, other=0.0).to(tl.float32)
-    dSo = tl.load(dST + bh * V * K + soff + 1, mask=sm, other=0.0).to(tl.float32)
+    dSe = tl.load(dST + soff, mask=sm, other=0.0).to(tl.float32)
+    dSo = tl.load(dST + soff + 1, mask=sm, other=0.0).to(tl.float32)
     if HAS_D:
         d_h = tl.load(D + h).to(tl.float32)
     dD_acc = tl.zeros([BV], dtype=tl.float32)
@@ -93,29 +93,10 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
     NC = tl.cdiv(T, BT)
     for i in range(0, NC):
         c = NC - 1 - i
-        t = c * BT + r
-        rm = t < T
-        nm = t + 1 < T
-        g = bh * T + t
-        dt_r = tl.load(dt + g, mask=rm, other=0.0).to(tl.float32)
-        lam = sigmoid(tl.load(trap + g, mask=rm, other=0.0).to(tl.float32))
-        dt_n = tl.load(dt + g + 1, mask=nm, other=0.0).to(tl.float32)
-        lam_n = sigmoid(tl.load(trap + g + 1, mask=nm, other=0.0).to(tl.float32))
-        gamma = lam * dt_r
-        scale = gamma + (1 - lam_n) * dt_n
-        la = tl.cumsum(tl.load(adt + g, mask=rm, other=0.0).to(tl.float64), 0)
-        la_last = tl.sum(tl.where(r == BT - 1, la, 0.0), 0)
-        rows = b.to(tl.int64) * T + t
-        th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
-                     mask=rm[:, None] & am[None, :], other=0.0)
-        cos = tl.cos(th).to(tl.float32)
-        sin = tl.sin(th).to(tl.float32)
-        qk_base = ((rows * Hq + hq) * K)[:, None]
+        t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
+        cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm,
+                                              am, qbe, qbo, kbe, kbo)
         pm = rm[:, None] & jm[None, :]
-        q0, q1 = _pairs(q, qk_base, j, pm)
-        qe, qo = turn(q0 + qbe[None, :], q1 + qbo[None, :], cos, sin, am[None, :])
-        k0_, k1_ = _pairs(k, qk_base, j, pm)
-        ke, ko = turn(k0_ + kbe[None, :], k1_ + kbo[None, :], cos, sin, am[None, :])
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -127,7 +108,7 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
             tl.store(dz + v_off, dy * y * (sz * (1 + zt * (1 - sz))), mask=tm)
             dy = dy * (zt * sz)
         dD_acc += tl.sum(dy * vt, 0)
-        hoff = (bh * (NC + 1) + c) * V * K + soff
+        hoff = (bh * NC + c) * V * K + soff  # soff holds bh V K
         Se = tl.load(hbuf + hoff, mask=sm, other=0.0)
         So = tl.load(hbuf + hoff + 1, mask=sm, other=0.0)
         qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
@@ -183,11 +164,10 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
     # the state entering the first chunk: S_init + prev0 v_init k_init^T
     lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
     prev0 = (1 - lam0) * tl.load(dt + bh * T).to(tl.float32)
-    kpe = tl.load(k0 + bh * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    kpo = tl.load(k0 + bh * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    kpe, kpo = load_halves(k0, bh * K, j, jm)
     vp = tl.load(v0 + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
-    tl.store(dS0 + bh * V * K + soff, dSe, mask=sm)
-    tl.store(dS0 + bh * V * K + soff + 1, dSo, mask=sm)
+    tl.store(dS0 + soff, dSe, mask=sm)
+    tl.store(dS0 + soff + 1, dSo, mask=sm)
     tl.store(dprev0 + bh, tl.sum(vp * tl.sum(dSe * kpe[None, :] + dSo * kpo[None, :], 1)))
     tl.store(dv0 + bh * V + cv,
              prev0 * tl.sum(dSe * kpe[None, :] + dSo * kpo[None, :], 1), mask=vm)
@@ -238,6 +218,28 @@ def gates_bwd_kernel(dt, trap, angles, dtheta, dthetaT, dscale, dgamma, dprev0,
     tl.store(dtheta0 + bh * A + a, carry, mask=am)
 
 
+class HeadGradients(NamedTuple):
+    """The backward's fp32 results per head, before the sums over the batch (the biases, D)
+    and over the heads that share a key head: what chunk_bwd_kernel and gates_bwd_kernel
+    write, and what the token-by-token fallback (recurrent.recurrent_backward) overwrites.
+    dq, dk [B, T, H, K] (of q + q_bias, k + k_bias), dv, dz [B, T, H, V], dadt, ddt, dtrap
+    [B, H, T], dangles [B, T, H, A], dD [B * H] (each sequence's share), then the initial
+    states' gradients as reference.States."""
+    dq: torch.Tensor
+    dk: torch.Tensor
+    dv: torch.Tensor
+    dz: torch.Tensor
+    dadt: torch.Tensor
+    ddt: torch.Tensor
+    dtrap: torch.Tensor
+    dangles: torch.Tensor
+    dD: torch.Tensor
+    dtheta0: torch.Tensor
+    dS0: torch.Tensor
+    dk0: torch.Tensor
+    dv0: torch.Tensor
+
+
 class Mamba3SISOFunction(torch.autograd.Function):
     """forward.mamba3_siso_forward with this module's backward. Inputs: reference.
     mamba3_siso_recurrence's, the four initial states, then chunk_size."""
@@ -259,7 +261,8 @@ class Mamba3SISOFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dout, dthetaT, dST, dkT, dvT):
         (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, theta0, S0, k0, v0,
-         phase, hbuf, ybuf) = ctx.saved_tensors
+         *saved) = ctx.saved_tensors
+        saved = Saved(*saved)
         has_d, has_z = ctx.has
         D = D if has_d else None
         z = z if has_z else None
@@ -268,30 +271,38 @@ class Mamba3SISOFunction(torch.autograd.Function):
         cot = [torch.zeros_like(x) if c is None else c.contiguous()
                for c, x in ((dout, v), (dthetaT, theta0), (dST, S0), (dkT, k0), (dvT, v0))]
         f32 = dict(dtype=torch.float32, device=q.device)
-        dq_h, dk_h = (torch.empty(B, T, H, K, **f32) for _ in range(2))
-        dv, dz = torch.empty(B, T, H, V, **f32), torch.empty(B, T, H, V, **f32)
+        grads = HeadGradients(
+            *(torch.empty(B, T, H, K, **f32) for _ in range(2)),
+            *(torch.empty(B, T, H, V, **f32) for _ in range(2)),
+            *(torch.empty(B, H, T, **f32) for _ in range(3)), torch.empty(B, T, H, A, **f32),
+            torch.empty(B * H, **f32), *(torch.empty(x.shape, **f32) for x in (theta0, S0, k0, v0)))
         dtheta = torch.empty(B, T, H, A, **f32)
-        dadt, dscale, dgamma = (torch.empty(B, H, T, **f32) for _ in range(3))
-        dS0, dk0, dv0 = (torch.empty(x.shape, **f32) for x in (S0, k0, v0))
-        dprev0, dD = torch.empty(B * H, **f32), torch.empty(B * H, **f32)
+        dscale, dgamma = (torch.empty(B, H, T, **f32) for _ in range(2))
+        dprev0 = torch.empty(B * H, **f32)
         chunk_bwd_kernel[(H, B)](
-            q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0, phase, hbuf, ybuf,
-            cot[0], cot[2], cot[3], cot[4], dq_h, dk_h, dv, dz, dtheta, dadt, dscale, dgamma,
-            dS0, dk0, dv0, dprev0, dD, T, H, H // Hq, K, V, A, BT=ctx.chunk_size,
-            BK2=pair_block(K), BV=max(16, triton.next_power_of_2(V)), HAS_D=has_d,
-            HAS_Z=has_z, **launch(q.dtype))
-        ddt, dtrap = torch.empty(B, H, T, **f32), torch.empty(B, H, T, **f32)
-        dangles, dtheta0 = torch.empty(B, T, H, A, **f32), torch.empty(B, H, A, **f32)
+            q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0, saved.phase, saved.hbuf,
+            saved.ybuf, cot[0], cot[2], cot[3], cot[4], grads.dq, grads.dk, grads.dv, grads.dz,
+            dtheta, grads.dadt, dscale, dgamma, grads.dS0, grads.dk0, grads.dv0, dprev0,
+            grads.dD, T, H, H // Hq, K, V, A, BT=ctx.chunk_size, BK2=pair_block(K),
+            BV=max(16, triton.next_power_of_2(V)), HAS_D=has_d, HAS_Z=has_z, **launch(q.dtype))
         gates_bwd_kernel[(H, B)](dt, trap, angles, dtheta, cot[1], dscale, dgamma, dprev0,
-                                 ddt, dtrap, dangles, dtheta0, T, H, A, BT=ctx.chunk_size,
-                                 BA=max(16, triton.next_power_of_2(A)), num_warps=4)
-        dq = dq_h.view(B, T, Hq, H // Hq, K).sum(3)
-        dk = dk_h.view(B, T, Hq, H // Hq, K).sum(3)
-        grads = (dq, dk, dv, dadt, ddt, dtrap, dq_h.sum((0, 1)), dk_h.sum((0, 1)), dangles,
-                 dD.view(B, H).sum(0) if has_d else None, dz if has_z else None,
-                 dtheta0, dS0, dk0, dv0)
+                                 grads.ddt, grads.dtrap, grads.dangles, grads.dtheta0, T, H, A,
+                                 BT=ctx.chunk_size, BA=max(16, triton.next_power_of_2(A)),
+                                 num_warps=4)
+        # decided on the device, as the forward's: the forward fell back, or a chunked
+        # gradient is not finite (dz is not written without z)
+        checked = grads._replace(dz=grads.dz if has_z else None)
+        recurrent_backward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
+                           States(theta0, S0, k0, v0), saved.phase, cot, grads,
+                           ctx.chunk_size, when=saved.fallback | fallback_flag(*checked))
+        dq = grads.dq.view(B, T, Hq, H // Hq, K).sum(3)
+        dk = grads.dk.view(B, T, Hq, H // Hq, K).sum(3)
         inputs = (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, theta0, S0, k0, v0)
-        return (*(None if g is None else g.to(x.dtype) for g, x in zip(grads, inputs)), None)
+        result = (dq, dk, grads.dv, grads.dadt, grads.ddt, grads.dtrap, grads.dq.sum((0, 1)),
+                  grads.dk.sum((0, 1)), grads.dangles,
+                  grads.dD.view(B, H).sum(0) if has_d else None, grads.dz if has_z else None,
+                  grads.dtheta0, grads.dS0, grads.dk0, grads.dv0)
+        return (*(None if g is None else g.to(x.dtype) for g, x in zip(result, inputs)), None)
 
 
 def mamba3_siso(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,

@@ -26,7 +26,7 @@ import triton.language as tl
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.host import launch_options
 from kdiff.kernels.gdn.tile_ops import mm
-from kdiff.kernels.mamba3.ops import advance_phase, pair_offsets, sigmoid, silu, turn
+from kdiff.kernels.mamba3.ops import advance_phase, head_tile, load_halves, sigmoid, silu, turn
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
@@ -51,6 +51,44 @@ def _pairs(ptr, row_base, j, mask):
     first = tl.load(ptr + row_base + 2 * j[None, :], mask=mask, other=0.0).to(tl.float32)
     second = tl.load(ptr + row_base + 2 * j[None, :] + 1, mask=mask, other=0.0).to(tl.float32)
     return first, second
+
+
+@triton.jit
+def chunk_gates(adt, dt, trap, c, b, bh, T, BT: tl.constexpr):
+    """Chunk c's rows: t (token indices), rm (t < T), g (offsets into [B, H, T]), rows
+    (b T + t), and its trapezoid weights gamma = lam dt and scale = gamma + (1 - lam_next)
+    dt_next (fp32), and the chunk-local log-decay cumsum la with its last entry (fp64)."""
+    r = tl.arange(0, BT)
+    t = c * BT + r
+    rm = t < T
+    nm = t + 1 < T
+    g = bh * T + t
+    dt_r = tl.load(dt + g, mask=rm, other=0.0).to(tl.float32)
+    lam = sigmoid(tl.load(trap + g, mask=rm, other=0.0).to(tl.float32))
+    dt_n = tl.load(dt + g + 1, mask=nm, other=0.0).to(tl.float32)
+    lam_n = sigmoid(tl.load(trap + g + 1, mask=nm, other=0.0).to(tl.float32))
+    gamma = lam * dt_r
+    scale = gamma + (1 - lam_n) * dt_n
+    la = tl.cumsum(tl.load(adt + g, mask=rm, other=0.0).to(tl.float64), 0)
+    la_last = tl.sum(tl.where(r == BT - 1, la, 0.0), 0)
+    return t, rm, g, b.to(tl.int64) * T + t, gamma, scale, la, la_last
+
+
+@triton.jit
+def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, kbe, kbo):
+    """The rows' phases as (cos, sin) [rows, pairs] and their rotated q' and k' with the
+    biases, each as its two halves of key pairs (fp32)."""
+    th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
+                 mask=rm[:, None] & am[None, :], other=0.0)
+    cos = tl.cos(th).to(tl.float32)
+    sin = tl.sin(th).to(tl.float32)
+    qk_base = ((rows * Hq + hq) * K)[:, None]
+    pm = rm[:, None] & jm[None, :]
+    q0, q1 = _pairs(q, qk_base, j, pm)
+    qe, qo = turn(q0 + qbe[None, :], q1 + qbo[None, :], cos, sin, am[None, :])
+    k0, k1 = _pairs(k, qk_base, j, pm)
+    ke, ko = turn(k0 + kbe[None, :], k1 + kbo[None, :], cos, sin, am[None, :])
+    return cos, sin, qe, qo, ke, ko
 
 
 @triton.jit
@@ -87,25 +125,14 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
     ybuf [B, T, H, V] fp32, y before the gate."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = q.dtype.element_ty
-    bh = b.to(tl.int64) * H + h
-    hq = h // G
-    Hq = H // G
-    j, jm = pair_offsets(K, BK2)
-    am = j < A
-    cv = i_v * BV + tl.arange(0, BV)
-    vm = cv < V
-    sm = vm[:, None] & jm[None, :]
-    soff = bh * V * K + cv[:, None] * K + 2 * j[None, :]
+    bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, i_v, H, G, K, V, A, BK2, BV)
     r = tl.arange(0, BT)
-    qbe = tl.load(q_bias + h * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    qbo = tl.load(q_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
-    kbe = tl.load(k_bias + h * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    kbo = tl.load(k_bias + h * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    qbe, qbo = load_halves(q_bias, h * K, j, jm)
+    kbe, kbo = load_halves(k_bias, h * K, j, jm)
     # S_0 = S_init + ((1 - lam_0) dt_0) v_init k_init^T; alpha_0 comes with the first la
     lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
     prev0 = (1 - lam0) * tl.load(dt + bh * T).to(tl.float32)
-    kpe = tl.load(k0 + bh * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    kpo = tl.load(k0 + bh * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
+    kpe, kpo = load_halves(k0, bh * K, j, jm)
     vp = tl.load(v0 + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
     Se = tl.load(S0 + soff, mask=sm, other=0.0).to(tl.float32) + prev0 * (
         vp[:, None] * kpe[None, :])
@@ -121,29 +148,9 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
             hoff = (bh * (NC + 1) + c) * V * K + cv[:, None] * K + 2 * j[None, :]
             tl.store(hbuf + hoff, Se, mask=sm)
             tl.store(hbuf + hoff + 1, So, mask=sm)
-        t = c * BT + r
-        rm = t < T
-        nm = t + 1 < T
-        g = bh * T + t
-        dt_r = tl.load(dt + g, mask=rm, other=0.0).to(tl.float32)
-        lam = sigmoid(tl.load(trap + g, mask=rm, other=0.0).to(tl.float32))
-        dt_n = tl.load(dt + g + 1, mask=nm, other=0.0).to(tl.float32)
-        lam_n = sigmoid(tl.load(trap + g + 1, mask=nm, other=0.0).to(tl.float32))
-        gamma = lam * dt_r
-        scale = gamma + (1 - lam_n) * dt_n
-        la = tl.cumsum(tl.load(adt + g, mask=rm, other=0.0).to(tl.float64), 0)
-        la_last = tl.sum(tl.where(r == BT - 1, la, 0.0), 0)
-        rows = b.to(tl.int64) * T + t
-        th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
-                     mask=rm[:, None] & am[None, :], other=0.0)
-        cos = tl.cos(th).to(tl.float32)
-        sin = tl.sin(th).to(tl.float32)
-        qk_base = ((rows * Hq + hq) * K)[:, None]
-        pm = rm[:, None] & jm[None, :]
-        q0, q1 = _pairs(q, qk_base, j, pm)
-        qe, qo = turn(q0 + qbe[None, :], q1 + qbo[None, :], cos, sin, am[None, :])
-        k0_, k1_ = _pairs(k, qk_base, j, pm)
-        ke, ko = turn(k0_ + kbe[None, :], k1_ + kbo[None, :], cos, sin, am[None, :])
+        t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
+        _, _, qe, qo, ke, ko = chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am,
+                                          qbe, qbo, kbe, kbo)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -207,11 +214,13 @@ def new_states(states: States, dtype: torch.dtype) -> States:
 
 
 class Saved(NamedTuple):
-    """What the chunked forward keeps for the backward: the phases and chunk_fwd_kernel's
-    STORE buffers."""
+    """What the chunked forward keeps for the backward: the phases, chunk_fwd_kernel's STORE
+    buffers, and its fallback decision (a one-element int32 device flag: the results were
+    recomputed token by token, so the buffers are not theirs)."""
     phase: torch.Tensor
     hbuf: torch.Tensor
     ybuf: torch.Tensor
+    fallback: torch.Tensor
 
 
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
@@ -247,7 +256,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
-        return out, final, Saved(phase, *saved)
+        return out, final, Saved(phase, *saved, fallback)
     return out, final
 
 

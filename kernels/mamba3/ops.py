@@ -66,3 +66,32 @@ def pair_offsets(K, BK2: tl.constexpr):
     its second."""
     j = tl.arange(0, BK2)
     return j, j < K // 2
+
+
+@triton.jit
+def load_halves(ptr, off, j, mask):
+    """The [K] row at `off` as its two halves of key pairs (elements 2j and 2j + 1), fp32."""
+    return (tl.load(ptr + off + 2 * j, mask=mask, other=0.0).to(tl.float32),
+            tl.load(ptr + off + 2 * j + 1, mask=mask, other=0.0).to(tl.float32))
+
+
+@triton.jit
+def head_tile(b, h, i_v, H, G, K, V, A, BK2: tl.constexpr, BV: tl.constexpr):
+    """A program's share of head h of sequence b: bh = b H + h; its key head hq of Hq (G
+    heads share one); the key pairs j (mask jm; am: those with an angle); the value rows cv
+    of block i_v (mask vm); and its [BV, BK2] state tile's mask and the offsets of the
+    tile's first halves in [B, H, V, K]."""
+    bh = b.to(tl.int64) * H + h
+    j, jm = pair_offsets(K, BK2)
+    cv = i_v * BV + tl.arange(0, BV)
+    vm = cv < V
+    return (bh, h // G, H // G, j, jm, j < A, cv, vm, vm[:, None] & jm[None, :],
+            bh * V * K + cv[:, None] * K + 2 * j[None, :])
+
+
+@triton.jit
+def masked_sum(x, mask, axis: tl.constexpr):
+    """fp64 sum along `axis` of x where `mask` holds: padded rows and columns drop out (they
+    would meet a non-finite value, 0 * Inf, that the reference never forms), and no fp32
+    partial sum can overflow where the exact sum is finite."""
+    return tl.sum(tl.where(mask, x, 0.0).to(tl.float64), axis)
