@@ -5,11 +5,7 @@ device at hand (CUDA); neither says whether a kernel fits an H100 or a B200. The
 notes every distinct launch (the kernel's file and qualified name, the signature Triton's JIT
 would specialise on, the constexpr values and the launch options) by wrapping the launch path:
 `InterpretedFunction.run`, `JITFunction.run`, and `Autotuner.run` (whose configs are
-alternatives: on hardware the autotuner drops a config that does not fit). torch.compile's
-Triton kernels (inductor, on CUDA) launch through inductor's `CachingAutotuner.run` and its
-compiled launchers, never through `JITFunction.run`: that `run` is wrapped too, once inductor's
-runtime is imported, and records what inductor compiled (its signature, constants and
-options for the config it launched).
+alternatives: on hardware the autotuner drops a config that does not fit).
 
 `compile_launches` compiles launches for targets in short-lived child processes started
 without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: a child loads a module,
@@ -43,8 +39,6 @@ import contextvars
 import functools
 import hashlib
 import importlib
-import importlib.abc
-import importlib.util
 import inspect
 import io
 import json
@@ -68,7 +62,7 @@ from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
-CACHE_FORMAT = 4  # bump when what a cache entry holds, its key or the extraction changes
+CACHE_FORMAT = 3  # bump when what a cache entry holds, its key or the extraction changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
 
@@ -226,31 +220,6 @@ class LaunchRecorder:
             interpreter.InterpretedFunction.run, _interpreted_params)
         jit.JITFunction.run = self._recording(jit.JITFunction.run, _jit_params)
         autotuner.Autotuner.run = _naming_tuned(autotuner.Autotuner.run)
-        # Importing inductor's runtime takes seconds: it is patched when a candidate's
-        # torch.compile imports it, not before.
-        patch_on_import(INDUCTOR_HEURISTICS, lambda module: setattr(
-            module.CachingAutotuner, "run", self.recording_inductor(module.CachingAutotuner.run)))
-
-    def recording_inductor(self, run: Callable[..., Any]) -> Callable[..., Any]:
-        """`CachingAutotuner.run` that records, after the launch (inductor compiles and
-        autotunes in it), the launch of the config it chose."""
-        @functools.wraps(run)
-        def recording_run(tuner: Any, *args: Any, **kwargs: Any) -> Any:
-            out = run(tuner, *args, **kwargs)
-            if not kwargs.get("benchmark_run") and len(tuner.launchers) == 1:
-                self.record_inductor(tuner, tuner.launchers[0].config)
-            return out
-        return recording_run
-
-    def record_inductor(self, tuner: Any, config: Any) -> None:
-        try:
-            launch = describe_inductor_launch(tuner, config)
-        except Exception as exc:  # noqa: BLE001 - kept as a launch that cannot be compiled
-            fn = getattr(tuner, "fn", tuner)
-            launch = Launch(getattr(fn, "__module__", "?"), "?",
-                            getattr(fn, "__qualname__", repr(fn)),
-                            unavailable=f"launch not understood: {type(exc).__name__}: {exc}")
-        self.add(launch)
 
     def _recording(self, run: Callable[..., Any],
                    params_of: Callable[[Any], _KernelParams]) -> Callable[..., Any]:
@@ -270,9 +239,6 @@ class LaunchRecorder:
             launch = Launch(getattr(fn, "__module__", "?"), "?",
                             getattr(fn, "__qualname__", repr(fn)),
                             unavailable=f"launch not understood: {type(exc).__name__}: {exc}")
-        self.add(launch)
-
-    def add(self, launch: Launch) -> None:
         key = launch.key()
         if key in self.launches:
             return
@@ -284,60 +250,6 @@ class LaunchRecorder:
     def clear(self) -> None:
         self.launches.clear()
         self.dropped = 0
-
-
-INDUCTOR_HEURISTICS = "torch._inductor.runtime.triton_heuristics"
-
-
-def describe_inductor_launch(tuner: Any, config: Any) -> Launch:
-    """The launch of inductor's kernel `tuner.fn` with its autotuning `config`, as inductor
-    compiles it (`CachingAutotuner._create_compile_meta` and `_create_compile_options`: the
-    signature with the config's names as constexprs, the constants, num_warps and
-    num_stages). Inductor's kernel file is loaded by its path (its module has no importable
-    name); its other configs are alternatives of this one."""
-    from kdiff.data.problem import LOADED_PREFIX
-    fn = tuner.fn.fn
-    meta = tuner._create_compile_meta(config)
-    options = tuner._create_compile_options(config, meta)
-    names = sorted({n for c in tuner.configs for n in c.kwargs}) if len(tuner.configs) > 1 else []
-    launch = Launch(module=f"{LOADED_PREFIX}inductor", file=fn.__code__.co_filename,
-                    qualname=fn.__qualname__, signature=dict(meta["signature"]),
-                    constexprs={k: _encode_constexpr(v) for k, v in meta["constants"].items()},
-                    options={k: v for k, v in options.items() if k in LAUNCH_OPTIONS
-                             and isinstance(v, (bool, int, float, str))},
-                    tuned=names)
-    if not Path(launch.file).is_file():
-        launch.unavailable = f"defined in {launch.file}, not in a file"
-    return launch
-
-
-def patch_on_import(name: str, patch: Callable[[Any], None]) -> None:
-    """`patch(module)` once module `name` is imported: now if it is, else right after the
-    import executes it."""
-    if name in sys.modules:
-        patch(sys.modules[name])
-        return
-    sys.meta_path.insert(0, _PatchOnImport(name, patch))
-
-
-class _PatchOnImport(importlib.abc.MetaPathFinder):
-    def __init__(self, name: str, patch: Callable[[Any], None]) -> None:
-        self.name, self.patch = name, patch
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None
-        sys.meta_path.remove(self)  # once: the finders after it find the module's spec
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        execute = spec.loader.exec_module
-
-        def exec_and_patch(module: Any) -> None:
-            execute(module)
-            self.patch(module)
-        spec.loader.exec_module = exec_and_patch  # type: ignore[method-assign]
-        return spec
 
 
 def _naming_tuned(run: Callable[..., Any]) -> Callable[..., Any]:
@@ -381,14 +293,12 @@ class ResourceCache:
         self.dir = Path(root or cache_root()) / "triton-resources"
 
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
-        import torch
         import triton
         kernel_hash = file_hash(launch.file)
         if kernel_hash is None:
             return None
         # Unchecked, the module name says what the child imported (a name, or the file).
-        # torch's version: inductor's kernels compile with torch's triton_helpers.
-        blob = json.dumps([CACHE_FORMAT, triton.__version__, torch.__version__,
+        blob = json.dumps([CACHE_FORMAT, triton.__version__,
                            self.JUDGE if checked else [self.owner, launch.module], kernel_hash,
                            launch.qualname, launch.signature, launch.constexprs,
                            launch.options, target], sort_keys=True, default=str)
