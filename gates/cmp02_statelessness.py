@@ -66,9 +66,11 @@ def _clone(inputs: list[Any]) -> list[Any]:
 
 
 def _same(a: list[Any], b: list[Any]) -> bool:
+    """Element for element equal; tensors compared on the CPU, since what the worker kept
+    comes back on the candidate's device while the judge draws inputs on its own."""
     return len(a) == len(b) and all(
-        torch.equal(x, y) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
-        else x == y for x, y in zip(a, b))
+        torch.equal(x.cpu(), y.cpu()) if isinstance(x, torch.Tensor)
+        and isinstance(y, torch.Tensor) else x == y for x, y in zip(a, b))
 
 
 def within_bound(outputs: list[torch.Tensor], ev: Evaluation, model: str) -> bool:

@@ -390,6 +390,63 @@ def test_exc01_still_rejects_nan_swallowed_where_the_injection_reaches(tmp_path:
     assert result.status is Status.FAIL, result.detail
 
 
+# A reference that masks by multiplying (0 * Inf = NaN) beside a path of non-zero weight to the
+# same output: its NaN under an Inf injection is its algorithm's, not IEEE's answer to the sum.
+MASKED_PREFIX_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        n = x.shape[-1]
+        mask = torch.tril(torch.ones(n, n))
+        return (mask * x[None, :]).sum(-1) + x.sum()
+
+
+N = 16
+
+
+def get_inputs():
+    return [torch.randn(N)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+PREFIX_SCAN_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.cumsum(x, 0) + x.sum()
+'''
+
+
+def test_exc01_accepts_inf_where_a_masking_reference_makes_nan_of_an_injected_inf(
+        tmp_path: Path):
+    verdict = judge(tmp_path, MASKED_PREFIX_PROBLEM, PREFIX_SCAN_CANDIDATE, ["EXC-01"])
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.PASS and "judged non-finite only" in result.detail, \
+        result.detail
+
+
+# Swallowing every non-finite value; and NaN made Inf, which the NaN injections still judge.
+@pytest.mark.parametrize("defect", [
+    "torch.nan_to_num(torch.cumsum(x, 0) + x.sum())",
+    "torch.nan_to_num(torch.cumsum(x, 0) + x.sum(), nan=float('inf'), posinf=float('inf'), "
+    "neginf=float('-inf'))"])
+def test_exc01_still_rejects_swallowing_beside_a_masking_reference(tmp_path: Path, defect: str):
+    candidate = PREFIX_SCAN_CANDIDATE.replace("torch.cumsum(x, 0) + x.sum()", defect)
+    verdict = judge(tmp_path, MASKED_PREFIX_PROBLEM, candidate, ["EXC-01"])
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.FAIL and result.signature in (
+        "nan_swallowed", "inf_swallowed"), result.detail
+
+
 # -- 6. CMP-03 reports every failing trial class ----------------------------------------------
 
 TWO_SIZES_PROBLEM = '''

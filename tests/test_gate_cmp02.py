@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 from kdiff.data.model import Case, Status, Verdict
-from kdiff.gates.cmp02_statelessness import MIN_CALLS
+from kdiff.gates.cmp02_statelessness import MIN_CALLS, _same
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.verdicts.judge import judge_case
@@ -70,3 +71,13 @@ def test_packing_memoised_by_tensor_identity_is_caught_through_integer_inputs():
     assert bad.status is Status.FAIL, bad.detail
     assert bad.signature == "state_carried", bad.detail
     assert "overwritten in place" in bad.detail, bad.detail
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_inputs_compare_across_devices():
+    """What the worker kept comes back on the candidate's device; the judge's draw is on its
+    own (a kdiff error on every GPU MODE problem before)."""
+
+    x = torch.randn(4)
+    assert _same([x], [x.cuda()]) and not _same([x], [(x + 1).cuda()])
