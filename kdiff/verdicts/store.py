@@ -210,7 +210,7 @@ class ResultsStore:
                  json.dumps(verdict.scaled_sizes)))
             self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?)",
                                 [(key, gid, json.dumps(g.to_json()))
-                                 for gid, g in verdict.gates.items()])
+                                 for gid, g in verdict.gates.items() if not g.not_run])
         return True
 
     def get(self, case: Case, config: RunConfig, preset: str, gates: list[str]
