@@ -144,3 +144,18 @@ def test_quick_profile_judges_fewer_shapes(candidate: Path):
                                                     GateOptions(profile=Profile.QUICK)))
     assert full.status is quick.status is Status.PASS, (full.detail, quick.detail)
     assert 0 < quick.calls < full.calls
+
+
+def test_the_oracle_cache_keeps_to_its_budget(tmp_path: Path):
+    """Past the budget, the entries used longest ago go first."""
+    import os
+
+    from kdiff.judging.oracle_cache import prune
+    folder = tmp_path / "oracle" / "problem"
+    folder.mkdir(parents=True)
+    for age, name in enumerate(("newest", "middle", "oldest")):
+        path = folder / f"{name}.pt"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, (1000 - age, 1000 - age))
+    prune(tmp_path / "oracle", 250)
+    assert sorted(p.stem for p in folder.iterdir()) == ["middle", "newest"]

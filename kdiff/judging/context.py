@@ -161,6 +161,7 @@ class GateContext:
         self.calls_served = 0  # candidate calls answered from an earlier one
         self._evaluations: dict[str, Evaluation] = {}
         self.oracle_cache = OracleCache(problem.path, self.device)
+        self.evaluations_computed = 0  # oracle evaluations neither in memory nor on disk
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:
@@ -367,6 +368,7 @@ class GateContext:
                           dtype: torch.dtype = torch.float32, magnitudes: bool = True
                           ) -> Evaluation:
         """`evaluate` computed now, on inputs already rounded to `dtype`."""
+        self.evaluations_computed += 1
         reference = self.run_reference(rounded, seed, dtype)
         cotangents = self.cotangents(reference) if self.backward else None
         if cotangents is not None:

@@ -32,6 +32,11 @@ ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.inputs", "kdiff.numer
 # of a benchmark has hundreds of problems of some 50 evaluations each; 16 MiB keeps the
 # CPU corpus (at most 2^16 elements per output) and the small problems of a GPU audit.
 MAX_ENTRY_BYTES = 16 << 20
+# The whole oracle cache: past this, the entries used longest ago are deleted (a judge prunes
+# when it opens a problem's cache). The shipped CPU corpus fills ~300 MB; 4 GiB holds a
+# level of an audit's small problems, or the candidates of one RL run's problems, on any disk
+# kdiff's other caches fit on.
+MAX_TOTAL_BYTES = 4 << 30
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,6 +68,7 @@ class OracleCache:
         self.folder = None if content is None else cache_root() / "oracle" / cache_key(
             FORMAT, hashlib.sha256(content).hexdigest(), device_name(device),
             oracle_code())
+        prune(cache_root() / "oracle", MAX_TOTAL_BYTES)
 
     def path(self, *parts: Any) -> Path | None:
         if self.folder is None:
@@ -77,7 +83,8 @@ class OracleCache:
             return None
         try:
             entry = torch.load(path, map_location=device, weights_only=True)
-        except Exception:  # noqa: BLE001 - a damaged or foreign file is a miss
+            path.touch()  # used now: the last to be pruned
+        except Exception:  # noqa: BLE001 - a damaged or foreign file (or one pruned) is a miss
             return None
         return entry if isinstance(entry, dict) else None
 
@@ -92,6 +99,24 @@ class OracleCache:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, data)
+
+
+def prune(root: Path, budget: int) -> None:
+    """Deletes the entries under `root` used longest ago until they total at most `budget`
+    bytes. Another judge may prune the same files at once: one already gone is skipped."""
+    entries = []
+    for path in root.glob("*/*.pt"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries, key=lambda e: e[0]):
+        if total <= budget:
+            break
+        path.unlink(missing_ok=True)
+        total -= size
 
 
 def _to_cpu(x: Any) -> Any:
