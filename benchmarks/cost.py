@@ -1,8 +1,12 @@
-"""What the twelve gates cost next to the native check, per kernel, compile excluded.
+"""What a verdict costs next to the native check, per kernel, compile excluded.
 
 For each kernel: the worker's start (interpreter, imports, a load_inline build), the native
-check twice (the first pays Triton's JIT compilation, the second is warm), then all twelve
-gates in the same warm worker. Prints verifier/native per kernel and the median, and splits
+check twice (the first pays Triton's JIT compilation, the second is warm), then the gates of
+the profile (--profile full: all twelve; quick: the tolerance-free gates and CMP-03 at a few
+shapes) in the same warm worker, in the judge's order (JUDGING_ORDER), calls shared between
+gates as in a run, and the oracle cache as the run leaves it (a problem's second candidate
+reads its first one's evaluations: the figure an RL loop or an audit of many runs sees;
+`evaluations` counts those computed). Prints verifier/native per kernel and the median, and splits
 the ratio into its two factors: how many candidate calls the gates make against the native
 check's, and what one call costs in each (round trips to the worker, plus the judge's own
 work: drawing inputs, the float64 oracle, the bounds).
@@ -11,6 +15,8 @@ work: drawing inputs, the float64 oracle, the bounds).
         --level 1 --problems 19,23,40 --json cost.json      # CUDA (load_inline) candidates
     python benchmarks/cost.py --device cuda --root .audit/kbf --runs kernels/runs/controls \
         --level 1 --problems 19,36,38 --json cost_triton.json  # the corpus's Triton controls
+    python benchmarks/cost.py --device cpu --root kernels --runs kernels/runs/controls \
+        --problems 19,2,36 --json cost_cpu.json                 # the shipped corpus, CPU
 """
 from __future__ import annotations
 
@@ -24,9 +30,10 @@ import torch
 from tabulate import tabulate
 
 from kdiff.adapters.kernelbench.native import PRESETS, run_native
+from kdiff.data.model import Profile
 from kdiff.data.problem import load_problem
 from kdiff.data.seeding import fp32_means_fp32
-from kdiff.gates.registry import all_gates
+from kdiff.gates.registry import QUICK_GATES, in_judging_order, select
 from kdiff.judging.context import GateContext, GateOptions
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
@@ -59,11 +66,12 @@ def warm_judge(device: str) -> None:
     run_oracle(torch.nn.ReLU(), [x], [torch.ones_like(x)])
 
 
-def measure(case, device: str, entry: tuple[str, ...]) -> dict:
+def measure(case, device: str, entry: tuple[str, ...], profile: Profile) -> dict:
     problem = load_problem(case.problem)
     row = {"id": case.id}
+    gates = in_judging_order(select(list(QUICK_GATES) if profile is Profile.QUICK else None))
     with CandidateProcess(case.problem, case.candidate, device, entry, SandboxLimits()) as cand:
-        ctx = GateContext(problem, cand, GateOptions(device=device))
+        ctx = GateContext(problem, cand, GateOptions(device=device, profile=profile))
         requests = Requests(cand)
         t = time.perf_counter()
         cand.request("memory")  # spawn + import (+ a load_inline build)
@@ -78,12 +86,15 @@ def measure(case, device: str, entry: tuple[str, ...]) -> dict:
             row[f"{label}_s"] = time.perf_counter() - t
             row[f"{label}_calls"], row[f"{label}_worker_s"] = requests.take()
         row["gates"] = {}
-        for gate in all_gates():
+        before = ctx.evaluations_computed
+        for gate in gates:
             t = time.perf_counter()
             status = gate.run(ctx).status.value
             calls, worker_s = requests.take()
             row["gates"][gate.id] = {"s": round(time.perf_counter() - t, 4), "calls": calls,
                                      "worker_s": round(worker_s, 4), "status": status}
+        row["calls_served"] = ctx.calls_served
+        row["evaluations"] = ctx.evaluations_computed - before
     gates = row["gates"].values()
     row["gates_s"] = sum(g["s"] for g in gates)
     row["gates_calls"] = sum(g["calls"] for g in gates)
@@ -101,6 +112,7 @@ def main() -> None:
     ap.add_argument("--runs", type=Path, default=Path(".audit/kbf/best_agent_solutions"))
     ap.add_argument("--level", type=int, default=1)
     ap.add_argument("--problems", default="1,19,23,40,47,88")
+    ap.add_argument("--profile", choices=[p.value for p in Profile], default="full")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     fp32_means_fp32()
@@ -115,7 +127,7 @@ def main() -> None:
             entry = tuple(pm.hook.kdiff_entry_points(bench="kernelbench", case=case)
                           or ("ModelNew",))
             try:
-                rows.append(measure(case, args.device, entry))
+                rows.append(measure(case, args.device, entry, Profile(args.profile)))
             except Exception as exc:  # noqa: BLE001 - one kernel must not lose the others
                 rows.append({"id": case.id, "error": f"{type(exc).__name__}: {exc}"[:200]})
             print(json.dumps(rows[-1]), flush=True)
@@ -124,19 +136,21 @@ def main() -> None:
     ok = [r for r in rows if "ratio" in r]
     print(tabulate([[r["id"], f"{r['start_s']:.2f}", f"{r['native_cold_s']:.3f}",
                      f"{r['native_warm_s']:.3f} ({r['native_warm_calls']})",
-                     f"{r['gates_s']:.2f} ({r['gates_calls']})",
+                     f"{r['gates_s']:.2f} ({r['gates_calls']}, {r['calls_served']})",
+                     str(r["evaluations"]),
                      f"{r['gates_worker_s'] / max(r['gates_s'], 1e-9):.0%}",
                      f"{r['ratio']:.1f}x", f"{r['calls_ratio']:.1f}x", f"{r['per_call_ratio']:.2f}x"]
                     for r in ok],
                    headers=["kernel", "start s", "native (cold) s", "native (warm) s (calls)",
-                            "12 gates s (calls)", "in worker", "gates/native",
+                            f"{args.profile} gates s (calls, served)", "oracle runs",
+                            "in worker", "gates/native",
                             "calls/native calls", "per call"]))
     slowest = sorted(((g["s"], f"{r['id'].rsplit('/', 1)[-1]} {gid}", g["calls"])
                       for r in ok for gid, g in r["gates"].items()), reverse=True)[:8]
     print("slowest gates: " + ", ".join(f"{name} {s:.2f} s ({calls} calls)"
                                         for s, name, calls in slowest))
     if ok:
-        for key, label in (("ratio", "gates/native (compile excluded)"),
+        for key, label in (("ratio", f"{args.profile} gates/native (compile excluded)"),
                            ("calls_ratio", "candidate calls, gates/native"),
                            ("per_call_ratio", "seconds per call, gates/native")):
             print(f"median {label}: {statistics.median(r[key] for r in ok):.2f}x "

@@ -74,6 +74,9 @@ cost() {
     --problems 19,23,36,38,40,47,88 --json "$ART/cost.json"
   run_logged budget "${T_COST:-120}" python3 benchmarks/cost.py --device cuda \
     --runs kernels/runs/controls --problems 19,36,38 --json "$ART/cost_triton.json"
+  # --profile quick, the cheap screen (issue 30: at most 1.5x the native check)
+  run_logged budget "${T_COST:-120}" python3 benchmarks/cost.py --device cuda --profile quick \
+    --problems 19,23,36,38,40,47,88 --json "$ART/cost_quick.json"
   pack
 }
 

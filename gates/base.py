@@ -21,8 +21,25 @@ from kdiff.judging.context import (
     ReferenceFailure,
     check_structure,
 )
+from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
 from kdiff.sandbox.process import CandidateFailure, _sticky_device_error
+
+# Trial sharing: the gates that judge values at the benchmark's sizes draw their benchmark-
+# distribution and standard-normal input sets from these (CMP-01, PRC-01, CMP-02's first
+# calls, CMP-03's benchmark shape, RES-01's oracle), so that one candidate call and one oracle
+# evaluation serve each of them. Draw k of the benchmark's get_inputs() is seeded
+# SHARED_BENCHMARK_SEED + k (any seed the other gates do not use); draw k of the normal is
+# seeded k, as CMP-01 draws every distribution it covers.
+SHARED_BENCHMARK_SEED = 1000
+
+
+def benchmark_draw(ctx: GateContext, k: int) -> list[Any]:
+    return ctx.benchmark_inputs(SHARED_BENCHMARK_SEED + k)
+
+
+def normal_draw(ctx: GateContext, k: int) -> list[Any]:
+    return ctx.draw(gen.normal(), k)
 
 
 class Gate:
@@ -32,6 +49,10 @@ class Gate:
     summary: ClassVar[str] = ""
     # The gate's failures rest on the reference's values (not on resources or storage).
     judges_values: ClassVar[bool] = True
+    # Trial sharing: the gate's plain calls (inputs, seed, dtype, instance) may be answered by
+    # the same call another gate made. A gate whose calls must each reach the candidate
+    # (repeats, a sequence on one instance, memory measured per call) says False.
+    shares_calls: ClassVar[bool] = True
 
     def judge(self, ctx: GateContext) -> GateResult:
         raise NotImplementedError
@@ -39,11 +60,12 @@ class Gate:
     def run(self, ctx: GateContext) -> GateResult:
         """`judge` with the mapping every gate shares: what the candidate does wrong is a
         failure with its signature; what breaks in kdiff is an error."""
-        start = time.perf_counter()
+        start, calls = time.perf_counter(), ctx.calls_made
         if ctx.too_large:
             return self.result(Status.ERROR, ctx.too_large)
         try:
-            result = self.judge(ctx)
+            with ctx.shared_calls(self.shares_calls):
+                result = self.judge(ctx)
             if (result.status is Status.FAIL and self.judges_values
                     and result.signature not in STORAGE_SIGNATURES):
                 result = self._unless_random(ctx, result)
@@ -63,6 +85,7 @@ class Gate:
             result = self.result(Status.ERROR, f"kdiff error: {type(exc).__name__}: {exc} "
                                  f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})")
         result.seconds = time.perf_counter() - start
+        result.calls = ctx.calls_made - calls
         return result
 
     def _unless_random(self, ctx: GateContext, failed: GateResult) -> GateResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from kdiff.gates.base import ThresholdedGate, Trial
+from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw
 from kdiff.judging.context import GateContext
 from kdiff.numerics import inputs as gen
 
@@ -18,6 +18,6 @@ class DistributionCoverage(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
         for seed in range(ctx.options.seeds):
-            yield Trial(f"benchmark get_inputs() seed {seed}", ctx.benchmark_inputs(1000 + seed))
+            yield Trial(f"benchmark get_inputs() seed {seed}", benchmark_draw(ctx, seed))
             for strategy in gen.COVERAGE:
                 yield Trial(f"{strategy.name} seed {seed}", ctx.draw(strategy, seed))

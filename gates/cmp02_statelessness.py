@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import torch
 
 from kdiff.data.model import GateResult
-from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
+from kdiff.gates.base import ThresholdedGate, Trial, TrialLog, benchmark_draw, normal_draw
 from kdiff.judging.context import (
     BENCHMARK_SEED,
     CallResult,
@@ -88,12 +88,15 @@ class Statelessness(ThresholdedGate):
     summary = (f">= {MIN_CALLS} calls on one instance: interleaved inputs, new tensors, inputs "
                "overwritten in place, neutral call stack; fresh parameters")
     signature = "input_specialised"
+    shares_calls = False  # a sequence on one instance: every call must reach it
 
     def trials(self, ctx: GateContext) -> Iterator[Call]:
         bench = ctx.benchmark_inputs
-        a, b, c, d, e = (bench(s) for s in (2001, 2002, 2003, 2004, 2005))
-        normal = ctx.draw(gen.normal(), 2006)
-        uniform = ctx.draw(gen.uniform(-1.0, 1.0), 2007)
+        # A, B, the normal and the uniform draw are CMP-01's: their oracle is shared.
+        a, b = benchmark_draw(ctx, 0), benchmark_draw(ctx, 1)
+        c, d, e = (bench(s) for s in (2003, 2004, 2005))
+        normal = normal_draw(ctx, 0)
+        uniform = ctx.draw(gen.uniform(-1.0, 1.0), 0)
         sequence = [
             Call("A (benchmark distribution)", a, data="A"),
             Call("B (new values, same shape)", b, data="B"),

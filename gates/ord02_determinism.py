@@ -28,6 +28,7 @@ class Determinism(Gate):
     name = "determinism and aliasing"
     klass = GateClass.TOLERANCE_FREE
     summary = "K>=5 runs on fresh clones with allocator churn: bitwise identical; no aliasing"
+    shares_calls = False  # repeats of one call
 
     def judge(self, ctx: GateContext) -> object:
         runs = max(5, ctx.options.determinism_runs)

@@ -8,9 +8,8 @@ from typing import Iterator
 import torch
 
 from kdiff.data.model import GateResult, Status
-from kdiff.gates.base import ThresholdedGate, Trial
+from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw, normal_draw
 from kdiff.judging.context import DTYPE_NAMES, GateContext
-from kdiff.numerics import inputs as gen
 from kdiff.numerics.tolerance import UNIT_ROUNDOFF
 
 # Formats a too-coarse computation may really have used, by unit roundoff. TF32 keeps 10
@@ -29,9 +28,8 @@ class PrecisionRegime(ThresholdedGate):
             if dtype is torch.bfloat16 and ctx.device == "cpu":
                 continue  # see judge(): the interpreter has no bf16 arithmetic
             for seed in range(ctx.options.seeds):
-                yield Trial(f"benchmark inputs seed {seed}", ctx.benchmark_inputs(300 + seed),
-                            dtype)
-                yield Trial(f"normal seed {seed}", ctx.draw(gen.normal(), 300 + seed), dtype)
+                yield Trial(f"benchmark inputs seed {seed}", benchmark_draw(ctx, seed), dtype)
+                yield Trial(f"normal seed {seed}", normal_draw(ctx, seed), dtype)
 
     def judge(self, ctx: GateContext) -> GateResult:
         result = super().judge(ctx)

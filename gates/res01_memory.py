@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate
+from kdiff.gates.base import Gate, benchmark_draw, normal_draw
 from kdiff.judging.context import (
     CallResult,
     Evaluation,
@@ -38,8 +38,10 @@ from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
 from kdiff.sandbox.probes import POISON_BYTE
 
-INPUT_SEED = 11
-DECOY_SEED = 12  # another draw of the same distribution, for the decoy call's reference
+# The shared draws (gates.base.benchmark_draw, normal_draw): the first is judged, the second
+# is the decoy call's reference input (another draw of the same distribution); the oracle of
+# the first is the one CMP-01 evaluates.
+INPUT_DRAW, DECOY_DRAW = 0, 1
 CHURN_SEED = 5
 # Sources that allocate outside torch's Python factories (a compiled extension's at::empty):
 # on the CPU nothing pre-fills the allocator for them, so poison cannot reach their buffers.
@@ -93,14 +95,16 @@ class MemoryHygiene(Gate):
     name = "memory hygiene"
     klass = GateClass.TOLERANCE_FREE
     summary = "poisoned allocations never reach the output; inputs untouched; no allocator history"
+    shares_calls = False  # each call follows its own allocator history
 
     def judge(self, ctx: GateContext) -> GateResult:
         notes = Notes()
-        sets = [("benchmark inputs", ctx.benchmark_inputs)]
+        sets = [("benchmark inputs", benchmark_draw)]
         if ctx.float_input_indices():
-            sets.append(("signed normal inputs", lambda seed: ctx.draw(gen.normal(), seed)))
+            sets.append(("signed normal inputs", normal_draw))
         for label, draw in sets:
-            failure = self.judge_set(ctx, label, draw(INPUT_SEED), draw(DECOY_SEED), notes)
+            failure = self.judge_set(ctx, label, draw(ctx, INPUT_DRAW), draw(ctx, DECOY_DRAW),
+                                     notes)
             if failure is not None:
                 return failure
         if not notes.sets:

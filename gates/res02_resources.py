@@ -252,6 +252,7 @@ class ResourceBudget(Gate):
     name = "resource budget"
     klass = GateClass.TOLERANCE_FREE
     judges_values = False  # resources and hangs, whatever the outputs
+    shares_calls = False  # memory and time are measured per call
     summary = ("compiled Triton kernels within each target's shared memory, registers and "
                "TMEM, and CUDA extension kernels within the static shared memory and register "
                "limits; device memory back to baseline after a call; no hang")

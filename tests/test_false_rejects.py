@@ -85,9 +85,9 @@ def test_running_statistics_do_not_carry_from_one_evaluation_to_the_next(tmp_pat
     path.write_text(BATCHNORM_PROBLEM)
     ctx = GateContext(load_problem(path), candidate=None)
     inputs = ctx.benchmark_inputs(0)
-    before = ctx.evaluate(inputs)
-    ctx.evaluate([x * 1e30 for x in inputs])
-    after = ctx.evaluate(inputs)
+    before = ctx.evaluate_uncached(inputs)
+    ctx.evaluate_uncached([x * 1e30 for x in inputs])
+    after = ctx.evaluate_uncached(inputs)
     assert after.oracle.peaks == before.oracle.peaks
     assert torch.equal(after.oracle.magnitudes[0], before.oracle.magnitudes[0])
 

@@ -71,18 +71,45 @@ def test_a_store_written_before_verdicts_kept_their_sizes_opens(tmp_path):
         assert store.get(case, config, "kernelbench", GATES)[0].scaled_sizes == {"dim": (4096, 64)}
 
 
-def test_a_verdict_of_other_judging_code_is_not_reused(tmp_path, monkeypatch):
-    """A fix to a gate, the worker or a native check changes judging_code(): what the old code
-    judged is judged again, not resumed."""
+def test_a_verdict_of_other_case_code_is_not_reused(tmp_path, monkeypatch):
+    """A fix to the judging loop, the worker or a native check changes case_code(): what the
+    old code judged is judged again, not resumed."""
     from kdiff.verdicts import store as store_module
-    code = store_module.judging_code()
+    code = store_module.case_code("kernelbench")
     assert code.startswith("0.1.0+") and len(code) == len("0.1.0+") + 16
     config, case = RunConfig(), _case(tmp_path, "k")
     with ResultsStore(tmp_path / "s.sqlite") as store:
         store.put(case, config, "kernelbench", _verdict(case, GATES))
         assert store.get(case, config, "kernelbench", GATES)[0] is not None
-        monkeypatch.setattr(store_module, "judging_code", lambda: "0.1.0+another")
+        monkeypatch.setattr(store_module, "case_code", lambda bench: "0.1.0+another")
         assert store.get(case, config, "kernelbench", GATES)[0] is None
+
+
+def test_a_fix_to_one_gate_rejudges_that_gate_only(tmp_path, monkeypatch):
+    """Each gate's result is keyed by that gate's code: another ORD-02 leaves EXC-01's and
+    CMP-01's results standing and ORD-02's missing."""
+    from kdiff.verdicts import store as store_module
+    config, case = RunConfig(), _case(tmp_path, "k")
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.put(case, config, "kernelbench", _verdict(case, GATES))
+        real = store_module.gate_code
+        monkeypatch.setattr(store_module, "gate_code",
+                            lambda gid: "0.1.0+fixed" if gid == "ORD-02" else real(gid))
+        got, missing = store.get(case, config, "kernelbench", GATES)
+        assert missing == ["ORD-02"] and list(got.gates) == ["EXC-01", "CMP-01"]
+
+
+def test_a_gates_code_is_its_module_and_what_it_imports():
+    """EXC-01's code: its own module, the judging core it imports (the oracle, the context)
+    and the worker it runs in; never another gate's module."""
+    from kdiff.gates.registry import GATES as CATALOGUE
+    from kdiff.verdicts.code import LOADED_BY_NAME, closure, gate_code
+    modules = dict(closure("kdiff.gates.exc01_nonfinite", *LOADED_BY_NAME))
+    assert {"kdiff.gates.exc01_nonfinite", "kdiff.gates.base", "kdiff.numerics.oracle",
+            "kdiff.judging.context", "kdiff.sandbox"} <= set(modules)
+    others = {f"kdiff.gates.{g.module}" for g in CATALOGUE if g.id != "EXC-01"}
+    assert not others & set(modules)
+    assert len({gate_code(g.id) for g in CATALOGUE}) == len(CATALOGUE)
 
 
 def test_transient_judge_deaths_are_not_stored(tmp_path):

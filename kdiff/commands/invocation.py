@@ -37,11 +37,16 @@ def gate_ids(args: argparse.Namespace) -> list[str] | None:
 
 
 def make_config(args: argparse.Namespace, bench: str):
+    from kdiff.data.model import Profile
+    from kdiff.gates.registry import QUICK_GATES
     from kdiff.judging.context import GateOptions
     from kdiff.judging.runconfig import RunConfig
     from kdiff.sandbox.process import SandboxLimits
     gates = gate_ids(args)
-    options = GateOptions(device=device_name(args.device))
+    profile = Profile(getattr(args, "profile", None) or Profile.FULL)
+    if profile is Profile.QUICK and gates is None:
+        gates = list(QUICK_GATES)
+    options = GateOptions(device=device_name(args.device), profile=profile)
     if args.dtypes:
         options.dtypes = tuple(args.dtypes.split(","))
     max_elements = getattr(args, "max_elements", None)  # not a pytest-plugin option
@@ -53,7 +58,7 @@ def make_config(args: argparse.Namespace, bench: str):
     if getattr(args, "case_timeout", None):
         limits.case_timeout = args.case_timeout
     return RunConfig(bench=bench, native=args.native, gates=gates, gate_options=options,
-                     limits=limits)
+                     limits=limits, exitfirst=bool(getattr(args, "exitfirst", False)))
 
 
 def undecided(verdicts: list) -> list:

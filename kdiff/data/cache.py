@@ -1,7 +1,7 @@
 """Where kdiff keeps what it can compute again but would rather not: $KDIFF_CACHE, else
 $XDG_CACHE_HOME/kdiff, else ~/.cache/kdiff. Each user of it takes a folder of its own
-(RES-02's compile results, the TritonBench adapter's materialised cases); deleting the whole
-folder is always safe."""
+(RES-02's compile results, the TritonBench adapter's materialised cases, the float64
+oracle's evaluations); deleting the whole folder is always safe."""
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +31,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Atomic, so that two judges preparing one case never see half a file."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    if isinstance(content, bytes):
+        tmp.write_bytes(content)
+    else:
+        tmp.write_text(content, encoding="utf-8")
     tmp.replace(path)

@@ -25,6 +25,18 @@ class GateClass(str, enum.Enum):
     THRESHOLDED = "thresholded"
 
 
+class Profile(str, enum.Enum):
+    """How much a run judges: `full`, the twelve gates (the verdict); `quick`, the cheap
+    screen (the tolerance-free gates and CMP-03 at a few held-out shapes)."""
+
+    FULL = "full"
+    QUICK = "quick"
+
+
+# The detail of a gate result that holds no judgement (never stored, judged again next time).
+NOT_RUN = "not run: "
+
+
 @dataclass
 class GateResult:
     """One gate's judgement of one candidate.
@@ -40,6 +52,11 @@ class GateResult:
     worst_ratio: float | None = None
     seconds: float = 0.0
     klass: GateClass | None = None  # None in records written before results carried it
+    calls: int = 0  # candidate calls the gate sent (calls another gate made are not counted)
+
+    @property
+    def not_run(self) -> bool:
+        return self.status is Status.ERROR and self.detail.startswith(NOT_RUN)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"status": self.status.value, "signature": self.signature,
@@ -49,13 +66,14 @@ class GateResult:
         if self.worst_ratio is not None:
             out["worst_ratio"] = self.worst_ratio
         out["seconds"] = round(self.seconds, 4)
+        out["calls"] = self.calls
         return out
 
     @classmethod
     def from_json(cls, gate: str, data: dict[str, Any]) -> "GateResult":
         return cls(gate=gate, status=Status(data["status"]), signature=data.get("signature"),
                    detail=data.get("detail", ""), worst_ratio=data.get("worst_ratio"),
-                   seconds=data.get("seconds", 0.0),
+                   seconds=data.get("seconds", 0.0), calls=data.get("calls", 0),
                    klass=GateClass(data["class"]) if data.get("class") else None)
 
 

@@ -15,7 +15,10 @@ from typing import Any, Callable, Iterator
 import torch
 
 from kdiff.data.cache import cache_root
+from kdiff.data.digest import digest
+from kdiff.data.model import Profile
 from kdiff.data.problem import ProblemModule
+from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes, tolerance
 from kdiff.numerics.oracle import OracleResult, run_oracle
@@ -40,6 +43,13 @@ RANDOMNESS_SEED = 4711
 STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
 
 
+# Call options that leave a call a function of its inputs alone (the output gradients follow
+# from the inputs): such a call may serve every gate that makes it. Any other option (churn,
+# poison, kept inputs, the reference run first, a call stack, an instance) makes a call that
+# is always sent.
+SHAREABLE_OPTIONS = frozenset({"cotangents"})
+
+
 # Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
 # library reference in published speedup tables; a call three orders of magnitude slower than
 # the reference is one that is not making progress (a spin loop, a grid launching far more
@@ -55,7 +65,7 @@ class MachineTooBusy(Exception):
 
 
 class _CallLock:
-    """Every candidate call of every kdiff judge that shares this cache (kdiff.cache: the
+    """Every candidate call of every kdiff judge that shares this cache (kdiff.data.cache: the
     user's, on one machine) holds this lock shared; a call judged again after a timeout holds
     it alone, so that no other judge's call runs beside it. It lives in the cache, which
     outlives runs, not in a run's temporary folder, which must not."""
@@ -127,6 +137,7 @@ class GateOptions:
     # Judge at smaller sizes of the same problem when a benchmark input or a reference output
     # has more elements than this (gates.sizes.fit_sizes); None: the benchmark's own sizes.
     max_elements: int | None = None
+    profile: Profile = Profile.FULL  # quick: CMP-03 at a few held-out shapes
 
 
 class GateContext:
@@ -142,6 +153,15 @@ class GateContext:
         self._built: set[str] = set()
         self._random_reference: str | None = None  # "" once checked and not random
         self._original_constants = problem.constants()
+        # Trial sharing: a call's result by the digest of what it was made on, served again
+        # to any gate that makes the same call while `sharing_calls` (Gate.shares_calls).
+        self._calls: dict[str, CallResult] = {}
+        self.sharing_calls = False
+        self.calls_made = 0  # candidate calls sent to the worker
+        self.calls_served = 0  # candidate calls answered from an earlier one
+        self._evaluations: dict[str, Evaluation] = {}
+        self.oracle_cache = OracleCache(problem.path, self.device)
+        self.evaluations_computed = 0  # oracle evaluations neither in memory nor on disk
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:
@@ -318,8 +338,37 @@ class GateContext:
         """The oracle (float64, on the judge's device) and the working-precision reference.
         The oracle sees the inputs as rounded to the working precision, so that it judges
         the computation, not the rounding of the inputs. Gates that only read the oracle's
-        values or depths pass magnitudes=False and skip the costly magnitude trace."""
+        values or depths pass magnitudes=False and skip the costly magnitude trace. Cached
+        in memory for this candidate and on disk for every candidate of the problem
+        (kdiff.judging.oracle_cache); one traced with magnitudes serves a request without."""
         rounded = gen.cast_inputs(inputs, dtype)
+        # The entry traced with magnitudes first: it serves both kinds of request.
+        keys = [digest(rounded, seed, str(dtype), sorted(self.constants.items()), traced,
+                       self.backward) for traced in (True, False)[:2 - magnitudes]]
+        for key in keys:
+            if key in self._evaluations:
+                return self._evaluations[key]
+        for key in keys:
+            entry = OracleCache.load(self.oracle_cache.path(key), self.device)
+            if entry is not None:
+                ev = Evaluation(OracleResult(entry["values"], entry["magnitudes"],
+                                             entry["depths"], entry["peaks"]),
+                                entry["reference"], dtype, entry["cotangents"])
+                self._evaluations[key] = ev
+                return ev
+        ev = self.evaluate_uncached(rounded, seed, dtype, magnitudes)
+        self._evaluations[keys[-1]] = ev
+        OracleCache.store(self.oracle_cache.path(keys[-1]), {
+            "values": ev.oracle.values, "magnitudes": ev.oracle.magnitudes,
+            "depths": ev.oracle.depths, "peaks": ev.oracle.peaks, "reference": ev.reference,
+            "cotangents": ev.cotangents})
+        return ev
+
+    def evaluate_uncached(self, rounded: list[Any], seed: int = BENCHMARK_SEED,
+                          dtype: torch.dtype = torch.float32, magnitudes: bool = True
+                          ) -> Evaluation:
+        """`evaluate` computed now, on inputs already rounded to `dtype`."""
+        self.evaluations_computed += 1
         reference = self.run_reference(rounded, seed, dtype)
         cotangents = self.cotangents(reference) if self.backward else None
         if cotangents is not None:
@@ -380,6 +429,29 @@ class GateContext:
         if self.backward and "cotangents" not in options:
             shapes = self.run_reference(payload, seed, dtype)
             options["cotangents"] = self.cotangents(shapes)
+        shared = None
+        if self.sharing_calls and options.keys() <= SHAREABLE_OPTIONS:
+            shared = digest(key, payload, options)
+            if shared in self._calls:
+                self.calls_served += 1
+                return self._calls[shared]
+        result = self._call(key, payload, seed, dtype, options)
+        if shared is not None:
+            self._calls[shared] = result
+        return result
+
+    @contextlib.contextmanager
+    def shared_calls(self, share: bool) -> Iterator[None]:
+        """Within: calls are shared between gates (`share`) or always sent."""
+        before, self.sharing_calls = self.sharing_calls, share
+        try:
+            yield
+        finally:
+            self.sharing_calls = before
+
+    def _call(self, key: str, payload: list[Any], seed: int, dtype: torch.dtype,
+              options: dict[str, Any]) -> CallResult:
+        self.calls_made += 1
         reply = self.request_judged_alone(
             lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
                                                    inputs=payload, **options),

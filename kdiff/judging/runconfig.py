@@ -23,6 +23,7 @@ class RunConfig:
     problems: list[str] | None = None
     jobs: int = 1
     store: Path | None = None
+    exitfirst: bool = False  # stop a kernel's judging at its first failing gate
 
     @property
     def device(self) -> str:

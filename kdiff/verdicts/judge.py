@@ -6,10 +6,10 @@ from typing import Callable
 
 import pluggy
 
-from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.data.model import NOT_RUN, Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.data.problem import LoadError, load_problem
 from kdiff.data.seeding import fp32_means_fp32, one_thread
-from kdiff.gates.registry import select
+from kdiff.gates.registry import in_judging_order, select
 from kdiff.judging.context import GateContext, JudgeDeviceBroken
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.process import CandidateFailure, CandidateLoadError, _sticky_device_error
@@ -45,10 +45,9 @@ GateCallback = Callable[[Verdict, GateResult, int], None]
 def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], gates: list,
             ctx: GateContext, why: str) -> Verdict:
     """The verdict of the gates judged so far; the others are errors that say why not."""
-    full = dict(results)
-    for gate in gates:
-        full.setdefault(gate.id, GateResult(gate.id, Status.ERROR, detail=f"not run: {why}",
-                                                  klass=gate.klass))
+    full = {gate.id: results.get(gate.id) or GateResult(gate.id, Status.ERROR,
+                                                        detail=f"{NOT_RUN}{why}",
+                                                        klass=gate.klass) for gate in gates}
     return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
 
 
@@ -89,7 +88,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         native.seconds = time.perf_counter() - start
         results: dict[str, GateResult] = {}
         try:
-            for gate in gates:
+            for gate in in_judging_order(gates):
                 try:
                     results[gate.id] = gate.run(ctx)
                 except JudgeDeviceBroken as exc:
@@ -100,11 +99,14 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                 if on_gate is not None:
                     on_gate(_so_far(case, native, results, gates, ctx, "not yet judged"),
                             results[gate.id], len(results))
+                if config.exitfirst and results[gate.id].status is Status.FAIL:
+                    break
         except KeyboardInterrupt:
             raise JudgingInterrupted(_so_far(case, native, results, gates, ctx,
                                              "the judging was interrupted"),
                                      len(results)) from None
-    return Verdict(case, native, results, scaled_sizes=ctx.scaled_sizes)
+    # In catalogue order; under --exitfirst the gates after the first failure are not run.
+    return _so_far(case, native, results, gates, ctx, "exitfirst")
 
 
 def device_broken(verdict: Verdict, why: str) -> Verdict:

@@ -2,9 +2,10 @@
 
 A verdict is keyed by what decides it: the bench, the problem's and the candidate's content
 hashes, the native preset, the options that change a judgement (gate options, timeouts) and
-the judging code (kdiff's version and a hash of the sources that decide a verdict: a fix to a
-gate re-judges what the old gate judged); each gate's result is a row of its own under that key, so a later run with
-more gates judges only the gates that are missing. The database runs in WAL mode with one
+the code of the case's own judgement (kdiff.verdicts.code.case_code: the judging loop, the
+sandbox, the bench's adapter). Each gate's result is a row of its own under that key, marked
+with the code that gate runs (gate_code): a later run with more gates judges only the gates
+that are missing, and a fix to one gate re-judges that gate's results only. The database runs in WAL mode with one
 transaction per verdict: killing kdiff at any moment loses at most the verdict being judged.
 
 A run is recorded too (its cases, in order, with their ids and metadata, and its gate list),
@@ -17,9 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import hashlib
-import importlib
 import json
 import sqlite3
 import time
@@ -29,7 +28,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 from kdiff import __version__
 from kdiff.data.model import Case, GateResult, NativeVerdict, Verdict
+from kdiff.gates.registry import GATE_IDS
 from kdiff.judging.runconfig import RunConfig
+from kdiff.verdicts.code import case_code, gate_code
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
     options TEXT, kdiff_version TEXT, native TEXT, error TEXT, error_kind TEXT, judged_at REAL,
     scaled_sizes TEXT);
 CREATE TABLE IF NOT EXISTS gate_results (
-    key TEXT, gate TEXT, result TEXT, PRIMARY KEY (key, gate));
+    key TEXT, gate TEXT, result TEXT, code TEXT, PRIMARY KEY (key, gate));
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, bench TEXT, native_preset TEXT, device TEXT, gates TEXT,
     options TEXT, kdiff_version TEXT, command TEXT, started_at REAL, n_cases INTEGER);
@@ -60,23 +61,6 @@ def default_path(*report_paths: Path | None) -> Path:
         if path is not None:
             return Path(path).parent / DEFAULT_NAME
     return Path("kdiff-out") / DEFAULT_NAME
-
-
-# The packages whose sources decide a verdict: the judge, sandbox and worker, the gates, the
-# adapters' discovery and native checks (not the reports, which only render verdicts).
-JUDGING_PACKAGES = ("kdiff", "kdiff.gates", "kdiff.adapters")
-
-
-@functools.lru_cache(maxsize=None)
-def judging_code() -> str:
-    """kdiff's version and the hash of every source file of JUDGING_PACKAGES."""
-    digest = hashlib.sha256()
-    for name in JUDGING_PACKAGES:
-        root = Path(importlib.import_module(name).__file__).parent
-        for path in sorted(root.rglob("*.py")):
-            digest.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
-            digest.update(path.read_bytes())
-    return f"{__version__}+{digest.hexdigest()[:16]}"
 
 
 def file_sha256(path: Path) -> str:
@@ -137,7 +121,7 @@ def _schema_columns() -> dict[str, list[str]]:
 
 EXPECTED_COLUMNS = _schema_columns()
 # A column that stores written by an earlier kdiff lack, and that opening one adds.
-ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT"}
+ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT", ("gate_results", "code"): "TEXT"}
 
 
 class ResultsStore:
@@ -191,7 +175,7 @@ class ResultsStore:
 
     def key(self, case: Case, config: RunConfig, preset: str) -> str:
         parts = [case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
-                 options_key(config, preset), judging_code(), case.discovery_error or ""]
+                 options_key(config, preset), case_code(case.bench), case.discovery_error or ""]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     # -- verdicts -------------------------------------------------------------------------
@@ -204,13 +188,13 @@ class ResultsStore:
             self.db.execute(
                 "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (key, case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
-                 preset, options_key(config, preset), judging_code(),
+                 preset, options_key(config, preset), case_code(case.bench),
                  json.dumps(verdict.native.to_json()), verdict.error,
                  verdict.error_kind if verdict.error else None, time.time(),
                  json.dumps(verdict.scaled_sizes)))
-            self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?)",
-                                [(key, gid, json.dumps(g.to_json()))
-                                 for gid, g in verdict.gates.items()])
+            self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?,?)",
+                                [(key, gid, json.dumps(g.to_json()), gate_code(gid))
+                                 for gid, g in verdict.gates.items() if not g.not_run])
         return True
 
     def get(self, case: Case, config: RunConfig, preset: str, gates: list[str]
@@ -230,9 +214,11 @@ class ResultsStore:
             if row[1] is not None:  # the case could not be judged at all: no gate will run
                 return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
             scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
-            stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
-                      self.db.execute("SELECT gate, result FROM gate_results WHERE key=?",
-                                      (key,))}
+            # A result of other code than the gate's now was judged by an older gate.
+            stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result, code
+                      in self.db.execute("SELECT gate, result, code FROM gate_results "
+                                         "WHERE key=?", (key,))
+                      if gid in GATE_IDS and code == gate_code(gid)}
         # What the harness recorded belongs to the case, not to the (shared) content.
         native.recorded = case.recorded_accept
         results = {gid: stored[gid] for gid in gates if gid in stored}
@@ -251,7 +237,7 @@ class ResultsStore:
             if self.db.execute("SELECT 1 FROM runs WHERE id=?", (ident,)).fetchone() is None:
                 self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
                                 (ident, config.bench, preset, config.device, json.dumps(gates),
-                                 options_key(config, preset), judging_code(), command,
+                                 options_key(config, preset), case_code(config.bench), command,
                                  time.time(), len(cases)))
                 self.db.executemany("INSERT INTO run_cases VALUES (?,?,?,?)",
                                     [(ident, i, k, json.dumps(case_to_json(c), default=str))

@@ -1,0 +1,129 @@
+"""The oracle cache: the float64 oracle and the working-precision reference on one input set,
+kept on disk across candidates and runs (an RL loop judges dozens of candidates of one
+problem on the same inputs).
+
+An entry is named by everything an evaluation is a function of: the problem file's content,
+the sizes it is judged at, the model's seed, the working dtype, the digest of the inputs
+(kdiff.data.digest), whether magnitudes were traced and the backward pass taken, the device
+(its float64 and working-precision libraries), torch's version, and the code that computes
+an evaluation (ORACLE_SOURCES). Only the judge writes here, and only what it computed
+itself: nothing a candidate's worker returned is ever stored (spec: Verdict integrity).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from kdiff.data.cache import cache_key, cache_root, write_atomic
+from kdiff.data.files import UnreadableFile, read_regular_file
+
+FORMAT = 1
+# The modules whose code decides an evaluation's values: drawing and rounding inputs, sizes,
+# loading and building the reference, running it, and the oracle's trace.
+ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.inputs", "kdiff.numerics.sizes",
+                  "kdiff.data.problem", "kdiff.data.seeding", "kdiff.judging.context")
+# Entries larger than this stay in memory only: at --max-elements 2^20 one evaluation of a
+# three-output problem is ~40 MB (float64 values and magnitudes, the reference), and a level
+# of a benchmark has hundreds of problems of some 50 evaluations each; 16 MiB keeps the
+# CPU corpus (at most 2^16 elements per output) and the small problems of a GPU audit.
+MAX_ENTRY_BYTES = 16 << 20
+# The whole oracle cache: past this, the entries used longest ago are deleted (a judge prunes
+# when it opens a problem's cache). The shipped CPU corpus fills ~300 MB; 4 GiB holds a
+# level of an audit's small problems, or the candidates of one RL run's problems, on any disk
+# kdiff's other caches fit on.
+MAX_TOTAL_BYTES = 4 << 30
+
+
+@functools.lru_cache(maxsize=None)
+def oracle_code() -> str:
+    """A digest of ORACLE_SOURCES and torch's version."""
+    import importlib.util
+    h = hashlib.sha256(torch.__version__.encode())
+    for name in ORACLE_SOURCES:
+        spec = importlib.util.find_spec(name)
+        h.update(f"\0{name}\0".encode() + Path(spec.origin).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def device_name(device: str) -> str:
+    """The device as its results depend on it: the GPU model under CUDA."""
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return f"cuda:{torch.cuda.get_device_name()}"
+    return device
+
+
+class OracleCache:
+    """The evaluations of one problem file on one device."""
+
+    def __init__(self, problem: Path, device: str) -> None:
+        try:
+            content = read_regular_file(problem)
+        except (OSError, UnreadableFile):
+            content = None  # not cached: no content to name the entries by
+        self.folder = None if content is None else cache_root() / "oracle" / cache_key(
+            FORMAT, hashlib.sha256(content).hexdigest(), device_name(device),
+            oracle_code())
+        prune(cache_root() / "oracle", MAX_TOTAL_BYTES)
+
+    def path(self, *parts: Any) -> Path | None:
+        if self.folder is None:
+            return None
+        return self.folder / f"{cache_key(FORMAT, *map(str, parts))}.pt"
+
+    @staticmethod
+    def load(path: Path | None, device: str) -> dict[str, Any] | None:
+        """The entry at `path` with its tensors on `device`, or None (absent or unreadable:
+        computed again)."""
+        if path is None or not path.is_file():
+            return None
+        try:
+            entry = torch.load(path, map_location=device, weights_only=True)
+            path.touch()  # used now: the last to be pruned
+        except Exception:  # noqa: BLE001 - a damaged or foreign file (or one pruned) is a miss
+            return None
+        return entry if isinstance(entry, dict) else None
+
+    @staticmethod
+    def store(path: Path | None, entry: dict[str, Any]) -> None:
+        if path is None:
+            return
+        buffer = io.BytesIO()
+        torch.save(_to_cpu(entry), buffer)
+        data = buffer.getvalue()
+        if len(data) > MAX_ENTRY_BYTES:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, data)
+
+
+def prune(root: Path, budget: int) -> None:
+    """Deletes the entries under `root` used longest ago until they total at most `budget`
+    bytes. Another judge may prune the same files at once: one already gone is skipped."""
+    entries = []
+    for path in root.glob("*/*.pt"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries, key=lambda e: e[0]):
+        if total <= budget:
+            break
+        path.unlink(missing_ok=True)
+        total -= size
+
+
+def _to_cpu(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu()
+    if isinstance(x, dict):
+        return {k: _to_cpu(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_to_cpu(v) for v in x]
+    return x

@@ -1,0 +1,161 @@
+"""Trial sharing and the oracle cache (spec: Trials and cost): one candidate call serves every
+gate whose inputs it matches, gates whose calls must each reach the candidate opt out, and
+the float64 oracle is computed once per (problem, inputs, seed, dtype) across candidates and
+runs, by the judge only."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from kdiff.data.model import Case, Profile, Status
+from kdiff.data.problem import load_problem
+from kdiff.gates.cmp01_distributions import DistributionCoverage
+from kdiff.gates.cmp02_statelessness import Statelessness
+from kdiff.gates.cmp03_shapes import ShapePolymorphism
+from kdiff.gates.prc01_precision import PrecisionRegime
+from kdiff.judging import context as context_module
+from kdiff.judging.context import GateContext, GateOptions, ReferenceFailure
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.numerics import inputs as gen
+from kdiff.sandbox.process import CandidateProcess
+from kdiff.verdicts.judge import judge_case
+
+RELU = Path(__file__).resolve().parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+TORCH_RELU = """
+import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+# CMP-01's trials: per seed (GateOptions.seeds, 2) the benchmark's draw and each of the eight
+# distributions of gen.COVERAGE.
+CMP01_CALLS = 2 * (1 + len(gen.COVERAGE))
+
+
+@pytest.fixture
+def candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "relu.py"
+    path.write_text(TORCH_RELU)
+    return path
+
+
+def test_prc01_and_cmp03_are_served_by_cmp01s_calls(candidate: Path):
+    """PRC-01's fp32 trials are CMP-01's benchmark and normal draws, and CMP-03's benchmark
+    shape is CMP-01's first benchmark draw: none of them is sent again."""
+    with CandidateProcess(RELU, candidate) as cand:
+        ctx = GateContext(load_problem(RELU), cand)
+        first = DistributionCoverage().run(ctx)
+        assert first.status is Status.PASS, first.detail
+        assert first.calls == CMP01_CALLS == cand.request_counts["call"]
+        precision = PrecisionRegime().run(ctx)
+        assert precision.status is Status.PASS, precision.detail
+        assert precision.calls == 0 and ctx.calls_served == 4
+        served = ctx.calls_served
+        shapes = ShapePolymorphism().run(ctx)
+        assert shapes.status is Status.PASS, shapes.detail
+        assert ctx.calls_served == served + 1  # the benchmark shape, contiguous
+        assert ctx.calls_made == cand.request_counts["call"]
+
+
+def test_a_gate_that_opts_out_sends_every_call(candidate: Path):
+    """CMP-02's sequence on one instance starts with CMP-01's draws A and B and repeats them
+    in new tensors: every one of its calls reaches the worker all the same."""
+    with CandidateProcess(RELU, candidate) as cand:
+        ctx = GateContext(load_problem(RELU), cand)
+        DistributionCoverage().run(ctx)
+        before = cand.request_counts["call"]
+        result = Statelessness().run(ctx)
+        assert result.status is Status.PASS, result.detail
+        made = int(result.detail.split(" calls;")[0])
+        assert result.calls == made == cand.request_counts["call"] - before
+        assert ctx.calls_served == 0
+
+
+def test_the_full_verdict_makes_fewer_calls_than_its_gates_ask(candidate: Path):
+    """A shipped problem's full verdict: CMP-01 and PRC-01 together send CMP-01's calls only,
+    whichever runs first."""
+    verdict = judge_case(Case("relu", RELU, candidate), RunConfig(native="kernelbench-v0.1"),
+                         manager())
+    assert verdict.verifier_accept is True, {g: r.detail for g, r in verdict.gates.items()}
+    assert verdict.gates["CMP-01"].calls + verdict.gates["PRC-01"].calls == CMP01_CALLS
+
+
+def test_the_oracle_is_computed_once_across_candidates(candidate: Path,
+                                                       monkeypatch: pytest.MonkeyPatch):
+    """A second candidate of the same problem (a fresh context, as another judge or run has)
+    reads the first one's evaluation from disk: the same values, no oracle run."""
+    inputs = gen.realize(GateContext(load_problem(RELU), None).templates(), gen.normal(), 5)
+    first = GateContext(load_problem(RELU), None).evaluate(inputs)
+
+    def no_oracle(*args, **kwargs):
+        raise AssertionError("the oracle ran again")
+    monkeypatch.setattr(context_module, "run_oracle", no_oracle)
+    again = GateContext(load_problem(RELU), None).evaluate(inputs)
+    assert torch.equal(again.oracle.values[0], first.oracle.values[0])
+    assert torch.equal(again.oracle.magnitudes[0], first.oracle.magnitudes[0])
+    assert torch.equal(again.reference[0], first.reference[0])
+    assert again.oracle.depths == first.oracle.depths
+    # Other inputs, or the same inputs at another seed of the model, are another entry.
+    with pytest.raises(ReferenceFailure, match="the oracle ran again"):
+        GateContext(load_problem(RELU), None).evaluate([inputs[0] + 1])
+    with pytest.raises(ReferenceFailure, match="the oracle ran again"):
+        GateContext(load_problem(RELU), None).evaluate(inputs, seed=7)
+
+
+def test_the_oracle_cache_is_keyed_by_the_problems_content(tmp_path: Path, candidate: Path,
+                                                           monkeypatch: pytest.MonkeyPatch):
+    """An edited problem file is another problem: nothing of the old one's is read."""
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text(RELU.read_text())
+    inputs = GateContext(load_problem(problem), None).benchmark_inputs(0)
+    GateContext(load_problem(problem), None).evaluate(inputs)
+    entries = list((tmp_path / "cache" / "oracle").rglob("*"))
+    assert [p.suffix for p in entries if p.is_file()] == [".pt"]  # atomic: no .tmp left
+    problem.write_text(RELU.read_text().replace("torch.relu(x)", "torch.relu(x) * 2"))
+    doubled = GateContext(load_problem(problem), None).evaluate(inputs)
+    assert torch.equal(doubled.oracle.values[0], 2 * torch.relu(inputs[0].double()))
+
+
+def test_exitfirst_stops_at_the_first_failure(tmp_path: Path, candidate: Path):
+    """-x: the gates after the first failing one are not run, and say so."""
+    broken = tmp_path / "nan_swallowing.py"
+    broken.write_text(TORCH_RELU.replace("torch.relu(x)", "torch.clamp_min(x, 0.0).nan_to_num()"))
+    verdict = judge_case(Case("nan", RELU, broken),
+                         RunConfig(native="kernelbench-v0.1", gates=["EXC-01", "ORD-02",
+                                                                      "CMP-02"],
+                                   exitfirst=True), manager())
+    assert list(verdict.gates) == ["EXC-01", "ORD-02", "CMP-02"]  # catalogue order
+    # Judged in JUDGING_ORDER: ORD-02 (passes), EXC-01 (fails), CMP-02 never runs.
+    assert verdict.gates["ORD-02"].status is Status.PASS
+    assert verdict.gates["EXC-01"].status is Status.FAIL
+    assert verdict.gates["CMP-02"].not_run and "exitfirst" in verdict.gates["CMP-02"].detail
+    assert verdict.verifier_accept is False
+
+
+def test_quick_profile_judges_fewer_shapes(candidate: Path):
+    """--profile quick: CMP-03 at the benchmark shape and the first held-out sizes only."""
+    with CandidateProcess(RELU, candidate) as cand:
+        full = ShapePolymorphism().run(GateContext(load_problem(RELU), cand))
+        quick = ShapePolymorphism().run(GateContext(load_problem(RELU), cand,
+                                                    GateOptions(profile=Profile.QUICK)))
+    assert full.status is quick.status is Status.PASS, (full.detail, quick.detail)
+    assert 0 < quick.calls < full.calls
+
+
+def test_the_oracle_cache_keeps_to_its_budget(tmp_path: Path):
+    """Past the budget, the entries used longest ago go first."""
+    import os
+
+    from kdiff.judging.oracle_cache import prune
+    folder = tmp_path / "oracle" / "problem"
+    folder.mkdir(parents=True)
+    for age, name in enumerate(("newest", "middle", "oldest")):
+        path = folder / f"{name}.pt"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, (1000 - age, 1000 - age))
+    prune(tmp_path / "oracle", 250)
+    assert sorted(p.stem for p in folder.iterdir()) == ["middle", "newest"]
