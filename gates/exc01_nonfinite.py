@@ -171,9 +171,12 @@ class NonFinitePropagation(Gate):
             missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls)
             if bool(missing.any()):
                 if reach is None:
-                    reach = influenced(ctx, inputs) or [torch.ones(o.shape, dtype=torch.bool)
-                                                        for o in ev.oracle.values]
-                artefact = (oracle_cls != FINITE) & ~reach[i]
+                    reach = influenced(ctx, inputs) or []
+                # The reach covers the forward's outputs; what it does not cover (a VJP's
+                # gradients, which follow them) counts as reached: judged strictly.
+                reached = reach[i] if i < len(reach) else torch.ones(oracle_cls.shape,
+                                                                     dtype=torch.bool)
+                artefact = (oracle_cls != FINITE) & ~reached
                 if bool((judged & artefact).any()):
                     # An algorithm that multiplies injected values by zero also turns an
                     # influenced +-Inf into NaN where another injection meets a zero weight

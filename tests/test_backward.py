@@ -33,3 +33,12 @@ def test_reference_gradients_pass_and_fp16_gradients_fail(tmp_path):
     prc = defective.gates["PRC-01"]
     assert prc.status is Status.FAIL and prc.signature == "below_working_precision"
     assert "output 1" in prc.detail or "output 2" in prc.detail  # a gradient, not the forward
+
+
+def test_exc01_judges_gradients_a_backward_swallows_nan_in():
+    """EXC-01's reach of an injection covers the forward's outputs only; the gradients after
+    them are judged as reached (an IndexError, a kdiff error, before)."""
+    defective = judge(CORE / "tanh_matmul_nan_gradient.py", ["EXC-01"])
+    exc = defective.gates["EXC-01"]
+    assert exc.status is Status.FAIL and exc.signature == "nan_swallowed", exc.detail
+    assert "output 0" not in exc.detail, exc.detail  # the forward is exact
