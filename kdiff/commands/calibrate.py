@@ -433,8 +433,8 @@ def calibrate(args: Any) -> int:
     presets = list(manager().hook.kdiff_native_presets(bench="kernelbench"))
     print(f"kdiff calibrate: the native check under {', '.join(presets)} for each of "
           f"{len(cal.redteam)} red-team kernels", file=sys.stderr, flush=True)
-    # One worker per red-team kernel, `jobs` at a time (the work is in the workers): on the
-    # H200 this pass took longer than the 77 kernels' twelve gates when it ran one by one.
+    # One worker per red-team kernel, `jobs` at a time: the work is in the workers, and one
+    # by one this pass would take longer than the whole corpus's twelve gates.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         accepted = pool.map(lambda j: native_acceptance(j.kernel, presets, device), cal.redteam)
         cal.native_by_preset.update(zip((j.id for j in cal.redteam), accepted))

@@ -62,11 +62,9 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
     when config.jobs > 1); local processes unless another executor is given.
 
     Judges that share a GPU share its memory: a case that ran out of device memory beside
-    the others is judged again, alone, after them, and only that verdict counts (on the
-    H200 with 12 judges, KernelBenchFiltered #93's and #94's candidates raised `CUDA error:
-    out of memory` in the native check and in EXC-01, so the native check rejected them, and
-    #74's CMP-03 oracle raised torch's OutOfMemoryError, a kdiff error that left its verdict
-    open)."""
+    the others is judged again, alone, after them, and only that verdict counts. Beside other
+    judges, a candidate that raises `CUDA error: out of memory` would be rejected for memory
+    its neighbours hold, and an oracle out of memory would leave the verdict open."""
     executor = executor or make_executor("local", config.jobs, config.device)
     crowded = []
     for verdict in executor.judge(list(cases), judge_one, config, pm, preset):

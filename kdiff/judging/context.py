@@ -248,8 +248,8 @@ class GateContext:
         model, buffers = self._references[key]
         # Each evaluation starts from the buffers as built, as the benchmark's first trial
         # does: training-mode BatchNorm does not read its running statistics, but it updates
-        # them, and after a gate's inputs near the range's end they held variances past
-        # fp32's range, which the oracle traced into every later trial's peak.
+        # them, and after a gate's inputs near the range's end they would hold variances past
+        # fp32's range, which the oracle would trace into every later trial's peak.
         with torch.no_grad():
             for name, b in model.named_buffers():
                 b.copy_(buffers[name])
