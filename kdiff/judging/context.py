@@ -19,6 +19,7 @@ from kdiff.data.problem import ProblemModule
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes, tolerance
 from kdiff.numerics.oracle import OracleResult, run_oracle
+from kdiff.numerics.tolerance import BoundModel
 from kdiff.sandbox.process import (
     CandidateFailure,
     CandidateOverBudget,
@@ -103,15 +104,15 @@ class Evaluation:
     dtype: torch.dtype
     cotangents: list[torch.Tensor] | None = None
 
-    def bounds(self, model: str = "probabilistic") -> list[torch.Tensor]:
+    def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC) -> list[torch.Tensor]:
         return [tolerance.bound(m, d, self.dtype, model)
                 for m, d in zip(self.oracle.magnitudes, self.oracle.depths)]
 
-    def reference_mismatches(self, model: str = "probabilistic") -> list[tolerance.Mismatch]:
+    def reference_mismatches(self, model: BoundModel = BoundModel.PROBABILISTIC) -> list[tolerance.Mismatch]:
         return [tolerance.compare(r, v, b, i) for i, (r, v, b) in
                 enumerate(zip(self.reference, self.oracle.values, self.bounds(model)))]
 
-    def reference_ratio(self, model: str = "probabilistic") -> float:
+    def reference_ratio(self, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
         return max((m.worst_ratio for m in self.reference_mismatches(model)), default=0.0)
 
 
