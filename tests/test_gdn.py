@@ -318,8 +318,11 @@ def per_channel_gate(B, T, H, K, seed):
     return F.logsigmoid(torch.randn(B, T, H, K, generator=gen) + 2.0)
 
 
-@pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
-                                              ("simple_gla", 1, math.nan), ("gla", 2, math.nan),
+@pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan),
+                                              pytest.param("gdn", 0, math.inf, marks=SLOW),
+                                              pytest.param("simple_gla", 1, math.nan,
+                                                           marks=SLOW),
+                                              ("gla", 2, math.nan),
                                               pytest.param("gla64", 0, math.nan, marks=SLOW),
                                               pytest.param("kda", 1, math.nan, marks=SLOW),
                                               pytest.param("kda64", 1, math.nan, marks=SLOW)])
@@ -572,7 +575,7 @@ def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
             assert torch.equal(a, b), name
 
 
-@pytest.mark.parametrize("bk", [16, 32])
+@pytest.mark.parametrize("bk", [pytest.param(16, marks=SLOW), 32])
 def test_key_slices_match_float64_oracle(bk, monkeypatch):
     """The WY inverse, W/Utld and the output loop over K in BLOCK_K-wide slices: at K = 48,
     slices of 16 (three full) and of 32 (one full, one half masked) against the float64
