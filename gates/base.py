@@ -109,17 +109,24 @@ class Trial:
     inputs: list[Any]
     dtype: torch.dtype = torch.float32
     seed: int = BENCHMARK_SEED  # model seed
-    bound_model: str = "probabilistic"
+    bound_model: tolerance.BoundModel = tolerance.BoundModel.PROBABILISTIC
     call_options: dict[str, Any] = field(default_factory=dict)  # worker `call` options
 
 
 @dataclass
 class TrialLog:
-    judged: int = 0
+    """What a gate's trials came to: the labels of those judged, those under-specified and
+    those not judged (each with why), and the worst ratio to the bound seen."""
+
+    judged_labels: list[str] = field(default_factory=list)
     under_specified: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     worst_ratio: float = 0.0
     worst_label: str = ""
+
+    @property
+    def judged(self) -> int:
+        return len(self.judged_labels)
 
 
 class ThresholdedGate(Gate):
@@ -155,7 +162,7 @@ class ThresholdedGate(Gate):
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
                 f"of the bound")
             return None
-        log.judged += 1
+        log.judged_labels.append(trial.label)
         for i, (g, v, b) in enumerate(zip(got.outputs, ev.oracle.values, ev.bounds(trial.bound_model))):
             mm = tolerance.compare(g, v, b, i)
             if mm.worst_ratio > log.worst_ratio:

@@ -73,7 +73,8 @@ def _same(a: list[Any], b: list[Any]) -> bool:
         and isinstance(y, torch.Tensor) else x == y for x, y in zip(a, b))
 
 
-def within_bound(outputs: list[torch.Tensor], ev: Evaluation, model: str) -> bool:
+def within_bound(outputs: list[torch.Tensor], ev: Evaluation,
+                 model: tolerance.BoundModel) -> bool:
     try:
         check_structure(outputs, ev.reference)
     except OutputStructureError:

@@ -37,8 +37,8 @@ from kdiff.sandbox.process import CandidateFailure, CandidateOverBudget, Candida
 # seconds; 2^16 is four times the largest input of the shipped corpus, so each dimension can
 # still be scaled up. On a GPU four times the largest input the run judges at (--max-elements,
 # else 2^22): room for the 2v+1 scale-up of one dimension of it; at the 2^24 default the float64
-# oracle's copy of one input is 128 MiB. (On CUDA a CPU-sized cap left the audit's larger
-# problems judged at a handful of sizes, their benchmark shape not among them.)
+# oracle's copy of one input is 128 MiB. (On CUDA a CPU-sized cap would leave larger problems
+# judged at a handful of sizes, their benchmark shape not among them.)
 CPU_MAX_ELEMENTS = 1 << 16
 DEVICE_JUDGED_ELEMENTS = 1 << 22
 
@@ -62,7 +62,7 @@ def inputs_over(ctx: GateContext, cap: int) -> bool:
     """Whether an input at the current sizes would have more than `cap` elements, from a draw
     on the meta device (shapes only, nothing allocated). One constant can size several
     dimensions of one input (TritonBench's DIM_3 in a [2, 3, 3, 3] weight: at 1000, 2e9
-    elements, 8 GB drawn in the judge before the cap was checked, and the OOM killer took it).
+    elements, 8 GB, which drawn in the judge before the check would bring the OOM killer).
     False where get_inputs() cannot run on the meta device: the draw itself is checked then."""
     try:
         with torch.device("meta"):

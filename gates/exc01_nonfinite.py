@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate
+from kdiff.gates.base import Gate, TrialLog
 from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
 
@@ -106,13 +106,14 @@ def influenced(ctx: GateContext, inputs: list) -> list[torch.Tensor] | None:
 
 
 @dataclass
-class Tally:
-    trials: int = 0
+class InjectionLog(TrialLog):
+    """The trial log with the elements' classes: how many of each non-finite class were
+    expected, and how many elements were not judged and why."""
+
     expected: dict[int, int] = field(default_factory=lambda: {NAN: 0, POS_INF: 0, NEG_INF: 0})
-    unjudged: int = 0
+    unjudged: int = 0  # the float64 oracle and the working-precision reference disagree
     zero_weight: int = 0  # expected non-finite only through paths of weight zero
     inf_made_nan: int = 0  # NaN expected from injected Inf alone, where +-Inf came out
-    skipped: list[str] = field(default_factory=list)
 
     def counts(self) -> str:
         return ", ".join(f"{n} {CLASS_NAMES[c]}" for c, n in self.expected.items())
@@ -127,47 +128,47 @@ class NonFinitePropagation(Gate):
     def judge(self, ctx: GateContext) -> GateResult:
         if not ctx.float_input_indices():
             return self.result(Status.SKIP, ctx.no_free_inputs())
-        tally = Tally()
+        log = InjectionLog()
         for seed in SEEDS:
             for label, strategy, injects_nan in INJECTIONS:
                 failure = self.judge_trial(ctx, f"{label} seed {seed}", ctx.draw(strategy, seed),
-                                           tally, injects_nan)
+                                           log, injects_nan)
                 if failure is not None:
                     return failure
-        if tally.trials == 0:
+        if log.judged == 0:
             return self.result(Status.SKIP, f"the reference rejects every injection "
-                               f"({tally.skipped[0]})")
-        detail = (f"{tally.trials} injections: every judged element has the expected class "
-                  f"(non-finite expected: {tally.counts()})")
-        if tally.unjudged:
-            detail += (f"; {tally.unjudged} element(s) not judged (float64 oracle and working-"
+                               f"({log.skipped[0]})")
+        detail = (f"{log.judged} injections: every judged element has the expected class "
+                  f"(non-finite expected: {log.counts()})")
+        if log.unjudged:
+            detail += (f"; {log.unjudged} element(s) not judged (float64 oracle and working-"
                        f"precision reference disagree)")
-        if tally.zero_weight:
-            detail += (f"; {tally.zero_weight} element(s) not judged (non-finite in the "
+        if log.zero_weight:
+            detail += (f"; {log.zero_weight} element(s) not judged (non-finite in the "
                        f"reference only through paths of weight zero: 0 * NaN)")
-        if tally.inf_made_nan:
-            detail += (f"; {tally.inf_made_nan} element(s) judged non-finite only (NaN from "
+        if log.inf_made_nan:
+            detail += (f"; {log.inf_made_nan} element(s) judged non-finite only (NaN from "
                        f"injected Inf alone, +-Inf returned)")
-        if tally.skipped:
-            detail += f"; {len(tally.skipped)} injection(s) rejected by the reference"
+        if log.skipped:
+            detail += f"; {len(log.skipped)} injection(s) rejected by the reference"
         return self.result(Status.PASS, detail)
 
-    def judge_trial(self, ctx: GateContext, label: str, inputs: list, tally: Tally,
+    def judge_trial(self, ctx: GateContext, label: str, inputs: list, log: InjectionLog,
                     injects_nan: bool = True) -> GateResult | None:
         try:
             ev = ctx.evaluate(inputs)
         except ReferenceFailure as exc:
-            tally.skipped.append(f"{label}: {exc}")
+            log.skipped.append(f"{label}: {exc}")
             return None
         got = ctx.call(inputs)
         check_structure(got.outputs, ev.reference)
-        tally.trials += 1
+        log.judged_labels.append(label)
         reach: list[torch.Tensor] | None = None  # computed only where a mismatch needs it
         for i, (oracle, reference, out) in enumerate(zip(ev.oracle.values, ev.reference,
                                                          got.outputs)):
             oracle_cls, ref_cls, got_cls = classify(oracle), classify(reference), classify(out)
             judged = oracle_cls == ref_cls
-            tally.unjudged += int((~judged).sum())
+            log.unjudged += int((~judged).sum())
             missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls)
             if bool(missing.any()):
                 if reach is None:
@@ -182,7 +183,7 @@ class NonFinitePropagation(Gate):
                     # influenced +-Inf into NaN where another injection meets a zero weight
                     # (Inf * a + 0 * Inf): there only non-finiteness is judged.
                     artefact |= (oracle_cls == NAN) & (got_cls != FINITE)
-                tally.zero_weight += int((judged & artefact).sum())
+                log.zero_weight += int((judged & artefact).sum())
                 judged = judged & ~artefact
             if not injects_nan:
                 # With only +-Inf injected, a NaN of the reference comes from Inf - Inf or from
@@ -191,10 +192,10 @@ class NonFinitePropagation(Gate):
                 # reveal where a non-zero path reaches the same output: there an Inf that
                 # comes out as +-Inf is judged non-finite, as it is.
                 loose = judged & (oracle_cls == NAN) & ((got_cls == POS_INF) | (got_cls == NEG_INF))
-                tally.inf_made_nan += int(loose.sum())
+                log.inf_made_nan += int(loose.sum())
                 judged = judged & ~loose
-            for c in tally.expected:
-                tally.expected[c] += int((judged & (oracle_cls == c)).sum())
+            for c in log.expected:
+                log.expected[c] += int((judged & (oracle_cls == c)).sum())
             wrong = {sig: mask & judged for sig, mask in _violation(oracle_cls, got_cls).items()}
             counts = {sig: int(m.sum()) for sig, m in wrong.items()}
             first = next((sig for sig, n in counts.items() if n), None)

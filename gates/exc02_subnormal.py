@@ -9,13 +9,13 @@ flushed norm (0 -> Inf/NaN).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate
+from kdiff.gates.base import Gate, TrialLog
 from kdiff.judging.context import (
     DTYPE_NAMES,
     Evaluation,
@@ -56,7 +56,8 @@ def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
     there is the smallest subnormal). Where |oracle| exceeds this, every honest order keeps a
     non-zero result of the oracle's sign."""
     depth = ev.oracle.depths[i]
-    relative = (tolerance.bound(ev.oracle.magnitudes[i], depth, ev.dtype, "worst_case")
+    relative = (tolerance.bound(ev.oracle.magnitudes[i], depth, ev.dtype,
+                                tolerance.BoundModel.WORST_CASE)
                 - tolerance.SMALLEST_NORMAL[ev.dtype])
     finfo = torch.finfo(ev.dtype)
     underflow = depth * finfo.tiny * finfo.eps / 2  # smallest subnormal = tiny * eps
@@ -64,11 +65,12 @@ def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
 
 
 @dataclass
-class Tally:
-    trials: list[str] = field(default_factory=list)
-    kept: int = 0  # subnormal results of the reference
-    judged: int = 0  # of those, beyond the honest margin
-    notes: list[str] = field(default_factory=list)
+class SubnormalLog(TrialLog):
+    """The trial log with the reference's subnormal results: how many it kept, and how many
+    of those lie beyond the honest margin (the ones judged)."""
+
+    kept: int = 0
+    results_judged: int = 0
 
 
 class SubnormalHandling(Gate):
@@ -81,23 +83,24 @@ class SubnormalHandling(Gate):
         floats = ctx.float_input_indices()
         if not floats:
             return self.result(Status.SKIP, ctx.no_free_inputs())
-        tally = Tally()
-        for label, inputs, ev in self.trials(ctx, floats, tally):
-            failure = self.judge_trial(ctx, label, inputs, ev, tally)
+        log = SubnormalLog()
+        for label, inputs, ev in self.trials(ctx, floats, log):
+            failure = self.judge_trial(ctx, label, inputs, ev, log)
             if failure is not None:
                 return failure
-        if tally.judged == 0:
-            tried = "; ".join(tally.notes) or "no trial ran"
+        if log.results_judged == 0:
+            tried = "; ".join(log.skipped) or "no trial ran"
             reason = ("the float32 reference keeps no subnormal result on any of the gate's "
-                      "inputs" if tally.kept == 0 else
-                      f"the reference's {tally.kept} subnormal result(s) all lie within rounding "
+                      "inputs" if log.kept == 0 else
+                      f"the reference's {log.kept} subnormal result(s) all lie within rounding "
                       f"noise of zero")
             return self.result(Status.SKIP, f"{reason} ({tried})")
-        return self.result(Status.PASS, f"{tally.judged} subnormal result(s) kept with their "
-                           f"sign over {len(tally.trials)} trial(s) ({', '.join(tally.trials)}); "
+        return self.result(Status.PASS, f"{log.results_judged} subnormal result(s) kept with "
+                           f"their sign over {log.judged} trial(s) "
+                           f"({', '.join(log.judged_labels)}); "
                            f"no non-finite value where the reference is finite")
 
-    def trials(self, ctx: GateContext, floats: list[int], tally: Tally
+    def trials(self, ctx: GateContext, floats: list[int], log: SubnormalLog
                ) -> Iterator[tuple[str, list[Any], Evaluation]]:
         """Trials on which the reference keeps subnormal results: subnormal inputs (all at
         once, then one input at a time beside the benchmark's values for the others, so that
@@ -111,8 +114,8 @@ class SubnormalHandling(Gate):
             for scale in SUBNORMAL_INPUT_SCALES:
                 label = f"{name} (x {scale:.3g})"
                 inputs = gen.realize(templates, gen.scaled(gen.normal(), scale), SEED, only=only)
-                if self.kept(ctx, label, inputs, tally):
-                    ev = self.evaluate(ctx, label, inputs, tally)
+                if self.kept(ctx, label, inputs, log):
+                    ev = self.evaluate(ctx, label, inputs, log)
                     if ev is not None:
                         yield label, inputs, ev
                     break
@@ -120,42 +123,42 @@ class SubnormalHandling(Gate):
         for e in RESULT_SCALE_EXPONENTS:
             label = f"inputs x 2^-{e}"
             inputs = gen.realize(templates, gen.scaled(gen.normal(), 2.0 ** -e), SEED)
-            n = self.kept(ctx, label, inputs, tally)
+            n = self.kept(ctx, label, inputs, log)
             if n:
                 scored.append((n, label, inputs))
         for _, label, inputs in sorted(scored, key=lambda s: -s[0])[:MAX_RESULT_TRIALS]:
-            ev = self.evaluate(ctx, label, inputs, tally)
+            ev = self.evaluate(ctx, label, inputs, log)
             if ev is not None:
                 yield label, inputs, ev
 
     @staticmethod
-    def kept(ctx: GateContext, label: str, inputs: list[Any], tally: Tally) -> int:
+    def kept(ctx: GateContext, label: str, inputs: list[Any], log: SubnormalLog) -> int:
         """How many subnormal results the working-precision reference keeps (a cheap look
         before the oracle is traced)."""
         try:
             n = sum(int(is_subnormal(r).sum()) for r in ctx.run_reference(inputs, dtype=DTYPE))
         except ReferenceFailure as exc:
-            tally.notes.append(f"{label}: {exc}")
+            log.skipped.append(f"{label}: {exc}")
             return 0
         if not n:
-            tally.notes.append(f"{label}: no subnormal result")
+            log.skipped.append(f"{label}: no subnormal result")
         return n
 
     @staticmethod
-    def evaluate(ctx: GateContext, label: str, inputs: list[Any], tally: Tally
+    def evaluate(ctx: GateContext, label: str, inputs: list[Any], log: SubnormalLog
                  ) -> Evaluation | None:
         try:
             ev = ctx.evaluate(inputs, dtype=DTYPE)
         except ReferenceFailure as exc:
-            tally.notes.append(f"{label}: {exc}")
+            log.skipped.append(f"{label}: {exc}")
             return None
         return ev
 
     def judge_trial(self, ctx: GateContext, label: str, inputs: list[Any], ev: Evaluation,
-                    tally: Tally) -> GateResult | None:
+                    log: SubnormalLog) -> GateResult | None:
         got = ctx.call(inputs, dtype=DTYPE)
         check_structure(got.outputs, ev.reference)
-        tally.trials.append(label)
+        log.judged_labels.append(label)
         for i, (ref, out) in enumerate(zip(ev.reference, got.outputs)):
             if not (ref.is_floating_point() and out.is_floating_point()):
                 continue
@@ -168,8 +171,8 @@ class SubnormalHandling(Gate):
             kept = is_subnormal(ref)
             judged = (kept & (torch.sign(oracle) == torch.sign(ref.double()))
                       & (oracle.abs() > honest_margin(ev, i)))
-            tally.kept += int(kept.sum())
-            tally.judged += int(judged.sum())
+            log.kept += int(kept.sum())
+            log.results_judged += int(judged.sum())
             flushed = judged & (out == 0)
             if bool(flushed.any()):
                 return self.fail(label, i, flushed, ref, out, "subnormal_flushed",

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate, benchmark_draw, normal_draw
+from kdiff.gates.base import Gate, TrialLog, benchmark_draw, normal_draw
 from kdiff.judging.context import (
     CallResult,
     Evaluation,
@@ -83,11 +83,12 @@ def _clones(inputs: list[Any]) -> list[Any]:
 
 
 @dataclass
-class Notes:
-    sets: list[str] = field(default_factory=list)
+class HygieneLog(TrialLog):
+    """The trial log (a trial: one input set) with the inputs the reference modifies itself
+    and the differences between calls that stay within rounding."""
+
     reference_mutates: set[int] = field(default_factory=set)
     rounding_only: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
 
 
 class MemoryHygiene(Gate):
@@ -98,38 +99,38 @@ class MemoryHygiene(Gate):
     shares_calls = False  # each call follows its own allocator history
 
     def judge(self, ctx: GateContext) -> GateResult:
-        notes = Notes()
+        log = HygieneLog()
         sets = [("benchmark inputs", benchmark_draw)]
         if ctx.float_input_indices():
             sets.append(("signed normal inputs", normal_draw))
         for label, draw in sets:
             failure = self.judge_set(ctx, label, draw(ctx, INPUT_DRAW), draw(ctx, DECOY_DRAW),
-                                     notes)
+                                     log)
             if failure is not None:
                 return failure
-        if not notes.sets:
+        if not log.judged:
             return self.result(Status.SKIP, f"the reference rejects every input set "
-                               f"({notes.skipped[0]})")
-        detail = (f"{', '.join(notes.sets)}: no poison in the output, inputs byte-identical, "
-                  f"same output after the reference's freed output (on these inputs and on "
-                  f"others) and after allocator churn")
-        if notes.reference_mutates:
-            detail += (f"; input(s) {sorted(notes.reference_mutates)} not judged for mutation "
+                               f"({log.skipped[0]})")
+        detail = (f"{', '.join(log.judged_labels)}: no poison in the output, inputs "
+                  f"byte-identical, same output after the reference's freed output (on these "
+                  f"inputs and on others) and after allocator churn")
+        if log.reference_mutates:
+            detail += (f"; input(s) {sorted(log.reference_mutates)} not judged for mutation "
                        f"(the reference modifies them itself)")
-        if notes.rounding_only:
-            detail += (f"; the two calls differ within rounding ({notes.rounding_only[0]}): "
+        if log.rounding_only:
+            detail += (f"; the two calls differ within rounding ({log.rounding_only[0]}): "
                        f"nondeterminism, ORD-02's to judge")
         caveat = self.cpu_caveat(ctx)
         return self.result(Status.PASS, detail + (f"; {caveat}" if caveat else ""))
 
     def judge_set(self, ctx: GateContext, label: str, inputs: list[Any], decoy: list[Any],
-                  notes: Notes) -> GateResult | None:
+                  log: HygieneLog) -> GateResult | None:
         pristine = _clones(gen.cast_inputs(inputs, torch.float32))  # as ctx.call sends them
         try:
-            notes.reference_mutates |= self.mutated_by_reference(ctx, pristine)
+            log.reference_mutates |= self.mutated_by_reference(ctx, pristine)
             ev = ctx.evaluate(_clones(pristine))
         except ReferenceFailure as exc:
-            notes.skipped.append(f"{label}: {exc}")
+            log.skipped.append(f"{label}: {exc}")
             return None
         reference = ctx.reference_key_in_worker()
         history = ctx.call(_clones(pristine), reference_first=reference)
@@ -139,13 +140,13 @@ class MemoryHygiene(Gate):
         check_structure(decoyed.outputs, ev.reference)
         poison = ctx.call(_clones(pristine), poison=True, churn=True, churn_seed=CHURN_SEED)
         check_structure(poison.outputs, ev.reference)
-        notes.sets.append(label)
+        log.judged_labels.append(label)
         return (self.check_poison(label, poison, history, ev)
-                or self.check_inputs(label, pristine, [history, decoyed, poison], notes)
+                or self.check_inputs(label, pristine, [history, decoyed, poison], log)
                 or self.check_history(label, decoyed, "after the reference's freed output on "
-                                      "other inputs", history, ev, notes)
+                                      "other inputs", history, ev, log)
                 or self.check_history(label, poison, "after churn, poisoned", history, ev,
-                                      notes))
+                                      log))
 
     @staticmethod
     def mutated_by_reference(ctx: GateContext, pristine: list[Any]) -> set[int]:
@@ -174,11 +175,11 @@ class MemoryHygiene(Gate):
         return None
 
     def check_inputs(self, label: str, pristine: list[Any], calls: list[CallResult],
-                     notes: Notes) -> GateResult | None:
+                     log: HygieneLog) -> GateResult | None:
         pairs = [(i, before, now) for call in calls
                  for i, (before, now) in enumerate(zip(pristine, call.inputs_after or []))]
         for i, before, now in pairs:
-            if not isinstance(before, torch.Tensor) or now is None or i in notes.reference_mutates:
+            if not isinstance(before, torch.Tensor) or now is None or i in log.reference_mutates:
                 continue
             if (now.shape, now.dtype) != (before.shape, before.dtype):
                 return self.result(Status.FAIL, f"{label}: input {i} changed in place from "
@@ -195,7 +196,7 @@ class MemoryHygiene(Gate):
         return None
 
     def check_history(self, label: str, other: CallResult, how: str, history: CallResult,
-                      ev: Evaluation, notes: Notes) -> GateResult | None:
+                      ev: Evaluation, log: HygieneLog) -> GateResult | None:
         """Two calls that saw different allocator histories (`how`: the other call's).
         Bit differences that keep both within the oracle's bound are rounding (an order that
         varies run to run: ORD-02); a difference that takes either call outside it came from
@@ -212,7 +213,7 @@ class MemoryHygiene(Gate):
                 out_a = tolerance.compare(a, oracle, bound, i, mask=differs)
                 out_b = tolerance.compare(b, oracle, bound, i, mask=differs)
                 if out_a.ok and out_b.ok:
-                    notes.rounding_only.append(f"{label}, output {i}: {int(differs.sum())} "
+                    log.rounding_only.append(f"{label}, output {i}: {int(differs.sum())} "
                                                f"element(s)")
                     continue
                 garbage = differs

@@ -376,7 +376,7 @@ class ResourceBudget(Gate):
         from the judge's own module of the file where it can), one target after another.
         Once a target is known to fail, the gate's verdict is known: the targets left are not
         compiled (the red team's 128 x 1024 tile fails sm_100's tensor memory in 3 s of
-        compiling; its sm_90 compile, spilling 18 KB, took 15.6 s more)."""
+        compiling; its sm_90 compile, spilling 18 KB, takes 15.6 s more)."""
         cache = self.cache(ctx)
         outcomes: dict[tuple[str, str], dict[str, Any]] = {}
         jobs = []  # what the cache does not hold, target by target

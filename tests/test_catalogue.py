@@ -21,8 +21,8 @@ SOURCES = sorted(p for p in (ROOT / "gates").glob("*.py") if p.name != "registry
     ROOT / "kdiff" / "sandbox" / "replies.py"]
 SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 # snake_case strings of the gates that are not signatures: torch op and module names, worker
-# options, trial names, compile targets, bound models. A new one must be classified here or
-# catalogued as a signature.
+# options, trial names, compile targets. A new one must be classified here or catalogued as
+# a signature.
 NOT_SIGNATURES = frozenset({
     "as_strided", "constant_pad_nd", "cpp_extension", "empty_like", "fresh_parameters",
     "full_like", "index_select", "inputs_after", "lift_fresh", "load_inline", "masked_select",
@@ -30,7 +30,7 @@ NOT_SIGNATURES = frozenset({
     "new_empty_strided", "new_full", "new_ones", "new_zeros", "ones_like", "overwrite_stored",
     "pixel_shuffle", "rand_like", "randint_like", "randn_like", "return_inputs", "sm_100",
     "sm_80", "sm_90", "split_with_sizes", "store_inputs_as", "stored_again",
-    "upsample_nearest2d", "use_stored_inputs", "worst_case", "zeros_like"})
+    "upsample_nearest2d", "use_stored_inputs", "zeros_like"})
 
 
 def _strings(node: ast.AST) -> set[str]:

@@ -13,7 +13,7 @@ import torch
 
 from kdiff.data.model import Case, Status, Verdict
 from kdiff.data.problem import load_problem
-from kdiff.gates.res01_memory import MemoryHygiene, Notes, bitwise_differs, poisoned
+from kdiff.gates.res01_memory import HygieneLog, MemoryHygiene, bitwise_differs, poisoned
 from kdiff.judging.context import CallResult, GateContext
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
@@ -81,10 +81,10 @@ def test_allocator_history_is_told_from_rounding(tmp_path: Path):
         stale = ref.clone()
         stale[3, 5] = 123.0
         gate = MemoryHygiene()
-        notes = Notes()
-        assert gate.check_history("set", clean, "after churn", one_ulp, ev, notes) is None
-        assert notes.rounding_only
+        log = HygieneLog()
+        assert gate.check_history("set", clean, "after churn", one_ulp, ev, log) is None
+        assert log.rounding_only
         result = gate.check_history("set", clean, "after churn", CallResult([stale], [], 0.0), ev,
-                                    Notes())
+                                    HygieneLog())
         assert result is not None and result.signature == "allocator_history", result
         assert "(3, 5)" in result.detail

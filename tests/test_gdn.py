@@ -54,8 +54,9 @@ from kdiff.kernels.gdn import wy as gdn_wy
 from kdiff.kernels.gdn.fallback import FLAG_BLOCK
 from kdiff.kernels.gdn.varlen import chunk_layout
 from kdiff.numerics.oracle import run_oracle
-from kdiff.numerics.tolerance import WORST_CASE_C, growth, unit_roundoff
+from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
 
+WORST = BoundModel.WORST_CASE  # the bounds below are first-order worst-case
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 # The 64-token chunk builds and the whole-range sweeps take 5-20 s each through the
 # interpreter: `slow` (run by .ci/run after the default suite); every test keeps a fast case.
@@ -123,7 +124,7 @@ def depth_recurrent(T, K, V):
 def assert_within_bound(got, oracle, N, judged=None):
     """judged: per tensor, a mask of the elements compared (None: all). A tensor that is
     None in the oracle (no such gradient) is skipped."""
-    bound = WORST_CASE_C * growth(N, "worst") * unit_roundoff(torch.float32)
+    bound = WORST_CASE_C * growth(N, WORST) * unit_roundoff(torch.float32)
     for name, a, b, j in zip(NAMES, got, oracle, judged or [None] * len(oracle)):
         if b is None:
             continue
@@ -174,7 +175,7 @@ def test_without_initial_state_and_final_state():
     o = chunk_gated_delta_rule(*inputs[:5], chunk_size=16)
     assert isinstance(o, torch.Tensor)
     ref, _ = gated_delta_rule_reference(*[x.double() for x in inputs[:5]])
-    bound = WORST_CASE_C * growth(depth(24, 16, 16, 16), "worst") * unit_roundoff(torch.float32)
+    bound = WORST_CASE_C * growth(depth(24, 16, 16, 16), WORST) * unit_roundoff(torch.float32)
     assert (o.double() - ref).abs().max() <= bound * ref.abs().max()
 
 
@@ -209,7 +210,7 @@ def test_simple_gla_without_delta_rule_matches_oracle():
     got = fwd_bwd(lambda *a, **kw: chunk_simple_gla(*a, output_final_state=True, chunk_size=C,
                                                     **kw), torch.float32)
     oracle = fwd_bwd(lambda *a, **kw: gated_recurrence(*a, None, **kw), torch.float64)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C), "worst") * unit_roundoff(torch.float32)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C), WORST) * unit_roundoff(torch.float32)
     for name, a, b in zip(("o", "final_state", "dq", "dk", "dv", "dg", "dh0"), got, oracle):
         assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
 
@@ -317,8 +318,11 @@ def per_channel_gate(B, T, H, K, seed):
     return F.logsigmoid(torch.randn(B, T, H, K, generator=gen) + 2.0)
 
 
-@pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan), ("gdn", 0, math.inf),
-                                              ("simple_gla", 1, math.nan), ("gla", 2, math.nan),
+@pytest.mark.parametrize("path,which,value", [("gdn", 2, math.nan),
+                                              pytest.param("gdn", 0, math.inf, marks=SLOW),
+                                              pytest.param("simple_gla", 1, math.nan,
+                                                           marks=SLOW),
+                                              ("gla", 2, math.nan),
                                               pytest.param("gla64", 0, math.nan, marks=SLOW),
                                               pytest.param("kda", 1, math.nan, marks=SLOW),
                                               pytest.param("kda64", 1, math.nan, marks=SLOW)])
@@ -571,7 +575,7 @@ def test_value_blocks_leave_every_result_bitwise_unchanged(monkeypatch):
             assert torch.equal(a, b), name
 
 
-@pytest.mark.parametrize("bk", [16, 32])
+@pytest.mark.parametrize("bk", [pytest.param(16, marks=SLOW), 32])
 def test_key_slices_match_float64_oracle(bk, monkeypatch):
     """The WY inverse, W/Utld and the output loop over K in BLOCK_K-wide slices: at K = 48,
     slices of 16 (three full) and of 32 (one full, one half masked) against the float64

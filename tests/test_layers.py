@@ -30,8 +30,13 @@ LAYERS = [
     {"kdiff.__main__"},
 ]
 # What a layer may not use although it lies below: the differential engine counts verdicts,
-# so it reads records only, never the gates that made them.
-FORBIDDEN = {"kdiff.differential": {"kdiff.gates"}}
+# so it reads records only, never the gates that made them; above the adapters, an adapter is
+# reached only through the plugin hooks, so that an installed third-party adapter serves
+# wherever a shipped one does.
+ABOVE_ADAPTERS = ("kdiff.verdicts", "kdiff.differential", "kdiff.reports", "kdiff.tune",
+                  "kdiff.commands")
+FORBIDDEN = {package: {"kdiff.adapters"} for package in ABOVE_ADAPTERS}
+FORBIDDEN["kdiff.differential"].add("kdiff.gates")
 
 
 def module_files() -> dict[str, Path]:

@@ -49,8 +49,9 @@ from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 from kdiff.kernels.mamba3.reference import States
-from kdiff.numerics.tolerance import WORST_CASE_C, growth, unit_roundoff
+from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
 
+WORST = BoundModel.WORST_CASE  # the bounds below are first-order worst-case
 NAMES = ("out", "angle_state", "ssm_state", "k_state", "v_state")
 SLOW = pytest.mark.slow  # over 20 s in the interpreter on this machine
 
@@ -77,7 +78,7 @@ def depth_recurrent_backward(T, K):
 
 
 def assert_within_bound(got, oracle, N, dtype=torch.float32):
-    bound = WORST_CASE_C * growth(N, "worst") * unit_roundoff(dtype)
+    bound = WORST_CASE_C * growth(N, WORST) * unit_roundoff(dtype)
     for name, a, b in zip(NAMES, got, oracle):
         err = (a.double() - b.double()).abs().max().item()
         scale = b.abs().max().item()
@@ -122,7 +123,7 @@ def test_chunked_form_and_its_gradients_equal_the_oracle():
     cotangents = [torch.randn_like(w) for w in want]
     grads_got = torch.autograd.grad(got, leaves, cotangents)
     grads_want = torch.autograd.grad(want, leaves, cotangents)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C), "worst") * unit_roundoff(torch.float64)
+    bound = WORST_CASE_C * growth(depth(T, K, V, C), WORST) * unit_roundoff(torch.float64)
     for i, (a, b) in enumerate(zip(grads_got, grads_want)):
         assert (a - b).abs().max() <= bound * b.abs().max(), f"gradient of input {i}"
 
@@ -175,7 +176,7 @@ def test_triton_backward_matches_the_oracle(monkeypatch):
                               torch.float32)
     assert fallbacks == [0]  # the chunked kernels' own gradients
     _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, "worst") * unit_roundoff(
+    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, WORST) * unit_roundoff(
         torch.float32)
     for i, (a, b) in enumerate(zip(got, want)):
         err = (a.double() - b).abs().max().item()
@@ -205,7 +206,7 @@ def test_a_nan_input_takes_the_token_by_token_path_with_the_oracles_mask(monkeyp
         assert torch.equal(a.isnan(), b.isnan()), name
         finite = b.isfinite()
         a, b = a[finite], b[finite]
-        bound = WORST_CASE_C * growth(depth_recurrent(T, K), "worst") * unit_roundoff(
+        bound = WORST_CASE_C * growth(depth_recurrent(T, K), WORST) * unit_roundoff(
             torch.float32)
         assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
 
@@ -328,7 +329,7 @@ def test_the_decay_gradient_where_the_decays_nearly_vanish():
     _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
                               torch.float32)
     _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, "worst") * unit_roundoff(
+    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, WORST) * unit_roundoff(
         torch.float32)
     assert (got[3].double() - want[3]).abs().max() <= bound * want[3].abs().max()
 

@@ -13,6 +13,13 @@ def test_bound_is_lambda_u_sqrt_n_scale():
     assert math.isclose(float(b), expected, rel_tol=1e-12)
 
 
+def test_worst_case_bound_is_gamma_n_scale():
+    scale = torch.tensor([2.0])
+    b = tolerance.bound(scale, 100, torch.float32, tolerance.BoundModel.WORST_CASE)
+    expected = tolerance.WORST_CASE_C * 2.0 ** -24 * 100 * 2.0 + torch.finfo(torch.float32).tiny
+    assert math.isclose(float(b), expected, rel_tol=1e-12)
+
+
 def test_lower_precisions_get_proportionally_looser_bounds():
     scale = torch.full((1,), 1e6, dtype=torch.float64)  # the subnormal floor is negligible
     ratio = tolerance.bound(scale, 1, torch.float16) / tolerance.bound(scale, 1, torch.float32)

@@ -30,7 +30,13 @@ from kdiff.adapters.gpumode.layout import spec
 from kdiff.data.model import NativeVerdict
 from kdiff.data.seeding import set_seed
 from kdiff.judging.context import BENCHMARK_SEED, GateContext
-from kdiff.sandbox.process import CandidateFailure
+from kdiff.judging.native import (
+    NativeCheck,
+    call_candidate,
+    candidate_part,
+    reference_broken,
+    rejected,
+)
 
 PRESETS = {
     "gpumode": "GPU MODE test mode (kernelbot): every task.yml test with its own seed, the "
@@ -38,43 +44,30 @@ PRESETS = {
 }
 
 
-def call_candidate(ctx: GateContext, data: object) -> list:
-    """One call of the submission on a copy of `data` (what crosses to the worker is a copy,
-    as `_clone_data` makes one), at the inputs' own dtypes."""
-    structure, leaves = gm.flatten(data)
-    payload = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in leaves]
-    reply = ctx.candidate.request("call", key=ctx.candidate_key(), inputs=[structure, *payload])
-    return [o.to(ctx.device) for o in reply["outputs"]]
-
-
 def run_native(ctx: GateContext, graph_capture: bool) -> NativeVerdict:
-    def verdict(accept: bool | None, reason: str, test: int | None = None) -> NativeVerdict:
-        return NativeVerdict(accept, "gpumode", "kdiff", test, reason)
-
     module = ctx.problem.module
     reference = module.REFERENCE
     path = reference.__file__
     generate_input = gm.required(reference, "generate_input", path)
     ref_kernel = gm.required(reference, "ref_kernel", path)
     check = gm.required(reference, "check_implementation", path)
-    # The harness seeds the process with 42 (POPCORN_SEED unset) before any test; most
-    # generate_input functions seed a generator of their own from the test's seed.
-    set_seed(BENCHMARK_SEED)
-    tests = module.TESTS
-    for i, args in enumerate(tests):
-        label = f"test {i} ({spec(args)})"
+
+    def submission(data: object) -> list[torch.Tensor]:
+        """One call of the submission on a copy of `data` (what crosses to the worker is a
+        copy, as `_clone_data` makes one), at the inputs' own dtypes."""
+        structure, leaves = gm.flatten(data)
+        return [o.to(ctx.device) for o in call_candidate(ctx, [structure, *leaves])]
+
+    def judge(args: dict) -> None:
         try:
             data = generate_input(**args)
             shape, expected = gm.flatten(ref_kernel(gm.clone(data)))
         except Exception as exc:  # noqa: BLE001 - the reference's own failure: no verdict
-            return verdict(None, f"{label}: the reference does not run: "
-                           f"{type(exc).__name__}: {exc}", i)
-        try:
+            raise reference_broken(exc) from None
+        with candidate_part(lambda exc: f"{exc.signature}: {exc.detail}"):
             if graph_capture:
-                call_candidate(ctx, data)  # the warm-up call before the capture
-            outputs = call_candidate(ctx, data)
-        except CandidateFailure as exc:
-            return verdict(False, f"{label}: {exc.signature}: {exc.detail}", i)
+                submission(data)  # the warm-up call before the capture
+            outputs = submission(data)
         if len(outputs) == len(expected):
             output = gm.unflatten(shape, outputs)
         else:  # the check sees the mismatch itself, as it would upstream
@@ -82,8 +75,15 @@ def run_native(ctx: GateContext, graph_capture: bool) -> NativeVerdict:
         try:
             good, message = check(data, output)
         except Exception as exc:  # noqa: BLE001 - upstream the test process dies: a failure
-            return verdict(False, f"{label}: check_implementation raised "
-                           f"{type(exc).__name__}: {str(exc)[:300]}", i)
+            raise rejected(f"check_implementation raised {type(exc).__name__}: "
+                           f"{str(exc)[:300]}") from None
         if not good:
-            return verdict(False, f"{label}: {str(message)[:500]}", i)
-    return verdict(True, f"{len(tests)}/{len(tests)} tests pass check_implementation")
+            raise rejected(str(message)[:500])
+
+    # The harness seeds the process with 42 (POPCORN_SEED unset) before any test; most
+    # generate_input functions seed a generator of their own from the test's seed.
+    set_seed(BENCHMARK_SEED)
+    tests = module.TESTS
+    return NativeCheck("gpumode").run(
+        tests, judge, f"{len(tests)}/{len(tests)} tests pass check_implementation",
+        label=lambda i, args: f"test {i} ({spec(args)})")

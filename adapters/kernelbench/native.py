@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import torch
 
 from kdiff.data.model import NativeVerdict
-from kdiff.judging.context import BENCHMARK_SEED, GateContext, MachineTooBusy, ReferenceFailure
+from kdiff.judging.context import BENCHMARK_SEED, GateContext, ReferenceFailure
+from kdiff.judging.native import NativeCheck, candidate_part, rejected
 from kdiff.sandbox.process import CandidateRaised
 from kdiff.sandbox.protocol import CallReply, MalformedReply
 from kdiff.sandbox.replies import UnusableOutput
@@ -61,48 +62,45 @@ def trial_seeds(seed: int, n: int) -> list[int]:
 
 def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torch.float32
                ) -> NativeVerdict:
-    def verdict(accept: bool | None, reason: str, trial: int | None = None) -> NativeVerdict:
-        return NativeVerdict(accept, preset.name, "kdiff", trial, reason)
-
+    check = NativeCheck(preset.name)
     if ctx.too_large:
-        return verdict(None, ctx.too_large)
+        return check.verdict(None, ctx.too_large)
     trials = [ctx.benchmark_inputs(s) for s in trial_seeds(preset.seed, preset.trials)]
     try:
         expected = [ctx.run_reference(inputs, preset.seed, dtype) for inputs in trials]
     except ReferenceFailure as exc:
-        return verdict(None, f"the reference does not run: {exc}")
+        return check.verdict(None, f"the reference does not run: {exc}")
     reference, candidate = (ctx.reference_key_in_worker(preset.seed, dtype),
                             ctx.candidate_key(preset.seed, dtype))
     tol = preset.tolerance[dtype]
-    for trial, inputs in enumerate(trials):
+
+    def judge(trial: tuple[list, list[torch.Tensor]]) -> None:
+        inputs, want = trial
         # A gate's `call`, from frames named as the harness's, the reference run first in
         # them: nothing the candidate can see tells the native check from a gate's call.
         sent = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                 for x in inputs]
-        try:  # the reference, then the candidate: 2 model calls
-            reply = CallReply.parse(ctx.request_judged_alone(
-                lambda timeout, sent=sent: ctx.candidate.request(
+        with candidate_part(lambda exc: f"runtime error: {exc.detail}", (CandidateRaised,)):
+            answer = ctx.request_judged_alone(  # the reference, then the candidate: 2 calls
+                lambda timeout: ctx.candidate.request(
                     "call", timeout=timeout, key=candidate, reference_first=reference,
                     stack="benchmark", inputs=sent),
-                sent, preset.seed, dtype, calls=2), len(inputs))
-        except CandidateRaised as exc:
-            return verdict(False, f"runtime error: {exc.detail}", trial)
-        except MachineTooBusy as exc:
-            return verdict(None, str(exc))
+                sent, preset.seed, dtype, calls=2)
+        try:
+            got = CallReply.parse(answer, len(inputs)).outputs
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
-        got, want = reply.outputs, expected[trial]
         if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
-            return verdict(False, f"output shape mismatch: expected "
-                           f"{[tuple(w.shape) for w in want]}, got {[tuple(g.shape) for g in got]}",
-                           trial)
+            raise rejected(f"output shape mismatch: expected {[tuple(w.shape) for w in want]}, "
+                           f"got {[tuple(g.shape) for g in got]}")
         for g, w in zip(got, want):
             w = w.cpu()
             if g.dtype != w.dtype:  # upstream's allclose raises, which fails the kernel
-                return verdict(False, f"output dtype {g.dtype}, the reference's is {w.dtype}",
-                               trial)
+                raise rejected(f"output dtype {g.dtype}, the reference's is {w.dtype}")
             if not torch.allclose(w, g, atol=tol, rtol=tol):
                 diff = (w.double() - g.double()).abs()
-                return verdict(False, f"output mismatch (max difference "
-                               f"{float(diff.max()):.6g}, mean {float(diff.mean()):.6g})", trial)
-    return verdict(True, f"{preset.trials}/{preset.trials} trials within atol=rtol={tol:g}")
+                raise rejected(f"output mismatch (max difference {float(diff.max()):.6g}, "
+                               f"mean {float(diff.mean()):.6g})")
+
+    return check.run(zip(trials, expected), judge,
+                     f"{preset.trials}/{preset.trials} trials within atol=rtol={tol:g}")

@@ -42,6 +42,18 @@ def _judged_on(case, device):
 
 
 @hookimpl
+def kdiff_not_judged_on(bench, case, device):
+    if bench == BENCH:
+        return discovery.not_judged_on(case, device)
+
+
+@hookimpl
+def kdiff_problem_files(bench, root):
+    if bench == BENCH:
+        return discovery.problem_files(root if root is not None else discovery.shipped_corpus())
+
+
+@hookimpl
 def kdiff_native_check(bench, case, ctx, preset):
     if bench == BENCH:
         return run_native(ctx, PRESETS[preset])

@@ -30,11 +30,17 @@ from dataclasses import dataclass
 
 import torch
 
-from kdiff.adapters.solexecbench.layout import Tolerance
+from kdiff.adapters.solexecbench.layout import Tolerance, Workload
 from kdiff.adapters.solexecbench.runtime import make_inputs
 from kdiff.data.model import NativeVerdict
 from kdiff.judging.context import GateContext
-from kdiff.sandbox.process import CandidateFailure
+from kdiff.judging.native import (
+    NativeCheck,
+    call_candidate,
+    candidate_part,
+    reference_broken,
+    rejected,
+)
 
 SEED = 200  # BenchmarkConfig.seed
 ROUNDS = 10  # the correctness rounds per workload
@@ -84,54 +90,44 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tol: Tolerance) -> Comparison:
 
 
 def run_native(ctx: GateContext) -> NativeVerdict:
-    def verdict(accept: bool | None, reason: str, trial: int | None = None) -> NativeVerdict:
-        return NativeVerdict(accept, "solexecbench", "kdiff", trial, reason)
-
     module = ctx.problem.module
     definition, workloads, reference = module.DEFINITION, module.WORKLOADS, module.REFERENCE
     custom = (getattr(reference, definition.custom_inputs_entrypoint)
               if definition.custom_inputs_entrypoint else None)
     model = module.Model()
+
+    def judge(trial: tuple[int, Workload, int]) -> None:
+        _, workload, round_ = trial
+        try:
+            inputs = make_inputs(definition, workload, ctx.device, custom)
+        except Exception as exc:  # noqa: BLE001 - upstream records RUNTIME_ERROR: a fail
+            raise rejected(f"gen_inputs failed: {type(exc).__name__}: {exc}") from None
+        try:
+            with torch.no_grad():
+                expected = model(*inputs)
+        except Exception as exc:  # noqa: BLE001 - INVALID_REFERENCE: no verdict
+            raise reference_broken(exc) from None
+        with candidate_part(lambda exc: f"runtime error: {exc.signature}: {exc.detail}"):
+            got = call_candidate(ctx, inputs)
+        if round_ == 0:
+            if len(got) != len(expected):
+                raise rejected(f"{len(got)} outputs, {len(expected)} defined")
+            for spec, g, e in zip(definition.outputs, got, expected):
+                if g.shape != e.shape:
+                    raise rejected(f"incorrect shape: {spec.name} {tuple(g.shape)}, the "
+                                   f"reference's {tuple(e.shape)}")
+                if g.dtype != e.dtype:
+                    raise rejected(f"incorrect dtype: {spec.name} {g.dtype}, the reference's "
+                                   f"{e.dtype}")
+        for spec, g, e in zip(definition.outputs, got, expected):
+            result = compare(g.to(e.device), e, workload.tolerance)
+            if result.exceeds:
+                raise rejected(f"incorrect numerical: {spec.name}: {result.reason}")
+
     random.seed(SEED)
     torch.manual_seed(SEED)
-    trial = 0
-    for w, workload in enumerate(workloads):
-        for round_ in range(ROUNDS):
-            where = f"workload {w} ({workload.uuid}), round {round_}"
-            try:
-                inputs = make_inputs(definition, workload, ctx.device, custom)
-            except Exception as exc:  # noqa: BLE001 - upstream records RUNTIME_ERROR: a fail
-                return verdict(False, f"{where}: gen_inputs failed: {type(exc).__name__}: "
-                               f"{exc}", trial)
-            try:
-                with torch.no_grad():
-                    expected = model(*inputs)
-            except Exception as exc:  # noqa: BLE001 - INVALID_REFERENCE: no verdict
-                return verdict(None, f"{where}: the reference does not run: "
-                               f"{type(exc).__name__}: {exc}", trial)
-            payload = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
-            try:
-                reply = ctx.candidate.request("call", key=ctx.candidate_key(), inputs=payload)
-            except CandidateFailure as exc:
-                return verdict(False, f"{where}: runtime error: {exc.signature}: {exc.detail}",
-                               trial)
-            got = reply["outputs"]
-            if round_ == 0:
-                if len(got) != len(expected):
-                    return verdict(False, f"{where}: {len(got)} outputs, {len(expected)} "
-                                   "defined", trial)
-                for spec, g, e in zip(definition.outputs, got, expected):
-                    if g.shape != e.shape:
-                        return verdict(False, f"{where}: incorrect shape: {spec.name} "
-                                       f"{tuple(g.shape)}, the reference's {tuple(e.shape)}",
-                                       trial)
-                    if g.dtype != e.dtype:
-                        return verdict(False, f"{where}: incorrect dtype: {spec.name} "
-                                       f"{g.dtype}, the reference's {e.dtype}", trial)
-            for spec, g, e in zip(definition.outputs, got, expected):
-                result = compare(g.to(e.device), e, workload.tolerance)
-                if result.exceeds:
-                    return verdict(False, f"{where}: incorrect numerical: {spec.name}: "
-                                   f"{result.reason}", trial)
-            trial += 1
-    return verdict(True, f"{len(workloads)} workload(s) x {ROUNDS} rounds within tolerance")
+    rounds = [(w, workload, round_) for w, workload in enumerate(workloads)
+              for round_ in range(ROUNDS)]
+    return NativeCheck("solexecbench").run(
+        rounds, judge, f"{len(workloads)} workload(s) x {ROUNDS} rounds within tolerance",
+        label=lambda _, t: f"workload {t[0]} ({t[1].uuid}), round {t[2]}")

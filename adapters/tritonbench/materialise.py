@@ -77,8 +77,8 @@ def replayable(calls: list[dict], target: str) -> list[int]:
     (calls that differ only in their floating values are one)."""
     usable = [i for i, c in enumerate(calls) if c["function"] == target and "args" in c]
     # A call with `out=` has the function write into a tensor the caller passed: an output by
-    # contract, which ORD-02 and RES-01 would read as an input aliased and overwritten (the
-    # H200 audit's `sub` and `sqrt_exp`). Such a call is replayed only when it is the only one.
+    # contract, which ORD-02 and RES-01 would read as an input aliased and overwritten
+    # (TritonBench's `sub` and `sqrt_exp`). Such a call is replayed only when it is the only one.
     usable = [i for i in usable if "out" not in calls[i].get("kwargs", {})] or usable
     first: dict[str, int] = {}
     for i in usable:

@@ -24,6 +24,7 @@ from pathlib import Path
 from kdiff.adapters.tritonbench.materialise import write_atomic
 from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
 from kdiff.data.model import Case, NativeVerdict
+from kdiff.judging.native import NativeCheck
 from kdiff.sandbox.process import SandboxLimits
 
 PRESETS = {
@@ -59,9 +60,7 @@ def _first_difference(got: str, want: str) -> str:
 
 
 def run_native(case: Case, preset: str, device: str, limits: SandboxLimits) -> NativeVerdict:
-    def verdict(accept: bool | None, reason: str) -> NativeVerdict:
-        return NativeVerdict(accept, preset, "kdiff", None, reason)
-
+    verdict = NativeCheck(preset).verdict  # two stages, no trials
     script = Path(case.metadata["script"])
     call = run_script(script, device, limits)
     if call.returncode != 0:

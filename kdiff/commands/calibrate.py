@@ -411,15 +411,20 @@ def plot(cal: Calibration, path: Path) -> None:
     plt.close(fig)
 
 
-def calibrate(args: Any) -> int:
+def calibrate(device: str | None, jobs: int | None, json_path: Path | None = None,
+              plot_path: Path | None = None) -> int:
+    """Judge the shipped corpus on `device` (None: cuda when available) with `jobs` judges
+    (None: as many as the device allows), print the calibration table and write it as JSON
+    and as a plot where asked; exit status 1 where the corpus is missed, a control
+    rejected or a margin too narrow."""
     from kdiff.commands.executor import default_jobs
     from kdiff.commands.invocation import EXIT_FOUND, EXIT_OK, device_name, preset_text
     from kdiff.judging.plugins import manager
     from kdiff.reports.json_report import dumps
     from kdiff.reports.progress import Header, Progress
-    device = device_name(args.device)
+    device = device_name(device)
     kernels, references = shipped_kernels(), problems()
-    jobs = args.jobs or default_jobs(device)
+    jobs = jobs or default_jobs(device)
     print(Header("kdiff calibrate")
           .add("kernels", f"{len(kernels)} shipped (controls and red team) and "
                f"{len(references)} references as their own candidates")
@@ -433,14 +438,14 @@ def calibrate(args: Any) -> int:
     presets = list(manager().hook.kdiff_native_presets(bench="kernelbench"))
     print(f"kdiff calibrate: the native check under {', '.join(presets)} for each of "
           f"{len(cal.redteam)} red-team kernels", file=sys.stderr, flush=True)
-    # One worker per red-team kernel, `jobs` at a time (the work is in the workers): on the
-    # H200 this pass took longer than the 77 kernels' twelve gates when it ran one by one.
+    # One worker per red-team kernel, `jobs` at a time: the work is in the workers, and one
+    # by one this pass would take longer than the whole corpus's twelve gates.
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         accepted = pool.map(lambda j: native_acceptance(j.kernel, presets, device), cal.redteam)
         cal.native_by_preset.update(zip((j.id for j in cal.redteam), accepted))
     print(table(cal))
-    if args.json:
-        args.json.write_text(dumps(cal.to_json()))
-    if args.plot:
-        plot(cal, args.plot)
+    if json_path:
+        json_path.write_text(dumps(cal.to_json()))
+    if plot_path:
+        plot(cal, plot_path)
     return EXIT_OK if cal.ok else EXIT_FOUND

@@ -15,13 +15,14 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
 from kdiff.commands.invocation import (
     EXIT_OK,
     EXIT_UNFINISHED,
     EXIT_USAGE,
     EXPLAINED_WITHOUT_VERBOSE,
+    ReportPaths,
     UsageError,
     exit_status,
     gate_ids,
@@ -30,6 +31,9 @@ from kdiff.commands.invocation import (
     preset_text,
     write_reports,
 )
+
+if TYPE_CHECKING:
+    from kdiff.judging.runconfig import RunConfig
 
 
 class Parser(argparse.ArgumentParser):
@@ -288,7 +292,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"[{judged:2d}/{total} {time.monotonic() - started:7.1f}s] {result.gate} "
               f"{result.status.value}" + (f" {result.signature}" if result.signature else ""),
               file=sys.stderr, flush=True)
-        write_reports(args, [so_far], config.bench, preset, config.device)
+        write_reports(report_paths(args), [so_far], config.bench, preset, config.device)
 
     try:
         verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
@@ -302,10 +306,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
     explained = explanations(verdict, args.verbose)
     if explained:
         print("\n" + explained)
-    write_reports(args, [verdict], config.bench, preset, config.device)
+    write_reports(report_paths(args), [verdict], config.bench, preset, config.device)
     if unfinished:
         return EXIT_UNFINISHED
     return exit_status([verdict], args.fail_on, args.undecided_ok)
+
+
+def report_paths(args: argparse.Namespace) -> ReportPaths:
+    return ReportPaths(args.json, args.markdown, args.junit)
+
+
+def run_config(args: argparse.Namespace) -> RunConfig:
+    from kdiff.commands.executor import default_jobs
+    from kdiff.verdicts.store import default_path
+    if args.root is None and args.device is None:
+        args.device = "cpu"  # the shipped corpus is sized for the CPU
+    config = make_config(args, args.bench)
+    config.root, config.runs, config.generated = args.root, args.runs, args.generated
+    config.level = args.level
+    config.problems = ([p.strip() for p in args.problems.split(",") if p.strip()]
+                       if args.problems else None)
+    config.jobs = args.jobs or default_jobs(config.device)
+    config.store = args.store or default_path(args.json, args.markdown, args.junit)
+    return config
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -315,8 +338,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         if path is not None and not path.exists():
             raise UsageError(f"{flag} {path}: no such file or directory")
     gate_ids(args)
-    from kdiff.commands.run import run
-    return run(args)
+    from kdiff.commands.run import RunOptions, run
+    from kdiff.judging.plugins import UnknownBench, require_bench
+    try:
+        require_bench(args.bench)
+    except UnknownBench as exc:
+        raise UsageError(exc.args[0]) from None
+    options = RunOptions(report_paths(args), args.fail_on, args.undecided_ok, args.verbose,
+                         args.executor, " ".join(sys.argv))
+    return run(run_config(args), options)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -341,13 +371,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     if len(verdicts) < info.n_cases:
         print(f"kdiff: run {info.id} is unfinished: {len(verdicts)} of {info.n_cases} kernels "
               "judged", file=sys.stderr)
-    write_reports(args, verdicts, info.bench, info.native_preset, info.device)
+    write_reports(report_paths(args), verdicts, info.bench, info.native_preset, info.device)
     return exit_status(verdicts, args.fail_on, args.undecided_ok)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from kdiff.commands.calibrate import calibrate
-    return calibrate(args)
+    return calibrate(args.device, args.jobs, args.json, args.plot)
 
 
 def cmd_tune(args: argparse.Namespace) -> int:

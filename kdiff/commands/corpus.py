@@ -1,21 +1,23 @@
 """The shipped corpus (`kdiff.kernels`): its problems, its red-team and control candidates, and
 what their headers promise.
 
-Discovery and the raw `key: value` header fields come from the KernelBench adapter (the corpus
-is in KernelBench layout); this module reads their meaning: which run a kernel belongs to,
+Discovery and the raw `key: value` header fields come from the KernelBench adapter through its
+hooks (the corpus is in KernelBench layout); this module reads their meaning: which run a kernel belongs to,
 which gates a red-team kernel must fail (and with which signature), and where it can be
 judged. It also makes each problem's reference into a candidate of its own, the positive
 control every problem has.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from kdiff.adapters.kernelbench.discover import discover, problem_files, runs_on, shipped_corpus
 from kdiff.data.model import Case
+from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 
+BENCH = "kernelbench"  # the adapter whose layout the corpus is in
 REDTEAM, CONTROLS, REFERENCES = "redteam", "controls", "references"
 
 
@@ -69,7 +71,8 @@ class CorpusKernel:
         return self.case.metadata.get("requires")
 
     def runs_on(self, device: str) -> bool:
-        return runs_on(self.case, device)
+        return manager().hook.kdiff_not_judged_on(bench=BENCH, case=self.case,
+                                                  device=device) is None
 
 
 def _kernel(case: Case) -> CorpusKernel:
@@ -91,16 +94,28 @@ def _kernel(case: Case) -> CorpusKernel:
 def shipped_kernels(root: Path | None = None) -> list[CorpusKernel]:
     """Every red-team and control candidate under `root/runs` (default: the shipped
     corpus), in discovery order."""
-    cases = discover(RunConfig(root=root))
+    config = RunConfig(root=root)
+    cases = [_on_any_device(c, config.device)
+             for c in manager().hook.kdiff_discover(bench=BENCH, config=config)]
     broken = [c for c in cases if c.discovery_error]
     if broken:
         raise HeaderError(broken[0].discovery_error)
     return [_kernel(c) for c in cases]
 
 
+def _on_any_device(case: Case, device: str) -> Case:
+    """The case as found, whichever device it needs: discovery lists a kernel that `device`
+    does not judge as an error row saying so, while the corpus holds every kernel
+    (`CorpusKernel.runs_on` says where each is judged)."""
+    why = manager().hook.kdiff_not_judged_on(bench=BENCH, case=case, device=device)
+    if why is not None and case.discovery_error == why:
+        return dataclasses.replace(case, discovery_error=None)
+    return case
+
+
 def problems(root: Path | None = None) -> dict[tuple[int, int], Path]:
     """(level, problem id) -> problem file."""
-    return problem_files(root if root is not None else shipped_corpus())
+    return manager().hook.kdiff_problem_files(bench=BENCH, root=root)
 
 
 REFERENCE_CANDIDATE = '''"""

@@ -4,6 +4,7 @@ level."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 EXIT_OK, EXIT_FOUND, EXIT_USAGE, EXIT_UNFINISHED = 0, 1, 2, 3
@@ -78,17 +79,26 @@ def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False) -> int
     return EXIT_FOUND if found else EXIT_OK
 
 
-def write_reports(args: argparse.Namespace, verdicts: list, bench: str, preset: str,
+@dataclass(frozen=True)
+class ReportPaths:
+    """Where a command writes its reports (None: that report is not written)."""
+
+    json: Path | None = None
+    markdown: Path | None = None
+    junit: Path | None = None
+
+
+def write_reports(paths: ReportPaths, verdicts: list, bench: str, preset: str,
                   device: str) -> None:
     from kdiff.reports import json_report
-    if args.json:
-        json_report.write(args.json, json_report.report(verdicts, bench, preset, device))
-    if getattr(args, "markdown", None):
+    if paths.json:
+        json_report.write(paths.json, json_report.report(verdicts, bench, preset, device))
+    if paths.markdown:
         from kdiff.reports import markdown
-        markdown.write(args.markdown, verdicts, bench, preset, device)
-    if getattr(args, "junit", None):
+        markdown.write(paths.markdown, verdicts, bench, preset, device)
+    if paths.junit:
         from kdiff.reports import junit
-        junit.write(args.junit, verdicts, bench)
+        junit.write(paths.junit, verdicts, bench)
 
 
 def preset_text(pm, bench: str, preset: str) -> str:

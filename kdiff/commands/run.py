@@ -6,20 +6,20 @@ and other executors wrap or replace it without touching discovery or reporting.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
+from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import pluggy
 
-from kdiff.commands.executor import Executor, default_jobs, make_executor
+from kdiff.commands.executor import Executor, make_executor
 from kdiff.commands.invocation import (
     EXIT_UNFINISHED,
     EXPLAINED_WITHOUT_VERBOSE,
+    ReportPaths,
     UsageError,
     exit_status,
-    make_config,
     open_store,
     preset_text,
     write_reports,
@@ -27,11 +27,11 @@ from kdiff.commands.invocation import (
 from kdiff.data.model import Case, NativeVerdict, Status, Verdict
 from kdiff.gates.registry import GATE_IDS, select
 from kdiff.judging.hookspecs import DiscoveryError
-from kdiff.judging.plugins import UnknownBench, manager, require_bench
+from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.reports.progress import Header, Progress
 from kdiff.verdicts.judge import judge_case, native_preset
-from kdiff.verdicts.store import UnreadableStore, default_path, judge_resuming
+from kdiff.verdicts.store import UnreadableStore, judge_resuming
 
 
 def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str) -> Verdict:
@@ -62,11 +62,9 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
     when config.jobs > 1); local processes unless another executor is given.
 
     Judges that share a GPU share its memory: a case that ran out of device memory beside
-    the others is judged again, alone, after them, and only that verdict counts (on the
-    H200 with 12 judges, KernelBenchFiltered #93's and #94's candidates raised `CUDA error:
-    out of memory` in the native check and in EXC-01, so the native check rejected them, and
-    #74's CMP-03 oracle raised torch's OutOfMemoryError, a kdiff error that left its verdict
-    open)."""
+    the others is judged again, alone, after them, and only that verdict counts. Beside other
+    judges, a candidate that raises `CUDA error: out of memory` would be rejected for memory
+    its neighbours hold, and an oracle out of memory would leave the verdict open."""
     executor = executor or make_executor("local", config.jobs, config.device)
     crowded = []
     for verdict in executor.judge(list(cases), judge_one, config, pm, preset):
@@ -81,17 +79,18 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
 
 
 # -- the command --------------------------------------------------------------------------
-def run_config(args: argparse.Namespace) -> RunConfig:
-    if args.root is None and args.device is None:
-        args.device = "cpu"  # the shipped corpus is sized for the CPU
-    config = make_config(args, args.bench)
-    config.root, config.runs, config.generated = args.root, args.runs, args.generated
-    config.level = args.level
-    config.problems = ([p.strip() for p in args.problems.split(",") if p.strip()]
-                       if args.problems else None)
-    config.jobs = args.jobs or default_jobs(config.device)
-    config.store = args.store or default_path(args.json, args.markdown, args.junit)
-    return config
+@dataclass(frozen=True)
+class RunOptions:
+    """What `kdiff run` does beside judging (which RunConfig says): its reports, what its
+    exit status counts, how much it explains, where it judges, and the command recorded
+    with the run in the store."""
+
+    reports: ReportPaths = ReportPaths()
+    fail_on: str = "violation"  # exit_status's: violation, disagreement or never
+    undecided_ok: bool = False
+    verbose: bool = False
+    executor: str = "local"  # make_executor's: local or ray
+    command: str = ""
 
 
 def discover(config: RunConfig, pm: pluggy.PluginManager) -> list[Case]:
@@ -122,13 +121,9 @@ def header(config: RunConfig, pm: pluggy.PluginManager, preset: str, cases: list
             .add("store", config.store))
 
 
-def run(args: argparse.Namespace) -> int:
+def run(config: RunConfig, options: RunOptions) -> int:
+    """Judge the bench's cases (config.bench: an installed adapter's) and report them."""
     pm = manager()
-    try:
-        require_bench(args.bench, pm)
-    except UnknownBench as exc:
-        raise UsageError(exc.args[0]) from None
-    config = run_config(args)
     try:
         preset = native_preset(pm, config)
     except KeyError as exc:
@@ -144,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(len(cases))
     verdicts: list[Verdict] = []
     status = None
-    store.begin_run(cases, config, preset, gates, " ".join(sys.argv))
-    executor = make_executor(getattr(args, "executor", "local"), config.jobs, config.device)
+    store.begin_run(cases, config, preset, gates, options.command)
+    executor = make_executor(options.executor, config.jobs, config.device)
     try:
         for verdict in judge_resuming(store, cases, config, preset, gates,
                                       lambda todo, cfg: judge_all(todo, cfg, pm, preset,
@@ -166,10 +161,10 @@ def run(args: argparse.Namespace) -> int:
     verdicts.sort(key=lambda v: order.get(v.case.id, len(order)))
     from kdiff.reports.terminal import explain_run, run_report
     print(run_report(verdicts, config.bench, preset, config.device))
-    explained = explain_run(verdicts, args.verbose, EXPLAINED_WITHOUT_VERBOSE)
+    explained = explain_run(verdicts, options.verbose, EXPLAINED_WITHOUT_VERBOSE)
     if explained:
         print("\n" + explained)
-    write_reports(args, verdicts, config.bench, preset, config.device)
+    write_reports(options.reports, verdicts, config.bench, preset, config.device)
     if status is not None:
         return status
-    return exit_status(verdicts, args.fail_on, args.undecided_ok)
+    return exit_status(verdicts, options.fail_on, options.undecided_ok)

@@ -11,7 +11,7 @@ from pathlib import Path
 # A candidate or problem module. Generated kernels are single modules: the shipped corpus's
 # largest file is 24 KB, and a model's whole answer is bounded by its output-token limit
 # (128k tokens at about 4 bytes each: 512 KiB). Twice that; Python parses 1 MiB of source in
-# about 0.75 s (4 MiB of kernels/gdn/gla.py repeated took 3.1 s here).
+# about 0.75 s (4 MiB of kernels/gdn/gla.py repeated: 3.1 s).
 MAX_SOURCE_BYTES = 1 << 20
 
 

@@ -18,10 +18,10 @@ def set_seed(seed: int) -> None:
 def one_thread() -> None:
     """kdiff runs kernels side by side, not one kernel's operations: one intra-op thread per
     judge and per worker. With torch's default (one per core) each of N judges and N workers
-    starts a full OpenMP pool whose threads spin between operations: on 2 cores, 2 judges took
+    starts a full OpenMP pool whose threads spin between operations: on 2 cores, 2 judges take
     38-43 s for 10 corpus kernels against 28-33 s with one thread each (`kdiff run --problems
-    19,6,8 --jobs 2`); 8 judges on the H200 machine's 16 cores took 170 s per level-1 kernel
-    with the default. A fixed count also keeps the order of the oracle's CPU reductions, hence
+    19,6,8 --jobs 2`); 8 judges on 16 cores take 170 s per level-1 kernel with the
+    default. A fixed count also keeps the order of the oracle's CPU reductions, hence
     its rounding, independent of --jobs."""
     torch.set_num_threads(1)
 
@@ -29,10 +29,9 @@ def one_thread() -> None:
 def fp32_means_fp32() -> None:
     """TF32 off for torch's matmuls and convolutions (spec: the reference runs so). The worker
     sets it too, before the candidate is imported: a candidate that calls torch's own
-    convolution gets the reference's arithmetic, not cuDNN's TF32 default (the judge's
-    reference had TF32 off and the worker's cuDNN had it on, so KernelBenchFiltered L1 #65,
-    which is nn.ConvTranspose2d itself, failed CMP-03 at in_channels=1 with a 1e-3 relative
-    error). A candidate that turns TF32 on in its own code is judged for it (PRC-01)."""
+    convolution gets the reference's arithmetic, not cuDNN's TF32 default (with TF32 on in
+    the worker alone, a candidate that is nn.ConvTranspose2d itself errs by 1e-3 relative at
+    in_channels=1 and fails CMP-03). A candidate that turns TF32 on in its own code is judged for it (PRC-01)."""
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.set_float32_matmul_precision("highest")

@@ -22,6 +22,7 @@ from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes, tolerance
 from kdiff.numerics.oracle import OracleResult, run_oracle
+from kdiff.numerics.tolerance import BoundModel
 from kdiff.sandbox.process import (
     CandidateFailure,
     CandidateOverBudget,
@@ -113,15 +114,15 @@ class Evaluation:
     dtype: torch.dtype
     cotangents: list[torch.Tensor] | None = None
 
-    def bounds(self, model: str = "probabilistic") -> list[torch.Tensor]:
+    def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC) -> list[torch.Tensor]:
         return [tolerance.bound(m, d, self.dtype, model)
                 for m, d in zip(self.oracle.magnitudes, self.oracle.depths)]
 
-    def reference_mismatches(self, model: str = "probabilistic") -> list[tolerance.Mismatch]:
+    def reference_mismatches(self, model: BoundModel = BoundModel.PROBABILISTIC) -> list[tolerance.Mismatch]:
         return [tolerance.compare(r, v, b, i) for i, (r, v, b) in
                 enumerate(zip(self.reference, self.oracle.values, self.bounds(model)))]
 
-    def reference_ratio(self, model: str = "probabilistic") -> float:
+    def reference_ratio(self, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
         return max((m.worst_ratio for m in self.reference_mismatches(model)), default=0.0)
 
 
@@ -268,8 +269,8 @@ class GateContext:
         model, buffers = self._references[key]
         # Each evaluation starts from the buffers as built, as the benchmark's first trial
         # does: training-mode BatchNorm does not read its running statistics, but it updates
-        # them, and after a gate's inputs near the range's end they held variances past
-        # fp32's range, which the oracle traced into every later trial's peak.
+        # them, and after a gate's inputs near the range's end they would hold variances past
+        # fp32's range, which the oracle would trace into every later trial's peak.
         with torch.no_grad():
             for name, b in model.named_buffers():
                 b.copy_(buffers[name])

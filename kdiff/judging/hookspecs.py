@@ -51,6 +51,18 @@ def kdiff_discover(bench: str, config: "RunConfig") -> list["Case"] | None:
 
 
 @hookspec(firstresult=True)
+def kdiff_not_judged_on(bench: str, case: "Case", device: str) -> str | None:
+    """Why `device` does not judge `case` (a kernel whose defect shows on one device only),
+    or None. Discovery lists such a case as an error row saying this."""
+
+
+@hookspec(firstresult=True)
+def kdiff_problem_files(bench: str, root: "Path | None") -> "dict[tuple[int, int], Path] | None":
+    """(level, problem id) -> problem file, of the checkout at `root` (None: the shipped
+    corpus)."""
+
+
+@hookspec(firstresult=True)
 def kdiff_native_check(bench: str, case: "Case", ctx: "GateContext", preset: str
                        ) -> "NativeVerdict | None":
     """Run the harness's own correctness check on one case."""

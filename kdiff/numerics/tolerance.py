@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from enum import Enum
 
 import torch
 
@@ -49,18 +50,26 @@ def unit_roundoff(dtype: torch.dtype) -> float:
     return UNIT_ROUNDOFF[dtype]
 
 
-def growth(depth: int, model: str = "probabilistic") -> float:
+class BoundModel(Enum):
+    """How rounding errors add up along a chain of N roundings."""
+
+    PROBABILISTIC = "probabilistic"  # independent, mean zero: sqrt(N) (LAMBDA)
+    WORST_CASE = "worst_case"  # all of one sign: N (gamma_N, WORST_CASE_C)
+
+
+def growth(depth: int, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
     """f(N): sqrt(N) for the probabilistic model; N for the worst-case gamma_N bound
     (gamma_N = N u / (1 - N u) <= 1.01 N u while N u <= 0.01; the 1.01 is in WORST_CASE_C)."""
-    return math.sqrt(max(depth, 1)) if model == "probabilistic" else float(max(depth, 1))
+    n = max(depth, 1)
+    return math.sqrt(n) if model is BoundModel.PROBABILISTIC else float(n)
 
 
 WORST_CASE_C = 1.01  # gamma_N <= 1.01 * N * u for N * u <= 0.01 (Higham, Lemma 3.1)
 
 
-def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype, model: str = "probabilistic"
-          ) -> torch.Tensor:
-    c = LAMBDA if model == "probabilistic" else WORST_CASE_C
+def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
+          model: BoundModel = BoundModel.PROBABILISTIC) -> torch.Tensor:
+    c = LAMBDA if model is BoundModel.PROBABILISTIC else WORST_CASE_C
     return c * unit_roundoff(dtype) * growth(depth, model) * scale + SMALLEST_NORMAL[dtype]
 
 

@@ -58,7 +58,7 @@ from kdiff.data.files import UnreadableFile, read_regular_file
 from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
-# took 71 s for sm_90 on this 2-core machine under a load of 11 (its ptxas spills 18 KB).
+# takes 71 s for sm_90 on 2 cores under a load of 11 (its ptxas spills 18 KB).
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles

@@ -308,7 +308,7 @@ class CandidateProcess:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         # One thread for every math library a worker loads, as for torch (seeding.one_thread):
         # numpy's OpenBLAS does the interpreter's tl.dot and reads this when it loads; with
-        # its default pool, control 20/0 took 17 s in `kdiff run` instead of 8 s.
+        # its default pool, control 20/0 takes 17 s in `kdiff run` instead of 8 s.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
         # A worker's own uid has no passwd entry: getpass.getuser() (torch.compile's inductor
