@@ -12,7 +12,7 @@ import torch
 from kdiff.data.model import GateClass, GateResult, Status
 from kdiff.judging.context import (
     BENCHMARK_SEED,
-    DTYPE_NAMES,
+    NATIVE,
     STORAGE_SIGNATURES,
     CallResult,
     Evaluation,
@@ -21,7 +21,6 @@ from kdiff.judging.context import (
     ReferenceFailure,
     check_structure,
 )
-from kdiff.numerics import tolerance
 from kdiff.sandbox.process import CandidateFailure, _sticky_device_error
 
 
@@ -84,7 +83,7 @@ class Gate:
 class Trial:
     label: str
     inputs: list[Any]
-    dtype: torch.dtype = torch.float32
+    dtype: torch.dtype | None = NATIVE  # the problem's own precision, or a recast
     seed: int = BENCHMARK_SEED  # model seed
     bound_model: str = "probabilistic"
     call_options: dict[str, Any] = field(default_factory=dict)  # worker `call` options
@@ -127,18 +126,17 @@ class ThresholdedGate(Gate):
         # where its values cannot be (a random reference's configuration it cannot run).
         got = self.call_trial(ctx, trial)
         check_structure(got.outputs, ev.reference)
-        if ev.reference_ratio(trial.bound_model) * tolerance.REFERENCE_MARGIN > 1:
+        if ev.reference_ratio(trial.bound_model) > 1:
             log.under_specified.append(
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
-                f"of the bound")
+                f"of what the bound leaves it")
             return None
         log.judged += 1
-        for i, (g, v, b) in enumerate(zip(got.outputs, ev.oracle.values, ev.bounds(trial.bound_model))):
-            mm = tolerance.compare(g, v, b, i)
+        for mm in ev.mismatches(got.outputs, trial.bound_model):
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
             if not mm.ok:
-                return self.result(Status.FAIL, f"{trial.label} [{DTYPE_NAMES[trial.dtype]}]: "
+                return self.result(Status.FAIL, f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: "
                                    f"{mm.describe()}", self.signature, mm.worst_ratio)
         return None
 

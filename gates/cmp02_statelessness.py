@@ -23,6 +23,7 @@ import torch
 
 from kdiff.data.model import GateResult
 from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
+from kdiff.gates.ord02_determinism import bitwise_equal
 from kdiff.judging.context import (
     BENCHMARK_SEED,
     CallResult,
@@ -33,7 +34,6 @@ from kdiff.judging.context import (
     check_structure,
 )
 from kdiff.numerics import inputs as gen
-from kdiff.numerics import tolerance
 from kdiff.sandbox.process import CandidateFailure
 
 # KernelBench's correctness check makes 5 calls and its timer 3 warm-up calls before it
@@ -66,8 +66,10 @@ def _clone(inputs: list[Any]) -> list[Any]:
 
 
 def _same(a: list[Any], b: list[Any]) -> bool:
+    """The same data, bit for bit, in each input's own dtype (fp8 has no value comparison on
+    the CPU; a tensor of another dtype is other data)."""
     return len(a) == len(b) and all(
-        torch.equal(x, y) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
+        bitwise_equal(x, y) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)
         else x == y for x, y in zip(a, b))
 
 
@@ -76,8 +78,7 @@ def within_bound(outputs: list[torch.Tensor], ev: Evaluation, model: str) -> boo
         check_structure(outputs, ev.reference)
     except OutputStructureError:
         return False
-    return all(tolerance.compare(g, v, b, i).ok for i, (g, v, b) in
-               enumerate(zip(outputs, ev.oracle.values, ev.bounds(model))))
+    return all(m.ok for m in ev.mismatches(outputs, model))
 
 
 class Statelessness(ThresholdedGate):

@@ -22,13 +22,15 @@ FINITE, NAN, POS_INF, NEG_INF = 0, 1, 2, 3
 CLASS_NAMES = {FINITE: "finite", NAN: "nan", POS_INF: "+inf", NEG_INF: "-inf"}
 
 # Separate injections, so that a failure says which special value was lost; the mixed one
-# puts all three side by side (NaN next to Inf in one reduction, +Inf meeting -Inf).
+# puts all three side by side (NaN next to Inf in one reduction, +Inf meeting -Inf). The
+# flag: the injection holds infinities, which go only into inputs whose format has them
+# (fp8 E4M3 has NaN only).
 INJECTIONS = (
-    ("NaN", gen.with_specials(gen.normal(), math.nan)),
-    ("+Inf", gen.with_specials(gen.normal(), math.inf)),
-    ("-Inf", gen.with_specials(gen.normal(), -math.inf)),
+    ("NaN", gen.with_specials(gen.normal(), math.nan), False),
+    ("+Inf", gen.with_specials(gen.normal(), math.inf), True),
+    ("-Inf", gen.with_specials(gen.normal(), -math.inf), True),
     ("mixed", gen.with_specials(gen.with_specials(gen.with_specials(
-        gen.normal(), math.nan, 0.01), math.inf, 0.01), -math.inf, 0.01)),
+        gen.normal(), math.nan, 0.01), math.inf, 0.01), -math.inf, 0.01), True),
 )
 SEEDS = (0, 1)
 
@@ -111,6 +113,7 @@ class Tally:
     unjudged: int = 0
     zero_weight: int = 0  # expected non-finite only through paths of weight zero
     skipped: list[str] = field(default_factory=list)
+    formats_without_inf: bool = False
 
     def counts(self) -> str:
         return ", ".join(f"{n} {CLASS_NAMES[c]}" for c, n in self.expected.items())
@@ -126,12 +129,33 @@ class NonFinitePropagation(Gate):
         if not ctx.float_input_indices():
             return self.result(Status.SKIP, ctx.no_free_inputs())
         tally = Tally()
+        templates = ctx.templates()
+        floats = set(ctx.float_input_indices())
+        with_inf = {i for i in floats if gen.holds_infinity(templates[i].example.dtype)}
         for seed in SEEDS:
-            for label, strategy in INJECTIONS:
-                failure = self.judge_trial(ctx, f"{label} seed {seed}", ctx.draw(strategy, seed),
-                                           tally)
+            for label, strategy, infinite in INJECTIONS:
+                into = with_inf if infinite else floats
+                if not into:
+                    tally.formats_without_inf = True
+                    continue
+                inputs = gen.realize(templates, strategy, seed,
+                                     only=None if into == floats else into)
+                failure = self.judge_trial(ctx, f"{label} seed {seed}", inputs, tally)
                 if failure is not None:
                     return failure
+        # A scalar input (an fp8 GEMM's scale) takes the injected value at its one position
+        # in every draw above, which makes every output non-finite and hides what the other
+        # inputs' specials do: where there is one, each other input is injected alone too.
+        if len(floats) > 1 and any(templates[i].example.numel() == 1 for i in floats):
+            for i in sorted(i for i in floats if templates[i].example.numel() > 1):
+                for label, strategy, infinite in INJECTIONS:
+                    if infinite and i not in with_inf:
+                        continue
+                    inputs = gen.realize(templates, strategy, SEEDS[0], only={i})
+                    failure = self.judge_trial(ctx, f"{label} into input {i} alone", inputs,
+                                               tally)
+                    if failure is not None:
+                        return failure
         if tally.trials == 0:
             return self.result(Status.SKIP, f"the reference rejects every injection "
                                f"({tally.skipped[0]})")
@@ -145,6 +169,8 @@ class NonFinitePropagation(Gate):
                        f"reference only through paths of weight zero: 0 * NaN)")
         if tally.skipped:
             detail += f"; {len(tally.skipped)} injection(s) rejected by the reference"
+        if tally.formats_without_inf:
+            detail += "; no Inf injected: no floating input's format holds one (fp8 E4M3)"
         return self.result(Status.PASS, detail)
 
     def judge_trial(self, ctx: GateContext, label: str, inputs: list, tally: Tally

@@ -8,7 +8,11 @@
   trial; each trial re-seeds with its seed and calls `get_inputs()`;
 - the reference runs first, the candidate second, on the same input tensors, under no_grad;
 - a shape mismatch or an exception fails the kernel at once; otherwise
-  `torch.allclose(output, output_new, atol=tol, rtol=tol)` must hold in every trial.
+  `torch.allclose(output, output_new, atol=tol, rtol=tol)` must hold in every trial, tol by
+  the precision (`get_tolerance_for_precision`: fp32 1e-4, fp16 and bf16 1e-2). Upstream
+  casts the problem to the precision it is run at; a problem made in bf16 or fp8 runs at its
+  own, and its precision is its output's format (upstream names none below bf16: fp8 outputs
+  get bf16's).
 
 The candidate's part of each trial is a `call` of its worker, as every gate's is, inside a
 function named as upstream's (so that stack-sniffing kernels behave as they would under the
@@ -23,7 +27,14 @@ from dataclasses import dataclass
 import torch
 
 from kdiff.data.model import NativeVerdict
-from kdiff.judging.context import BENCHMARK_SEED, GateContext, MachineTooBusy, ReferenceFailure
+from kdiff.judging.context import (
+    BENCHMARK_SEED,
+    NATIVE,
+    GateContext,
+    MachineTooBusy,
+    ReferenceFailure,
+)
+from kdiff.numerics.inputs import cast_inputs
 from kdiff.sandbox.process import CandidateRaised
 from kdiff.sandbox.protocol import CallReply, MalformedReply
 from kdiff.sandbox.replies import UnusableOutput
@@ -36,6 +47,9 @@ class NativePreset:
     seed: int
     tolerance: dict  # dtype -> atol = rtol
     description: str
+
+    def tolerance_for(self, dtype: torch.dtype) -> float:
+        return self.tolerance.get(dtype, self.tolerance[torch.bfloat16])
 
 
 PRESETS = {
@@ -59,7 +73,7 @@ def trial_seeds(seed: int, n: int) -> list[int]:
     return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(n)]
 
 
-def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torch.float32
+def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype | None = NATIVE
                ) -> NativeVerdict:
     def verdict(accept: bool | None, reason: str, trial: int | None = None) -> NativeVerdict:
         return NativeVerdict(accept, preset.name, "kdiff", trial, reason)
@@ -73,12 +87,10 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
         return verdict(None, f"the reference does not run: {exc}")
     reference, candidate = (ctx.reference_key_in_worker(preset.seed, dtype),
                             ctx.candidate_key(preset.seed, dtype))
-    tol = preset.tolerance[dtype]
     for trial, inputs in enumerate(trials):
         # A gate's `call`, from frames named as the harness's, the reference run first in
         # them: nothing the candidate can see tells the native check from a gate's call.
-        sent = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                for x in inputs]
+        sent = cast_inputs(inputs, dtype)
         try:  # the reference, then the candidate: 2 model calls
             reply = CallReply.parse(ctx.request_judged_alone(
                 lambda timeout, sent=sent: ctx.candidate.request(
@@ -98,6 +110,7 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
                            trial)
         for g, w in zip(got, want):
             w = w.cpu()
+            tol = preset.tolerance_for(w.dtype if dtype is NATIVE else dtype)
             if g.dtype != w.dtype:  # upstream's allclose raises, which fails the kernel
                 return verdict(False, f"output dtype {g.dtype}, the reference's is {w.dtype}",
                                trial)
@@ -105,4 +118,7 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
                 diff = (w.double() - g.double()).abs()
                 return verdict(False, f"output mismatch (max difference "
                                f"{float(diff.max()):.6g}, mean {float(diff.mean()):.6g})", trial)
-    return verdict(True, f"{preset.trials}/{preset.trials} trials within atol=rtol={tol:g}")
+    tols = sorted({preset.tolerance_for(w.dtype if dtype is NATIVE else dtype)
+                   for w in expected[0]})
+    return verdict(True, f"{preset.trials}/{preset.trials} trials within atol=rtol="
+                   f"{'/'.join(f'{t:g}' for t in tols)}")
