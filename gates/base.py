@@ -96,6 +96,7 @@ class TrialLog:
     skipped: list[str] = field(default_factory=list)
     worst_ratio: float = 0.0
     worst_label: str = ""
+    rounded: int = 0  # errors no larger than the roundings to the stored format
 
 
 class ThresholdedGate(Gate):
@@ -133,6 +134,7 @@ class ThresholdedGate(Gate):
             return None
         log.judged += 1
         for mm in ev.mismatches(got.outputs, trial.bound_model):
+            log.rounded += mm.rounded
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
             if not mm.ok:
@@ -161,6 +163,7 @@ class ThresholdedGate(Gate):
                 return self.result(Status.UNDER_SPECIFIED, "; ".join(notes))
             return self.result(Status.SKIP, "; ".join(notes) or "no applicable trial")
         worst = (f"worst {log.worst_ratio:.3g}x of it ({log.worst_label})" if log.worst_label
+                 else "every error within the roundings to the stored format" if log.rounded
                  else "exact")
         detail = f"{log.judged} trial(s) within bound; {worst}"
         return self.result(Status.PASS, "; ".join([detail, *notes]), None, log.worst_ratio)

@@ -100,6 +100,7 @@ class Mismatch:
     bound: float | None
     nonfinite_got: int = 0
     notes: list[str] = field(default_factory=list)
+    rounded: int = 0  # elements whose non-zero error the allowance covers whole
 
     @property
     def ok(self) -> bool:
@@ -147,10 +148,12 @@ def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, out
     err = (got64 - exp64).abs()
     nonfinite = judged & ~torch.isfinite(got64)
     err = torch.where(nonfinite, torch.full_like(err, math.inf), err)
+    rounded = 0
     if allowance is not None:
         given = allowance.detach().to(device=device, dtype=torch.float64).expand_as(exp64)
         ratio = torch.where(judged, (err - given).clamp_min(0) / (bnd - given),
                             torch.zeros_like(err))
+        rounded = int((judged & (err > 0) & (err <= given)).sum())
     else:
         ratio = torch.where(judged, err / bnd, torch.zeros_like(err))
     exceeded = int((ratio > 1).sum())
@@ -164,4 +167,5 @@ def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, out
     return Mismatch(output=output, total=exp64.numel(), judged=n_judged, exceeded=exceeded,
                     worst_ratio=worst, worst_index=idx,
                     expected=float(exp64.reshape(-1)[flat]), got=float(got64.reshape(-1)[flat]),
-                    bound=float(bnd.reshape(-1)[flat]), nonfinite_got=int(nonfinite.sum()))
+                    bound=float(bnd.reshape(-1)[flat]), nonfinite_got=int(nonfinite.sum()),
+                    rounded=rounded)
