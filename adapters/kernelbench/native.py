@@ -49,7 +49,8 @@ class NativePreset:
     description: str
 
     def tolerance_for(self, dtype: torch.dtype) -> float:
-        return self.tolerance.get(dtype, self.tolerance[torch.bfloat16])
+        """The preset's tolerance for `dtype`; bf16's for a format it names none for."""
+        return self.tolerance[dtype if dtype in self.tolerance else torch.bfloat16]
 
 
 PRESETS = {
