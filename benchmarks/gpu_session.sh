@@ -2,7 +2,8 @@
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
-# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH), logged to $OUT/session.log.
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH, T_PRECISION),
+# logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
@@ -330,6 +331,26 @@ mamba3() {  # kernels/mamba3 in one call of at most 6 minutes (issue 31): the GP
   else
     log "mamba3: no mamba_ssm checkout at $src: the timings skipped"
   fi
+  pack
+}
+
+precision() {  # the corpus's bf16 GEMM (101) and fp8 scaled GEMM (102) at their own precision
+  log "precision: bf16 and fp8 problems, controls, red team and references, all gates on cuda"
+  for problem in kernels/KernelBench/level1/10[12]_*.py; do
+    pid=$(basename "$problem" | cut -d_ -f1)
+    for candidate in "$problem" kernels/runs/{controls,redteam}/level_1_problem_"${pid}"_sample_*_kernel.py; do
+      name=$(basename "$candidate" .py)
+      [ "$candidate" = "$problem" ] && name="level_1_problem_${pid}_reference"
+      # the reference as its own candidate: its file names Model; verify wants ModelNew
+      if [ "$candidate" = "$problem" ]; then
+        candidate=/tmp/"$name".py
+        { cat "$problem"; echo; echo "ModelNew = Model"; } > "$candidate"
+      fi
+      run_logged budget "${T_PRECISION:-150}" kdiff verify --problem "$problem" \
+        --candidate "$candidate" --device cuda --fail-on never -v \
+        --json "$ART/precision_$name.json"
+    done
+  done
   pack
 }
 

@@ -12,7 +12,7 @@ import torch
 from kdiff.data.model import GateClass, GateResult, Status
 from kdiff.judging.context import (
     BENCHMARK_SEED,
-    DTYPE_NAMES,
+    NATIVE,
     STORAGE_SIGNATURES,
     CallResult,
     Evaluation,
@@ -107,7 +107,7 @@ class Gate:
 class Trial:
     label: str
     inputs: list[Any]
-    dtype: torch.dtype = torch.float32
+    dtype: torch.dtype | None = NATIVE  # the problem's own precision, or a recast
     seed: int = BENCHMARK_SEED  # model seed
     bound_model: tolerance.BoundModel = tolerance.BoundModel.PROBABILISTIC
     call_options: dict[str, Any] = field(default_factory=dict)  # worker `call` options
@@ -123,6 +123,7 @@ class TrialLog:
     skipped: list[str] = field(default_factory=list)
     worst_ratio: float = 0.0
     worst_label: str = ""
+    rounded: int = 0  # errors no larger than the roundings to the stored format
 
     @property
     def judged(self) -> int:
@@ -157,18 +158,18 @@ class ThresholdedGate(Gate):
         # where its values cannot be (a random reference's configuration it cannot run).
         got = self.call_trial(ctx, trial)
         check_structure(got.outputs, ev.reference)
-        if ev.reference_ratio(trial.bound_model) * tolerance.REFERENCE_MARGIN > 1:
+        if ev.reference_ratio(trial.bound_model) > 1:
             log.under_specified.append(
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
-                f"of the bound")
+                f"of what the bound leaves it")
             return None
         log.judged_labels.append(trial.label)
-        for i, (g, v, b) in enumerate(zip(got.outputs, ev.oracle.values, ev.bounds(trial.bound_model))):
-            mm = tolerance.compare(g, v, b, i)
+        for mm in ev.mismatches(got.outputs, trial.bound_model):
+            log.rounded += mm.rounded
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
             if not mm.ok:
-                return self.result(Status.FAIL, f"{trial.label} [{DTYPE_NAMES[trial.dtype]}]: "
+                return self.result(Status.FAIL, f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: "
                                    f"{mm.describe()}", self.signature, mm.worst_ratio)
         return None
 
@@ -193,6 +194,7 @@ class ThresholdedGate(Gate):
                 return self.result(Status.UNDER_SPECIFIED, "; ".join(notes))
             return self.result(Status.SKIP, "; ".join(notes) or "no applicable trial")
         worst = (f"worst {log.worst_ratio:.3g}x of it ({log.worst_label})" if log.worst_label
+                 else "every error within the roundings to the stored format" if log.rounded
                  else "exact")
         detail = f"{log.judged} trial(s) within bound; {worst}"
         return self.result(Status.PASS, "; ".join([detail, *notes]), None, log.worst_ratio)

@@ -23,6 +23,7 @@ import torch
 
 from kdiff.data.model import GateResult
 from kdiff.gates.base import ThresholdedGate, Trial, TrialLog, benchmark_draw, normal_draw
+from kdiff.gates.ord02_determinism import bitwise_equal
 from kdiff.judging.context import (
     BENCHMARK_SEED,
     CallResult,
@@ -66,10 +67,11 @@ def _clone(inputs: list[Any]) -> list[Any]:
 
 
 def _same(a: list[Any], b: list[Any]) -> bool:
-    """Element for element equal; tensors compared on the CPU, since what the worker kept
-    comes back on the candidate's device while the judge draws inputs on its own."""
+    """The same data, bit for bit, in each input's own dtype (fp8 has no value comparison on
+    the CPU; a tensor of another dtype is other data), compared on the CPU: what the worker
+    kept comes back on the candidate's device while the judge draws inputs on its own."""
     return len(a) == len(b) and all(
-        torch.equal(x.cpu(), y.cpu()) if isinstance(x, torch.Tensor)
+        bitwise_equal(x.cpu(), y.cpu()) if isinstance(x, torch.Tensor)
         and isinstance(y, torch.Tensor) else x == y for x, y in zip(a, b))
 
 
@@ -79,8 +81,7 @@ def within_bound(outputs: list[torch.Tensor], ev: Evaluation,
         check_structure(outputs, ev.reference)
     except OutputStructureError:
         return False
-    return all(tolerance.compare(g, v, b, i).ok for i, (g, v, b) in
-               enumerate(zip(outputs, ev.oracle.values, ev.bounds(model))))
+    return all(m.ok for m in ev.mismatches(outputs, model))
 
 
 class Statelessness(ThresholdedGate):

@@ -9,6 +9,7 @@ flushed norm (0 -> Inf/NaN).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -17,7 +18,7 @@ import torch
 from kdiff.data.model import GateClass, GateResult, Status
 from kdiff.gates.base import Gate, TrialLog
 from kdiff.judging.context import (
-    DTYPE_NAMES,
+    NATIVE,
     Evaluation,
     GateContext,
     ReferenceFailure,
@@ -26,18 +27,25 @@ from kdiff.judging.context import (
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
 
-DTYPE = torch.float32  # subnormal behaviour is judged in fp32, the benchmark's precision
+DTYPE = NATIVE  # subnormal behaviour is judged at the problem's own precision
 SEED = 0
 
 # Normal inputs scaled by 2^-e so that a product of `degree` of them lands in the subnormal
 # range [2^-149, 2^-126) of fp32: e = 65, 70 for products of two (matmul, x*y), 44, 47 for
 # three (x*y*z, a scaled product); e = 125 for ops that shrink values slightly (a mean, x/2).
 RESULT_SCALE_EXPONENTS = (65, 70, 44, 47, 125)
-# Subnormal inputs: normal draws times the smallest normal / 8 (|x| around 2^-129, 20 bits
-# of precision left), or times 2^-12 of it (|x| around 2^-138) so that a sum of thousands of
-# them still lands below the smallest normal.
-SUBNORMAL_INPUT_SCALES = (torch.finfo(DTYPE).tiny / 8, torch.finfo(DTYPE).tiny / 4096)
 MAX_RESULT_TRIALS = 2
+
+
+def subnormal_input_scales(dtype: torch.dtype) -> tuple[float, float]:
+    """Subnormal inputs: normal draws times the smallest normal / 8 (fp32: |x| around 2^-129,
+    20 bits of precision left), or times 2^-12 of it (fp32: |x| around 2^-138) so that a sum
+    of thousands of them still lands below the smallest normal; in a format with fewer
+    subnormal binades (its stored mantissa bits: bf16 7, fp8 E4M3 3), two binades above its
+    smallest subnormal at most, so that the draws are not all flushed by the cast itself."""
+    finfo = torch.finfo(dtype)
+    mantissa_bits = round(-math.log2(finfo.eps))  # eps = 2^-(stored mantissa bits)
+    return finfo.tiny / 8, finfo.tiny * 2.0 ** -min(12, max(3, mantissa_bits - 2))
 
 
 def is_subnormal(t: torch.Tensor) -> torch.Tensor:
@@ -57,11 +65,30 @@ def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
     non-zero result of the oracle's sign."""
     depth = ev.oracle.depths[i]
     relative = (tolerance.bound(ev.oracle.magnitudes[i], depth, ev.dtype,
-                                tolerance.BoundModel.WORST_CASE)
+                                tolerance.BoundModel.WORST_CASE, ev.quantizations()[i])
                 - tolerance.SMALLEST_NORMAL[ev.dtype])
-    finfo = torch.finfo(ev.dtype)
+    # the spacing of gradual underflow in the format the result is stored in
+    stored = ev.reference[i].dtype
+    finfo = torch.finfo(stored if stored.is_floating_point else ev.dtype)
     underflow = depth * finfo.tiny * finfo.eps / 2  # smallest subnormal = tiny * eps
     return relative.cpu().clamp_min(0) + underflow
+
+
+def subnormal_draw(templates: list[gen.InputTemplate], chosen: list[int] | set[int],
+                   step: int, name: str) -> tuple[str, list[Any]]:
+    """Subnormal draws into the `chosen` inputs at each one's own format (the `step`-th of its
+    subnormal_input_scales): one draw for all when they share a format, else one per input."""
+    scales = {i: subnormal_input_scales(templates[i].example.dtype)[step] for i in chosen}
+    if len(set(scales.values())) == 1:
+        scale = next(iter(scales.values()))
+        only = None if set(chosen) == {i for i, t in enumerate(templates) if t.floating
+                                       and t.free_count} else set(chosen)
+        return (f"{name} (x {scale:.3g})",
+                gen.realize(templates, gen.scaled(gen.normal(), scale), SEED, only=only))
+    inputs = gen.realize(templates, gen.normal(), SEED, only=set())
+    for i, scale in scales.items():
+        inputs[i] = gen.realize(templates, gen.scaled(gen.normal(), scale), SEED, only={i})[i]
+    return f"{name} (x {', '.join(f'{v:.3g}' for v in scales.values())})", inputs
 
 
 @dataclass
@@ -90,8 +117,8 @@ class SubnormalHandling(Gate):
                 return failure
         if log.results_judged == 0:
             tried = "; ".join(log.skipped) or "no trial ran"
-            reason = ("the float32 reference keeps no subnormal result on any of the gate's "
-                      "inputs" if log.kept == 0 else
+            reason = (f"the {ctx.dtype_name(DTYPE)} reference keeps no subnormal result on "
+                      f"any of the gate's inputs" if log.kept == 0 else
                       f"the reference's {log.kept} subnormal result(s) all lie within rounding "
                       f"noise of zero")
             return self.result(Status.SKIP, f"{reason} ({tried})")
@@ -111,9 +138,9 @@ class SubnormalHandling(Gate):
         if len(floats) > 1:
             selections += [(f"subnormal input {i}", {i}) for i in floats]
         for name, only in selections:
-            for scale in SUBNORMAL_INPUT_SCALES:
-                label = f"{name} (x {scale:.3g})"
-                inputs = gen.realize(templates, gen.scaled(gen.normal(), scale), SEED, only=only)
+            for step in range(2):
+                label, inputs = subnormal_draw(templates, floats if only is None else only,
+                                               step, name)
                 if self.kept(ctx, label, inputs, log):
                     ev = self.evaluate(ctx, label, inputs, log)
                     if ev is not None:
@@ -167,7 +194,8 @@ class SubnormalHandling(Gate):
             spurious = torch.isfinite(ref) & ~torch.isfinite(out)
             if bool(spurious.any()):
                 return self.fail(label, i, spurious, ref, out, "nonfinite_from_subnormal",
-                                 f"non-finite where the {DTYPE_NAMES[DTYPE]} reference is finite")
+                                 f"non-finite where the {ctx.dtype_name(DTYPE)} reference is "
+                                 f"finite")
             kept = is_subnormal(ref)
             judged = (kept & (torch.sign(oracle) == torch.sign(ref.double()))
                       & (oracle.abs() > honest_margin(ev, i)))

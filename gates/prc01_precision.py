@@ -1,6 +1,8 @@
 """PRC-01 precision regime: for each working dtype the problem supports, the candidate's error
 against the oracle must be consistent with arithmetic in that dtype. Catches fp32 problems
-computed in fp16, bf16 or TF32 (tensor-core fp32 matmuls round operands to 10 mantissa bits)."""
+computed in fp16, bf16 or TF32 (tensor-core fp32 matmuls round operands to 10 mantissa bits),
+and problems made in bf16 or fp8 computed below the precision their contract declares: fp8
+where bf16 is declared, fp16 accumulation of a bf16 GEMM."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -9,12 +11,22 @@ import torch
 
 from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw, normal_draw
-from kdiff.judging.context import DTYPE_NAMES, GateContext
-from kdiff.numerics.tolerance import UNIT_ROUNDOFF
+from kdiff.judging.context import DTYPE_NAMES, NATIVE, GateContext
+from kdiff.numerics import inputs as gen
+from kdiff.numerics.tolerance import UNIT_ROUNDOFF, unit_roundoff
 
 # Formats a too-coarse computation may really have used, by unit roundoff. TF32 keeps 10
-# explicit mantissa bits, so u = 2^-11 like fp16 (NVIDIA A100 whitepaper, "TF32").
-LOWER_PRECISIONS = (("fp16 or tf32", 2.0 ** -11), ("bf16", 2.0 ** -8))
+# explicit mantissa bits, so u = 2^-11 like fp16 (NVIDIA A100 whitepaper, "TF32"); the OCP
+# fp8 formats keep 3 (E4M3) and 2 (E5M2).
+LOWER_PRECISIONS = (("fp16 or tf32", 2.0 ** -11), ("bf16", 2.0 ** -8), ("fp8 e4m3", 2.0 ** -4),
+                    ("fp8 e5m2", 2.0 ** -3))
+
+FP16_MAX = torch.finfo(torch.float16).max
+# Inputs past fp16's range for a problem stored in a wider-ranged format (bf16 keeps fp32's
+# exponent): normal draws times 2^10, so that squares and products (~2^20 > FP16_MAX = 65504)
+# and their sums leave fp16's range while staying 2^100 below bf16's. Arithmetic or an
+# accumulator in fp16 overflows there; the declared fp32 arithmetic does not.
+PAST_FP16_SCALE = 2.0 ** 10
 
 
 class PrecisionRegime(ThresholdedGate):
@@ -30,6 +42,21 @@ class PrecisionRegime(ThresholdedGate):
             for seed in range(ctx.options.seeds):
                 yield Trial(f"benchmark inputs seed {seed}", benchmark_draw(ctx, seed), dtype)
                 yield Trial(f"normal seed {seed}", normal_draw(ctx, seed), dtype)
+        if self.past_fp16_applies(ctx):
+            for seed in range(ctx.options.seeds):
+                yield Trial(f"normal x {PAST_FP16_SCALE:g} (past fp16's range) seed {seed}",
+                            ctx.draw(gen.scaled(gen.normal(), PAST_FP16_SCALE), 310 + seed),
+                            NATIVE)
+
+    @staticmethod
+    def past_fp16_applies(ctx: GateContext) -> bool:
+        """The problem stores data coarser than its arithmetic (bf16, fp8) in formats, or
+        beside scales, whose range exceeds fp16's: fp16 arithmetic is then below the
+        declared precision and can be told by its range."""
+        native = ctx.native_dtypes()
+        arithmetic_u = unit_roundoff(ctx.arithmetic(NATIVE))
+        return (any(unit_roundoff(d) > arithmetic_u for d in native)
+                and any(torch.finfo(d).max > FP16_MAX for d in native))
 
     def judge(self, ctx: GateContext) -> GateResult:
         result = super().judge(ctx)
@@ -50,4 +77,4 @@ def consistent_with(ratio: float, detail: str) -> str:
         if coarse_u > u and ratio * u / coarse_u <= 1.0:
             return (f"the error is {ratio * u / coarse_u:.2g}x of the {label} bound: "
                     f"consistent with {label} arithmetic")
-    return "the error exceeds even the bf16 bound"
+    return f"the error exceeds even the {LOWER_PRECISIONS[-1][0]} bound"

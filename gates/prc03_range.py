@@ -11,9 +11,9 @@ import torch
 
 from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
-from kdiff.judging.context import DTYPE_NAMES, GateContext, ReferenceFailure, check_structure
+from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
-from kdiff.numerics.tolerance import REFERENCE_MARGIN, compare
+from kdiff.numerics.tolerance import REFERENCE_MARGIN, compare, unit_roundoff
 
 
 def range_strategies(dtype: torch.dtype) -> list[gen.Strategy]:
@@ -51,7 +51,10 @@ class RangeAndCancellation(ThresholdedGate):
         for dtype in ctx.working_dtypes():
             if dtype is torch.bfloat16 and ctx.device == "cpu":
                 continue
-            for strategy in range_strategies(dtype):
+            # At the problem's own precision, the range of its finest format: coarser
+            # inputs (fp8 beside fp32 scales) saturate at their own maximum when drawn.
+            widest = dtype or min(ctx.native_dtypes(), key=unit_roundoff)
+            for strategy in range_strategies(widest):
                 yield Trial(strategy.name, ctx.draw(strategy, 500), dtype)
 
     def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:
@@ -61,14 +64,16 @@ class RangeAndCancellation(ThresholdedGate):
             log.skipped.append(f"{trial.label}: {exc}")
             return None
         bounds = ev.bounds(trial.bound_model)
-        fmax = torch.finfo(trial.dtype).max
+        # what the reference must keep to: the bound with the room for another order
+        kept = ev.bounds(trial.bound_model, REFERENCE_MARGIN)
         masks = []
         covered = missed = 0
-        for ref, want, bnd, scale, peak in zip(ev.reference, ev.oracle.values, bounds,
+        for ref, want, bnd, scale, peak in zip(ev.reference, ev.oracle.values, kept,
                                                ev.oracle.magnitudes, ev.oracle.peaks):
             ref64 = ref.detach().double().cpu()
-            accurate = torch.isfinite(ref64) & (
-                (ref64 - want.cpu()).abs() * REFERENCE_MARGIN <= bnd.cpu())
+            fmax = torch.finfo(trial.dtype or (ref.dtype if ref.is_floating_point()
+                                               else ev.dtype)).max
+            accurate = torch.isfinite(ref64) & ((ref64 - want.cpu()).abs() <= bnd.cpu())
             # Only where the traced magnitude (the sum of |terms|) fits the format can no
             # summation order overflow: there every partial sum is at most that magnitude.
             # Beyond it, whether an intermediate overflows depends on the order, which the
@@ -92,13 +97,14 @@ class RangeAndCancellation(ThresholdedGate):
         got = ctx.call(trial.inputs, trial.seed, trial.dtype)
         check_structure(got.outputs, ev.reference)
         log.judged_labels.append(trial.label)
-        for i, (g, want, bnd, mask) in enumerate(zip(got.outputs, ev.oracle.values, bounds, masks)):
-            mm = compare(g, want, bnd, i, mask=mask)
+        for i, (g, want, bnd, mask, given) in enumerate(zip(got.outputs, ev.oracle.values,
+                                                            bounds, masks, ev.allowances())):
+            mm = compare(g, want, bnd, i, mask=mask, allowance=given)
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
             if not mm.ok:
                 signature = "overflow" if mm.nonfinite_got else self.signature
-                return self.result(Status.FAIL, f"{trial.label} [{DTYPE_NAMES[trial.dtype]}]: "
+                return self.result(Status.FAIL, f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: "
                                    f"{mm.describe()} (judged where the reference is finite and "
                                    f"accurate)", signature, mm.worst_ratio)
         return None

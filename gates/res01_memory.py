@@ -34,7 +34,6 @@ from kdiff.judging.context import (
     ReferenceFailure,
     check_structure,
 )
-from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
 from kdiff.sandbox.probes import POISON_BYTE
 
@@ -125,7 +124,7 @@ class MemoryHygiene(Gate):
 
     def judge_set(self, ctx: GateContext, label: str, inputs: list[Any], decoy: list[Any],
                   log: HygieneLog) -> GateResult | None:
-        pristine = _clones(gen.cast_inputs(inputs, torch.float32))  # as ctx.call sends them
+        pristine = _clones(inputs)  # as ctx.call sends them, at the problem's own precision
         try:
             log.reference_mutates |= self.mutated_by_reference(ctx, pristine)
             ev = ctx.evaluate(_clones(pristine))
@@ -136,7 +135,7 @@ class MemoryHygiene(Gate):
         history = ctx.call(_clones(pristine), reference_first=reference)
         check_structure(history.outputs, ev.reference)
         decoyed = ctx.call(_clones(pristine), reference_first=reference,
-                           reference_inputs=gen.cast_inputs(decoy, torch.float32))
+                           reference_inputs=decoy)
         check_structure(decoyed.outputs, ev.reference)
         poison = ctx.call(_clones(pristine), poison=True, churn=True, churn_seed=CHURN_SEED)
         check_structure(poison.outputs, ev.reference)

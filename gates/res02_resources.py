@@ -62,7 +62,6 @@ from kdiff.gates.extension_resources import (
     read_resource_usage,
 )
 from kdiff.judging.context import HANG_FACTOR, HANG_FLOOR_S, GateContext
-from kdiff.numerics import inputs as gen
 from kdiff.sandbox.launches import KernelResources, Launch, ResourceCache, file_hash
 from kdiff.sandbox.replies import UnusableOutput
 
@@ -305,7 +304,7 @@ class ResourceBudget(Gate):
         reference = []
         for i in range(1 + CALLS_AFTER_WARMUP):
             inputs = [x.cpu() if isinstance(x, torch.Tensor) else x for x in
-                      gen.cast_inputs(ctx.benchmark_inputs(INPUT_SEED + i), torch.float32)]
+                      ctx.benchmark_inputs(INPUT_SEED + i)]
             reference.append(ctx.candidate.request("call", key=key, inputs=inputs)["seconds"])
         ref = statistics.median(reference[1:])
         cand = statistics.median(candidate_seconds)

@@ -8,7 +8,11 @@
   trial; each trial re-seeds with its seed and calls `get_inputs()`;
 - the reference runs first, the candidate second, on the same input tensors, under no_grad;
 - a shape mismatch or an exception fails the kernel at once; otherwise
-  `torch.allclose(output, output_new, atol=tol, rtol=tol)` must hold in every trial.
+  `torch.allclose(output, output_new, atol=tol, rtol=tol)` must hold in every trial, tol by
+  the precision (`get_tolerance_for_precision`: fp32 1e-4, fp16 and bf16 1e-2). Upstream
+  casts the problem to the precision it is run at; a problem made in bf16 or fp8 runs at its
+  own, and its precision is its output's format (upstream names none below bf16: fp8 outputs
+  get bf16's).
 
 The candidate's part of each trial is a `call` of its worker, as every gate's is, inside a
 function named as upstream's (so that stack-sniffing kernels behave as they would under the
@@ -23,8 +27,9 @@ from dataclasses import dataclass
 import torch
 
 from kdiff.data.model import NativeVerdict
-from kdiff.judging.context import BENCHMARK_SEED, GateContext, ReferenceFailure
+from kdiff.judging.context import BENCHMARK_SEED, NATIVE, GateContext, ReferenceFailure
 from kdiff.judging.native import NativeCheck, candidate_part, rejected
+from kdiff.numerics.inputs import cast_inputs
 from kdiff.sandbox.process import CandidateRaised
 from kdiff.sandbox.protocol import CallReply, MalformedReply
 from kdiff.sandbox.replies import UnusableOutput
@@ -37,6 +42,10 @@ class NativePreset:
     seed: int
     tolerance: dict  # dtype -> atol = rtol
     description: str
+
+    def tolerance_for(self, dtype: torch.dtype) -> float:
+        """The preset's tolerance for `dtype`; bf16's for a format it names none for."""
+        return self.tolerance[dtype if dtype in self.tolerance else torch.bfloat16]
 
 
 PRESETS = {
@@ -60,7 +69,7 @@ def trial_seeds(seed: int, n: int) -> list[int]:
     return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(n)]
 
 
-def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torch.float32
+def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype | None = NATIVE
                ) -> NativeVerdict:
     check = NativeCheck(preset.name)
     if ctx.too_large:
@@ -72,17 +81,15 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
         return check.verdict(None, f"the reference does not run: {exc}")
     reference, candidate = (ctx.reference_key_in_worker(preset.seed, dtype),
                             ctx.candidate_key(preset.seed, dtype))
-    tol = preset.tolerance[dtype]
 
     def judge(trial: tuple[list, list[torch.Tensor]]) -> None:
         inputs, want = trial
         # A gate's `call`, from frames named as the harness's, the reference run first in
         # them: nothing the candidate can see tells the native check from a gate's call.
-        sent = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                for x in inputs]
+        sent = cast_inputs(inputs, dtype)
         with candidate_part(lambda exc: f"runtime error: {exc.detail}", (CandidateRaised,)):
             answer = ctx.request_judged_alone(  # the reference, then the candidate: 2 calls
-                lambda timeout: ctx.candidate.request(
+                lambda timeout, sent=sent: ctx.candidate.request(
                     "call", timeout=timeout, key=candidate, reference_first=reference,
                     stack="benchmark", inputs=sent),
                 sent, preset.seed, dtype, calls=2)
@@ -95,6 +102,7 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
                            f"got {[tuple(g.shape) for g in got]}")
         for g, w in zip(got, want):
             w = w.cpu()
+            tol = preset.tolerance_for(w.dtype if dtype is NATIVE else dtype)
             if g.dtype != w.dtype:  # upstream's allclose raises, which fails the kernel
                 raise rejected(f"output dtype {g.dtype}, the reference's is {w.dtype}")
             if not torch.allclose(w, g, atol=tol, rtol=tol):
@@ -102,5 +110,8 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype = torc
                 raise rejected(f"output mismatch (max difference {float(diff.max()):.6g}, "
                                f"mean {float(diff.mean()):.6g})")
 
+    tols = sorted({preset.tolerance_for(w.dtype if dtype is NATIVE else dtype)
+                   for w in expected[0]})
     return check.run(zip(trials, expected), judge,
-                     f"{preset.trials}/{preset.trials} trials within atol=rtol={tol:g}")
+                     f"{preset.trials}/{preset.trials} trials within atol=rtol="
+                     f"{'/'.join(f'{t:g}' for t in tols)}")

@@ -33,8 +33,13 @@ from kdiff.sandbox.process import (
 from kdiff.sandbox.protocol import CallReply, MalformedReply
 from kdiff.sandbox.replies import UnusableOutput
 
-DTYPE_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16",
-               torch.float64: "float64"}
+# A working dtype of None is the problem's own precision: inputs and parameters as
+# get_inputs() and Model(...) make them, cast to nothing. A dtype names a recast of the whole
+# problem (PRC-01's fp16 and bf16 runs of an fp32 problem; float64 for a probe).
+NATIVE = None
+DTYPE_NAMES = {NATIVE: "native", torch.float32: "float32", torch.float16: "float16",
+               torch.bfloat16: "bfloat16", torch.float64: "float64",
+               torch.float8_e4m3fn: "float8_e4m3fn", torch.float8_e5m2: "float8_e5m2"}
 DTYPES = {v: k for k, v in DTYPE_NAMES.items()}
 
 BENCHMARK_SEED = 42  # KernelBench builds both models after torch.manual_seed(42)
@@ -111,19 +116,41 @@ class Evaluation:
 
     oracle: OracleResult
     reference: list[torch.Tensor]
-    dtype: torch.dtype
+    dtype: torch.dtype  # the arithmetic precision the bound is derived for
     cotangents: list[torch.Tensor] | None = None
 
-    def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC) -> list[torch.Tensor]:
-        return [tolerance.bound(m, d, self.dtype, model)
-                for m, d in zip(self.oracle.magnitudes, self.oracle.depths)]
+    def quantizations(self) -> list[float]:
+        """The oracle's traced quantization per output, and at least the output's own
+        rounding where the reference stores it coarser than the arithmetic (an output the
+        trace did not see produced, say)."""
+        u = tolerance.unit_roundoff(self.dtype)
+        return [max(q, tolerance.unit_roundoff(r.dtype)
+                    if r.is_floating_point() and tolerance.unit_roundoff(r.dtype) > u else 0.0)
+                for q, r in zip(self.oracle.quantizations, self.reference)]
 
-    def reference_mismatches(self, model: BoundModel = BoundModel.PROBABILISTIC) -> list[tolerance.Mismatch]:
-        return [tolerance.compare(r, v, b, i) for i, (r, v, b) in
-                enumerate(zip(self.reference, self.oracle.values, self.bounds(model)))]
+    def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC, margin: float = 1.0) -> list[torch.Tensor]:
+        return [tolerance.bound(m, d, self.dtype, model, q, margin)
+                for m, d, q in zip(self.oracle.magnitudes, self.oracle.depths,
+                                   self.quantizations())]
+
+    def allowances(self) -> list[torch.Tensor | None]:
+        """Per output, the deterministic part of the bound (tolerance.compare), or None."""
+        return [q * m if q else None
+                for q, m in zip(self.quantizations(), self.oracle.magnitudes)]
+
+    def mismatches(self, outputs: list[torch.Tensor], model: BoundModel = BoundModel.PROBABILISTIC,
+                   margin: float = 1.0) -> list[tolerance.Mismatch]:
+        """`outputs` judged against the oracle, output by output."""
+        return [tolerance.compare(g, v, b, i, allowance=a) for i, (g, v, b, a) in
+                enumerate(zip(outputs, self.oracle.values, self.bounds(model, margin),
+                              self.allowances()))]
 
     def reference_ratio(self, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
-        return max((m.worst_ratio for m in self.reference_mismatches(model)), default=0.0)
+        """The reference's own worst error in units of the bound it must keep: the arithmetic
+        part divided by REFERENCE_MARGIN (tolerance.bound); above 1, the contract is
+        under-specified on these inputs."""
+        return max((m.worst_ratio for m in self.mismatches(
+            self.reference, model, tolerance.REFERENCE_MARGIN)), default=0.0)
 
 
 @dataclass
@@ -153,6 +180,7 @@ class GateContext:
         self._references: dict[tuple, tuple[torch.nn.Module, dict[str, torch.Tensor]]] = {}
         self._built: set[str] = set()
         self._random_reference: str | None = None  # "" once checked and not random
+        self._native_dtypes: set[torch.dtype] | None = None
         self._original_constants = problem.constants()
         # Trial sharing: a call's result by the digest of what it was made on, served again
         # to any gate that makes the same call while `sharing_calls` (Gate.shares_calls).
@@ -212,11 +240,42 @@ class GateContext:
     def draw(self, strategy: gen.Strategy, seed: int) -> list[Any]:
         return gen.realize(self.templates(), strategy, seed)
 
-    def working_dtypes(self) -> list[torch.dtype]:
-        """fp32 always; fp16/bf16 where the problem declares them (KDIFF_DTYPES) or the user
-        asks (--dtypes)."""
-        names = self.options.dtypes or self.problem.declared("KDIFF_DTYPES", ("float32",))
-        return [DTYPES[n] for n in dict.fromkeys(("float32", *names))]
+    def working_dtypes(self) -> list[torch.dtype | None]:
+        """The problem's own precision always (NATIVE); besides it, recasts to fp16/bf16
+        where the problem declares them (KDIFF_DTYPES) or the user asks (--dtypes). float32
+        names the native precision of a problem made in fp32."""
+        names = self.options.dtypes or self.problem.declared("KDIFF_DTYPES", ())
+        native = self.native_dtypes()
+        recasts = [DTYPES[n] for n in names if DTYPES[n] not in native]
+        return [NATIVE, *dict.fromkeys(recasts)]
+
+    def native_dtypes(self) -> set[torch.dtype]:
+        """The floating formats of the benchmark's inputs and the built reference."""
+        if self._native_dtypes is None:
+            model = self.reference()
+            found = {t.dtype for t in [*model.parameters(), *model.buffers()]
+                     if t.is_floating_point()}
+            found |= {t.example.dtype for t in self.templates() if t.floating}
+            self._native_dtypes = found or {torch.float32}
+        return self._native_dtypes
+
+    def dtype_name(self, dtype: torch.dtype | None) -> str:
+        """The precision a trial judges at, for a person: a recast's dtype, or the problem's
+        own formats ("float32"; "float8_e4m3fn/float32" for fp8 data with fp32 scales)."""
+        if dtype is not NATIVE:
+            return DTYPE_NAMES[dtype]
+        return "/".join(sorted(str(d).removeprefix("torch.") for d in self.native_dtypes()))
+
+    def arithmetic(self, dtype: torch.dtype | None) -> torch.dtype:
+        """The precision the working run computes in, which the bound is derived for: a
+        recast's own dtype (the whole problem in fp16 is judged as fp16 arithmetic); at the
+        problem's own precision, the accumulation its contract declares (KDIFF_ACCUMULATION),
+        by default fp32, as every bf16, fp16 and fp8 GEMM of cuBLAS, CUTLASS and Triton's
+        tl.dot accumulates unless told otherwise, and as torch computes bf16 and fp16
+        elementwise ops and reductions (in fp32, rounding the result)."""
+        if dtype is not NATIVE:
+            return dtype
+        return DTYPES[self.problem.declared("KDIFF_ACCUMULATION", "float32")]
 
     def float_input_indices(self) -> list[int]:
         return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
@@ -249,7 +308,7 @@ class GateContext:
         gen.set_seed(seed)
         return self.problem.get_init_inputs()
 
-    def reference(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32
+    def reference(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE
                   ) -> torch.nn.Module:
         key = (seed, dtype, tuple(sorted(self.constants.items())))
         if key not in self._references:
@@ -276,7 +335,7 @@ class GateContext:
                 b.copy_(buffers[name])
         return model
 
-    def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype = torch.float32,
+    def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE,
                       instance: str = "") -> str:
         """The worker's name for the candidate built with `seed` and `dtype` (built on first
         use); another `instance` name builds a separate, fresh instance."""
@@ -285,11 +344,12 @@ class GateContext:
                                      "candidate", seed, dtype)
 
     def reference_key_in_worker(self, seed: int = BENCHMARK_SEED,
-                                dtype: torch.dtype = torch.float32) -> str:
+                                dtype: torch.dtype | None = NATIVE) -> str:
         return self._built_in_worker(f"reference:{seed}:{DTYPE_NAMES[dtype]}", "reference",
                                      seed, dtype)
 
-    def _built_in_worker(self, key: str, role: str, seed: int, dtype: torch.dtype) -> str:
+    def _built_in_worker(self, key: str, role: str, seed: int, dtype: torch.dtype | None
+                         ) -> str:
         if key not in self._built:
             self.candidate.request("build", key=key, role=role, seed=seed,
                                    dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
@@ -304,7 +364,7 @@ class GateContext:
         return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
     def run_reference(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-                      dtype: torch.dtype = torch.float32,
+                      dtype: torch.dtype | None = NATIVE,
                       cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
         model = self.reference(seed, dtype)
         # Copies: what the reference writes into its inputs (GPU MODE's output buffers) must
@@ -335,13 +395,14 @@ class GateContext:
         return outs
 
     def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-                 dtype: torch.dtype = torch.float32, magnitudes: bool = True) -> Evaluation:
+                 dtype: torch.dtype | None = NATIVE, magnitudes: bool = True) -> Evaluation:
         """The oracle (float64, on the judge's device) and the working-precision reference.
         The oracle sees the inputs as rounded to the working precision, so that it judges
-        the computation, not the rounding of the inputs. Gates that only read the oracle's
-        values or depths pass magnitudes=False and skip the costly magnitude trace. Cached
-        in memory for this candidate and on disk for every candidate of the problem
-        (kdiff.judging.oracle_cache); one traced with magnitudes serves a request without."""
+        the computation, not the rounding of the inputs, and knows the format each input and
+        parameter is stored in there. Gates that only read the oracle's values or depths
+        pass magnitudes=False and skip the costly magnitude trace. Cached in memory for this
+        candidate and on disk for every candidate of the problem (kdiff.judging.oracle_cache);
+        one traced with magnitudes serves a request without."""
         rounded = gen.cast_inputs(inputs, dtype)
         # The entry traced with magnitudes first: it serves both kinds of request.
         keys = [digest(rounded, seed, str(dtype), sorted(self.constants.items()), traced,
@@ -353,20 +414,22 @@ class GateContext:
             entry = OracleCache.load(self.oracle_cache.path(key), self.device)
             if entry is not None:
                 ev = Evaluation(OracleResult(entry["values"], entry["magnitudes"],
-                                             entry["depths"], entry["peaks"]),
-                                entry["reference"], dtype, entry["cotangents"])
+                                             entry["depths"], entry["peaks"],
+                                             entry["quantizations"]),
+                                entry["reference"], self.arithmetic(dtype), entry["cotangents"])
                 self._evaluations[key] = ev
                 return ev
         ev = self.evaluate_uncached(rounded, seed, dtype, magnitudes)
         self._evaluations[keys[-1]] = ev
         OracleCache.store(self.oracle_cache.path(keys[-1]), {
             "values": ev.oracle.values, "magnitudes": ev.oracle.magnitudes,
-            "depths": ev.oracle.depths, "peaks": ev.oracle.peaks, "reference": ev.reference,
+            "depths": ev.oracle.depths, "peaks": ev.oracle.peaks,
+            "quantizations": ev.oracle.quantizations, "reference": ev.reference,
             "cotangents": ev.cotangents})
         return ev
 
     def evaluate_uncached(self, rounded: list[Any], seed: int = BENCHMARK_SEED,
-                          dtype: torch.dtype = torch.float32, magnitudes: bool = True
+                          dtype: torch.dtype | None = NATIVE, magnitudes: bool = True
                           ) -> Evaluation:
         """`evaluate` computed now, on inputs already rounded to `dtype`."""
         self.evaluations_computed += 1
@@ -374,15 +437,19 @@ class GateContext:
         cotangents = self.cotangents(reference) if self.backward else None
         if cotangents is not None:
             reference = self.run_reference(rounded, seed, dtype, cotangents)
+        working = self.reference(seed, dtype)
+        stored = {n: t.dtype for n, t in [*working.named_parameters(), *working.named_buffers()]}
         oracle_model = self.reference(seed, torch.float64)
         try:
-            oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes)
+            oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes,
+                                self.arithmetic(dtype), stored)
         except Exception as exc:  # noqa: BLE001
             if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
                 raise JudgeDeviceBroken(f"the judge's CUDA context broke running the float64 "
                                         f"oracle: {exc}") from None
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
-        return Evaluation(oracle, [r.detach() for r in reference], dtype, cotangents)
+        return Evaluation(oracle, [r.detach() for r in reference], self.arithmetic(dtype),
+                          cotangents)
 
     def random_reference(self) -> str | None:
         """Why the reference's values cannot be judged element by element, or None. Two runs
@@ -397,7 +464,7 @@ class GateContext:
             try:
                 inputs = self.benchmark_inputs(RANDOMNESS_SEED)
                 first = self.evaluate(inputs)
-                again = self.run_reference(gen.cast_inputs(inputs, torch.float32))
+                again = self.run_reference(inputs)
             except ReferenceFailure:
                 self._random_reference = ""  # no two runs to compare: taken as a function
                 return None
@@ -422,7 +489,7 @@ class GateContext:
                 for o in outputs]
 
     def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-             dtype: torch.dtype = torch.float32, instance: str = "",
+             dtype: torch.dtype | None = NATIVE, instance: str = "",
              **options: Any) -> CallResult:
         key = self.candidate_key(seed, dtype, instance)
         payload = [x.cpu() if isinstance(x, torch.Tensor) else x
@@ -467,7 +534,8 @@ class GateContext:
         return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, parsed.inputs_after)
 
     def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
-                             seed: int, dtype: torch.dtype, calls: int, retry: bool = True
+                             seed: int, dtype: torch.dtype | None, calls: int,
+                             retry: bool = True
                              ) -> dict:
         """`send(timeout)`; a timeout is judged again before it counts as a hang, since load
         on the machine (other judges, other users) can stretch an honest call past the call
@@ -498,7 +566,8 @@ class GateContext:
         self.candidate.hangs.excuse()
         return reply
 
-    def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype) -> float:
+    def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype | None
+                          ) -> float:
         """The reference's time for one call on `inputs`, in the candidate's worker, after a
         warm-up call."""
         key = self.reference_key_in_worker(seed, dtype)

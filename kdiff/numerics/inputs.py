@@ -209,11 +209,37 @@ def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
             x = x / x.sum(t.normalized_dim, keepdim=True).clamp_min(torch.finfo(torch.float64).tiny)
         if t.structural is not None:
             x = torch.where(t.structural, ex.detach().to(torch.float64).cpu(), x)
-        out.append(x.to(dtype=ex.dtype, device=ex.device))
+        out.append(representable(x, ex.dtype).to(dtype=ex.dtype, device=ex.device))
     return out
 
 
-def cast_inputs(inputs: list[Any], dtype: torch.dtype) -> list[Any]:
+# Floating formats without infinities (OCP OFP8 E4M3: the top exponent holds finite values
+# and NaN only): a cast of +-Inf to them is NaN on CUDA and saturates on the CPU.
+NO_INFINITY = frozenset({torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz})
+
+
+def holds_infinity(dtype: torch.dtype) -> bool:
+    return dtype.is_floating_point and dtype not in NO_INFINITY
+
+
+def representable(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Finite float64 draws saturated to the format's largest finite value, so that a large
+    draw stays the largest number the format holds (a cast past it gives Inf in IEEE formats,
+    NaN or a saturated value in fp8, by device), and the draw means the same thing on every
+    device. Non-finite draws (EXC-01's injections) stay as drawn: a gate injects only what
+    the format holds (`holds_infinity`)."""
+    if not dtype.is_floating_point:
+        return x
+    if torch.isinf(x).any() and not holds_infinity(dtype):
+        raise ValueError(f"{dtype} has no infinity: an Inf drawn for it is unrepresentable")
+    top = torch.finfo(dtype).max
+    return torch.where(torch.isfinite(x), x.clamp(-top, top), x)
+
+
+def cast_inputs(inputs: list[Any], dtype: torch.dtype | None) -> list[Any]:
+    """Floating inputs recast to `dtype`; None: as they are (the problem's own precision)."""
+    if dtype is None:
+        return list(inputs)
     return [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
             for x in inputs]
 

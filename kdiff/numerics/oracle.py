@@ -16,17 +16,27 @@ Magnitude propagation rules (a first-order forward error analysis):
 Depth: contractions add their reduction length (matmul K, convolution C_in/groups*kh*kw, the
 number of summed elements); other reductions (softmax, norms, variance) add the number of
 elements each output reads; elementwise ops add 1; data movement adds 0.
+
+Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
+`.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too; beside each
+tensor the trace keeps the format it is *stored* in when the reference runs at its working
+precision (an input's or parameter's own dtype, a cast's target, the promotion of an op's
+operands) and its *quantization*: the sum of the unit roundoffs of the storage roundings
+coarser than the arithmetic on the chain behind it (an op whose bf16 output is rounded from
+fp32 arithmetic, an explicit cast down). The tolerance model adds that sum times the scale.
 """
 from __future__ import annotations
 
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
+
+from kdiff.numerics.tolerance import unit_roundoff
 
 aten = torch.ops.aten
 
@@ -167,11 +177,48 @@ def _is_float(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
-class MagnitudeTracer(TorchDispatchMode):
-    """Runs float64 code and records, per produced tensor, its magnitude and depth."""
+class Traced(NamedTuple):
+    """What the trace knows of one tensor."""
 
-    def __init__(self, magnitudes: bool = True) -> None:
+    magnitude: torch.Tensor
+    depth: int
+    peak: torch.Tensor  # 0-d: the largest magnitude on the chain behind it
+    stored: torch.dtype  # its format in the working-precision run
+    quantization: float  # sum of unit roundoffs of the coarse storage roundings behind it
+
+
+def _requested_float(kwargs: dict) -> torch.dtype | None:
+    """The floating `dtype=` an op is asked for, other than float64 (None if none)."""
+    dtype = kwargs.get("dtype")
+    if isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype != torch.float64:
+        return dtype
+    return None
+
+
+def _promoted(operands: list[tuple[torch.Tensor, torch.dtype]]) -> torch.dtype:
+    """The stored format of an op's result, by torch's promotion of its floating operands'
+    stored formats: dimensioned tensors decide over 0-d ones. Torch promotes no fp8 format
+    with another; a reference cannot mix them, and the finer is taken."""
+    pool = [d for t, d in operands if t.dim() > 0] or [d for _, d in operands]
+    result = pool[0]
+    for d in pool[1:]:
+        try:
+            result = torch.promote_types(result, d)
+        except RuntimeError:
+            result = min((result, d), key=unit_roundoff)
+    return result
+
+
+class MagnitudeTracer(TorchDispatchMode):
+    """Runs float64 code and records, per produced tensor, its magnitude, depth, stored
+    format and quantization."""
+
+    def __init__(self, magnitudes: bool = True, arithmetic: torch.dtype = torch.float32
+                 ) -> None:
         super().__init__()
+        # Storage roundings to formats no coarser than the arithmetic are the arithmetic's
+        # own roundings, which the depth already counts.
+        self.arithmetic_u = unit_roundoff(arithmetic)
         # Without magnitudes only depths are traced (|out| stands in for the scale): what a
         # gate needs that only asks how long a reduction is.
         self.magnitudes = magnitudes
@@ -183,37 +230,54 @@ class MagnitudeTracer(TorchDispatchMode):
         # magnitude and depth: the peak, the largest magnitude of any tensor on the chain of
         # operations behind it (a 0-d tensor), which says whether an intermediate left the
         # working format's range where the output's own magnitude does not (sigmoid(conv)).
-        self._entries: dict[tuple, tuple[torch.Tensor, torch.Tensor, int, torch.Tensor,
-                                         torch.Tensor]] = {}
+        self._entries: dict[tuple, tuple[torch.Tensor, Traced, torch.Tensor]] = {}
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
         return (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape),
                 t.stride(), t.dtype)
 
-    def record(self, t: torch.Tensor, magnitude: torch.Tensor, depth: int,
-               peak: torch.Tensor) -> None:
-        self._entries[self._key(t)] = (t, magnitude, depth, peak, _fingerprint(t))
+    def record(self, t: torch.Tensor, traced: Traced) -> None:
+        self._entries[self._key(t)] = (t, traced, _fingerprint(t))
 
-    def lookup(self, t: torch.Tensor) -> tuple[torch.Tensor, int, torch.Tensor]:
-        """(magnitude, depth, peak) of a traced tensor; of any other, its own |values|."""
+    def declare(self, t: torch.Tensor, stored: torch.dtype) -> None:
+        """An input or parameter (upcast to float64) stored as `stored` in the working run."""
+        if self.coarse(stored):
+            own = t.detach().abs()
+            self.record(t, Traced(own, 0, _largest(own), stored, 0.0))
+
+    def coarse(self, stored: torch.dtype) -> bool:
+        return unit_roundoff(stored) > self.arithmetic_u
+
+    def lookup(self, t: torch.Tensor) -> Traced:
+        """What the trace knows of `t`; of an untraced tensor: its own |values|, stored as it
+        is."""
         entry = self._entries.get(self._key(t))
-        if entry is not None and torch.equal(entry[4], _fingerprint(t)):
-            return entry[1], entry[2], entry[3]
+        if entry is not None and torch.equal(entry[2], _fingerprint(t)):
+            return entry[1]
         own = t.detach().abs()
-        return own, 0, _largest(own)
+        return Traced(own, 0, _largest(own), t.dtype, 0.0)
 
-    def _known(self, flat: list) -> list[tuple[torch.Tensor, int, torch.Tensor] | None]:
+    def _known(self, flat: list) -> list[Traced | None]:
         return [self.lookup(a) if _is_float(a) else None for a in flat]
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        requested = _requested_float(kwargs)
+        if requested is not None:  # the cast the reference asks for, evaluated in float64
+            kwargs = {**kwargs, "dtype": torch.float64}
         flat, spec = tree_flatten((args, kwargs))
         float_args = [a for a in flat if _is_float(a)]
         if not float_args or _is_fill(func):
             # A factory: exact constants, or memory to be written (empty_like: what a
             # reference's own kernel writes there, no traced operation saw it be computed).
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+            stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
+            if stored is not None and self.coarse(stored):
+                for o in tree_flatten(out)[0]:
+                    if _is_float(o):
+                        self.declare(o, stored)
+            return out
         # An op that writes into an operand (add_, out=) changes what it holds: its trace is
         # read, and for the finite differences its values kept, before the op runs.
         mutates = func._schema.is_mutable
@@ -228,13 +292,14 @@ class MagnitudeTracer(TorchDispatchMode):
             return out
         if known is None:
             known = self._known(flat)
-        depth_in = max(k[1] for k in known if k is not None)
+        depth_in = max(k.depth for k in known if k is not None)
         # (a 0-d CPU operand may meet CUDA ones)
-        peak_in = torch.stack([k[2].to(float_outs[0].device, torch.float64)
+        peak_in = torch.stack([k.peak.to(float_outs[0].device, torch.float64)
                                for k in known if k is not None]).amax()
+        stored = self._stored(func, flat, known, float_outs, requested)
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
-        m_args = spec.unflatten([(_copy(k[0]) if mutates else k[0]) if k is not None else a
-                                 for a, k in zip(flat, known)])
+        m_args = spec.unflatten([(_copy(k.magnitude) if mutates else k.magnitude)
+                                 if k is not None else a for a, k in zip(flat, known)])
         if not self.magnitudes:
             magnitudes = out
             local = CONTRACTIONS[func](args, kwargs) if func in CONTRACTIONS else \
@@ -259,9 +324,26 @@ class MagnitudeTracer(TorchDispatchMode):
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 magnitude = torch.maximum(m.abs(), o.detach().abs())
-                self.record(o, magnitude, depth_in + local,
-                            torch.maximum(peak_in, _largest(magnitude)))
+                self.record(o, Traced(magnitude, depth_in + local,
+                                      torch.maximum(peak_in, _largest(magnitude)), *stored))
         return out
+
+    def _stored(self, func, flat: list, known: list[Traced | None], float_outs: list,
+                requested: torch.dtype | None) -> tuple[torch.dtype, float]:
+        """The stored format of the op's outputs and their quantization. An op that writes
+        into an operand keeps that operand's format; its sources are the other operands. A
+        computing op rounds its result to the stored format; data movement (a cast, a copy)
+        rounds only where the format is coarser than the finest source's."""
+        written = {id(o) for o in float_outs}
+        operands = [(a, k) for a, k in zip(flat, known) if k is not None]
+        sources = [(a, k) for a, k in operands if id(a) not in written] or operands
+        target = next((k.stored for a, k in operands if id(a) in written), None)
+        stored = requested or target or _promoted([(a, k.stored) for a, k in sources])
+        quantization = max(k.quantization for _, k in operands)
+        rounds = self.coarse(stored) and (
+            not _is_data_movement(func)
+            or unit_roundoff(stored) > min(unit_roundoff(k.stored) for _, k in sources))
+        return stored, quantization + (unit_roundoff(stored) if rounds else 0.0)
 
     @staticmethod
     def _local_depth(func, args: tuple, kwargs: dict, float_args: list, float_outs: list
@@ -375,7 +457,7 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
     for k, a in enumerate(flat):
         if not _is_float(a):
             continue
-        m = known[k][0]
+        m = known[k].magnitude
         if not bool((m > 0).any()):
             continue
         _add_slopes(func, flat, spec, k, a, [m], mutates, draw, total)
@@ -475,6 +557,8 @@ class OracleResult:
     magnitudes: list[torch.Tensor]
     depths: list[int]
     peaks: list[float]  # per output, the largest magnitude on the chain behind it
+    # per output, the sum of the unit roundoffs of its coarse storage roundings (Traced)
+    quantizations: list[float]
 
 
 def to_float64(x: Any) -> Any:
@@ -482,15 +566,24 @@ def to_float64(x: Any) -> Any:
 
 
 def run_oracle(model: torch.nn.Module, inputs: list[Any],
-               cotangents: list[torch.Tensor] | None = None, magnitudes: bool = True
-               ) -> OracleResult:
-    """`model` must already be in float64 (parameters and buffers upcast). With `cotangents`,
-    the gradients of the outputs against every floating input (the VJP) follow the outputs,
+               cotangents: list[torch.Tensor] | None = None, magnitudes: bool = True,
+               arithmetic: torch.dtype = torch.float32,
+               stored: dict[str, torch.dtype] | None = None) -> OracleResult:
+    """`model` must already be in float64 (parameters and buffers upcast); `stored` names the
+    working format of each of its parameters and buffers, `inputs` are in theirs, and
+    `arithmetic` is the precision the working run computes in. With `cotangents`, the
+    gradients of the outputs against every floating input (the VJP) follow the outputs,
     traced through the backward pass like any other operation."""
     args = [to_float64(x) for x in inputs]
     if cotangents is not None:
         args = [a.requires_grad_() if _is_float(a) else a for a in args]
-    tracer = MagnitudeTracer(magnitudes)
+    tracer = MagnitudeTracer(magnitudes, arithmetic)
+    for x, a in zip(inputs, args):
+        if _is_float(a):
+            tracer.declare(a, x.dtype)
+    for name, t in [*model.named_parameters(), *model.named_buffers()]:
+        if stored and name in stored and _is_float(t):
+            tracer.declare(t, stored[name])
     with torch.set_grad_enabled(cotangents is not None), tracer:
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
@@ -500,7 +593,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
                                         allow_unused=True)
             outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
                                                  for g, a in zip(grads, wrt)]
-    values, mags, depths, peaks = [], [], [], []
+    values, mags, depths, peaks, quantizations = [], [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_float(a))
     for o in outs:
         o = o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
@@ -509,8 +602,9 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device))
             depths.append(1)
             peaks.append(0.0)
+            quantizations.append(0.0)
             continue
-        m, d, peak = tracer.lookup(o)
+        m, d, peak, _, q = tracer.lookup(o)
         if d == 0 and not _is_input(o, args):
             m, d = opaque_scale(o, float_numel)
             peak = torch.maximum(peak, _largest(m))
@@ -518,7 +612,8 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         mags.append(m.detach())
         depths.append(max(1, d))
         peaks.append(float(peak))
-    return OracleResult(values, mags, depths, peaks)
+        quantizations.append(q)
+    return OracleResult(values, mags, depths, peaks, quantizations)
 
 
 def _is_input(o: torch.Tensor, args: list[Any]) -> bool:

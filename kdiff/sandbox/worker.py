@@ -34,8 +34,10 @@ from kdiff.sandbox import protocol
 from kdiff.sandbox.launches import LaunchRecorder
 from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-          "float64": torch.float64}
+# "native": the model as its constructor made it (the problem's own precision), cast to
+# nothing; the others recast the whole model (kdiff.judging.context.DTYPE_NAMES).
+DTYPES = {"native": None, "float32": torch.float32, "float16": torch.float16,
+          "bfloat16": torch.bfloat16, "float64": torch.float64}
 
 
 def as_output_list(out: Any) -> list[torch.Tensor]:
