@@ -61,12 +61,23 @@ def undecided(verdicts: list) -> list:
     return [v for v in verdicts if v.verifier_accept is None]
 
 
-def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False) -> int:
+def without_own_kernel(verdicts: list) -> list:
+    """The kernels whose provenance does not show a kernel of their own running
+    (library-only, reference-call, or a record the judge could not read)."""
+    return [v for v in verdicts if v.provenance is not None
+            and not v.provenance.shows_own_kernel]
+
+
+def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False,
+                require_own_kernel: bool = False) -> int:
     if fail_on == "never":
         return EXIT_OK
     if fail_on == "violation":
         found = any(v.verifier_accept is False for v in verdicts) or (
-            not undecided_ok and bool(undecided(verdicts)))
+            not undecided_ok and bool(undecided(verdicts))) or (
+            require_own_kernel and bool(without_own_kernel(verdicts)))
+    elif fail_on == "provenance":
+        found = bool(without_own_kernel(verdicts))
     else:
         found = any(v.native.accept is not None and v.verifier_accept is not None
                     and v.native.accept != v.verifier_accept for v in verdicts)
@@ -83,7 +94,8 @@ def write_reports(args: argparse.Namespace, verdicts: list, bench: str, preset: 
         markdown.write(args.markdown, verdicts, bench, preset, device)
     if getattr(args, "junit", None):
         from kdiff.reports import junit
-        junit.write(args.junit, verdicts, bench)
+        junit.write(args.junit, verdicts, bench,
+                    require_own_kernel=getattr(args, "require_own_kernel", False))
 
 
 def preset_text(pm, bench: str, preset: str) -> str:

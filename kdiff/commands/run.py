@@ -171,4 +171,4 @@ def run(args: argparse.Namespace) -> int:
     write_reports(args, verdicts, config.bench, preset, config.device)
     if status is not None:
         return status
-    return exit_status(verdicts, args.fail_on, args.undecided_ok)
+    return exit_status(verdicts, args.fail_on, args.undecided_ok, args.require_own_kernel)

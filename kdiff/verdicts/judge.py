@@ -14,6 +14,7 @@ from kdiff.judging.context import GateContext
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.process import CandidateFailure, CandidateLoadError
 from kdiff.sandbox.replies import CheckedCandidate
+from kdiff.verdicts.provenance import judge_provenance
 
 
 def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
@@ -80,6 +81,9 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             native = NativeVerdict(False, preset, reason=f"{exc.signature}: {exc.detail}")
         native.recorded = case.recorded_accept
         native.seconds = time.perf_counter() - start
+        # What ran in the benchmark's own calls; a native check that calls no worker
+        # (TritonBench runs scripts) leaves it to the gates' calls.
+        provenance = judge_provenance(ctx)
         results: dict[str, GateResult] = {}
         try:
             for gate in gates:
@@ -91,4 +95,6 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             raise JudgingInterrupted(_so_far(case, native, results, gates, ctx,
                                              "the judging was interrupted"),
                                      len(results)) from None
-    return Verdict(case, native, results, scaled_sizes=ctx.scaled_sizes)
+        if provenance.calls == 0:
+            provenance = judge_provenance(ctx)
+    return Verdict(case, native, results, scaled_sizes=ctx.scaled_sizes, provenance=provenance)

@@ -29,13 +29,14 @@ from typing import Any, Callable, Iterable, Iterator
 
 from kdiff import __version__
 from kdiff.data.model import Case, GateResult, NativeVerdict, Verdict
+from kdiff.data.provenance import Provenance
 from kdiff.judging.runconfig import RunConfig
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
     key TEXT PRIMARY KEY, bench TEXT, problem_sha TEXT, candidate_sha TEXT, native_preset TEXT,
     options TEXT, kdiff_version TEXT, native TEXT, error TEXT, error_kind TEXT, judged_at REAL,
-    scaled_sizes TEXT);
+    scaled_sizes TEXT, provenance TEXT);
 CREATE TABLE IF NOT EXISTS gate_results (
     key TEXT, gate TEXT, result TEXT, PRIMARY KEY (key, gate));
 CREATE TABLE IF NOT EXISTS runs (
@@ -137,7 +138,7 @@ def _schema_columns() -> dict[str, list[str]]:
 
 EXPECTED_COLUMNS = _schema_columns()
 # A column that stores written by an earlier kdiff lack, and that opening one adds.
-ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT"}
+ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT", ("verdicts", "provenance"): "TEXT"}
 
 
 class ResultsStore:
@@ -202,12 +203,13 @@ class ResultsStore:
         key = self.key(case, config, preset)
         with self._transaction():
             self.db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (key, case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
                  preset, options_key(config, preset), judging_code(),
                  json.dumps(verdict.native.to_json()), verdict.error,
                  verdict.error_kind if verdict.error else None, time.time(),
-                 json.dumps(verdict.scaled_sizes)))
+                 json.dumps(verdict.scaled_sizes),
+                 json.dumps(verdict.provenance.to_json()) if verdict.provenance else None))
             self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?)",
                                 [(key, gid, json.dumps(g.to_json()))
                                  for gid, g in verdict.gates.items()])
@@ -221,8 +223,8 @@ class ResultsStore:
 
     def _assemble(self, case: Case, key: str, gates: list[str]
                   ) -> tuple[Verdict | None, list[str]]:
-        row = self.db.execute("SELECT native, error, error_kind, scaled_sizes FROM verdicts "
-                              "WHERE key=?", (key,)).fetchone()
+        row = self.db.execute("SELECT native, error, error_kind, scaled_sizes, provenance "
+                              "FROM verdicts WHERE key=?", (key,)).fetchone()
         if row is None:
             return None, list(gates)
         with self._parsing("a stored verdict"):
@@ -230,13 +232,14 @@ class ResultsStore:
             if row[1] is not None:  # the case could not be judged at all: no gate will run
                 return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
             scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
+            provenance = Provenance.from_json(json.loads(row[4])) if row[4] else None
             stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result in
                       self.db.execute("SELECT gate, result FROM gate_results WHERE key=?",
                                       (key,))}
         # What the harness recorded belongs to the case, not to the (shared) content.
         native.recorded = case.recorded_accept
         results = {gid: stored[gid] for gid in gates if gid in stored}
-        return (Verdict(case, native, results, scaled_sizes=scaled),
+        return (Verdict(case, native, results, scaled_sizes=scaled, provenance=provenance),
                 [gid for gid in gates if gid not in stored])
 
     # -- runs -----------------------------------------------------------------------------
