@@ -2,7 +2,7 @@
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
-# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_PROV), logged to $OUT/session.log.
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_PROV), logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
@@ -307,6 +307,16 @@ gpumode() {  # GPU MODE's labelled solutions (.audit/gpumode: reference-kernels'
   run_logged budget "${T_GPUMODE:-200}" python3 benchmarks/gpumode_labelled.py \
     --root .audit/gpumode --problems "${GPUMODE_PROBLEMS:-pmpp_v2/*}" --device cuda \
     --jobs "$JOBS" --case-timeout 300 --out "$ART/gpumode"
+  pack
+}
+
+gpumode_gdn() {  # kernels/gdn as submissions to GPU MODE's helion gated-deltanet problems
+  for name in chunk_fwd_h chunk_fwd_o recompute_w_u; do
+    log "GPU MODE helion gated_deltanet_${name}_py: kernels/gdn as the candidate"
+    run_logged budget "${T_GPUMODE_GDN:-120}" kdiff verify --bench gpumode --device cuda \
+      --problem ".audit/gpumode/problems/helion/gated_deltanet_${name}_py" \
+      --candidate "benchmarks/gpumode_gdn/${name}.py" --json "$ART/gpumode_gdn_${name}.json"
+  done
   pack
 }
 

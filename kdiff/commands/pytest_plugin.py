@@ -77,7 +77,7 @@ class KdiffItem(pytest.Item):
         if self.candidate not in self.verdicts:
             self.verdicts[self.candidate] = verify(
                 options.kdiff_problem, self.candidate, _gate_ids(self.config),
-                options.kdiff_native, options.kdiffdevice_name, options.kdiff_call_timeout)
+                options.kdiff_native, options.kdiff_device, options.kdiff_call_timeout)
         verdict = self.verdicts[self.candidate]
         if verdict.error:
             raise ContractViolation(f"not judged: {verdict.error}")
@@ -125,7 +125,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             .add("problem", options.kdiff_problem)
             .add("kernels", len(options.kdiff_candidate))
             .add("native check", preset_text(pm, "kernelbench", preset))
-            .add("device", device_name(options.kdiffdevice_name))
+            .add("device", device_name(options.kdiff_device))
             .add("gates", ",".join(gates))
             .add("tests", len(options.kdiff_candidate) * len(gates)).render()]
 

@@ -47,7 +47,7 @@ def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: s
 OUT_OF_DEVICE_MEMORY = ("CUDA out of memory", "CUDA error: out of memory")
 
 
-def ran_out_ofdevice_name_memory(verdict: Verdict) -> bool:
+def ran_out_of_device_memory(verdict: Verdict) -> bool:
     """Whether the case, the native check, the candidate (a `raised` failure) or kdiff (a
     gate error) ran out of device memory while judging it."""
     texts = [verdict.error or "", verdict.native.reason or ""] + [
@@ -70,7 +70,7 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
     executor = executor or make_executor("local", config.jobs, config.device)
     crowded = []
     for verdict in executor.judge(list(cases), judge_one, config, pm, preset):
-        if config.jobs > 1 and ran_out_ofdevice_name_memory(verdict):
+        if config.jobs > 1 and ran_out_of_device_memory(verdict):
             crowded.append(verdict.case)
         else:
             yield verdict
