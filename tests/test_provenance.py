@@ -191,7 +191,8 @@ def test_work_left_on_a_side_stream_is_outstanding_on_cuda():
     config = RunConfig(native="kernelbench-v0.1", gates=["ORD-02"])
     config.gate_options.device = "cuda"
     p = judge_case(case, config, manager()).provenance
-    assert p.kind is ProvenanceKind.OWN and p.share_basis == "device time", p
+    assert p.share_basis == "device time", p
+    assert {k.name: k.origin for k in p.kernels}.get("scaled_relu_kernel") is Origin.OWN, p
     assert any("still running on stream" in o for o in p.outstanding), p
     honest = judge_case(Case("own", PROBLEM, FIXTURES / "own_triton.py"), config,
                         manager()).provenance
