@@ -106,7 +106,7 @@ def test_an_interrupted_verify_reports_the_gates_judged_so_far(tmp_path, monkeyp
     chosen = registry.select(["PRC-01", "ORD-02", "CMP-01", "EXC-01"])
 
     class Interrupting:
-        id, name = chosen[2].id, chosen[2].name
+        id, name, klass = chosen[2].id, chosen[2].name, chosen[2].klass
 
         def run(self, ctx):
             raise KeyboardInterrupt
@@ -137,7 +137,7 @@ def test_verify_shows_each_gate_and_keeps_its_reports_current(tmp_path, monkeypa
     seen = {}
 
     class Peeking:  # the third gate: what is on disk while it runs
-        id, name = chosen[2].id, chosen[2].name
+        id, name, klass = chosen[2].id, chosen[2].name, chosen[2].klass
 
         def run(self, ctx):
             seen.update(json.loads(out.read_text())["kernels"][0]["gates"])
