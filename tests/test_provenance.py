@@ -22,6 +22,7 @@ from kdiff.data.model import Case, NativeVerdict, Verdict
 from kdiff.data.problem import load_candidate_class, load_problem
 from kdiff.data.provenance import Origin, Provenance, ProvenanceKind
 from kdiff.differential.summary import summarize
+from kdiff.judging.context import GateContext
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.reports import junit, markdown
@@ -32,9 +33,9 @@ from kdiff.sandbox.provenance import (
     RecordedProvenance,
     traced_ops,
 )
-from kdiff.sandbox.replies import UnusableOutput, checked_reply
+from kdiff.sandbox.replies import CheckedCandidate, UnusableOutput, checked_reply
 from kdiff.verdicts.judge import judge_case
-from kdiff.verdicts.provenance import OwnCode, decide, symbol_name
+from kdiff.verdicts.provenance import OwnCode, decide, judge_provenance, symbol_name
 
 FIXTURES = Path(__file__).parent / "fixtures" / "provenance"
 PROBLEM = FIXTURES / "scaled_relu.py"
@@ -64,9 +65,10 @@ def reference_ops() -> list[str]:
 
 def recorded(recorder: ProvenanceRecorder, name: str, calls: int = 2) -> RecordedProvenance:
     model = load_candidate_class(FIXTURES / f"{name}.py")()
+    recorder.watch(model)
     x = torch.randn(8, 256)
     for _ in range(calls):
-        with recorder.candidate():
+        with recorder.candidate(model):
             out = model(x)
     assert torch.equal(out, torch.relu(x) * 2.0)
     return RecordedProvenance.parse(recorder.reply(clear=True))
@@ -175,6 +177,20 @@ def test_the_worker_records_the_benchmarks_calls():
     assert Verdict.from_json(v.to_json()).provenance == p
 
 
+def test_the_references_calls_in_the_worker_are_not_the_candidates():
+    """The worker runs the reference too (the benchmark's loop, a gate's timing): only the
+    candidate's instances are recorded."""
+    config = RunConfig(native="kernelbench-v0.1")
+    with CheckedCandidate(PROBLEM, FIXTURES / "torch_wrapper.py", "cpu", ("ModelNew",),
+                          config.limits) as candidate:
+        ctx = GateContext(load_problem(PROBLEM), candidate, config.gate_options)
+        candidate.request("call", key=ctx.reference_key_in_worker(),
+                          inputs=ctx.benchmark_inputs(0))
+        assert judge_provenance(ctx).calls == 0
+        ctx.call(ctx.benchmark_inputs(0))
+        assert judge_provenance(ctx).kind is ProvenanceKind.LIBRARY_ONLY
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_four_states_through_the_worker(name: str):
@@ -249,6 +265,8 @@ def test_recording_leaves_torch_compile_compiling():
     compile internals: the recorder must not change what a compiled candidate runs."""
     compiled = torch.compile(lambda x: torch.relu(x) * 2.0 + 1.0)
     x = torch.randn(64)
-    with ProvenanceRecorder().candidate():
+    recorder = ProvenanceRecorder()
+    recorder.watch(compiled)
+    with recorder.candidate(compiled):
         compiled(x)
     assert traced_ops(lambda: compiled(x)) == []  # inductor's fused kernel, no aten operator

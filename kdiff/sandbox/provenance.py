@@ -26,6 +26,7 @@ import contextlib
 import functools
 import math
 import threading
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -188,6 +189,13 @@ class ProvenanceRecorder:
         self.record = RecordedProvenance()
         self._active = False
         self._in_triton = 0  # depth of Triton launches: the interpreter's own aten ops
+        # The candidate's instances: the worker calls the reference's the same way (a gate's
+        # timing, the benchmark's loop), and those calls are not recorded.
+        self._candidates: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def watch(self, instance: Any) -> None:
+        """Record the calls of `instance`: one of the candidate's."""
+        self._candidates.add(instance)
 
     def install(self) -> None:
         with contextlib.suppress(ImportError):  # no Triton: nothing launches a Triton kernel
@@ -268,9 +276,10 @@ class ProvenanceRecorder:
 
     # -- one stretch of the candidate's code ----------------------------------------------
     @contextlib.contextmanager
-    def candidate(self, call: bool = True) -> Iterator[None]:
-        """Around the candidate's own code: its forward (`call`) or its gradients."""
-        if self._active:  # nested (a candidate that calls itself): counted once
+    def candidate(self, model: Any, call: bool = True) -> Iterator[None]:
+        """Around code of `model`, recorded when it is a candidate's instance (`watch`): its
+        forward (`call`) or its gradients."""
+        if self._active or model not in self._candidates:  # nested: counted once
             yield
             return
         threads = set(threading.enumerate())

@@ -159,6 +159,8 @@ class Worker:
             instance = cls(*init_inputs)
             instance = instance.to(device=self.device, dtype=DTYPES[msg["dtype"]])
         self.instances[msg["key"]] = instance
+        if msg["role"] == "candidate":
+            PROVENANCE.watch(instance)
         return {}
 
     def _prepare(self, request: CallRequest) -> tuple[torch.nn.Module, list[Any],
@@ -211,7 +213,7 @@ class Worker:
                     out = neutral_call(model, inputs)
             outputs = as_output_list(out)
             if cotangents is not None:
-                with PROVENANCE.candidate(call=False):
+                with PROVENANCE.candidate(model, call=False):
                     outputs = [o.detach() for o in outputs] + input_gradients(
                         outputs, inputs, cotangents)
             if self.device == "cuda":
@@ -286,7 +288,7 @@ def input_gradients(outputs: list[torch.Tensor], inputs: list[Any],
 
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
     """Calls from gates come through here: a call stack with no benchmark names in it."""
-    with PROVENANCE.candidate():
+    with PROVENANCE.candidate(model):
         return model(*inputs)
 
 
@@ -298,7 +300,7 @@ def run_and_check_correctness(model: torch.nn.Module | None, model_new: torch.nn
     output = model(*inputs) if model is not None else None
     if output is not None and device == "cuda":
         torch.cuda.synchronize()
-    with PROVENANCE.candidate():
+    with PROVENANCE.candidate(model_new):
         output_new = model_new(*inputs)
     del output
     return output_new

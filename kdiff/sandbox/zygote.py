@@ -224,7 +224,9 @@ def serve(sock: socket.socket, judge: int, folder: Path) -> None:
 
 
 def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
-    import torch  # noqa: F401 - the point of the zygote: imported once, before any fork
+    # The point of the zygote: torch imported once, before any fork; with cpp_extension, whose
+    # loaders every worker's provenance recorder wraps (0.7 s to import).
+    import torch.utils.cpp_extension  # noqa: F401
     try:
         import triton  # noqa: F401
     except ImportError:
