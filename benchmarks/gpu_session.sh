@@ -2,7 +2,7 @@
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
-# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH, T_PRECISION),
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH, T_PRECISION, T_PROV),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
@@ -106,7 +106,28 @@ gdn_ab() {  # the current kernels against a baseline: AB_OLD holds older copies 
   pack
 }
 
-gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
+gdn_provenance() {  # issue 29: did each kernel compute its answer itself (device time, streams)
+  log "provenance: GPU tests (own by device time, a side-stream hack left outstanding)"
+  run_logged budget "${T_PROV:-300}" python3 -m pytest -q -m "gpu or not gpu" -p no:cacheprovider \
+    -rfEs tests/test_provenance.py -k "cuda or four_states or worker"
+  # The shipped corpus on CUDA, one cheap gate: provenance comes from the native check's calls.
+  log "provenance: the shipped corpus"
+  run_logged budget "${T_PROV:-300}" kdiff run --bench kernelbench --device cuda --jobs "$JOBS" \
+    --gates ORD-02 --fail-on never --json "$ART/provenance_corpus.json" \
+    --markdown "$ART/provenance_corpus.md"
+  python3 - "$ART/provenance_corpus.json" <<'PY' | tee -a "$OUT/session.log"
+import json, sys
+report = json.load(open(sys.argv[1]))
+print(json.dumps(report["summary"]["provenance"]))
+for k in report["kernels"]:
+    p = k.get("provenance") or {}
+    top = ", ".join(f"{x['name'][:50]} {x['origin']} {x['seconds']}" for x in p.get("kernels", [])[:3])
+    print(k["id"], p.get("verdict"), p.get("library_share"), p.get("outstanding"), top)
+PY
+  pack
+}
+
+spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
   # GDN_SPOT_DTYPES (default float32). The files are named by problem and gates, so spots of
   # other gates may run beside this one (e.g. CMP-03 beside the PRC gates); run
   # `gpu_session.sh setup` first, so the concurrent invocations neither install at once nor

@@ -10,6 +10,7 @@ from kdiff.data.model import GateClass, Verdict
 from kdiff.differential.confusion import Confusion, confusion
 from kdiff.differential.defects import Defects, defects, gate_classes
 from kdiff.differential.disagreement import Disagreement, disagreement
+from kdiff.differential.provenance import ProvenanceCounts, provenance_counts
 
 
 @dataclass
@@ -19,20 +20,23 @@ class Summary:
     confusion: Confusion
     disagreement: Disagreement
     defects: Defects
+    provenance: ProvenanceCounts
 
     def to_json(self) -> dict[str, Any]:
         return {"kernels": self.kernels, "errors": self.errors,
                 "confusion": self.confusion.to_json(),
                 "percentages": self.confusion.percentages(),
                 "disagreement": self.disagreement.to_json(),
-                "defects": self.defects.to_json()}
+                "defects": self.defects.to_json(),
+                "provenance": self.provenance.to_json()}
 
 
 def summarize(verdicts: list[Verdict], classes: dict[str, GateClass] | None = None) -> Summary:
     table = confusion(verdicts)
     return Summary(kernels=len(verdicts), errors=sum(v.error is not None for v in verdicts),
                    confusion=table, disagreement=disagreement(table),
-                   defects=defects(verdicts, classes))
+                   defects=defects(verdicts, classes),
+                   provenance=provenance_counts(verdicts))
 
 
 def level_of(v: Verdict) -> str:

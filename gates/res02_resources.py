@@ -62,6 +62,7 @@ from kdiff.gates.extension_resources import (
     read_resource_usage,
 )
 from kdiff.judging.context import HANG_FACTOR, HANG_FLOOR_S, GateContext
+from kdiff.sandbox.kernel_source import triton_kernel_names
 from kdiff.sandbox.launches import KernelResources, Launch, ResourceCache, file_hash
 from kdiff.sandbox.replies import UnusableOutput
 
@@ -107,14 +108,7 @@ def triton_launch_sites(source: str) -> list[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-
-    def is_triton(decorator: ast.expr) -> bool:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
-        return name in ("jit", "autotune", "heuristics")
-
-    kernels = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-               and any(is_triton(d) for d in node.decorator_list)}
+    kernels = triton_kernel_names(tree)
     launched = {node.func.value.id for node in ast.walk(tree)
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in kernels}

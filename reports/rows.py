@@ -34,6 +34,7 @@ class KernelRow:
     agreement: str  # agree | native only | verifier only | n/a
     failures: list[str]  # failing gates as GATE=signature
     message: str  # the error, else the failing gates' details, one line each
+    provenance: str  # own | mixed (library N% of ...) | library-only | reference-call | n/a
 
     @property
     def failure_text(self) -> str:
@@ -67,4 +68,5 @@ def kernel_row(v: Verdict) -> KernelRow:
                      problem=str(v.case.metadata.get("problem") or v.case.problem.stem),
                      native=ACCEPT[v.native.accept], recorded=RECORDED[v.case.recorded_accept],
                      verifier=ACCEPT[accept], status=status, agreement=agreement(v),
-                     failures=failure_labels(v), message=message)
+                     failures=failure_labels(v), message=message,
+                     provenance=printable(v.provenance.label()) if v.provenance else "n/a")

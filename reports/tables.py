@@ -21,8 +21,9 @@ def kernels(rows: list[KernelRow], width: int = 70) -> Table:
         found = r.failure_text or (f"error: {r.message}" if r.status == "error" else "")
         if len(found) > width:
             found = found[: width - 3] + "..."
-        out.append([r.id, r.native, r.recorded, r.verifier, r.agreement, found])
-    return ["kernel", "native", "recorded", "verifier", "agreement", "failing gates"], out
+        out.append([r.id, r.native, r.recorded, r.verifier, r.agreement, r.provenance, found])
+    return (["kernel", "native", "recorded", "verifier", "agreement", "provenance",
+             "failing gates"], out)
 
 
 def confusion(table: Confusion) -> Table:
@@ -67,6 +68,7 @@ def findings(s: Summary) -> list[str]:
              f"native-accepted kernels failing >= 1 gate: "
              f"{f.any_gate_native_accepted.describe()}; >= 1 tolerance-free gate: "
              f"{f.tolerance_free_native_accepted.describe()}"]
+    lines.append(s.provenance.describe())
     if f.modal:
         lines.append(f"modal defect: {f.modal.label} ({f.modal.count} kernel(s))"
                      + (f"; among native-accepted: {f.modal_native_accepted.label} "

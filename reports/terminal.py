@@ -6,6 +6,7 @@ import textwrap
 from tabulate import tabulate
 
 from kdiff.data.model import Status, Verdict
+from kdiff.data.provenance import Provenance
 from kdiff.reports.rows import kernel_row, printable
 
 MARK = {Status.PASS: "pass", Status.FAIL: "FAIL", Status.SKIP: "skip", Status.ERROR: "ERROR",
@@ -43,7 +44,19 @@ def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90)
         lines.append(tabulate(rows, headers=["gate", "name", "status", "signature", "detail"],
                               tablefmt="simple"))
     lines.append(f"  verifier: {_accept(verdict.verifier_accept)}")
+    if verdict.provenance is not None:
+        lines.append(f"  provenance: {provenance_text(verdict.provenance)}")
     return "\n".join(lines)
+
+
+def provenance_text(p: Provenance, kernels: int = 4) -> str:
+    """'mixed (library 67% of launches); touch_kernel (own, triton) x5, ...; detail'."""
+    shown = ", ".join(f"{k.name} ({k.origin.value}, {k.source}) x{k.launches}"
+                      + (f" {k.seconds * 1e3:.3g} ms" if k.seconds is not None else "")
+                      for k in p.kernels[:kernels])
+    more = f", {len(p.kernels) - kernels} more" if len(p.kernels) > kernels else ""
+    parts = [p.label(), shown + more, *p.outstanding, p.detail]
+    return printable("; ".join(x for x in parts if x))
 
 
 def _explain_gate(gid: str, status: Status, signature: str | None, detail: str) -> list[str]:
@@ -129,6 +142,8 @@ def verdict_line(verdict: Verdict) -> str:
     else:
         what = (f"native {row.native}, verifier {row.verifier}"
                 + (f" ({row.failure_text})" if row.failures else ""))
+    if verdict.provenance is not None:
+        what += f"; provenance {row.provenance}"
     if verdict.scaled_sizes:
         what += f"; {scaled_text(verdict)}"
     return f"{row.id}: {what}"

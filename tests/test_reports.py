@@ -75,8 +75,8 @@ def test_markdown_has_the_confusion_and_kernel_tables(tmp_path):
     rows = [[c.strip().replace("\\", "") for c in line.strip("|").split(" | ")]
             for line in text.splitlines() if line.startswith("|")]
     assert ["native accept", "1 (50.0%)", "1 (50.0%)"] in rows
-    assert ["run/relu_max", "accept", "accept", "REJECT", "native only",
-            "EXC-01=nan_swallowed"] in rows
+    assert ["run/relu_max", "accept", "accept", "REJECT", "native only", "n/a",
+            "EXC-01=nan_swallowed"] in rows  # n/a: no provenance recorded
     assert "3 NaN \\| 0 propagated" in text.split("<details>")[1]  # details kept apart
     assert "### By level" in text and "`kernelbench-v0.1`" in text
 

@@ -70,11 +70,18 @@ POSITIVE_SECONDS = _checked(float, lambda s: s > 0, "must be above 0")
 
 
 def _fail_on(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fail-on", choices=["violation", "disagreement", "never"],
+    p.add_argument("--fail-on", choices=["violation", "disagreement", "provenance", "never"],
                    default="violation",
                    help="what makes the exit status 1: violation, a kernel the verifier "
                    "rejects or leaves undecided (n/a); disagreement, a kernel on which the "
-                   "native check and the verifier differ; never (default: %(default)s)")
+                   "native check and the verifier differ; provenance, a kernel not seen "
+                   "running a kernel of its own (library-only, reference-call, or no "
+                   "readable record); never (default: %(default)s)")
+    p.add_argument("--require-own-kernel", action="store_true",
+                   help="a kernel not seen running a kernel of its own (provenance "
+                   "library-only or reference-call) fails: a violation for --fail-on "
+                   "violation, a <failure> in JUnit; the verifier's verdict is unchanged "
+                   "(default: provenance is reported only)")
     p.add_argument("--undecided-ok", action="store_true",
                    help="with --fail-on violation, an undecided kernel (n/a: kdiff could not "
                    "judge one of its gates, or its problem is broken) does not count "
@@ -309,11 +316,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     write_reports(report_paths(args), [verdict], config.bench, preset, config.device)
     if unfinished:
         return EXIT_UNFINISHED
-    return exit_status([verdict], args.fail_on, args.undecided_ok)
+    return exit_status([verdict], args.fail_on, args.undecided_ok, args.require_own_kernel)
 
 
 def report_paths(args: argparse.Namespace) -> ReportPaths:
-    return ReportPaths(args.json, args.markdown, args.junit)
+    return ReportPaths(args.json, args.markdown, args.junit,
+                       getattr(args, "require_own_kernel", False))
 
 
 def run_config(args: argparse.Namespace) -> RunConfig:
@@ -345,7 +353,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except UnknownBench as exc:
         raise UsageError(exc.args[0]) from None
     options = RunOptions(report_paths(args), args.fail_on, args.undecided_ok, args.verbose,
-                         args.executor, " ".join(sys.argv))
+                         args.executor, " ".join(sys.argv), args.require_own_kernel)
     return run(run_config(args), options)
 
 
@@ -372,7 +380,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"kdiff: run {info.id} is unfinished: {len(verdicts)} of {info.n_cases} kernels "
               "judged", file=sys.stderr)
     write_reports(report_paths(args), verdicts, info.bench, info.native_preset, info.device)
-    return exit_status(verdicts, args.fail_on, args.undecided_ok)
+    return exit_status(verdicts, args.fail_on, args.undecided_ok, args.require_own_kernel)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

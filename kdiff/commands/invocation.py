@@ -67,12 +67,23 @@ def undecided(verdicts: list) -> list:
     return [v for v in verdicts if v.verifier_accept is None]
 
 
-def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False) -> int:
+def without_own_kernel(verdicts: list) -> list:
+    """The kernels whose provenance does not show a kernel of their own running
+    (library-only, reference-call, or a record the judge could not read)."""
+    return [v for v in verdicts if v.provenance is not None
+            and not v.provenance.shows_own_kernel]
+
+
+def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False,
+                require_own_kernel: bool = False) -> int:
     if fail_on == "never":
         return EXIT_OK
     if fail_on == "violation":
         found = any(v.verifier_accept is False for v in verdicts) or (
-            not undecided_ok and bool(undecided(verdicts)))
+            not undecided_ok and bool(undecided(verdicts))) or (
+            require_own_kernel and bool(without_own_kernel(verdicts)))
+    elif fail_on == "provenance":
+        found = bool(without_own_kernel(verdicts))
     else:
         found = any(v.native.accept is not None and v.verifier_accept is not None
                     and v.native.accept != v.verifier_accept for v in verdicts)
@@ -86,6 +97,8 @@ class ReportPaths:
     json: Path | None = None
     markdown: Path | None = None
     junit: Path | None = None
+    # --require-own-kernel: the JUnit report fails a kernel not seen running a kernel of its own
+    junit_requires_own_kernel: bool = False
 
 
 def write_reports(paths: ReportPaths, verdicts: list, bench: str, preset: str,
@@ -98,7 +111,8 @@ def write_reports(paths: ReportPaths, verdicts: list, bench: str, preset: str,
         markdown.write(paths.markdown, verdicts, bench, preset, device)
     if paths.junit:
         from kdiff.reports import junit
-        junit.write(paths.junit, verdicts, bench)
+        junit.write(paths.junit, verdicts, bench,
+                    require_own_kernel=paths.junit_requires_own_kernel)
 
 
 def preset_text(pm, bench: str, preset: str) -> str:

@@ -91,6 +91,7 @@ class RunOptions:
     verbose: bool = False
     executor: str = "local"  # make_executor's: local or ray
     command: str = ""
+    require_own_kernel: bool = False  # a kernel not seen running its own kernel is a violation
 
 
 def discover(config: RunConfig, pm: pluggy.PluginManager) -> list[Case]:
@@ -167,4 +168,5 @@ def run(config: RunConfig, options: RunOptions) -> int:
     write_reports(options.reports, verdicts, config.bench, preset, config.device)
     if status is not None:
         return status
-    return exit_status(verdicts, options.fail_on, options.undecided_ok)
+    return exit_status(verdicts, options.fail_on, options.undecided_ok,
+                       options.require_own_kernel)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kdiff.data.provenance import Provenance
+
 
 class Status(str, enum.Enum):
     PASS = "pass"
@@ -120,6 +122,9 @@ class Verdict:
     # Sizes the case was judged at where the benchmark's were too large (--max-elements):
     # constant -> (benchmark, judged).
     scaled_sizes: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Whether the candidate computed with kernels of its own: beside the verdict, never in
+    # it (verifier_accept does not read it). None where no call was recorded.
+    provenance: Provenance | None = None
 
     @property
     def verifier_accept(self) -> bool | None:
@@ -153,6 +158,7 @@ class Verdict:
             "gates": {gid: g.to_json() for gid, g in self.gates.items()},
             "scaled_sizes": {name: {"benchmark": b, "judged": j}
                              for name, (b, j) in self.scaled_sizes.items()},
+            "provenance": self.provenance.to_json() if self.provenance else None,
         }
 
     @classmethod
@@ -165,5 +171,7 @@ class Verdict:
         gates = {gid: GateResult.from_json(gid, g) for gid, g in data["gates"].items()}
         scaled = {name: (v["benchmark"], v["judged"])
                   for name, v in (data.get("scaled_sizes") or {}).items()}
+        provenance = data.get("provenance")
         return cls(case=case, native=native, gates=gates, error=data.get("error"),
-                   error_kind=data.get("error_kind") or "problem", scaled_sizes=scaled)
+                   error_kind=data.get("error_kind") or "problem", scaled_sizes=scaled,
+                   provenance=Provenance.from_json(provenance) if provenance else None)

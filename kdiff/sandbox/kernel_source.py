@@ -195,6 +195,21 @@ class _Extractor:
                 raise NotExtractable(f"{fn.name}: uses module {path} as a value")
 
 
+TRITON_DECORATOR_NAMES = ("jit", "autotune", "heuristics")  # what makes a function a kernel
+
+
+def triton_kernel_names(tree: ast.AST) -> frozenset[str]:
+    """The functions of a parsed module that a Triton decorator (`triton.jit`, an autotuner's
+    or a heuristic's, under any alias) makes a kernel, wherever they are defined."""
+    def is_triton(decorator: ast.expr) -> bool:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        return name in TRITON_DECORATOR_NAMES
+
+    return frozenset(node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                     and any(is_triton(d) for d in node.decorator_list))
+
+
 def extract(source: bytes, filename: str) -> ExtractedModule:
     """The module the judge builds from `source` (module docstring); NotExtractable when a
     kernel of it needs more."""

@@ -33,6 +33,12 @@ from kdiff.data.seeding import set_seed
 from kdiff.sandbox import protocol
 from kdiff.sandbox.launches import LaunchRecorder
 from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
+from kdiff.sandbox.provenance import ProvenanceRecorder
+
+# What ran while the candidate ran (its forward in neutral_call and run_and_check_correctness,
+# its gradients in cmd_call): module-level, so that the call functions keep the signatures the
+# benchmark's own have.
+PROVENANCE = ProvenanceRecorder()
 
 # "native": the model as its constructor made it (the problem's own precision), cast to
 # nothing; the others recast the whole model (kdiff.judging.context.DTYPE_NAMES).
@@ -130,6 +136,8 @@ class Worker:
             # process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox.process).
             torch.cuda.set_per_process_memory_fraction(float(fraction))
         self.recorder.install()
+        PROVENANCE.device = self.device
+        PROVENANCE.install()
         self.problem = load_problem(msg["problem"])
         self.candidate_cls = load_candidate_class(msg["candidate"], tuple(msg["entry_points"]))
         # Everything imported so far (torch, Triton, the modules) moves to the collector's
@@ -153,6 +161,8 @@ class Worker:
             instance = cls(*init_inputs)
             instance = instance.to(device=self.device, dtype=DTYPES[msg["dtype"]])
         self.instances[msg["key"]] = instance
+        if msg["role"] == "candidate":
+            PROVENANCE.watch(instance)
         return {}
 
     def _prepare(self, request: CallRequest) -> tuple[torch.nn.Module, list[Any],
@@ -205,8 +215,9 @@ class Worker:
                     out = neutral_call(model, inputs)
             outputs = as_output_list(out)
             if cotangents is not None:
-                outputs = [o.detach() for o in outputs] + input_gradients(outputs, inputs,
-                                                                         cotangents)
+                with PROVENANCE.candidate(model, call=False):
+                    outputs = [o.detach() for o in outputs] + input_gradients(
+                        outputs, inputs, cotangents)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         finally:
@@ -243,6 +254,11 @@ class Worker:
                              for launch in self.recorder.launches.values()],
                 "dropped": self.recorder.dropped}
 
+    def cmd_provenance(self, msg: dict) -> dict:
+        """What ran during the candidate's calls since the last `clear`
+        (kdiff.sandbox.provenance)."""
+        return {"provenance": PROVENANCE.reply(clear=bool(msg.get("clear")))}
+
     def cmd_overwrite_stored(self, msg: dict) -> dict:
         """Write new values into a stored input set in place (same tensors, same storage);
         `values` holds one entry per input, None where an input keeps its values."""
@@ -274,7 +290,8 @@ def input_gradients(outputs: list[torch.Tensor], inputs: list[Any],
 
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
     """Calls from gates come through here: a call stack with no benchmark names in it."""
-    return model(*inputs)
+    with PROVENANCE.candidate(model):
+        return model(*inputs)
 
 
 def run_and_check_correctness(model: torch.nn.Module | None, model_new: torch.nn.Module,
@@ -285,7 +302,8 @@ def run_and_check_correctness(model: torch.nn.Module | None, model_new: torch.nn
     output = model(*inputs) if model is not None else None
     if output is not None and device == "cuda":
         torch.cuda.synchronize()
-    output_new = model_new(*inputs)
+    with PROVENANCE.candidate(model_new):
+        output_new = model_new(*inputs)
     del output
     return output_new
 

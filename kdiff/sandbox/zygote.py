@@ -224,12 +224,18 @@ def serve(sock: socket.socket, judge: int, folder: Path) -> None:
 
 
 def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
-    import torch  # noqa: F401 - the point of the zygote: imported once, before any fork
+    # The point of the zygote: torch imported once, before any fork; with cpp_extension, whose
+    # loaders every worker's provenance recorder wraps (0.7 s to import).
+    import torch.utils.cpp_extension
     try:
         import triton  # noqa: F401
     except ImportError:
         pass
     import kdiff.sandbox.worker  # noqa: F401
+    from kdiff.sandbox.provenance import traced_ops
+    # A dispatch mode's first use imports torch._dynamo (2.5 s): once here, not in the
+    # candidate's first call, which a call timeout of 1 s would judge a hang.
+    traced_ops(lambda: torch.ones(1) + 1)
     if os.environ.get("TRITON_INTERPRET") != "1":
         _prewarm_compiler()
     gc.collect()

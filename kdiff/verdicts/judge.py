@@ -14,6 +14,7 @@ from kdiff.judging.context import GateContext, JudgeDeviceBroken
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.process import CandidateFailure, CandidateLoadError, _sticky_device_error
 from kdiff.sandbox.replies import CheckedCandidate
+from kdiff.verdicts.provenance import judge_provenance
 from kdiff.verdicts.store import TRANSIENT_ERROR_KIND
 
 
@@ -86,6 +87,9 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                                          scaled_sizes=ctx.scaled_sizes), why)
         native.recorded = case.recorded_accept
         native.seconds = time.perf_counter() - start
+        # What ran in the benchmark's own calls; a native check that calls no worker
+        # (TritonBench runs scripts) leaves it to the gates' calls.
+        provenance = judge_provenance(ctx)
         results: dict[str, GateResult] = {}
         try:
             for gate in in_judging_order(gates):
@@ -105,8 +109,12 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             raise JudgingInterrupted(_so_far(case, native, results, gates, ctx,
                                              "the judging was interrupted"),
                                      len(results)) from None
+        if provenance.calls == 0:
+            provenance = judge_provenance(ctx)
     # In catalogue order; under --exitfirst the gates after the first failure are not run.
-    return _so_far(case, native, results, gates, ctx, "exitfirst")
+    verdict = _so_far(case, native, results, gates, ctx, "exitfirst")
+    verdict.provenance = provenance
+    return verdict
 
 
 def device_broken(verdict: Verdict, why: str) -> Verdict:

@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from kdiff import __version__
 from kdiff.data.model import Case, GateResult, NativeVerdict, Verdict
+from kdiff.data.provenance import Provenance
 from kdiff.gates.registry import GATE_IDS
 from kdiff.judging.runconfig import RunConfig
 from kdiff.verdicts.code import case_code, gate_code
@@ -36,7 +37,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
     key TEXT PRIMARY KEY, bench TEXT, problem_sha TEXT, candidate_sha TEXT, native_preset TEXT,
     options TEXT, kdiff_version TEXT, native TEXT, error TEXT, error_kind TEXT, judged_at REAL,
-    scaled_sizes TEXT);
+    scaled_sizes TEXT, provenance TEXT);
 CREATE TABLE IF NOT EXISTS gate_results (
     key TEXT, gate TEXT, result TEXT, code TEXT, PRIMARY KEY (key, gate));
 CREATE TABLE IF NOT EXISTS runs (
@@ -121,7 +122,8 @@ def _schema_columns() -> dict[str, list[str]]:
 
 EXPECTED_COLUMNS = _schema_columns()
 # A column that stores written by an earlier kdiff lack, and that opening one adds.
-ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT", ("gate_results", "code"): "TEXT"}
+ADDED_COLUMNS = {("verdicts", "scaled_sizes"): "TEXT", ("gate_results", "code"): "TEXT",
+                 ("verdicts", "provenance"): "TEXT"}
 
 
 class ResultsStore:
@@ -186,12 +188,13 @@ class ResultsStore:
         key = self.key(case, config, preset)
         with self._transaction():
             self.db.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (key, case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
                  preset, options_key(config, preset), case_code(case.bench),
                  json.dumps(verdict.native.to_json()), verdict.error,
                  verdict.error_kind if verdict.error else None, time.time(),
-                 json.dumps(verdict.scaled_sizes)))
+                 json.dumps(verdict.scaled_sizes),
+                 json.dumps(verdict.provenance.to_json()) if verdict.provenance else None))
             self.db.executemany("INSERT OR REPLACE INTO gate_results VALUES (?,?,?,?)",
                                 [(key, gid, json.dumps(g.to_json()), gate_code(gid))
                                  for gid, g in verdict.gates.items() if not g.not_run])
@@ -205,8 +208,8 @@ class ResultsStore:
 
     def _assemble(self, case: Case, key: str, gates: list[str]
                   ) -> tuple[Verdict | None, list[str]]:
-        row = self.db.execute("SELECT native, error, error_kind, scaled_sizes FROM verdicts "
-                              "WHERE key=?", (key,)).fetchone()
+        row = self.db.execute("SELECT native, error, error_kind, scaled_sizes, provenance "
+                              "FROM verdicts WHERE key=?", (key,)).fetchone()
         if row is None:
             return None, list(gates)
         with self._parsing("a stored verdict"):
@@ -214,6 +217,7 @@ class ResultsStore:
             if row[1] is not None:  # the case could not be judged at all: no gate will run
                 return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
             scaled = {name: tuple(pair) for name, pair in json.loads(row[3] or "{}").items()}
+            provenance = Provenance.from_json(json.loads(row[4])) if row[4] else None
             # A result of other code than the gate's now was judged by an older gate.
             stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result, code
                       in self.db.execute("SELECT gate, result, code FROM gate_results "
@@ -222,7 +226,7 @@ class ResultsStore:
         # What the harness recorded belongs to the case, not to the (shared) content.
         native.recorded = case.recorded_accept
         results = {gid: stored[gid] for gid in gates if gid in stored}
-        return (Verdict(case, native, results, scaled_sizes=scaled),
+        return (Verdict(case, native, results, scaled_sizes=scaled, provenance=provenance),
                 [gid for gid in gates if gid not in stored])
 
     # -- runs -----------------------------------------------------------------------------

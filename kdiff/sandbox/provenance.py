@@ -1,0 +1,358 @@
+"""Provenance, recorded in the candidate's worker: which kernels ran during the candidate's
+calls, as the worker saw them.
+
+While the candidate runs (its forward, and the gradients of a backward problem; never the
+reference the benchmark's loop runs first), the recorder counts
+- Triton launches, by the kernel's file and qualified name (the interpreter's launch path on
+  the CPU, the JIT's on CUDA);
+- calls into extension modules built with `torch.utils.cpp_extension` (`load`, `load_inline`),
+  by the module's file and the function's name;
+- aten operators, through a TorchDispatchMode, in the order they ran (one sequence per call,
+  to compare with the reference's), leaving out those that compute nothing (SETUP: views,
+  allocations, constant fills) and those the Triton interpreter issues inside a launch;
+- on CUDA, every device activity of the torch profiler (kineto): name, launches, device
+  time, and what was still running once the current stream had finished (work left on
+  another stream: the benchmark's timer, which waits on its own stream, never sees it);
+- Python threads the call started that are still running when it returns.
+
+Nothing here attributes or decides: the judge (kdiff.verdicts.provenance) attributes each
+kernel from its own reading of the candidate's files, and reads this record with
+`RecordedProvenance.parse`, which bounds its size and checks every field's type. The record
+is the worker's word: a candidate that patches this module can only misreport itself.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import threading
+import weakref
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# Bounds on what one record holds, so that a reply stays small whatever the candidate runs:
+# distinct entries per table, ops per sequence, distinct sequences, characters per name.
+MAX_ENTRIES = 128
+MAX_SEQUENCE = 512
+MAX_SEQUENCES = 8
+MAX_NAME = 240
+
+# aten operators that compute nothing from their inputs: allocations, constant fills and
+# metadata. Views (schemas whose result aliases an input without writing it) are found from
+# the schema itself (`is_setup`).
+SETUP_OPS = frozenset({
+    "aten.empty.memory_format", "aten.empty_like.default", "aten.empty_strided.default",
+    "aten.new_empty.default", "aten.new_empty_strided.default", "aten.set_.source_Storage",
+    "aten.set_.source_Storage_storage_offset", "aten.zeros.default", "aten.zeros_like.default",
+    "aten.new_zeros.default", "aten.ones.default", "aten.ones_like.default",
+    "aten.new_ones.default", "aten.full.default", "aten.full_like.default",
+    "aten.new_full.default", "aten.fill_.Scalar", "aten.zero_.default",
+    "aten.lift_fresh.default", "aten._local_scalar_dense.default", "aten.resize_.default",
+    "aten.record_stream.default",
+})
+
+
+@functools.lru_cache(maxsize=None)
+def is_setup(op: torch._ops.OpOverload) -> bool:
+    """An operator that launches no work on the inputs: SETUP_OPS, or a view (its result
+    aliases an input and nothing is written)."""
+    if str(op) in SETUP_OPS:
+        return True
+    returns = op._schema.returns
+    return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write
+                                 for r in returns)
+
+
+class OpTrace(TorchDispatchMode):
+    """The operators that compute (not `is_setup`), in order, while `paused()` is 0."""
+
+    def __init__(self, paused: Callable[[], bool] = lambda: False) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+        self.paused = paused
+
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        """Dynamo compiles and runs compiled code under this mode as without it (otherwise it
+        falls back to eager, and the candidate judged would not be the one the benchmark
+        runs). Inductor's generated code then dispatches no aten operator: on the CPU its C++
+        kernels are not seen, on CUDA its Triton kernels are device kernels of a library's."""
+        return True
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        if not self.paused() and not is_setup(func):
+            self.ops.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def traced_ops(fn: Callable[[], Any]) -> list[str]:
+    """The computing operators `fn()` runs, in order (the judge traces the reference so)."""
+    trace = OpTrace()
+    with trace:
+        fn()
+    return trace.ops
+
+
+@dataclass
+class DeviceKernel:
+    """One device activity of the profiler (a kernel, a copy, a fill), summed over launches."""
+
+    name: str
+    launches: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class RecordedProvenance:
+    """What a worker reports: the tables since the last clear, in primitives (it travels)."""
+
+    calls: int = 0
+    triton: dict[str, dict[str, int]] = field(default_factory=dict)  # file -> qualname -> n
+    extensions: dict[str, dict[str, int]] = field(default_factory=dict)  # file -> fn -> n
+    aten: dict[str, int] = field(default_factory=dict)  # computing operator -> count
+    sequences: list[list[str]] = field(default_factory=list)  # distinct, per call
+    device: list[DeviceKernel] = field(default_factory=list)  # CUDA only
+    outstanding: list[str] = field(default_factory=list)  # work running at return
+    dropped: int = 0  # entries left out by the bounds
+
+    def to_reply(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def parse(cls, reply: Any) -> "RecordedProvenance":
+        """The record in `reply`, each field of its type and within the bounds; ValueError
+        for anything else (the worker's record is the candidate's to forge)."""
+        if not isinstance(reply, dict) or set(reply) != {f for f in cls.__dataclass_fields__}:
+            raise ValueError("not a provenance record")
+        record = cls(calls=_count(reply["calls"]), dropped=_count(reply["dropped"]),
+                     triton=_nested_counts(reply["triton"]),
+                     extensions=_nested_counts(reply["extensions"]),
+                     aten=_counts(reply["aten"]),
+                     sequences=[_names(s, MAX_SEQUENCE) for s in
+                                _bounded(reply["sequences"], MAX_SEQUENCES)],
+                     outstanding=_names(reply["outstanding"], MAX_ENTRIES))
+        for item in _bounded(reply["device"], MAX_ENTRIES):
+            if not isinstance(item, dict) or set(item) != {"name", "launches", "seconds"}:
+                raise ValueError("a device kernel not in DeviceKernel's form")
+            seconds = item["seconds"]
+            if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
+                raise ValueError("a device time that is not a finite, non-negative number")
+            record.device.append(DeviceKernel(_name(item["name"]), _count(item["launches"]),
+                                              float(seconds)))
+        return record
+
+
+def _bounded(value: Any, limit: int) -> list[Any]:
+    if not isinstance(value, list) or len(value) > limit:
+        raise ValueError(f"a list of at most {limit} entries expected")
+    return value
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or len(value) > MAX_NAME:
+        raise ValueError(f"a name of at most {MAX_NAME} characters expected")
+    return value
+
+
+def _names(value: Any, limit: int) -> list[str]:
+    return [_name(v) for v in _bounded(value, limit)]
+
+
+def _count(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError("a count that is not a non-negative integer")
+    return value
+
+
+def _counts(value: Any) -> dict[str, int]:
+    if not isinstance(value, dict) or len(value) > MAX_ENTRIES:
+        raise ValueError(f"a table of at most {MAX_ENTRIES} entries expected")
+    return {_name(k): _count(v) for k, v in value.items()}
+
+
+def _nested_counts(value: Any) -> dict[str, dict[str, int]]:
+    if not isinstance(value, dict) or len(value) > MAX_ENTRIES:
+        raise ValueError(f"a table of at most {MAX_ENTRIES} files expected")
+    return {_name(k): _counts(v) for k, v in value.items()}
+
+
+# -- recording (in the worker) --------------------------------------------------------------
+class ProvenanceRecorder:
+    """Counts what runs while the candidate runs (module docstring)."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self.device = device
+        self.record = RecordedProvenance()
+        self._active = False
+        self._in_triton = 0  # depth of Triton launches: the interpreter's own aten ops
+        # The candidate's instances: the worker calls the reference's the same way (a gate's
+        # timing, the benchmark's loop), and those calls are not recorded.
+        self._candidates: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def watch(self, instance: Any) -> None:
+        """Record the calls of `instance`: one of the candidate's."""
+        self._candidates.add(instance)
+
+    def install(self) -> None:
+        with contextlib.suppress(ImportError):  # no Triton: nothing launches a Triton kernel
+            from triton.runtime import interpreter, jit
+            interpreter.InterpretedFunction.run = self._counting_triton(
+                interpreter.InterpretedFunction.run)
+            jit.JITFunction.run = self._counting_triton(jit.JITFunction.run)
+        from torch.utils import cpp_extension
+        cpp_extension.load = self._counting_extension_loader(cpp_extension.load)
+        cpp_extension.load_inline = self._counting_extension_loader(cpp_extension.load_inline)
+
+    def clear(self) -> None:
+        self.record = RecordedProvenance()
+
+    # -- what is counted --------------------------------------------------------------------
+    def _add(self, table: dict[str, dict[str, int]], file: str, name: str) -> None:
+        file, name = file[-MAX_NAME:], name[:MAX_NAME]
+        names = table.get(file)
+        if names is None and len(table) >= MAX_ENTRIES:
+            self.record.dropped += 1
+            return
+        names = table.setdefault(file, {})
+        if name not in names and len(names) >= MAX_ENTRIES:
+            self.record.dropped += 1
+            return
+        names[name] = names.get(name, 0) + 1
+
+    def _counting_triton(self, run: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(run)
+        def counted_run(kernel: Any, *args: Any, **kwargs: Any) -> Any:
+            if not self._active or kwargs.get("warmup"):
+                return run(kernel, *args, **kwargs)
+            fn = getattr(kernel, "fn", kernel)
+            code = getattr(fn, "__code__", None)
+            self._add(self.record.triton, getattr(code, "co_filename", "?"),
+                      getattr(fn, "__qualname__", repr(fn)))
+            self._in_triton += 1
+            try:
+                return run(kernel, *args, **kwargs)
+            finally:
+                self._in_triton -= 1
+        return counted_run
+
+    def _counting_extension_loader(self, load: Callable[..., Any]) -> Callable[..., Any]:
+        """`load`/`load_inline` whose module counts the calls of each of its functions (the
+        aten operators such a function calls are counted as aten's)."""
+        @functools.wraps(load)
+        def loading(*args: Any, **kwargs: Any) -> Any:
+            module = load(*args, **kwargs)
+            file = str(getattr(module, "__file__", "?"))
+            for name in dir(module):
+                fn = getattr(module, name)
+                if not name.startswith("_") and callable(fn) and not isinstance(fn, type):
+                    setattr(module, name, self._counting_call(fn, file, name))
+            return module
+        return loading
+
+    def _counting_call(self, fn: Callable[..., Any], file: str, name: str
+                       ) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            if self._active:
+                self._add(self.record.extensions, file, name)
+            return fn(*args, **kwargs)
+        return counted
+
+    def _add_sequence(self, ops: list[str]) -> None:
+        for op in ops:
+            if op in self.record.aten or len(self.record.aten) < MAX_ENTRIES:
+                self.record.aten[op] = self.record.aten.get(op, 0) + 1
+            else:
+                self.record.dropped += 1
+        sequence = [op[:MAX_NAME] for op in ops[:MAX_SEQUENCE]]
+        if sequence not in self.record.sequences:
+            if len(self.record.sequences) < MAX_SEQUENCES:
+                self.record.sequences.append(sequence)
+            else:
+                self.record.dropped += 1
+
+    # -- one stretch of the candidate's code ----------------------------------------------
+    @contextlib.contextmanager
+    def candidate(self, model: Any, call: bool = True) -> Iterator[None]:
+        """Around code of `model`, recorded when it is a candidate's instance (`watch`): its
+        forward (`call`) or its gradients."""
+        if self._active or model not in self._candidates:  # nested: counted once
+            yield
+            return
+        threads = set(threading.enumerate())
+        trace = OpTrace(paused=lambda: self._in_triton > 0)
+        profiler = self._profiler()
+        self._active = True
+        try:
+            with contextlib.ExitStack() as stack:
+                if profiler is not None:
+                    stack.enter_context(profiler)
+                stack.enter_context(trace)
+                yield
+                self._active = False
+                if profiler is not None:
+                    self._returned()
+        finally:
+            self._active = False
+        self.record.calls += call
+        self._add_sequence(trace.ops)
+        if profiler is not None:
+            self._add_device(profiler)
+        running = [t for t in threading.enumerate() if t not in threads and t.is_alive()]
+        if running:
+            self._outstanding(f"{len(running)} thread(s) the call started still running at "
+                              f"return ({', '.join(t.name for t in running[:4])})")
+
+    def _outstanding(self, text: str) -> None:
+        if text not in self.record.outstanding and len(self.record.outstanding) < MAX_ENTRIES:
+            self.record.outstanding.append(text[:MAX_NAME])
+
+    # -- CUDA: the profiler ---------------------------------------------------------------
+    RETURNED = "kdiff::returned"  # the marker set once the current stream has finished
+
+    def _profiler(self) -> Any:
+        if self.device != "cuda" or not torch.cuda.is_available():
+            return None
+        from torch.profiler import ProfilerActivity, profile
+        return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+
+    def _returned(self) -> None:
+        """The current stream finished, then a marker, then the whole device: a kernel that
+        ends after the marker was running on another stream when the call returned."""
+        torch.cuda.current_stream().synchronize()
+        with torch.profiler.record_function(self.RETURNED):
+            pass
+        torch.cuda.synchronize()
+
+    def _add_device(self, profiler: Any) -> None:
+        events = profiler.profiler.kineto_results.events()
+        marker = next((e.start_ns() for e in events if e.name() == self.RETURNED), None)
+        late: dict[int, int] = {}
+        table = {k.name: k for k in self.record.device}
+        for event in events:
+            if event.device_type() != torch.autograd.DeviceType.CUDA:
+                continue
+            name = event.name()[:MAX_NAME]
+            if name not in table:
+                if len(table) >= MAX_ENTRIES:
+                    self.record.dropped += 1
+                    continue
+                table[name] = DeviceKernel(name)
+                self.record.device.append(table[name])
+            table[name].launches += 1
+            table[name].seconds += event.duration_ns() * 1e-9
+            if marker is not None and event.end_ns() > marker:
+                stream = event.device_resource_id()
+                late[stream] = late.get(stream, 0) + 1
+        for stream, n in sorted(late.items()):
+            self._outstanding(f"{n} device activities still running on stream {stream} after "
+                              f"the current stream had finished")
+
+    def reply(self, clear: bool) -> dict[str, Any]:
+        out = self.record.to_reply()
+        if clear:
+            self.clear()
+        return out

@@ -1,0 +1,242 @@
+"""Provenance, decided by the judge: did the candidate compute its answer with kernels of its
+own, with a library's, or by running the reference?
+
+The worker reports what ran during the candidate's calls (kdiff.sandbox.provenance); that
+record is the worker's word, so the judge attributes every entry itself, from its own reading
+of the candidate's files (`OwnCode`, never run):
+- a Triton launch is the candidate's when it comes from the candidate's file and names a
+  function a Triton decorator makes a kernel there; any other (a package's Triton kernel,
+  inductor's generated code) is a library's;
+- a call into an extension module is the candidate's when the candidate's source builds one
+  (`load_inline`, `cpp_extension`) and the module's file lies in the worker's own folder,
+  where the sandbox has torch build extensions;
+- an operator outside aten and prims is the candidate's when its source registers that
+  namespace (TORCH_LIBRARY, torch.library); aten's and prims' are a library's;
+- a device kernel (CUDA) is the candidate's when its name is one of the candidate's Triton
+  kernels or one the judge reads from the extensions it built (cuobjdump's symbols).
+A record whose claims of the candidate's own kernels the source does not back is attributed
+to libraries. Counts and device times stay the worker's word: a candidate that forges them
+can at most hide library work it did, which its source then still shows (the notes say when
+the source launches Triton kernels the record lacks).
+
+The reference was called when the operators it computes with, traced by the judge on the
+benchmark's inputs, ran in the same order within one of the candidate's calls.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from kdiff.data.files import UnreadableFile, read_regular_file
+from kdiff.data.provenance import KernelShare, Origin, Provenance, ProvenanceKind
+from kdiff.gates.extension_resources import (
+    ReadError,
+    extension_objects,
+    find_cuobjdump,
+    read_resource_usage,
+)
+from kdiff.gates.res02_resources import triton_launch_sites
+from kdiff.judging.context import BENCHMARK_SEED, GateContext
+from kdiff.sandbox.kernel_source import triton_kernel_names
+from kdiff.sandbox.process import CandidateFailure
+from kdiff.sandbox.provenance import RecordedProvenance, traced_ops
+
+EXTENSION_MARKERS = ("load_inline", "cpp_extension")
+LIBRARY_NAMESPACES = ("aten", "prims")
+# Namespaces a source registers operators in: TORCH_LIBRARY(ns, m), TORCH_LIBRARY_IMPL(ns, ..),
+# torch.library.Library("ns", ...), torch.library.custom_op("ns::name", ...) and define("ns::..").
+_NAMESPACE = re.compile(r"TORCH_LIBRARY(?:_FRAGMENT|_IMPL)?\s*\(\s*(\w+)"
+                        r"|Library\(\s*[\"'](\w+)[\"']|[\"'](\w+)::\w+")
+# A C++ symbol's function name: the mangled `_Z[N...]<len><name>` or a demangled
+# `[ret ]ns::name<...>(args)`.
+_MANGLED_PART = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True)
+class OwnCode:
+    """What the candidate's own code is, read by the judge from its file and its build."""
+
+    path: Path
+    triton_kernels: frozenset[str]
+    builds_extension: bool
+    namespaces: frozenset[str]  # operator namespaces its source registers
+    extension_kernels: frozenset[str]  # function names in the device code it built (CUDA)
+    workdir: Path | None  # the worker's folder, where its extensions are built
+
+    @classmethod
+    def read(cls, candidate: Path, workdir: Path | None,
+             extension_kernels: frozenset[str] = frozenset()) -> "OwnCode":
+        try:
+            source = read_regular_file(candidate).decode("utf-8", "replace")
+            kernels = triton_kernel_names(ast.parse(source))
+        except (OSError, UnreadableFile, SyntaxError, ValueError):
+            source, kernels = "", frozenset()
+        namespaces = frozenset(n for match in _NAMESPACE.findall(source) for n in match if n)
+        return cls(Path(candidate).resolve(), kernels,
+                   any(m in source for m in EXTENSION_MARKERS), namespaces - {"aten", "prims"},
+                   extension_kernels, workdir.resolve() if workdir else None)
+
+    def built_here(self, file: str) -> bool:
+        return self.builds_extension and self.workdir is not None \
+            and Path(file).resolve().is_relative_to(self.workdir)
+
+
+def symbol_name(symbol: str) -> str:
+    """The function's own name in a C++ symbol, mangled (`_ZN2ns6kernelEPf` -> kernel) or
+    demangled (`void ns::kernel<float>(float*)` -> kernel); a plain name as it is."""
+    if symbol.startswith("_Z"):
+        rest = symbol[2:].lstrip("L")  # internal linkage
+        nested = rest.startswith("N")
+        rest, last = rest[nested:], symbol
+        while m := _MANGLED_PART.match(rest):
+            n = int(m.group(1))
+            last, rest = rest[m.end():m.end() + n], rest[m.end() + n:]
+            if not nested:  # what follows is the parameters' types
+                break
+        return last
+    head = symbol.split("(", 1)[0]
+    depth, plain = 0, []
+    for ch in head:  # template arguments dropped
+        depth += ch == "<"
+        if depth == 0:
+            plain.append(ch)
+        depth -= ch == ">"
+    words = "".join(plain).split()
+    return words[-1].rsplit("::", 1)[-1] if words else head
+
+
+def is_subsequence(needle: list[str], haystack: list[str]) -> bool:
+    it = iter(haystack)
+    return all(op in it for op in needle)
+
+
+def attribute(record: RecordedProvenance, own: OwnCode) -> tuple[list[KernelShare], list[str]]:
+    """Every entry of the record as the candidate's or a library's (module docstring), and
+    the notes on claims the judge did not take."""
+    kernels, notes = [], []
+    for file, names in record.triton.items():
+        mine = Path(file).resolve() == own.path
+        for qualname, n in names.items():
+            is_own = mine and qualname.rsplit(".", 1)[-1] in own.triton_kernels
+            if mine and not is_own:
+                notes.append(f"{qualname}: recorded in the candidate's file, where the judge "
+                             f"finds no such Triton kernel: counted as a library's")
+            source = "inductor" if "torchinductor" in file else "triton"
+            kernels.append(KernelShare(qualname if mine else f"{qualname} ({Path(file).name})",
+                                       Origin.OWN if is_own else Origin.LIBRARY, source, n))
+    for file, names in record.extensions.items():
+        is_own = own.built_here(file)
+        if not is_own:
+            notes.append(f"{Path(file).name}: an extension the candidate's source does not "
+                         f"build in its folder: counted as a library's")
+        for name, n in names.items():
+            kernels.append(KernelShare(f"{Path(file).stem}.{name}",
+                                       Origin.OWN if is_own else Origin.LIBRARY,
+                                       "extension", n))
+    for op, n in record.aten.items():
+        namespace = op.split(".", 1)[0]
+        library = namespace in LIBRARY_NAMESPACES
+        is_own = not library and namespace in own.namespaces
+        kernels.append(KernelShare(op, Origin.OWN if is_own else Origin.LIBRARY,
+                                   "aten" if library else "custom op", n))
+    own_device = own.triton_kernels | own.extension_kernels
+    for k in record.device:
+        is_own = symbol_name(k.name) in own_device
+        kernels.append(KernelShare(k.name, Origin.OWN if is_own else Origin.LIBRARY, "device",
+                                   k.launches, k.seconds))
+    return kernels, notes
+
+
+def decide(record: RecordedProvenance, own: OwnCode, reference_ops: list[str],
+           launch_sites: list[str] = ()) -> Provenance:
+    """The provenance of a candidate from its worker's `record`, the judge's reading of its
+    code (`own`), and the computing operators of the reference (`reference_ops`)."""
+    if record.calls == 0:
+        return Provenance(None, detail="no call of the candidate was recorded")
+    kernels, notes = attribute(record, own)
+    device = [k for k in kernels if k.seconds is not None]
+    if device:  # CUDA: the share of device time
+        basis = "device time"
+        total = sum(k.seconds for k in device)
+        library = sum(k.seconds for k in device if k.origin is Origin.LIBRARY)
+    else:
+        basis = "launches"
+        total = sum(k.launches for k in kernels)
+        library = sum(k.launches for k in kernels if k.origin is Origin.LIBRARY)
+    share = library / total if total else None
+    has_own = any(k.origin is Origin.OWN and k.launches for k in kernels)
+    has_library = any(k.origin is Origin.LIBRARY and k.launches for k in kernels)
+    reference_called = bool(reference_ops) and any(is_subsequence(reference_ops, s)
+                                                   for s in record.sequences)
+    recorded_triton = {q.rsplit(".", 1)[-1] for names in record.triton.values() for q in names}
+    hidden = sorted(set(launch_sites) - recorded_triton)
+    if hidden and not recorded_triton:
+        notes.append(f"the source launches the Triton kernel(s) {', '.join(hidden)}, and none "
+                     f"was recorded: hidden from the recorder, or never run")
+    if reference_called:
+        kind = ProvenanceKind.REFERENCE_CALL
+        notes.insert(0, f"the reference's operators ran in its order: "
+                        f"{' > '.join(reference_ops[:8])}")
+    elif not has_own:
+        kind = ProvenanceKind.LIBRARY_ONLY
+        notes.insert(0, "no kernel of the candidate's own ran" if has_library
+                     else "no kernel ran at all")
+    elif has_library:
+        kind = ProvenanceKind.MIXED
+    else:
+        kind = ProvenanceKind.OWN
+    if record.dropped:
+        notes.append(f"{record.dropped} entries beyond the record's bounds not counted")
+    kernels.sort(key=lambda k: (-(k.seconds or 0.0), -k.launches, k.name))
+    return Provenance(kind, kernels, share, basis, reference_called, list(record.outstanding),
+                      record.calls, "; ".join(notes))
+
+
+def reference_ops(ctx: GateContext) -> list[str]:
+    """The reference's computing operators on the benchmark's inputs, in order, traced here
+    by the judge ([] where the reference does not run)."""
+    try:
+        model = ctx.reference()
+        inputs = ctx.to_device(ctx.benchmark_inputs(BENCHMARK_SEED))
+        with torch.no_grad():
+            return traced_ops(lambda: model(*inputs))
+    except Exception:  # noqa: BLE001 - ReferenceFailure or any: no sequence to compare with
+        return []
+
+
+def extension_kernel_names(workdir: Path) -> frozenset[str]:
+    """The function names in the device code the candidate built (cuobjdump), if any."""
+    objects = extension_objects(workdir)
+    cuobjdump = find_cuobjdump() if objects else None
+    names = set()
+    for path in objects if cuobjdump else []:
+        try:
+            usage = read_resource_usage(path, cuobjdump)
+        except ReadError:
+            continue
+        names |= {symbol_name(k.function) for k in (usage.kernels if usage else [])}
+    return frozenset(names)
+
+
+def judge_provenance(ctx: GateContext) -> Provenance:
+    """The provenance of the calls the candidate's worker made since the last reading (which
+    this one clears)."""
+    try:
+        record = RecordedProvenance.parse(
+            ctx.candidate.request("provenance", clear=True)["provenance"])
+    except CandidateFailure as exc:
+        return Provenance(None, detail=f"no record: {exc}")
+    except ValueError as exc:
+        return Provenance(None, detail=f"the worker's record is unusable: {exc}")
+    workdir = ctx.candidate.workdir
+    own = OwnCode.read(ctx.candidate.candidate, workdir,
+                       extension_kernel_names(workdir) if record.device else frozenset())
+    try:
+        sites = triton_launch_sites(read_regular_file(own.path).decode("utf-8", "replace"))
+    except (OSError, UnreadableFile):
+        sites = []
+    return decide(record, own, reference_ops(ctx), sites)

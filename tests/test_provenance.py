@@ -1,0 +1,272 @@
+"""Provenance: which kernels computed the candidate's answer, attributed by the judge.
+
+The four CPU states on tests/fixtures/provenance (problem scaled_relu: relu then mul): an
+honest Triton kernel (own), a wrapper around other torch operators (library-only), a call of
+the problem's own Model (reference-call), a decoy that launches a trivial Triton kernel and
+returns a library result (mixed, the library's share 2 of 3 launches). Recorded in this
+process (fast) and through the worker and the native check (the decoy here; all four `slow`);
+a side-stream timing hack on CUDA (`gpu`)."""
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("TRITON_INTERPRET", "1")  # before a fixture decorates its kernels
+
+from kdiff.commands.invocation import EXIT_FOUND, EXIT_OK, exit_status
+from kdiff.data.model import Case, NativeVerdict, Verdict
+from kdiff.data.problem import load_candidate_class, load_problem
+from kdiff.data.provenance import Origin, Provenance, ProvenanceKind
+from kdiff.differential.summary import summarize
+from kdiff.judging.context import GateContext
+from kdiff.judging.plugins import manager
+from kdiff.judging.runconfig import RunConfig
+from kdiff.reports import junit, markdown
+from kdiff.reports.terminal import verdict_line
+from kdiff.sandbox.provenance import (
+    MAX_SEQUENCES,
+    ProvenanceRecorder,
+    RecordedProvenance,
+    traced_ops,
+)
+from kdiff.sandbox.replies import CheckedCandidate, UnusableOutput, checked_reply
+from kdiff.verdicts.judge import judge_case
+from kdiff.verdicts.provenance import OwnCode, decide, judge_provenance, symbol_name
+
+FIXTURES = Path(__file__).parent / "fixtures" / "provenance"
+PROBLEM = FIXTURES / "scaled_relu.py"
+EXPECTED = {"own_triton": ProvenanceKind.OWN, "torch_wrapper": ProvenanceKind.LIBRARY_ONLY,
+            "calls_reference": ProvenanceKind.REFERENCE_CALL, "decoy": ProvenanceKind.MIXED}
+DECOY_SHARE = 2 / 3  # abs and add (the library's), one touch_kernel launch (its own)
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch) -> ProvenanceRecorder:
+    """A recorder installed in this process; the launch paths it wraps are restored after."""
+    from torch.utils import cpp_extension
+    from triton.runtime import interpreter, jit
+    for owner, name in ((interpreter.InterpretedFunction, "run"), (jit.JITFunction, "run"),
+                        (cpp_extension, "load"), (cpp_extension, "load_inline")):
+        monkeypatch.setattr(owner, name, getattr(owner, name))
+    rec = ProvenanceRecorder()
+    rec.install()
+    return rec
+
+
+def reference_ops() -> list[str]:
+    problem = load_problem(PROBLEM)
+    x = problem.get_inputs()
+    return traced_ops(lambda: problem.Model()(*x))
+
+
+def recorded(recorder: ProvenanceRecorder, name: str, calls: int = 2) -> RecordedProvenance:
+    model = load_candidate_class(FIXTURES / f"{name}.py")()
+    recorder.watch(model)
+    x = torch.randn(8, 256)
+    for _ in range(calls):
+        with recorder.candidate(model):
+            out = model(x)
+    assert torch.equal(out, torch.relu(x) * 2.0)
+    return RecordedProvenance.parse(recorder.reply(clear=True))
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_four_states_recorded_in_process(recorder: ProvenanceRecorder, name: str):
+    got = decide(recorded(recorder, name), OwnCode.read(FIXTURES / f"{name}.py", None),
+                 reference_ops())
+    assert got.kind is EXPECTED[name], got
+    assert got.calls == 2 and got.share_basis == "launches"
+    if name == "decoy":
+        assert got.library_share == pytest.approx(DECOY_SHARE)
+        assert {k.name: k.origin for k in got.kernels}["touch_kernel"] is Origin.OWN
+    if name == "own_triton":
+        assert got.library_share == 0.0
+
+
+def test_the_reference_traced_by_the_judge_is_its_computing_operators():
+    assert reference_ops() == ["aten.relu.default", "aten.mul.Tensor"]
+
+
+def test_the_interpreters_own_operators_are_not_the_candidates(recorder: ProvenanceRecorder):
+    record = recorded(recorder, "own_triton", calls=1)
+    assert record.aten == {}  # the interpreter copies arguments with aten.copy_ inside
+    assert list(record.triton.values()) == [{"scaled_relu_kernel": 1}]
+
+
+def test_a_claimed_launch_the_source_does_not_define_is_a_librarys(
+        recorder: ProvenanceRecorder):
+    """A worker that reports the honest kernel's launch for a torch wrapper: the judge finds
+    no such kernel in the wrapper's file, so nothing of its own ran."""
+    record = recorded(recorder, "torch_wrapper")
+    record.triton = {str(FIXTURES / "torch_wrapper.py"): {"scaled_relu_kernel": 9}}
+    got = decide(record, OwnCode.read(FIXTURES / "torch_wrapper.py", None), reference_ops())
+    assert got.kind is ProvenanceKind.LIBRARY_ONLY
+    assert "no such Triton kernel" in got.detail
+
+
+def test_a_kernel_of_another_file_is_a_librarys(recorder: ProvenanceRecorder):
+    record = recorded(recorder, "own_triton")
+    record.triton = {"/tmp/torchinductor_x/ab/cab.py": dict(record.triton.popitem()[1])}
+    got = decide(record, OwnCode.read(FIXTURES / "own_triton.py", None), reference_ops())
+    assert got.kind is ProvenanceKind.LIBRARY_ONLY
+    assert got.kernels[0].source == "inductor"
+
+
+def test_an_extension_outside_the_workers_folder_is_a_librarys(tmp_path: Path):
+    candidate = tmp_path / "ext.py"
+    candidate.write_text("from torch.utils.cpp_extension import load_inline\n")
+    record = RecordedProvenance(calls=1, extensions={"/usr/lib/libx.so": {"forward": 1}})
+    assert decide(record, OwnCode.read(candidate, tmp_path / "w"), []).kind is \
+        ProvenanceKind.LIBRARY_ONLY
+    record.extensions = {str(tmp_path / "w" / "ext" / "ext.so"): {"forward": 1}}
+    assert decide(record, OwnCode.read(candidate, tmp_path / "w"), []).kind is \
+        ProvenanceKind.OWN
+
+
+def test_source_launches_missing_from_the_record_are_noted(recorder: ProvenanceRecorder):
+    record = recorded(recorder, "torch_wrapper")
+    got = decide(record, OwnCode.read(FIXTURES / "own_triton.py", None), reference_ops(),
+                 ["scaled_relu_kernel"])
+    assert "none was recorded" in got.detail
+
+
+@pytest.mark.parametrize("bad", [
+    [], {"calls": 1},
+    {**RecordedProvenance(calls=1).to_reply(), "calls": -1},
+    {**RecordedProvenance().to_reply(), "sequences": [["aten.add.Tensor"]] * (MAX_SEQUENCES + 1)},
+    {**RecordedProvenance().to_reply(), "aten": {"x" * 1000: 1}},
+    {**RecordedProvenance().to_reply(),
+     "device": [{"name": "k", "launches": 1, "seconds": float("nan")}]},
+    {**RecordedProvenance().to_reply(), "triton": {"f.py": {"k": True}}},
+])
+def test_a_malformed_record_is_refused(bad):
+    with pytest.raises(ValueError):
+        RecordedProvenance.parse(bad)
+
+
+def test_a_provenance_field_that_is_not_a_dict_is_unusable():
+    with pytest.raises(UnusableOutput):
+        checked_reply("provenance", {"provenance": ["own"]})
+
+
+def test_cuda_kernel_names_are_read_mangled_or_demangled():
+    assert symbol_name("_ZN2ns9my_kernelEPf") == "my_kernel"
+    assert symbol_name("_Z9my_kernelPfi") == "my_kernel"
+    assert symbol_name("void ns::my_kernel<float>(float*, int)") == "my_kernel"
+    assert symbol_name("scaled_relu_kernel") == "scaled_relu_kernel"
+
+
+# -- through the worker and the native check ------------------------------------------------
+def judged(name: str) -> Verdict:
+    case = Case(name, PROBLEM, FIXTURES / f"{name}.py")
+    # One cheap gate: provenance comes from the native check's calls, whatever the gates.
+    return judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["ORD-02"]), manager())
+
+
+def test_the_worker_records_the_benchmarks_calls():
+    v = judged("decoy")
+    assert v.native.accept is True
+    p = v.provenance
+    assert p.kind is ProvenanceKind.MIXED and p.library_share == pytest.approx(DECOY_SHARE)
+    assert p.calls == 5  # the native check's five trials, the reference's runs left out
+    assert p.outstanding == []
+    assert Verdict.from_json(v.to_json()).provenance == p
+
+
+def test_the_references_calls_in_the_worker_are_not_the_candidates():
+    """The worker runs the reference too (the benchmark's loop, a gate's timing): only the
+    candidate's instances are recorded."""
+    config = RunConfig(native="kernelbench-v0.1")
+    with CheckedCandidate(PROBLEM, FIXTURES / "torch_wrapper.py", "cpu", ("ModelNew",),
+                          config.limits) as candidate:
+        ctx = GateContext(load_problem(PROBLEM), candidate, config.gate_options)
+        candidate.request("call", key=ctx.reference_key_in_worker(),
+                          inputs=ctx.benchmark_inputs(0))
+        assert judge_provenance(ctx).calls == 0
+        ctx.call(ctx.benchmark_inputs(0))
+        assert judge_provenance(ctx).kind is ProvenanceKind.LIBRARY_ONLY
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_four_states_through_the_worker(name: str):
+    v = judged(name)
+    assert v.native.accept is True
+    assert v.provenance.kind is EXPECTED[name], v.provenance
+
+
+@pytest.mark.gpu
+def test_work_left_on_a_side_stream_is_outstanding_on_cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    case = Case("side_stream", PROBLEM, FIXTURES / "side_stream.py")
+    config = RunConfig(native="kernelbench-v0.1", gates=["ORD-02"])
+    config.gate_options.device = "cuda"
+    p = judge_case(case, config, manager()).provenance
+    assert p.share_basis == "device time", p
+    assert {k.name: k.origin for k in p.kernels}.get("scaled_relu_kernel") is Origin.OWN, p
+    assert any("still running on stream" in o for o in p.outstanding), p
+    honest = judge_case(Case("own", PROBLEM, FIXTURES / "own_triton.py"), config,
+                        manager()).provenance
+    assert honest.kind is ProvenanceKind.OWN and honest.outstanding == [], honest
+
+
+# -- reports, the differential engine, exit status ------------------------------------------
+def verdict(name: str, kind: ProvenanceKind | None, native: bool = True) -> Verdict:
+    v = Verdict(Case(name, PROBLEM, FIXTURES / f"{name}.py"),
+                NativeVerdict(native, "kernelbench-v0.1"), {})
+    v.provenance = Provenance(kind, library_share=1.0, detail="why")
+    return v
+
+
+RUN = [verdict("own_triton", ProvenanceKind.OWN), verdict("torch_wrapper",
+                                                          ProvenanceKind.LIBRARY_ONLY),
+       verdict("calls_reference", ProvenanceKind.REFERENCE_CALL, native=False)]
+
+
+def test_the_differential_engine_counts_library_only_among_native_accepted():
+    counts = summarize(RUN).provenance
+    assert counts.kinds == {"own": 1, "library-only": 1, "reference-call": 1}
+    assert (counts.library_only_of_native_accepted.k,
+            counts.library_only_of_native_accepted.n) == (1, 2)
+    assert summarize(RUN).to_json()["provenance"]["kinds"]["library-only"] == 1
+
+
+def test_fail_on_provenance_and_require_own_kernel():
+    assert exit_status(RUN[:1], "provenance") == EXIT_OK
+    assert exit_status(RUN, "provenance") == EXIT_FOUND
+    assert exit_status(RUN, "violation") == EXIT_OK  # the verifier's verdict is unchanged
+    assert exit_status(RUN, "violation", require_own_kernel=True) == EXIT_FOUND
+    assert exit_status([verdict("x", None)], "provenance") == EXIT_FOUND  # no readable record
+
+
+def test_reports_show_provenance():
+    suite = junit.element(RUN, "kernelbench", require_own_kernel=True)
+    assert suite.get("failures") == "2"
+    cases = suite.findall("testcase")
+    assert [p.get("value") for c in cases for p in c.iter("property")
+            if p.get("name") == "provenance"] == ["own", "library-only", "reference-call"]
+    assert cases[1].find("failure").get("type") == "provenance"
+    assert junit.element(RUN, "kernelbench").get("failures") == "0"
+    ET.tostring(suite)
+    text = markdown.render(RUN, "kernelbench", "kernelbench-v0.1", "cpu")
+    assert "| provenance" in text and "library-only" in text
+    assert "native-accepted kernels library-only: 1/2" in text
+    assert verdict_line(RUN[1]).endswith("provenance library-only")
+
+
+@pytest.mark.slow  # inductor compiles C++ on the CPU: about 40 s
+def test_recording_leaves_torch_compile_compiling():
+    """Under a dispatch mode Dynamo falls back to eager unless the mode says it ignores
+    compile internals: the recorder must not change what a compiled candidate runs."""
+    compiled = torch.compile(lambda x: torch.relu(x) * 2.0 + 1.0)
+    x = torch.randn(64)
+    recorder = ProvenanceRecorder()
+    recorder.watch(compiled)
+    with recorder.candidate(compiled):
+        compiled(x)
+    assert traced_ops(lambda: compiled(x)) == []  # inductor's fused kernel, no aten operator
