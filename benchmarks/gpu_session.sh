@@ -106,7 +106,7 @@ gdn_ab() {  # the current kernels against a baseline: AB_OLD holds older copies 
   pack
 }
 
-gdn_provenance() {  # issue 29: did each kernel compute its answer itself (device time, streams)
+provenance() {  # issue 29: did each kernel compute its answer itself (device time, streams)
   log "provenance: GPU tests (own by device time, a side-stream hack left outstanding)"
   run_logged budget "${T_PROV:-300}" python3 -m pytest -q -m "gpu or not gpu" -p no:cacheprovider \
     -rfEs tests/test_provenance.py -k "cuda or four_states or worker"
@@ -355,23 +355,12 @@ mamba3() {  # kernels/mamba3 in one call of at most 6 minutes (issue 31): the GP
   pack
 }
 
-precision() {  # the corpus's bf16 GEMM (101) and fp8 scaled GEMM (102) at their own precision
-  log "precision: bf16 and fp8 problems, controls, red team and references, all gates on cuda"
-  for problem in kernels/KernelBench/level1/10[12]_*.py; do
-    pid=$(basename "$problem" | cut -d_ -f1)
-    for candidate in "$problem" kernels/runs/{controls,redteam}/level_1_problem_"${pid}"_sample_*_kernel.py; do
-      name=$(basename "$candidate" .py)
-      [ "$candidate" = "$problem" ] && name="level_1_problem_${pid}_reference"
-      # the reference as its own candidate: its file names Model; verify wants ModelNew
-      if [ "$candidate" = "$problem" ]; then
-        candidate=/tmp/"$name".py
-        { cat "$problem"; echo; echo "ModelNew = Model"; } > "$candidate"
-      fi
-      run_logged budget "${T_PRECISION:-150}" kdiff verify --problem "$problem" \
-        --candidate "$candidate" --device cuda --fail-on never -v \
-        --json "$ART/precision_$name.json"
-    done
-  done
+precision() {  # the corpus's bf16 GEMM (101) and fp8 scaled GEMM (102) at their own precision:
+  # their controls and red team, every gate, on cuda
+  log "precision: bf16 and fp8 problems, controls and red team, all gates on cuda"
+  run_logged budget "${T_PRECISION:-150}" kdiff run --bench kernelbench --device cuda \
+    --problems 101,102 --jobs "$JOBS" --fail-on never --store "$ART/precision.sqlite" \
+    --json "$ART/precision.json" --markdown "$ART/precision.md" -v
   pack
 }
 
