@@ -223,6 +223,9 @@ def serve(sock: socket.socket, judge: int, folder: Path) -> None:
         remove_leftovers(folder.name, str(folder.parent))
 
 
+NVIDIA_DEVICES = Path("/dev/nvidiactl")
+
+
 def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
     # The point of the zygote: torch imported once, before any fork; with cpp_extension, whose
     # loaders every worker's provenance recorder wraps (0.7 s to import).
@@ -232,10 +235,14 @@ def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
     except ImportError:
         pass
     import kdiff.sandbox.worker  # noqa: F401
-    from kdiff.sandbox.provenance import traced_ops
-    # A dispatch mode's first use imports torch._dynamo (2.5 s): once here, not in the
-    # candidate's first call, which a call timeout of 1 s would judge a hang.
-    traced_ops(lambda: torch.ones(1) + 1)
+    if not NVIDIA_DEVICES.exists():
+        from kdiff.sandbox.provenance import traced_ops
+        # A dispatch mode's first use imports torch._dynamo (2.5 s): once here, not in the
+        # candidate's first call, which a call timeout of 1 s would judge a hang. Not where
+        # there are NVIDIA devices: that import asks CUDA for its devices, and a process that
+        # has is a parent whose forked workers cannot use CUDA ("Cannot re-initialize CUDA in
+        # forked subprocess", every candidate on the H200).
+        traced_ops(lambda: torch.ones(1) + 1)
     if os.environ.get("TRITON_INTERPRET") != "1":
         _prewarm_compiler()
     gc.collect()
