@@ -227,21 +227,22 @@ NVIDIA_DEVICES = Path("/dev/nvidiactl")
 
 
 def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
-    # The point of the zygote: torch imported once, before any fork; with cpp_extension, whose
-    # loaders every worker's provenance recorder wraps (0.7 s to import).
-    import torch.utils.cpp_extension
+    import torch  # the point of the zygote: imported once, before any fork
     try:
         import triton  # noqa: F401
     except ImportError:
         pass
     import kdiff.sandbox.worker  # noqa: F401
     if not NVIDIA_DEVICES.exists():
+        # Warmed here rather than in a candidate's first call, which a call timeout of 1 s
+        # would judge a hang: cpp_extension, whose loaders every worker's provenance recorder
+        # wraps (0.7 s to import), and a dispatch mode's first use, which imports
+        # torch._dynamo (2.5 s). Not where there are NVIDIA devices: with them every candidate
+        # on the H200 failed to import ("Cannot re-initialize CUDA in forked subprocess"), so
+        # a CUDA machine's zygote imports only what it did before provenance.
+        import torch.utils.cpp_extension
+
         from kdiff.sandbox.provenance import traced_ops
-        # A dispatch mode's first use imports torch._dynamo (2.5 s): once here, not in the
-        # candidate's first call, which a call timeout of 1 s would judge a hang. Not where
-        # there are NVIDIA devices: that import asks CUDA for its devices, and a process that
-        # has is a parent whose forked workers cannot use CUDA ("Cannot re-initialize CUDA in
-        # forked subprocess", every candidate on the H200).
         traced_ops(lambda: torch.ones(1) + 1)
     if os.environ.get("TRITON_INTERPRET") != "1":
         _prewarm_compiler()
