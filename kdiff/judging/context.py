@@ -463,7 +463,9 @@ class GateContext:
             # random" behind for the gates after it (it raises instead: the gate's error).
             try:
                 inputs = self.benchmark_inputs(RANDOMNESS_SEED)
-                first = self.evaluate(inputs)
+                # Both runs made now, in this process: a cached evaluation is an earlier
+                # process's run, which a seeded random reference repeats exactly.
+                first = self.evaluate_uncached(gen.cast_inputs(inputs, NATIVE))
                 again = self.run_reference(inputs)
             except ReferenceFailure:
                 self._random_reference = ""  # no two runs to compare: taken as a function
