@@ -463,15 +463,16 @@ class GateContext:
             # random" behind for the gates after it (it raises instead: the gate's error).
             try:
                 inputs = self.benchmark_inputs(RANDOMNESS_SEED)
-                # Both runs made now, in this process: a cached evaluation is an earlier
+                bounds = self.evaluate(inputs).bounds()
+                # Both runs made now, one after the other: a cached evaluation holds an earlier
                 # process's run, which a seeded random reference repeats exactly.
-                first = self.evaluate_uncached(gen.cast_inputs(inputs, NATIVE))
+                once = self.run_reference(inputs)
                 again = self.run_reference(inputs)
             except ReferenceFailure:
                 self._random_reference = ""  # no two runs to compare: taken as a function
                 return None
             worst = max((tolerance.compare(a, r, 2 * b, i).worst_ratio for i, (a, r, b) in
-                         enumerate(zip(again, first.reference, first.bounds()))), default=0.0)
+                         enumerate(zip(again, once, bounds))), default=0.0)
             self._random_reference = (
                 f"the reference is random: two runs on the same inputs differ by "
                 f"{worst:.3g}x twice the bound" if worst > 1 else "")
