@@ -284,7 +284,7 @@ hostile() {  # the hostile suite and the containment tests with --device cuda wo
   log "hostile suite on cuda (uid, seccomp, cgroups; no namespaces or Landlock there)"
   { id; ls -l /dev/nvidia* 2>&1; grep -E "memory|pids|^0::" /proc/self/cgroup; } \
     2>&1 | tee -a "$OUT/session.log"
-  KDIFF_TEST_DEVICE=cuda run_logged budget "${T_HOSTILE:-240}" python3 -m pytest -q \
+  KDIFF_TEST_DEVICE=cuda run_logged budget "${T_HOSTILE:-420}" python3 -m pytest -q \
     -p no:cacheprovider -rfEs --tb=short --junitxml="$ART/hostile_cuda.xml" \
     tests/test_hostile.py tests/test_containment.py tests/test_integrity.py
   pack

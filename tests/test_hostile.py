@@ -135,6 +135,11 @@ def test_the_bystander_gets_the_verdict_it_gets_alone(suite):
     for data in (together, alone):
         for timed in (data["native"], *data["gates"].values()):
             timed.pop("seconds", None)
+        # Device times (CUDA) are measurements: the share they give moves with the load.
+        provenance = data.get("provenance") or {}
+        provenance.pop("library_share", None)
+        for kernel in provenance.get("kernels", []):
+            kernel.pop("seconds", None)
     assert together == alone
     assert suite["alone"].verifier_accept is True and suite["alone"].native.accept is True
 

@@ -80,7 +80,7 @@ from kdiff.sandbox.launches import (
     compile_launches,
     compiler_environment,
 )
-from kdiff.sandbox.workerenv import allowed_environment
+from kdiff.sandbox.workerenv import allowed_environment, for_device
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 _JUDGE_FOLDERS: dict[int, Path] = {}
@@ -264,6 +264,7 @@ class CandidateProcess:
         self._proc: subprocess.Popen[bytes] | ForkedWorker | None = None
         self._to_worker = self._from_worker = -1
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
+        self._record_provenance = True  # a restarted worker records as the last one did
         # Neutral names: the log (the worker's stdout) and its folder (its cwd) must not
         # tell a candidate that kdiff runs it.
         self._log = tempfile.NamedTemporaryFile(suffix=".log", dir=judge_folder(), delete=False)
@@ -300,11 +301,7 @@ class CandidateProcess:
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
         # An allow-list (kdiff.sandbox.workerenv): no secret of the judge's, nothing that says kdiff.
-        env = allowed_environment(os.environ)
-        if self.device == "cpu":
-            env["TRITON_INTERPRET"] = "1"
-            env["CUDA_VISIBLE_DEVICES"] = ""
-        env = {**TRITON_PINNED, **env}
+        env = {**TRITON_PINNED, **for_device(allowed_environment(os.environ), self.device)}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         # One thread for every math library a worker loads, as for torch (seeding.one_thread):
         # numpy's OpenBLAS does the interpreter's tl.dot and reads this when it loads; with
@@ -348,7 +345,8 @@ class CandidateProcess:
         self._to_worker, self._from_worker = judge_to_worker_w, worker_to_judge_r
         init = {"cmd": "init", "problem": str(self.problem), "candidate": str(self.candidate),
                 "device": self.device, "entry_points": list(self.entry_points),
-                "gpu_memory_fraction": self.limits.gpu_memory_fraction}
+                "gpu_memory_fraction": self.limits.gpu_memory_fraction,
+                "record_provenance": self._record_provenance}
         reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
         if not reply["ok"]:
             self.close()
@@ -553,3 +551,10 @@ class CandidateProcess:
         if cmd == "build":
             self._replay.append(msg)
         return reply
+
+    def provenance(self, recording: bool) -> dict[str, Any]:
+        """The worker's provenance record since the last reading (which this one clears);
+        from now on its worker, and any restarted one, records the candidate's calls only
+        if `recording`."""
+        self._record_provenance = recording
+        return self.request("provenance", clear=True, recording=recording)["provenance"]

@@ -59,7 +59,7 @@ SETUP_OPS = frozenset({
 def is_setup(op: torch._ops.OpOverload) -> bool:
     """An operator that launches no work on the inputs: SETUP_OPS, or a view (its result
     aliases an input and nothing is written)."""
-    if str(op) in SETUP_OPS:
+    if str(op) in SETUP_OPS or op.namespace == "profiler":  # record_function's annotations
         return True
     returns = op._schema.returns
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write
@@ -186,6 +186,9 @@ class ProvenanceRecorder:
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
+        # Off once the judge has the record it decides on (the native check's calls): on
+        # CUDA every recorded call runs under the profiler, which costs most of a gate's call.
+        self.recording = True
         self.record = RecordedProvenance()
         self._active = False
         self._in_triton = 0  # depth of Triton launches: the interpreter's own aten ops
@@ -279,7 +282,8 @@ class ProvenanceRecorder:
     def candidate(self, model: Any, call: bool = True) -> Iterator[None]:
         """Around code of `model`, recorded when it is a candidate's instance (`watch`): its
         forward (`call`) or its gradients."""
-        if self._active or model not in self._candidates:  # nested: counted once
+        if not self.recording or self._active or model not in self._candidates:
+            # off, nested (counted once), or not the candidate's
             yield
             return
         threads = set(threading.enumerate())
@@ -290,10 +294,10 @@ class ProvenanceRecorder:
             with contextlib.ExitStack() as stack:
                 if profiler is not None:
                     stack.enter_context(profiler)
-                stack.enter_context(trace)
-                yield
+                with trace:
+                    yield
                 self._active = False
-                if profiler is not None:
+                if profiler is not None:  # after the trace: the marker is no candidate's op
                     self._returned()
         finally:
             self._active = False
@@ -351,7 +355,8 @@ class ProvenanceRecorder:
             self._outstanding(f"{n} device activities still running on stream {stream} after "
                               f"the current stream had finished")
 
-    def reply(self, clear: bool) -> dict[str, Any]:
+    def reply(self, clear: bool, recording: bool = True) -> dict[str, Any]:
+        self.recording = recording
         out = self.record.to_reply()
         if clear:
             self.clear()

@@ -137,6 +137,7 @@ class Worker:
             torch.cuda.set_per_process_memory_fraction(float(fraction))
         self.recorder.install()
         PROVENANCE.device = self.device
+        PROVENANCE.recording = bool(msg.get("record_provenance", True))
         PROVENANCE.install()
         self.problem = load_problem(msg["problem"])
         self.candidate_cls = load_candidate_class(msg["candidate"], tuple(msg["entry_points"]))
@@ -257,7 +258,8 @@ class Worker:
     def cmd_provenance(self, msg: dict) -> dict:
         """What ran during the candidate's calls since the last `clear`
         (kdiff.sandbox.provenance)."""
-        return {"provenance": PROVENANCE.reply(clear=bool(msg.get("clear")))}
+        return {"provenance": PROVENANCE.reply(clear=bool(msg.get("clear")),
+                                               recording=bool(msg.get("recording", True)))}
 
     def cmd_overwrite_stored(self, msg: dict) -> dict:
         """Write new values into a stored input set in place (same tensors, same storage);

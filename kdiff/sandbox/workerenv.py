@@ -22,3 +22,14 @@ def allowed_environment(source: Mapping[str, str]) -> dict[str, str]:
     """The variables of `source` a candidate's process may inherit."""
     return {k: v for k, v in source.items()
             if k in INHERITED or k.startswith(INHERITED_PREFIXES)}
+
+
+def for_device(env: Mapping[str, str], device: str) -> dict[str, str]:
+    """`env` set for a worker on `device`: on the CPU, Triton through its interpreter and no
+    GPU visible; elsewhere compiled Triton, whatever the judge's own shell says (a kernel
+    interpreted on a GPU machine would be judged without its device code)."""
+    out = {k: v for k, v in env.items() if k != "TRITON_INTERPRET"}
+    if device == "cpu":
+        out["TRITON_INTERPRET"] = "1"
+        out["CUDA_VISIBLE_DEVICES"] = ""
+    return out

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
+from kdiff.sandbox.workerenv import for_device
 from kdiff.tune.space import Config
 
 
@@ -65,9 +66,7 @@ class ProcessTimer:
                "--device", self.device, "--method", self.method,
                "--sizes", json.dumps(self.sizes)] + (["--dtype", self.dtype] if self.dtype else [])
         start = time.perf_counter()
-        env = dict(os.environ)
-        if self.device == "cpu":  # Triton through its interpreter, as the judge's CPU workers
-            env["TRITON_INTERPRET"] = "1"
+        env = for_device(os.environ, self.device)  # as the judge's workers on that device
         if self.compile_cache is not None:
             env["TRITON_CACHE_DIR"] = str(self.compile_cache)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -224,10 +224,12 @@ def extension_kernel_names(workdir: Path) -> frozenset[str]:
 
 def judge_provenance(ctx: GateContext) -> Provenance:
     """The provenance of the calls the candidate's worker made since the last reading (which
-    this one clears)."""
+    this one clears); with none, the worker goes on recording for the next reading."""
     try:
-        record = RecordedProvenance.parse(
-            ctx.candidate.request("provenance", clear=True)["provenance"])
+        # Recording stops with the first record that has calls: what the judge decides on.
+        record = RecordedProvenance.parse(ctx.candidate.provenance(recording=False))
+        if record.calls == 0:
+            ctx.candidate.provenance(recording=True)
     except CandidateFailure as exc:
         return Provenance(None, detail=f"no record: {exc}")
     except ValueError as exc:

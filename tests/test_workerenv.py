@@ -1,0 +1,22 @@
+"""The environment a worker starts with: the allow-list, and the device's own Triton mode."""
+from kdiff.sandbox.workerenv import allowed_environment, for_device
+
+
+def test_secrets_and_kdiffs_settings_stay_with_the_judge():
+    judge = {"PATH": "/bin", "HF_TOKEN": "x", "KDIFF_CACHE": "/c", "TRITON_CACHE_DIR": "/t",
+             "CUDA_HOME": "/cuda"}
+    assert allowed_environment(judge) == {"PATH": "/bin", "TRITON_CACHE_DIR": "/t",
+                                          "CUDA_HOME": "/cuda"}
+
+
+def test_a_cpu_worker_interprets_triton_and_sees_no_gpu():
+    env = for_device({"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "0"}, "cpu")
+    assert env == {"PATH": "/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+
+
+def test_a_cuda_worker_compiles_triton_whatever_the_judges_shell_says():
+    # A judge started with TRITON_INTERPRET=1 (a test session, a user's shell) once gave its
+    # CUDA workers the interpreter: Triton kernels ran on the host, invisible to the profiler.
+    env = for_device({"PATH": "/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "3"},
+                     "cuda")
+    assert env == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "3"}
