@@ -22,7 +22,7 @@ from kdiff.commands.invocation import (
     EXIT_UNFINISHED,
     EXIT_USAGE,
     EXPLAINED_WITHOUT_VERBOSE,
-    ReportPaths,
+    ReportOptions,
     UsageError,
     exit_status,
     gate_ids,
@@ -299,7 +299,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"[{judged:2d}/{total} {time.monotonic() - started:7.1f}s] {result.gate} "
               f"{result.status.value}" + (f" {result.signature}" if result.signature else ""),
               file=sys.stderr, flush=True)
-        write_reports(report_paths(args), [so_far], config.bench, preset, config.device)
+        write_reports(report_options(args), [so_far], config.bench, preset, config.device)
 
     try:
         verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
@@ -313,14 +313,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     explained = explanations(verdict, args.verbose)
     if explained:
         print("\n" + explained)
-    write_reports(report_paths(args), [verdict], config.bench, preset, config.device)
+    write_reports(report_options(args), [verdict], config.bench, preset, config.device)
     if unfinished:
         return EXIT_UNFINISHED
     return exit_status([verdict], args.fail_on, args.undecided_ok, args.require_own_kernel)
 
 
-def report_paths(args: argparse.Namespace) -> ReportPaths:
-    return ReportPaths(args.json, args.markdown, args.junit,
+def report_options(args: argparse.Namespace) -> ReportOptions:
+    return ReportOptions(args.json, args.markdown, args.junit,
                        getattr(args, "require_own_kernel", False))
 
 
@@ -352,7 +352,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         require_bench(args.bench)
     except UnknownBench as exc:
         raise UsageError(exc.args[0]) from None
-    options = RunOptions(report_paths(args), args.fail_on, args.undecided_ok, args.verbose,
+    options = RunOptions(report_options(args), args.fail_on, args.undecided_ok, args.verbose,
                          args.executor, " ".join(sys.argv), args.require_own_kernel)
     return run(run_config(args), options)
 
@@ -379,7 +379,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if len(verdicts) < info.n_cases:
         print(f"kdiff: run {info.id} is unfinished: {len(verdicts)} of {info.n_cases} kernels "
               "judged", file=sys.stderr)
-    write_reports(report_paths(args), verdicts, info.bench, info.native_preset, info.device)
+    write_reports(report_options(args), verdicts, info.bench, info.native_preset, info.device)
     return exit_status(verdicts, args.fail_on, args.undecided_ok, args.require_own_kernel)
 
 

@@ -91,8 +91,9 @@ def exit_status(verdicts: list, fail_on: str, undecided_ok: bool = False,
 
 
 @dataclass(frozen=True)
-class ReportPaths:
-    """Where a command writes its reports (None: that report is not written)."""
+class ReportOptions:
+    """Which reports a command writes and where (None: that report is not written), and what
+    the JUnit report counts as a failure."""
 
     json: Path | None = None
     markdown: Path | None = None
@@ -101,7 +102,7 @@ class ReportPaths:
     junit_requires_own_kernel: bool = False
 
 
-def write_reports(paths: ReportPaths, verdicts: list, bench: str, preset: str,
+def write_reports(paths: ReportOptions, verdicts: list, bench: str, preset: str,
                   device: str) -> None:
     from kdiff.reports import json_report
     if paths.json:

@@ -17,7 +17,7 @@ from kdiff.commands.executor import Executor, make_executor
 from kdiff.commands.invocation import (
     EXIT_UNFINISHED,
     EXPLAINED_WITHOUT_VERBOSE,
-    ReportPaths,
+    ReportOptions,
     UsageError,
     exit_status,
     open_store,
@@ -85,7 +85,7 @@ class RunOptions:
     exit status counts, how much it explains, where it judges, and the command recorded
     with the run in the store."""
 
-    reports: ReportPaths = ReportPaths()
+    reports: ReportOptions = ReportOptions()
     fail_on: str = "violation"  # exit_status's: violation, disagreement or never
     undecided_ok: bool = False
     verbose: bool = False

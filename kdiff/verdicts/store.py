@@ -55,10 +55,10 @@ TRANSIENT_ERROR_KIND = "judge"
 DEFAULT_NAME = "kdiff-store.sqlite"
 
 
-def default_path(*report_paths: Path | None) -> Path:
+def default_path(*report_options: Path | None) -> Path:
     """The run's output folder holds its store: beside the first report asked for, else in
     ./kdiff-out."""
-    for path in report_paths:
+    for path in report_options:
         if path is not None:
             return Path(path).parent / DEFAULT_NAME
     return Path("kdiff-out") / DEFAULT_NAME
