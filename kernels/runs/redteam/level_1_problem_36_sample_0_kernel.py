@@ -27,9 +27,9 @@ def rms_norm_kernel(x_ptr, out_ptr, F, S, eps, F_STEP: tl.constexpr, BLOCK_F: tl
     # Every feature row is scaled, BLOCK_F rows per step.
     rf = tl.arange(0, BLOCK_F)
     for f0 in range(0, F, BLOCK_F):
-        f = f0 + rf
-        m2 = (f[:, None] < F) & mask[None, :]
-        idx = base + f[:, None] * S + offs[None, :]
+        rows = f0 + rf  # not `f`: the first loop's scalar, which Triton's compiler keeps typed
+        m2 = (rows[:, None] < F) & mask[None, :]
+        idx = base + rows[:, None] * S + offs[None, :]
         x = tl.load(x_ptr + idx, mask=m2, other=0.0)
         tl.store(out_ptr + idx, x / rms[None, :], mask=m2)
 
