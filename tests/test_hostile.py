@@ -34,8 +34,10 @@ DEVICE = os.environ.get("KDIFF_TEST_DEVICE", "cpu")
 # so 8 GiB.
 MEMORY = 3 << 29 if DEVICE == "cpu" else 8 << 30
 # A call's deadline: the shm bomb's way to the out-of-memory killer (reclaim first) took 2.4 s
-# at a load of 7 on 2 cores, so 8 s, twice the 4 s the other attacks needed.
-LIMITS = dict(call_timeout=8.0 if DEVICE == "cpu" else 60.0, memory_bytes=MEMORY,
+# at a load of 7 on 2 cores, so 8 s, twice the 4 s the other attacks needed. On CUDA a
+# first call also creates the context and compiles the Triton kernel (seconds on the H200),
+# and the hang is waited for once at this deadline: 30 s.
+LIMITS = dict(call_timeout=8.0 if DEVICE == "cpu" else 30.0, memory_bytes=MEMORY,
               max_tasks=64, max_file_bytes=16 << 20)
 # attack -> (the signature its gates fail with, phrases of their detail (any one), and the
 # containment it needs (any one), as CandidateProcess.containment names it)
@@ -144,7 +146,11 @@ def test_the_bystander_gets_the_verdict_it_gets_alone(suite):
     assert suite["alone"].verifier_accept is True and suite["alone"].native.accept is True
 
 
-def test_the_judges_survive_and_nothing_outlives_the_attackers(suite):
+def test_the_judges_survive_and_nothing_outlives_the_attackers(suite, record_property):
+    # Each case's judging time goes to the JUnit report (where a GPU run's time went).
+    record_property("case_seconds", json.dumps({
+        v.case.id: round((v.native.seconds or 0) + sum(g.seconds or 0 for g in v.gates.values()),
+                         1) for v in suite["together"].values()}))
     assert sorted(suite["together"]) == sorted(["honest", *EXPECT])
     assert not [v.case.id for v in suite["together"].values() if v.error_kind == "judge"]
     assert suite["leftovers"] == [], "processes started by a candidate outlived its case"
