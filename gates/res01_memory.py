@@ -100,7 +100,7 @@ class MemoryHygiene(Gate):
     def judge(self, ctx: GateContext) -> GateResult:
         log = HygieneLog()
         sets = [("benchmark inputs", benchmark_draw)]
-        if ctx.float_input_indices():
+        if ctx.float_input_indices() or any(t.byte_data for t in ctx.templates()):
             sets.append(("signed normal inputs", normal_draw))
         for label, draw in sets:
             failure = self.judge_set(ctx, label, draw(ctx, INPUT_DRAW), draw(ctx, DECOY_DRAW),

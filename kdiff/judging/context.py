@@ -219,7 +219,10 @@ class GateContext:
         """An input the benchmark only ever drew non-negative (torch.rand) is a precondition
         only if the reference breaks on signed values (log, sqrt: non-finite outputs);
         otherwise signed values are fair game, and a shortcut that relies on the sign is
-        exactly what CMP-01 must catch."""
+        exactly what CMP-01 must catch. Beside quantized data (gen.BYTE_DATA) an input never
+        drawn negative is a scale, positive by the quantizer's making, and stays so."""
+        if any(t.byte_data for t in templates):
+            return
         for i, t in enumerate(templates):
             if not t.nonnegative:
                 continue
