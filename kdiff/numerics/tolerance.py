@@ -65,7 +65,7 @@ def underflow(dtype: torch.dtype) -> float:
     """The most a rounding to `dtype` errs below its smallest normal number: half the spacing
     of gradual underflow, which is the smallest subnormal, tiny * 2u (IEEE 754; OFP8 E4M3
     2^-9, fp16 2^-24), so u * tiny. A result rounded into that range errs by up to this
-    whatever its size (E4M3 of 0.003 is 0.00293), where u_q * scale_i shrinks with it."""
+    whatever its size (E4M3 of 0.003 is 0.0039), where u_q * scale_i shrinks with it."""
     return unit_roundoff(dtype) * torch.finfo(dtype).tiny
 
 
