@@ -17,6 +17,7 @@ from kdiff.data.model import GateClass, GateResult, Status
 from kdiff.gates.base import Gate, TrialLog
 from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
+from kdiff.numerics import tolerance
 
 FINITE, NAN, POS_INF, NEG_INF = 0, 1, 2, 3
 CLASS_NAMES = {FINITE: "finite", NAN: "nan", POS_INF: "+inf", NEG_INF: "-inf"}
@@ -48,7 +49,7 @@ def classify(t: torch.Tensor) -> torch.Tensor:
     """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite."""
     if not t.is_floating_point():
         return torch.zeros(t.shape, dtype=torch.int8)
-    x = t.detach().cpu()
+    x = tolerance.comparable(t.detach().cpu())
     return (torch.isnan(x).to(torch.int8) * NAN + (x == math.inf).to(torch.int8) * POS_INF
             + (x == -math.inf).to(torch.int8) * NEG_INF)
 
@@ -93,7 +94,7 @@ def influenced(ctx: GateContext, inputs: list) -> list[torch.Tensor] | None:
             outs = ctx.run_reference(probe, dtype=torch.float64)
         except ReferenceFailure:
             return None
-        runs.append([o.detach().cpu() for o in outs])
+        runs.append([tolerance.comparable(o.detach().cpu()) for o in outs])
     result = []
     for outs in zip(*runs):
         nonfinite = torch.zeros(outs[0].shape, dtype=torch.bool)

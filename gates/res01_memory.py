@@ -62,8 +62,8 @@ def poisoned(out: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
     """Per element (flat): the poison pattern where the reference has no such value. For
     floats any NaN counts (arithmetic on a poisoned NaN keeps it a NaN, not its payload)."""
     if out.is_floating_point():
-        got = torch.isnan(out.detach().cpu()).reshape(-1)
-        want = torch.isnan(ref.detach().cpu().to(out.dtype)).reshape(-1) \
+        got = torch.isnan(tolerance.comparable(out.detach().cpu())).reshape(-1)
+        want = torch.isnan(tolerance.comparable(ref.detach().cpu().to(out.dtype))).reshape(-1) \
             if ref.is_floating_point() else torch.zeros_like(got)
         return got & ~want
     got = (_bytes(out) == POISON_BYTE).all(1)
@@ -100,7 +100,7 @@ class MemoryHygiene(Gate):
     def judge(self, ctx: GateContext) -> GateResult:
         log = HygieneLog()
         sets = [("benchmark inputs", benchmark_draw)]
-        if ctx.float_input_indices():
+        if ctx.float_input_indices() or any(t.byte_data for t in ctx.templates()):
             sets.append(("signed normal inputs", normal_draw))
         for label, draw in sets:
             failure = self.judge_set(ctx, label, draw(ctx, INPUT_DRAW), draw(ctx, DECOY_DRAW),

@@ -128,15 +128,22 @@ class Evaluation:
                     if r.is_floating_point() and tolerance.unit_roundoff(r.dtype) > u else 0.0)
                 for q, r in zip(self.oracle.quantizations, self.reference)]
 
+    def floors(self) -> list[float]:
+        """Per output stored coarser than the arithmetic, its format's underflow term."""
+        u = tolerance.unit_roundoff(self.dtype)
+        return [tolerance.underflow(r.dtype) if r.is_floating_point()
+                and tolerance.unit_roundoff(r.dtype) > u else 0.0 for r in self.reference]
+
     def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC, margin: float = 1.0) -> list[torch.Tensor]:
-        return [tolerance.bound(m, d, self.dtype, model, q, margin)
-                for m, d, q in zip(self.oracle.magnitudes, self.oracle.depths,
-                                   self.quantizations())]
+        return [tolerance.bound(m, d, self.dtype, model, q, margin, floor)
+                for m, d, q, floor in zip(self.oracle.magnitudes, self.oracle.depths,
+                                          self.quantizations(), self.floors())]
 
     def allowances(self) -> list[torch.Tensor | None]:
         """Per output, the deterministic part of the bound (tolerance.compare), or None."""
-        return [q * m if q else None
-                for q, m in zip(self.quantizations(), self.oracle.magnitudes)]
+        return [q * m + floor if q else None
+                for q, m, floor in zip(self.quantizations(), self.oracle.magnitudes,
+                                       self.floors())]
 
     def mismatches(self, outputs: list[torch.Tensor], model: BoundModel = BoundModel.PROBABILISTIC,
                    margin: float = 1.0) -> list[tolerance.Mismatch]:
@@ -219,7 +226,10 @@ class GateContext:
         """An input the benchmark only ever drew non-negative (torch.rand) is a precondition
         only if the reference breaks on signed values (log, sqrt: non-finite outputs);
         otherwise signed values are fair game, and a shortcut that relies on the sign is
-        exactly what CMP-01 must catch."""
+        exactly what CMP-01 must catch. Beside quantized data (gen.BYTE_DATA) an input never
+        drawn negative is a scale, positive by the quantizer's making, and stays so."""
+        if any(t.byte_data for t in templates):
+            return
         for i, t in enumerate(templates):
             if not t.nonnegative:
                 continue
@@ -589,7 +599,8 @@ class GateContext:
 
 
 def _nonfinite(outputs: list[torch.Tensor]) -> int:
-    return sum(int((~torch.isfinite(o)).sum()) for o in outputs if o.is_floating_point())
+    return sum(int((~torch.isfinite(tolerance.comparable(o))).sum()) for o in outputs
+               if o.is_floating_point())
 
 
 class OutputStructureError(CandidateFailure):

@@ -5,7 +5,8 @@ every input of a problem while keeping the problem's preconditions, learned from
 `get_inputs()` over several seeds (`learn_templates()`):
 - positions whose value never changes across seeds are structural (a mask, the zero half of a
   triangular matrix, a constant) and keep their value;
-- integer and boolean inputs (indices, targets, lengths) are never perturbed;
+- integer and boolean inputs (indices, targets, lengths) are never perturbed, except 8-bit
+  integer data (quantized values, packed int4): drawn as uniformly random bytes (BYTE_DATA);
 - an input that was never negative stays non-negative; one whose slices along a dimension
   always summed to one (a probability distribution) is renormalised the same way.
 """
@@ -119,6 +120,17 @@ def with_specials(inner: Strategy, value: float, fraction: float = 0.02) -> Stra
 
 # -- templates learned from the problem ------------------------------------------------------
 
+# 8-bit integer inputs whose values vary across seeds and take more than two values (not a
+# 0/1 mask) are data: quantized values, or sub-byte integers packed two or more to a byte.
+# Every bit pattern of a byte is a valid int8/uint8 value and a valid pair of signed or
+# unsigned nibbles, so a uniform draw over all 256 keeps any packing valid and reaches the
+# format's edges (int8 -128, nibble -8) that a symmetric quantizer never makes (amax maps to
+# 127 or 7). With its scales drawn positive apart (InputTemplate.nonnegative), each pair
+# (q, s) is what a full-range quantizer makes of q * s, so the two stay consistent.
+# Wider integers (indices, lengths, targets) are never drawn.
+BYTE_DATA = frozenset({torch.int8, torch.uint8})
+
+
 @dataclass
 class InputTemplate:
     example: Any  # the value at the first template seed
@@ -126,6 +138,7 @@ class InputTemplate:
     structural: torch.Tensor | None = None  # True where the value never changed across seeds
     nonnegative: bool = False
     normalized_dim: int | None = None  # slices along this dim always summed to 1
+    byte_data: bool = False  # 8-bit integer data drawn as random bytes (BYTE_DATA)
 
     @property
     def free_count(self) -> int:
@@ -164,22 +177,32 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
             draws.append(draw_benchmark_inputs(problem, s))
     templates = []
     for i, example in enumerate(draws[0]):
-        if not (isinstance(example, torch.Tensor) and example.is_floating_point()):
+        if not isinstance(example, torch.Tensor) or not (
+                example.is_floating_point() or example.dtype in BYTE_DATA):
             templates.append(InputTemplate(example, floating=False))
             continue
         values = [d[i].detach().to(torch.float64).cpu() for d in draws]
-        same_shape = all(v.shape == values[0].shape for v in values)
-        structural = None
-        if same_shape and len(values) > 1:
-            stacked = torch.stack(values)
-            structural = (stacked == stacked[0]).all(0)
-            if not bool(structural.any()):
-                structural = None
+        structural = _structural(values)
         flat = torch.cat([v.reshape(-1) for v in values])
+        if not example.is_floating_point():
+            data = (structural is None or not bool(structural.all())) \
+                and flat.unique().numel() > 2
+            templates.append(InputTemplate(example, False, structural if data else None,
+                                           byte_data=data))
+            continue
         nonneg = bool(flat.numel()) and bool((flat >= 0).all())
         norm_dim = _normalized_dim(values) if nonneg else None
         templates.append(InputTemplate(example, True, structural, nonneg, norm_dim))
     return templates
+
+
+def _structural(values: list[torch.Tensor]) -> torch.Tensor | None:
+    """True where every seed drew the same value (None: nowhere, or shapes differ)."""
+    if len(values) < 2 or any(v.shape != values[0].shape for v in values):
+        return None
+    stacked = torch.stack(values)
+    structural = (stacked == stacked[0]).all(0)
+    return structural if bool(structural.any()) else None
 
 
 def _normalized_dim(values: list[torch.Tensor]) -> int | None:
@@ -198,6 +221,9 @@ def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
     gen = torch.Generator().manual_seed(seed)
     out = []
     for i, t in enumerate(templates):
+        if t.byte_data and (only is None or i in only):
+            out.append(random_bytes(t, gen))
+            continue
         if not t.floating or (only is not None and i not in only):
             out.append(t.example.clone() if isinstance(t.example, torch.Tensor) else t.example)
             continue
@@ -211,6 +237,17 @@ def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
             x = torch.where(t.structural, ex.detach().to(torch.float64).cpu(), x)
         out.append(representable(x, ex.dtype).to(dtype=ex.dtype, device=ex.device))
     return out
+
+
+def random_bytes(t: InputTemplate, gen: torch.Generator) -> torch.Tensor:
+    """Byte data (BYTE_DATA) drawn uniformly over its dtype's whole range, structural
+    positions kept."""
+    ex: torch.Tensor = t.example
+    info = torch.iinfo(ex.dtype)
+    x = torch.randint(info.min, info.max + 1, tuple(ex.shape), generator=gen, dtype=ex.dtype)
+    if t.structural is not None:
+        x = torch.where(t.structural, ex.cpu(), x)
+    return x.to(ex.device)
 
 
 # Floating formats without infinities (OCP OFP8 E4M3: the top exponent holds finite values

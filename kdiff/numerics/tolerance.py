@@ -1,6 +1,7 @@
 """The tolerance model and the structured mismatch report.
 
-Per output element: bound_i = c * u(dtype) * f(N) * scale_i + floor(dtype) + q_i * scale_i,
+Per output element:
+  bound_i = c * u(dtype) * f(N) * scale_i + floor(dtype) + q_i * scale_i + underflow(out),
   u        the unit roundoff of the arithmetic (fp32 for a problem stored in bf16, fp16 or
            fp8: the accumulation its contract declares),
   N        the reduction depth the oracle traced (`oracle.py`),
@@ -8,7 +9,9 @@ Per output element: bound_i = c * u(dtype) * f(N) * scale_i + floor(dtype) + q_i
   scale_i  the oracle's traced magnitude: |oracle_i| plus the size of what was summed,
   q_i      the quantization the oracle traced: the sum of the unit roundoffs of the storage
            roundings coarser than the arithmetic on the chain behind the element (a bf16
-           output, an explicit `.to(torch.float8_e4m3fn)` in the reference).
+           output, an explicit `.to(torch.float8_e4m3fn)` in the reference),
+  underflow  for an output stored coarser than the arithmetic (fp16, fp8), half the spacing of
+           its format's gradual underflow (`underflow`), which no relative term covers.
 Bounds are derived, never fitted to a candidate. The candidate's error is measured against the
 float64 oracle.
 """
@@ -58,6 +61,25 @@ def unit_roundoff(dtype: torch.dtype) -> float:
     return UNIT_ROUNDOFF.get(dtype) or torch.finfo(dtype).eps / 2
 
 
+def underflow(dtype: torch.dtype) -> float:
+    """The most a rounding to `dtype` errs below its smallest normal number: half the spacing
+    of gradual underflow, which is the smallest subnormal, tiny * 2u (IEEE 754; OFP8 E4M3
+    2^-9, fp16 2^-24), so u * tiny. A result rounded into that range errs by up to this
+    whatever its size (E4M3 of 0.003 is 0.0039), where u_q * scale_i shrinks with it."""
+    return unit_roundoff(dtype) * torch.finfo(dtype).tiny
+
+
+# Formats torch has no comparison, isfinite or sign for on the CPU.
+FP8 = frozenset({torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz,
+                 torch.float8_e5m2fnuz})
+
+
+def comparable(t: torch.Tensor) -> torch.Tensor:
+    """`t`, with fp8 widened to fp32 (exact: every fp8 value is an fp32 value), so that the
+    gates can classify and compare its elements."""
+    return t.to(torch.float32) if t.dtype in FP8 else t
+
+
 class BoundModel(Enum):
     """How rounding errors add up along a chain of N roundings."""
 
@@ -77,8 +99,9 @@ WORST_CASE_C = 1.01  # gamma_N <= 1.01 * N * u for N * u <= 0.01 (Higham, Lemma 
 
 def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
           model: BoundModel = BoundModel.PROBABILISTIC, quantization: float = 0.0,
-          margin: float = 1.0) -> torch.Tensor:
-    """The bound at arithmetic precision `dtype`, plus `quantization` (the oracle's q_i).
+          margin: float = 1.0, floor: float = 0.0) -> torch.Tensor:
+    """The bound at arithmetic precision `dtype`, plus `quantization` (the oracle's q_i) and
+    `floor`, the output format's `underflow` where it is stored coarser than `dtype`.
 
     A storage rounding to a format coarser than the arithmetic (round to nearest) errs by at
     most u_q times the value it rounds, and first-order propagation carries that error to the
@@ -91,7 +114,7 @@ def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
     arithmetic = c * unit_roundoff(dtype) * growth(depth, model) * scale + SMALLEST_NORMAL[dtype]
     if margin != 1.0:
         arithmetic = arithmetic / margin
-    return arithmetic + quantization * scale if quantization else arithmetic
+    return arithmetic + quantization * scale + floor if quantization else arithmetic
 
 
 @dataclass
