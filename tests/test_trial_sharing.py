@@ -159,3 +159,22 @@ def test_the_oracle_cache_keeps_to_its_budget(tmp_path: Path):
         os.utime(path, (1000 - age, 1000 - age))
     prune(tmp_path / "oracle", 250)
     assert sorted(p.stem for p in folder.iterdir()) == ["middle", "newest"]
+
+
+def test_a_judge_prunes_the_oracle_cache_once_and_again_after_storing_enough(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Pruning walks every entry: a judge prunes when it opens its first problem's cache and
+    again only once it has stored PRUNE_AFTER_BYTES since, not for every candidate."""
+    from kdiff.judging import oracle_cache
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(oracle_cache, "_STORED_SINCE_PRUNE", {})
+    monkeypatch.setattr(oracle_cache, "PRUNE_AFTER_BYTES", 2000)
+    pruned = []
+    monkeypatch.setattr(oracle_cache, "prune", lambda root, budget: pruned.append(root))
+    cache = oracle_cache.OracleCache(RELU, "cpu")
+    oracle_cache.OracleCache(RELU, "cpu")
+    assert len(pruned) == 1
+    oracle_cache.OracleCache.store(cache.path("entry"), {"values": [torch.zeros(1000)]})
+    oracle_cache.OracleCache(RELU, "cpu")
+    oracle_cache.OracleCache(RELU, "cpu")
+    assert pruned == [tmp_path / "cache" / "oracle"] * 2
