@@ -34,7 +34,10 @@ def _origin(name: str) -> Path | None:
     return Path(spec.origin)
 
 
-def _imports(name: str, path: Path) -> set[str]:
+# Cached, as `closure` is: the gates' closures share most of their modules, and parsing each
+# module once per closure took 10 s of a default run's driver, at its first stored verdict.
+@functools.lru_cache(maxsize=None)
+def _imports(name: str, path: Path) -> frozenset[str]:
     """The kdiff modules (and packages) that the source at `path` names in an import."""
     is_package = path.name == "__init__.py"
     package = name if is_package else name.rpartition(".")[0]
@@ -49,7 +52,7 @@ def _imports(name: str, path: Path) -> set[str]:
                 base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    return {m for m in found if m == "kdiff" or m.startswith("kdiff.")}
+    return frozenset(m for m in found if m == "kdiff" or m.startswith("kdiff."))
 
 
 def _package_modules(package: str) -> set[str]:
