@@ -22,6 +22,7 @@ from kdiff.judging import plugins
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox import confine
 from kdiff.sandbox.process import CandidateProcess, SandboxLimits
+from kdiff.sandbox.zygote import NVIDIA_DEVICES
 from kdiff.verdicts.store import ResultsStore
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -255,3 +256,20 @@ def test_the_worker_runs_torch_fp32_as_the_reference_does():
                        init_inputs=[])
         reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
     assert reply["outputs"][0].tolist() == [[0.0, 0.0, 0.0]] * 4
+
+
+@pytest.mark.skipif(NVIDIA_DEVICES.exists(), reason="a CUDA machine's zygote imports less")
+def test_a_warm_worker_starts_with_what_a_triton_launch_imports_first(tmp_path):
+    """A Triton launch's first argument specialisation imports gluon (80 ms of every Triton
+    candidate's first call): a worker forked from the zygote has it already."""
+    import torch
+    candidate = tmp_path / "gluon_probe.py"
+    candidate.write_text("import sys\nimport torch\n\n\nclass ModelNew(torch.nn.Module):\n"
+                         "    def forward(self, x):\n"
+                         "        return torch.tensor([float('triton.experimental.gluon' in "
+                         "sys.modules)])\n")
+    with CandidateProcess(HOSTILE / "problem.py", candidate) as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
+    assert reply["outputs"][0].tolist() == [1.0]
