@@ -50,9 +50,9 @@ class ModelNew(nn.Module):
         M = x.shape[0]
         N, k_bytes = qweight.shape
         C = torch.empty((M, N), device=x.device, dtype=torch.float32)
-        grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
+        grid = (triton.cdiv(M, 32), triton.cdiv(N, 64))
         w4_kernel[grid](x, qweight, scales, C, M, N, k_bytes, k_bytes // scales.shape[1],
                         x.stride(0), x.stride(1), qweight.stride(0), qweight.stride(1),
                         scales.stride(0), scales.stride(1), C.stride(0), C.stride(1),
-                        BLOCK_M=32, BLOCK_N=32, BLOCK_B=16)
+                        BLOCK_M=32, BLOCK_N=64, BLOCK_B=64)
         return C
