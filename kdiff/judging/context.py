@@ -119,20 +119,25 @@ class Evaluation:
     dtype: torch.dtype  # the arithmetic precision the bound is derived for
     cotangents: list[torch.Tensor] | None = None
 
+    def stored_coarser(self) -> list[bool]:
+        """Per output: the reference stores it in a floating format coarser than the
+        arithmetic."""
+        u = tolerance.unit_roundoff(self.dtype)
+        return [r.is_floating_point() and tolerance.unit_roundoff(r.dtype) > u
+                for r in self.reference]
+
     def quantizations(self) -> list[float]:
         """The oracle's traced quantization per output, and at least the output's own
         rounding where the reference stores it coarser than the arithmetic (an output the
         trace did not see produced, say)."""
-        u = tolerance.unit_roundoff(self.dtype)
-        return [max(q, tolerance.unit_roundoff(r.dtype)
-                    if r.is_floating_point() and tolerance.unit_roundoff(r.dtype) > u else 0.0)
-                for q, r in zip(self.oracle.quantizations, self.reference)]
+        return [max(q, tolerance.unit_roundoff(r.dtype) if coarser else 0.0)
+                for q, r, coarser in zip(self.oracle.quantizations, self.reference,
+                                         self.stored_coarser())]
 
     def floors(self) -> list[float]:
         """Per output stored coarser than the arithmetic, its format's underflow term."""
-        u = tolerance.unit_roundoff(self.dtype)
-        return [tolerance.underflow(r.dtype) if r.is_floating_point()
-                and tolerance.unit_roundoff(r.dtype) > u else 0.0 for r in self.reference]
+        return [tolerance.underflow(r.dtype) if coarser else 0.0
+                for r, coarser in zip(self.reference, self.stored_coarser())]
 
     def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC, margin: float = 1.0) -> list[torch.Tensor]:
         return [tolerance.bound(m, d, self.dtype, model, q, margin, floor)

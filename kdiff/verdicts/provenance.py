@@ -151,12 +151,17 @@ def attribute(record: RecordedProvenance, own: OwnCode) -> tuple[list[KernelShar
     return kernels, notes
 
 
+def not_recorded() -> Provenance:
+    """The provenance of a candidate none of whose calls was recorded: undecided."""
+    return Provenance(None, detail="no call of the candidate was recorded")
+
+
 def decide(record: RecordedProvenance, own: OwnCode, reference_ops: list[str],
            launch_sites: list[str] = ()) -> Provenance:
     """The provenance of a candidate from its worker's `record`, the judge's reading of its
     code (`own`), and the computing operators of the reference (`reference_ops`)."""
     if record.calls == 0:
-        return Provenance(None, detail="no call of the candidate was recorded")
+        return not_recorded()
     kernels, notes = attribute(record, own)
     device = [k for k in kernels if k.seconds is not None]
     if device:  # CUDA: the share of device time
@@ -228,8 +233,9 @@ def judge_provenance(ctx: GateContext) -> Provenance:
     try:
         # Recording stops with the first record that has calls: what the judge decides on.
         record = RecordedProvenance.parse(ctx.candidate.provenance(recording=False))
-        if record.calls == 0:
+        if record.calls == 0:  # nothing to decide on (and no reference to run): go on
             ctx.candidate.provenance(recording=True)
+            return not_recorded()
     except CandidateFailure as exc:
         return Provenance(None, detail=f"no record: {exc}")
     except ValueError as exc:
@@ -241,6 +247,4 @@ def judge_provenance(ctx: GateContext) -> Provenance:
         sites = triton_launch_sites(read_regular_file(own.path).decode("utf-8", "replace"))
     except (OSError, UnreadableFile):
         sites = []
-    # The reference runs here only when there are calls to compare it with (a native check
-    # refused at sizes too large to judge made none).
-    return decide(record, own, reference_ops(ctx) if record.calls else [], sites)
+    return decide(record, own, reference_ops(ctx), sites)
