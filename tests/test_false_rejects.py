@@ -620,6 +620,115 @@ def test_res02_measures_memory_of_a_torch_compiled_candidate(tmp_path: Path):
     assert result.status in (Status.PASS, Status.SKIP), result.detail
 
 
+# -- 10. RES-02 sees inductor's Triton kernels (torch.compile on CUDA) -----------------------
+
+# A kernel file as inductor writes it for CUDA: the heuristics decorator, helpers from torch's
+# runtime, and a module-level call that needs a GPU backend.
+INDUCTOR_KERNEL_FILE = """
+import triton
+import triton.language as tl
+
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+triton_helpers.set_driver_to_gpu()
+
+@triton_heuristics.pointwise(
+    size_hints={'x': 1024},
+    filename=__file__,
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, warp_size=32), 'constants': {}, 'configs': [{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]]}]},
+    inductor_meta={'grid_type': 'Grid1D', 'kernel_name': 'triton_poi_fused_exp_relu_tanh_0', 'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': False, 'num_load': 1, 'num_reduction': 0, 'autotune_pointwise': True, 'store_cubin': False},
+    min_elem_per_thread=0
+)
+@triton.jit
+def triton_poi_fused_exp_relu_tanh_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xnumel = 1024
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0), xmask)
+    tmp1 = tl.full([1], 0, tl.int32)
+    tmp2 = triton_helpers.maximum(tmp1, tmp0)
+    tmp3 = libdevice.tanh(tmp2)
+    tmp4 = tl_math.exp(tmp3)
+    tl.store(out_ptr0 + (x0), tmp4, xmask)
+"""
+
+
+@pytest.mark.slow  # importing inductor's runtime takes 10-25 s here
+def test_res02_records_and_compiles_an_inductor_kernel_launch(tmp_path: Path, monkeypatch):
+    """Inductor launches through its autotuner's compiled launchers, never JITFunction.run:
+    the recorder reads each autotuner that settled on one config (a fake launcher here: no
+    GPU), also after inductor dropped the Python function (compiled in a pool process, where
+    the launch wrapper this replaced raised), and the judge compiles the kernel from its own
+    module of the file."""
+    import importlib.util
+
+    from torch._inductor.runtime import triton_helpers
+
+    from kdiff.sandbox.launches import LaunchRecorder, compile_launches
+    monkeypatch.setattr(triton_helpers, "set_driver_to_gpu", lambda: None)  # no GPU here
+    path = tmp_path / "cxyzinductor.py"
+    path.write_text(INDUCTOR_KERNEL_FILE)
+    spec = importlib.util.spec_from_file_location("cxyzinductor", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tuner = module.triton_poi_fused_exp_relu_tanh_0
+    recorder = LaunchRecorder()
+    recorder.add_inductor_launches()
+    assert not recorder.launches  # not launched yet: several configs, none chosen
+    chosen = tuner.configs[-1]
+    tuner.launchers = [type("Launcher", (), {"config": chosen})()]  # as after autotuning
+    tuner.fn.fn = None  # as inductor's prepare_for_pickle leaves it
+    recorder.add_inductor_launches()
+    [recorded] = recorder.launches.values()
+    assert recorded.file == str(path) and recorded.qualname == "triton_poi_fused_exp_relu_tanh_0"
+    assert recorded.unavailable is None
+    assert recorded.signature["in_ptr0"] == "*fp32" and recorded.signature["XBLOCK"] == \
+        "constexpr"
+    assert recorded.constexprs == {"XBLOCK": chosen.kwargs["XBLOCK"]}
+    assert recorded.options["num_warps"] == chosen.num_warps and recorded.tuned == ["XBLOCK"]
+    [outcome] = compile_launches([(recorded, "sm_90")])
+    assert "resources" in outcome and outcome["checked"], outcome
+    assert outcome["resources"]["num_warps"] == chosen.num_warps
+
+
+COMPILED_RELU_TANH_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class _Model(nn.Module):
+    def forward(self, x):
+        return torch.exp(torch.tanh(torch.relu(x)))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.compile(_Model())
+
+    def forward(self, x):
+        return self.inner(x)
+'''
+
+
+@pytest.mark.gpu
+def test_res02_judges_a_torch_compiled_candidates_triton_kernels_on_cuda(tmp_path: Path):
+    """The whole path on the GPU: a torch.compile'd candidate (recompiled at CMP-03's sizes
+    too) is judged with its inductor kernels compiled for every target."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    problem = DOUBLE_PROBLEM.replace("return x * 2", "return torch.exp(torch.tanh(torch.relu(x)))")
+    verdict = judge(tmp_path, problem, COMPILED_RELU_TANH_CANDIDATE, ["RES-02", "CMP-03"],
+                    device="cuda")
+    result = verdict.gates["RES-02"]
+    assert result.status is Status.PASS and "triton_" in result.detail \
+        and "launched no" not in result.detail, result.detail
+    assert verdict.gates["CMP-03"].status is Status.PASS, verdict.gates["CMP-03"].detail
+
+
 # -- 8. sizes tied through broadcasting are scaled together, or the problem is refused -------
 
 HINGE_PROBLEM = '''

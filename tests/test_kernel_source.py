@@ -65,3 +65,30 @@ def test_an_import_s_name_is_not_rebound():
     text = HEADER + "tl = tl.core\n@triton.jit\ndef k(x):\n    tl.os.system('id')\n"
     with pytest.raises(NotExtractable, match="no such name"):
         extract(text.encode(), "k.py")  # tl stays triton.language, which has no os
+
+
+INDUCTOR_HEADER = ("import triton\nimport triton.language as tl\n"
+                   "from torch._inductor.runtime import triton_helpers, triton_heuristics\n"
+                   "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n"
+                   "from torch._inductor.runtime.hints import DeviceProperties\n"
+                   "triton_helpers.set_driver_to_gpu()\n")
+
+
+def test_inductor_kernels_keep_torchs_triton_helpers_and_nothing_else():
+    """torch.compile's kernels call inductor's helpers and Triton's libdevice through them."""
+    source = INDUCTOR_HEADER + (
+        "@triton_heuristics.pointwise(size_hints={'x': 8}, filename=__file__)\n"
+        "@triton.jit\ndef k(in_ptr0, XBLOCK: tl.constexpr):\n"
+        "    x = tl.load(in_ptr0 + tl.arange(0, XBLOCK))\n"
+        "    y = tl_math.exp(libdevice.tanh(triton_helpers.maximum(x, x)))\n"
+        "    tl.store(in_ptr0 + tl.arange(0, XBLOCK), y)\n")
+    module = extract(source.encode(), "c.py")
+    assert module.kernels == {"k"}
+    assert "from torch._inductor.runtime import triton_helpers\n" in module.text
+    for dropped in ("triton_heuristics", "DeviceProperties", "set_driver_to_gpu"):
+        assert dropped not in module.text, dropped
+    for body, why in (("triton_heuristics.os", "names triton_heuristics"),
+                      ("triton_helpers.__builtins__", "private attribute")):
+        text = INDUCTOR_HEADER + f"@triton.jit\ndef k(x):\n    {body}\n"
+        with pytest.raises(NotExtractable, match=why):
+            extract(text.encode(), "c.py")

@@ -3,12 +3,13 @@
 RES-02 compiles a candidate's kernels for other targets. A compile needs the kernel as a
 JITFunction, and importing the candidate's module to get one runs the candidate's code, whose
 word on its own compile results the judge cannot take. So the judge reads the kernel's file
-itself and writes a module of what its kernels need and nothing that runs: imports of Triton
-and math, constants, and the functions decorated with `triton.jit` (other decorators dropped:
-an autotuner's or a heuristic's choices are in the recorded launch). A kernel body is compiled,
+itself and writes a module of what its kernels need and nothing that runs: imports of Triton,
+math and inductor's `triton_helpers`, constants, and the functions decorated with `triton.jit`
+(other decorators dropped: an autotuner's or a heuristic's choices are in the recorded
+launch). A kernel body is compiled,
 not run, but Triton's front end calls the Python functions a body names, with constant
 arguments; so a body may name only its own variables, the module's kernels and constants,
-Triton's builtins, and paths inside `triton.language` and `math` (resolved here, every module on
+Triton's builtins, and paths inside `ALLOWED_MODULES` (resolved here, every module on
 the way checked, none ending at a module: a module held in a variable would reach what was
 never resolved), and no attribute that starts with an underscore. What a chain rooted at a
 variable reaches is not resolved (variables hold Triton values, or the non-module objects
@@ -22,7 +23,11 @@ import importlib
 import types
 from dataclasses import dataclass
 
-ALLOWED_MODULES = ("triton.language", "math")  # what a kernel body may reach
+# What a kernel body may reach: Triton's language, math, and the helpers inductor's generated
+# kernels call (torch.compile's Triton kernels: `triton_helpers.maximum`, and Triton's
+# libdevice and math through it), library code installed with torch as Triton's is.
+INDUCTOR_HELPERS = "torch._inductor.runtime.triton_helpers"
+ALLOWED_MODULES = ("triton.language", "math", INDUCTOR_HELPERS)
 IMPORTABLE = ("triton", "math", "__future__")  # top-level packages a kept import may name
 JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
 # Triton's builtin namespace (code_generator.CodeGenerator.builtin_namespace) less getattr and
@@ -54,13 +59,16 @@ def _resolve(path: str) -> object:
     """The object at dotted `path` inside an allowed module; NotExtractable on the way out of
     one (a module elsewhere, an underscore name)."""
     parts = path.split(".")
-    if any(p.startswith("_") for p in parts):
-        raise NotExtractable(f"{path}: a private name")
     root = next((m for m in ALLOWED_MODULES if path == m or path.startswith(m + ".")), None)
     if root is None:
         raise NotExtractable(f"{path}: outside {' and '.join(ALLOWED_MODULES)}")
-    obj: object = importlib.import_module(root)
     rest = parts[len(root.split(".")):]
+    if any(p.startswith("_") for p in rest):
+        raise NotExtractable(f"{path}: a private name")
+    try:
+        obj: object = importlib.import_module(root)
+    except ImportError:  # a torch without inductor
+        raise NotExtractable(f"{path}: {root} cannot be imported here") from None
     for n, part in enumerate(rest, 1):
         try:
             obj = getattr(obj, part)
@@ -131,11 +139,16 @@ class _Extractor:
             if names:
                 self.kept.append(ast.Import(names=names))
         elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and node.module and node.module.split(".")[0] in IMPORTABLE \
-                    and all(a.name != "*" for a in node.names):
-                for a in node.names:
-                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-                self.kept.append(node)
+            if node.level != 0 or not node.module or any(a.name == "*" for a in node.names):
+                return
+            names = node.names if node.module.split(".")[0] in IMPORTABLE else [
+                # elsewhere, only what lies inside a module a body may reach (inductor's
+                # `from torch._inductor.runtime import triton_helpers`)
+                a for a in node.names if self._reachable(f"{node.module}.{a.name}")]
+            for a in names:
+                self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            if names:
+                self.kept.append(ast.ImportFrom(module=node.module, names=names, level=0))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if node.value is not None and all(isinstance(t, ast.Name) and t.id not in

@@ -5,7 +5,11 @@ device at hand (CUDA); neither says whether a kernel fits an H100 or a B200. The
 notes every distinct launch (the kernel's file and qualified name, the signature Triton's JIT
 would specialise on, the constexpr values and the launch options) by wrapping the launch path:
 `InterpretedFunction.run`, `JITFunction.run`, and `Autotuner.run` (whose configs are
-alternatives: on hardware the autotuner drops a config that does not fit).
+alternatives: on hardware the autotuner drops a config that does not fit). torch.compile's
+Triton kernels (inductor, on CUDA) launch through inductor's `CachingAutotuner` and its compiled
+launchers instead: those are read, not wrapped (wrapping inductor's `run` broke its recompiles),
+when the judge asks for the launches: every autotuner of the worker that has settled on one
+config is a launch of that config, as inductor compiled it.
 
 `compile_launches` compiles launches for targets in short-lived child processes started
 without TRITON_INTERPRET, so that `triton.jit` gives real JITFunctions: a child loads a module,
@@ -37,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import gc
 import hashlib
 import importlib
 import inspect
@@ -62,7 +67,7 @@ from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
-CACHE_FORMAT = 3  # bump when what a cache entry holds, its key or the extraction changes
+CACHE_FORMAT = 4  # bump when what a cache entry holds, its key or the extraction changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
 
@@ -239,6 +244,9 @@ class LaunchRecorder:
             launch = Launch(getattr(fn, "__module__", "?"), "?",
                             getattr(fn, "__qualname__", repr(fn)),
                             unavailable=f"launch not understood: {type(exc).__name__}: {exc}")
+        self._add(launch)
+
+    def _add(self, launch: Launch) -> None:
         key = launch.key()
         if key in self.launches:
             return
@@ -250,6 +258,52 @@ class LaunchRecorder:
     def clear(self) -> None:
         self.launches.clear()
         self.dropped = 0
+
+    def add_inductor_launches(self) -> None:
+        """The launches of inductor's kernels in this process: each autotuner that has settled
+        on one config (after its first launch). Nothing to do before inductor's runtime is
+        imported; importing it here would cost seconds."""
+        heuristics = sys.modules.get(INDUCTOR_HEURISTICS)
+        if heuristics is None:
+            return
+        tuners = [obj for obj in gc.get_objects()
+                  if issubclass(type(obj), heuristics.CachingAutotuner)]
+        for tuner in tuners:
+            launchers = getattr(tuner, "launchers", None) or []
+            config = getattr(launchers[0], "config", None) if len(launchers) == 1 else None
+            if config is None:
+                continue
+            try:
+                launch = describe_inductor_launch(tuner, config)
+            except Exception as exc:  # noqa: BLE001 - kept as a launch that cannot be compiled
+                launch = Launch("?", "?", str(getattr(tuner.fn, "__qualname__", "inductor")),
+                                unavailable=f"launch not understood: {type(exc).__name__}: {exc}")
+            self._add(launch)
+
+
+INDUCTOR_HEURISTICS = "torch._inductor.runtime.triton_heuristics"
+
+
+def describe_inductor_launch(tuner: Any, config: Any) -> Launch:
+    """The launch of inductor's kernel with its autotuning `config`, as inductor compiles it
+    (`CachingAutotuner._create_compile_meta` and `_create_compile_options`: the signature with
+    the config's names as constexprs, the constants, num_warps and num_stages). The kernel's
+    file is the autotuner's `filename` (inductor's kernel module has no importable name), its
+    name the JITFunction's (which keeps it after inductor drops the Python function it
+    compiled in a pool process); the other configs are alternatives of this one."""
+    from kdiff.data.problem import LOADED_PREFIX
+    meta = tuner._create_compile_meta(config)
+    options = tuner._create_compile_options(config, meta)
+    names = sorted({n for c in tuner.configs for n in c.kwargs}) if len(tuner.configs) > 1 else []
+    launch = Launch(module=f"{LOADED_PREFIX}inductor", file=str(tuner.filename),
+                    qualname=tuner.fn.__qualname__, signature=dict(meta["signature"]),
+                    constexprs={k: _encode_constexpr(v) for k, v in meta["constants"].items()},
+                    options={k: v for k, v in options.items() if k in LAUNCH_OPTIONS
+                             and isinstance(v, (bool, int, float, str))},
+                    tuned=names)
+    if not Path(launch.file).is_file():
+        launch.unavailable = f"defined in {launch.file}, not in a file"
+    return launch
 
 
 def _naming_tuned(run: Callable[..., Any]) -> Callable[..., Any]:
@@ -293,12 +347,14 @@ class ResourceCache:
         self.dir = Path(root or cache_root()) / "triton-resources"
 
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
+        import torch
         import triton
         kernel_hash = file_hash(launch.file)
         if kernel_hash is None:
             return None
         # Unchecked, the module name says what the child imported (a name, or the file).
-        blob = json.dumps([CACHE_FORMAT, triton.__version__,
+        # torch's version: inductor's kernels compile with torch's triton_helpers.
+        blob = json.dumps([CACHE_FORMAT, triton.__version__, torch.__version__,
                            self.JUDGE if checked else [self.owner, launch.module], kernel_hash,
                            launch.qualname, launch.signature, launch.constexprs,
                            launch.options, target], sort_keys=True, default=str)

@@ -251,6 +251,7 @@ class Worker:
         for other targets: CandidateProcess.compile_launches)."""
         if msg.get("clear"):
             self.recorder.clear()
+        self.recorder.add_inductor_launches()
         return {"launches": [{"launch": asdict(launch)}
                              for launch in self.recorder.launches.values()],
                 "dropped": self.recorder.dropped}
