@@ -245,6 +245,25 @@ def test_a_sticky_device_error_is_not_charged_to_the_next_request():
         assert worker.request_seconds["call"] > 0
 
 
+def test_a_worker_whose_rebuild_failed_is_started_again():
+    """A restarted worker that could not rebuild the candidate is not kept: the request that
+    restarted it fails with the build's error, the next one starts a fresh worker (before, it
+    asked the half-built one and every later request raised KeyError)."""
+    import torch
+    candidate = Path(__file__).parent / "fixtures" / "core" / "rebuild_fails_once.py"
+    with CandidateProcess(HOSTILE / "problem.py", candidate) as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        for inputs, error in ((torch.ones(1, 8), "misaligned address"),
+                              (torch.ones(4, 8), "CUBLAS_STATUS_ALLOC_FAILED")):
+            with pytest.raises(Exception) as raised:
+                worker.request("call", key="c", inputs=[inputs])
+            assert type(raised.value).__name__ == "CandidateRaised" and error in str(
+                raised.value), raised.value
+        reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
+        assert torch.equal(reply["outputs"][0], torch.full((4, 8), 2.0))
+
+
 def test_the_worker_runs_torch_fp32_as_the_reference_does():
     """TF32 is off in the worker before the candidate runs, as for the judge's reference: a
     candidate that calls torch's convolution gets fp32, not cuDNN's TF32 default."""

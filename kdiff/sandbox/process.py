@@ -351,8 +351,14 @@ class CandidateProcess:
         if not reply["ok"]:
             self.close()
             raise CandidateLoadError(reply["error"])
-        for build in self._replay:
-            self._checked(self._exchange(build, self._budgeted(self.limits.start_timeout)))
+        try:
+            for build in self._replay:
+                self._checked(self._exchange(build, self._budgeted(self.limits.start_timeout)))
+        except BaseException:
+            # A worker missing a build would answer every later request about it with a
+            # KeyError: the next request starts a fresh one and replays again.
+            self._kill()
+            raise
 
     def compile_launches(self, jobs: list[tuple[Launch, str]],
                          timeout: float = COMPILE_TIMEOUT_S,
