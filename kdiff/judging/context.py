@@ -27,6 +27,7 @@ from kdiff.sandbox.process import (
     CandidateFailure,
     CandidateOverBudget,
     CandidateProcess,
+    CandidateRaised,
     CandidateTimeout,
     _sticky_device_error,
 )
@@ -63,6 +64,11 @@ SHAREABLE_OPTIONS = frozenset({"cotangents"})
 # microseconds) that Python and launch overhead alone are many times their length.
 HANG_FACTOR = 1000.0
 HANG_FLOOR_S = 1.0
+
+# Errors of a device or host short of memory: with other judges' workers on the same GPU (or
+# host) an honest call can meet them, so such a call is judged again alone before it counts.
+MEMORY_EXHAUSTED = ("out of memory", "_STATUS_ALLOC_FAILED", "cudaErrorMemoryAllocation",
+                    "MemoryError")
 
 
 class MachineTooBusy(Exception):
@@ -560,11 +566,22 @@ class GateContext:
         timeout: alone among kdiff's calls (CALL_LOCK), with a budget of HANG_FACTOR times
         the reference's time measured now on `inputs`, for the `calls` model calls the
         request makes (at least the call timeout). A candidate already known to hang (its
-        timeout confirmed alone) is not judged again: a hang costs about two timeouts."""
+        timeout confirmed alone) is not judged again: a hang costs about two timeouts. An
+        error of memory exhaustion (MEMORY_EXHAUSTED) is judged again alone too: the other
+        judges' calls then neither run nor allocate (their workers' caches stay held)."""
         known_to_hang = self.candidate.hangs.first is not None
         try:
             with CALL_LOCK.held(exclusive=False):
                 return send(None)
+        except CandidateRaised as exc:
+            if not retry or not any(m in exc.detail for m in MEMORY_EXHAUSTED):
+                raise
+            with CALL_LOCK.held(exclusive=True):
+                try:
+                    return send(None)
+                except CandidateRaised as again:
+                    again.detail = f"{again.detail} (also when judged again alone)"
+                    raise
         except CandidateTimeout as exc:
             if isinstance(exc, CandidateOverBudget) or not retry or known_to_hang:
                 raise

@@ -290,11 +290,15 @@ def describe_inductor_launch(tuner: Any, config: Any) -> Launch:
     the config's names as constexprs, the constants, num_warps and num_stages). The kernel's
     file is the autotuner's `filename` (inductor's kernel module has no importable name), its
     name the JITFunction's (which keeps it after inductor drops the Python function it
-    compiled in a pool process); the other configs are alternatives of this one."""
+    compiled in a pool process); the other configs, where inductor still holds them, are
+    alternatives of this one."""
     from kdiff.data.problem import LOADED_PREFIX
     meta = tuner._create_compile_meta(config)
     options = tuner._create_compile_options(config, meta)
-    names = sorted({n for c in tuner.configs for n in c.kwargs}) if len(tuner.configs) > 1 else []
+    # Inductor drops its configs once it has made its launchers: the alternatives are then
+    # unknown, and the chosen config is judged alone (stricter, never looser).
+    configs = tuner.configs or []
+    names = sorted({n for c in configs for n in c.kwargs}) if len(configs) > 1 else []
     launch = Launch(module=f"{LOADED_PREFIX}inductor", file=str(tuner.filename),
                     qualname=tuner.fn.__qualname__, signature=dict(meta["signature"]),
                     constexprs={k: _encode_constexpr(v) for k, v in meta["constants"].items()},
