@@ -127,7 +127,7 @@ PY
   pack
 }
 
-spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
+gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
   # GDN_SPOT_DTYPES (default float32). The files are named by problem and gates, so spots of
   # other gates may run beside this one (e.g. CMP-03 beside the PRC gates); run
   # `gpu_session.sh setup` first, so the concurrent invocations neither install at once nor
