@@ -120,6 +120,23 @@ def test_the_oracle_cache_is_keyed_by_the_problems_content(tmp_path: Path, candi
     assert torch.equal(doubled.oracle.values[0], 2 * torch.relu(inputs[0].double()))
 
 
+def test_the_oracle_cache_is_keyed_by_the_modules_a_problem_names_beside_it(tmp_path: Path):
+    """A problem that imports a helper from its folder (GPU MODE's reference.py imports
+    `utils`) is another problem when the helper changes; a sibling it never names is not."""
+    from kdiff.judging.oracle_cache import problem_sources
+    (tmp_path / "scale.py").write_text("from factor import FACTOR\n")
+    (tmp_path / "factor.py").write_text("FACTOR = 1.0\n")
+    (tmp_path / "unrelated.py").write_text("X = 1\n")
+    problem = tmp_path / "19_ReLU.py"
+    problem.write_text(RELU.read_text().replace("torch.relu(x)", "torch.relu(x) * scale.FACTOR")
+                       .replace("import torch\n", "import torch\nimport scale\n", 1))
+    before = problem_sources(problem)
+    (tmp_path / "unrelated.py").write_text("X = 2\n")
+    assert problem_sources(problem) == before
+    (tmp_path / "factor.py").write_text("FACTOR = 2.0\n")  # named through scale.py
+    assert problem_sources(problem) != before
+
+
 def test_exitfirst_stops_at_the_first_failure(tmp_path: Path, candidate: Path):
     """-x: the gates after the first failing one are not run, and say so."""
     broken = tmp_path / "nan_swallowing.py"

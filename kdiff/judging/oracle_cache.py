@@ -2,8 +2,8 @@
 kept on disk across candidates and runs (an RL loop judges dozens of candidates of one
 problem on the same inputs).
 
-An entry is named by everything an evaluation is a function of: the problem file's content,
-the sizes it is judged at, the model's seed, the working dtype, the digest of the inputs
+An entry is named by everything an evaluation is a function of: the problem file's content
+and that of the modules beside it that it names (problem_sources), the sizes it is judged at, the model's seed, the working dtype, the digest of the inputs
 (kdiff.data.digest), whether magnitudes were traced and the backward pass taken, the device
 (its float64 and working-precision libraries), torch's version, and the code that computes
 an evaluation (ORACLE_SOURCES). Only the judge writes here, and only what it computed
@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,12 +64,32 @@ def device_name(device: str) -> str:
     return device
 
 
+def problem_sources(problem: Path) -> bytes:
+    """The problem file's content, then the name and content of each `.py` file beside it
+    whose name (its stem, as a word) appears in the problem's text or in one of these files'
+    text: the modules a problem imports from its folder (a GPU MODE problem's
+    `reference.py`, and its `utils` and `task`). An edited helper is then another problem.
+    Naming too many costs cache hits only. OSError or UnreadableFile for an unreadable one."""
+    siblings = {p.stem: p for p in problem.parent.glob("*.py") if p != problem}
+    content = read_regular_file(problem)
+    parts, seen, texts = [content], set(), [content]
+    while texts:
+        text = texts.pop().decode("utf-8", "replace")
+        for stem in sorted(siblings.keys() - seen):
+            if re.search(rf"(?<![\w.]){re.escape(stem)}\b", text):
+                seen.add(stem)
+                body = read_regular_file(siblings[stem])
+                parts += [f"\0{stem}\0".encode(), body]
+                texts.append(body)
+    return b"".join(parts)
+
+
 class OracleCache:
-    """The evaluations of one problem file on one device."""
+    """The evaluations of one problem (problem_sources) on one device."""
 
     def __init__(self, problem: Path, device: str) -> None:
         try:
-            content = read_regular_file(problem)
+            content = problem_sources(problem)
         except (OSError, UnreadableFile):
             content = None  # not cached: no content to name the entries by
         self.folder = None if content is None else cache_root() / "oracle" / cache_key(
