@@ -669,6 +669,9 @@ def test_res02_records_and_compiles_an_inductor_kernel_launch(tmp_path: Path, mo
 
     from kdiff.sandbox.launches import LaunchRecorder, compile_launches
     monkeypatch.setattr(triton_helpers, "set_driver_to_gpu", lambda: None)  # no GPU here
+    # As in a CUDA worker (kdiff.sandbox.workerenv.for_device): `triton.jit` gives
+    # JITFunctions, not the interpreter's functions an earlier test may have asked for.
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     path = tmp_path / "cxyzinductor.py"
     path.write_text(INDUCTOR_KERNEL_FILE)
     spec = importlib.util.spec_from_file_location("cxyzinductor", path)
@@ -683,8 +686,8 @@ def test_res02_records_and_compiles_an_inductor_kernel_launch(tmp_path: Path, mo
     tuner.fn.fn = None  # as inductor's prepare_for_pickle leaves it
     recorder.add_inductor_launches()
     [recorded] = recorder.launches.values()
+    assert recorded.unavailable is None, recorded.unavailable
     assert recorded.file == str(path) and recorded.qualname == "triton_poi_fused_exp_relu_tanh_0"
-    assert recorded.unavailable is None
     assert recorded.signature["in_ptr0"] == "*fp32" and recorded.signature["XBLOCK"] == \
         "constexpr"
     assert recorded.constexprs == {"XBLOCK": chosen.kwargs["XBLOCK"]}
