@@ -791,10 +791,10 @@ def test_a_problem_that_cannot_be_scaled_is_refused_in_one_line(tmp_path: Path):
 
 # -- 11. a call slowed past the timeout by load is judged again before it is a hang ----------
 
-# Slow once, as under a load spike: its call number SLOW_AT (counted in a file of its own
-# folder, which outlives the worker) sleeps past the call timeout; the worker restarted after
-# the timeout answers at once. Calls 0-4 are the native check's, call 5 a gate's.
-SLOW_ONCE_CANDIDATE = '''
+# Misbehaves as under load: its call number {at} (counted in a file of its own folder, which
+# outlives the worker), or every call where {at} is negative, runs {action}; the other calls
+# answer at once. Calls 0-4 are the native check's, call 5 a gate's.
+ONCE_CANDIDATE = '''
 import os
 import time
 import torch.nn as nn
@@ -805,8 +805,8 @@ class ModelNew(nn.Module):
         n = os.path.getsize("calls") if os.path.exists("calls") else 0
         with open("calls", "a") as f:
             f.write(".")
-        if n == SLOW_AT:
-            time.sleep(3)
+        if n == {at} or {at} < 0:
+            {action}
         return x * 2
 '''
 
@@ -815,7 +815,8 @@ class ModelNew(nn.Module):
 def test_a_timeout_is_judged_again_alone_before_it_is_a_hang(tmp_path: Path, slow_at: int):
     from kdiff.sandbox.process import SandboxLimits
     (tmp_path / "1_Double.py").write_text(DOUBLE_PROBLEM)
-    (tmp_path / "slow_once.py").write_text(SLOW_ONCE_CANDIDATE.replace("SLOW_AT", str(slow_at)))
+    (tmp_path / "slow_once.py").write_text(  # sleeps past the call timeout
+        ONCE_CANDIDATE.format(at=slow_at, action="time.sleep(3)"))
     config = RunConfig(native="kernelbench", gates=["EXC-01"],
                        limits=SandboxLimits(call_timeout=1.0))
     verdict = judge_case(Case("slow-once", tmp_path / "1_Double.py", tmp_path / "slow_once.py"),
@@ -824,30 +825,12 @@ def test_a_timeout_is_judged_again_alone_before_it_is_a_hang(tmp_path: Path, slo
     assert verdict.gates["EXC-01"].status is Status.PASS, verdict.gates["EXC-01"].detail
 
 
-# Short of memory once, as when other judges' workers hold the GPU: its call number FAIL_AT
-# (counted as above) raises PyTorch's out-of-memory error; every other call answers.
-OUT_OF_MEMORY_ONCE_CANDIDATE = '''
-import os
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        n = os.path.getsize("calls") if os.path.exists("calls") else 0
-        with open("calls", "a") as f:
-            f.write(".")
-        if n == FAIL_AT or FAIL_AT < 0:
-            raise RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB")
-        return x * 2
-'''
-
-
 @pytest.mark.parametrize("fail_at", [0, 5, -1], ids=["in the native check", "in a gate",
                                                      "always"])
 def test_an_out_of_memory_error_is_judged_again_alone(tmp_path: Path, fail_at: int):
     (tmp_path / "1_Double.py").write_text(DOUBLE_PROBLEM)
-    (tmp_path / "oom.py").write_text(
-        OUT_OF_MEMORY_ONCE_CANDIDATE.replace("FAIL_AT", str(fail_at)))
+    (tmp_path / "oom.py").write_text(ONCE_CANDIDATE.format(  # as when other workers hold the GPU
+        at=fail_at, action='raise RuntimeError("CUDA out of memory. Tried to allocate 20 MiB")'))
     config = RunConfig(native="kernelbench", gates=["EXC-01"])
     verdict = judge_case(Case("oom", tmp_path / "1_Double.py", tmp_path / "oom.py"), config,
                          manager())
