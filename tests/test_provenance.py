@@ -63,8 +63,9 @@ def reference_ops() -> list[str]:
     return traced_ops(lambda: problem.Model()(*x))
 
 
-def recorded(recorder: ProvenanceRecorder, name: str, calls: int = 2) -> RecordedProvenance:
-    model = load_candidate_class(FIXTURES / f"{name}.py")()
+def recorded(recorder: ProvenanceRecorder, name: str, calls: int = 2,
+             candidate: Path | None = None) -> RecordedProvenance:
+    model = load_candidate_class(candidate or FIXTURES / f"{name}.py")()
     recorder.watch(model)
     x = torch.randn(8, 256)
     for _ in range(calls):
@@ -114,6 +115,24 @@ def test_a_kernel_of_another_file_is_a_librarys(recorder: ProvenanceRecorder):
     got = decide(record, OwnCode.read(FIXTURES / "own_triton.py", None), reference_ops())
     assert got.kind is ProvenanceKind.LIBRARY_ONLY
     assert got.kernels[0].source == "inductor"
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named beside it", "not named"])
+def test_a_kernel_in_a_module_the_candidate_loads_beside_it_is_its_own(
+        recorder: ProvenanceRecorder, tmp_path: Path, named: bool):
+    """A candidate whose kernel lives in a module it loads from its own folder (GPU MODE's
+    materialised wrapper loads the submission's `submission.py`): that module is its own
+    code. A module it does not name is not, though it is the same file beside it."""
+    (tmp_path / "submission.py").write_text((FIXTURES / "own_triton.py").read_text())
+    wrapper = tmp_path / "candidate.py"
+    # Not named: the file's name is built at run time, so the judge cannot read it.
+    file_name = "'submission.py'" if named else "'sub' + 'mission.py'"
+    wrapper.write_text("from pathlib import Path\n\nfrom kdiff.data.problem import load_module\n\n"
+                       f"SUBMISSION = load_module(Path(__file__).with_name({file_name}), 's')\n"
+                       "ModelNew = SUBMISSION.ModelNew\n")
+    got = decide(recorded(recorder, "own_triton", candidate=wrapper),
+                 OwnCode.read(wrapper, None), reference_ops())
+    assert got.kind is (ProvenanceKind.OWN if named else ProvenanceKind.LIBRARY_ONLY), got
 
 
 def test_an_extension_outside_the_workers_folder_is_a_librarys(tmp_path: Path):

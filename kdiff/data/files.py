@@ -5,6 +5,7 @@ is refused with a one-line reason naming the file."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -59,3 +60,23 @@ def read_regular_file(path: Path | str, limit: int = MAX_SOURCE_BYTES) -> bytes:
     if size > limit:
         raise UnreadableFile(f"{path}: grew past the {limit} bytes read")
     return b"".join(chunks)
+
+
+def with_named_siblings(path: Path) -> list[tuple[Path, bytes]]:
+    """`path` and its content, then each `.py` file beside it whose name (its stem, as a word)
+    appears in `path`'s text or in one of these files' text, with its content: the modules a
+    problem or a candidate imports or loads from its own folder (a GPU MODE problem's
+    `reference.py`, which imports `utils`; a materialised submission's `submission.py`).
+    Naming errs on the side of more files. OSError or UnreadableFile for an unreadable one."""
+    path = Path(path)
+    siblings = {p.stem: p for p in path.parent.glob("*.py") if p != path}
+    found = [(path, read_regular_file(path))]
+    pending = [found[0][1]]
+    while pending:
+        text = pending.pop().decode("utf-8", "replace")
+        for stem in sorted(siblings):
+            if re.search(rf"(?<![\w.]){re.escape(stem)}\b", text):
+                sibling = siblings.pop(stem)
+                found.append((sibling, read_regular_file(sibling)))
+                pending.append(found[-1][1])
+    return found

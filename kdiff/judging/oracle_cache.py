@@ -14,14 +14,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
-import re
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from kdiff.data.cache import cache_key, cache_root, write_atomic
-from kdiff.data.files import UnreadableFile, read_regular_file
+from kdiff.data.files import UnreadableFile, with_named_siblings
 
 FORMAT = 1
 # The modules whose code decides an evaluation's values: drawing and rounding inputs, sizes,
@@ -65,23 +64,10 @@ def device_name(device: str) -> str:
 
 
 def problem_sources(problem: Path) -> bytes:
-    """The problem file's content, then the name and content of each `.py` file beside it
-    whose name (its stem, as a word) appears in the problem's text or in one of these files'
-    text: the modules a problem imports from its folder (a GPU MODE problem's
-    `reference.py`, and its `utils` and `task`). An edited helper is then another problem.
-    Naming too many costs cache hits only. OSError or UnreadableFile for an unreadable one."""
-    siblings = {p.stem: p for p in problem.parent.glob("*.py") if p != problem}
-    content = read_regular_file(problem)
-    parts, seen, texts = [content], set(), [content]
-    while texts:
-        text = texts.pop().decode("utf-8", "replace")
-        for stem in sorted(siblings.keys() - seen):
-            if re.search(rf"(?<![\w.]){re.escape(stem)}\b", text):
-                seen.add(stem)
-                body = read_regular_file(siblings[stem])
-                parts += [f"\0{stem}\0".encode(), body]
-                texts.append(body)
-    return b"".join(parts)
+    """The problem file's content, then the name and content of each module beside it that it
+    names (kdiff.data.files.with_named_siblings): an edited helper is another problem."""
+    first, *rest = with_named_siblings(problem)
+    return first[1] + b"".join(f"\0{p.stem}\0".encode() + body for p, body in rest)
 
 
 class OracleCache:

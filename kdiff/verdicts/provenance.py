@@ -4,8 +4,9 @@ own, with a library's, or by running the reference?
 The worker reports what ran during the candidate's calls (kdiff.sandbox.provenance); that
 record is the worker's word, so the judge attributes every entry itself, from its own reading
 of the candidate's files (`OwnCode`, never run):
-- a Triton launch is the candidate's when it comes from the candidate's file and names a
-  function a Triton decorator makes a kernel there; any other (a package's Triton kernel,
+- a Triton launch is the candidate's when it comes from one of the candidate's files (its
+  own, and the modules beside it that it names) and names a function a Triton decorator
+  makes a kernel there; any other (a package's Triton kernel,
   inductor's generated code) is a library's;
 - a call into an extension module is the candidate's when the candidate's source builds one
   (`load_inline`, `cpp_extension`) and the module's file lies in the worker's own folder,
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from kdiff.data.files import UnreadableFile, read_regular_file
+from kdiff.data.files import UnreadableFile, with_named_siblings
 from kdiff.data.provenance import KernelShare, Origin, Provenance, ProvenanceKind
 from kdiff.gates.extension_resources import (
     ReadError,
@@ -58,10 +59,12 @@ _MANGLED_PART = re.compile(r"(\d+)")
 
 @dataclass(frozen=True)
 class OwnCode:
-    """What the candidate's own code is, read by the judge from its file and its build."""
+    """What the candidate's own code is, read by the judge from its files and its build: the
+    candidate's file and the modules beside it that it names (kdiff.data.files.
+    with_named_siblings: a GPU MODE submission's wrapper loads `submission.py`)."""
 
-    path: Path
-    triton_kernels: frozenset[str]
+    files: dict[Path, frozenset[str]]  # each own file -> the Triton kernels it defines
+    sources: tuple[str, ...]  # their text
     builds_extension: bool
     namespaces: frozenset[str]  # operator namespaces its source registers
     extension_kernels: frozenset[str]  # function names in the device code it built (CUDA)
@@ -71,14 +74,27 @@ class OwnCode:
     def read(cls, candidate: Path, workdir: Path | None,
              extension_kernels: frozenset[str] = frozenset()) -> "OwnCode":
         try:
-            source = read_regular_file(candidate).decode("utf-8", "replace")
-            kernels = triton_kernel_names(ast.parse(source))
-        except (OSError, UnreadableFile, SyntaxError, ValueError):
-            source, kernels = "", frozenset()
+            read = with_named_siblings(candidate)
+        except (OSError, UnreadableFile):
+            read = []
+        files, sources = {}, []
+        for path, body in read:
+            source = body.decode("utf-8", "replace")
+            try:
+                kernels = triton_kernel_names(ast.parse(source))
+            except (SyntaxError, ValueError):
+                kernels = frozenset()
+            files[path.resolve()] = kernels
+            sources.append(source)
+        source = "\n".join(sources)
         namespaces = frozenset(n for match in _NAMESPACE.findall(source) for n in match if n)
-        return cls(Path(candidate).resolve(), kernels,
-                   any(m in source for m in EXTENSION_MARKERS), namespaces - {"aten", "prims"},
-                   extension_kernels, workdir.resolve() if workdir else None)
+        return cls(files, tuple(sources), any(m in source for m in EXTENSION_MARKERS),
+                   namespaces - {"aten", "prims"}, extension_kernels,
+                   workdir.resolve() if workdir else None)
+
+    @property
+    def triton_kernels(self) -> frozenset[str]:
+        return frozenset().union(*self.files.values())
 
     def built_here(self, file: str) -> bool:
         return self.builds_extension and self.workdir is not None \
@@ -119,9 +135,10 @@ def attribute(record: RecordedProvenance, own: OwnCode) -> tuple[list[KernelShar
     the notes on claims the judge did not take."""
     kernels, notes = [], []
     for file, names in record.triton.items():
-        mine = Path(file).resolve() == own.path
+        defined = own.files.get(Path(file).resolve())
+        mine = defined is not None
         for qualname, n in names.items():
-            is_own = mine and qualname.rsplit(".", 1)[-1] in own.triton_kernels
+            is_own = mine and qualname.rsplit(".", 1)[-1] in defined
             if mine and not is_own:
                 notes.append(f"{qualname}: recorded in the candidate's file, where the judge "
                              f"finds no such Triton kernel: counted as a library's")
@@ -243,8 +260,5 @@ def judge_provenance(ctx: GateContext) -> Provenance:
     workdir = ctx.candidate.workdir
     own = OwnCode.read(ctx.candidate.candidate, workdir,
                        extension_kernel_names(workdir) if record.device else frozenset())
-    try:
-        sites = triton_launch_sites(read_regular_file(own.path).decode("utf-8", "replace"))
-    except (OSError, UnreadableFile):
-        sites = []
+    sites = [site for source in own.sources for site in triton_launch_sites(source)]
     return decide(record, own, reference_ops(ctx), sites)
