@@ -3,11 +3,12 @@ kept on disk across candidates and runs (an RL loop judges dozens of candidates 
 problem on the same inputs).
 
 An entry is named by everything an evaluation is a function of: the problem file's content
-and that of the modules beside it that it names (problem_sources), the sizes it is judged at, the model's seed, the working dtype, the digest of the inputs
-(kdiff.data.digest), whether magnitudes were traced and the backward pass taken, the device
-(its float64 and working-precision libraries), torch's version, and the code that computes
-an evaluation (ORACLE_SOURCES). Only the judge writes here, and only what it computed
-itself: nothing a candidate's worker returned is ever stored (spec: Verdict integrity).
+and that of the modules beside it that it names (problem_sources), the sizes it is judged
+at, the model's seed, the working dtype, the digest of the inputs (kdiff.data.digest),
+whether magnitudes were traced and the backward pass taken, the device (its float64 and
+working-precision libraries), torch's version, and the code that computes an evaluation
+(ORACLE_SOURCES). Only the judge writes here, and only what it computed itself: nothing a
+candidate's worker returned is ever stored (spec: Verdict integrity).
 """
 from __future__ import annotations
 

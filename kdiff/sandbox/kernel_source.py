@@ -1,20 +1,20 @@
 """Triton kernels read from their source by the judge, without running the module they are in.
 
 RES-02 compiles a candidate's kernels for other targets. A compile needs the kernel as a
-JITFunction, and importing the candidate's module to get one runs the candidate's code, whose
-word on its own compile results the judge cannot take. So the judge reads the kernel's file
-itself and writes a module of what its kernels need and nothing that runs: imports of Triton,
-math and inductor's `triton_helpers`, constants, and the functions decorated with `triton.jit`
-(other decorators dropped: an autotuner's or a heuristic's choices are in the recorded
-launch). A kernel body is compiled,
-not run, but Triton's front end calls the Python functions a body names, with constant
-arguments; so a body may name only its own variables, the module's kernels and constants,
-Triton's builtins, and paths inside `ALLOWED_MODULES` (resolved here, every module on
-the way checked, none ending at a module: a module held in a variable would reach what was
-never resolved), and no attribute that starts with an underscore. What a chain rooted at a
-variable reaches is not resolved (variables hold Triton values, or the non-module objects
-those paths give). A file that needs more is not extractable: its kernels are compiled by
-importing it, and that compile is its own word.
+JITFunction, and importing the candidate's module to get one runs the candidate's code,
+whose word on its own compile results the judge cannot take. So the judge reads the kernel's
+file itself and writes a module of what its kernels need and nothing that runs: imports of
+Triton, math and inductor's `triton_helpers`, constants, and the functions decorated with
+`triton.jit` (other decorators dropped: an autotuner's or a heuristic's choices are in the
+recorded launch). A kernel body is compiled, not run, but Triton's front end calls the
+Python functions a body names, with constant arguments; so a body may name only its own
+variables, the module's kernels and constants, Triton's builtins, and paths inside
+`ALLOWED_MODULES` (resolved here, every module on the way checked, none ending at a module:
+a module held in a variable would reach what was never resolved), and no attribute that
+starts with an underscore. What a chain rooted at a variable reaches is not resolved
+(variables hold Triton values, or the non-module objects those paths give). A file that
+needs more is not extractable: its kernels are compiled by importing it, and that compile is
+its own word.
 """
 from __future__ import annotations
 

@@ -6,8 +6,8 @@ record is the worker's word, so the judge attributes every entry itself, from it
 of the candidate's files (`OwnCode`, never run):
 - a Triton launch is the candidate's when it comes from one of the candidate's files (its
   own, and the modules beside it that it names) and names a function a Triton decorator
-  makes a kernel there; any other (a package's Triton kernel,
-  inductor's generated code) is a library's;
+  makes a kernel there; any other (a package's Triton kernel, inductor's generated code) is
+  a library's;
 - a call into an extension module is the candidate's when the candidate's source builds one
   (`load_inline`, `cpp_extension`) and the module's file lies in the worker's own folder,
   where the sandbox has torch build extensions;
