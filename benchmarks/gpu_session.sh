@@ -115,16 +115,20 @@ provenance() {  # issue 29: did each kernel compute its answer itself (device ti
   run_logged budget "${T_PROV:-300}" kdiff run --bench kernelbench --device cuda --jobs "$JOBS" \
     --gates ORD-02 --fail-on never --json "$ART/provenance_corpus.json" \
     --markdown "$ART/provenance_corpus.md"
-  python3 - "$ART/provenance_corpus.json" <<'PY' | tee -a "$OUT/session.log"
+  provenance_table "$ART/provenance_corpus.json"
+  pack
+}
+
+provenance_table() {  # one line per kernel of a JSON report: verdict, library share, top kernels
+  python3 - "$1" <<'PY' | tee -a "$OUT/session.log"
 import json, sys
 report = json.load(open(sys.argv[1]))
-print(json.dumps(report["summary"]["provenance"]))
+print(sys.argv[1], json.dumps(report["summary"]["provenance"]))
 for k in report["kernels"]:
     p = k.get("provenance") or {}
     top = ", ".join(f"{x['name'][:50]} {x['origin']} {x['seconds']}" for x in p.get("kernels", [])[:3])
-    print(k["id"], p.get("verdict"), p.get("library_share"), p.get("outstanding"), top)
+    print(k["id"], k.get("native_accept"), p.get("verdict"), p.get("library_share"), p.get("outstanding"), top)
 PY
-  pack
 }
 
 gdn_spot() {  # GDN_SPOT_GATES (default EXC-01,ORD-02) on each of GDN_PROBLEMS at once, in
@@ -254,14 +258,14 @@ gdn_corpus() {  # CMP-02's three states on the packed varlen problem: the memois
   pack
 }
 
-audit_one() {  # name root runs [level]
-  local name=$1 root=$2 runs=$3 level=${4:-1}
-  log "audit $name: $runs level $level"
+audit_one() {  # name root runs [level]; AUDIT_GATES: a gate subset (default all twelve)
+  local name=${AUDIT_PREFIX:-}$1 root=$2 runs=$3 level=${4:-1}
+  log "audit $name: $runs level $level ${AUDIT_GATES:-}"
   # Upstream level-1 inputs reach 4.3e9 elements: judged at sizes scaled to 2^20 elements per
   # input and per reference output (the report lists them), which also bounds host memory.
   run_logged budget "${T_AUDIT:-200}" kdiff run --bench kernelbench --root "$root" --runs "$runs" \
     --level "$level" --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never \
-    --max-elements "${MAX_ELEMENTS:-1048576}" \
+    --max-elements "${MAX_ELEMENTS:-1048576}" ${AUDIT_GATES:+--gates "$AUDIT_GATES"} \
     --json "$ART/audit_$name.json" --markdown "$ART/audit_$name.md"
   pack
 }
@@ -272,13 +276,19 @@ audit_yh() { audit_one yh_codex_l1 .audit/yh .audit/yh/runs/codex_gpt55_retime_l
 audit() { audit_kbf; audit_yh; }
 
 tritonbench() {
-  log "audit: TritonBench-T, LLM_generated"
+  log "audit: TritonBench-T, LLM_generated ${AUDIT_GATES:-}"
   run_logged budget "${T_TB:-120}" kdiff run --bench tritonbench --root .audit/tb \
     --generated .audit/tb/LLM_generated/Bench_T_general_purpose/output_claude-3-5-sonnet-20240620.jsonl \
-    --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never \
-    --json "$ART/audit_tb_t.json" --markdown "$ART/audit_tb_t.md"
+    --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never ${AUDIT_GATES:+--gates "$AUDIT_GATES"} \
+    --json "$ART/audit_${AUDIT_PREFIX:-}tb_t.json" --markdown "$ART/audit_${AUDIT_PREFIX:-}tb_t.md"
   pack
 }
+
+# issue 29 on the audit corpora: provenance comes from the native check's calls and ORD-02's,
+# so one cheap gate suffices; the stores are kept apart from the full audits'.
+prov_kbf() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=$ART/prov.sqlite audit_kbf; provenance_table "$ART/audit_prov_kbf_l1.json"; }
+prov_yh() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=$ART/prov_yh.sqlite audit_yh; provenance_table "$ART/audit_prov_yh_codex_l1.json"; }
+prov_tb() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=$ART/prov_tb.sqlite tritonbench; provenance_table "$ART/audit_prov_tb_t.json"; }
 
 hostile() {  # the hostile suite and the containment tests with --device cuda workers
   log "hostile suite on cuda (uid, seccomp, cgroups; no namespaces or Landlock there)"
