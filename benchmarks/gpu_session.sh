@@ -285,10 +285,11 @@ tritonbench() {
 }
 
 # issue 29 on the audit corpora: provenance comes from the native check's calls and ORD-02's,
-# so one cheap gate suffices; the stores are kept apart from the full audits'.
-prov_kbf() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=$ART/prov.sqlite audit_kbf; provenance_table "$ART/audit_prov_kbf_l1.json"; }
-prov_yh() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=$ART/prov_yh.sqlite audit_yh; provenance_table "$ART/audit_prov_yh_codex_l1.json"; }
-prov_tb() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=$ART/prov_tb.sqlite tritonbench; provenance_table "$ART/audit_prov_tb_t.json"; }
+# so one cheap gate suffices; the stores, kept apart from the full audits', are carried in
+# .audit (copy them back from the artifacts) so that a later call resumes.
+prov_kbf() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=.audit/prov_kbf.sqlite audit_kbf; provenance_table "$ART/audit_prov_kbf_l1.json"; }
+prov_yh() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=.audit/prov_yh.sqlite audit_yh; provenance_table "$ART/audit_prov_yh_codex_l1.json"; }
+prov_tb() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=.audit/prov_tb.sqlite tritonbench; provenance_table "$ART/audit_prov_tb_t.json"; }
 
 hostile() {  # the hostile suite and the containment tests with --device cuda workers
   log "hostile suite on cuda (uid, seccomp, cgroups; no namespaces or Landlock there)"

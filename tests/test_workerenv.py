@@ -1,5 +1,7 @@
 """The environment a worker starts with: the allow-list, and the device's own Triton mode."""
-from kdiff.sandbox.workerenv import allowed_environment, for_device
+import getpass
+
+from kdiff.sandbox.workerenv import allowed_environment, for_device, judges_user
 
 
 def test_secrets_and_kdiffs_settings_stay_with_the_judge():
@@ -20,3 +22,14 @@ def test_a_cuda_worker_compiles_triton_whatever_the_judges_shell_says():
     env = for_device({"PATH": "/bin", "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "3"},
                      "cuda")
     assert env == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "3"}
+
+
+def test_candidate_processes_answer_getuser_without_a_passwd_entry():
+    """Workers and the judge's compiler children run as a uid with no passwd entry, where
+    getpass.getuser() (inductor's cache folder, asked also when the compiler child imports
+    inductor's generated code for RES-02) raises unless the environment names a user."""
+    from kdiff.sandbox.launches import compiler_environment
+    user = getpass.getuser()
+    assert judges_user() == {"USER": user, "LOGNAME": user}
+    env = compiler_environment()
+    assert env["USER"] == env["LOGNAME"] == user

@@ -429,9 +429,9 @@ def compiler_environment() -> dict[str, str]:
     """The variables of this process a candidate's process may inherit (kdiff.sandbox.workerenv),
     without TRITON_INTERPRET: where `triton.jit` gives real JITFunctions, as the compiler
     child needs (and the zygote it is forked from). The child imports the candidate."""
-    from kdiff.sandbox.workerenv import allowed_environment
+    from kdiff.sandbox.workerenv import allowed_environment, judges_user
     env = {k: v for k, v in allowed_environment(os.environ).items() if k != "TRITON_INTERPRET"}
-    return {**TRITON_PINNED, **env}
+    return {**TRITON_PINNED, **env, **judges_user()}
 
 
 def start_fresh(argv: list[str], env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
@@ -539,6 +539,9 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
                                        for launch, target in zip(launches, targets)]))
         env = compiler_environment()
         env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # a miss: ptxas runs, logs
+        # Inductor's generated code, imported here, keeps its cache under the user's /tmp
+        # folder by default, outside what the confined child may write.
+        env["TORCHINDUCTOR_CACHE_DIR"] = env["HOME"] = str(Path(tmp))
         env["TRITON_DUMP_PTXAS_LOG"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         with open(log, "wb") as out:

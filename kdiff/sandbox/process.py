@@ -49,7 +49,6 @@ removes those of judges gone without a zygote). What is contained and what is no
 from __future__ import annotations
 
 import atexit
-import getpass
 import os
 import shutil
 import signal
@@ -80,7 +79,7 @@ from kdiff.sandbox.launches import (
     compile_launches,
     compiler_environment,
 )
-from kdiff.sandbox.workerenv import allowed_environment, for_device
+from kdiff.sandbox.workerenv import allowed_environment, for_device, judges_user
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 _JUDGE_FOLDERS: dict[int, Path] = {}
@@ -308,9 +307,7 @@ class CandidateProcess:
         # its default pool, control 20/0 takes 17 s in `kdiff run` instead of 8 s.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
-        # A worker's own uid has no passwd entry: getpass.getuser() (torch.compile's inductor
-        # and Triton ask it) answers from these, as the judge's user's.
-        env["USER"] = env["LOGNAME"] = getpass.getuser()
+        env.update(judges_user())
         # torch.compile's inductor writes its code and cache under TORCHINDUCTOR_CACHE_DIR (by
         # default /tmp/torchinductor_<user>, outside the folder a worker may write).
         for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),

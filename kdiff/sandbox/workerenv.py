@@ -4,6 +4,7 @@ settings (KDIFF_*) stay out: a candidate must neither read secrets nor tell that
 """
 from __future__ import annotations
 
+import getpass
 from typing import Mapping
 
 # What the interpreter, the compilers (Triton's, a load_inline build's) and the CUDA driver
@@ -22,6 +23,14 @@ def allowed_environment(source: Mapping[str, str]) -> dict[str, str]:
     """The variables of `source` a candidate's process may inherit."""
     return {k: v for k, v in source.items()
             if k in INHERITED or k.startswith(INHERITED_PREFIXES)}
+
+
+def judges_user() -> dict[str, str]:
+    """USER and LOGNAME, the judge's user's: a candidate's process runs as a uid with no
+    passwd entry, and getpass.getuser() (torch.compile's inductor and Triton ask it, also
+    when the judge's compiler child imports inductor's generated code) answers from these."""
+    user = getpass.getuser()
+    return {"USER": user, "LOGNAME": user}
 
 
 def for_device(env: Mapping[str, str], device: str) -> dict[str, str]:
