@@ -29,6 +29,7 @@ from kdiff.reports import junit, markdown
 from kdiff.reports.terminal import verdict_line
 from kdiff.sandbox.provenance import (
     MAX_SEQUENCES,
+    DeviceKernel,
     ProvenanceRecorder,
     RecordedProvenance,
     traced_ops,
@@ -161,10 +162,25 @@ def test_source_launches_missing_from_the_record_are_noted(recorder: ProvenanceR
     {**RecordedProvenance().to_reply(),
      "device": [{"name": "k", "launches": 1, "seconds": float("nan")}]},
     {**RecordedProvenance().to_reply(), "triton": {"f.py": {"k": True}}},
+    {**RecordedProvenance().to_reply(), "tuning": [{"name": "k", "launches": 1}]},
 ])
 def test_a_malformed_record_is_refused(bad):
     with pytest.raises(ValueError):
         RecordedProvenance.parse(bad)
+
+
+def test_the_autotuners_benchmarks_are_noted_and_left_out_of_the_share():
+    """Device time while Triton's autotuner times configurations (its runs of the kernel, the
+    fills that clear the L2 cache) computes no answer: an honest tuned kernel stays own."""
+    reply = RecordedProvenance(
+        calls=1, device=[DeviceKernel("scaled_relu_kernel", 1, 1e-5)],
+        tuning=[DeviceKernel("void at::native::vectorized_elementwise_kernel<FillFunctor<int>>",
+                             200, 2.5), DeviceKernel("scaled_relu_kernel", 200, 0.1)]).to_reply()
+    got = decide(RecordedProvenance.parse(reply), OwnCode.read(FIXTURES / "own_triton.py", None),
+                 reference_ops())
+    assert got.kind is ProvenanceKind.OWN and got.library_share == 0.0, got
+    assert "autotuner benchmarked configurations during the calls: 400 device activities" \
+        in got.detail, got.detail
 
 
 def test_a_provenance_field_that_is_not_a_dict_is_unusable():
@@ -232,6 +248,18 @@ def test_work_left_on_a_side_stream_is_outstanding_on_cuda():
     honest = judge_case(Case("own", PROBLEM, FIXTURES / "own_triton.py"), config,
                         manager()).provenance
     assert honest.kind is ProvenanceKind.OWN and honest.outstanding == [], honest
+
+
+@pytest.mark.gpu
+def test_an_autotuned_kernels_benchmarks_are_not_library_work_on_cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    config = RunConfig(native="kernelbench-v0.1", gates=["ORD-02"])
+    config.gate_options.device = "cuda"
+    p = judge_case(Case("tuned", PROBLEM, FIXTURES / "own_autotuned.py"), config,
+                   manager()).provenance
+    assert p.kind is ProvenanceKind.OWN and p.library_share == 0.0, p
+    assert "autotuner benchmarked configurations" in p.detail, p
 
 
 # -- reports, the differential engine, exit status ------------------------------------------

@@ -13,6 +13,8 @@ reference the benchmark's loop runs first), the recorder counts
 - on CUDA, every device activity of the torch profiler (kineto): name, launches, device
   time, and what was still running once the current stream had finished (work left on
   another stream: the benchmark's timer, which waits on its own stream, never sees it);
+  activity while Triton's autotuner benchmarks configurations (its timed runs and the fills
+  that clear the L2 cache between them) in a table of its own, since it computes no answer;
 - Python threads the call started that are still running when it returns.
 
 Nothing here attributes or decides: the judge (kdiff.verdicts.provenance) attributes each
@@ -116,6 +118,7 @@ class RecordedProvenance:
     aten: dict[str, int] = field(default_factory=dict)  # computing operator -> count
     sequences: list[list[str]] = field(default_factory=list)  # distinct, per call
     device: list[DeviceKernel] = field(default_factory=list)  # CUDA only
+    tuning: list[DeviceKernel] = field(default_factory=list)  # CUDA: the autotuner's benchmarks
     outstanding: list[str] = field(default_factory=list)  # work running at return
     dropped: int = 0  # entries left out by the bounds
 
@@ -135,15 +138,22 @@ class RecordedProvenance:
                      sequences=[_names(s, MAX_SEQUENCE) for s in
                                 _bounded(reply["sequences"], MAX_SEQUENCES)],
                      outstanding=_names(reply["outstanding"], MAX_ENTRIES))
-        for item in _bounded(reply["device"], MAX_ENTRIES):
-            if not isinstance(item, dict) or set(item) != {"name", "launches", "seconds"}:
-                raise ValueError("a device kernel not in DeviceKernel's form")
-            seconds = item["seconds"]
-            if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
-                raise ValueError("a device time that is not a finite, non-negative number")
-            record.device.append(DeviceKernel(_name(item["name"]), _count(item["launches"]),
-                                              float(seconds)))
+        record.device = _device_kernels(reply["device"])
+        record.tuning = _device_kernels(reply["tuning"])
         return record
+
+
+def _device_kernels(value: Any) -> list[DeviceKernel]:
+    kernels = []
+    for item in _bounded(value, MAX_ENTRIES):
+        if not isinstance(item, dict) or set(item) != {"name", "launches", "seconds"}:
+            raise ValueError("a device kernel not in DeviceKernel's form")
+        seconds = item["seconds"]
+        if type(seconds) not in (int, float) or not math.isfinite(seconds) or seconds < 0:
+            raise ValueError("a device time that is not a finite, non-negative number")
+        kernels.append(DeviceKernel(_name(item["name"]), _count(item["launches"]),
+                                    float(seconds)))
+    return kernels
 
 
 def _bounded(value: Any, limit: int) -> list[Any]:
@@ -206,6 +216,8 @@ class ProvenanceRecorder:
             interpreter.InterpretedFunction.run = self._counting_triton(
                 interpreter.InterpretedFunction.run)
             jit.JITFunction.run = self._counting_triton(jit.JITFunction.run)
+            from triton.runtime import autotuner
+            autotuner.Autotuner._bench = self._marking_tuning(autotuner.Autotuner._bench)
         from torch.utils import cpp_extension
         cpp_extension.load = self._counting_extension_loader(cpp_extension.load)
         cpp_extension.load_inline = self._counting_extension_loader(cpp_extension.load_inline)
@@ -241,6 +253,21 @@ class ProvenanceRecorder:
             finally:
                 self._in_triton -= 1
         return counted_run
+
+    def _marking_tuning(self, bench: Callable[..., Any]) -> Callable[..., Any]:
+        """The autotuner's benchmark of one configuration, as a profiler range between two
+        synchronisations: the device activity inside it is the benchmark's alone."""
+        @functools.wraps(bench)
+        def marked_bench(*args: Any, **kwargs: Any) -> Any:
+            if not self._active or self.device != "cuda":
+                return bench(*args, **kwargs)
+            torch.cuda.synchronize()
+            with torch.profiler.record_function(self.TUNING):
+                try:
+                    return bench(*args, **kwargs)
+                finally:
+                    torch.cuda.synchronize()
+        return marked_bench
 
     def _counting_extension_loader(self, load: Callable[..., Any]) -> Callable[..., Any]:
         """`load`/`load_inline` whose module counts the calls of each of its functions (the
@@ -316,6 +343,7 @@ class ProvenanceRecorder:
 
     # -- CUDA: the profiler ---------------------------------------------------------------
     RETURNED = "kdiff::returned"  # the marker set once the current stream has finished
+    TUNING = "kdiff::tuning"  # the range of one autotuner benchmark (`_marking_tuning`)
 
     def _profiler(self) -> Any:
         if self.device != "cuda" or not torch.cuda.is_available():
@@ -334,18 +362,23 @@ class ProvenanceRecorder:
     def _add_device(self, profiler: Any) -> None:
         events = profiler.profiler.kineto_results.events()
         marker = next((e.start_ns() for e in events if e.name() == self.RETURNED), None)
+        tuning = [(e.start_ns(), e.end_ns()) for e in events if e.name() == self.TUNING]
         late: dict[int, int] = {}
-        table = {k.name: k for k in self.record.device}
+        tables = ({k.name: k for k in self.record.device}, {k.name: k for k in self.record.tuning})
         for event in events:
             if event.device_type() != torch.autograd.DeviceType.CUDA:
                 continue
+            tuned = any(start <= event.start_ns() and event.end_ns() <= end
+                        for start, end in tuning)
+            kernels, table = ((self.record.tuning, tables[1]) if tuned
+                              else (self.record.device, tables[0]))
             name = event.name()[:MAX_NAME]
             if name not in table:
                 if len(table) >= MAX_ENTRIES:
                     self.record.dropped += 1
                     continue
                 table[name] = DeviceKernel(name)
-                self.record.device.append(table[name])
+                kernels.append(table[name])
             table[name].launches += 1
             table[name].seconds += event.duration_ns() * 1e-9
             if marker is not None and event.end_ns() > marker:

@@ -14,7 +14,8 @@ of the candidate's files (`OwnCode`, never run):
 - an operator outside aten and prims is the candidate's when its source registers that
   namespace (TORCH_LIBRARY, torch.library); aten's and prims' are a library's;
 - a device kernel (CUDA) is the candidate's when its name is one of the candidate's Triton
-  kernels or one the judge reads from the extensions it built (cuobjdump's symbols).
+  kernels or one the judge reads from the extensions it built (cuobjdump's symbols);
+  device work while Triton's autotuner benchmarks configurations is noted, not shared.
 A record whose claims of the candidate's own kernels the source does not back is attributed
 to libraries. Counts and device times stay the worker's word: a candidate that forges them
 can at most hide library work it did, which its source then still shows (the notes say when
@@ -211,6 +212,11 @@ def decide(record: RecordedProvenance, own: OwnCode, reference_ops: list[str],
         kind = ProvenanceKind.MIXED
     else:
         kind = ProvenanceKind.OWN
+    if record.tuning:
+        notes.append(f"Triton's autotuner benchmarked configurations during the calls: "
+                     f"{sum(k.launches for k in record.tuning)} device activities, "
+                     f"{sum(k.seconds for k in record.tuning):.3g} s, left out of the share "
+                     f"(they compute no answer)")
     if record.dropped:
         notes.append(f"{record.dropped} entries beyond the record's bounds not counted")
     kernels.sort(key=lambda k: (-(k.seconds or 0.0), -k.launches, k.name))
