@@ -370,7 +370,7 @@ precision() {  # the corpus's bf16 (101), fp8 (102), int8 (103) and int4 (104) G
   # at their own precision, their controls and red team, every gate, on cuda
   log "precision: bf16, fp8, int8 and int4 problems, controls and red team, all gates on cuda"
   run_logged budget "${T_PRECISION:-150}" kdiff run --bench kernelbench --device cuda \
-    --problems 101,102,103,104 --jobs "$JOBS" --fail-on never --store "$ART/precision.sqlite" \
+    --problems "${PRECISION_PROBLEMS:-101,102,103,104}" --jobs "$JOBS" --fail-on never --store "$ART/precision.sqlite" \
     --json "$ART/precision.json" --markdown "$ART/precision.md" -v
   pack
 }
