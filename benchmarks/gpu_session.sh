@@ -336,18 +336,17 @@ gpumode_gdn() {  # kernels/gdn as submissions to GPU MODE's helion gated-deltane
   pack
 }
 
-mamba3() {  # kernels/mamba3 in one call of at most 6 minutes (issue 31): the GPU tests and
-  # kdiff's twelve gates on problems 1-3 (ours, fp32 and bf16) side by side, then the timings
-  # beside mamba_ssm's kernels at the paper's shapes. MAMBA_SSM_SRC: a carried mamba_ssm source
-  # checkout (default .fetched/mamba: `git archive HEAD mamba_ssm` of state-spaces/mamba).
-  # Budgets: 210 s + 110 s, each with 10 s to report after its SIGINT.
-  local p src=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
-  local problems=kernels/mamba3/kernelbench/KernelBench/level3 runs=kernels/mamba3/kernelbench/runs
-  log "mamba3: GPU tests and the twelve gates on problems 1-3 (float32, bfloat16)"
+mamba3() { mamba3_gates; mamba3_bench; }  # issue 31 in one call of at most 6 minutes
+
+mamba3_gates() {  # kernels/mamba3: the GPU tests beside kdiff's twelve gates on problems 1-3
+  # (ours, fp32 and bf16), each under T_M3_CHECK (default 210 s) with 10 s to report after its
+  # SIGINT; M3_PROBLEMS narrows them
+  local p problems=kernels/mamba3/kernelbench/KernelBench/level3 runs=kernels/mamba3/kernelbench/runs
+  log "mamba3: GPU tests and the twelve gates on problems ${M3_PROBLEMS:-1 2 3} (float32, bfloat16)"
   timeout -s INT -k 10 "${T_M3_CHECK:-210}" python3 -m pytest -q -m gpu -p no:cacheprovider \
     -rfEs --tb=short --junitxml="$ART/mamba3_tests.xml" tests/test_mamba3.py \
     tests/test_mamba3_problems.py 2>&1 | tee "$OUT/mamba3_tests.log" >/dev/null &
-  for p in 1 2 3; do
+  for p in ${M3_PROBLEMS:-1 2 3}; do
     timeout -s INT -k 10 "${T_M3_CHECK:-210}" kdiff verify --device cuda --fail-on never \
       --dtypes float32,bfloat16 --problem "$(ls "$problems/${p}"_*.py)" \
       --candidate "$runs/triton/level_3_problem_${p}_sample_0_kernel.py" \
@@ -355,6 +354,13 @@ mamba3() {  # kernels/mamba3 in one call of at most 6 minutes (issue 31): the GP
   done
   wait
   tail -n 40 "$OUT/mamba3_tests.log" "$OUT"/mamba3_gates_?.log | tee -a "$OUT/session.log"
+  pack
+}
+
+mamba3_bench() {  # timings beside mamba_ssm's kernels at the paper's shapes, T_M3_BENCH (110 s).
+  # MAMBA_SSM_SRC: a carried mamba_ssm source checkout (default .fetched/mamba: `git archive
+  # HEAD mamba_ssm` of state-spaces/mamba).
+  local src=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
   if [ -d "$src/mamba_ssm" ]; then
     log "mamba3: timings beside mamba_ssm ($src), bf16, the paper's shapes"
     MAMBA_SSM_SRC=$src timeout -s INT -k 10 "${T_M3_BENCH:-110}" python3 -m \

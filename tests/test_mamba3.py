@@ -406,3 +406,46 @@ def test_compiled_kernels_match_the_oracle_on_cuda():
         worst = max(result[path])
         assert worst <= bound, f"{path}: {result[path]} against {bound:.3e}"
     assert result["nan_mask_mismatches"] == 0
+
+
+PHASE_ON_CUDA = """
+import json, sys, torch
+from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
+from kdiff.kernels.mamba3.problems import activations, sequence_inputs
+from kdiff.kernels.mamba3.reference import States
+torch.manual_seed(6)  # recurrence_args' draw
+q, k, v, a, dt, trap, qb, kb, angles, D, z, theta, ssm, kst, vst = sequence_inputs(1, 1, 1, 2, 16, 16)
+q, k, adt, dt = activations(q, k, a, dt)
+args = [q, k, v, adt, dt, trap, qb, kb, angles, D, z]
+theta = torch.tensor([[1e36, -3e37, 1e19, 2.5], [-1e36, 7e30, 3e38, -1e-20]]).view(1, 2, 4)
+args[8] = torch.full((1, 1, 2, 4), 0.5)
+cuda = [x.cuda() for x in args]
+states = States(*(x.cuda() for x in (theta, ssm, kst, vst)))
+q, k, v, adt, dt, trap, qb, kb, angles, D, z = cuda
+_, step = mamba3_siso_step(q[:, 0], k[:, 0], v[:, 0], adt[..., 0], dt[..., 0], trap[..., 0],
+                           qb, kb, angles[:, 0], D, z[:, 0], states)
+_, chunked = mamba3_siso_forward(*cuda, states, chunk_size=16)
+print(json.dumps([step.angle.cpu().double().tolist(), chunked.angle.cpu().double().tolist()]))
+"""
+
+
+@pytest.mark.gpu
+def test_the_phase_of_a_huge_angle_is_reduced_exactly_on_cuda():
+    """Compiled, a float `%` is an approximate frem (x - y trunc(x / y)): on the H200 a phase of
+    1e36 came out as -5.5e19. The kernels reduce with an exact fmod (ops.fmod_two_pi): every
+    phase in [0, 2 pi), equal to the oracle's to the fp32 rounding of such a value."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    args, states = recurrence_args(1, 1, 1, 2, 16, 16, seed=6)
+    theta = torch.tensor([[1e36, -3e37, 1e19, 2.5], [-1e36, 7e30, 3e38, -1e-20]])
+    args[8] = torch.full((1, 1, 2, 4), 0.5)
+    states = States(theta.view(1, 2, 4), *states[1:])
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", PHASE_ON_CUDA], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    want = oracle(args, states)[1].angle
+    for got in json.loads(done.stdout.splitlines()[-1]):
+        got = torch.tensor(got, dtype=torch.float64)
+        assert ((got >= 0) & (got < 2 * math.pi)).all(), got
+        assert (got - want).abs().max() <= unit_roundoff(torch.float32) * 2 * math.pi, (got, want)

@@ -2,8 +2,11 @@
 reference's activations in the reference's association (reference.py)."""
 from __future__ import annotations
 
+import os
+
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 # constexpr: a compiled kernel reads no other globals (the interpreter does not check)
 PI = tl.constexpr(3.141592653589793)
@@ -25,12 +28,26 @@ def tanh64(x):
     return tl.where(tl.abs(x) < 0.00390625, small, tl.where(x < 0, -t, t))
 
 
+# The exact fmod. The interpreter computes a float `%` with numpy's exact fmod, but compiled,
+# `%` is LLVM's frem, which NVPTX lowers to x - y trunc(x / y): on the H200 a phase of 1e36
+# came out as -5.5e19 (kdiff PRC-03, bf16 inputs x 3.4e36). libdevice's fmod is exact (0 ulp)
+# and exists only compiled.
+if os.environ.get("TRITON_INTERPRET") == "1":
+    @triton.jit
+    def fmod_two_pi(x):
+        return x % TWO_PI
+else:
+    @triton.jit
+    def fmod_two_pi(x):
+        return libdevice.fmod(x, tl.zeros_like(x) + TWO_PI)
+
+
 @triton.jit
 def mod_two_pi(x):
-    """x mod 2 pi in [0, 2 pi), exactly as torch.remainder: the exact fmod (a float `%`),
-    plus 2 pi where it is negative. (x - 2 pi floor(x / 2 pi) rounds the product: at
-    |x| = 1e19, fp64, it was off by thousands, and the phase with it.)"""
-    r = x % TWO_PI
+    """x mod 2 pi in [0, 2 pi), exactly as torch.remainder: the exact fmod, plus 2 pi where it
+    is negative. (x - 2 pi floor(x / 2 pi) rounds the product: at |x| = 1e19, fp64, it was
+    off by thousands, and the phase with it.)"""
+    r = fmod_two_pi(x)
     return tl.where(r < 0, r + TWO_PI, r)
 
 
