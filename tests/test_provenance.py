@@ -183,6 +183,18 @@ def test_the_autotuners_benchmarks_are_noted_and_left_out_of_the_share():
         in got.detail, got.detail
 
 
+def test_library_work_inside_an_autotuner_benchmark_is_counted():
+    """A configuration's pre-hook runs inside the benchmark: work there that is neither the
+    candidate's kernel nor the cache flush (a GEMM writing the answer) stays a library's."""
+    reply = RecordedProvenance(
+        calls=1, device=[DeviceKernel("scaled_relu_kernel", 1, 1e-5)],
+        tuning=[DeviceKernel("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n", 2, 3e-5)]).to_reply()
+    got = decide(RecordedProvenance.parse(reply), OwnCode.read(FIXTURES / "own_triton.py", None),
+                 reference_ops())
+    assert got.kind is ProvenanceKind.MIXED and got.library_share == pytest.approx(0.75), got
+    assert "autotuner" not in got.detail, got.detail
+
+
 def test_a_provenance_field_that_is_not_a_dict_is_unusable():
     with pytest.raises(UnusableOutput):
         checked_reply("provenance", {"provenance": ["own"]})

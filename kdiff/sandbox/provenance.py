@@ -13,8 +13,8 @@ reference the benchmark's loop runs first), the recorder counts
 - on CUDA, every device activity of the torch profiler (kineto): name, launches, device
   time, and what was still running once the current stream had finished (work left on
   another stream: the benchmark's timer, which waits on its own stream, never sees it);
-  activity while Triton's autotuner benchmarks configurations (its timed runs and the fills
-  that clear the L2 cache between them) in a table of its own, since it computes no answer;
+  activity while Triton's autotuner benchmarks configurations (its timed runs, the fills
+  that clear the L2 cache between them, a pre-hook's work) in a table of its own;
 - Python threads the call started that are still running when it returns.
 
 Nothing here attributes or decides: the judge (kdiff.verdicts.provenance) attributes each

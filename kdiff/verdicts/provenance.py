@@ -15,7 +15,9 @@ of the candidate's files (`OwnCode`, never run):
   namespace (TORCH_LIBRARY, torch.library); aten's and prims' are a library's;
 - a device kernel (CUDA) is the candidate's when its name is one of the candidate's Triton
   kernels or one the judge reads from the extensions it built (cuobjdump's symbols);
-  device work while Triton's autotuner benchmarks configurations is noted, not shared.
+  while Triton's autotuner benchmarks configurations, the runs of the candidate's own
+  kernels and the cache-clearing fills are noted and left out of the share; any other device
+  work there (a pre-hook's) counts as a library's.
 A record whose claims of the candidate's own kernels the source does not back is attributed
 to libraries. Counts and device times stay the worker's word: a candidate that forges them
 can at most hide library work it did, which its source then still shows (the notes say when
@@ -166,7 +168,24 @@ def attribute(record: RecordedProvenance, own: OwnCode) -> tuple[list[KernelShar
         is_own = symbol_name(k.name) in own_device
         kernels.append(KernelShare(k.name, Origin.OWN if is_own else Origin.LIBRARY, "device",
                                    k.launches, k.seconds))
+    benchmarked = [k for k in record.tuning
+                   if symbol_name(k.name) in own_device or is_cache_flush(k.name)]
+    if benchmarked:
+        notes.append(f"Triton's autotuner benchmarked configurations during the calls: "
+                     f"{sum(k.launches for k in benchmarked)} device activities, "
+                     f"{sum(k.seconds for k in benchmarked):.3g} s of the candidate's own "
+                     f"kernels and cache-clearing fills, left out of the share (they compute "
+                     f"no answer)")
+    for k in record.tuning:  # anything else a benchmark ran (a pre-hook's work) is counted
+        if k not in benchmarked:
+            kernels.append(KernelShare(k.name, Origin.LIBRARY, "device", k.launches, k.seconds))
     return kernels, notes
+
+
+def is_cache_flush(name: str) -> bool:
+    """The fill with which Triton's benchmark clears the L2 cache between timed runs
+    (`cache.zero_()`): it writes a constant, so no answer can come from it."""
+    return "FillFunctor" in name or name.startswith("Memset")
 
 
 def not_recorded() -> Provenance:
@@ -212,11 +231,6 @@ def decide(record: RecordedProvenance, own: OwnCode, reference_ops: list[str],
         kind = ProvenanceKind.MIXED
     else:
         kind = ProvenanceKind.OWN
-    if record.tuning:
-        notes.append(f"Triton's autotuner benchmarked configurations during the calls: "
-                     f"{sum(k.launches for k in record.tuning)} device activities, "
-                     f"{sum(k.seconds for k in record.tuning):.3g} s, left out of the share "
-                     f"(they compute no answer)")
     if record.dropped:
         notes.append(f"{record.dropped} entries beyond the record's bounds not counted")
     kernels.sort(key=lambda k: (-(k.seconds or 0.0), -k.launches, k.name))
