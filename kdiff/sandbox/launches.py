@@ -61,6 +61,7 @@ from typing import Any, BinaryIO, Callable
 from kdiff.data.cache import cache_root
 from kdiff.data.files import UnreadableFile, read_regular_file
 from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
+from kdiff.sandbox.workerenv import allowed_environment, judges_user, own_folders
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # takes 71 s for sm_90 on 2 cores under a load of 11 (its ptxas spills 18 KB).
@@ -429,7 +430,6 @@ def compiler_environment() -> dict[str, str]:
     """The variables of this process a candidate's process may inherit (kdiff.sandbox.workerenv),
     without TRITON_INTERPRET: where `triton.jit` gives real JITFunctions, as the compiler
     child needs (and the zygote it is forked from). The child imports the candidate."""
-    from kdiff.sandbox.workerenv import allowed_environment, judges_user
     env = {k: v for k, v in allowed_environment(os.environ).items() if k != "TRITON_INTERPRET"}
     return {**TRITON_PINNED, **env, **judges_user()}
 
@@ -537,11 +537,9 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
                         for launch in launches]
         request.write_text(json.dumps([{"launch": asdict(launch), "target": target}
                                        for launch, target in zip(launches, targets)]))
-        env = compiler_environment()
-        env["TRITON_CACHE_DIR"] = str(Path(tmp) / "triton-cache")  # a miss: ptxas runs, logs
-        # Inductor's generated code, imported here, keeps its cache under the user's /tmp
-        # folder by default, outside what the confined child may write.
-        env["TORCHINDUCTOR_CACHE_DIR"] = env["HOME"] = str(Path(tmp))
+        # Its own, empty caches: a Triton cache miss (ptxas runs, and logs), and a writable
+        # home for inductor's generated code, which some kernel files import.
+        env = {**compiler_environment(), **own_folders(Path(tmp))}
         env["TRITON_DUMP_PTXAS_LOG"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         with open(log, "wb") as out:

@@ -79,7 +79,7 @@ from kdiff.sandbox.launches import (
     compile_launches,
     compiler_environment,
 )
-from kdiff.sandbox.workerenv import allowed_environment, for_device, judges_user
+from kdiff.sandbox.workerenv import allowed_environment, for_device, judges_user, own_folders
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 _JUDGE_FOLDERS: dict[int, Path] = {}
@@ -308,13 +308,7 @@ class CandidateProcess:
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = "1"
         env.update(judges_user())
-        # torch.compile's inductor writes its code and cache under TORCHINDUCTOR_CACHE_DIR (by
-        # default /tmp/torchinductor_<user>, outside the folder a worker may write).
-        for var, sub in (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
-                         ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
-                         ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("XDG_CACHE_HOME", "cache")):
-            (self.workdir / sub).mkdir(exist_ok=True)
-            env[var] = str(self.workdir / sub)
+        env.update(own_folders(self.workdir))
         limits = self.limits
         if os.geteuid() == 0:  # cgroups are root's to make
             self._cgroup = WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}",

@@ -5,6 +5,7 @@ settings (KDIFF_*) stay out: a candidate must neither read secrets nor tell that
 from __future__ import annotations
 
 import getpass
+from pathlib import Path
 from typing import Mapping
 
 # What the interpreter, the compilers (Triton's, a load_inline build's) and the CUDA driver
@@ -31,6 +32,23 @@ def judges_user() -> dict[str, str]:
     when the judge's compiler child imports inductor's generated code) answers from these."""
     user = getpass.getuser()
     return {"USER": user, "LOGNAME": user}
+
+
+# The home and caches of a candidate's process (a worker, or the judge's compiler child that
+# imports the candidate's or inductor's code): their defaults (~, /tmp/torchinductor_<user>,
+# ~/.triton) lie outside the one folder it may write.
+OWN_FOLDERS = (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
+               ("TORCH_EXTENSIONS_DIR", "torch_extensions"),
+               ("TORCHINDUCTOR_CACHE_DIR", "inductor"), ("XDG_CACHE_HOME", "cache"))
+
+
+def own_folders(folder: Path) -> dict[str, str]:
+    """OWN_FOLDERS made inside `folder`, as the variables that name them."""
+    env = {}
+    for var, sub in OWN_FOLDERS:
+        (folder / sub).mkdir(exist_ok=True)
+        env[var] = str(folder / sub)
+    return env
 
 
 def for_device(env: Mapping[str, str], device: str) -> dict[str, str]:
