@@ -188,3 +188,9 @@ def test_compare_reports_identity_gap_noise_and_non_finite(tmp_path):
     broken, _ = compare.family_figures(tmp_path / "b", "gdn")
     assert broken.non_finite == {"ours": [], "ours-again": [], "ref": [39], "ours-seed1": []}
     assert broken.overlap_within_noise is False
+    # a reference stopped after its first step (autotuning) is no evidence of overlap
+    write(tmp_path / "c", "ours", base)
+    write(tmp_path / "c", "ref", base[:1])
+    write(tmp_path / "c", "ours-seed1", [v + 0.01 for v in base])
+    short, _ = compare.family_figures(tmp_path / "c", "gdn")
+    assert short.gap_to_reference is None and short.overlap_within_noise is None

@@ -2,10 +2,12 @@
 
 Per family (runs under RUNS/<family>-<name>/ with name ours, ours-again, ref, ours-seed1):
   - non-finite steps of every run (must be none),
-  - whether ours and ours-again logged bitwise identical losses (over the steps both reached),
+  - whether ours and ours-again logged bitwise identical losses (unjudged when ours-again
+    stopped before ours),
   - the gap between ours and the reference (same seed) beside the run-to-run noise (ours at
     another seed), both as the largest difference of the losses smoothed over SMOOTH steps;
-    the curves overlap within noise when the gap is no larger than the noise.
+    the curves overlap within noise when the gap is no larger than the noise; unjudged when
+    the reference or the other seed stopped before ours.
 Throughput (--throughput A B): the median tokens/s of two runs' summaries, side by side.
 
     python examples/train/compare.py --runs runs --out docs/training
@@ -55,10 +57,12 @@ def smoothed(values: list[float]) -> list[float]:
 
 
 def largest_gap(a: list[float], b: list[float]) -> float | None:
-    n = min(len(a), len(b))
-    if n == 0:
+    """None unless b reached every step a did: a run cut short (a reference that spent its
+    time autotuning) says nothing about the curve it did not draw."""
+    if not a or len(b) < len(a):
         return None
-    gaps = [abs(x - y) for x, y in zip(smoothed(a[:n]), smoothed(b[:n]))]
+    n = len(a)
+    gaps = [abs(x - y) for x, y in zip(smoothed(a), smoothed(b[:n]))]
     return math.nan if any(math.isnan(g) for g in gaps) else max(gaps)  # NaN: no overlap
 
 
@@ -67,9 +71,8 @@ def family_figures(runs: Path, family: str) -> tuple[FamilyFigures, dict]:
     logs = {name: log for name, log in logs.items() if log}
     loss = {name: [r["loss"] for r in log] for name, log in logs.items()}
     bitwise = None
-    if {"ours", "ours-again"} <= loss.keys():  # over the steps both reached
-        common = min(len(loss["ours"]), len(loss["ours-again"]))
-        bitwise = common > 0 and loss["ours"][:common] == loss["ours-again"][:common]
+    if {"ours", "ours-again"} <= loss.keys() and len(loss["ours-again"]) >= len(loss["ours"]):
+        bitwise = loss["ours"] == loss["ours-again"][:len(loss["ours"])]
     gap = largest_gap(loss["ours"], loss["ref"]) if {"ours", "ref"} <= loss.keys() else None
     noise = (largest_gap(loss["ours"], loss["ours-seed1"])
              if {"ours", "ours-seed1"} <= loss.keys() else None)

@@ -2,6 +2,8 @@
 # The H200 runs of docs/training.md, one phase per device call (each under 8 minutes):
 #   bash examples/train/h200.sh family gdn     # ours, ours-again, ref, ours-seed1: ~100M model
 #   bash examples/train/h200.sh family simple_gla | gla | kda
+#   bash examples/train/h200.sh families gdn simple_gla gla kda   # side by side, one call
+#   bash examples/train/h200.sh others gdn     # the runs after an earlier call's first run
 #   bash examples/train/h200.sh big ours       # 1.1B GDN on our kernels (resumes when warm)
 #   bash examples/train/h200.sh big fla        # the same model on fla's kernels: tokens/s
 # Runs live in $RUNS (/tmp/train-runs: a warm machine keeps /tmp between calls, so the 1.1B
@@ -12,6 +14,7 @@ RUNS=${RUNS:-/tmp/train-runs}
 REF=${REF:-fla}               # the reference mixer: fla, or torch (chunked PyTorch)
 STEPS=${STEPS:-300}           # ~100M runs: steps planned (the first run stops at T_RUN seconds)
 T_RUN=${T_RUN:-60}            # seconds of the first ~100M run (4 runs, fla's autotuning, setup)
+T_AUTOTUNE=${T_AUTOTUNE:-240}  # more seconds for the reference run: fla autotunes at step 0
 T_BIG=${T_BIG:-330}           # seconds of the 1.1B run in this call (then a ~13 GB checkpoint)
 WARMUP=${WARMUP:-50} CONFIG=${CONFIG:-100m} BATCH=${BATCH:-8} SEQ_LEN=${SEQ_LEN:-2048}
 PYTHON=${PYTHON:-python3}
@@ -37,23 +40,35 @@ setup() {
   touch /tmp/train-setup-done
 }
 
+family_args() {  # $1: the member
+  echo "--family $1 --config $CONFIG --steps $STEPS --batch-size $BATCH --seq-len $SEQ_LEN" \
+    "--lr 1e-3 --warmup $WARMUP --eval-every 50 --checkpoint-every 100000"
+}
+
 family() {  # $1: gdn | simple_gla | gla | kda
-  local f=$1 common="--family $1 --config $CONFIG --steps $STEPS --batch-size $BATCH"
-  common+=" --seq-len $SEQ_LEN"
-  common+=" --lr 1e-3 --warmup $WARMUP --eval-every 50 --checkpoint-every 100000"
+  local f=$1
   rm -rf "$RUNS/$f-"*
-  train $common --mixer-impl ours --seed 0 --time-limit "$T_RUN" --out "$RUNS/$f-ours"
-  # the others run exactly as many steps as the first reached in its time, same schedule
-  local reached
+  train $(family_args "$f") --mixer-impl ours --seed 0 --time-limit "$T_RUN" \
+    --out "$RUNS/$f-ours"
+  others "$f"
+}
+
+# the other three runs of a member, side by side, after its first run ($RUNS/<member>-ours):
+# each runs exactly as many steps as the first reached in its time, same schedule, and is also
+# stopped at T_RUN + 60 s (compilation); fla's first step autotunes its forward and backward
+# kernels (127 s for GDN on the H200), so the reference gets T_AUTOTUNE more. compare.py
+# judges overlap only where a run reached every step the first one did.
+others() {
+  local f=$1 reached limit=$((T_RUN + 60))
   reached=$(cat "$RUNS/$f-ours/log.jsonl" 2>/dev/null | wc -l)
-  [ "$reached" -gt 0 ] || { echo "the first run logged no step" >&2; return 1; }
-  common+=" --until $reached"
-  # each also stopped at T_RUN + 60 s (compilation, fla's autotuning): compare.py then uses
-  # the steps the runs have in common
-  local limit=$((T_RUN + 60))
-  train $common --mixer-impl ours --seed 0 --time-limit $limit --out "$RUNS/$f-ours-again"
-  train $common --mixer-impl "$REF" --seed 0 --time-limit $limit --out "$RUNS/$f-ref"
-  train $common --mixer-impl ours --seed 1 --time-limit $limit --out "$RUNS/$f-ours-seed1"
+  [ "$reached" -gt 0 ] || { echo "$f: the first run logged no step" >&2; return 1; }
+  local common
+  common="$(family_args "$f") --until $reached"
+  train $common --mixer-impl ours --seed 0 --time-limit $limit --out "$RUNS/$f-ours-again" &
+  train $common --mixer-impl "$REF" --seed 0 --time-limit $((limit + T_AUTOTUNE)) \
+    --out "$RUNS/$f-ref" &
+  train $common --mixer-impl ours --seed 1 --time-limit $limit --out "$RUNS/$f-ours-seed1" &
+  wait
   $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-$f" --families "$f"
 }
 
@@ -70,8 +85,12 @@ big() {  # $1: ours | fla, each in its own call (fla's backward autotunes for mi
 setup
 case "${1:-}" in
   family) family "$2" ;;
+  others) others "$2" ;;  # the three runs after a first run carried in $RUNS
+  # several members side by side on the one GPU (their tokens/s are then not comparable)
+  families) shift; for f in "$@"; do family "$f" > "$RUNS/family-$f.log" 2>&1 & done; wait
+    cat "$RUNS"/family-*.log ;;
   big) big "$2" ;;
-  *) echo "usage: $0 family <gdn|simple_gla|gla|kda> | big <ours|fla>" >&2; exit 2 ;;
+  *) echo "usage: $0 family <member> | families <member>... | big <ours|fla>" >&2; exit 2 ;;
 esac
 # everything but checkpoints comes back
 tar czf "$OUT/train.tgz" --exclude='*.pt' --exclude='*.tmp' -C "$RUNS" .
