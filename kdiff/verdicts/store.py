@@ -186,7 +186,7 @@ class ResultsStore:
         if verdict.error is not None and verdict.error_kind == TRANSIENT_ERROR_KIND:
             return False
         key = self.key(case, config, preset)
-        with self._transaction():
+        with self.transaction():
             self.db.execute(
                 "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (key, case.bench, self._file_sha(case.problem), self._file_sha(case.candidate),
@@ -212,7 +212,7 @@ class ResultsStore:
                               "FROM verdicts WHERE key=?", (key,)).fetchone()
         if row is None:
             return None, list(gates)
-        with self._parsing("a stored verdict"):
+        with self.parsing("a stored verdict"):
             native = NativeVerdict(**json.loads(row[0]))
             if row[1] is not None:  # the case could not be judged at all: no gate will run
                 return Verdict(case, native, {}, error=row[1], error_kind=row[2]), []
@@ -237,7 +237,7 @@ class ResultsStore:
         ident = hashlib.sha256(json.dumps(
             [config.bench, preset, config.device, gates, options_key(config, preset),
              __version__, keys, [c.id for c in cases]]).encode()).hexdigest()[:16]
-        with self._transaction():
+        with self.transaction():
             if self.db.execute("SELECT 1 FROM runs WHERE id=?", (ident,)).fetchone() is None:
                 self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
                                 (ident, config.bench, preset, config.device, json.dumps(gates),
@@ -253,7 +253,7 @@ class ResultsStore:
         out = []
         for row in self.db.execute("SELECT id, bench, native_preset, device, gates, command, "
                                    "started_at, n_cases FROM runs ORDER BY started_at DESC"):
-            with self._parsing("a recorded run"):
+            with self.parsing("a recorded run"):
                 info = RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5],
                                row[6], row[7])
             info.n_judged = sum(v is not None and not missing for v, missing in
@@ -264,34 +264,40 @@ class ResultsStore:
     def _run_verdicts(self, info: RunInfo) -> Iterable[tuple[Verdict | None, list[str]]]:
         for key, case_json in self.db.execute(
                 "SELECT key, case_json FROM run_cases WHERE run=? ORDER BY position", (info.id,)):
-            with self._parsing("a recorded case"):
+            with self.parsing("a recorded case"):
                 case = case_from_json(json.loads(case_json))
             yield self._assemble(case, key, info.gates)
 
     def load_run(self, run_id: str | None = None) -> tuple[RunInfo, list[Verdict]]:
         """A run's verdicts in its case order: complete ones only (an interrupted run shows
         what it had judged). The latest run when no id is given; a prefix of an id will do."""
+        info = self.find_run(run_id)
+        verdicts = [v for v, missing in self._run_verdicts(info) if v is not None and not missing]
+        return info, verdicts
+
+    def find_run(self, run_id: str | None = None) -> RunInfo:
+        """The run `run_id` names (a prefix of an id will do), or the latest."""
         runs = self.runs()
         if not runs:
             raise LookupError(f"{self.path}: no run recorded")
         if run_id is None:
-            info = runs[0]
-        else:
-            found = [r for r in runs if r.id.startswith(run_id)]
-            if len(found) != 1:
-                raise LookupError(f"{self.path}: no single run matches '{run_id}'; recorded: "
-                                  + ", ".join(r.id for r in runs))
-            info = found[0]
-        verdicts = [v for v, missing in self._run_verdicts(info) if v is not None and not missing]
-        return info, verdicts
+            return runs[0]
+        found = [r for r in runs if r.id.startswith(run_id)]
+        if len(found) != 1:
+            raise LookupError(f"{self.path}: no single run matches '{run_id}'; recorded: "
+                              + ", ".join(r.id for r in runs))
+        return found[0]
 
     # -- plumbing -------------------------------------------------------------------------
-    def _transaction(self) -> "_Transaction":
+    def transaction(self) -> "_Transaction":
+        """One transaction: put and begin_run write through it, and so do imported records
+        (kdiff.verdicts.records)."""
         return _Transaction(self.db)
 
     @contextlib.contextmanager
-    def _parsing(self, what: str) -> Iterator[None]:
-        """Rows that do not parse (a damaged file) make the store unreadable, in one line."""
+    def parsing(self, what: str) -> Iterator[None]:
+        """Rows that do not parse (a damaged file) make the store unreadable, in one line;
+        whoever reads rows (the store, exported records) says so through this."""
         try:
             yield
         except (ValueError, KeyError, TypeError) as exc:
