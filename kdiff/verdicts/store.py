@@ -10,7 +10,8 @@ transaction per verdict: killing kdiff at any moment loses at most the verdict b
 
 A run is recorded too (its cases, in order, with their ids and metadata, and its gate list),
 so that `kdiff report --store PATH` can render any report from the store alone. Running the
-same command again opens the same run and judges only what is missing.
+same command again opens the same run and judges only what is missing. Runs and verdicts move
+to another machine's store as records (kdiff.verdicts.records).
 
 Only the judge's driver process writes here; candidates' workers cannot (kdiff.sandbox.confine).
 """
