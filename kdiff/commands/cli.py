@@ -237,6 +237,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--jobs", type=POSITIVE_INT, default=None, metavar="N",
                    help="judges at once (default: one per GPU, or per core); several may "
                    "share one GPU")
+
+    rc = sub.add_parser("records", help="move an audit between machines: a store's verdicts "
+                        "as a compressed records file, and back (docs/large-runs.md)")
+    actions = rc.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ex = actions.add_parser("export", help="write a store's runs and verdicts (never "
+                            "third-party code) to a .jsonl.gz records file")
+    ex.add_argument("--store", required=True, type=Path, help="the results store (SQLite)")
+    ex.add_argument("--out", required=True, type=Path, metavar="PATH",
+                    help="the records file to write, ending in .jsonl.gz")
+    ex.add_argument("--run", metavar="ID", help="only this run and its verdicts (default: "
+                    "every run and verdict in the store; a prefix of an id will do)")
+    im = actions.add_parser("import", help="add records files' runs and verdicts to a store; "
+                            "what the store holds already is kept")
+    im.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                    help="records files (.jsonl.gz)")
+    im.add_argument("--store", required=True, type=Path,
+                    help="the results store to add to (SQLite; created if missing)")
     return parser
 
 
@@ -383,6 +400,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     return exit_status(verdicts, args.fail_on, args.undecided_ok, args.require_own_kernel)
 
 
+def cmd_records(args: argparse.Namespace) -> int:
+    from kdiff.commands.records import export_records, import_records
+    return {"export": export_records, "import": import_records}[args.action](args)
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from kdiff.commands.calibrate import calibrate
     return calibrate(args.device, args.jobs, args.json, args.plot)
@@ -400,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handler = {"gates": cmd_gates, "verify": cmd_verify, "run": cmd_run,
-                   "calibrate": cmd_calibrate, "report": cmd_report,
+                   "calibrate": cmd_calibrate, "report": cmd_report, "records": cmd_records,
                    "tune": cmd_tune}[args.command]
         return handler(args)
     except UsageError as exc:
