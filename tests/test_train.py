@@ -194,3 +194,12 @@ def test_compare_reports_identity_gap_noise_and_non_finite(tmp_path):
     write(tmp_path / "c", "ours-seed1", [v + 0.01 for v in base])
     short, _ = compare.family_figures(tmp_path / "c", "gdn")
     assert short.gap_to_reference is None and short.overlap_within_noise is None
+    # held-out losses are compared at the last step every run evaluated
+    for name, evals in (("ours", {9: 3.0, 19: 2.0}), ("ref", {9: 3.1, 19: 2.1, 39: 1.0})):
+        log = tmp_path / "d" / f"gdn-{name}" / "log.jsonl"
+        log.parent.mkdir(parents=True)
+        log.write_text("".join(json.dumps({"step": i, "loss": 1.0, "finite": True,
+                                           **({"held_out_loss": evals[i]} if i in evals else {})})
+                               + "\n" for i in range(40)))
+    held, _ = compare.family_figures(tmp_path / "d", "gdn")
+    assert held.held_out_step == 19 and held.held_out == {"ours": 2.0, "ref": 2.1}

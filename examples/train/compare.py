@@ -38,7 +38,8 @@ class FamilyFigures:
     gap_to_reference: float | None
     run_to_run_noise: float | None
     overlap_within_noise: bool | None
-    final_held_out: dict   # run name -> the last held-out loss
+    held_out_step: int | None  # the last step at which every run was evaluated
+    held_out: dict         # run name -> its held-out loss at that step
 
 
 def records(folder: Path) -> list[dict]:
@@ -76,8 +77,13 @@ def family_figures(runs: Path, family: str) -> tuple[FamilyFigures, dict]:
     gap = largest_gap(loss["ours"], loss["ref"]) if {"ours", "ref"} <= loss.keys() else None
     noise = (largest_gap(loss["ours"], loss["ours-seed1"])
              if {"ours", "ours-seed1"} <= loss.keys() else None)
-    held = {name: next((r["held_out_loss"] for r in reversed(log) if "held_out_loss" in r), None)
-            for name, log in logs.items()}
+    # held-out losses at the last step every run evaluated (a run stopped by its time limit
+    # evaluates at its last multiple of --eval-every, one stopped by --until at its end too)
+    evals = {name: {r["step"]: r["held_out_loss"] for r in log if "held_out_loss" in r}
+             for name, log in logs.items()}
+    common = set.intersection(*(set(e) for e in evals.values())) if evals else set()
+    held_step = max(common) if common else None
+    held = {name: e.get(held_step) for name, e in evals.items()}
     figures = FamilyFigures(
         family=family, steps={name: len(log) for name, log in logs.items()},
         non_finite={name: [r["step"] for r in log
@@ -85,7 +91,7 @@ def family_figures(runs: Path, family: str) -> tuple[FamilyFigures, dict]:
                     for name, log in logs.items()},
         bitwise_identical=bitwise, gap_to_reference=gap, run_to_run_noise=noise,
         overlap_within_noise=None if gap is None or noise is None else gap <= noise,
-        final_held_out=held)
+        held_out_step=held_step, held_out=held)
     return figures, loss
 
 
