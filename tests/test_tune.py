@@ -175,3 +175,61 @@ def test_policy_probabilities_are_distributions():
     policy = Policy(read_space(CANDIDATE), GRPOSettings(), seed=0)
     for probs in policy.probabilities():
         assert sum(probs) == pytest.approx(1.0) and torch.tensor(probs).min() > 0
+
+
+# -- --judges N: batches judged side by side, measured one at a time ---------------------
+def test_config_judge_shares_one_judgement_per_key_across_threads(example_judge, tmp_path):
+    """Threads asking for configurations that share a verdict (the CPU ignores num_warps)
+    wait for one judgement; the configured copy is written once (never rewritten under a
+    reader); the in-process judge refuses threads."""
+    import threading
+    import time as clock
+    space, _ = example_judge
+    config = RunConfig(gates=["PRC-01"], gate_options=GateOptions(device="cpu"))
+    judge = ConfigJudge(PROBLEM, CANDIDATE, space, config, tmp_path, judges=4)
+    calls = []
+
+    def fake(cfg):
+        calls.append(cfg)
+        clock.sleep(0.2)
+        return Judgement(Outcome.CORRECT, (), 1.0), True
+    judge._judge = fake
+    same = [c for c in space if dict(c)["BLOCK"] == 16 and dict(c)["ROWS"] == 1
+            and not dict(c)["ACC_FP16"]]
+    assert len(same) == 2  # num_warps 1 and 4
+    answers = []
+    threads = [threading.Thread(target=lambda c=c: answers.append(judge(c)))
+               for c in same * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(answers) == 4 and len(set(map(id, answers))) == 1
+    path = judge.write(same[0])
+    path.write_text(path.read_text() + "# marker\n")
+    assert judge.write(same[0]) == path and path.read_text().endswith("# marker\n")
+    (tmp_path / "serial").mkdir()
+    serial = ConfigJudge(PROBLEM, CANDIDATE, space, config, tmp_path / "serial")
+    failed = []
+    thread = threading.Thread(target=lambda: failed.append(pytest.raises(
+        RuntimeError, serial, same[0])))
+    thread.start()
+    thread.join()
+    assert failed and "main thread" in str(failed[0].value)
+
+
+def test_judge_processes_give_the_in_process_verdicts(example_judge):
+    """Real judgements side by side in two judge processes: the verdicts of the in-process
+    judge, configuration by configuration."""
+    from concurrent.futures import ThreadPoolExecutor
+    space, serial = example_judge
+    configs = [c for c in space if dict(c)["num_warps"] == 4 and dict(c)["BLOCK"] == 16]
+    with ConfigJudge(PROBLEM, CANDIDATE, space, serial.config, serial.workdir,
+                     judges=2) as side_by_side:
+        with ThreadPoolExecutor(2) as pool:
+            parallel = list(pool.map(side_by_side, configs))
+        assert len(side_by_side._processes._live) <= 2
+    for config, judgement in zip(configs, parallel):
+        expected = serial(config)
+        assert (judgement.outcome, judgement.failing) == (expected.outcome, expected.failing)
+    assert {j.outcome for j in parallel} == {Outcome.CORRECT, Outcome.WRONG}
