@@ -233,3 +233,20 @@ def test_judge_processes_give_the_in_process_verdicts(example_judge):
         expected = serial(config)
         assert (judgement.outcome, judgement.failing) == (expected.outcome, expected.failing)
     assert {j.outcome for j in parallel} == {Outcome.CORRECT, Outcome.WRONG}
+
+
+def test_the_timer_warms_up_without_measuring(tmp_path):
+    """The warm-up process builds and calls the candidate and reports no time; without a
+    compile cache there is nothing to warm."""
+    from kdiff.tune.timing import ProcessTimer
+    space = read_space(CANDIDATE)
+    judge = ConfigJudge(PROBLEM, CANDIDATE, space,
+                        RunConfig(gates=["PRC-01"], gate_options=GateOptions(device="cpu")),
+                        tmp_path)
+    timer = ProcessTimer(PROBLEM, judge.write, "cpu", "wall", compile_cache=tmp_path / "tc")
+    out, err, status, _ = timer._run(judge.write(space.default), ["--warm-up"])
+    assert status == 0 and json.loads(out.strip().splitlines()[-1]) == {"warmed": True}, err
+    seconds = timer.warm(space.default)
+    assert seconds > 0 and timer.warm(space.default) == seconds and not timer.cache
+    bare = ProcessTimer(PROBLEM, judge.write, "cpu", "wall")
+    assert bare.warm(space.default) == 0.0 and not bare.warmed
