@@ -169,6 +169,28 @@ def test_kdiff_tune_command(tmp_path, capsys):
     assert result["chosen"] == dict(read_space(CANDIDATE).default)
     assert result["evaluations"][0]["outcome"] == "correct"
     assert result["evaluations"][0]["time"] > 0
+    assert result["evaluations"][0]["wall"] >= result["evaluations"][0]["elapsed"] > 0
+    assert main([*args, "--timer", "wall", "--judges", "0"]) == 2
+    assert "--judges" in capsys.readouterr().err
+
+
+def test_kdiff_tune_command_judges_side_by_side(tmp_path):
+    """--judges 2 through the command: judge processes and warm-ups beside each other, then
+    the measurements; the same verdicts and order as the in-process judge gives."""
+    from kdiff.commands.cli import main
+    out = tmp_path / "tune.json"
+    args = ["tune", "--problem", str(PROBLEM), "--candidate", str(CANDIDATE), "--device", "cpu",
+            "--gates", "PRC-01", "--timer", "wall", "--budget", "3", "--methods", "exhaustive",
+            "--json", str(out)]
+    assert main([*args, "--judges", "2"]) == 0
+    (result,) = json.loads(out.read_text())["results"]
+    space = read_space(CANDIDATE)
+    # the default first, then the space's order: the two after it judged side by side
+    configs = [space.default] + [c for c in space if c != space.default][:2]
+    assert [e["config"] for e in result["evaluations"]] == [dict(c) for c in configs]
+    assert [e["order"] for e in result["evaluations"]] == [1, 2, 3]
+    assert [e["outcome"] for e in result["evaluations"]] == ["correct", "correct", "wrong"]
+    assert all(e["time"] > 0 for e in result["evaluations"])
 
 
 def test_policy_probabilities_are_distributions():
