@@ -412,3 +412,37 @@ def test_the_warm_up_is_counted_in_the_summed_cost():
     assert second.elapsed == pytest.approx(2 * (0.5 + 2.0 + 0.25))
     with pytest.raises(ValueError, match="budget"):
         search.evaluate_all(list(PARALLEL_SPACE)[2:6])  # 4 new, 3 left
+
+
+def test_ctrl_c_during_a_batch_stops_the_judges_and_raises():
+    """SIGINT while a batch is judged: the search stops the judge's and the timer's
+    processes (stop()), measures nothing, and raises KeyboardInterrupt once the threads are
+    done. The signal is sent from inside a judgement, so it lands while the batch runs."""
+    import os
+    import signal
+    import threading
+
+    from kdiff.tune.search import Search
+    released = threading.Event()
+    stopped = []
+
+    class Judge:
+        def __call__(self, config):
+            if config != PARALLEL_SPACE.default:
+                os.kill(os.getpid(), signal.SIGINT)
+                assert released.wait(10), "never stopped"
+            return Judgement(Outcome.CORRECT)
+
+        def stop(self):
+            stopped.append("judge")
+            released.set()
+
+    probe = Instrumented()
+    search = Search("exhaustive", PARALLEL_SPACE, Judge(), probe, 10, judges=3)
+    search.start()
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        search.evaluate_all(list(PARALLEL_SPACE)[1:4])
+    assert stopped == ["judge"] and len(search.result.evaluations) == 1
+    assert probe.measured == [PARALLEL_SPACE.default]
+    assert signal.getsignal(signal.SIGINT) is handler
