@@ -6,14 +6,16 @@ inverse's warps, the state scan's and the output's V-blocks. Measured: the best 
 configuration each method found, when it got there, the fast configurations the contract
 rejected, and whether the autotuner's pick passes.
 
-    python benchmarks/tune_gdn.py --seconds 360 [--budget 24] [--gates PRC-01]
+    python benchmarks/tune_gdn.py --seconds 360 [--budget 24] [--gates PRC-01] [--judges 6]
         [--time-sizes '{"seq_len": 8192, "num_heads": 16, "head_dim_k": 64, "head_dim_v": 64}']
 
 Judged at the problem's own sizes (1_GatedDeltaNet.py: 24 tokens, K = V = 16); timed by
 do_bench in fp32 (the gates' dtype, where TF32 is the trade) at --time-sizes, forward only.
-Each method gets an equal share of --seconds and begins no configuration past it (one judge,
-compile included, can overrun its share by its own time). Writes tune_gdn.json and
-tune_gdn.md under $OUT (or the current folder).
+Each method gets an equal share of --seconds and begins no batch past it (a batch begun
+before, judging and compiling included, can overrun its share by its own time). --judges N:
+a batch's configurations are judged N at once, each in a judge process of its own, while
+the timing processes compile them; then they are measured one at a time (docs/tune.md).
+Writes tune_gdn.json and tune_gdn.md under $OUT (or the current folder).
 """
 from __future__ import annotations
 
@@ -51,13 +53,17 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--group", type=int, default=GRPOSettings.group,
                    help="GRPO's group (fewer where a configuration takes a minute to judge)")
+    p.add_argument("--judges", type=int, default=1,
+                   help="configurations judged (and compiled for timing) at once")
     p.add_argument("--time-sizes", default=json.dumps(TIME_SIZES))
     p.add_argument("--device", default="cuda")
     args = p.parse_args()
+    if args.judges < 1:
+        p.error("--judges: at least 1")
     out = Path(os.environ.get("OUT", "."))
     space = read_space(CANDIDATE)
     config = RunConfig(gates=args.gates.split(","), gate_options=GateOptions(device=args.device))
-    judge = ConfigJudge(PROBLEM, CANDIDATE, space, config)
+    judge = ConfigJudge(PROBLEM, CANDIDATE, space, config, judges=args.judges)
     timer = ProcessTimer(PROBLEM, judge.write, args.device,
                          "do_bench" if args.device == "cuda" else "wall",
                          sizes=json.loads(args.time_sizes),
@@ -69,7 +75,8 @@ def main() -> None:
         start = time.monotonic()
         try:
             results.append(run(method, space, judge, timer, args.budget, args.seed,
-                               GRPOSettings(group=args.group), deadline=start + share))
+                               GRPOSettings(group=args.group), deadline=start + share,
+                               judges=args.judges))
         except KeyboardInterrupt:  # a device budget's SIGINT: report the methods finished
             print(f"{method}: interrupted; reporting the methods before it", flush=True)
             break
@@ -78,13 +85,14 @@ def main() -> None:
               f"{time.monotonic() - start:.0f} s", flush=True)
         for e in r.evaluations:
             print(f"  {e.order:2d} {describe(e.config):70s} "
-                  f"{e.time * 1e3 if e.time else float('nan'):8.3f} ms "
+                  f"{e.time * 1e3 if e.time else float('nan'):8.3f} ms at {e.wall:5.0f} s "
                   f"{e.judgement.outcome.value} {' '.join(e.judgement.failing)}"
                   f"{' ' + e.time_error if e.time_error else ''}", flush=True)
         (out / "tune_gdn.json").write_text(json.dumps(
             {"space": {k.name: list(k.choices) for k in space.knobs}, "time_sizes":
              json.loads(args.time_sizes), "gates": config.gates,
              "results": [x.to_json() for x in results]}, indent=1))
+    judge.close()
     print(table(results))
     (out / "tune_gdn.md").write_text(table(results, "github") + "\n")
 

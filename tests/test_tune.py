@@ -169,9 +169,280 @@ def test_kdiff_tune_command(tmp_path, capsys):
     assert result["chosen"] == dict(read_space(CANDIDATE).default)
     assert result["evaluations"][0]["outcome"] == "correct"
     assert result["evaluations"][0]["time"] > 0
+    assert result["evaluations"][0]["wall"] >= result["evaluations"][0]["elapsed"] > 0
+    assert main([*args, "--timer", "wall", "--judges", "0"]) == 2
+    assert "--judges" in capsys.readouterr().err
+
+
+def test_kdiff_tune_command_judges_side_by_side(tmp_path):
+    """--judges 2 through the command: judge processes and warm-ups beside each other, then
+    the measurements; the same verdicts and order as the in-process judge gives."""
+    from kdiff.commands.cli import main
+    out = tmp_path / "tune.json"
+    args = ["tune", "--problem", str(PROBLEM), "--candidate", str(CANDIDATE), "--device", "cpu",
+            "--gates", "PRC-01", "--timer", "wall", "--budget", "3", "--methods", "exhaustive",
+            "--json", str(out)]
+    assert main([*args, "--judges", "2"]) == 0
+    (result,) = json.loads(out.read_text())["results"]
+    space = read_space(CANDIDATE)
+    # the default first, then the space's order: the two after it judged side by side
+    configs = [space.default] + [c for c in space if c != space.default][:2]
+    assert [e["config"] for e in result["evaluations"]] == [dict(c) for c in configs]
+    assert [e["order"] for e in result["evaluations"]] == [1, 2, 3]
+    assert [e["outcome"] for e in result["evaluations"]] == ["correct", "correct", "wrong"]
+    assert all(e["time"] > 0 for e in result["evaluations"])
 
 
 def test_policy_probabilities_are_distributions():
     policy = Policy(read_space(CANDIDATE), GRPOSettings(), seed=0)
     for probs in policy.probabilities():
         assert sum(probs) == pytest.approx(1.0) and torch.tensor(probs).min() > 0
+
+
+# -- --judges N: batches judged side by side, measured one at a time ---------------------
+def test_config_judge_shares_one_judgement_per_key_across_threads(example_judge, tmp_path):
+    """Threads asking for configurations that share a verdict (the CPU ignores num_warps)
+    wait for one judgement; the configured copy is written once (never rewritten under a
+    reader); the in-process judge refuses threads."""
+    import threading
+    import time as clock
+    space, _ = example_judge
+    config = RunConfig(gates=["PRC-01"], gate_options=GateOptions(device="cpu"))
+    judge = ConfigJudge(PROBLEM, CANDIDATE, space, config, tmp_path, judges=4)
+    calls = []
+
+    def fake(cfg):
+        calls.append(cfg)
+        clock.sleep(0.2)
+        return Judgement(Outcome.CORRECT, (), 1.0), True
+    judge._judge = fake
+    same = [c for c in space if dict(c)["BLOCK"] == 16 and dict(c)["ROWS"] == 1
+            and not dict(c)["ACC_FP16"]]
+    assert len(same) == 2  # num_warps 1 and 4
+    answers = []
+    threads = [threading.Thread(target=lambda c=c: answers.append(judge(c)))
+               for c in same * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(answers) == 4 and len(set(map(id, answers))) == 1
+    path = judge.write(same[0])
+    path.write_text(path.read_text() + "# marker\n")
+    assert judge.write(same[0]) == path and path.read_text().endswith("# marker\n")
+    (tmp_path / "serial").mkdir()
+    serial = ConfigJudge(PROBLEM, CANDIDATE, space, config, tmp_path / "serial")
+    failed = []
+    thread = threading.Thread(target=lambda: failed.append(pytest.raises(
+        RuntimeError, serial, same[0])))
+    thread.start()
+    thread.join()
+    assert failed and "main thread" in str(failed[0].value)
+
+
+def test_judge_processes_give_the_in_process_verdicts(example_judge):
+    """Real judgements side by side in two judge processes: the verdicts of the in-process
+    judge, configuration by configuration."""
+    from concurrent.futures import ThreadPoolExecutor
+    space, serial = example_judge
+    configs = [c for c in space if dict(c)["num_warps"] == 4 and dict(c)["BLOCK"] == 16]
+    with ConfigJudge(PROBLEM, CANDIDATE, space, serial.config, serial.workdir,
+                     judges=2) as side_by_side:
+        with ThreadPoolExecutor(2) as pool:
+            parallel = list(pool.map(side_by_side, configs))
+        assert len(side_by_side._processes._live) <= 2
+    for config, judgement in zip(configs, parallel):
+        expected = serial(config)
+        assert (judgement.outcome, judgement.failing) == (expected.outcome, expected.failing)
+    assert {j.outcome for j in parallel} == {Outcome.CORRECT, Outcome.WRONG}
+
+
+def test_the_timer_warms_up_without_measuring(tmp_path):
+    """The warm-up process builds and calls the candidate and reports no time; without a
+    compile cache there is nothing to warm."""
+    from kdiff.tune.timing import ProcessTimer
+    space = read_space(CANDIDATE)
+    judge = ConfigJudge(PROBLEM, CANDIDATE, space,
+                        RunConfig(gates=["PRC-01"], gate_options=GateOptions(device="cpu")),
+                        tmp_path)
+    timer = ProcessTimer(PROBLEM, judge.write, "cpu", "wall", compile_cache=tmp_path / "tc")
+    out, err, status, _ = timer._run(judge.write(space.default), ["--warm-up"])
+    assert status == 0 and json.loads(out.strip().splitlines()[-1]) == {"warmed": True}, err
+    seconds = timer.warm(space.default)
+    assert seconds > 0 and timer.warm(space.default) == seconds and not timer.cache
+    bare = ProcessTimer(PROBLEM, judge.write, "cpu", "wall")
+    assert bare.warm(space.default) == 0.0 and not bare.warmed
+
+
+class Instrumented:
+    """An injected judge and timer (with a warm-up) that record what runs at once: judges
+    sleep so that the threads overlap; each asserts nothing else of the search runs while a
+    configuration is measured."""
+
+    def __init__(self, judge_sleep: float = 0.01, warm_seconds: float = 0.0) -> None:
+        import threading
+        self.lock = threading.Lock()
+        self.judging = self.warming = self.measuring = 0
+        self.most_judging = 0
+        self.overlaps: list[str] = []
+        self.judged: list = []
+        self.measured: list = []
+        self.judge_sleep, self.warm_seconds = judge_sleep, warm_seconds
+
+    def judge(self, config):
+        import time as clock
+        with self.lock:
+            if self.measuring:
+                self.overlaps.append(f"judged {config} during a measurement")
+            self.judging += 1
+            self.most_judging = max(self.most_judging, self.judging)
+            self.judged.append(config)
+        clock.sleep(self.judge_sleep)
+        c = dict(config)
+        wrong = c["FAST"] or c["X"] == 5
+        with self.lock:
+            self.judging -= 1
+        return Judgement(Outcome.WRONG if wrong else Outcome.CORRECT,
+                         ("PRC-01:below_working_precision",) if wrong else (), 0.5)
+
+    def warm(self, config) -> float:
+        import time as clock
+        with self.lock:
+            if self.measuring:
+                self.overlaps.append(f"warmed {config} during a measurement")
+            self.warming += 1
+        clock.sleep(self.judge_sleep / 2)
+        with self.lock:
+            self.warming -= 1
+        return self.warm_seconds
+
+    def __call__(self, config):
+        from kdiff.tune.timing import Timing
+        with self.lock:
+            if self.judging or self.warming or self.measuring:
+                self.overlaps.append(f"measured {config} beside {self.judging} judges, "
+                                     f"{self.warming} warm-ups, {self.measuring} measurements")
+            self.measuring += 1
+            self.measured.append(config)
+        c = dict(config)
+        seconds = (10.0 - c["X"] - 3 * c["FAST"]) * (1.0, 0.9, 1.2)[c["W"]]
+        with self.lock:
+            self.measuring -= 1
+        return Timing(seconds, 0.25)
+
+
+PARALLEL_SPACE = Space([Knob("X", tuple(range(6))), Knob("W", (0, 1, 2)),
+                        Knob("FAST", (False, True))], (("X", 0), ("W", 0), ("FAST", False)))
+
+
+def outcome_of(result):
+    """Everything a search decides, the wall clock aside."""
+    return ([(e.config, e.time, e.judgement, e.order, e.elapsed, e.time_error)
+             for e in result.evaluations], result.default_time,
+            result.chosen.config if result.chosen else None,
+            result.chosen.judgement if result.chosen else None, result.history)
+
+
+@pytest.mark.parametrize("method", ["grpo", "random", "exhaustive", "autotuner"])
+def test_judges_side_by_side_give_the_serial_results(method):
+    """--judges 3 evaluates what --judges 1 evaluates, in the same order, with the same
+    outcomes, times, costs, pick and GRPO history (a group of 8: more than the judges);
+    at most 3 judge at once (and some do), never during a measurement, and the budget
+    holds for the evaluations, the judgements and the measurements."""
+    budget = 20
+    settings = GRPOSettings(group=8)
+    runs = {}
+    for judges in (1, 3):
+        probe = Instrumented()
+        result = run(method, PARALLEL_SPACE, probe.judge, probe, budget, seed=1,
+                     settings=settings, judges=judges)
+        runs[judges] = result
+        assert probe.overlaps == []
+        assert probe.most_judging <= judges
+        # 36 configurations: the budget binds (GRPO may converge before it)
+        assert len(result.evaluations) == budget or (
+            method == "grpo" and 8 < len(result.evaluations) < budget)
+        assert len(set(probe.judged)) <= budget and len(probe.measured) <= budget
+        assert all(e.wall > 0 for e in result.evaluations)
+        if judges > 1 and method != "autotuner":
+            assert probe.most_judging > 1, "the batch was judged one at a time"
+    assert outcome_of(runs[3]) == outcome_of(runs[1])
+    if method == "grpo":
+        assert len(runs[1].history) >= 2
+
+
+def test_a_deadline_leaves_judged_configurations_uncounted_and_no_batch_begun_past_it():
+    """The deadline passes while the batch's first configuration is measured: the batch's
+    others were judged and are neither measured nor counted (judges - 1 of them for the
+    exhaustive order, at most the group's size - 1 for GRPO), and no batch begins after;
+    --judges 1 stops at the same evaluation."""
+    from kdiff.tune.search import Search, exhaustive, grpo
+    for name in ("exhaustive", "grpo"):
+        found = {}
+        for judges in (1, 4):
+            probe = Instrumented()
+            search = Search(name, PARALLEL_SPACE, probe.judge, None, 30, judges=judges,
+                            deadline=float("inf"))
+
+            def timer(config, probe=probe, search=search):
+                if len(probe.measured) == 1:  # the second measurement: time runs out
+                    search.deadline = 0.0
+                return probe(config)
+            search.timer = timer
+            result = (exhaustive(search) if name == "exhaustive"
+                      else grpo(search, GRPOSettings(group=8), seed=0))
+            assert len(result.evaluations) == 2
+            uncounted = len(set(probe.judged)) - len(result.evaluations)
+            if judges == 1:
+                assert uncounted == 0
+            elif name == "exhaustive":
+                assert uncounted == judges - 1
+            else:
+                assert 0 < uncounted < 8
+            found[judges] = outcome_of(result)
+        assert found[4] == found[1]
+
+
+def test_the_warm_up_is_counted_in_the_summed_cost():
+    from kdiff.tune.search import Search
+    probe = Instrumented(warm_seconds=2.0)
+    search = Search("exhaustive", PARALLEL_SPACE, probe.judge, probe, 5, judges=2)
+    first, second = search.evaluate_all(list(PARALLEL_SPACE)[:2])
+    assert first.elapsed == pytest.approx(0.5 + 2.0 + 0.25)
+    assert second.elapsed == pytest.approx(2 * (0.5 + 2.0 + 0.25))
+    with pytest.raises(ValueError, match="budget"):
+        search.evaluate_all(list(PARALLEL_SPACE)[2:6])  # 4 new, 3 left
+
+
+def test_ctrl_c_during_a_batch_stops_the_judges_and_raises():
+    """SIGINT while a batch is judged: the search stops the judge's and the timer's
+    processes (stop()), measures nothing, and raises KeyboardInterrupt once the threads are
+    done. The signal is sent from inside a judgement, so it lands while the batch runs."""
+    import os
+    import signal
+    import threading
+
+    from kdiff.tune.search import Search
+    released = threading.Event()
+    stopped = []
+
+    class Judge:
+        def __call__(self, config):
+            if config != PARALLEL_SPACE.default:
+                os.kill(os.getpid(), signal.SIGINT)
+                assert released.wait(10), "never stopped"
+            return Judgement(Outcome.CORRECT)
+
+        def stop(self):
+            stopped.append("judge")
+            released.set()
+
+    probe = Instrumented()
+    search = Search("exhaustive", PARALLEL_SPACE, Judge(), probe, 10, judges=3)
+    search.start()
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        search.evaluate_all(list(PARALLEL_SPACE)[1:4])
+    assert stopped == ["judge"] and len(search.result.evaluations) == 1
+    assert probe.measured == [PARALLEL_SPACE.default]
+    assert signal.getsignal(signal.SIGINT) is handler

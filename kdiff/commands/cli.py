@@ -224,6 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--time-sizes", default=None, metavar="JSON",
                    help='problem sizes to time at, e.g. \'{"seq_len": 8192}\' (default: the '
                    "problem's)")
+    t.add_argument("--judges", type=POSITIVE_INT, default=1, metavar="N",
+                   help="configurations judged at once, each in a judge process of its own, "
+                   "while the timer compiles them; measured one at a time after "
+                   "(default: %(default)s)")
     _common(t, SHIPPED_PRESET)
 
     c = sub.add_parser("calibrate", help="honest noise against defective error, per gate")

@@ -27,8 +27,11 @@ class Evaluation:
     time: float | None            # the timer's seconds per call; None where it could not time
     judgement: Judgement
     order: int                    # 1-based: the how-many-th new configuration of the search
-    elapsed: float                # the search's wall seconds when this one was done
+    # the search's seconds when this one was done, summed as if measured alone: each
+    # evaluation's judging, warm-up and timing, where first measured
+    elapsed: float
     time_error: str | None = None  # why it could not be timed
+    wall: float = 0.0             # wall-clock seconds from the search's start to this one
 
     @property
     def correct(self) -> bool:
@@ -39,7 +42,7 @@ class Evaluation:
                 "outcome": self.judgement.outcome.value,
                 "failing": list(self.judgement.failing), "time_error": self.time_error,
                 "order": self.order,
-                "elapsed": round(self.elapsed, 3)}
+                "elapsed": round(self.elapsed, 3), "wall": round(self.wall, 3)}
 
 
 @dataclass
@@ -84,6 +87,7 @@ class TuneResult:
                         if best and self.default_time and best.time else None),
             "best_reached_at": best.order if best else None,
             "best_reached_after_s": round(best.elapsed, 3) if best else None,
+            "best_reached_after_wall_s": round(best.wall, 3) if best else None,
             "fast_and_wrong": [describe(e.config) + f" ({', '.join(e.judgement.failing)})"
                                for e in self.fast_and_wrong()],
         }
