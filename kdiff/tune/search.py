@@ -38,8 +38,9 @@ class Search:
 
     def __init__(self, method: str, space: Space, judge: JudgeFn, timer: Timer,
                  budget: int, deadline: float | None = None, judges: int = 1) -> None:
-        """deadline: a time.monotonic() past which no new batch is begun, and no
-        configuration measured but a batch's first (the others judged and not counted)."""
+        """deadline: a time.monotonic() past which no new batch is begun and no
+        configuration judged; one judged already (side by side in its batch) is still
+        measured, which costs seconds where its judging cost tens."""
         if budget < 1:
             raise ValueError("the budget is at least one configuration (the default)")
         if judges < 1:
@@ -72,8 +73,8 @@ class Search:
         """The evaluations of `configs`, in their order, as far as they got: a batch whose
         members are known before any is evaluated. Its new configurations (at most the room
         the budget leaves) are judged, concurrently where judges > 1, then timed one at a
-        time; past the deadline, only the first is measured (the others stay unevaluated and
-        the list stops before the first of them)."""
+        time; past the deadline, those still to be judged are left (unevaluated: the list
+        stops before the first of them)."""
         new = list(dict.fromkeys(c for c in configs if c not in self.seen))
         if len(new) > self.room:
             raise ValueError(f"a batch of {len(new)} new configurations, {self.room} left in "
@@ -81,8 +82,8 @@ class Search:
         # A batch of one has nothing to overlap: judged and measured as with judges = 1.
         ready = self._judge_and_warm(new, judged) if self.judges > 1 and len(new) > 1 else {}
         for i, config in enumerate(new):
-            if i and self.past_deadline:
-                break  # judged, not measured, not counted
+            if i and self.past_deadline and config not in ready:
+                break  # not judged, not measured, not counted
             if config in ready:
                 judgement, warm = ready[config]
             else:
@@ -159,8 +160,7 @@ def _deferred_sigint() -> Iterator[threading.Event]:
 
 def in_batches(search: Search, order: Iterable[Config], judged: bool = True) -> None:
     """Evaluate `order` until the budget or the deadline: batches of up to `judges` new
-    configurations (never more than the budget's room), each begun before the deadline; a
-    deadline stop leaves at most judges - 1 judged and not counted."""
+    configurations (never more than the budget's room), each begun before the deadline."""
     remaining = iter(order)
     while not search.spent:
         size = min(search.judges, search.room)
