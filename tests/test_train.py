@@ -1,6 +1,6 @@
-"""examples/train: the chunked PyTorch reference mixer against the float64 oracle, the corpus
-split, bitwise resumption, and one training step on kdiff's kernels against the reference
-mixer (the Triton interpreter, fp32, a tiny model)."""
+"""examples/train: the chunked PyTorch reference mixers (the gated family's, Mamba-3's) against
+the float64 oracles, the corpus split, bitwise resumption, and one training step on kdiff's
+kernels against the reference mixer (the Triton interpreter, fp32, a tiny model)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.gdn decorates its kernels
+os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels decorate their kernels
 
 import pytest
 import torch
@@ -20,10 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples" / "train
 
 import data
 import train
-from mixers import Family, Impl, chunked_recurrence
+from mixers import GATED, MAMBA3_CHUNK, Family, Impl, Mamba3Call, chunked_recurrence
 from model import CONFIGS, LanguageModel
 
 from kdiff.kernels.gdn import gated_recurrence
+from kdiff.kernels.mamba3 import mamba3_siso_recurrence
+from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 
 FP32_U = 2.0 ** -24
 
@@ -39,7 +41,7 @@ def family_inputs(family: Family, B=2, T=32, H=2, K=8, V=4, seed=0):
     return q, k, v, g, beta
 
 
-@pytest.mark.parametrize("family", list(Family))
+@pytest.mark.parametrize("family", GATED)
 def test_chunked_reference_is_the_recurrence(family):
     q, k, v, g, beta = family_inputs(family)
     T, K = q.shape[1], q.shape[-1]
@@ -62,6 +64,71 @@ def test_chunked_reference_catches_a_dropped_gate():
     wrong = chunked_recurrence(q, k, v, torch.zeros_like(g), beta, K ** -0.5, chunk=8)
     bound = T * K * FP32_U * T * q.abs().max() * v.abs().max()  # as above
     assert (wrong.double() - expected).abs().max() > bound
+
+
+def mamba3_depth(T: int, K: int, V: int, C: int) -> int:
+    """The longest chain of roundings through Mamba-3's chunked recurrence in chunks of C
+    (tests/test_mamba3.py's error model: every state map is non-expansive, so errors add up):
+    (ceil(T / C) + 1) (K + V + 4 C)."""
+    return (math.ceil(T / C) + 1) * (K + V + 4 * C)
+
+
+def mamba3_inputs(B=2, T=80, Hqk=1, G=2, K=16, V=8, seed=0) -> list[torch.Tensor]:
+    """The mixer's arguments in fp32 (kernels/mamba3's problem draw, activated as the layer
+    does: q, k RMS-normed, dt = softplus, adt = -softplus(a) dt): q, k, v, adt, dt, trap,
+    q_bias, k_bias, angles, D, z."""
+    torch.manual_seed(seed)
+    q, k, v, a, dt, trap, qb, kb, angles, D, z, *_ = sequence_inputs(B, T, Hqk, G, K, V)
+    q, k, adt, dt = activations(q, k, a, dt)
+    return [q, k, v, adt, dt, trap, qb, kb, angles, D, z]
+
+
+def mamba3_reference_error(args) -> tuple[float, float]:
+    """(max |mixer - oracle|, its bound): the reference mixer (fp32) against the float64
+    oracle on the same fp32 inputs, from zero states. The bound is gamma_N max|oracle|,
+    N = mamba3_depth at the mixer's chunk, gamma_N = 1.01 N u (fp32)."""
+    got = Mamba3Call(Impl.TORCH)(*args)
+    expected, _ = mamba3_siso_recurrence(*[x.double() for x in args])
+    T, K, V = args[0].shape[1], args[0].shape[-1], args[2].shape[-1]
+    N = mamba3_depth(T, K, V, MAMBA3_CHUNK["torch"])
+    return ((got.double() - expected).abs().max().item(),
+            1.01 * N * FP32_U * expected.abs().max().item())
+
+
+def test_mamba3_chunked_reference_is_the_recurrence():
+    """kernels/mamba3/chunked.py in fp32, as the mixer calls it (two chunks, the last ragged,
+    two heads over one key head), within the fp32 bound of the float64 oracle."""
+    err, bound = mamba3_reference_error(mamba3_inputs())
+    assert err <= bound
+
+
+# Mistakes a layer could make, each a dropped or altered gate (argument index, new value)
+MAMBA3_MISTAKES = {
+    "no output gate": (10, lambda z: None),                           # out = y, not y silu(z)
+    "no decay": (3, torch.zeros_like),                                # alpha = 1
+    "Euler rule": (5, lambda trap: torch.full_like(trap, 30.0)),     # lam = 1: Mamba-2's
+    "no rotation": (8, torch.zeros_like),                             # a constant phase
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(MAMBA3_MISTAKES))
+def test_mamba3_reference_check_catches_a_dropped_gate(mistake):
+    index, change = MAMBA3_MISTAKES[mistake]
+    args = mamba3_inputs()
+    wrong = list(args)
+    wrong[index] = change(args[index])
+    got = Mamba3Call(Impl.TORCH)(*wrong)
+    expected, _ = mamba3_siso_recurrence(*[x.double() for x in args])
+    _, bound = mamba3_reference_error(args)
+    assert (got.double() - expected).abs().max().item() > bound
+
+
+def test_mamba3_on_fla_is_a_clear_error():
+    with pytest.raises(ValueError, match="fla has no Mamba-3"):
+        Mamba3Call(Impl.FLA)
+    with pytest.raises(SystemExit):  # argparse's error, before any corpus or model is built
+        train.parse(["--family", "mamba3", "--mixer-impl", "fla", "--steps", "1",
+                     "--out", "unused"])
 
 
 def write_text_tree(root: Path, files: int = 120) -> Path:
@@ -126,23 +193,38 @@ def test_resumed_run_is_bitwise_the_uninterrupted_one(corpus_root, tmp_path):
     assert losses(tmp_path / "other") != whole[:2]  # the comparison can tell runs apart
 
 
+# The sequence length of the training-step test: 16 for the gated family (one 16-token chunk
+# of our kernels, the torch reference's chunk); 24 for Mamba-3 (our kernels' CPU chunk of 16
+# then a ragged 8, against the reference's one chunk of 64).
+STEP_T = {Family.MAMBA3: 24}
+
+
 def step_with(family: Family, impl: Impl) -> tuple[float, torch.Tensor]:
     torch.manual_seed(0)
     model = LanguageModel(CONFIGS["tiny"], family, impl)
-    x = torch.randint(0, 256, (2, 17), generator=torch.Generator().manual_seed(0))
+    T = STEP_T.get(family, 16)
+    x = torch.randint(0, 256, (2, T + 1), generator=torch.Generator().manual_seed(0))
     loss = model(x[:, :-1], x[:, 1:])
     loss.backward()
     grads = torch.cat([p.grad.flatten() for p in model.parameters()])
     return loss.item(), grads
 
 
-def tiny_chain_length(T: int) -> int:
+def tiny_chain_length(T: int, family: Family = Family.GDN) -> int:
     """The longest chain of rounded operations from the tokens to the loss of the tiny model
     at sequence length T: per layer the q/k/v, o and MLP projections (d, d, d, hidden long
     dots) and the recurrence (T tokens of K-long products), then the head (d), the
-    log-sum-exp over the 256 bytes and the mean over the 2 x T targets."""
+    log-sum-exp over the 256 bytes and the mean over the 2 x T targets. For Mamba-3 the
+    recurrence is mamba3_depth at the longer of the two sides' chunks (the reference's 64)
+    plus T (the backward's reverse sum of the phase over the sequence, test_mamba3.py), and
+    the RMS norm of q and k (K long) comes before it."""
     cfg = CONFIGS["tiny"]
-    layer = 3 * cfg.d_model + cfg.mlp_hidden + T * cfg.head_dim
+    if family is Family.MAMBA3:
+        K, V = cfg.head_dim, cfg.head_dim // 2
+        recurrence = K + mamba3_depth(T, K, V, MAMBA3_CHUNK["torch"]) + T
+    else:
+        recurrence = T * cfg.head_dim
+    layer = 3 * cfg.d_model + cfg.mlp_hidden + recurrence
     return cfg.n_layers * layer + cfg.d_model + cfg.vocab + 2 * T
 
 
@@ -150,7 +232,8 @@ def tiny_chain_length(T: int) -> int:
     Family.GDN,
     pytest.param(Family.SIMPLE_GLA, marks=pytest.mark.slow),
     pytest.param(Family.GLA, marks=pytest.mark.slow),
-    pytest.param(Family.KDA, marks=pytest.mark.slow)])
+    pytest.param(Family.KDA, marks=pytest.mark.slow),
+    Family.MAMBA3])
 def test_a_step_on_our_kernels_is_the_reference_step(family):
     ours_loss, ours_grads = step_with(family, Impl.OURS)
     ref_loss, ref_grads = step_with(family, Impl.TORCH)
@@ -158,7 +241,7 @@ def test_a_step_on_our_kernels_is_the_reference_step(family):
     # Both fp32; a first-order forward error bound gamma_n = n u on the loss (relative) and
     # twice the chain for the gradients (the backward retraces it); each implementation is
     # within it of the exact model, so they are within twice it of each other.
-    n = tiny_chain_length(16)
+    n = tiny_chain_length(STEP_T.get(family, 16), family)
     assert abs(ours_loss - ref_loss) <= 2 * n * FP32_U * abs(ref_loss)
     assert (ours_grads - ref_grads).abs().max() <= 2 * (2 * n) * FP32_U * ref_grads.abs().max()
 

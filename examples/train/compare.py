@@ -120,7 +120,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=Path, required=True)
     p.add_argument("--out", type=Path, required=True)
-    p.add_argument("--families", nargs="+", default=["gdn", "simple_gla", "gla", "kda"])
+    p.add_argument("--families", nargs="+", default=["gdn", "simple_gla", "gla", "kda", "mamba3"])
     p.add_argument("--throughput", type=Path, nargs=2, default=None)
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

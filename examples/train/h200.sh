@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The H200 runs of docs/training.md, one phase per device call (each under 8 minutes):
 #   bash examples/train/h200.sh family gdn     # ours, ours-again, ref, ours-seed1: ~100M model
-#   bash examples/train/h200.sh family simple_gla | gla | kda
+#   bash examples/train/h200.sh family simple_gla | gla | kda | mamba3
 #   bash examples/train/h200.sh families gdn simple_gla gla kda   # side by side, one call
 #   bash examples/train/h200.sh others gdn     # the runs after an earlier call's first run
 #   bash examples/train/h200.sh big ours       # 1.1B GDN on our kernels (resumes when warm)
@@ -11,7 +11,8 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/train-out}
 RUNS=${RUNS:-/tmp/train-runs}
-REF=${REF:-fla}               # the reference mixer: fla, or torch (chunked PyTorch)
+REF=${REF:-fla}               # the reference mixer: fla, or torch (chunked PyTorch); mamba3
+                              # always takes torch (fla has no Mamba-3)
 STEPS=${STEPS:-300}           # ~100M runs: steps planned (the first run stops at T_RUN seconds)
 T_RUN=${T_RUN:-60}            # seconds of the first ~100M run (4 runs, fla's autotuning, setup)
 T_AUTOTUNE=${T_AUTOTUNE:-240}  # more seconds for the reference run: fla autotunes at step 0
@@ -45,7 +46,7 @@ family_args() {  # $1: the member
     "--lr 1e-3 --warmup $WARMUP --eval-every 50 --checkpoint-every 100000"
 }
 
-family() {  # $1: gdn | simple_gla | gla | kda
+family() {  # $1: gdn | simple_gla | gla | kda | mamba3
   local f=$1
   rm -rf "$RUNS/$f-"*
   train $(family_args "$f") --mixer-impl ours --seed 0 --time-limit "$T_RUN" \
@@ -62,10 +63,11 @@ others() {
   local f=$1 reached limit=$((T_RUN + 60))
   reached=$(cat "$RUNS/$f-ours/log.jsonl" 2>/dev/null | wc -l)
   [ "$reached" -gt 0 ] || { echo "$f: the first run logged no step" >&2; return 1; }
-  local common
+  local common ref=$REF
   common="$(family_args "$f") --until $reached"
+  [ "$f" = mamba3 ] && ref=torch  # fla has no Mamba-3: its reference is the chunked PyTorch
   train $common --mixer-impl ours --seed 0 --time-limit $limit --out "$RUNS/$f-ours-again" &
-  train $common --mixer-impl "$REF" --seed 0 --time-limit $((limit + T_AUTOTUNE)) \
+  train $common --mixer-impl "$ref" --seed 0 --time-limit $((limit + T_AUTOTUNE)) \
     --out "$RUNS/$f-ref" &
   train $common --mixer-impl ours --seed 1 --time-limit $limit --out "$RUNS/$f-ours-seed1" &
   wait

@@ -1,16 +1,22 @@
-"""The token mixers: the gated linear recurrence family (GDN, simple GLA, GLA, KDA) through one
-of three implementations of the same recurrence,
+"""The token mixers: the gated linear recurrence family (GDN, simple GLA, GLA, KDA) and
+Mamba-3 SISO, each through one of three implementations of the same recurrence,
 
-    ours   kdiff.kernels.gdn's chunked Triton kernels
-    fla    fla-core's chunked Triton kernels (fla.ops, imported when asked for)
-    torch  chunked_recurrence below: plain PyTorch in fp32, chunked (the reference without fla)
+    ours   kdiff's chunked Triton kernels (kdiff.kernels.gdn; kdiff.kernels.mamba3)
+    fla    fla-core's chunked Triton kernels (fla.ops, imported when asked for); fla has no
+           Mamba-3, so asking for it there is an error (Mamba3Call)
+    torch  plain PyTorch in fp32, chunked (the reference without fla): chunked_recurrence
+           below; for Mamba-3, kdiff.kernels.mamba3.chunked.mamba3_siso_chunked
 
-All three take q, k [B, T, H, K], v [B, T, H, V], a log-space gate g ([B, T, H] scalar or
-[B, T, H, K] per channel) and beta [B, T, H] or None (no delta rule), with the convention of
-kdiff.kernels.gdn.reference.gated_recurrence (and fla's):
+The gated family's calls (MixerCall) take q, k [B, T, H, K], v [B, T, H, V], a log-space
+gate g ([B, T, H] scalar or [B, T, H, K] per channel) and beta [B, T, H] or None (no delta
+rule), with the convention of kdiff.kernels.gdn.reference.gated_recurrence (and fla's):
 
     S_t = D_t S_{t-1} - beta_t k_t (k_t^T D_t S_{t-1}) + beta_t k_t v_t^T,   D_t = diag(exp(g_t))
     o_t = scale S_t^T q_t
+
+Mamba-3's (Mamba3Call) take kdiff.kernels.mamba3.reference.mamba3_siso_recurrence's arguments
+(q, k [B, T, Hqk, K], v, z [B, T, H, V], adt, dt, trap [B, H, T], q_bias, k_bias [H, K],
+angles [B, T, H, A], D [H]) from zero initial states, and return out [B, T, H, V].
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ class Family(str, Enum):
     SIMPLE_GLA = "simple_gla"  # scalar gate, no delta rule
     GLA = "gla"              # per-channel gate, no delta rule
     KDA = "kda"              # per-channel gate, delta rule
+    MAMBA3 = "mamba3"        # Mamba-3 SISO: trapezoidal rule, rotary phase, z gate, D skip
 
     @property
     def per_channel(self) -> bool:
@@ -33,6 +40,9 @@ class Family(str, Enum):
     @property
     def delta(self) -> bool:
         return self in (Family.GDN, Family.KDA)
+
+
+GATED = (Family.GDN, Family.SIMPLE_GLA, Family.GLA, Family.KDA)  # MixerCall's members
 
 
 class Impl(str, Enum):
@@ -131,3 +141,36 @@ class MixerCall:
     def _fla_package(self) -> str:
         return {Family.GDN: "gated_delta_rule", Family.SIMPLE_GLA: "simple_gla",
                 Family.GLA: "gla", Family.KDA: "kda"}[self.family]
+
+
+# Chunk sizes of the Mamba-3 calls: the layer's 64 (mamba_ssm's SISO default) on a GPU; 16
+# through the CPU interpreter keeps the tiny model's kernels quick and, at the tests' T = 24,
+# crosses a chunk boundary with a ragged last chunk (the reference runs 64 everywhere: fewer
+# Python iterations, and then the two sides chunk differently).
+MAMBA3_CHUNK = {"ours_cuda": 64, "ours_cpu": 16, "torch": 64}
+
+
+@dataclass(frozen=True)
+class Mamba3Call:
+    impl: Impl
+
+    def __post_init__(self):
+        if self.impl is Impl.FLA:
+            raise ValueError("fla has no Mamba-3: use --mixer-impl torch for the reference "
+                             "(kdiff.kernels.mamba3.chunked, chunked PyTorch in fp32)")
+
+    def __call__(self, q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z) -> torch.Tensor:
+        args = (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z)
+        if self.impl is Impl.TORCH:
+            from kdiff.kernels.mamba3.chunked import mamba3_siso_chunked
+            with torch.autocast(q.device.type, enabled=False):
+                out, _ = mamba3_siso_chunked(*(None if x is None else x.float() for x in args),
+                                             chunk_size=MAMBA3_CHUNK["torch"])
+            return out.to(q.dtype)
+        from kdiff.kernels.mamba3.backward import mamba3_siso
+        from kdiff.kernels.mamba3.reference import zero_states
+        B, H, K, V, A = q.shape[0], v.shape[2], q.shape[-1], v.shape[-1], angles.shape[-1]
+        states = zero_states(B, H, K, V, A, adt)  # fp32, as mamba_ssm's angle and ssm states
+        chunk = MAMBA3_CHUNK["ours_cuda" if q.is_cuda else "ours_cpu"]
+        out, _ = mamba3_siso(*args, states, chunk_size=chunk)
+        return out

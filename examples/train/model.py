@@ -1,4 +1,5 @@
-"""A decoder language model whose token mixer is one of the gated linear recurrence family.
+"""A decoder language model whose token mixer is one of the gated linear recurrence family or
+Mamba-3 SISO (below).
 
     embeddings -> N x [RMSNorm -> mixer -> residual -> RMSNorm -> SwiGLU -> residual]
                -> RMSNorm -> untied head
@@ -13,6 +14,22 @@ from projections of the input as in fla's layers:
     beta (delta rule) sigmoid(W_b x)
 (W_f1, W_g1 of rank 16, as fla's low-rank gate projections); the output is RMS-normalised per
 head and projected back by o_proj.
+
+Mamba-3 (Mamba3Mixer) has the projections of state-spaces/mamba's mamba_ssm/modules/mamba3.py
+(SISO, rope_fraction 0.5, is_outproj_norm False), with no short convolution (the layer has
+none either): one in_proj to [z, x, B, C, dd_dt, dd_A, trap, angles], then
+    q = C, k = B        RMS-normed over K (learnt weight, eps 1e-5), plus C_bias, B_bias (ones)
+    v = x, z            V-wide per head; out = y silu(z) inside the recurrence (no output norm)
+    dt = softplus(dd_dt + dt_bias)   dt_bias set so that dt starts log-uniform in [1e-3, 1e-1]
+    adt = A dt, A = -max(heavy_tail(dd_A), 1e-4)     heavy_tail(x) = 1 + x (x >= 0), 1/(1 - x)
+    trap                (lam = sigmoid(trap) inside the recurrence)
+    angles              A = K / 4 rotary angles, shared by the heads
+    D                   skip, ones
+and out_proj back to d. Head sizes: K = head_dim (mamba_ssm's d_state, 128 at 100m and 1.1b),
+V = head_dim / 2 (its headdim, 64), H = d / V heads (expand 1: x and z are d wide) over
+d / (2 K) key heads (B and C are d / 2 wide each), so that the layer's matrices hold 4 d^2
+weights as the other members' q, k, v and o projections do (mamba_ssm's defaults, expand 2
+and one key head, would hold 6 d^2 + 2 d K).
 """
 from __future__ import annotations
 
@@ -22,10 +39,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from mixers import Family, Impl, MixerCall
+from mixers import Family, Impl, Mamba3Call, MixerCall
 
 GATE_RANK = 16          # fla's low-rank gate projections (gla, kda layers)
 GLA_GATE_NORMALIZER = 16  # fla's GatedLinearAttention gate_logit_normalizer
+MAMBA3_A_FLOOR = 1e-4     # mamba_ssm Mamba3's A_floor: the decay rate -A is at least this
+MAMBA3_DT_INIT_FLOOR = 1e-4  # and its dt_init_floor
 
 
 @dataclass(frozen=True)
@@ -120,10 +139,65 @@ class Mixer(nn.Module):
         return self.o_proj(self.o_norm(o).reshape(B, T, -1))
 
 
+def heavy_tail(x):
+    """mamba_ssm's heavy_tail_activation: 1 + x for x >= 0, 1 / (1 - x) below; positive."""
+    return x.clamp_min(0) + torch.reciprocal(1 - x.clamp_max(0))
+
+
+class Mamba3Mixer(nn.Module):
+    """Mamba-3 SISO as mamba_ssm's Mamba3 layer projects it (the module docstring)."""
+
+    def __init__(self, cfg: ModelConfig, impl: Impl):
+        super().__init__()
+        d = cfg.d_model
+        self.K, self.V = cfg.head_dim, cfg.head_dim // 2
+        self.H, self.Hqk, self.n_angles = d // self.V, d // (2 * self.K), self.K // 4
+        if self.Hqk * 2 * self.K != d or self.n_angles < 1:
+            raise ValueError(f"mamba3: d_model {d} must be a multiple of twice the head dim "
+                             f"{cfg.head_dim}, itself at least 4")
+        self.call = Mamba3Call(impl)
+        self.split = [d, d, self.Hqk * self.K, self.Hqk * self.K, self.H, self.H, self.H,
+                      self.n_angles]
+        # z, x, B, C, dd_dt, dd_A, trap, angles, in mamba_ssm's order
+        self.in_proj = nn.Linear(d, sum(self.split), bias=False)
+        self.B_norm, self.C_norm = RMSNorm(self.K, 1e-5), RMSNorm(self.K, 1e-5)
+        # per head, flat as KDA's dt_bias (vectors: no weight decay, no matrix initialisation)
+        self.B_bias = nn.Parameter(torch.ones(self.H * self.K))
+        self.C_bias = nn.Parameter(torch.ones(self.H * self.K))
+        dt = torch.exp(torch.empty(self.H).uniform_(math.log(1e-3), math.log(1e-1)))
+        dt = dt.clamp_min(MAMBA3_DT_INIT_FLOOR)
+        self.dt_bias = nn.Parameter(dt + torch.log(-torch.expm1(-dt)))  # softplus^-1(dt)
+        self.D = nn.Parameter(torch.ones(self.H))
+        self.out_proj = nn.Linear(d, d, bias=False)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        H, K, V = self.H, self.K, self.V
+        z, v, k, q, dd_dt, dd_A, trap, angles = self.in_proj(x).split(self.split, dim=-1)
+        q = self.C_norm(q.view(B, T, self.Hqk, K))
+        k = self.B_norm(k.view(B, T, self.Hqk, K))
+        # the gates in fp32 ([B, H, T]; the angles [B, T, H, A]), q, k, v, z in the compute
+        # dtype (autocast runs the norms in fp32), as for the other members
+        dt = F.softplus(dd_dt.float() + self.dt_bias)
+        adt = -heavy_tail(dd_A.float()).clamp_min(MAMBA3_A_FLOOR) * dt
+        angles = angles.float()[:, :, None, :].expand(B, T, H, self.n_angles)
+        device = x.device.type
+        dtype = (torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device)
+                 else x.dtype)
+        q, k = q.to(dtype), k.to(dtype)
+        v, z = v.reshape(B, T, H, V).to(dtype), z.reshape(B, T, H, V).to(dtype)
+        y = self.call(q, k, v, adt.transpose(1, 2), dt.transpose(1, 2),
+                      trap.float().transpose(1, 2), self.C_bias.view(H, K),
+                      self.B_bias.view(H, K), angles, self.D, z)
+        return self.out_proj(y.reshape(B, T, -1))
+
+
 class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, family: Family, impl: Impl):
         super().__init__()
-        self.norm1, self.mixer = RMSNorm(cfg.d_model), Mixer(cfg, family, impl)
+        self.norm1 = RMSNorm(cfg.d_model)
+        self.mixer = (Mamba3Mixer(cfg, impl) if family is Family.MAMBA3
+                      else Mixer(cfg, family, impl))
         self.norm2, self.mlp = RMSNorm(cfg.d_model), SwiGLU(cfg.d_model, cfg.mlp_hidden)
 
     def forward(self, x):
@@ -140,7 +214,7 @@ class LanguageModel(nn.Module):
         self.head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
         std = cfg.d_model ** -0.5
         for name, p in self.named_parameters():
-            if p.dim() == 2:
+            if p.dim() == 2 and name.endswith(".weight"):  # matrices (no 2-D parameter else)
                 nn.init.normal_(p, std=std)
             if name.endswith(("o_proj.weight", "down.weight")):  # residual outputs, GPT-2's
                 p.data /= math.sqrt(2 * cfg.n_layers)

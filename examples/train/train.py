@@ -1,8 +1,9 @@
 """Train a byte-level decoder language model whose token mixer is one of the gated linear
-recurrence family, on kdiff's kernels (--mixer-impl ours), fla's (fla) or chunked PyTorch
-(torch). bf16 autocast over fp32 master weights (fp32 on the CPU), AdamW, a fixed seed, a data
-order fixed by the seed (data.batch), a JSONL log of every step, and checkpoints from which a
-run resumes bitwise identically. docs/training.md has the commands.
+recurrence family or Mamba-3, on kdiff's kernels (--mixer-impl ours), fla's (fla; not for
+Mamba-3, which fla lacks) or chunked PyTorch (torch). bf16 autocast over fp32 master weights
+(fp32 on the CPU), AdamW, a fixed seed, a data order fixed by the seed (data.batch), a JSONL
+log of every step, and checkpoints from which a run resumes bitwise identically.
+docs/training.md has the commands.
 
     python examples/train/train.py --family gdn --mixer-impl ours --config 100m --steps 300 \
         --out runs/gdn-ours
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import torch
-from mixers import Family, Impl
+from mixers import Family, Impl, Mamba3Call
 from model import CONFIGS, LanguageModel
 
 WARMUP_STEPS_EXCLUDED = 5  # throughput leaves out the first steps (Triton compilation, caches)
@@ -56,6 +57,11 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--corpus-bytes", type=int, default=64 << 20)
     p.add_argument("--corpus-root", type=Path, action="append", default=None)
     args = p.parse_args(argv)
+    if args.family is Family.MAMBA3:
+        try:
+            Mamba3Call(args.mixer_impl)
+        except ValueError as e:  # fla: an error before the corpus or the model is built
+            p.error(str(e))
     args.until = args.steps if args.until is None else min(args.until, args.steps)
     args.precision = args.precision or ("bf16" if args.device.startswith("cuda") else "fp32")
     return args
