@@ -2,13 +2,16 @@
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
-# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH, T_PRECISION, T_PROV),
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH, T_PRECISION, T_PROV,
+# T_TUNE; the training runs keep h200.sh's BUDGET),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
 #   bash benchmarks/gpu_session.sh gdn audit tritonbench       # the next
 #   bash benchmarks/gpu_session.sh cudapaths                   # CUDA C++ (load_inline) candidates
-#   bash benchmarks/gpu_session.sh mamba3                      # kernels/mamba3 (carry .fetched/mamba)
+#   bash benchmarks/gpu_session.sh mamba3_gates mamba3_bench    # kernels/mamba3 (carry .fetched/mamba)
+#   TRAIN="big fla" bash benchmarks/gpu_session.sh train        # examples/train/h200.sh's phases
+#   bash benchmarks/gpu_session.sh tune                         # kdiff tune on kernels/gdn
 # Artifacts (JSON, plots, Markdown, the audit store) are packed after every phase into
 # $OUT/artifacts.tgz, since the device tool returns at most 8 files.
 # Carried folders: .whl (the fla-core wheel), .audit (fetched public runs; never committed):
@@ -378,6 +381,20 @@ precision() {  # the corpus's bf16 (101), fp8 (102), int8 (103) and int4 (104) G
   run_logged budget "${T_PRECISION:-150}" kdiff run --bench kernelbench --device cuda \
     --problems "${PRECISION_PROBLEMS:-101,102,103,104}" --jobs "$JOBS" --fail-on never --store "$ART/precision.sqlite" \
     --json "$ART/precision.json" --markdown "$ART/precision.md" -v
+  pack
+}
+
+tune() {  # kdiff tune on kernels/gdn (docs/tune.md): TUNE_ARGS, under T_TUNE (460 s)
+  log "tune: ${TUNE_ARGS:=--methods grpo,random --group 6 --budget 12 --seconds 400 --judges 6}"
+  # shellcheck disable=SC2086
+  OUT=$ART run_logged budget "${T_TUNE:-460}" python3 benchmarks/tune_gdn.py $TUNE_ARGS
+  pack
+}
+
+train() {  # examples/train/h200.sh's phases (docs/training.md), e.g. TRAIN="family kda"
+  log "train: ${TRAIN:?set TRAIN to a phase of examples/train/h200.sh}"
+  # shellcheck disable=SC2086
+  OUT=$ART SETUP=0 run_logged bash examples/train/h200.sh $TRAIN
   pack
 }
 
