@@ -27,7 +27,6 @@ import tempfile
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
@@ -36,6 +35,7 @@ import pluggy
 from kdiff.data.model import Case, NativeVerdict, Verdict
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.confine import die_with
+from kdiff.sandbox.interrupts import deferred_sigint
 from kdiff.verdicts.store import TRANSIENT_ERROR_KIND
 
 JudgeFn = Callable[[Case, RunConfig, pluggy.PluginManager, str], Verdict]
@@ -209,23 +209,6 @@ class PoolExecutor:
                 if broken:
                     suspects.extend(running.values())
                     running.clear()
-
-
-@contextmanager
-def deferred_sigint() -> Iterator[threading.Event]:
-    """SIGINT sets the event instead of raising KeyboardInterrupt wherever the main thread is.
-    Raised inside concurrent.futures.wait, it can leave the waiter's lock half released
-    ("RuntimeError: release unlocked lock"), and the interrupted run lost its report; the pool
-    loop raises it instead, between two waits."""
-    event = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield event  # signal handlers belong to the main thread
-        return
-    previous = signal.signal(signal.SIGINT, lambda *_: event.set())
-    try:
-        yield event
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

@@ -6,13 +6,11 @@ baseline of the speedup."""
 from __future__ import annotations
 
 import random
-import signal
-import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from contextlib import contextmanager
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
+from kdiff.sandbox.interrupts import deferred_sigint
 from kdiff.tune.judge import JudgeFn
 from kdiff.tune.policy import GRPOSettings, Policy
 from kdiff.tune.result import Evaluation, Judgement, Outcome, TuneResult
@@ -115,7 +113,7 @@ class Search:
             judgement = self.judge(config) if judged else Judgement(Outcome.UNJUDGED)
             return judgement, (warm(config) if warm is not None else 0.0)
 
-        with _deferred_sigint() as interrupted, \
+        with deferred_sigint() as interrupted, \
                 ThreadPoolExecutor(min(self.judges, len(configs)),
                                    thread_name_prefix="kdiff-tune") as pool:
             futures = {pool.submit(prepare, c): c for c in configs}
@@ -139,23 +137,6 @@ class Search:
     def finish(self) -> TuneResult:
         self.result.chosen = self.result.best_correct
         return self.result
-
-
-@contextmanager
-def _deferred_sigint() -> Iterator[threading.Event]:
-    """SIGINT sets the event while threads judge, instead of raising KeyboardInterrupt
-    inside concurrent.futures' waiting (which can leave its lock half released); the waiting
-    loop raises it between two waits, after stopping what runs (kdiff.commands.executor's
-    pool does the same)."""
-    event = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield event
-        return
-    previous = signal.signal(signal.SIGINT, lambda *_: event.set())
-    try:
-        yield event
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def in_batches(search: Search, order: Iterable[Config], judged: bool = True) -> None:
