@@ -99,6 +99,20 @@ def test_a_fix_to_one_gate_rejudges_that_gate_only(tmp_path, monkeypatch):
         assert missing == ["ORD-02"] and list(got.gates) == ["EXC-01", "CMP-01"]
 
 
+def test_a_recorded_run_reports_as_judged_after_a_gate_changes(tmp_path, monkeypatch):
+    """Reporting a run shows what it judged, by the code of its day (an audit's records stay
+    readable once a gate is fixed); only resuming asks for the gates' code now."""
+    from kdiff.verdicts import store as store_module
+    config, case = RunConfig(gates=GATES), _case(tmp_path, "k")
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.begin_run([case], config, "kernelbench", GATES)
+        store.put(case, config, "kernelbench", _verdict(case, GATES))
+        monkeypatch.setattr(store_module, "gate_code", lambda gid: "0.1.0+every-gate-fixed")
+        assert store.get(case, config, "kernelbench", GATES)[1] == GATES
+        info, verdicts = store.load_run()
+        assert info.n_judged == 1 and list(verdicts[0].gates) == GATES
+
+
 def test_a_gates_code_is_its_module_and_what_it_imports():
     """EXC-01's code: its own module, the judging core it imports (the oracle, the context)
     and the worker it runs in; never another gate's module."""

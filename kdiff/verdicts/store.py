@@ -207,8 +207,11 @@ class ResultsStore:
         (None, gates) when nothing is stored for the case."""
         return self._assemble(case, self.key(case, config, preset), gates)
 
-    def _assemble(self, case: Case, key: str, gates: list[str]
+    def _assemble(self, case: Case, key: str, gates: list[str], current_code: bool = True
                   ) -> tuple[Verdict | None, list[str]]:
+        """current_code: only gate results judged by the gates' code now count (resuming a
+        run); False for reporting a recorded run as it was judged, whatever has changed
+        since (an audit's records stay readable after a gate is fixed)."""
         row = self.db.execute("SELECT native, error, error_kind, scaled_sizes, provenance "
                               "FROM verdicts WHERE key=?", (key,)).fetchone()
         if row is None:
@@ -223,7 +226,7 @@ class ResultsStore:
             stored = {gid: GateResult.from_json(gid, json.loads(result)) for gid, result, code
                       in self.db.execute("SELECT gate, result, code FROM gate_results "
                                          "WHERE key=?", (key,))
-                      if gid in GATE_IDS and code == gate_code(gid)}
+                      if gid in GATE_IDS and (not current_code or code == gate_code(gid))}
         # What the harness recorded belongs to the case, not to the (shared) content.
         native.recorded = case.recorded_accept
         results = {gid: stored[gid] for gid in gates if gid in stored}
@@ -267,7 +270,7 @@ class ResultsStore:
                 "SELECT key, case_json FROM run_cases WHERE run=? ORDER BY position", (info.id,)):
             with self.parsing("a recorded case"):
                 case = case_from_json(json.loads(case_json))
-            yield self._assemble(case, key, info.gates)
+            yield self._assemble(case, key, info.gates, current_code=False)
 
     def load_run(self, run_id: str | None = None) -> tuple[RunInfo, list[Verdict]]:
         """A run's verdicts in its case order: complete ones only (an interrupted run shows
