@@ -10,7 +10,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Callable, Iterable
 
-from kdiff.sandbox.interrupts import deferred_sigint
+from kdiff.judging.interrupts import deferred_sigint
 from kdiff.tune.judge import JudgeFn
 from kdiff.tune.policy import GRPOSettings, Policy
 from kdiff.tune.result import Evaluation, Judgement, Outcome, TuneResult
