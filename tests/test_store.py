@@ -126,6 +126,21 @@ def test_a_gates_code_is_its_module_and_what_it_imports():
     assert len({gate_code(g.id) for g in CATALOGUE}) == len(CATALOGUE)
 
 
+def test_the_store_and_the_pools_are_not_code_a_verdict_depends_on():
+    """Keeping verdicts (store, records) and scheduling judges (pools) change no verdict: a
+    change to them must not re-key every stored verdict, as it did while the judging loop
+    imported a constant from the store."""
+    from kdiff.gates.registry import GATES as CATALOGUE
+    from kdiff.verdicts.code import CASE_ROOT, LOADED_BY_NAME, _with_loaded, closure
+    roots = [_with_loaded(CASE_ROOT)] + [_with_loaded(f"kdiff.gates.{g.module}")
+                                         for g in CATALOGUE]
+    bookkeeping = {"kdiff.verdicts.store", "kdiff.verdicts.records", "kdiff.judging.interrupts",
+                   "kdiff.commands.executor"}
+    for modules in roots:
+        assert bookkeeping.isdisjoint(m for m, _ in closure(*modules))
+    assert "kdiff.judging" not in LOADED_BY_NAME
+
+
 def test_transient_judge_deaths_are_not_stored(tmp_path):
     config, case = RunConfig(), _case(tmp_path, "k")
     died = Verdict(case, NativeVerdict(None, "kernelbench"), {}, error="died",

@@ -32,11 +32,10 @@ from typing import Any, Callable, Iterator, Protocol
 
 import pluggy
 
-from kdiff.data.model import Case, NativeVerdict, Verdict
+from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, NativeVerdict, Verdict
 from kdiff.judging.interrupts import deferred_sigint
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.confine import die_with
-from kdiff.verdicts.store import TRANSIENT_ERROR_KIND
 
 JudgeFn = Callable[[Case, RunConfig, pluggy.PluginManager, str], Verdict]
 EXECUTORS = ("local", "ray")

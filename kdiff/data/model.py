@@ -110,6 +110,11 @@ class Case:
     discovery_error: str | None = None
 
 
+# A verdict of this kind says kdiff's judge process died, not what the kernel is: it is
+# reported but never stored, so that the next run judges the case again.
+TRANSIENT_ERROR_KIND = "judge"
+
+
 @dataclass
 class Verdict:
     case: Case
@@ -117,7 +122,7 @@ class Verdict:
     gates: dict[str, GateResult]
     error: str | None = None  # the case could not be judged at all (broken problem file, ...)
     # "candidate": the candidate does not import (a reject, as the harness records it);
-    # "problem": the reference or the case is broken (no verdict).
+    # "problem": the reference or the case is broken (no verdict); TRANSIENT_ERROR_KIND.
     error_kind: str = "problem"
     # Sizes the case was judged at where the benchmark's were too large (--max-elements):
     # constant -> (benchmark, judged).

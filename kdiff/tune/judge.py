@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from kdiff.data.model import Case, Status, Verdict
+from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, Status, Verdict
 from kdiff.judging.runconfig import RunConfig
 from kdiff.tune.result import Judgement, Outcome
 from kdiff.tune.space import Config, Space, configured_source
-from kdiff.verdicts.store import TRANSIENT_ERROR_KIND
 
 JudgeFn = Callable[[Config], Judgement]
 

@@ -6,7 +6,15 @@ from typing import Callable
 
 import pluggy
 
-from kdiff.data.model import NOT_RUN, Case, GateResult, NativeVerdict, Status, Verdict
+from kdiff.data.model import (
+    NOT_RUN,
+    TRANSIENT_ERROR_KIND,
+    Case,
+    GateResult,
+    NativeVerdict,
+    Status,
+    Verdict,
+)
 from kdiff.data.problem import LoadError, load_problem
 from kdiff.data.seeding import fp32_means_fp32, one_thread
 from kdiff.gates.registry import in_judging_order, select
@@ -15,7 +23,6 @@ from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.process import CandidateFailure, CandidateLoadError, _sticky_device_error
 from kdiff.sandbox.replies import CheckedCandidate
 from kdiff.verdicts.provenance import judge_provenance
-from kdiff.verdicts.store import TRANSIENT_ERROR_KIND
 
 
 def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from kdiff import __version__
-from kdiff.data.model import Case, GateResult, NativeVerdict, Verdict
+from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, GateResult, NativeVerdict, Verdict
 from kdiff.data.provenance import Provenance
 from kdiff.gates.registry import GATE_IDS
 from kdiff.judging.runconfig import RunConfig
@@ -48,9 +48,6 @@ CREATE TABLE IF NOT EXISTS run_cases (
     run TEXT, position INTEGER, key TEXT, case_json TEXT, PRIMARY KEY (run, position));
 """
 
-# A verdict of this kind says kdiff's judge process died, not what the kernel is: it is
-# reported but never stored, so that the next run judges the case again.
-TRANSIENT_ERROR_KIND = "judge"
 
 
 DEFAULT_NAME = "kdiff-store.sqlite"
