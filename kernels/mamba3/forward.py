@@ -24,19 +24,25 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
-from kdiff.kernels.gdn.host import launch_options
 from kdiff.kernels.gdn.tile_ops import mm
 from kdiff.kernels.mamba3.ops import advance_phase, head_tile, load_halves, sigmoid, silu, turn
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
+# Warps and pipeline stages of the chunk kernels (chunk_fwd_kernel, backward.py's
+# chunk_bwd_kernel), by working dtype: "fp32" or "low" (bf16, fp16). Read at each launch, so a
+# caller may set them before its first (kernels/tune_examples/mamba3_tunable.py). fp32 (IEEE
+# products on the FMA units): 8 warps and one stage; with 4 warps and the default 3 stages
+# chunk_fwd_kernel at K = 128, V = 64, C = 64 needed 267 kB of shared memory on sm_90 (Triton
+# 3.9, compiled here), over its 227 kB, and 82 kB with these. bf16: 4 warps, 2 stages (50 kB).
+WARPS = {"fp32": 8, "low": 4}
+STAGES = {"fp32": 1, "low": 2}
+
 
 def launch(dtype: torch.dtype) -> dict:
-    """Warps and pipeline stages of the chunk kernels. fp32 (IEEE products on the FMA units):
-    8 warps and one stage; with 4 warps and the default 3 stages chunk_fwd_kernel at K = 128,
-    V = 64, C = 64 needed 267 kB of shared memory on sm_90 (Triton 3.9, compiled here), over
-    its 227 kB, and 82 kB with these. bf16: 4 warps, 2 stages (50 kB)."""
-    return launch_options(8, dtype) if dtype == torch.float32 else launch_options(4, dtype, 2)
+    """The chunk kernels' launch options in `dtype`: WARPS' and STAGES' entries."""
+    key = "fp32" if dtype == torch.float32 else "low"
+    return {"num_warps": WARPS[key], "num_stages": STAGES[key]}
 
 
 # The largest key head dimension: the kernel holds [BT, K / 2] tiles of q' and k' (two
