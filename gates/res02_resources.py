@@ -251,6 +251,11 @@ class ResourceBudget(Gate):
                "limits; device memory back to baseline after a call; no hang")
 
     def judge(self, ctx: GateContext) -> GateResult:
+        # The reference first, as every gate that compares does: a problem whose reference
+        # fails on its own benchmark inputs (it returns no tensor, say) is outside its
+        # contract, and a candidate that does as it does is not to blame (ReferenceFailure:
+        # a skip).
+        ctx.run_reference(ctx.benchmark_inputs(INPUT_SEED))
         ctx.candidate.request("launches", clear=True)  # judge the launches of these calls only
         memory, seconds = self.held_memory(ctx)
         notes, undecided = [], []

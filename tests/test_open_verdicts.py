@@ -93,3 +93,15 @@ def test_a_reply_nested_past_the_recursion_limit_is_unusable():
         deep = [deep]
     with pytest.raises(UnusableOutput, match="nested too deeply"):
         checked_reply("call", {"extra": deep})
+
+
+def test_a_candidate_doing_as_a_reference_without_tensors_does_is_not_rejected(tmp_path):
+    """Every gate skips a problem whose reference returns no tensor; RES-02 had called the
+    candidate alone and rejected it for the same TypeError."""
+    out = tmp_path / "v.json"
+    main(["verify", "--problem", str(FIXTURES / "core" / "returns_a_handle.py"), "--candidate",
+          str(FIXTURES / "core" / "returns_a_handle_too.py"), "--gates", "RES-02,ORD-02",
+          "--device", "cpu", "--json", str(out), "--call-timeout", "30"])
+    gates = json.loads(out.read_text())["kernels"][0]["gates"]
+    assert {g: r["status"] for g, r in gates.items()} == {"RES-02": "skip", "ORD-02": "skip"}
+    assert "reference outside its contract" in gates["RES-02"]["detail"]
