@@ -1,6 +1,7 @@
 """ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set,
 with allocator churn between runs, must give bitwise-identical outputs; no output may share
-storage with an input, another output, or an output of an earlier call. Storage sharing is
+storage with an input, another output, or an output of an earlier call, unless the
+reference's own outputs share it the same way (a view is the problem's contract). Storage sharing is
 read by the judge from the reply's payload (kdiff.sandbox.protocol.shared_storage), where outputs,
 inputs and the kept outputs of earlier calls travel together."""
 from __future__ import annotations
@@ -36,9 +37,10 @@ class Determinism(Gate):
         expected = ctx.run_reference(inputs)
         if ctx.backward:
             expected = ctx.run_reference(inputs, cotangents=ctx.cotangents(expected))
+        contract = ctx.reference_shared_storage(inputs)
         ctx.candidate.request("forget")
         try:
-            return self.judge_runs(ctx, inputs, expected, runs)
+            return self.judge_runs(ctx, inputs, expected, runs, contract)
         finally:  # kept outputs travel with every later reply until forgotten
             try:
                 ctx.candidate.request("forget")
@@ -46,7 +48,9 @@ class Determinism(Gate):
                 pass
 
     def judge_runs(self, ctx: GateContext, inputs: list, expected: list[torch.Tensor],
-                   runs: int) -> object:
+                   runs: int, contract: set[str]) -> object:
+        """contract: the storage sharing the reference's outputs have themselves (views of
+        its inputs), which the candidate's may have too."""
         first = None
         for k in range(runs):
             got = ctx.call([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs],
@@ -57,8 +61,9 @@ class Determinism(Gate):
             # Kept alive (in a request of its own, after the call: nothing the candidate can
             # see while it runs says so), so that no later call can reuse their storage.
             ctx.candidate.request("keep")
-            if got.aliases:
-                return self.result(Status.FAIL, f"run {k}: {got.aliases[0]}", "output_aliasing")
+            aliases = [a for a in got.aliases if a not in contract]
+            if aliases:
+                return self.result(Status.FAIL, f"run {k}: {aliases[0]}", "output_aliasing")
             if first is None:
                 first = got.outputs
                 continue
@@ -70,4 +75,6 @@ class Determinism(Gate):
                         Status.FAIL, f"run {k} differs from run 0 in output {i}: {n} of "
                         f"{a.numel()} elements, max difference {float(diff.max()):.3g}",
                         "nondeterministic")
-        return self.result(Status.PASS, f"{runs} runs bitwise identical, no shared storage")
+        shared = f"; shared storage as the reference's: {', '.join(sorted(contract))}" \
+            if contract else ", no shared storage"
+        return self.result(Status.PASS, f"{runs} runs bitwise identical{shared}")

@@ -39,3 +39,58 @@ def test_a_nondeterministic_strided_output_fails_with_its_count(tmp_path):
     ord02 = verdict.gates["ORD-02"]
     assert ord02.status is Status.FAIL and ord02.signature == "nondeterministic", ord02
     assert "1 of 64 elements" in ord02.detail
+
+
+# A reference whose outputs are views of its inputs, as torch.broadcast_tensors' are.
+BROADCASTING = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.broadcast_tensors(a, b)
+
+
+def get_inputs():
+    return [torch.randn(4, 1), torch.randn(1, 3)]
+
+
+def get_init_inputs():
+    return []
+'''
+SAME_VIEWS = '''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return a.expand(4, 3), b.expand(4, 3)
+'''
+# Its second output is a view of the first input: sharing the reference does not have.
+CROSSED_VIEW = '''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return a.expand(4, 3), a.expand(4, 3)
+'''
+
+
+def test_outputs_sharing_storage_as_the_references_do_are_its_contract(tmp_path):
+    """torch.broadcast_tensors returns views of its inputs: a candidate doing the same is
+    not aliasing its outputs wrongly; one whose sharing the reference lacks still fails."""
+    problem = tmp_path / "broadcast.py"
+    problem.write_text(BROADCASTING)
+    config = RunConfig(gates=["ORD-02"], gate_options=GateOptions(device="cpu"))
+    verdicts = {}
+    for name, source in (("same_views", SAME_VIEWS), ("crossed_view", CROSSED_VIEW)):
+        candidate = tmp_path / f"{name}.py"
+        candidate.write_text(source)
+        verdicts[name] = judge_case(Case(id=name, problem=problem, candidate=candidate),
+                                    config, manager(), "kernelbench").gates["ORD-02"]
+    assert verdicts["same_views"].status is Status.PASS, verdicts["same_views"]
+    assert "shared storage as the reference's" in verdicts["same_views"].detail
+    crossed = verdicts["crossed_view"]
+    assert crossed.status is Status.FAIL and crossed.signature == "output_aliasing", crossed

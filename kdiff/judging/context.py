@@ -31,7 +31,7 @@ from kdiff.sandbox.process import (
     CandidateTimeout,
     _sticky_device_error,
 )
-from kdiff.sandbox.protocol import CallReply, MalformedReply
+from kdiff.sandbox.protocol import CallReply, MalformedReply, shared_storage
 from kdiff.sandbox.replies import UnusableOutput
 
 # A working dtype of None is the problem's own precision: inputs and parameters as
@@ -387,6 +387,20 @@ class GateContext:
     def run_reference(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
                       dtype: torch.dtype | None = NATIVE,
                       cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
+        return self._reference_call(inputs, seed, dtype, cotangents)[0]
+
+    def reference_shared_storage(self, inputs: list[Any], seed: int = BENCHMARK_SEED
+                                 ) -> set[str]:
+        """What storage the reference's own outputs share with its inputs and with each
+        other (a view, an expand, a broadcast): the same sharing in a candidate is the
+        problem's contract, not a defect."""
+        outs, args = self._reference_call(inputs, seed, NATIVE, None)
+        return set(shared_storage(outs, args, []))
+
+    def _reference_call(self, inputs: list[Any], seed: int, dtype: torch.dtype | None,
+                        cotangents: list[torch.Tensor] | None
+                        ) -> tuple[list[torch.Tensor], list[Any]]:
+        """The reference's outputs, and the arguments it was called with."""
         model = self.reference(seed, dtype)
         # Copies: what the reference writes into its inputs (GPU MODE's output buffers) must
         # not reach the candidate, which is sent the same inputs next.
@@ -413,7 +427,7 @@ class GateContext:
                 raise JudgeDeviceBroken(f"the judge's CUDA context broke running the "
                                         f"reference: {error}") from None
             raise ReferenceFailure(f"reference raised {error}") from None
-        return outs
+        return outs, args
 
     def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
                  dtype: torch.dtype | None = NATIVE, magnitudes: bool = True) -> Evaluation:
