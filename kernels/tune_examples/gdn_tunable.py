@@ -11,25 +11,14 @@ dtypes (fixed fp32)."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import triton
-import triton.language as tl
 
 from kdiff.kernels.gdn import chunk, chunk_gated_delta_rule, gla, kda, output, state, tile_ops, wy
+from kdiff.kernels.tune_examples.tf32 import mm_tf32
 
 KDIFF_TUNE_SPACE = {"CHUNK": [64, 16], "DOT": ["ieee", "tf32"], "FP32_MIN_WARPS": [8, 4],
                     "WY_INVERSE_WARPS": [1, 2], "STATE_BV": [64, 32], "OUTPUT_BV": [128, 64]}
 KDIFF_TUNE_CONFIG = {"CHUNK": 64, "DOT": "ieee", "FP32_MIN_WARPS": 8, "WY_INVERSE_WARPS": 1,
                      "STATE_BV": 64, "OUTPUT_BV": 128}
-
-
-@triton.jit
-def mm_tf32(a, b, DT: tl.constexpr):
-    """tile_ops.mm with the fp32 products in TF32."""
-    if DT == tl.float32:
-        out = tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision="tf32")
-    else:
-        out = tl.dot(a.to(DT), b.to(DT))
-    return out
 
 
 def _configure(cfg: dict) -> None:

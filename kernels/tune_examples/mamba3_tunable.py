@@ -16,27 +16,16 @@ Knobs kernels/mamba3 does not expose this way: the phase kernel's and the token-
 fallback's launch options (recurrent.py), the accumulators' dtype (fixed fp32), the phases
 (fixed fp64)."""
 import torch.nn as nn
-import triton
-import triton.language as tl
 
 from kdiff.kernels.gdn import tile_ops
 from kdiff.kernels.mamba3 import forward
 from kdiff.kernels.mamba3.problems import activations
 from kdiff.kernels.mamba3.reference import States
+from kdiff.kernels.tune_examples.tf32 import mm_tf32
 
 KDIFF_TUNE_SPACE = {"CHUNK": [64, 32, 16], "BV": [64, 32, 16], "DOT": ["ieee", "tf32"],
                     "num_warps": [8, 4], "num_stages": [1, 2]}
 KDIFF_TUNE_CONFIG = {"CHUNK": 64, "BV": 64, "DOT": "ieee", "num_warps": 8, "num_stages": 1}
-
-
-@triton.jit
-def mm_tf32(a, b, DT: tl.constexpr):
-    """tile_ops.mm with the fp32 products in TF32."""
-    if DT == tl.float32:
-        out = tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision="tf32")
-    else:
-        out = tl.dot(a.to(DT), b.to(DT))
-    return out
 
 
 def _configure(cfg: dict) -> None:
