@@ -34,10 +34,9 @@ class Determinism(Gate):
     def judge(self, ctx: GateContext) -> object:
         runs = max(5, ctx.options.determinism_runs)
         inputs = ctx.benchmark_inputs(7)
-        expected = ctx.run_reference(inputs)
+        expected, contract = ctx.run_reference_sharing(inputs)
         if ctx.backward:
             expected = ctx.run_reference(inputs, cotangents=ctx.cotangents(expected))
-        contract = ctx.reference_shared_storage(inputs)
         ctx.candidate.request("forget")
         try:
             return self.judge_runs(ctx, inputs, expected, runs, contract)

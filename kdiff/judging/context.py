@@ -389,13 +389,13 @@ class GateContext:
                       cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
         return self._reference_call(inputs, seed, dtype, cotangents)[0]
 
-    def reference_shared_storage(self, inputs: list[Any], seed: int = BENCHMARK_SEED
-                                 ) -> set[str]:
-        """What storage the reference's own outputs share with its inputs and with each
+    def run_reference_sharing(self, inputs: list[Any], seed: int = BENCHMARK_SEED
+                              ) -> tuple[list[torch.Tensor], set[str]]:
+        """The reference's outputs, and what storage they share with its inputs and with each
         other (a view, an expand, a broadcast): the same sharing in a candidate is the
         problem's contract, not a defect."""
         outs, args = self._reference_call(inputs, seed, NATIVE, None)
-        return set(shared_storage(outs, args, []))
+        return outs, set(shared_storage(outs, args, []))
 
     def _reference_call(self, inputs: list[Any], seed: int, dtype: torch.dtype | None,
                         cotangents: list[torch.Tensor] | None
