@@ -4,6 +4,7 @@
 #   bash examples/train/h200.sh family simple_gla | gla | kda | mamba3
 #   bash examples/train/h200.sh families gdn simple_gla gla kda   # side by side, one call
 #   bash examples/train/h200.sh others gdn     # the runs after an earlier call's first run
+#   T_RUN=420 bash examples/train/h200.sh together gla kda   # each member's 4 runs at once
 #   bash examples/train/h200.sh big ours       # 1.1B GDN on our kernels (resumes when warm)
 #   bash examples/train/h200.sh big fla        # the same model on fla's kernels: tokens/s
 # Runs live in $RUNS (/tmp/train-runs: a warm machine keeps /tmp between calls, so the 1.1B
@@ -74,6 +75,21 @@ others() {
   $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-$f" --families "$f"
 }
 
+# a member's four runs started at once, for a member too slow for `family` in one call (our
+# GLA and KDA): ours stops at T_RUN (or STEPS), the other three run the same schedule with
+# --until ours's final step known only later, so they get 60 s more and compare.py judges
+# only the steps each covered of ours's
+together() {  # $1: the member
+  local f=$1 limit=$((T_RUN + 60)) ref=$REF
+  [ "$f" = mamba3 ] && ref=torch
+  rm -rf "$RUNS/$f-"*
+  train $(family_args "$f") --mixer-impl ours --seed 0 --time-limit "$T_RUN" --out "$RUNS/$f-ours" &
+  train $(family_args "$f") --mixer-impl ours --seed 0 --time-limit $limit --out "$RUNS/$f-ours-again" &
+  train $(family_args "$f") --mixer-impl "$ref" --seed 0 --time-limit $limit --out "$RUNS/$f-ref" &
+  train $(family_args "$f") --mixer-impl ours --seed 1 --time-limit $limit --out "$RUNS/$f-ours-seed1" &
+  wait
+  $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-$f" --families "$f"
+}
 big() {  # $1: ours | fla, each in its own call (fla's backward autotunes for minutes)
   local common="--family gdn --config 1.1b --steps 2000 --batch-size 8 --seq-len 2048"
   common+=" --lr 3e-4 --warmup 100 --eval-every 100 --checkpoint-every 200"
@@ -91,8 +107,11 @@ case "${1:-}" in
   # several members side by side on the one GPU (their tokens/s are then not comparable)
   families) shift; for f in "$@"; do family "$f" > "$RUNS/family-$f.log" 2>&1 & done; wait
     cat "$RUNS"/family-*.log ;;
+  # several members' runs all at once (their tokens/s are then not comparable)
+  together) shift; for f in "$@"; do together "$f" > "$RUNS/together-$f.log" 2>&1 & done; wait
+    cat "$RUNS"/together-*.log ;;
   big) big "$2" ;;
-  *) echo "usage: $0 family <member> | families <member>... | big <ours|fla>" >&2; exit 2 ;;
+  *) echo "usage: $0 family <member> | families <member>... | together <member>... | big <ours|fla>" >&2; exit 2 ;;
 esac
 # everything but checkpoints comes back
 tar czf "$OUT/train.tgz" --exclude='*.pt' --exclude='*.tmp' -C "$RUNS" .
