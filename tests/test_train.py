@@ -253,7 +253,8 @@ def test_compare_reports_identity_gap_noise_and_non_finite(tmp_path):
         folder = runs / f"gdn-{name}"
         folder.mkdir(parents=True)
         (folder / "log.jsonl").write_text("".join(
-            json.dumps({"step": i, "loss": v, "finite": math.isfinite(v)}) + "\n"
+            json.dumps({"step": i, "loss": v, "finite": math.isfinite(v),
+                        "lr": min(1.0, (i + 1) / 5)}) + "\n"
             for i, v in enumerate(values)))
 
     base = [5.0 - 0.01 * i for i in range(40)]
@@ -276,7 +277,19 @@ def test_compare_reports_identity_gap_noise_and_non_finite(tmp_path):
     write(tmp_path / "c", "ref", base[:1])
     write(tmp_path / "c", "ours-seed1", [v + 0.01 for v in base])
     short, _ = compare.family_figures(tmp_path / "c", "gdn")
+    assert short.common_steps == 1
     assert short.gap_to_reference is None and short.overlap_within_noise is None
+    # runs cut by time limits are compared over the steps all of them logged, once those pass
+    # the warm-up (5 steps here) by a smoothing window
+    for n, judged in ((24, False), (25, True)):
+        write(tmp_path / f"e{n}", "ours", base)
+        write(tmp_path / f"e{n}", "ours-again", base[:n + 3])
+        write(tmp_path / f"e{n}", "ref", [v + 0.001 for v in base[:n]])
+        write(tmp_path / f"e{n}", "ours-seed1", [v + 0.01 for v in base[:n + 1]])
+        cut, _ = compare.family_figures(tmp_path / f"e{n}", "gdn")
+        assert cut.common_steps == n
+        assert (cut.overlap_within_noise, cut.bitwise_identical) == (
+            (True, True) if judged else (None, None))
     # held-out losses are compared at the last step every run evaluated
     for name, evals in (("ours", {9: 3.0, 19: 2.0}), ("ref", {9: 3.1, 19: 2.1, 39: 1.0})):
         log = tmp_path / "d" / f"gdn-{name}" / "log.jsonl"
@@ -286,3 +299,19 @@ def test_compare_reports_identity_gap_noise_and_non_finite(tmp_path):
                                + "\n" for i in range(40)))
     held, _ = compare.family_figures(tmp_path / "d", "gdn")
     assert held.held_out_step == 19 and held.held_out == {"ours": 2.0, "ref": 2.1}
+
+
+def test_throughput_is_read_from_the_logs_after_the_first_steps(tmp_path):
+    import compare
+
+    # the first steps compile and autotune (a 1.1B run on fla's kernels: 115 s for step 0);
+    # the run on the right was killed while it wrote its checkpoint, so it has no summary
+    for name, rates in (("ours", [10.0] * 5 + [40.0, 42.0, 44.0]), ("fla", [0.1] + [41.0] * 6)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "log.jsonl").write_text("".join(
+            json.dumps({"step": i, "loss": 1.0, "finite": True, "tokens_per_s": r}) + "\n"
+            for i, r in enumerate(rates)))
+    figures = compare.throughput(tmp_path / "ours", tmp_path / "fla")
+    assert figures[str(tmp_path / "ours")] == {"steps": 8, "median_tokens_per_s": 42.0}
+    assert figures[str(tmp_path / "fla")] == {"steps": 7, "median_tokens_per_s": 41.0}

@@ -2,12 +2,14 @@
 
 Per family (runs under RUNS/<family>-<name>/ with name ours, ours-again, ref, ours-seed1):
   - non-finite steps of every run (must be none),
-  - whether ours and ours-again logged bitwise identical losses (unjudged when ours-again
-    stopped before ours),
+  - whether ours and ours-again logged bitwise identical losses,
   - the gap between ours and the reference (same seed) beside the run-to-run noise (ours at
     another seed), both as the largest difference of the losses smoothed over SMOOTH steps;
-    the curves overlap within noise when the gap is no larger than the noise; unjudged when
-    the reference or the other seed stopped before ours.
+    the curves overlap within noise when the gap is no larger than the noise.
+All three over the steps every run of the member logged (`common_steps`: runs stopped by a
+time limit differ in length), and unjudged unless those steps pass the end of the warm-up by
+a smoothing window: a reference that spent its time autotuning and logged a step or two says
+nothing about the curve it did not draw, and during the warm-up all runs barely move.
 Throughput (--throughput A B): the median tokens/s of two runs' summaries, side by side.
 
     python examples/train/compare.py --runs runs --out docs/training
@@ -33,6 +35,7 @@ RUN_NAMES = ("ours", "ours-again", "ref", "ours-seed1")
 class FamilyFigures:
     family: str
     steps: dict            # run name -> steps logged
+    common_steps: int      # the steps every run logged: identity, gap and noise are over these
     non_finite: dict       # run name -> steps whose loss or gradient was not finite
     bitwise_identical: bool | None
     gap_to_reference: float | None
@@ -57,26 +60,33 @@ def smoothed(values: list[float]) -> list[float]:
     return out
 
 
-def largest_gap(a: list[float], b: list[float]) -> float | None:
-    """None unless b reached every step a did: a run cut short (a reference that spent its
-    time autotuning) says nothing about the curve it did not draw."""
-    if not a or len(b) < len(a):
-        return None
-    n = len(a)
-    gaps = [abs(x - y) for x, y in zip(smoothed(a), smoothed(b[:n]))]
+def largest_gap(a: list[float], b: list[float]) -> float:
+    gaps = [abs(x - y) for x, y in zip(smoothed(a), smoothed(b))]
     return math.nan if any(math.isnan(g) for g in gaps) else max(gaps)  # NaN: no overlap
+
+
+def steps_to_judge(log: list[dict]) -> int:
+    """More steps than this are needed to judge a comparison: the warm-up (up to the first
+    step at the peak learning rate) and one smoothing window past it."""
+    rates = [r.get("lr", math.inf) for r in log]
+    return rates.index(max(rates)) + SMOOTH
 
 
 def family_figures(runs: Path, family: str) -> tuple[FamilyFigures, dict]:
     logs = {name: records(runs / f"{family}-{name}") for name in RUN_NAMES}
     logs = {name: log for name, log in logs.items() if log}
     loss = {name: [r["loss"] for r in log] for name, log in logs.items()}
-    bitwise = None
-    if {"ours", "ours-again"} <= loss.keys() and len(loss["ours-again"]) >= len(loss["ours"]):
-        bitwise = loss["ours"] == loss["ours-again"][:len(loss["ours"])]
-    gap = largest_gap(loss["ours"], loss["ref"]) if {"ours", "ref"} <= loss.keys() else None
-    noise = (largest_gap(loss["ours"], loss["ours-seed1"])
-             if {"ours", "ours-seed1"} <= loss.keys() else None)
+    common_steps = min(map(len, loss.values()), default=0)
+    judged = "ours" in logs and common_steps > steps_to_judge(logs["ours"])
+
+    def compared(other: str, measure):
+        if not judged or other not in loss:
+            return None
+        return measure(loss["ours"][:common_steps], loss[other][:common_steps])
+
+    bitwise = compared("ours-again", lambda a, b: a == b)
+    gap = compared("ref", largest_gap)
+    noise = compared("ours-seed1", largest_gap)
     # held-out losses at the last step every run evaluated (a run stopped by its time limit
     # evaluates at its last multiple of --eval-every, one stopped by --until at its end too)
     evals = {name: {r["step"]: r["held_out_loss"] for r in log if "held_out_loss" in r}
@@ -86,6 +96,7 @@ def family_figures(runs: Path, family: str) -> tuple[FamilyFigures, dict]:
     held = {name: e.get(held_step) for name, e in evals.items()}
     figures = FamilyFigures(
         family=family, steps={name: len(log) for name, log in logs.items()},
+        common_steps=common_steps,
         non_finite={name: [r["step"] for r in log
                            if not r["finite"] or not math.isfinite(r["loss"])]
                     for name, log in logs.items()},
@@ -110,10 +121,18 @@ def plot(curves: dict[str, dict[str, list[float]]], path: Path) -> None:
 
 
 def throughput(a: Path, b: Path) -> dict:
-    summaries = [json.loads((run / "summary.json").read_text()) for run in (a, b)]
-    return {str(run): {k: s[k] for k in ("mixer_impl", "config", "parameters", "step",
-                                         "tokens_per_step", "median_tokens_per_s", "device")}
-            for run, s in zip((a, b), summaries)}
+    """Each run's median tokens/s over its logged steps after the first few (compilation,
+    autotuning), as train.py's summary has it; read from the log, since a run killed while it
+    wrote its last checkpoint has no summary."""
+    from train import WARMUP_STEPS_EXCLUDED
+
+    figures = {}
+    for run in (a, b):
+        log = records(run)
+        rates = sorted(r["tokens_per_s"] for r in log[WARMUP_STEPS_EXCLUDED:])
+        figures[str(run)] = {"steps": len(log),
+                             "median_tokens_per_s": rates[len(rates) // 2] if rates else None}
+    return figures
 
 
 def main(argv=None) -> int:

@@ -17,7 +17,8 @@ REF=${REF:-fla}               # the reference mixer: fla, or torch (chunked PyTo
 STEPS=${STEPS:-300}           # ~100M runs: steps planned (the first run stops at T_RUN seconds)
 T_RUN=${T_RUN:-60}            # seconds of the first ~100M run (4 runs, fla's autotuning, setup)
 T_AUTOTUNE=${T_AUTOTUNE:-240}  # more seconds for the reference run: fla autotunes at step 0
-T_BIG=${T_BIG:-330}           # seconds of the 1.1B run in this call (then a ~13 GB checkpoint)
+T_BIG=${T_BIG:-330}           # seconds of the 1.1B run in this call (then a ~13 GB checkpoint:
+                              # keep BUDGET 60 s above it, or the run dies writing it)
 WARMUP=${WARMUP:-50} CONFIG=${CONFIG:-100m} BATCH=${BATCH:-8} SEQ_LEN=${SEQ_LEN:-2048}
 PYTHON=${PYTHON:-python3}
 BUDGET=${BUDGET:-450}         # seconds for this call's runs; each is killed at what is left
@@ -80,7 +81,7 @@ others() {
 # --until ours's final step known only later, so they get 60 s more and compare.py judges
 # only the steps each covered of ours's
 together() {  # $1: the member
-  local f=$1 limit=$((T_RUN + 60)) ref=$REF
+  local f=$1 limit=$((T_RUN + 60)) ref=$REF  # BUDGET: at least T_RUN + 100
   [ "$f" = mamba3 ] && ref=torch
   rm -rf "$RUNS/$f-"*
   train $(family_args "$f") --mixer-impl ours --seed 0 --time-limit "$T_RUN" --out "$RUNS/$f-ours" &
