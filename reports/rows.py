@@ -60,6 +60,10 @@ def kernel_row(v: Verdict) -> KernelRow:
     status = "error" if v.error or accept is None else ("accept" if accept else "reject")
     if v.error:
         message = v.error
+    elif v.judged_by_nothing:
+        message = "no gate could judge it: " + ("; ".join(
+            f"{gid} {g.status.value}: {(g.detail.splitlines() or [''])[0]}"
+            for gid, g in v.gates.items()) or "no gate selected")
     else:
         message = "\n".join(f"{gid}: {g.detail}" for gid, g in v.gates.items()
                             if gid in v.failed_gates or g.status.value == "error")

@@ -102,6 +102,27 @@ def test_a_candidate_doing_as_a_reference_without_tensors_does_is_not_rejected(t
     main(["verify", "--problem", str(FIXTURES / "core" / "returns_a_handle.py"), "--candidate",
           str(FIXTURES / "core" / "returns_a_handle_too.py"), "--gates", "RES-02,ORD-02",
           "--device", "cpu", "--json", str(out), "--call-timeout", "30"])
-    gates = json.loads(out.read_text())["kernels"][0]["gates"]
+    kernel = json.loads(out.read_text())["kernels"][0]
+    gates = kernel["gates"]
     assert {g: r["status"] for g, r in gates.items()} == {"RES-02": "skip", "ORD-02": "skip"}
     assert "reference outside its contract" in gates["RES-02"]["detail"]
+    # and with nothing judged, nothing is vouched for: undecided, not accepted
+    assert kernel["verifier_accept"] is None
+
+
+@pytest.mark.parametrize("statuses, accept", [
+    ((Status.SKIP, Status.UNDER_SPECIFIED), None),   # judged by nothing
+    ((), None),                                       # no gate selected
+    ((Status.SKIP, Status.PASS), True),
+    ((Status.SKIP, Status.FAIL), False),
+    ((Status.UNDER_SPECIFIED, Status.ERROR), None),
+])
+def test_a_kernel_no_gate_could_judge_is_undecided(statuses, accept):
+    verdict = Verdict(Case("k", Path("p.py"), Path("c.py")), NativeVerdict(True, "kernelbench"),
+                      {f"G{i}": GateResult(f"G{i}", s, detail=f"reason {i}")
+                       for i, s in enumerate(statuses)})
+    assert verdict.verifier_accept is accept
+    if accept is None and Status.ERROR not in statuses:
+        from reports.rows import kernel_row
+        assert kernel_row(verdict).message.startswith("no gate could judge it")
+        assert exit_status([verdict], "violation") == 1

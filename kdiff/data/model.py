@@ -133,16 +133,25 @@ class Verdict:
 
     @property
     def verifier_accept(self) -> bool | None:
-        """Accept when no gate failed. A gate that could not judge (skip, under_specified)
-        does not reject; a kdiff error on any gate leaves the verdict open (None)."""
+        """Accept when no gate failed and at least one passed. A gate that could not judge
+        (skip, under_specified) does not reject; a kdiff error on any gate leaves the verdict
+        open (None), and so does a kernel no gate could judge (judged_by_nothing): nothing
+        was checked, so nothing is vouched for."""
         if self.error is not None:
             return False if self.error_kind == "candidate" else None
         statuses = [g.status for g in self.gates.values()]
         if Status.FAIL in statuses:
             return False
-        if Status.ERROR in statuses:
+        if Status.ERROR in statuses or self.judged_by_nothing:
             return None
         return True
+
+    @property
+    def judged_by_nothing(self) -> bool:
+        """No gate passed or failed: each skipped or was under-specified (a reference that
+        returns no tensor, a problem with no floating input), or none was selected."""
+        return self.error is None and not any(
+            g.status in (Status.PASS, Status.FAIL, Status.ERROR) for g in self.gates.values())
 
     @property
     def failed_gates(self) -> list[str]:
