@@ -221,6 +221,26 @@ def test_an_unfinished_run_reports_what_it_judged(tmp_path, capsys):
     assert "unfinished: 1 of 3" in capsys.readouterr().err
 
 
+def test_several_runs_pool_into_one_report(tmp_path, capsys):
+    """An audit over several models' files: one report over their kernels together."""
+    path = tmp_path / "s.sqlite"
+    config = RunConfig(gates=GATES)
+    with ResultsStore(path) as store:
+        ids = []
+        for names in (("a", "bad"), ("c",)):
+            cases = [_case(tmp_path, n, n) for n in names]
+            ids.append(store.begin_run(cases, config, "kernelbench", GATES))
+            list(judge_resuming(store, cases, config, "kernelbench", GATES, _judge_all_fake([])))
+        other = [_case(tmp_path, "t", "t")]
+        foreign = store.begin_run(other, config, "tritonbench", GATES)
+    out = tmp_path / "pooled.json"
+    assert main(["report", "--store", str(path), "--run", ids[0], "--run", ids[1],
+                 "--json", str(out), "--fail-on", "never"]) == 0
+    assert [k["id"] for k in json.loads(out.read_text())["kernels"]] == ["a", "bad", "c"]
+    assert main(["report", "--store", str(path), "--run", ids[0], "--run", foreign]) == 2
+    assert "cannot be pooled" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("bad", ["zzz"])
 def test_unknown_run_id_is_a_usage_error(tmp_path, bad):
     path = tmp_path / "s.sqlite"

@@ -198,8 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="render a run's reports from a results store alone")
     rp.add_argument("--store", required=True, type=Path, help="the results store (SQLite)")
-    rp.add_argument("--run", metavar="ID", help="which run (default: the latest; a prefix of "
-                    "an id will do)")
+    rp.add_argument("--run", metavar="ID", action="append",
+                    help="which run (default: the latest; a prefix of an id will do); given "
+                    "more than once, the runs' kernels pooled in one report (an audit over "
+                    "several models' files), which must share bench and native check")
     rp.add_argument("--list", action="store_true", help="list the runs in the store")
     _reports(rp)
     _fail_on(rp)
@@ -390,16 +392,24 @@ def cmd_report(args: argparse.Namespace) -> int:
                     print(f"{r.id}  {r.bench}  native {r.native_preset}  {r.device}  "
                           f"{r.n_judged}/{r.n_cases} judged  {r.command}")
                 return EXIT_OK
-            info, verdicts = store.load_run(args.run)
+            loaded = [store.load_run(run) for run in (args.run or [None])]
         except (LookupError, UnreadableStore) as exc:
             raise UsageError(str(exc)) from None
+    info = loaded[0][0]
+    for other, _ in loaded[1:]:
+        if (other.bench, other.native_preset) != (info.bench, info.native_preset):
+            raise UsageError(f"run {other.id} ({other.bench}, native {other.native_preset}) "
+                             f"cannot be pooled with run {info.id} ({info.bench}, native "
+                             f"{info.native_preset})")
+    verdicts = [v for _, run_verdicts in loaded for v in run_verdicts]
     print(run_report(verdicts, info.bench, info.native_preset, info.device))
     explained = explain_run(verdicts, args.verbose, EXPLAINED_WITHOUT_VERBOSE)
     if explained:
         print("\n" + explained)
-    if len(verdicts) < info.n_cases:
-        print(f"kdiff: run {info.id} is unfinished: {len(verdicts)} of {info.n_cases} kernels "
-              "judged", file=sys.stderr)
+    for run, run_verdicts in loaded:
+        if len(run_verdicts) < run.n_cases:
+            print(f"kdiff: run {run.id} is unfinished: {len(run_verdicts)} of {run.n_cases} "
+                  "kernels judged", file=sys.stderr)
     write_reports(report_options(args), verdicts, info.bench, info.native_preset, info.device)
     return exit_status(verdicts, args.fail_on, args.undecided_ok, args.require_own_kernel)
 
