@@ -88,6 +88,7 @@ class HygieneLog(TrialLog):
 
     reference_mutates: set[int] = field(default_factory=set)
     rounding_only: list[str] = field(default_factory=list)
+    decoys_refused: list[str] = field(default_factory=list)
 
 
 class MemoryHygiene(Gate):
@@ -116,6 +117,9 @@ class MemoryHygiene(Gate):
         if log.reference_mutates:
             detail += (f"; input(s) {sorted(log.reference_mutates)} not judged for mutation "
                        f"(the reference modifies them itself)")
+        if log.decoys_refused:
+            detail += (f"; no decoy call on {', '.join(log.decoys_refused)}: the reference "
+                       f"refuses the decoy draw")
         if log.rounding_only:
             detail += (f"; the two calls differ within rounding ({log.rounding_only[0]}): "
                        f"nondeterminism, ORD-02's to judge")
@@ -134,16 +138,27 @@ class MemoryHygiene(Gate):
         reference = ctx.reference_key_in_worker()
         history = ctx.call(_clones(pristine), reference_first=reference)
         check_structure(history.outputs, ev.reference)
-        decoyed = ctx.call(_clones(pristine), reference_first=reference,
-                           reference_inputs=decoy)
-        check_structure(decoyed.outputs, ev.reference)
+        decoyed = None
+        try:
+            # The worker runs the reference on the decoy before the candidate: where the
+            # reference refuses that draw (a cholesky of a matrix that is not positive
+            # definite), the call would fail for the reference's reason, so it is not made.
+            ctx.run_reference(_clones(decoy))
+        except ReferenceFailure:
+            log.decoys_refused.append(label)
+        else:
+            decoyed = ctx.call(_clones(pristine), reference_first=reference,
+                               reference_inputs=decoy)
+            check_structure(decoyed.outputs, ev.reference)
         poison = ctx.call(_clones(pristine), poison=True, churn=True, churn_seed=CHURN_SEED)
         check_structure(poison.outputs, ev.reference)
         log.judged_labels.append(label)
+        calls = [call for call in (history, decoyed, poison) if call is not None]
         return (self.check_poison(label, poison, history, ev)
-                or self.check_inputs(label, pristine, [history, decoyed, poison], log)
-                or self.check_history(label, decoyed, "after the reference's freed output on "
-                                      "other inputs", history, ev, log)
+                or self.check_inputs(label, pristine, calls, log)
+                or (decoyed and self.check_history(
+                    label, decoyed, "after the reference's freed output on other inputs",
+                    history, ev, log))
                 or self.check_history(label, poison, "after churn, poisoned", history, ev,
                                       log))
 

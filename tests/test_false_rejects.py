@@ -1026,3 +1026,52 @@ def test_gemm_groupnorm_swish_defects_are_still_rejected(tmp_path: Path, gemm: s
     statuses = {g: r.status for g, r in verdict.gates.items()}
     assert Status.FAIL in statuses.values(), \
         {g: r.detail for g, r in verdict.gates.items()}
+
+
+# -- a reference that refuses one of get_inputs()'s draws (RES-01's decoy) -----------------
+
+# As a cholesky refuses a matrix that is not positive definite: the draw of seed 1001, RES-01's
+# decoy draw, carries a marker the reference refuses. The worker ran the reference on the
+# decoy right before the candidate's call, and its refusal was read as the candidate's
+# (`raised`): TritonBench's fused_cholesky_solve, identical to its gold, was rejected so.
+REFUSING_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, seed):
+        if float(seed) == 1001.0:
+            raise ValueError("the input is not positive-definite")
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(8), torch.tensor(float(torch.initial_seed()))]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("body, status, signature", [
+    ("return x * 2", Status.PASS, None),
+    ("return x.mul_(2)", Status.FAIL, "input_mutated"),  # still judged on the other calls
+])
+def test_res01_makes_no_decoy_call_on_a_draw_the_reference_refuses(
+        tmp_path: Path, body: str, status: Status, signature: str | None):
+    candidate = f'''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, seed):
+        if float(seed) == 1001.0:
+            raise ValueError("the input is not positive-definite")
+        {body}
+'''
+    result = judge(tmp_path, REFUSING_PROBLEM, candidate, ["RES-01"]).gates["RES-01"]
+    assert (result.status, result.signature) == (status, signature), result.detail
+    if status is Status.PASS:
+        assert "no decoy call on benchmark inputs" in result.detail
