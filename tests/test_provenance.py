@@ -18,7 +18,7 @@ import torch
 os.environ.setdefault("TRITON_INTERPRET", "1")  # before a fixture decorates its kernels
 
 from kdiff.commands.invocation import EXIT_FOUND, EXIT_OK, exit_status
-from kdiff.data.model import Case, NativeVerdict, Verdict
+from kdiff.data.model import Case, GateResult, NativeVerdict, Status, Verdict
 from kdiff.data.problem import load_candidate_class, load_problem
 from kdiff.data.provenance import Origin, Provenance, ProvenanceKind
 from kdiff.differential.summary import summarize
@@ -277,7 +277,8 @@ def test_an_autotuned_kernels_benchmarks_are_not_library_work_on_cuda():
 # -- reports, the differential engine, exit status ------------------------------------------
 def verdict(name: str, kind: ProvenanceKind | None, native: bool = True) -> Verdict:
     v = Verdict(Case(name, PROBLEM, FIXTURES / f"{name}.py"),
-                NativeVerdict(native, "kernelbench-v0.1"), {})
+                NativeVerdict(native, "kernelbench-v0.1"),
+                {"EXC-01": GateResult("EXC-01", Status.PASS)})
     v.provenance = Provenance(kind, library_share=1.0, detail="why")
     return v
 
