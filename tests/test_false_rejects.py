@@ -1075,3 +1075,61 @@ class ModelNew(nn.Module):
     assert (result.status, result.signature) == (status, signature), result.detail
     if status is Status.PASS:
         assert "no decoy call on benchmark inputs" in result.detail
+
+
+# -- a matrix the problem always draws symmetric (positive definite) -----------------------
+
+# The gates' own draws (CMP-01's distributions, RES-01's signed normals) were free at every
+# position: a symmetric input came out asymmetric, so a candidate asserting its precondition
+# raised where the reference computed on (TritonBench-T's symmetric_matrix_vector_norm from
+# Qwen2.5-72B, rejected by every gate for `raised`), and a reference's cholesky refused
+# 16 of CMP-01's 18 trials of a positive definite input, which were then not judged.
+SYMMETRIC_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, A, b):
+        return A @ b
+
+
+def get_inputs():
+    m = torch.randn(6, 6)
+    return [(m + m.T) / 2, torch.randn(6, 2)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("product, status", [
+    ("A @ b", Status.PASS),
+    ("A.triu() @ b", Status.FAIL),  # reads half the matrix: still a defect
+])
+def test_a_symmetric_input_stays_symmetric_in_every_draw(tmp_path: Path, product: str,
+                                                         status: Status):
+    candidate = f'''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, A, b):
+        assert torch.equal(A, A.T), "A must be symmetric"
+        return {product}
+'''
+    verdict = judge(tmp_path, SYMMETRIC_PROBLEM, candidate, ["CMP-01", "RES-01"])
+    assert verdict.gates["CMP-01"].status is status, verdict.gates["CMP-01"].detail
+    assert verdict.gates["RES-01"].status is Status.PASS, verdict.gates["RES-01"].detail
+    assert not any(r.signature == "raised" for r in verdict.gates.values())
+
+
+def test_a_positive_definite_input_is_judged_on_every_trial(tmp_path: Path):
+    problem = SYMMETRIC_PROBLEM.replace("return A @ b",
+                                        "return torch.cholesky_solve(b, torch.linalg.cholesky(A))"
+                                        ).replace("(m + m.T) / 2", "m @ m.T + 6 * torch.eye(6)")
+    candidate = problem.replace("class Model(", "class ModelNew(")
+    result = judge(tmp_path, problem, candidate, ["CMP-01"]).gates["CMP-01"]
+    assert result.status is Status.PASS and "not judged" not in result.detail, result.detail

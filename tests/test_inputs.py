@@ -47,3 +47,24 @@ def test_noncontiguous_keeps_values():
     x = torch.randn(3, 5)
     y = gen.noncontiguous(x)
     assert not y.is_contiguous() and torch.equal(x, y)
+
+
+def test_symmetric_and_positive_definite_matrices_stay_so(tmp_path):
+    """A relation between positions, not a fixed value: every draw of every strategy keeps it
+    (a cholesky refuses a matrix that is not positive definite; a kernel may assert A = A^T)."""
+    problem = write_problem(tmp_path, (
+        "def get_inputs():\n"
+        "    m = torch.randn(2, 5, 5)\n"
+        "    g = torch.randn(5, 5)\n"
+        "    return [m + m.transpose(-1, -2), g @ g.T + 5 * torch.eye(5), torch.randn(5, 5),\n"
+        "            torch.ones(5, 5)]\n"))
+    templates = gen.learn_templates(problem)
+    assert [t.matrix for t in templates] == [gen.MatrixStructure.SYMMETRIC,
+                                            gen.MatrixStructure.POSITIVE_DEFINITE, None, None]
+    for strategy in gen.COVERAGE:
+        symmetric, spd, free, _ = gen.realize(templates, strategy, seed=7)
+        assert torch.equal(symmetric, symmetric.transpose(-1, -2)), strategy.name
+        assert torch.equal(spd, spd.T), strategy.name
+        assert int(torch.linalg.cholesky_ex(spd.double()).info) == 0, strategy.name
+        assert int(torch.linalg.cholesky_ex(spd).info) == 0, strategy.name  # in fp32 itself
+        assert not torch.equal(free, free.T)

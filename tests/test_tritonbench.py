@@ -264,6 +264,25 @@ def test_call_templates_round_trip():
         calls.encode(torch.nn.Linear(2, 2))
 
 
+def test_a_symmetric_or_positive_definite_matrix_is_drawn_so():
+    """The test's literal matrices (a cholesky's input) carry a relation fresh uniform draws
+    lost: a candidate asserting A = A^T, or a cholesky, then raised on every gate's inputs."""
+    spd = torch.tensor([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    symmetric = torch.tensor([[1.0, -2.0], [-2.0, 0.5]])
+    plain = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    args = (spd, symmetric, plain, torch.ones(2, 2))
+    call = json.loads(json.dumps({"function": "f", "args": [calls.encode(a) for a in args],
+                                  "kwargs": {}}))
+    assert [s.get("matrix") for s in calls.call_specs(call)] == [
+        "symmetric positive definite", "symmetric", None, None]
+    for seed in range(5):
+        torch.manual_seed(seed)
+        a, s, p, ones = calls.make_inputs(call, {"DIM_3": 7})  # a scaled size too
+        assert a.shape == (7, 7) and torch.equal(a, a.T)
+        assert int(torch.linalg.cholesky_ex(a).info) == 0
+        assert torch.equal(s, s.T) and not torch.equal(p, p.T) and not torch.equal(ones, ones.T)
+
+
 def test_function_outputs_as_model_outputs():
     call = {"function": "f", "args": [calls.encode(torch.ones(2))], "kwargs": {}}
     x = torch.tensor([1.0, 2.0])

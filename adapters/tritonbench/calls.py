@@ -10,6 +10,8 @@ bounded inputs stay so. A floating tensor the test filled with one value c (`tor
 weights, `torch.zeros` buffers and states) is drawn uniform over [0, 2c] (c's sign), or
 standard normal for c = 0: TritonBench tests do not mark which inputs are fixed by the
 contract, and a fixed one would leave the gates nothing to perturb.
+A square matrix the test passed symmetric, or symmetric positive definite (a cholesky's or a
+solve's input), is drawn so too (`matrix`).
 Integer and boolean tensors (indices, lengths, masks) keep their recorded values, which
 carry preconditions that fresh draws would break; where a gate changed their shape, they are
 drawn from the recorded range instead. Every tensor size above 1 is named by a module
@@ -27,6 +29,7 @@ from typing import Any, Callable
 import torch
 
 from kdiff.adapters.tritonbench.cpu import cuda_on_cpu
+from kdiff.numerics.inputs import MatrixStructure, matrix_structure, with_structure
 
 # Integer/boolean tensors up to this many elements keep their recorded values (beyond it,
 # the template keeps only their range: a few thousand is what a CPU run handles anyway).
@@ -64,6 +67,11 @@ def encode(value: Any) -> Any:
         if (not value.is_floating_point() and not value.is_complex()
                 and value.numel() <= KEEP_VALUES_UP_TO):
             spec["values"] = value.detach().cpu().reshape(-1).tolist()
+        # a constant fill (torch.ones) is symmetric by accident, not by contract
+        structure = (matrix_structure([value.detach().cpu()])
+                     if value.is_floating_point() and lo != hi else None)
+        if structure is not None:
+            spec["matrix"] = structure.value
         return {"tensor": spec}
     if isinstance(value, torch.dtype):
         return {"dtype": _dtype_name(value)}
@@ -151,7 +159,9 @@ def _draw(spec: dict, sizes: dict[str, int]) -> torch.Tensor:
         return torch.randn(shape, dtype=dtype)
     if lo == hi:
         lo, hi = min(0.0, 2 * lo), max(0.0, 2 * lo)
-    return (lo + (hi - lo) * torch.rand(shape, dtype=torch.float64)).to(dtype)
+    x = lo + (hi - lo) * torch.rand(shape, dtype=torch.float64)
+    structure = MatrixStructure(spec["matrix"]) if "matrix" in spec else None
+    return with_structure(x, structure).to(dtype)
 
 
 def make_inputs(call: dict, sizes: dict[str, int] | None = None) -> list[torch.Tensor]:

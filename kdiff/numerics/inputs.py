@@ -8,11 +8,14 @@ every input of a problem while keeping the problem's preconditions, learned from
 - integer and boolean inputs (indices, targets, lengths) are never perturbed, except 8-bit
   integer data (quantized values, packed int4): drawn as uniformly random bytes (BYTE_DATA);
 - an input that was never negative stays non-negative; one whose slices along a dimension
-  always summed to one (a probability distribution) is renormalised the same way.
+  always summed to one (a probability distribution) is renormalised the same way;
+- a square matrix (over the last two dimensions) that was always symmetric stays symmetric,
+  and one always symmetric positive definite (what a cholesky or a solve needs) stays so.
 """
 from __future__ import annotations
 
 import contextlib
+import enum
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -131,6 +134,44 @@ def with_specials(inner: Strategy, value: float, fraction: float = 0.02) -> Stra
 BYTE_DATA = frozenset({torch.int8, torch.uint8})
 
 
+class MatrixStructure(enum.Enum):
+    """A relation between positions that a drawn square matrix keeps (last two dims)."""
+
+    SYMMETRIC = "symmetric"
+    POSITIVE_DEFINITE = "symmetric positive definite"
+
+
+def matrix_structure(values: list[torch.Tensor]) -> MatrixStructure | None:
+    """The structure every one of `values` (same-shaped draws) has, if any."""
+    v = values[0]
+    if (v.dim() < 2 or v.shape[-1] != v.shape[-2] or v.shape[-1] < 2 or v.is_complex()
+            or any(x.shape != v.shape or not torch.equal(x, x.transpose(-1, -2))
+                   for x in values)):
+        return None
+    if all(int(torch.linalg.cholesky_ex(x.to(torch.float64)).info.max()) == 0 for x in values):
+        return MatrixStructure.POSITIVE_DEFINITE
+    return MatrixStructure.SYMMETRIC
+
+
+# A drawn positive definite matrix is G G^T / n for a drawn G, plus this share of its mean
+# diagonal on the diagonal: its eigenvalues are at least that shift, so its condition number
+# stays below about n / share, and a cholesky in the working precision succeeds.
+DIAGONAL_SHARE = 0.1
+
+
+def with_structure(x: torch.Tensor, structure: MatrixStructure | None) -> torch.Tensor:
+    """`x` (float64 draws) made symmetric, or symmetric positive definite."""
+    if structure is None:
+        return x
+    if structure is MatrixStructure.SYMMETRIC:
+        return (x + x.transpose(-1, -2)) / 2
+    n = x.shape[-1]
+    gram = x @ x.transpose(-1, -2) / n
+    mean_diagonal = gram.diagonal(dim1=-2, dim2=-1).mean(-1)[..., None, None]
+    shift = (DIAGONAL_SHARE * mean_diagonal).clamp_min(torch.finfo(torch.float32).tiny)
+    return gram + shift * torch.eye(n, dtype=x.dtype)
+
+
 @dataclass
 class InputTemplate:
     example: Any  # the value at the first template seed
@@ -139,6 +180,7 @@ class InputTemplate:
     nonnegative: bool = False
     normalized_dim: int | None = None  # slices along this dim always summed to 1
     byte_data: bool = False  # 8-bit integer data drawn as random bytes (BYTE_DATA)
+    matrix: MatrixStructure | None = None  # kept by every draw (last two dims)
 
     @property
     def free_count(self) -> int:
@@ -192,7 +234,9 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
             continue
         nonneg = bool(flat.numel()) and bool((flat >= 0).all())
         norm_dim = _normalized_dim(values) if nonneg else None
-        templates.append(InputTemplate(example, True, structural, nonneg, norm_dim))
+        fixed = structural is not None and bool(structural.all())  # nothing drawn
+        templates.append(InputTemplate(example, True, structural, nonneg, norm_dim,
+                                       matrix=None if fixed else matrix_structure(values)))
     return templates
 
 
@@ -231,6 +275,7 @@ def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
         x = strategy(tuple(ex.shape), gen)
         if t.nonnegative:
             x = x.abs()
+        x = with_structure(x, t.matrix)
         if t.normalized_dim is not None:
             x = x / x.sum(t.normalized_dim, keepdim=True).clamp_min(torch.finfo(torch.float64).tiny)
         if t.structural is not None:
