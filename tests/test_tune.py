@@ -445,3 +445,30 @@ def test_ctrl_c_during_a_batch_stops_the_judges_and_raises():
     assert stopped == ["judge"] and len(search.result.evaluations) == 1
     assert probe.measured == [PARALLEL_SPACE.default]
     assert signal.getsignal(signal.SIGINT) is handler
+
+
+@pytest.mark.slow
+def test_split_k_and_unmasked_loads_are_judged_before_they_are_timed(tmp_path):
+    """The other kinds of switch a kernel exposes (kernels/tune_examples/split_sum_triton.py):
+    a split-K whose floor division drops columns and loads without their mask are the
+    fastest under the made-up timer; every configuration is judged, and the search returns
+    the fastest correct one."""
+    problem, candidate = EXAMPLE / "split_sum.py", EXAMPLE / "split_sum_triton.py"
+    space = read_space(candidate)
+    config = RunConfig(gates=["PRC-01"], gate_options=GateOptions(device="cpu"))
+    judge = ConfigJudge(problem, candidate, space, config, tmp_path)
+
+    def split_time(cfg) -> float:
+        c = dict(cfg)
+        return 1e-3 / (c["BLOCK"] * c["SPLIT"] * (1 if c["MASKED"] else 1.5))
+
+    result = run("exhaustive", space, judge, injected(split_time), budget=12, seed=0)
+    assert len(result.evaluations) == 12
+    assert result.chosen.config == (("BLOCK", 32), ("SPLIT", 2), ("MASKED", True))
+    for e in result.evaluations:
+        c = dict(e.config)
+        wrong = c["SPLIT"] == 3 or not c["MASKED"]
+        assert (e.judgement.outcome is Outcome.WRONG) == wrong, (c, e.judgement)
+        if wrong:
+            assert any(f.startswith("PRC-01") for f in e.judgement.failing)
+    assert result.rejected_among_fastest(4) == 4  # all faster than the best correct one
