@@ -70,10 +70,10 @@ class RangeAndCancellation(ThresholdedGate):
         covered = missed = 0
         for ref, want, bnd, scale, peak in zip(ev.reference, ev.oracle.values, kept,
                                                ev.oracle.magnitudes, ev.oracle.peaks):
-            ref64 = ref.detach().double().cpu()
+            ref64, want64 = ref.detach().double().cpu(), want.detach().double().cpu()
             fmax = torch.finfo(trial.dtype or (ref.dtype if ref.is_floating_point()
                                                else ev.dtype)).max
-            accurate = torch.isfinite(ref64) & ((ref64 - want.cpu()).abs() <= bnd.cpu())
+            accurate = torch.isfinite(ref64) & ((ref64 - want64).abs() <= bnd.cpu())
             # Only where the traced magnitude (the sum of |terms|) fits the format can no
             # summation order overflow: there every partial sum is at most that magnitude.
             # Beyond it, whether an intermediate overflows depends on the order, which the
@@ -83,7 +83,7 @@ class RangeAndCancellation(ThresholdedGate):
             # +-inf there, a direct sum that gave NaN: both overflowed).
             headroom = (scale.cpu() < fmax) & (peak < fmax)
             masks.append(accurate & headroom)
-            contract = torch.isfinite(ref64) & torch.isfinite(want.cpu()) & headroom
+            contract = torch.isfinite(ref64) & torch.isfinite(want64) & headroom
             covered += int(contract.sum())
             missed += int((contract & ~accurate).sum())
         if not any(bool(m.any()) for m in masks):

@@ -1133,3 +1133,30 @@ def test_a_positive_definite_input_is_judged_on_every_trial(tmp_path: Path):
     candidate = problem.replace("class Model(", "class ModelNew(")
     result = judge(tmp_path, problem, candidate, ["CMP-01"]).gates["CMP-01"]
     assert result.status is Status.PASS and "not judged" not in result.detail, result.detail
+
+
+# -- a boolean output (TritonBench-T cos_signbit, GPT-4o: every other gate passed) -----------
+
+def test_prc03_judges_a_boolean_output(tmp_path: Path):
+    """PRC-03 subtracted the oracle's boolean output from the reference's: a kdiff error, and
+    an honest kernel left undecided."""
+    problem = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.signbit(torch.cos(x))
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+'''
+    candidate = problem.replace("class Model(", "class ModelNew(")
+    result = judge(tmp_path, problem, candidate, ["PRC-03"]).gates["PRC-03"]
+    assert result.status is Status.PASS, result.detail
