@@ -84,10 +84,12 @@ def next_prime(n: int) -> int:
     return k
 
 
-# --profile quick: the benchmark shape (contiguous and not) and, per free dimension, the first
-# QUICK_SIZES held-out sizes: 1 and the odd size near half the benchmark's, both smaller than
-# it (cheap), the second off every power-of-two block. The other classes (primes, scale-up,
-# all sizes odd together, variants) are the full profile's.
+# --profile quick: the benchmark shape (contiguous and not), the benchmark's own other
+# configurations (variants: a TritonBench gold test's other calls, GPU MODE's other tests; a
+# few calls, at the benchmark's sizes) and, per free dimension, the first QUICK_SIZES
+# held-out sizes: 1 and the odd size near half the benchmark's, both smaller than it (cheap),
+# the second off every power-of-two block. The other classes (primes, scale-up, all sizes
+# odd together) are the full profile's.
 QUICK_SIZES = 2
 
 
@@ -160,6 +162,9 @@ class ShapePolymorphism(ThresholdedGate):
                          kind="benchmark shape")
         yield ShapeTrial("benchmark shape, non-contiguous inputs", [], noncontiguous=True,
                          signature="noncontiguous_unsupported", kind="non-contiguous inputs")
+        for label, setting in ctx.problem.variants().items():
+            yield ShapeTrial(label, [], constants=setting, signature="variant_specialised",
+                             kind=label)
         for group in sizes.tied_groups(constants):
             name, v = "=".join(group), constants[group[0]]
             for size in held_out_sizes(v)[:QUICK_SIZES if quick else None]:
@@ -174,9 +179,6 @@ class ShapePolymorphism(ThresholdedGate):
             yield ShapeTrial(f"{shown}, non-contiguous inputs", [], constants=odd,
                              noncontiguous=True, signature="noncontiguous_unsupported",
                              kind="all sizes odd, non-contiguous inputs")
-        for label, setting in ctx.problem.variants().items():
-            yield ShapeTrial(label, [], constants=setting, signature="variant_specialised",
-                             kind=label)
 
     def judge(self, ctx: GateContext) -> GateResult:
         too_large: list[str] = []

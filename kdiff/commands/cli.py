@@ -116,7 +116,8 @@ def _common(p: argparse.ArgumentParser, native_default: str,
                    help=f"where candidates run (default: {device_default})")
     p.add_argument("--profile", choices=["full", "quick"], default="full",
                    help="full: the twelve gates, the verdict; quick: the cheap screen, the "
-                   "tolerance-free gates and CMP-03 at a few held-out shapes (default: full)")
+                   "tolerance-free gates and CMP-03 at a few held-out shapes and the "
+                   "benchmark's own variants (default: full)")
     p.add_argument("-x", "--exitfirst", action="store_true",
                    help="stop judging a kernel at its first failing gate (the others are "
                    "reported as not run)")

@@ -29,7 +29,7 @@ class GateClass(str, enum.Enum):
 
 class Profile(str, enum.Enum):
     """How much a run judges: `full`, the twelve gates (the verdict); `quick`, the cheap
-    screen (the tolerance-free gates and CMP-03 at a few held-out shapes)."""
+    screen (the tolerance-free gates and CMP-03 at a few held-out shapes and the variants)."""
 
     FULL = "full"
     QUICK = "quick"

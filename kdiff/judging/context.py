@@ -183,7 +183,7 @@ class GateOptions:
     # Judge at smaller sizes of the same problem when a benchmark input or a reference output
     # has more elements than this (gates.sizes.fit_sizes); None: the benchmark's own sizes.
     max_elements: int | None = None
-    profile: Profile = Profile.FULL  # quick: CMP-03 at a few held-out shapes
+    profile: Profile = Profile.FULL  # quick: CMP-03 at a few held-out shapes and variants
 
 
 class GateContext:
