@@ -61,9 +61,10 @@ def kernel_row(v: Verdict) -> KernelRow:
     if v.error:
         message = v.error
     elif v.judged_by_nothing:
-        message = "no gate could judge it: " + ("; ".join(
-            f"{gid} {g.status.value}: {(g.detail.splitlines() or [''])[0]}"
-            for gid, g in v.gates.items()) or "no gate selected")
+        first = next(iter(v.gates.items()), None)
+        message = (f"no gate could judge it ({len(v.gates)} skipped or under-specified; "
+                   f"{first[0]}: {(first[1].detail.splitlines() or [''])[0]})" if first
+                   else "no gate could judge it: none was selected")
     else:
         message = "\n".join(f"{gid}: {g.detail}" for gid, g in v.gates.items()
                             if gid in v.failed_gates or g.status.value == "error")
