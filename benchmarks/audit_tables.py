@@ -6,7 +6,7 @@ that run (the pooled row: of every run given, `kdiff report --run A --run B ...`
     python benchmarks/audit_tables.py --store .audit/tb_cpu.sqlite --bench tritonbench
 
 A run is named by the generated-output file its command read (`--generated`), else its id.
---bench takes the latest full-profile run of each such file in the store.
+--bench takes the latest complete full-profile run of each such file in the store.
 """
 from __future__ import annotations
 
@@ -44,9 +44,10 @@ def row(name: str, s: Summary) -> str:
 
 def latest_per_label(runs: list[RunInfo], bench: str) -> list[RunInfo]:
     """The latest run of the full twelve gates per file (quick runs are compared with them
-    by benchmarks/quick_recall.py, not pooled)."""
+    by benchmarks/quick_recall.py, not pooled), the latest complete one where there is one
+    (a run interrupted early holds a few kernels)."""
     chosen: dict[str, RunInfo] = {}
-    for run in sorted(runs, key=lambda r: r.started_at):
+    for run in sorted(runs, key=lambda r: (r.n_judged == r.n_cases, r.started_at)):
         if run.bench == bench and option(run, "--profile") in (None, "full"):
             chosen[label(run)] = run
     return sorted(chosen.values(), key=label)

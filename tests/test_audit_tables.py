@@ -20,7 +20,8 @@ def _verdict(case: Case, native: bool, failing: str | None) -> Verdict:
                     for g in GATES})
 
 
-def _run(store: ResultsStore, tmp_path: Path, file: str, rows: list, extra: str = "") -> None:
+def _run(store: ResultsStore, tmp_path: Path, file: str, rows: list, extra: str = "",
+         judged: int | None = None) -> None:
     config = RunConfig(gates=GATES, bench="tritonbench")
     cases = []
     for i, _ in enumerate(rows):
@@ -29,7 +30,7 @@ def _run(store: ResultsStore, tmp_path: Path, file: str, rows: list, extra: str 
         cases.append(Case(f"{file}/{i}", tmp_path / "gold.py", candidate, bench="tritonbench"))
     store.begin_run(cases, config, "tritonbench", GATES,
                     f"kdiff run --bench tritonbench --generated LLM/{file}.jsonl {extra}")
-    for case, (native, failing) in zip(cases, rows):
+    for case, (native, failing) in list(zip(cases, rows))[:judged]:
         store.put(case, config, "tritonbench", _verdict(case, native, failing))
 
 
@@ -41,6 +42,9 @@ def test_rows_per_file_and_pooled(tmp_path, capsys):
         _run(store, tmp_path, "model_b", [(True, "EXC-01"), (False, None)])
         # a quick run of model_a, later: compared by quick_recall.py, never pooled
         _run(store, tmp_path, "model_a", [(True, None)] * 3, extra="--profile quick")
+        # a later run of model_b, interrupted after one of its two kernels: not the row
+        _run(store, tmp_path, "model_b", [(True, None), (True, None)], extra="--case-timeout 9",
+             judged=1)
     assert audit_tables.main(["--store", str(path), "--bench", "tritonbench"]) == 0
     lines = capsys.readouterr().out.splitlines()
     cells = {line.split(" | ")[0].strip("| *"): line.split(" | ")[1:8] for line in lines[2:]}
