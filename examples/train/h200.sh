@@ -56,40 +56,47 @@ family() {  # $1: gdn | simple_gla | gla | kda | mamba3
   others "$f"
 }
 
-# the other three runs of a member, side by side, after its first run ($RUNS/<member>-ours):
-# each runs exactly as many steps as the first reached in its time, same schedule, and is also
-# stopped at T_RUN + 60 s (compilation); fla's first step autotunes its forward and backward
-# kernels (127 s for GDN on the H200), so the reference gets T_AUTOTUNE more. compare.py
-# judges overlap only where a run reached every step the first one did.
+# The three runs beside a member's first (ours-again, the reference, ours at seed 1), in the
+# background with the runs' arguments after $1 (the member), $2 (their seconds) and $3 (the
+# reference's seconds more); the caller waits for them. Mamba-3's reference is always the
+# chunked PyTorch: fla has none.
+beside() {
+  local f=$1 limit=$2 extra=$3 ref=$REF
+  shift 3
+  [ "$f" = mamba3 ] && ref=torch
+  train "$@" --mixer-impl ours --seed 0 --time-limit "$limit" --out "$RUNS/$f-ours-again" &
+  train "$@" --mixer-impl "$ref" --seed 0 --time-limit $((limit + extra)) --out "$RUNS/$f-ref" &
+  train "$@" --mixer-impl ours --seed 1 --time-limit "$limit" --out "$RUNS/$f-ours-seed1" &
+}
+compared() {  # $1: the member, once its runs have ended
+  $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-$1" --families "$1"
+}
+# the other three runs of a member after its first run ($RUNS/<member>-ours): each runs
+# exactly as many steps as the first reached in its time, same schedule, and is also stopped
+# at T_RUN + 60 s (compilation); fla's first step autotunes its forward and backward kernels
+# (127 s for GDN on the H200), so the reference gets T_AUTOTUNE more. compare.py judges the
+# steps all four logged, once past the warm-up.
 others() {
-  local f=$1 reached limit=$((T_RUN + 60))
+  local f=$1 reached
   reached=$(cat "$RUNS/$f-ours/log.jsonl" 2>/dev/null | wc -l)
   [ "$reached" -gt 0 ] || { echo "$f: the first run logged no step" >&2; return 1; }
-  local common ref=$REF
-  common="$(family_args "$f") --until $reached"
-  [ "$f" = mamba3 ] && ref=torch  # fla has no Mamba-3: its reference is the chunked PyTorch
-  train $common --mixer-impl ours --seed 0 --time-limit $limit --out "$RUNS/$f-ours-again" &
-  train $common --mixer-impl "$ref" --seed 0 --time-limit $((limit + T_AUTOTUNE)) \
-    --out "$RUNS/$f-ref" &
-  train $common --mixer-impl ours --seed 1 --time-limit $limit --out "$RUNS/$f-ours-seed1" &
+  # shellcheck disable=SC2046
+  beside "$f" $((T_RUN + 60)) "$T_AUTOTUNE" $(family_args "$f") --until "$reached"
   wait
-  $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-$f" --families "$f"
+  compared "$f"
 }
-
 # a member's four runs started at once, for a member too slow for `family` in one call (our
-# GLA and KDA): ours stops at T_RUN (or STEPS), the other three run the same schedule with
-# --until ours's final step known only later, so they get 60 s more and compare.py judges
-# only the steps each covered of ours's
-together() {  # $1: the member
-  local f=$1 limit=$((T_RUN + 60)) ref=$REF  # BUDGET: at least T_RUN + 100
-  [ "$f" = mamba3 ] && ref=torch
+# GLA and KDA): ours stops at T_RUN (or STEPS), the other three run the same schedule for 60 s
+# more, so that they cover the steps ours logged.
+together() {  # $1: the member; BUDGET: at least T_RUN + 100
+  local f=$1
   rm -rf "$RUNS/$f-"*
+  # shellcheck disable=SC2046
   train $(family_args "$f") --mixer-impl ours --seed 0 --time-limit "$T_RUN" --out "$RUNS/$f-ours" &
-  train $(family_args "$f") --mixer-impl ours --seed 0 --time-limit $limit --out "$RUNS/$f-ours-again" &
-  train $(family_args "$f") --mixer-impl "$ref" --seed 0 --time-limit $limit --out "$RUNS/$f-ref" &
-  train $(family_args "$f") --mixer-impl ours --seed 1 --time-limit $limit --out "$RUNS/$f-ours-seed1" &
+  # shellcheck disable=SC2046
+  beside "$f" $((T_RUN + 60)) 0 $(family_args "$f")
   wait
-  $PYTHON examples/train/compare.py --runs "$RUNS" --out "$RUNS/figures-$f" --families "$f"
+  compared "$f"
 }
 big() {  # $1: ours | fla, each in its own call (fla's backward autotunes for minutes)
   local common="--family gdn --config 1.1b --steps 2000 --batch-size 8 --seq-len 2048"
