@@ -156,9 +156,9 @@ class MemoryHygiene(Gate):
         calls = [call for call in (history, decoyed, poison) if call is not None]
         return (self.check_poison(label, poison, history, ev)
                 or self.check_inputs(label, pristine, calls, log)
-                or (decoyed and self.check_history(
+                or (self.check_history(
                     label, decoyed, "after the reference's freed output on other inputs",
-                    history, ev, log))
+                    history, ev, log) if decoyed is not None else None)
                 or self.check_history(label, poison, "after churn, poisoned", history, ev,
                                       log))
 

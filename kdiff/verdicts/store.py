@@ -49,7 +49,6 @@ CREATE TABLE IF NOT EXISTS run_cases (
 """
 
 
-
 DEFAULT_NAME = "kdiff-store.sqlite"
 
 
