@@ -69,16 +69,42 @@ def check(dtype=torch.float32) -> float:
     return ((out.double() - ref).abs().max() / ref.abs().max()).item()
 
 
+def record(rows: dict, key: str, value, path: str | None) -> None:
+    """One row, printed and written as soon as it is measured: a call cut short at its
+    budget keeps the rows before (mamba_ssm's autotuning compiles for minutes per shape)."""
+    rows[key] = value
+    print(key, json.dumps(value), flush=True)
+    if path:
+        with open(path, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
     args = parser.parse_args()
-    rows = {"check_fp32_relative_error": check()}
+    rows: dict = {}
+    record(rows, "check_fp32_relative_error", check(), args.json)
+    step = mamba3_module("mamba3_siso_step").mamba3_siso_step
+    for B in DECODE_BATCHES:
+        low, f32 = inputs(B, 1, torch.bfloat16)
+        q, k, v, trap, qb, kb, z = [x[:, 0] if x.dim() == 4 else x for x in low]
+        trap = trap[..., 0]
+        adt, dt, angles, D, *states = f32
+        adt, dt, angles = adt[..., 0], dt[..., 0], angles[:, 0]
+        a = (q, k, v, adt, dt, trap, qb, kb, angles, D, z)
+        record(rows, f"decode_{B}", {
+            "ours_ms": do_bench(lambda a=a, s=states: mamba3_siso_step(*a, States(*s))),
+            "mamba_ssm_ms": do_bench(lambda a=a, s=states: step(*a, tuple(s)))}, args.json)
     for B, T in SEQUENCE_SHAPES:
         low, f32 = inputs(B, T, torch.bfloat16)
         work = B * T * HEADS_QK * HEADS_PER_QK
         ours = do_bench(lambda low=low, f32=f32: ours_forward(low, f32))
         theirs = do_bench(lambda low=low, f32=f32: theirs_forward(low, f32))
+        record(rows, f"{B}x{T}_fwd", {
+            "ours_ms": ours, "mamba_ssm_ms": theirs,
+            "ours_tflops": work * flops_per_token_head() / ours / 1e9,
+            "ours_gbps": work * bytes_per_token_head() / ours / 1e6}, args.json)
         leaves = [x.detach().requires_grad_() for x in low + f32]
 
         def theirs_train(leaves=leaves):
@@ -91,26 +117,8 @@ def main() -> None:
                                      States(*states))
             outs = [out, *final]
             torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-        rows[f"{B}x{T}"] = {"ours_fwd_ms": ours, "mamba_ssm_fwd_ms": theirs,
-                            "ours_fwd_bwd_ms": do_bench(ours_train),
-                            "mamba_ssm_fwd_bwd_ms": do_bench(theirs_train),
-                            "ours_fwd_tflops": work * flops_per_token_head() / ours / 1e9,
-                            "ours_fwd_gbps": work * bytes_per_token_head() / ours / 1e6}
-    step = mamba3_module("mamba3_siso_step").mamba3_siso_step
-    for B in DECODE_BATCHES:
-        low, f32 = inputs(B, 1, torch.bfloat16)
-        q, k, v, trap, qb, kb, z = [x[:, 0] if x.dim() == 4 else x for x in low]
-        trap = trap[..., 0]
-        adt, dt, angles, D, *states = f32
-        adt, dt, angles = adt[..., 0], dt[..., 0], angles[:, 0]
-        a = (q, k, v, adt, dt, trap, qb, kb, angles, D, z)
-        rows[f"decode_{B}"] = {
-            "ours_ms": do_bench(lambda a=a, s=states: mamba3_siso_step(*a, States(*s))),
-            "mamba_ssm_ms": do_bench(lambda a=a, s=states: step(*a, tuple(s)))}
-    print(json.dumps(rows, indent=1))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        record(rows, f"{B}x{T}_fwd_bwd", {"ours_ms": do_bench(ours_train),
+                                          "mamba_ssm_ms": do_bench(theirs_train)}, args.json)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """mamba_ssm's own Mamba-3 Triton kernels (state-spaces/mamba, mamba_ssm/ops/triton/mamba3),
 imported from a source checkout that is carried, never committed: MAMBA_SSM_SRC names the
-checkout's root (the folder holding mamba_ssm/). They need a GPU (PTX inline assembly:
+checkout's root (the folder holding mamba_ssm/), by default the repository's .fetched/mamba
+(a candidate's worker inherits no such variable: kdiff.sandbox.workerenv). They need a GPU (PTX inline assembly:
 cos.approx, tanh.approx) and autotune, which the CPU interpreter cannot run.
 
 mamba_ssm/__init__.py imports the whole package (selective_scan_cuda and causal_conv1d, CUDA
@@ -20,6 +21,8 @@ import torch.nn as nn
 
 from kdiff.kernels.mamba3.problems import activations
 
+DEFAULT_SOURCE = Path(__file__).resolve().parents[2] / ".fetched" / "mamba"
+
 
 def _einops_stub() -> types.ModuleType:
     stub = types.ModuleType("einops")
@@ -32,7 +35,7 @@ def _einops_stub() -> types.ModuleType:
 
 def mamba3_module(name: str) -> types.ModuleType:
     """mamba_ssm.ops.triton.mamba3.<name> from $MAMBA_SSM_SRC/mamba_ssm."""
-    root = Path(os.environ["MAMBA_SSM_SRC"]) / "mamba_ssm"
+    root = Path(os.environ.get("MAMBA_SSM_SRC", DEFAULT_SOURCE)) / "mamba_ssm"
     for package, folder in (("mamba_ssm", root), ("mamba_ssm.ops", root / "ops"),
                             ("mamba_ssm.ops.triton", root / "ops" / "triton")):
         if package not in sys.modules:
