@@ -19,7 +19,8 @@ from kdiff.gates.registry import GATE_IDS
 
 
 def collect(paths: list[Path]) -> dict[str, dict[str, dict]]:
-    """kernel id -> gate id -> that gate's entry, over every readable report."""
+    """kernel -> gate id -> that gate's entry, over every readable report. A kernel is named
+    by its candidate file's folder and id: two candidate sets of one problem share ids."""
     kernels: dict[str, dict[str, dict]] = defaultdict(dict)
     for path in paths:
         try:
@@ -28,7 +29,8 @@ def collect(paths: list[Path]) -> dict[str, dict[str, dict]]:
             print(f"{path}: unreadable ({e.__class__.__name__}), left out")
             continue
         for kernel in report["kernels"]:
-            kernels[kernel["id"]].update(kernel.get("gates") or {})
+            name = f"{Path(kernel['candidate']).parent.name}/{kernel['id']}"
+            kernels[name].update(kernel.get("gates") or {})
     return kernels
 
 

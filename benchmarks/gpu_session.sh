@@ -346,10 +346,11 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
   # kernels, needs MAMBA_SSM_SRC), every gate in a judge of its own, M3_JOBS (14) at once, all
   # within T_M3_CHECK (480 s) from the phase's start: one judge compiles a kernel's every
   # held-out size on one core, so twelve gates one after another outlast a device call.
-  # M3_TESTS=1 adds the GPU-marked tests beside them; M3_DEVICE=cpu tries the phase here.
+  # M3_TESTS=1 adds the GPU-marked tests beside them; M3_DEVICE=cpu tries the phase here;
+  # M3_SKIP names judges an earlier call finished (set_problem_gate, e.g. triton_3_EXC-01).
   local problems=kernels/mamba3/kernelbench/KernelBench/level3
   export M3_END=$(( $(date +%s) + ${T_M3_CHECK:-480} )) M3_RUNS=kernels/mamba3/kernelbench/runs \
-    M3_PROBLEM_DIR=$problems ART MAMBA_SSM_SRC=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
+    M3_PROBLEM_DIR=$problems M3_SKIP ART MAMBA_SSM_SRC=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
   log "mamba3: twelve gates, one judge each, on problems ${M3_PROBLEMS:-1 2 3} of ${M3_SETS:-triton mamba_ssm}"
   if [ "${M3_TESTS:-0}" = 1 ]; then
     timeout -s INT -k 10 "${T_M3_CHECK:-480}" python3 -m pytest -q -m gpu -p no:cacheprovider \
@@ -363,6 +364,7 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
       for p in ${M3_PROBLEMS:-1 2 3}; do echo "$s $p $g"; done
     done
   done | xargs -P "${M3_JOBS:-14}" -L 1 bash -c '
+    case " ${M3_SKIP:-} " in *" $0_$1_$2 "*) exit 0 ;; esac
     left=$(( M3_END - $(date +%s) )); [ "$left" -gt 30 ] || exit 0
     timeout -s INT -k 10 "$left" kdiff verify --device "${M3_DEVICE:-cuda}" --fail-on never --gates "$2" \
       --dtypes float32,bfloat16 --problem "$(ls "$M3_PROBLEM_DIR/$1"_*.py)" \
@@ -376,15 +378,16 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
   pack
 }
 
-mamba3_bench() {  # timings beside mamba_ssm's kernels at the paper's shapes, T_M3_BENCH (110 s).
+mamba3_bench() {  # timings beside mamba_ssm's kernels at the paper's shapes, T_M3_BENCH (110 s);
+  # M3_BENCH_ARGS=--warm-only: untimed, to fill the compile caches beside other work
   # MAMBA_SSM_SRC: a carried mamba_ssm source checkout (default .fetched/mamba: `git archive
   # HEAD mamba_ssm` of state-spaces/mamba).
   local src=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
   if [ -d "$src/mamba_ssm" ]; then
     log "mamba3: timings beside mamba_ssm ($src), bf16, the paper's shapes"
     MAMBA_SSM_SRC=$src timeout -s INT -k 10 "${T_M3_BENCH:-110}" python3 -m \
-      kdiff.kernels.mamba3.bench --json "$ART/mamba3_bench.json" 2>&1 \
-      | tee "$OUT/mamba3_bench.log" | tee -a "$OUT/session.log"
+      kdiff.kernels.mamba3.bench ${M3_BENCH_ARGS:-} --json "$ART/mamba3_bench${M3_BENCH_ARGS:+_warm}.json" \
+      2>&1 | tee "$OUT/mamba3_bench${M3_BENCH_ARGS:+_warm}.log" | tee -a "$OUT/session.log"
   else
     log "mamba3: no mamba_ssm checkout at $src: the timings skipped"
   fi

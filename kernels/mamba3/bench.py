@@ -11,7 +11,7 @@ import argparse
 import json
 
 import torch
-from triton.testing import do_bench
+import triton.testing
 
 from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
@@ -79,10 +79,21 @@ def record(rows: dict, key: str, value, path: str | None) -> None:
             json.dump(rows, f, indent=1)
 
 
+def once(fn) -> float:
+    """--warm-only's stand-in for do_bench: one untimed call (NaN ms)."""
+    fn()
+    torch.cuda.synchronize()
+    return float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="call each kernel once per shape, untimed: fills Triton's "
+                             "compile cache (and runs mamba_ssm's autotuning) beside other work")
     args = parser.parse_args()
+    timed = once if args.warm_only else triton.testing.do_bench
     rows: dict = {}
     record(rows, "check_fp32_relative_error", check(), args.json)
     step = mamba3_module("mamba3_siso_step").mamba3_siso_step
@@ -94,13 +105,13 @@ def main() -> None:
         adt, dt, angles = adt[..., 0], dt[..., 0], angles[:, 0]
         a = (q, k, v, adt, dt, trap, qb, kb, angles, D, z)
         record(rows, f"decode_{B}", {
-            "ours_ms": do_bench(lambda a=a, s=states: mamba3_siso_step(*a, States(*s))),
-            "mamba_ssm_ms": do_bench(lambda a=a, s=states: step(*a, tuple(s)))}, args.json)
+            "ours_ms": timed(lambda a=a, s=states: mamba3_siso_step(*a, States(*s))),
+            "mamba_ssm_ms": timed(lambda a=a, s=states: step(*a, tuple(s)))}, args.json)
     for B, T in SEQUENCE_SHAPES:
         low, f32 = inputs(B, T, torch.bfloat16)
         work = B * T * HEADS_QK * HEADS_PER_QK
-        ours = do_bench(lambda low=low, f32=f32: ours_forward(low, f32))
-        theirs = do_bench(lambda low=low, f32=f32: theirs_forward(low, f32))
+        ours = timed(lambda low=low, f32=f32: ours_forward(low, f32))
+        theirs = timed(lambda low=low, f32=f32: theirs_forward(low, f32))
         record(rows, f"{B}x{T}_fwd", {
             "ours_ms": ours, "mamba_ssm_ms": theirs,
             "ours_tflops": work * flops_per_token_head() / ours / 1e9,
@@ -117,8 +128,8 @@ def main() -> None:
                                      States(*states))
             outs = [out, *final]
             torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-        record(rows, f"{B}x{T}_fwd_bwd", {"ours_ms": do_bench(ours_train),
-                                          "mamba_ssm_ms": do_bench(theirs_train)}, args.json)
+        record(rows, f"{B}x{T}_fwd_bwd", {"ours_ms": timed(ours_train),
+                                          "mamba_ssm_ms": timed(theirs_train)}, args.json)
 
 
 if __name__ == "__main__":
