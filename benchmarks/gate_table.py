@@ -15,12 +15,14 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from kdiff.data.model import NOT_RUN
 from kdiff.gates.registry import GATE_IDS
 
 
 def collect(paths: list[Path]) -> dict[str, dict[str, dict]]:
-    """kernel -> gate id -> that gate's entry, over every readable report. A kernel is named
-    by its candidate file's folder and id: two candidate sets of one problem share ids."""
+    """kernel -> gate id -> that gate's entry, over every readable report, a later report's
+    entry replacing an earlier one's unless it was not run (a judge out of time). A kernel is
+    named by its candidate file's folder and id: two candidate sets of one problem share ids."""
     kernels: dict[str, dict[str, dict]] = defaultdict(dict)
     for path in paths:
         try:
@@ -30,7 +32,9 @@ def collect(paths: list[Path]) -> dict[str, dict[str, dict]]:
             continue
         for kernel in report["kernels"]:
             name = f"{Path(kernel['candidate']).parent.name}/{kernel['id']}"
-            kernels[name].update(kernel.get("gates") or {})
+            for gate, entry in (kernel.get("gates") or {}).items():
+                if gate not in kernels[name] or not (entry.get("detail") or "").startswith(NOT_RUN):
+                    kernels[name][gate] = entry
     return kernels
 
 
