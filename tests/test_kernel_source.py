@@ -2,6 +2,7 @@
 the kernels it refuses to build because compiling them would run code it did not check."""
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,44 @@ def test_inductor_kernels_keep_torchs_triton_helpers_and_nothing_else():
         text = INDUCTOR_HEADER + f"@triton.jit\ndef k(x):\n    {body}\n"
         with pytest.raises(NotExtractable, match=why):
             extract(text.encode(), "c.py")
+
+
+def _load(text: str, path: Path):
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _annotations(kernel) -> list[tuple[str, str, bool]]:
+    return [(p.annotation, p.annotation_type, p.is_constexpr) for p in kernel.params]
+
+
+@pytest.mark.parametrize("header,params", [
+    ("import torch\n", "x: torch.Tensor, n: int, f: float, flag: bool, B: tl.constexpr"),
+    ("from torch import Tensor as T\n", "x: T, n: int, B: tl.constexpr"),
+    ("from __future__ import annotations\nclass Box: pass\n", "x: Box, n: int, B: tl.constexpr"),
+], ids=["torch and builtins", "a torch class renamed", "future annotations"])
+def test_python_annotations_read_as_triton_reads_them(tmp_path, header, params):
+    """Written kernels annotate their parameters with Python's and torch's classes; Triton
+    reads a name from each, and the judge's module must give it the same names."""
+    source = header + HEADER + (f"@triton.jit\ndef k({params}) -> None:\n"
+                                "    tl.store(x + tl.arange(0, B), n)\n")
+    module = extract(source.encode(), "k.py")
+    original = _load(source, tmp_path / "original.py").k
+    rebuilt = _load(module.text, tmp_path / "rebuilt.py").k
+    assert _annotations(rebuilt) == _annotations(original)
+
+
+@pytest.mark.parametrize("header,note,why", [
+    ("class int: pass\n", "int", "not Triton's: int"),  # a builtin's name, rebound
+    ("import numpy\n", "numpy.ndarray", "not Triton's: numpy.ndarray"),
+    ("import torch\n", "torch.float32", "not a class"),
+    ("import torch\n", "torch._C._TensorBase", "not Triton's"),
+    ("import typing\n", "typing.Optional[int]", "not a name"),
+], ids=["rebound builtin", "another library", "not a class", "private", "subscript"])
+def test_other_annotations_are_refused(header, note, why):
+    source = header + HEADER + f"@triton.jit\ndef k(x: {note}):\n    tl.store(x, 0)\n"
+    with pytest.raises(NotExtractable, match=why):
+        extract(source.encode(), "k.py")

@@ -103,6 +103,19 @@ def test_an_unchecked_result_is_read_back_for_its_own_candidate_only(tmp_path):
     assert tile.get(launch, "sm_90")["checked"] is True
 
 
+def test_an_entry_is_made_again_once_the_judging_code_changes(tmp_path, monkeypatch):
+    """A kernel the extractor could not read is read once the extractor learns to: its old
+    "not read" outcome must not come back from the cache."""
+    from kdiff.sandbox.launches import Launch, ResourceCache
+    launch = Launch(module="kdiff_sibling", file=str(WIDE_TILE), qualname="matmul_kernel")
+    cache = ResourceCache("tile", tmp_path)
+    cache.put(launch, "sm_90", {"resources": {"target": "sm_90", **FITS}, "cacheable": True,
+                                "checked": False})
+    assert cache.get(launch, "sm_90") is not None
+    monkeypatch.setattr(ResourceCache, "judging_code", staticmethod(lambda: "another"))
+    assert cache.get(launch, "sm_90") is None
+
+
 def test_a_launch_file_the_judge_cannot_read_has_no_cache_key(tmp_path):
     """The worker names the file of each launch: one that links to /dev/zero is not read
     (it was, whole, to hash it: MemoryError in the judge)."""

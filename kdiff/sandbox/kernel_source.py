@@ -15,6 +15,13 @@ starts with an underscore. What a chain rooted at a variable reaches is not reso
 (variables hold Triton values, or the non-module objects those paths give). A file that
 needs more is not extractable: its kernels are compiled by importing it, and that compile is
 its own word.
+
+Parameter annotations that are not Triton's (`x: torch.Tensor`, `n: int`, common in written
+kernels) matter to Triton only through the name it reads from them (a class's `__name__`):
+such an annotation naming a class of Python's builtins or of torch (never rebound in the file)
+is written as that name, a string, which Triton reads the same way; under `from __future__
+import annotations` no annotation is evaluated (each is the string of its source), and every
+one is kept as written.
 """
 from __future__ import annotations
 
@@ -34,6 +41,8 @@ JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
 # hasattr, which would reach any attribute by a constant string.
 BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "print", "min",
                       "max"})
+# Libraries whose classes may annotate a kernel's parameters (the annotation_name docstring).
+ANNOTATION_LIBRARIES = ("builtins", "torch")
 
 
 class NotExtractable(ValueError):
@@ -95,6 +104,31 @@ class _Extractor:
         self.constants: set[str] = set()
         self.kernels: dict[str, ast.FunctionDef] = {}
         self.kept: list[ast.stmt] = []
+        self.libraries: dict[str, str] = {}  # name bound by an import of torch -> dotted path
+        self.bound: set[str] = set()  # every name the file binds anywhere
+        self.future_annotations = False
+
+    def annotation_name(self, note: ast.expr) -> str:
+        """The string Triton reads from a non-Triton annotation: the `__name__` of the class
+        it names in ANNOTATION_LIBRARIES; NotExtractable for anything else."""
+        dotted = _dotted(note)
+        if dotted is None:
+            raise NotExtractable("an annotation that is not a name")
+        root, attrs = dotted
+        if root in self.libraries:
+            path = [*self.libraries[root].split("."), *attrs]
+        elif not attrs and root not in self.bound:
+            path = ["builtins", root]
+        else:
+            raise NotExtractable(f"an annotation that is not Triton's: {ast.unparse(note)}")
+        if path[0] not in ANNOTATION_LIBRARIES or any(p.startswith("_") for p in path):
+            raise NotExtractable(f"an annotation that is not Triton's: {ast.unparse(note)}")
+        obj: object = importlib.import_module(path[0])
+        for part in path[1:]:
+            obj = getattr(obj, part, None)
+        if not isinstance(obj, type):
+            raise NotExtractable(f"an annotation that is not a class: {ast.unparse(note)}")
+        return obj.__name__
 
     def path_of(self, node: ast.expr) -> str | None:
         dotted = _dotted(node)
@@ -132,6 +166,9 @@ class _Extractor:
 
     def take(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "torch":
+                    self.libraries[a.asname or "torch"] = a.name if a.asname else "torch"
             names = [a for a in node.names if a.name.split(".")[0] in IMPORTABLE]
             for a in names:
                 self.aliases[a.asname or a.name.split(".")[0]] = (a.name if a.asname
@@ -141,6 +178,11 @@ class _Extractor:
         elif isinstance(node, ast.ImportFrom):
             if node.level != 0 or not node.module or any(a.name == "*" for a in node.names):
                 return
+            if node.module == "__future__":
+                self.future_annotations |= any(a.name == "annotations" for a in node.names)
+            if node.module.split(".")[0] == "torch":
+                self.libraries.update({a.asname or a.name: f"{node.module}.{a.name}"
+                                       for a in node.names})
             names = node.names if node.module.split(".")[0] in IMPORTABLE else [
                 # elsewhere, only what lies inside a module a body may reach (inductor's
                 # `from torch._inductor.runtime import triton_helpers`)
@@ -169,18 +211,30 @@ class _Extractor:
         return path in JIT_DECORATORS and (call is None or (not call.args and all(
             self.static(k.value) for k in call.keywords)))
 
+    def annotation(self, fn: ast.FunctionDef, note: ast.expr | None) -> ast.expr | None:
+        """`note` as the judge's module writes it (the module docstring)."""
+        if note is None or (isinstance(note, ast.Constant) and isinstance(note.value, str)):
+            return note
+        if self.future_annotations:
+            return note  # never evaluated: the string of its source, as in the file
+        if self.static(note):
+            return note
+        try:
+            return ast.Constant(self.annotation_name(note))
+        except NotExtractable as exc:
+            raise NotExtractable(f"{fn.name}: {exc}") from None
+
     def check_kernel(self, fn: ast.FunctionDef) -> None:
         """What the body may name (the module docstring)."""
         args = fn.args
         for default in [*args.defaults, *args.kw_defaults]:
             if default is not None and not self.static(default):
                 raise NotExtractable(f"{fn.name}: a default that is not a constant")
-        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-        for note in [a.annotation for a in every if a is not None] + [fn.returns]:
-            if note is not None and not (isinstance(note, ast.Constant)
-                                         and isinstance(note.value, str)) \
-                    and not self.static(note):
-                raise NotExtractable(f"{fn.name}: an annotation that is not Triton's")
+        every = [a for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                             args.kwarg] if a is not None]
+        for arg in every:
+            arg.annotation = self.annotation(fn, arg.annotation)
+        fn.returns = self.annotation(fn, fn.returns)
         body = [node for stmt in fn.body for node in ast.walk(stmt)]  # not the decorator
         local = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
         local |= {n.arg for n in body if isinstance(n, ast.arg)}  # a lambda's
@@ -208,6 +262,17 @@ class _Extractor:
                 raise NotExtractable(f"{fn.name}: uses module {path} as a value")
 
 
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name `tree` binds anywhere: assigned, defined, imported."""
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and
+             isinstance(n.ctx, (ast.Store, ast.Del))}
+    names |= {n.name for n in ast.walk(tree)
+              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    names |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+              if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    return names
+
+
 TRITON_DECORATOR_NAMES = ("jit", "autotune", "heuristics")  # what makes a function a kernel
 
 
@@ -231,6 +296,7 @@ def extract(source: bytes, filename: str) -> ExtractedModule:
     except (SyntaxError, ValueError) as exc:
         raise NotExtractable(f"{filename}: does not parse: {exc}") from None
     ex = _Extractor()
+    ex.bound = bound_names(tree)
     for node in tree.body:
         ex.take(node)
     for fn in ex.kernels.values():

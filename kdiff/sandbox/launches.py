@@ -60,6 +60,7 @@ from typing import Any, BinaryIO, Callable
 
 from kdiff.data.cache import cache_root
 from kdiff.data.files import UnreadableFile, read_regular_file
+from kdiff.sandbox import kernel_source
 from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
 from kdiff.sandbox.workerenv import allowed_environment, judges_user, own_folders
 
@@ -68,7 +69,7 @@ from kdiff.sandbox.workerenv import allowed_environment, judges_user, own_folder
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
-CACHE_FORMAT = 4  # bump when what a cache entry holds, its key or the extraction changes
+CACHE_FORMAT = 4  # bump when what a cache entry holds changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
 
@@ -351,6 +352,14 @@ class ResourceCache:
         self.owner = owner
         self.dir = Path(root or cache_root()) / "triton-resources"
 
+    @staticmethod
+    @functools.cache
+    def judging_code() -> str:
+        """The digest of the code that makes an entry (this module and the extractor): a
+        change to either re-makes every entry, as a fixed extraction must."""
+        return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (
+            kernel_source, sys.modules[__name__]))).hexdigest()
+
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import torch
         import triton
@@ -359,7 +368,8 @@ class ResourceCache:
             return None
         # Unchecked, the module name says what the child imported (a name, or the file).
         # torch's version: inductor's kernels compile with torch's triton_helpers.
-        blob = json.dumps([CACHE_FORMAT, triton.__version__, torch.__version__,
+        blob = json.dumps([CACHE_FORMAT, self.judging_code(), triton.__version__,
+                           torch.__version__,
                            self.JUDGE if checked else [self.owner, launch.module], kernel_hash,
                            launch.qualname, launch.signature, launch.constexprs,
                            launch.options, target], sort_keys=True, default=str)
