@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kdiff.adapters.tritonbench import calls, cpu, layout
+from kdiff.adapters.tritonbench import calls, cpu, layout, materialise
 from kdiff.adapters.tritonbench import native as tb_native
 from kdiff.adapters.tritonbench.materialise import MAX_ELEMENTS, choose_call, replayable
 from kdiff.adapters.tritonbench.runner import ScriptResult, run_script
@@ -405,3 +405,23 @@ def test_a_failed_gold_run_is_not_cached(tmp_path, monkeypatch):
     assert tb_native.gold_stdout(script, "cuda", limits).stdout == "ok\n"
     assert tb_native.gold_stdout(script, "cuda", limits).stdout == "ok\n"  # cached: no run left
     assert not runs
+
+
+def test_a_gold_recording_is_made_again_by_changed_recording_code(tmp_path, monkeypatch):
+    """The recording of a gold test is kept across runs; one kept from an older recorder (no
+    `matrix` mark on a symmetric matrix) must not be replayed by a newer one."""
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path))
+    recorded = []
+
+    def record(code, test, out, device, limits):
+        recorded.append(out)
+        out.write_text(json.dumps({"status": "ok", "calls": []}))
+        return ScriptResult(0, "", "", 0.1)
+    monkeypatch.setattr(materialise, "record_calls", record)
+    gold = layout.read_gold(FIXTURES / "data" / "TritonBench_T_v1" / "leaky_relu_scale.py", "T")
+    first = materialise.prepare_gold(gold, "cpu", SandboxLimits()).folder
+    assert materialise.prepare_gold(gold, "cpu", SandboxLimits()).folder == first
+    assert len(recorded) == 1  # kept
+    monkeypatch.setattr(materialise, "recording_code", lambda: "another recorder")
+    assert materialise.prepare_gold(gold, "cpu", SandboxLimits()).folder != first
+    assert len(recorded) == 2

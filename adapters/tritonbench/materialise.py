@@ -25,19 +25,32 @@ the test makes any other; calls that differ only in their floating values are re
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from kdiff.adapters.tritonbench import calls as callmod
+from kdiff.adapters.tritonbench import cpu, layout, runner
 from kdiff.adapters.tritonbench.layout import GoldFile, as_module, call_script
 from kdiff.adapters.tritonbench.runner import record_calls
-from kdiff.data.cache import cache_key, write_atomic
+from kdiff.data.cache import cache_key, code_digest, write_atomic
 from kdiff.data.cache import cache_root as kdiff_cache_root
+from kdiff.numerics import inputs as input_draws
 from kdiff.sandbox.process import SandboxLimits
 
 FORMAT = 3  # part of every cache key: bump when what is written here changes
+
+
+@functools.cache
+def recording_code() -> str:
+    """The code a gold folder's recording (calls.json, kept across runs) is made by: part of
+    its key, so that a changed recorder records again (a symmetric matrix's `matrix` mark
+    was missing from recordings kept from before it existed)."""
+    return code_digest(callmod, cpu, layout, runner, input_draws, sys.modules[__name__])
+
 # Tensor elements of the replayed call: the shipped corpus keeps a CPU case to a few
 # thousand elements, since every gate runs it many times through the Triton interpreter.
 MAX_ELEMENTS = 8192
@@ -100,7 +113,7 @@ def choose_call(calls: list[dict], target: str) -> int | None:
 def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase:
     text = gold.path.read_text(encoding="utf-8")
     folder = (cache_root() / "gold" / gold.variant
-              / f"{gold.name}-{cache_key(FORMAT, text)}-{device}")
+              / f"{gold.name}-{cache_key(FORMAT, recording_code(), text)}-{device}")
     folder.mkdir(parents=True, exist_ok=True)
     case = GoldCase(gold, folder)
     write_atomic(folder / "gold.py", as_module(gold.code, gold))

@@ -58,7 +58,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from kdiff.data.cache import cache_root
+from kdiff.data.cache import cache_root, code_digest
 from kdiff.data.files import UnreadableFile, read_regular_file
 from kdiff.sandbox import kernel_source
 from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
@@ -355,10 +355,9 @@ class ResourceCache:
     @staticmethod
     @functools.cache
     def judging_code() -> str:
-        """The digest of the code that makes an entry (this module and the extractor): a
-        change to either re-makes every entry, as a fixed extraction must."""
-        return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (
-            kernel_source, sys.modules[__name__]))).hexdigest()
+        """The code that makes an entry (this module and the extractor): a change to either
+        re-makes every entry, as a fixed extraction must."""
+        return code_digest(kernel_source, sys.modules[__name__])
 
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import torch
