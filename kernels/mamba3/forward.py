@@ -86,8 +86,21 @@ def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, k
     biases, each as its two halves of key pairs (fp32)."""
     th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
                  mask=rm[:, None] & am[None, :], other=0.0)
-    cos = tl.cos(th).to(tl.float32)
-    sin = tl.sin(th).to(tl.float32)
+    # cos and sin in fp32 of the phase rounded to fp32. The stored phase is already reduced
+    # to [0, 2 pi) in fp64 (phase_fwd_kernel), so rounding it moves it by at most 2^-22
+    # (half an ulp below 8) = 4u, and libdevice's cosf/sinf (tl.cos/tl.sin of fp32, not the
+    # approximate PTX) err by at most 2 ulp = 2u: cos and sin are within 6u absolute of the
+    # exact ones, where the fp64 functions rounded once were within u. Through a rotation
+    # (norm-preserving) that is at most 6 sqrt 2 u ~ 9 roundings of the pair's norm, against
+    # the test module's error model: it counts K + V + 4C roundings per chunk where the
+    # longest path forms K + 2C + 10 (rotation 3, q'.k' K, P's 3, P V C, the state step
+    # C + 1, D v and silu 3), a slack of V + 2C - 10 >= 46 at every tested size, so N stands.
+    # The fp64 functions were a [BT, K/2] tile each per chunk: on sm_90 (bf16, BT 64, 4
+    # warps) 1066 static fp64 instructions and 11 kB of spills, with these 109 and 1.7 kB
+    # (benchmarks/mamba3_compile_sweep.py).
+    th = th.to(tl.float32)
+    cos = tl.cos(th)
+    sin = tl.sin(th)
     qk_base = ((rows * Hq + hq) * K)[:, None]
     pm = rm[:, None] & jm[None, :]
     q0, q1 = _pairs(q, qk_base, j, pm)
@@ -186,9 +199,9 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
         tl.store(hbuf + hoff + 1, So, mask=sm)
     # the last token's rotated key and its value: the same operations as its chunk's
     last = b.to(tl.int64) * T + T - 1
-    theta = tl.load(phase + (last * H + h) * A + j, mask=am, other=0.0)
-    cos = tl.cos(theta).to(tl.float32)
-    sin = tl.sin(theta).to(tl.float32)
+    theta = tl.load(phase + (last * H + h) * A + j, mask=am, other=0.0).to(tl.float32)
+    cos = tl.cos(theta)
+    sin = tl.sin(theta)
     kl0 = tl.load(k + (last * Hq + hq) * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
     kl1 = tl.load(k + (last * Hq + hq) * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
     kle, klo = turn(kl0 + kbe, kl1 + kbo, cos, sin, am)
