@@ -34,9 +34,14 @@ from kdiff.kernels.mamba3.reference import States
 # caller may set them before its first (kernels/tune_examples/mamba3_tunable.py). fp32 (IEEE
 # products on the FMA units): 8 warps and one stage; with 4 warps and the default 3 stages
 # chunk_fwd_kernel at K = 128, V = 64, C = 64 needed 267 kB of shared memory on sm_90 (Triton
-# 3.9, compiled here), over its 227 kB, and 82 kB with these. bf16: 4 warps, 2 stages (50 kB).
-WARPS = {"fp32": 8, "low": 4}
-STAGES = {"fp32": 1, "low": 2}
+# 3.9, compiled here), over its 227 kB, and 82 kB with these. bf16: 8 warps and one stage as
+# well. Both kernels hold [C, K/2] and [V, K/2] fp32 tiles that do not fit 4 warps' registers:
+# on sm_90 (benchmarks/mamba3_compile_sweep.py, C = 64, BV = 64, after the fp32 rotary
+# functions) bf16 chunk_fwd_kernel spills 1.7 kB at 4 warps (either stage count) and 0.66 kB
+# at 8 warps, 1 stage; chunk_bwd_kernel 7.5 kB at 4 warps, 2 stages and 4.0 kB at 8 warps, 1
+# stage; a second stage only adds shared memory (chunk_bwd 124 kB against 61 kB) and spills.
+WARPS = {"fp32": 8, "low": 8}
+STAGES = {"fp32": 1, "low": 1}
 
 
 def launch(dtype: torch.dtype) -> dict:
