@@ -34,9 +34,14 @@ from kdiff.kernels.mamba3.reference import States
 # caller may set them before its first (kernels/tune_examples/mamba3_tunable.py). fp32 (IEEE
 # products on the FMA units): 8 warps and one stage; with 4 warps and the default 3 stages
 # chunk_fwd_kernel at K = 128, V = 64, C = 64 needed 267 kB of shared memory on sm_90 (Triton
-# 3.9, compiled here), over its 227 kB, and 82 kB with these. bf16: 4 warps, 2 stages (50 kB).
-WARPS = {"fp32": 8, "low": 4}
-STAGES = {"fp32": 1, "low": 2}
+# 3.9, compiled here), over its 227 kB, and 82 kB with these. bf16: 8 warps and one stage as
+# well. Both kernels hold [C, K/2] and [V, K/2] fp32 tiles that do not fit 4 warps' registers:
+# on sm_90 (benchmarks/mamba3_compile_sweep.py, C = 64, BV = 64, after the fp32 rotary
+# functions) bf16 chunk_fwd_kernel spills 1.7 kB at 4 warps (either stage count) and 0.66 kB
+# at 8 warps, 1 stage; chunk_bwd_kernel 7.5 kB at 4 warps, 2 stages and 4.0 kB at 8 warps, 1
+# stage; a second stage only adds shared memory (chunk_bwd 124 kB against 61 kB) and spills.
+WARPS = {"fp32": 8, "low": 8}
+STAGES = {"fp32": 1, "low": 1}
 
 
 def launch(dtype: torch.dtype) -> dict:
@@ -86,8 +91,21 @@ def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, k
     biases, each as its two halves of key pairs (fp32)."""
     th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
                  mask=rm[:, None] & am[None, :], other=0.0)
-    cos = tl.cos(th).to(tl.float32)
-    sin = tl.sin(th).to(tl.float32)
+    # cos and sin in fp32 of the phase rounded to fp32. The stored phase is already reduced
+    # to [0, 2 pi) in fp64 (phase_fwd_kernel), so rounding it moves it by at most 2^-22
+    # (half an ulp below 8) = 4u, and libdevice's cosf/sinf (tl.cos/tl.sin of fp32, not the
+    # approximate PTX) err by at most 2 ulp = 2u: cos and sin are within 6u absolute of the
+    # exact ones, where the fp64 functions rounded once were within u. Through a rotation
+    # (norm-preserving) that is at most 6 sqrt 2 u ~ 9 roundings of the pair's norm, against
+    # the test module's error model: it counts K + V + 4C roundings per chunk where the
+    # longest path forms K + 2C + 10 (rotation 3, q'.k' K, P's 3, P V C, the state step
+    # C + 1, D v and silu 3), a slack of V + 2C - 10 >= 46 at every tested size, so N stands.
+    # The fp64 functions were a [BT, K/2] tile each per chunk: on sm_90 (bf16, BT 64, 4
+    # warps) 1066 static fp64 instructions and 11 kB of spills, with these 109 and 1.7 kB
+    # (benchmarks/mamba3_compile_sweep.py).
+    th = th.to(tl.float32)
+    cos = tl.cos(th)
+    sin = tl.sin(th)
     qk_base = ((rows * Hq + hq) * K)[:, None]
     pm = rm[:, None] & jm[None, :]
     q0, q1 = _pairs(q, qk_base, j, pm)
@@ -105,17 +123,26 @@ def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexp
     reduction is discontinuous at 0 = 2 pi: a step of -1e-20 from 0 rounds to 2 pi and its
     size is lost, and a sum that keeps it lands on the other side (kdiff PRC-03 at inputs
     x 1e-19: 1.8e-19 against 0). The loads do not depend on the phase, so the loop's chain
-    is one fp64 add and one reduction per token."""
+    is one fp64 add and one reduction per token; token t + 1's loads are issued before token
+    t's phase is formed, so their latency overlaps that work instead of stalling each token
+    (the same operations on the same values: bitwise the same phases)."""
     h, b = tl.program_id(0), tl.program_id(1)
     bh = b.to(tl.int64) * H + h
     a = tl.arange(0, BA)
     am = a < A
     theta = tl.load(theta0 + bh * A + a, mask=am, other=0.0).to(tl.float64)
+    first = b.to(tl.int64) * T
+    ang = tl.load(angles + (first * H + h) * A + a, mask=am, other=0.0)
+    dt_t = tl.load(dt + bh * T)
     for t in range(T):
-        row = b.to(tl.int64) * T + t
-        ang = tl.load(angles + (row * H + h) * A + a, mask=am, other=0.0)
-        theta = advance_phase(theta, ang, tl.load(dt + bh * T + t))
+        row = first + t
+        nxt = tl.minimum(t + 1, T - 1)  # the last token reloads itself, unused
+        ang_next = tl.load(angles + ((first + nxt) * H + h) * A + a, mask=am, other=0.0)
+        dt_next = tl.load(dt + bh * T + nxt)
+        theta = advance_phase(theta, ang, dt_t)
         tl.store(phase + (row * H + h) * A + a, theta, mask=am)
+        ang = ang_next
+        dt_t = dt_next
     tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
 
 
@@ -186,9 +213,9 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
         tl.store(hbuf + hoff + 1, So, mask=sm)
     # the last token's rotated key and its value: the same operations as its chunk's
     last = b.to(tl.int64) * T + T - 1
-    theta = tl.load(phase + (last * H + h) * A + j, mask=am, other=0.0)
-    cos = tl.cos(theta).to(tl.float32)
-    sin = tl.sin(theta).to(tl.float32)
+    theta = tl.load(phase + (last * H + h) * A + j, mask=am, other=0.0).to(tl.float32)
+    cos = tl.cos(theta)
+    sin = tl.sin(theta)
     kl0 = tl.load(k + (last * Hq + hq) * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
     kl1 = tl.load(k + (last * Hq + hq) * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
     kle, klo = turn(kl0 + kbe, kl1 + kbo, cos, sin, am)
