@@ -3,9 +3,11 @@ the kernels it refuses to build because compiling them would run code it did not
 from __future__ import annotations
 
 import importlib.util
+import inspect
 from pathlib import Path
 
 import pytest
+from triton.runtime.jit import KernelParam
 
 from kdiff.sandbox.kernel_source import NotExtractable, extract
 
@@ -104,7 +106,12 @@ def _load(text: str, path: Path):
 
 
 def _annotations(kernel) -> list[tuple[str, str, bool]]:
-    return [(p.annotation, p.annotation_type, p.is_constexpr) for p in kernel.params]
+    """What Triton's JIT reads from each parameter (the interpreter's wrapper, where
+    TRITON_INTERPRET is set, keeps the function as `fn`)."""
+    fn = getattr(kernel, "fn", kernel)
+    params = [KernelParam(i, p, False, False)
+              for i, p in enumerate(inspect.signature(fn).parameters.values())]
+    return [(p.annotation, p.annotation_type, p.is_constexpr) for p in params]
 
 
 @pytest.mark.parametrize("header,params", [
