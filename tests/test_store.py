@@ -116,8 +116,9 @@ def test_a_recorded_run_reports_as_judged_after_a_gate_changes(tmp_path, monkeyp
 def test_a_gates_code_is_its_module_and_what_it_imports():
     """EXC-01's code: its own module, the judging core it imports (the oracle, the context)
     and the worker it runs in; never another gate's module."""
+    from kdiff.data.code import closure
     from kdiff.gates.registry import GATES as CATALOGUE
-    from kdiff.verdicts.code import LOADED_BY_NAME, closure, gate_code
+    from kdiff.verdicts.code import LOADED_BY_NAME, gate_code
     modules = dict(closure("kdiff.gates.exc01_nonfinite", *LOADED_BY_NAME))
     assert {"kdiff.gates.exc01_nonfinite", "kdiff.gates.base", "kdiff.numerics.oracle",
             "kdiff.judging.context", "kdiff.sandbox"} <= set(modules)
@@ -130,8 +131,9 @@ def test_the_store_and_the_pools_are_not_code_a_verdict_depends_on():
     """Keeping verdicts (store, records) and scheduling judges (pools) change no verdict: a
     change to them must not re-key every stored verdict, as it did while the judging loop
     imported a constant from the store."""
+    from kdiff.data.code import closure
     from kdiff.gates.registry import GATES as CATALOGUE
-    from kdiff.verdicts.code import CASE_ROOT, LOADED_BY_NAME, _with_loaded, closure
+    from kdiff.verdicts.code import CASE_ROOT, LOADED_BY_NAME, _with_loaded
     roots = [_with_loaded(CASE_ROOT)] + [_with_loaded(f"kdiff.gates.{g.module}")
                                          for g in CATALOGUE]
     bookkeeping = {"kdiff.verdicts.store", "kdiff.verdicts.records", "kdiff.judging.interrupts",

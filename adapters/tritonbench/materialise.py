@@ -25,31 +25,20 @@ the test makes any other; calls that differ only in their floating values are re
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from kdiff.adapters.tritonbench import calls as callmod
-from kdiff.adapters.tritonbench import cpu, layout, runner
 from kdiff.adapters.tritonbench.layout import GoldFile, as_module, call_script
 from kdiff.adapters.tritonbench.runner import record_calls
-from kdiff.data.cache import cache_key, code_digest, write_atomic
+from kdiff.data.cache import cache_key, write_atomic
 from kdiff.data.cache import cache_root as kdiff_cache_root
-from kdiff.numerics import inputs as input_draws
+from kdiff.data.code import code_digest
 from kdiff.sandbox.process import SandboxLimits
 
 FORMAT = 3  # part of every cache key: bump when what is written here changes
-
-
-@functools.cache
-def recording_code() -> str:
-    """The code a gold folder's recording (calls.json, kept across runs) is made by: part of
-    its key, so that a changed recorder records again (a symmetric matrix's `matrix` mark
-    was missing from recordings kept from before it existed)."""
-    return code_digest(callmod, cpu, layout, runner, input_draws, sys.modules[__name__])
 
 # Tensor elements of the replayed call: the shipped corpus keeps a CPU case to a few
 # thousand elements, since every gate runs it many times through the Triton interpreter.
@@ -108,6 +97,14 @@ def choose_call(calls: list[dict], target: str) -> int | None:
     if within:
         return max(within, key=lambda i: _elements(calls[i]))
     return min(usable, key=lambda i: _elements(calls[i]))
+
+
+def recording_code() -> str:
+    """The code a gold folder's recording (calls.json, kept across runs) is made by: this
+    module and what it imports. Part of the folder's key, so that a changed recorder records
+    again (a symmetric matrix's `matrix` mark was missing from recordings kept from before it
+    existed)."""
+    return code_digest(__name__)
 
 
 def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase:

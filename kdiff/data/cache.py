@@ -8,7 +8,6 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from types import ModuleType
 
 
 def cache_root() -> Path:
@@ -25,15 +24,6 @@ def cache_key(version: int, *parts: str) -> str:
     for p in parts:
         h.update(b"\0" + p.encode())
     return h.hexdigest()[:12]
-
-
-def code_digest(*modules: ModuleType) -> str:
-    """The digest of the source files of `modules`: part of the key of what their code makes,
-    so that changing the code makes it again (a version constant is easily left unbumped)."""
-    h = hashlib.sha256()
-    for module in modules:
-        h.update(Path(module.__file__).read_bytes() + b"\0")
-    return h.hexdigest()
 
 
 def slug(text: str) -> str:

@@ -58,9 +58,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
-from kdiff.data.cache import cache_root, code_digest
+from kdiff.data.cache import cache_root
+from kdiff.data.code import code_digest
 from kdiff.data.files import UnreadableFile, read_regular_file
-from kdiff.sandbox import kernel_source
 from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
 from kdiff.sandbox.workerenv import allowed_environment, judges_user, own_folders
 
@@ -353,11 +353,10 @@ class ResourceCache:
         self.dir = Path(root or cache_root()) / "triton-resources"
 
     @staticmethod
-    @functools.cache
     def judging_code() -> str:
-        """The code that makes an entry (this module and the extractor): a change to either
-        re-makes every entry, as a fixed extraction must."""
-        return code_digest(kernel_source, sys.modules[__name__])
+        """The code that makes an entry (this module, the extractor and what they import): a
+        change to it re-makes every entry, as a fixed extraction must."""
+        return code_digest(__name__)
 
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import torch
