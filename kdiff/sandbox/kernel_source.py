@@ -104,7 +104,8 @@ class _Extractor:
         self.constants: set[str] = set()
         self.kernels: dict[str, ast.FunctionDef] = {}
         self.kept: list[ast.stmt] = []
-        self.libraries: dict[str, str] = {}  # name bound by an import of torch -> dotted path
+        # name bound by an import of an ANNOTATION_LIBRARIES module -> its dotted path
+        self.libraries: dict[str, str] = {}
         self.bound: set[str] = set()  # every name the file binds anywhere
         self.future_annotations = False
 
@@ -121,7 +122,7 @@ class _Extractor:
             path = ["builtins", root]
         else:
             raise NotExtractable(f"an annotation that is not Triton's: {ast.unparse(note)}")
-        if path[0] not in ANNOTATION_LIBRARIES or any(p.startswith("_") for p in path):
+        if any(p.startswith("_") for p in path):
             raise NotExtractable(f"an annotation that is not Triton's: {ast.unparse(note)}")
         obj: object = importlib.import_module(path[0])
         for part in path[1:]:
@@ -167,8 +168,9 @@ class _Extractor:
     def take(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.split(".")[0] == "torch":
-                    self.libraries[a.asname or "torch"] = a.name if a.asname else "torch"
+                if a.name.split(".")[0] in ANNOTATION_LIBRARIES:
+                    self.libraries[a.asname or a.name.split(".")[0]] = (
+                        a.name if a.asname else a.name.split(".")[0])
             names = [a for a in node.names if a.name.split(".")[0] in IMPORTABLE]
             for a in names:
                 self.aliases[a.asname or a.name.split(".")[0]] = (a.name if a.asname
@@ -180,7 +182,7 @@ class _Extractor:
                 return
             if node.module == "__future__":
                 self.future_annotations |= any(a.name == "annotations" for a in node.names)
-            if node.module.split(".")[0] == "torch":
+            if node.module.split(".")[0] in ANNOTATION_LIBRARIES:
                 self.libraries.update({a.asname or a.name: f"{node.module}.{a.name}"
                                        for a in node.names})
             names = node.names if node.module.split(".")[0] in IMPORTABLE else [
