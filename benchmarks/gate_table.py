@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from kdiff.data.model import NOT_RUN
+from kdiff.data.model import GateResult
 from kdiff.gates.registry import GATE_IDS
 
 
@@ -33,7 +33,7 @@ def collect(paths: list[Path]) -> dict[str, dict[str, dict]]:
         for kernel in report["kernels"]:
             name = f"{Path(kernel['candidate']).parent.name}/{kernel['id']}"
             for gate, entry in (kernel.get("gates") or {}).items():
-                if gate not in kernels[name] or not (entry.get("detail") or "").startswith(NOT_RUN):
+                if gate not in kernels[name] or not GateResult.from_json(gate, entry).not_run:
                     kernels[name][gate] = entry
     return kernels
 

@@ -136,18 +136,18 @@ def compile_one(job) -> dict:
     """In the child: compile, read ptxas's log and the SASS."""
     import triton
     from triton.backends.compiler import GPUTarget
+
+    from kdiff.sandbox.launches import measure
     os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
     options = {"num_warps": job["num_warps"], "num_stages": job["num_stages"]}
     log = io.StringIO()
     with contextlib.redirect_stdout(log):
         compiled = triton.compile(source(job), target=GPUTarget("cuda", 90, 32), options=options)
     text = log.getvalue()
-    regs = [int(n) for n in re.findall(r"Used (\d+) registers", text)]
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)
-    return {"regs": max(regs) if regs else None,
-            "spill_st": max(int(s) for s, _ in spills) if spills else None,
-            "spill_ld": max(int(ld) for _, ld in spills) if spills else None,
-            "shared": int(compiled.metadata.shared),
+    resources = measure(compiled, "sm_90", text)  # RES-02's reading of the same log
+    loads = [int(n) for n in re.findall(r"(\d+) bytes spill loads", text)]
+    return {"regs": resources.registers, "spill_st": resources.spill_store_bytes,
+            "spill_ld": max(loads) if loads else None, "shared": resources.shared_bytes,
             **sass_counts(compiled.asm["cubin"])}
 
 

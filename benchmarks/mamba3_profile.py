@@ -44,13 +44,11 @@ def main() -> None:
     args = ap.parse_args()
     for dtype in (torch.float32, torch.bfloat16):
         for B, T, Hq, G, K, V in FIRST_CALL_SIZES:
-            bench.HEADS_QK, bench.HEADS_PER_QK, bench.K, bench.V = Hq, G, K, V
-            low, f32 = bench.inputs(B, T, dtype)
+            low, f32 = bench.inputs(B, T, dtype, (Hq, G, K, V))
             fwd = seconds(lambda low=low, f32=f32: bench.ours_forward(low, f32))
             bwd = seconds(lambda low=low, f32=f32: train_step(low, f32))
             print(f"first call {dtype} B{B} T{T} H{Hq}x{G} K{K} V{V}: forward {fwd:.2f} s, "
                   f"forward + backward {bwd:.2f} s", flush=True)
-    bench.HEADS_QK, bench.HEADS_PER_QK, bench.K, bench.V = 4, 8, 128, 64
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
     for name, fn in (("forward 16x2048", lambda: bench.ours_forward(low, f32)),
                      ("forward + backward 16x2048", lambda: train_step(low, f32))):

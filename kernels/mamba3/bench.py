@@ -35,10 +35,12 @@ def bytes_per_token_head(elem: int = 2) -> float:
     return elem * (2 * K / HEADS_PER_QK + 3 * V + 1) + 4 * (2 + K // 4)
 
 
-def inputs(B, T, dtype):
+def inputs(B, T, dtype, heads=(HEADS_QK, HEADS_PER_QK, K, V)):
+    """The layer's inputs on the GPU: `dtype` for q, k, v, trap, the biases and z, fp32 for
+    the rest; `heads` = (key heads, heads per key head, K, V)."""
     torch.manual_seed(0)
     q, k, v, a, dt, trap, qb, kb, angles, D, z, *states = [
-        x.cuda() for x in sequence_inputs(B, T, HEADS_QK, HEADS_PER_QK, K, V)]
+        x.cuda() for x in sequence_inputs(B, T, *heads)]
     q, k, adt, dt = activations(q, k, a, dt)
     f32 = [adt, dt, angles, D, *states]
     low = [x.to(dtype) for x in (q, k, v, trap, qb, kb, z)]
