@@ -2,7 +2,7 @@
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
-# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_M3_CHECK, T_M3_BENCH, T_PRECISION, T_PROV,
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_TP, T_M3_CHECK, T_M3_BENCH, T_M3_PROFILE, T_PRECISION, T_PROV,
 # T_TUNE; the training runs keep h200.sh's BUDGET),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
@@ -81,6 +81,28 @@ cost() {
   # --profile quick, the cheap screen (issue 30: at most 1.5x the native check)
   run_logged budget "${T_COST:-120}" python3 benchmarks/cost.py --device cuda --profile quick \
     --problems 19,23,36,38,40,47,88 --json "$ART/cost_quick.json"
+  pack
+}
+
+throughput_gpu() {  # issue 30: kernels judged an hour on one GPU at --max-elements 2^20, the
+  # real command into a fresh store per file; TP_FILES are TritonBench-T answer files in
+  # .audit/tbs (a slim copy: data/TritonBench_T_v1*, the files). The first file pays the gold
+  # tests' recording, the next reads it from the cache (the steady rate of an audit).
+  local f start report
+  for f in ${TP_FILES:-output_claude-3-5-sonnet-20240620 output_gpt-4o}; do
+    log "throughput: $f, $JOBS judges"
+    report=$ART/throughput_$f.json start=$(date +%s.%N)
+    run_logged budget "${T_TP:-100}" kdiff run --bench tritonbench --root .audit/tbs \
+      --generated ".audit/tbs/$f.jsonl" --device cuda --jobs "$JOBS" --fail-on never \
+      --max-elements 1048576 --store "$ART/throughput_$f.sqlite" --json "$report"
+    python3 - "$report" "$start" "$(date +%s.%N)" <<'PY' | tee -a "$OUT/session.log"
+import json, sys
+kernels = json.load(open(sys.argv[1]))["kernels"]
+seconds = float(sys.argv[3]) - float(sys.argv[2])
+print(f"throughput {sys.argv[1]}: {len(kernels)} kernels in {seconds:.1f} s, "
+      f"{3600 * len(kernels) / seconds:.0f} an hour (wall clock, the command's start included)")
+PY
+  done
   pack
 }
 
@@ -391,6 +413,14 @@ mamba3_bench() {  # timings beside mamba_ssm's kernels at the paper's shapes, T_
   else
     log "mamba3: no mamba_ssm checkout at $src: the timings skipped"
   fi
+  pack
+}
+
+mamba3_profile() {  # where kernels/mamba3's time goes: M3_PROFILE_PARTS (decode,sequence),
+  # under T_M3_PROFILE (150 s); run it alone on the machine (its host-side timings count)
+  log "mamba3: profile, ${M3_PROFILE_PARTS:=decode,sequence}"
+  MAMBA_SSM_SRC=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba} run_logged timeout -s INT -k 10 \
+    "${T_M3_PROFILE:-150}" python3 benchmarks/mamba3_profile.py --parts "$M3_PROFILE_PARTS"
   pack
 }
 

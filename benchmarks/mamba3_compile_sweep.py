@@ -52,7 +52,7 @@ def kernel_jobs(kernels, dtypes):
     """(kernel, dtype, options) for every point of the sweep."""
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
-            "decode": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64))}
+            "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64))}
     for name in kernels:
         keys = list(grid[name])
         for dtype in dtypes:

@@ -1,9 +1,11 @@
 """Where kernels/mamba3's time goes on a GPU: the first call at each of a few problem sizes
 (Triton's compilation, the cost a judge pays per held-out size) against the second, then
 torch.profiler's kernel table for the forward, the forward + backward and the decode step
-at the paper's shapes (kernels/mamba3/bench.py's).
+at the paper's shapes (kernels/mamba3/bench.py's). The decode step is also timed as a bare
+launch of its kernel over a few block and warp settings, beside the whole call and
+mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against the kernel's.
 
-    python benchmarks/mamba3_profile.py [--rows 12]
+    python benchmarks/mamba3_profile.py [--rows 12] [--parts first_call,sequence,decode]
 """
 from __future__ import annotations
 
@@ -11,11 +13,15 @@ import argparse
 import time
 
 import torch
+import triton.testing
 from torch.profiler import ProfilerActivity, profile
 
 from kdiff.kernels.mamba3 import bench
 from kdiff.kernels.mamba3.backward import mamba3_siso
+from kdiff.kernels.mamba3.forward import mamba3_siso_step, new_states
+from kdiff.kernels.mamba3.recurrent import recurrent_forward
 from kdiff.kernels.mamba3.reference import States
+from kdiff.kernels.mamba3.upstream import mamba3_module
 
 # (B, T, key heads, heads per key head, K, V): problem 1's size and sizes like CMP-03's
 FIRST_CALL_SIZES = ((1, 24, 1, 2, 16, 16), (1, 24, 1, 2, 16, 16), (1, 17, 1, 2, 16, 16),
@@ -38,10 +44,46 @@ def train_step(low, f32):
     torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=12)
-    args = ap.parse_args()
+def kernel_table(name: str, fn, rows: int) -> None:
+    fn()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    print(name)
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=rows), flush=True)
+
+
+def decode(rows: int, batch: int = 128) -> None:
+    """The decode step at `batch`: the whole call, bare launches of its kernel (outputs
+    allocated once) over block and warp settings, and mamba_ssm's step."""
+    low, f32 = bench.inputs(batch, 1, torch.bfloat16)
+    q, k, v, trap, qb, kb, z = [x[:, 0] if x.dim() == 4 else x for x in low]
+    adt, dt, angles, D, *states = f32
+    step = (q, k, v, adt[..., 0], dt[..., 0], trap[..., 0], qb, kb, angles[:, 0], D, z)
+    whole = lambda: mamba3_siso_step(*step, States(*states))  # noqa: E731
+    print(f"decode B{batch}: the whole call {triton.testing.do_bench(whole):.4f} ms", flush=True)
+    kernel_table(f"decode B{batch}, ours", whole, rows)
+    args = [q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1), adt, dt, trap, qb, kb, angles, D,
+            z.unsqueeze(1)]
+    out, final = torch.empty_like(args[2]), new_states(States(*states), q.dtype)
+    for block_v in (16, 32, 64):
+        for warps in (1, 2, 4, 8):
+            ms = triton.testing.do_bench(lambda bv=block_v, w=warps: recurrent_forward(
+                *args, States(*states), out, final, block_v=bv, num_warps=w))
+            print(f"decode B{batch} bare launch BV {block_v} warps {warps}: {ms:.4f} ms",
+                  flush=True)
+    try:
+        theirs = mamba3_module("mamba3_siso_step").mamba3_siso_step
+    except (ImportError, OSError) as err:
+        print(f"mamba_ssm's step not timed: {err}")
+        return
+    other = lambda: theirs(*step, tuple(states))  # noqa: E731
+    print(f"decode B{batch}: mamba_ssm's call {triton.testing.do_bench(other):.4f} ms",
+          flush=True)
+    kernel_table(f"decode B{batch}, mamba_ssm", other, rows)
+
+
+def first_calls() -> None:
     for dtype in (torch.float32, torch.bfloat16):
         for B, T, Hq, G, K, V in FIRST_CALL_SIZES:
             low, f32 = bench.inputs(B, T, dtype, (Hq, G, K, V))
@@ -49,16 +91,24 @@ def main() -> None:
             bwd = seconds(lambda low=low, f32=f32: train_step(low, f32))
             print(f"first call {dtype} B{B} T{T} H{Hq}x{G} K{K} V{V}: forward {fwd:.2f} s, "
                   f"forward + backward {bwd:.2f} s", flush=True)
+
+
+def sequence(rows: int) -> None:
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
-    for name, fn in (("forward 16x2048", lambda: bench.ours_forward(low, f32)),
-                     ("forward + backward 16x2048", lambda: train_step(low, f32))):
-        fn()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            fn()
-            torch.cuda.synchronize()
-        print(name)
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=args.rows),
-              flush=True)
+    kernel_table("forward 16x2048", lambda: bench.ours_forward(low, f32), rows)
+    kernel_table("forward + backward 16x2048", lambda: train_step(low, f32), rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=12)
+    ap.add_argument("--parts", default="decode,sequence,first_call",
+                    help="comma-separated, run in this order: decode, sequence, first_call")
+    args = ap.parse_args()
+    parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
+             "first_call": first_calls}
+    for part in args.parts.split(","):
+        parts[part]()
 
 
 if __name__ == "__main__":

@@ -293,6 +293,14 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     return out, final
 
 
+# The decode step's launch, from the H200 at B 128 (benchmarks/mamba3_profile.py, bare
+# launches, 2026-12-04): BV 16 at 2 warps 0.290 ms, at 1 0.295, at 4 0.675; BV 32 at 2 warps
+# 0.560, at 4 (the forward's fallback setting) 2.26; BV 64 at 4 warps 8.92. The fallback keeps
+# BV 32 at 4 warps: at 2 warps problem 2's PRC-03 raised an illegal memory access on the H200
+# (kernels/mamba3/NOTES.md), not yet understood.
+DECODE_BLOCK_V, DECODE_WARPS = 16, 2
+
+
 def mamba3_siso_step(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
                      states: States) -> tuple[torch.Tensor, States]:
     """One decode step: q, k [B, H / G, K]; v, z [B, H, V]; adt, dt, trap [B, H]; angles
@@ -306,5 +314,6 @@ def mamba3_siso_step(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
     states = States(*(s.contiguous() for s in states))
     out = torch.empty_like(args[2], dtype=q.dtype)
     final = new_states(states, q.dtype)
-    recurrent_forward(*args, states, out, final)
+    recurrent_forward(*args, states, out, final, block_v=DECODE_BLOCK_V,
+                      num_warps=DECODE_WARPS)
     return out.squeeze(1), final
