@@ -1,6 +1,8 @@
-"""Hangs cost one call timeout, and a hang is never excused as the interpreter's slowness
-unless the judge has seen Triton in the candidate and the trial is larger than the
-benchmark's: CMP-03's interpreter allowance, and the sandbox's known-hang budgets."""
+"""A kernel's failure to answer costs once per case, not once per gate: a hang one call
+timeout, a file that does not import one worker start. A hang is never excused as the
+interpreter's slowness unless the judge has seen Triton in the candidate and the trial is
+larger than the benchmark's: CMP-03's interpreter allowance, and the sandbox's known-hang
+budgets."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -144,3 +146,15 @@ def test_a_timeout_that_answered_alone_is_not_a_known_hang():
     assert hangs.budget("call", 120.0) == sandbox.KNOWN_HANG_FLOOR_S
     hangs.excuse()  # the machine's load: later calls get the full timeout again
     assert hangs.budget("call", 120.0) == 120.0
+
+
+def test_a_candidate_that_does_not_import_is_started_once_for_all_gates():
+    """Every gate fails `does_not_import` with the import's own error, from one start."""
+    gates = ["EXC-01", "ORD-02", "CMP-01", "PRC-01"]
+    with CandidateProcess(DOUBLE, HERE / "fixtures" / "core" / "raises_on_import.py") as process:
+        ctx = GateContext(load_problem(DOUBLE), process, GateOptions(device="cpu"))
+        results = [gate.run(ctx) for gate in select(gates)]
+        assert process.starts == 1
+    assert [r.status for r in results] == [Status.FAIL] * len(gates)
+    assert {r.signature for r in results} == {"does_not_import"}
+    assert all("no module named fancy_cuda_ext" in r.detail for r in results)

@@ -278,6 +278,11 @@ class CandidateProcess:
         self.request_counts: Counter[str] = Counter()
         self.request_seconds: Counter[str] = Counter()
         self.hangs = HangRecord()
+        # A candidate that failed to import fails every later start the same way: its file
+        # and the worker's start are the same for every gate (a load can only reject, so a
+        # candidate gains nothing by failing on purpose). Each start is seconds on CUDA.
+        self.load_error: str | None = None
+        self.starts = 0  # workers started (each one imported the candidate)
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -294,6 +299,8 @@ class CandidateProcess:
 
     # -- lifecycle ------------------------------------------------------------------------
     def _spawn(self) -> None:
+        if self.load_error is not None:
+            raise CandidateLoadError(self.load_error)
         if self._deadline is None and self.limits.case_timeout:
             self._deadline = time.monotonic() + self.limits.case_timeout
         self._budgeted(0.0)  # a spent budget starts nothing
@@ -339,9 +346,11 @@ class CandidateProcess:
                 "gpu_memory_fraction": self.limits.gpu_memory_fraction,
                 "record_provenance": self._record_provenance}
         reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
+        self.starts += 1
         if not reply["ok"]:
             self.close()
-            raise CandidateLoadError(reply["error"])
+            self.load_error = reply["error"]
+            raise CandidateLoadError(self.load_error)
         try:
             for build in self._replay:
                 self._checked(self._exchange(build, self._budgeted(self.limits.start_timeout)))
