@@ -4,7 +4,7 @@ it) and a static count of SASS instructions by class (nvdisasm from Triton's whe
 launch options, at the paper's layer shapes (kernels/mamba3/bench.py: B 16, T 2048, 4 key
 heads x 8, K 128, V 64, A 32; the decode step at B 128, T 1).
 
-    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_bwd,decode]
+    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_bwd,decode,phase]
         [--dtypes bf16,fp32] [--jobs 2] [--timeout 300] [--out table.txt]
 
 Each compile runs in its own process (a fresh Triton cache, so ptxas runs and logs) and is
@@ -52,7 +52,8 @@ def kernel_jobs(kernels, dtypes):
     """(kernel, dtype, options) for every point of the sweep."""
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
-            "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64))}
+            "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
+            "phase": dict(num_warps=(1, 4), num_stages=(1, 2))}
     for name in kernels:
         keys = list(grid[name])
         for dtype in dtypes:
@@ -101,6 +102,10 @@ def source(job):
         fn = backward.chunk_bwd_kernel
         const = dict(flags, BT=job["BT"], BV=V)
         types = dict(lows, phase="*fp64")
+    elif job["kernel"] == "phase":
+        fn = forward.phase_fwd_kernel
+        const = dict(BA=A)
+        types = dict(phase="*fp64", thetaT=low)
     else:
         fn = recurrent.recurrent_fwd_kernel
         const = dict(flags, BV=job["BV"], GATED=False, when=None)

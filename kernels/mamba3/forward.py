@@ -25,7 +25,15 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import mm
-from kdiff.kernels.mamba3.ops import advance_phase, head_tile, load_halves, sigmoid, silu, turn
+from kdiff.kernels.mamba3.ops import (
+    head_tile,
+    load_halves,
+    mod_two_pi,
+    phase_step,
+    sigmoid,
+    silu,
+    turn,
+)
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
@@ -122,27 +130,32 @@ def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexp
     running sum reduced once per token row would be the same angle up to rounding, but the
     reduction is discontinuous at 0 = 2 pi: a step of -1e-20 from 0 rounds to 2 pi and its
     size is lost, and a sum that keeps it lands on the other side (kdiff PRC-03 at inputs
-    x 1e-19: 1.8e-19 against 0). The loads do not depend on the phase, so the loop's chain
-    is one fp64 add and one reduction per token; token t + 1's loads are issued before token
-    t's phase is formed, so their latency overlaps that work instead of stalling each token
-    (the same operations on the same values: bitwise the same phases)."""
+    x 1e-19: 1.8e-19 against 0). A token's turn pi tanh(angles_t) dt_t does not depend on
+    the phase, so the loop's chain is one fp64 add and one reduction per token: token t + 1's
+    turn is formed beside token t's reduction, from loads issued a token before that, so
+    neither the fp64 tanh nor the loads' latency waits on the chain (the same operations on
+    the same values: bitwise the same phases)."""
     h, b = tl.program_id(0), tl.program_id(1)
     bh = b.to(tl.int64) * H + h
     a = tl.arange(0, BA)
     am = a < A
     theta = tl.load(theta0 + bh * A + a, mask=am, other=0.0).to(tl.float64)
     first = b.to(tl.int64) * T
-    ang = tl.load(angles + (first * H + h) * A + a, mask=am, other=0.0)
-    dt_t = tl.load(dt + bh * T)
+    turn_t = phase_step(tl.load(angles + (first * H + h) * A + a, mask=am, other=0.0),
+                        tl.load(dt + bh * T))
+    nxt = tl.minimum(1, T - 1)  # past the last token, the last reloads itself, unused
+    ang = tl.load(angles + ((first + nxt) * H + h) * A + a, mask=am, other=0.0)
+    dt_t = tl.load(dt + bh * T + nxt)
     for t in range(T):
         row = first + t
-        nxt = tl.minimum(t + 1, T - 1)  # the last token reloads itself, unused
-        ang_next = tl.load(angles + ((first + nxt) * H + h) * A + a, mask=am, other=0.0)
-        dt_next = tl.load(dt + bh * T + nxt)
-        theta = advance_phase(theta, ang, dt_t)
+        after = tl.minimum(t + 2, T - 1)
+        ang_after = tl.load(angles + ((first + after) * H + h) * A + a, mask=am, other=0.0)
+        dt_after = tl.load(dt + bh * T + after)
+        theta = mod_two_pi(theta + turn_t)
         tl.store(phase + (row * H + h) * A + a, theta, mask=am)
-        ang = ang_next
-        dt_t = dt_next
+        turn_t = phase_step(ang, dt_t)  # token t + 1's
+        ang = ang_after
+        dt_t = dt_after
     tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
 
 
@@ -279,7 +292,10 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
                  torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
     phase = torch.empty(B, T, H, A, dtype=torch.float64, device=q.device)
     BA = max(16, triton.next_power_of_2(A))
-    phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA)
+    # One warp: a program's A <= 64 phases fit it, and more warps would repeat its chain (the
+    # decode step ran 2-4x slower at 4 warps than at 1-2, kernels/mamba3/NOTES.md)
+    phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA,
+                             num_warps=1)
     BV = min(block_v, max(16, triton.next_power_of_2(V)))
     chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
         *args[:8], *args[9:], phase, *states[1:], out, *final[1:], *saved, T, H, H // Hq, K, V,

@@ -52,9 +52,15 @@ def mod_two_pi(x):
 
 
 @triton.jit
+def phase_step(angle, dt):
+    """pi tanh(angle) dt, in fp64, in the reference's association: a token's turn."""
+    return PI * tanh64(angle) * dt.to(tl.float64)
+
+
+@triton.jit
 def advance_phase(theta, angle, dt):
     """(theta + pi tanh(angle) dt) mod 2 pi, in fp64, in the reference's association."""
-    return mod_two_pi(theta + PI * tanh64(angle) * dt.to(tl.float64))
+    return mod_two_pi(theta + phase_step(angle, dt))
 
 
 @triton.jit
