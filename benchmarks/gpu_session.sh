@@ -403,17 +403,19 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
 # The timing phases' own Triton cache (compiled kernels and autotuning results), carried from
 # one device call to the next: restored from .devcache/bench-triton.tgz (carry .devcache),
 # saved as $OUT/bench-triton.tgz (copy it back there). mamba_ssm's backward autotunes for
-# minutes at a new shape. The judges never see it: their workers keep private caches.
+# minutes at a new shape. Only the timing commands run with it (BENCH_ENV): the judges'
+# environment stays as it was.
+BENCH_TRITON=/tmp/bench-triton
+BENCH_ENV=(env "TRITON_CACHE_DIR=$BENCH_TRITON" TRITON_CACHE_AUTOTUNING=1)
 bench_cache() {
-  export TRITON_CACHE_DIR=/tmp/bench-triton TRITON_CACHE_AUTOTUNING=1
-  mkdir -p "$TRITON_CACHE_DIR"
-  if [ -f .devcache/bench-triton.tgz ] && [ ! -f "$TRITON_CACHE_DIR/.restored" ]; then
-    tar xzf .devcache/bench-triton.tgz -C "$TRITON_CACHE_DIR" && touch "$TRITON_CACHE_DIR/.restored"
-    log "bench cache: restored $(du -sh "$TRITON_CACHE_DIR" | cut -f1)"
+  mkdir -p "$BENCH_TRITON"
+  if [ -f .devcache/bench-triton.tgz ] && [ ! -f "$BENCH_TRITON/.restored" ]; then
+    tar xzf .devcache/bench-triton.tgz -C "$BENCH_TRITON" && touch "$BENCH_TRITON/.restored"
+    log "bench cache: restored $(du -sh "$BENCH_TRITON" | cut -f1)"
   fi
 }
 bench_cache_save() {  # at most the device tool's 16 MiB a file
-  tar czf "$OUT/bench-triton.tgz" -C "$TRITON_CACHE_DIR" --exclude=.restored .
+  tar czf "$OUT/bench-triton.tgz" -C "$BENCH_TRITON" --exclude=.restored .
   if [ "$(stat -c %s "$OUT/bench-triton.tgz")" -gt 16000000 ]; then
     log "bench cache: over 16 MB, not returned"; rm -f "$OUT/bench-triton.tgz"
   fi
@@ -427,7 +429,7 @@ mamba3_bench() {  # timings beside mamba_ssm's kernels at the paper's shapes, T_
   if [ -d "$src/mamba_ssm" ]; then
     log "mamba3: timings beside mamba_ssm ($src), bf16, the paper's shapes"
     bench_cache
-    MAMBA_SSM_SRC=$src timeout -s INT -k 10 "${T_M3_BENCH:-110}" python3 -m \
+    MAMBA_SSM_SRC=$src timeout -s INT -k 10 "${T_M3_BENCH:-110}" "${BENCH_ENV[@]}" python3 -m \
       kdiff.kernels.mamba3.bench ${M3_BENCH_ARGS:-} --json "$ART/mamba3_bench${M3_BENCH_ARGS:+_warm}.json" \
       2>&1 | tee "$OUT/mamba3_bench${M3_BENCH_ARGS:+_warm}.log" | tee -a "$OUT/session.log"
     bench_cache_save
@@ -442,7 +444,7 @@ mamba3_profile() {  # where kernels/mamba3's time goes: M3_PROFILE_PARTS (decode
   log "mamba3: profile, ${M3_PROFILE_PARTS:=decode,sequence}"
   bench_cache
   MAMBA_SSM_SRC=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba} run_logged timeout -s INT -k 10 \
-    "${T_M3_PROFILE:-150}" python3 benchmarks/mamba3_profile.py --parts "$M3_PROFILE_PARTS"
+    "${T_M3_PROFILE:-150}" "${BENCH_ENV[@]}" python3 benchmarks/mamba3_profile.py --parts "$M3_PROFILE_PARTS"
   bench_cache_save
   pack
 }
