@@ -86,7 +86,10 @@ cost() {
 
 throughput_gpu() {  # issue 30: kernels judged an hour on one GPU at --max-elements 2^20, the
   # real command into a fresh store per file; TP_FILES are TritonBench-T answer files in
-  # .audit/tbs (a slim copy: data/TritonBench_T_v1*, the files). The first file pays the gold
+  # .audit/tbs, a slim copy of a checkout (.audit/tb is over the 64 MiB a call carries):
+  #   mkdir -p .audit/tbs/data && cp -r .audit/tb/data/TritonBench_T_v1* .audit/tbs/data/ &&
+  #   cp .audit/tb/LLM_generated/Bench_T_general_purpose/output_{gpt-4o,claude-3-5-sonnet-20240620}.jsonl .audit/tbs/
+  # The first file pays the gold
   # tests' recording, the next reads it from the cache (the steady rate of an audit).
   local f start report
   for f in ${TP_FILES:-output_claude-3-5-sonnet-20240620 output_gpt-4o}; do
