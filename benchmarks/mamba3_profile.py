@@ -56,15 +56,14 @@ def kernel_table(name: str, fn, rows: int) -> None:
 def decode(rows: int, batch: int = 128) -> None:
     """The decode step at `batch`: the whole call, bare launches of its kernel (outputs
     allocated once) over block and warp settings, and mamba_ssm's step."""
-    low, f32 = bench.inputs(batch, 1, torch.bfloat16)
-    q, k, v, trap, qb, kb, z = [x[:, 0] if x.dim() == 4 else x for x in low]
-    adt, dt, angles, D, *states = f32
-    step = (q, k, v, adt[..., 0], dt[..., 0], trap[..., 0], qb, kb, angles[:, 0], D, z)
+    step, states = bench.decode_inputs(batch, torch.bfloat16)
     whole = lambda: mamba3_siso_step(*step, States(*states))  # noqa: E731
     print(f"decode B{batch}: the whole call {triton.testing.do_bench(whole):.4f} ms", flush=True)
     kernel_table(f"decode B{batch}, ours", whole, rows)
-    args = [q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1), adt, dt, trap, qb, kb, angles, D,
-            z.unsqueeze(1)]
+    # recurrent_forward's layout: a sequence of one token
+    q, k, v, adt, dt, trap, qb, kb, angles, D, z = step
+    args = [q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1), adt.unsqueeze(-1), dt.unsqueeze(-1),
+            trap.unsqueeze(-1), qb, kb, angles.unsqueeze(1), D, z.unsqueeze(1)]
     out, final = torch.empty_like(args[2]), new_states(States(*states), q.dtype)
     for block_v in (16, 32, 64):
         for warps in (1, 2, 4, 8):

@@ -73,15 +73,14 @@ def closure(*roots: str) -> tuple[tuple[str, Path], ...]:
     return tuple(sorted(seen.items()))
 
 
-def digest_of(modules: tuple[tuple[str, Path], ...]) -> str:
+def _digest(modules: tuple[tuple[str, Path], ...]) -> str:
     h = hashlib.sha256()
     for name, path in modules:
         h.update(f"{name}\0".encode() + path.read_bytes() + b"\0")
     return f"{__version__}+{h.hexdigest()[:16]}"
 
 
-
 @functools.lru_cache(maxsize=None)
 def code_digest(*roots: str) -> str:
     """The digest of the modules `roots` and everything they import (`closure`)."""
-    return digest_of(closure(*roots))
+    return _digest(closure(*roots))

@@ -47,6 +47,15 @@ def inputs(B, T, dtype, heads=(HEADS_QK, HEADS_PER_QK, K, V)):
     return low, [x.float() for x in f32]
 
 
+def decode_inputs(B, dtype):
+    """The decode step's arguments at batch B, one token of `inputs`: (q, k, v, adt, dt,
+    trap, q_bias, k_bias, angles, D, z) as mamba3_siso_step takes them, and the four states."""
+    low, f32 = inputs(B, 1, dtype)
+    q, k, v, trap, qb, kb, z = [x[:, 0] if x.dim() == 4 else x for x in low]
+    adt, dt, angles, D, *states = f32
+    return (q, k, v, adt[..., 0], dt[..., 0], trap[..., 0], qb, kb, angles[:, 0], D, z), states
+
+
 def ours_forward(low, f32, chunk=64):
     q, k, v, trap, qb, kb, z = low
     adt, dt, angles, D, *states = f32
@@ -100,12 +109,7 @@ def main() -> None:
     record(rows, "check_fp32_relative_error", check(), args.json)
     step = mamba3_module("mamba3_siso_step").mamba3_siso_step
     for B in DECODE_BATCHES:
-        low, f32 = inputs(B, 1, torch.bfloat16)
-        q, k, v, trap, qb, kb, z = [x[:, 0] if x.dim() == 4 else x for x in low]
-        trap = trap[..., 0]
-        adt, dt, angles, D, *states = f32
-        adt, dt, angles = adt[..., 0], dt[..., 0], angles[:, 0]
-        a = (q, k, v, adt, dt, trap, qb, kb, angles, D, z)
+        a, states = decode_inputs(B, torch.bfloat16)
         record(rows, f"decode_{B}", {
             "ours_ms": timed(lambda a=a, s=states: mamba3_siso_step(*a, States(*s))),
             "mamba_ssm_ms": timed(lambda a=a, s=states: step(*a, tuple(s)))}, args.json)
