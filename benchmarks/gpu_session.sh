@@ -2,8 +2,8 @@
 # One script for a lent-GPU session: sets up kdiff on the device machine, then runs the
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
-# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_TP, T_M3_CHECK, T_M3_BENCH, T_M3_PROFILE, T_PRECISION, T_PROV,
-# T_TUNE; the training runs keep h200.sh's BUDGET),
+# T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_TP, T_M3_CHECK, T_M3_BENCH,
+# T_M3_PROFILE, T_PRECISION, T_PROV, T_TUNE; the training runs keep h200.sh's BUDGET),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
@@ -89,8 +89,8 @@ throughput_gpu() {  # issue 30: kernels judged an hour on one GPU at --max-eleme
   # .audit/tbs, a slim copy of a checkout (.audit/tb is over the 64 MiB a call carries):
   #   mkdir -p .audit/tbs/data && cp -r .audit/tb/data/TritonBench_T_v1* .audit/tbs/data/ &&
   #   cp .audit/tb/LLM_generated/Bench_T_general_purpose/output_{gpt-4o,claude-3-5-sonnet-20240620}.jsonl .audit/tbs/
-  # The first file pays the gold
-  # tests' recording, the next reads it from the cache (the steady rate of an audit).
+  # The first file pays the gold tests' recording, the next reads it from the cache (the
+  # steady rate of an audit).
   local f start report
   for f in ${TP_FILES:-output_claude-3-5-sonnet-20240620 output_gpt-4o}; do
     log "throughput: $f, $JOBS judges"
@@ -366,6 +366,9 @@ gpumode_gdn() {  # kernels/gdn as submissions to GPU MODE's helion gated-deltane
 
 mamba3() { mamba3_gates; mamba3_bench; }  # issue 31 in one call of at most 6 minutes
 
+# A carried mamba_ssm source checkout (`git archive HEAD mamba_ssm` of state-spaces/mamba)
+M3_SRC=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
+
 mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on problems
   # M3_PROBLEMS (1 2 3) for the candidate sets M3_SETS (triton: ours; mamba_ssm: upstream's
   # kernels, needs MAMBA_SSM_SRC), every gate in a judge of its own, M3_JOBS (14) at once, all
@@ -375,7 +378,7 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
   # M3_SKIP names judges an earlier call finished (set_problem_gate, e.g. triton_3_EXC-01).
   local problems=kernels/mamba3/kernelbench/KernelBench/level3
   export M3_END=$(( $(date +%s) + ${T_M3_CHECK:-480} )) M3_RUNS=kernels/mamba3/kernelbench/runs \
-    M3_PROBLEM_DIR=$problems M3_SKIP ART MAMBA_SSM_SRC=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
+    M3_PROBLEM_DIR=$problems M3_SKIP ART MAMBA_SSM_SRC=$M3_SRC
   log "mamba3: twelve gates, one judge each, on problems ${M3_PROBLEMS:-1 2 3} of ${M3_SETS:-triton mamba_ssm}"
   if [ "${M3_TESTS:-0}" = 1 ]; then
     timeout -s INT -k 10 "${T_M3_CHECK:-480}" python3 -m pytest -q -m gpu -p no:cacheprovider \
@@ -426,18 +429,15 @@ bench_cache_save() {  # at most the device tool's 16 MiB a file
 
 mamba3_bench() {  # timings beside mamba_ssm's kernels at the paper's shapes, T_M3_BENCH (110 s);
   # M3_BENCH_ARGS=--warm-only: untimed, to fill the compile caches beside other work
-  # MAMBA_SSM_SRC: a carried mamba_ssm source checkout (default .fetched/mamba: `git archive
-  # HEAD mamba_ssm` of state-spaces/mamba).
-  local src=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba}
-  if [ -d "$src/mamba_ssm" ]; then
-    log "mamba3: timings beside mamba_ssm ($src), bf16, the paper's shapes"
+  if [ -d "$M3_SRC/mamba_ssm" ]; then
+    log "mamba3: timings beside mamba_ssm ($M3_SRC), bf16, the paper's shapes"
     bench_cache
-    MAMBA_SSM_SRC=$src timeout -s INT -k 10 "${T_M3_BENCH:-110}" "${BENCH_ENV[@]}" python3 -m \
+    MAMBA_SSM_SRC=$M3_SRC timeout -s INT -k 10 "${T_M3_BENCH:-110}" "${BENCH_ENV[@]}" python3 -m \
       kdiff.kernels.mamba3.bench ${M3_BENCH_ARGS:-} --json "$ART/mamba3_bench${M3_BENCH_ARGS:+_warm}.json" \
       2>&1 | tee "$OUT/mamba3_bench${M3_BENCH_ARGS:+_warm}.log" | tee -a "$OUT/session.log"
     bench_cache_save
   else
-    log "mamba3: no mamba_ssm checkout at $src: the timings skipped"
+    log "mamba3: no mamba_ssm checkout at $M3_SRC: the timings skipped"
   fi
   pack
 }
@@ -446,7 +446,7 @@ mamba3_profile() {  # where kernels/mamba3's time goes: M3_PROFILE_PARTS (decode
   # under T_M3_PROFILE (150 s); run it alone on the machine (its host-side timings count)
   log "mamba3: profile, ${M3_PROFILE_PARTS:=decode,sequence}"
   bench_cache
-  MAMBA_SSM_SRC=${MAMBA_SSM_SRC:-$PWD/.fetched/mamba} run_logged timeout -s INT -k 10 \
+  MAMBA_SSM_SRC=$M3_SRC run_logged timeout -s INT -k 10 \
     "${T_M3_PROFILE:-150}" "${BENCH_ENV[@]}" python3 benchmarks/mamba3_profile.py --parts "$M3_PROFILE_PARTS"
   bench_cache_save
   pack
