@@ -38,22 +38,37 @@ def _depth(ctx: GateContext) -> int:
 GROWTH_STEPS = 4
 
 
+def _depth_with(ctx: GateContext, constants: dict[str, int]) -> tuple[int, int] | None:
+    """(input elements, reduction depth) with `constants` set, or None where the inputs
+    would exceed the element budget or the reference refuses those sizes."""
+    ctx.set_constants(constants)
+    try:
+        numel = sum(sizes.input_numels(ctx.problem))  # shapes only: no draw
+        if numel > ELEMENT_BUDGET:
+            return None
+        return numel, _depth(ctx)
+    except (ReferenceFailure, RuntimeError, ValueError):
+        return None  # that constant is not a free reduction dimension
+    finally:
+        ctx.set_constants({})
+
+
 def _grown(ctx: GateContext, name: str, value: int, base: int) -> tuple[int, dict[str, int]] | None:
     """(input elements, {name: size}) for the first multiple of `value` tried whose reduction
     is at least TARGET_DEPTH long within the element budget, or None."""
+    # A constant that is not a reduction dimension shows it at twice its size already; the
+    # proportional guess would first build an oracle of up to the whole budget to learn it
+    # (a matmul's M grown 512x: a 16M-element float64 output for nothing).
+    doubled = _depth_with(ctx, {name: value * 2})
+    if doubled is None or doubled[1] <= base:
+        return None
     factor = math.ceil(TARGET_DEPTH / max(base, 1))
     for _ in range(GROWTH_STEPS):
         grown = {name: value * factor}
-        ctx.set_constants(grown)
-        try:
-            numel = sum(sizes.input_numels(ctx.problem))  # shapes only: no draw
-            if numel > ELEMENT_BUDGET:
-                return None
-            depth = _depth(ctx)
-        except (ReferenceFailure, RuntimeError, ValueError):
-            return None  # that constant is not a free reduction dimension
-        finally:
-            ctx.set_constants({})
+        found = _depth_with(ctx, grown)
+        if found is None:
+            return None
+        numel, depth = found
         if depth >= TARGET_DEPTH:
             return numel, grown
         if depth <= base:

@@ -49,3 +49,43 @@ def test_a_reduction_with_a_fixed_part_is_grown_until_long_enough(tmp_path: Path
     assert result.status is Status.PASS, result.detail
     grown = int(result.detail.split("reduction grown with dim=")[1].split(";")[0])
     assert 100 + grown >= TARGET_DEPTH, result.detail
+
+
+class _MatmulSizes:
+    """A stand-in context for a matmul (M, K) @ (K, N): the reduction is K long, and every
+    depth the gate asks for is recorded with the sizes it was asked at."""
+
+    def __init__(self) -> None:
+        self.constants: dict[str, int] = {}
+        self.asked: list[dict[str, int]] = []
+        self.problem = None
+
+    def set_constants(self, constants: dict[str, int]) -> None:
+        self.constants = dict(constants)
+
+    def size(self, name: str) -> int:
+        return self.constants.get(name, {"M": 32, "K": 8, "N": 1000}[name])
+
+    def numels(self) -> list[int]:
+        return [self.size("M") * self.size("K"), self.size("K") * self.size("N")]
+
+    def depth(self) -> int:
+        self.asked.append(dict(self.constants))
+        return self.size("K")
+
+
+def test_a_size_that_is_no_reduction_is_given_up_at_twice_its_value(monkeypatch):
+    from kdiff.gates import prc02_accumulator as prc02
+    ctx = _MatmulSizes()
+    monkeypatch.setattr(prc02, "_depth", lambda _ctx: ctx.depth())
+    monkeypatch.setattr(prc02.sizes, "input_numels", lambda _problem: ctx.numels())
+    assert prc02._grown(ctx, "M", 32, 8) is None
+    assert ctx.asked == [{"M": 64}]  # not M = 16384, a 16M-element output, to learn it
+    ctx.asked.clear()
+    numel, grown = prc02._grown(ctx, "K", 8, 8) or (None, None)
+    assert grown is None  # K = 4096 needs 4.2M input elements: over the budget
+    assert ctx.asked == [{"K": 16}]
+    monkeypatch.setattr(prc02, "ELEMENT_BUDGET", 2 ** 23)
+    ctx.asked.clear()
+    assert prc02._grown(ctx, "K", 8, 8) == (32 * 4096 + 4096 * 1000, {"K": 4096})
+    assert ctx.asked == [{"K": 16}, {"K": 4096}]

@@ -48,5 +48,5 @@ class ModelNew(nn.Module):
         grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
         w8a8_kernel[grid](A, B, scale_a, scale_b, C, M, N, K, A.stride(0), A.stride(1),
                           B.stride(0), B.stride(1), scale_a.stride(0), scale_b.stride(0),
-                          C.stride(0), C.stride(1), BLOCK_M=32, BLOCK_N=32, BLOCK_K=32)
+                          C.stride(0), C.stride(1), BLOCK_M=32, BLOCK_N=32, BLOCK_K=128)
         return C.to(torch.bfloat16)

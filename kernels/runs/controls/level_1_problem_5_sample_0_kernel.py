@@ -19,8 +19,10 @@ def axis_prod_kernel(x_ptr, out_ptr, n_outer, n_red, n_inner,
     mask = (o[:, None] < n_outer) & (i[None, :] < n_inner)
     base = o[:, None] * n_red * n_inner + i[None, :]
     acc = tl.full((BLOCK_O, BLOCK_I), 1.0, dtype=tl.float32)
+    ptrs = x_ptr + base
     for r in range(0, n_red):
-        acc *= tl.load(x_ptr + base + r * n_inner, mask=mask, other=1.0)
+        acc *= tl.load(ptrs, mask=mask, other=1.0)
+        ptrs += n_inner
     tl.store(out_ptr + o[:, None] * n_inner + i[None, :], acc, mask=mask)
 
 
