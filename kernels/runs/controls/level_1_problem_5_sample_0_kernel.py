@@ -20,7 +20,7 @@ def axis_prod_kernel(x_ptr, out_ptr, n_outer, n_red, n_inner,
     base = o[:, None] * n_red * n_inner + i[None, :]
     acc = tl.full((BLOCK_O, BLOCK_I), 1.0, dtype=tl.float32)
     ptrs = x_ptr + base
-    for r in range(0, n_red):
+    for _ in range(0, n_red):
         acc *= tl.load(ptrs, mask=mask, other=1.0)
         ptrs += n_inner
     tl.store(out_ptr + o[:, None] * n_inner + i[None, :], acc, mask=mask)
