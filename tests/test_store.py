@@ -58,6 +58,50 @@ def test_put_get_round_trip_keyed_by_content_and_options(tmp_path):
         assert store.get(case, config, "kernelbench", GATES)[0] is None
 
 
+def test_a_problems_helpers_are_part_of_its_key(tmp_path, monkeypatch):
+    """A verdict of a problem is not reused once a file it runs beside changes: a module
+    in its folder that it names, or a kdiff module it imports."""
+    import kdiff
+    from kdiff.data import code
+    helpers = tmp_path / "kdiff_helpers"
+    helpers.mkdir()
+    (helpers / "toy_helper.py").write_text("SCALE = 1.0\n")
+    monkeypatch.setattr(kdiff, "__path__", [*kdiff.__path__, str(helpers)])
+    config, case = RunConfig(), _case(tmp_path, "k")
+    sibling = tmp_path / "shapes.py"
+    sibling.write_text("N = 64\n")
+    case.problem.write_text("import shapes\nfrom kdiff.toy_helper import SCALE\n")
+
+    def stored_verdict_reused() -> bool:
+        for cached in (code._origin, code._imports, code.closure):
+            cached.cache_clear()
+        with ResultsStore(tmp_path / "s.sqlite") as store:
+            return store.get(case, config, "kernelbench", GATES)[0] is not None
+
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.put(case, config, "kernelbench", _verdict(case, GATES))
+    assert stored_verdict_reused()
+    sibling.write_text("N = 65\n")
+    assert not stored_verdict_reused()
+    with ResultsStore(tmp_path / "s.sqlite") as store:
+        store.put(case, config, "kernelbench", _verdict(case, GATES))
+    (helpers / "toy_helper.py").write_text("SCALE = 2.0\n")
+    assert not stored_verdict_reused()
+
+
+def test_a_file_that_names_nothing_is_keyed_by_its_bytes(tmp_path):
+    """Stores written before helpers were part of the key still serve such files."""
+    import hashlib
+
+    from kdiff.data.code import source_digest
+    plain = tmp_path / "problem.py"
+    plain.write_text("import torch\nx = 1\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text("def (:\n")  # a candidate that does not parse is keyed all the same
+    for path in (plain, broken):
+        assert source_digest(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_a_store_written_before_verdicts_kept_their_sizes_opens(tmp_path):
     path = tmp_path / "old.sqlite"
     old = sqlite3.connect(str(path))

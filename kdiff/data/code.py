@@ -12,6 +12,7 @@ import importlib.util
 from pathlib import Path
 
 from kdiff import __version__
+from kdiff.data.files import with_named_siblings
 
 
 @functools.lru_cache(maxsize=None)
@@ -25,15 +26,11 @@ def _origin(name: str) -> Path | None:
     return Path(spec.origin)
 
 
-# Cached, as `closure` is: the gates' closures share most of their modules, and parsing each
-# module once per closure took 10 s of a default run's driver, at its first stored verdict.
-@functools.lru_cache(maxsize=None)
-def _imports(name: str, path: Path) -> frozenset[str]:
-    """The kdiff modules (and packages) that the source at `path` names in an import."""
-    is_package = path.name == "__init__.py"
-    package = name if is_package else name.rpartition(".")[0]
+def _kdiff_imports(source: bytes, package: str) -> frozenset[str]:
+    """The kdiff modules (and packages) an import in `source` names; relative imports are
+    resolved against `package`."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -44,6 +41,15 @@ def _imports(name: str, path: Path) -> frozenset[str]:
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
     return frozenset(m for m in found if m == "kdiff" or m.startswith("kdiff."))
+
+
+# Cached, as `closure` is: the gates' closures share most of their modules, and parsing each
+# module once per closure took 10 s of a default run's driver, at its first stored verdict.
+@functools.lru_cache(maxsize=None)
+def _imports(name: str, path: Path) -> frozenset[str]:
+    """The kdiff modules (and packages) that the module `name`'s source at `path` imports."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return _kdiff_imports(path.read_bytes(), package)
 
 
 def package_modules(package: str) -> set[str]:
@@ -84,3 +90,29 @@ def _digest(modules: tuple[tuple[str, Path], ...]) -> str:
 def code_digest(*roots: str) -> str:
     """The digest of the modules `roots` and everything they import (`closure`)."""
     return _digest(closure(*roots))
+
+
+def _parsed_imports(source: bytes) -> frozenset[str]:
+    try:
+        return _kdiff_imports(source, "")
+    except (SyntaxError, ValueError):  # a file that does not parse imports nothing
+        return frozenset()
+
+
+def source_digest(path: Path) -> str:
+    """The sha256 of a problem's or a candidate's file, extended by what it runs beside it:
+    the files in its folder that it names (kdiff.data.files.with_named_siblings) and the kdiff
+    modules any of them imports (their closure: a problem built on a helper in kdiff, as
+    kernels/mamba3's are, is another problem once the helper changes). A file that names
+    neither has the digest of its bytes alone. OSError or UnreadableFile for an unreadable
+    file."""
+    files = with_named_siblings(path)
+    imported = frozenset().union(*(_parsed_imports(body) for _, body in files))
+    if len(files) == 1 and not imported:
+        return hashlib.sha256(files[0][1]).hexdigest()
+    h = hashlib.sha256(files[0][1])
+    for sibling, body in files[1:]:
+        h.update(f"\0{sibling.name}\0".encode() + body)
+    if imported:
+        h.update(f"\0{_digest(closure(*sorted(imported)))}".encode())
+    return h.hexdigest()

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from kdiff import __version__
+from kdiff.data.code import source_digest
+from kdiff.data.files import UnreadableFile
 from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, GateResult, NativeVerdict, Verdict
 from kdiff.data.provenance import Provenance
 from kdiff.gates.registry import GATE_IDS
@@ -62,9 +64,10 @@ def default_path(*report_options: Path | None) -> Path:
 
 
 def file_sha256(path: Path) -> str:
+    """The digest a case's file is keyed by (kdiff.data.code.source_digest), or "missing"."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
+        return source_digest(Path(path))
+    except (OSError, UnreadableFile):
         return "missing"
 
 
