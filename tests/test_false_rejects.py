@@ -843,27 +843,74 @@ def test_an_out_of_memory_error_is_judged_again_alone(tmp_path: Path, fail_at: i
         assert result.signature == "raised" and "also when judged again alone" in result.detail
 
 
-# -- 5. a device error that breaks the judge's CUDA context is kdiff's error, not a skip ------
+# -- 5. a device-side assert in the reference on a gate's inputs is a skip of that gate -----
+# (Raised here by hand on the CPU: on CUDA an index out of range is a device-side assert
+# after which the judge's context refuses everything; on the CPU the same draw is an
+# IndexError, the reference outside its contract.)
 
-def test_a_broken_judge_context_is_an_error_not_a_skipped_input(tmp_path: Path):
-    """(Raised here by hand: on CUDA a target out of range is a device-side assert after
-    which the judge's context refuses everything.)"""
-    problem = DOUBLE_PROBLEM.replace(
-        "        return x * 2",
-        "        if torch.isnan(x).any():\n"
-        "            raise RuntimeError('CUDA error: device-side assert triggered')\n"
-        "        return x * 2")
-    verdict = judge(tmp_path, problem, SELF_CANDIDATE, ["EXC-01", "CMP-02", "RES-01"])
+NAN_BREAKS_THE_DEVICE_PROBLEM = DOUBLE_PROBLEM.replace(
+    "        return x * 2",
+    "        if torch.isnan(x).any():\n"
+    "            raise RuntimeError('CUDA error: device-side assert triggered')\n"
+    "        return x * 2")
+GATES_AROUND_EXC01 = ["EXC-01", "CMP-02", "RES-01"]
+
+
+def test_the_reference_breaking_the_judge_on_a_gates_inputs_skips_that_gate(tmp_path: Path):
+    """The judge stops there (its context is lost) with a resumable verdict: the gate a skip,
+    the gates after it not run."""
+    verdict = judge(tmp_path, NAN_BREAKS_THE_DEVICE_PROBLEM, SELF_CANDIDATE, GATES_AROUND_EXC01)
     result = verdict.gates["EXC-01"]
-    assert result.status is Status.ERROR and "CUDA context broke" in result.detail, \
+    assert result.status is Status.SKIP and "reference outside its contract" in result.detail, \
         result.detail
-    # nothing more runs in this judge; the executor judges the case again in a fresh one
-    assert verdict.error_kind == "judge" and "device-side assert" in verdict.error, verdict.error
+    assert verdict.resumable and verdict.error_kind == "judge", verdict.error
     from kdiff.gates.registry import in_judging_order, select
-    order = [g.id for g in in_judging_order(select(["EXC-01", "CMP-02", "RES-01"]))]
+    order = [g.id for g in in_judging_order(select(GATES_AROUND_EXC01))]
     later = order[order.index("EXC-01") + 1:]
-    assert later and all(verdict.gates[g].detail == "not run: the judge's CUDA context broke in "
-                         "EXC-01" for g in later), verdict.gates
+    assert later and all(verdict.gates[g].detail == "not run: the reference broke the judge's "
+                         "CUDA context in EXC-01" for g in later), verdict.gates
+
+
+@pytest.mark.parametrize("executor", ["local", pytest.param("ray", marks=pytest.mark.slow)])
+def test_a_fresh_judge_goes_on_after_the_gate_whose_reference_broke_the_judge(
+        tmp_path: Path, executor: str):
+    """Through the executor: one verdict, no error, the other gates judged."""
+    from kdiff.commands.executor import PoolExecutor, RayExecutor
+    from kdiff.commands.run import judge_one
+    (tmp_path / "1_Problem.py").write_text(NAN_BREAKS_THE_DEVICE_PROBLEM)
+    (tmp_path / "candidate.py").write_text(SELF_CANDIDATE)
+    case = Case("breaks", tmp_path / "1_Problem.py", tmp_path / "candidate.py")
+    config = RunConfig(native="kernelbench", gates=GATES_AROUND_EXC01)
+    if executor == "ray":
+        ray = pytest.importorskip("ray")
+        judges = RayExecutor(1, "cpu")
+    else:
+        judges = PoolExecutor(1, "cpu")  # the one that makes fresh judges on the CPU too
+    try:
+        verdict, = judges.judge([case], judge_one, config, manager(), "kernelbench")
+    finally:
+        if executor == "ray":
+            ray.shutdown()
+    assert verdict.error is None and not verdict.resumable, verdict.error
+    assert verdict.native.accept is True, verdict.native.reason
+    assert verdict.gates["EXC-01"].status is Status.SKIP, verdict.gates["EXC-01"].detail
+    assert all(verdict.gates[g].status is Status.PASS for g in ("CMP-02", "RES-01")), \
+        {g: r.detail for g, r in verdict.gates.items()}
+
+
+def test_an_error_pending_before_the_reference_runs_is_not_the_references(
+        tmp_path: Path, monkeypatch):
+    """An error the judge's earlier work left on the device (seen at the synchronisation
+    before the reference runs) breaks the judge, and nothing is skipped for it."""
+    from kdiff.judging.context import GateContext
+
+    def pending_error(self):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    monkeypatch.setattr(GateContext, "_synchronize", pending_error)
+    verdict = judge(tmp_path, DOUBLE_PROBLEM, SELF_CANDIDATE, GATES_AROUND_EXC01)
+    assert verdict.error_kind == "judge" and not verdict.resumable, verdict.error
+    assert "before the reference ran" in verdict.error, verdict.error
+    assert not any(g.status is Status.SKIP for g in verdict.gates.values()), verdict.gates
 
 
 # A reference whose forward indexes past the end of its input: on CUDA a device-side assert,
@@ -914,6 +961,54 @@ def test_a_device_side_assert_in_the_reference_spares_the_next_kernel(tmp_path: 
     assert honest.error is None and honest.native.accept is True, honest.native.reason
     assert all(g.status is Status.PASS for g in honest.gates.values()), \
         {g: r.detail for g, r in honest.gates.items()}
+
+
+# Indices fixed by the benchmark (not drawn with its size): at CMP-03's held-out N = 1 they
+# point past the end of x. The CPU's IndexError is a device-side assert on CUDA.
+FIXED_INDICES_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, idx):
+        return x.index_select(0, idx) * 2
+
+
+N = 64
+
+
+def get_inputs():
+    return [torch.randn(N, 8), torch.arange(0, 64, 4)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.gpu
+def test_an_index_a_held_out_size_puts_out_of_range_skips_that_gate_on_cuda(tmp_path: Path):
+    """CMP-03's N = 1 makes the reference assert on the device: that gate is a skip, and a
+    fresh judge judges the gates after it (as on the CPU, where the size is not judged)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from kdiff.commands.executor import make_executor
+    from kdiff.commands.run import judge_one
+    from kdiff.judging.context import GateOptions
+    (tmp_path / "1_IndexSelect.py").write_text(FIXED_INDICES_PROBLEM)
+    (tmp_path / "candidate.py").write_text(
+        FIXED_INDICES_PROBLEM.replace("class Model(", "class ModelNew("))
+    case = Case("fixed_indices", tmp_path / "1_IndexSelect.py", tmp_path / "candidate.py")
+    config = RunConfig(native="kernelbench", gates=["CMP-03", "ORD-02", "EXC-01"],
+                       gate_options=GateOptions(device="cuda"))
+    verdict, = make_executor("local", 1, "cuda").judge([case], judge_one, config, manager(),
+                                                       "kernelbench")
+    assert verdict.error is None, verdict.error
+    result = verdict.gates["CMP-03"]
+    assert result.status is Status.SKIP and "device-side assert" in result.detail, result.detail
+    assert all(verdict.gates[g].status is Status.PASS for g in ("ORD-02", "EXC-01")), \
+        {g: r.detail for g, r in verdict.gates.items()}
 
 
 # -- 2. the bound of a normalisation of a computed tensor (KernelBench level 2, problem 88) ---

@@ -1,15 +1,17 @@
 """Where the judging of a run happens: in this process one case after another, in a pool of N
 local judge processes (--jobs N), or on a Ray cluster (--executor ray).
 
-Every executor takes the same `judge` function (case, config, pm, preset) -> Verdict and yields
-verdicts as they finish; the driver (this process) is the only one that writes the results
+Every executor takes the same `judge` function (case, config, pm, preset[, resume]) -> Verdict
+and yields verdicts as they finish; the driver (this process) is the only one that writes the results
 store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox.process),
 so N jobs are N judges each with one worker. A judge process that dies breaks the pool: each
 case then in flight is judged again alone, and the one whose judge dies alone gets an error row
 of kind `judge` (never stored: the next run judges them again). In the pool, a case whose
 worker died (a crash, out of memory) beside other judges is judged again alone too, and only
 that verdict counts: memory is the machine's, and a neighbour's may have been what ran out
-(Ray's tasks are not judged again). Judges die
+(Ray's tasks are not judged again). A judge whose CUDA context the reference broke on one
+gate's inputs (a resumable verdict: that gate a skip, the gates before it decided) is replaced
+by a fresh judge that goes on from there, as long as each goes further. Judges die
 with the driver (PR_SET_PDEATHSIG), their zygotes and workers with them (kdiff.sandbox.zygote).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
@@ -36,8 +38,11 @@ from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, NativeVerdict, Verdict
 from kdiff.judging.interrupts import deferred_sigint
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.confine import die_with
+from kdiff.verdicts.judge import decided
 
-JudgeFn = Callable[[Case, RunConfig, pluggy.PluginManager, str], Verdict]
+# (case, config, pm, preset) -> Verdict; called with resume=<a resumable verdict> to go on
+# from it (kdiff.commands.run.judge_one)
+JudgeFn = Callable[..., Verdict]
 EXECUTORS = ("local", "ray")
 MEMORY_PER_JOB = 2 << 30  # a judge (torch, the oracle) and its worker (torch, Triton)
 
@@ -84,6 +89,12 @@ def judge_unusable(verdict: Verdict) -> bool:
     return verdict.error is not None and verdict.error_kind == TRANSIENT_ERROR_KIND
 
 
+def goes_further(verdict: Verdict, before: Verdict | None) -> bool:
+    """Whether a fresh judge is to go on from `verdict` (resumable), which decided more gates
+    than the verdict it went on from."""
+    return verdict.resumable and (before is None or len(decided(verdict)) > len(decided(before)))
+
+
 def judge_died(case: Case, preset: str, why: str) -> Verdict:
     message = f"kdiff's judge process died: {why}".splitlines()[0]
     return Verdict(case, NativeVerdict(None, preset, reason=message), {}, error=message,
@@ -115,12 +126,14 @@ def _slot_init(judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager | Non
     _SLOT = (judge, config, pm, preset)
 
 
-def _slot_judge(case: Case) -> Verdict:
+def _slot_judge(case: Case, resume: Verdict | None = None) -> Verdict:
     assert _SLOT is not None
     judge, config, pm, preset = _SLOT
     if pm is None:
         from kdiff.judging.plugins import manager
         pm = manager()
+    if resume is not None:
+        return judge(case, config, pm, preset, resume=resume)
     return judge(case, config, pm, preset)
 
 
@@ -163,12 +176,13 @@ class PoolExecutor:
         # flight finish, and a fresh pool judges its case again alone (that verdict counts)
         # and the cases after it.
         suspects: list[Case] = []
+        resumes: dict[str, Verdict] = {}  # case id -> the resumable verdict to go on from
         while queue or suspects:
             alone = suspects.pop() if suspects else None
             with self._pool(judge, config, pm, preset) as pool:
                 running: dict[Future[Verdict], Case] = {}
                 if alone is not None:
-                    running[pool.submit(_slot_judge, alone)] = alone
+                    running[pool.submit(_slot_judge, alone, resumes.get(alone.id))] = alone
                 broken = unusable = False
                 while (queue or running) and not broken:
                     while alone is None and queue and len(running) < self.jobs and not unusable:
@@ -195,8 +209,11 @@ class PoolExecutor:
                         else:
                             if judge_unusable(verdict):
                                 unusable = True
-                            if case is not alone and (worker_died(verdict)
-                                                      or judge_unusable(verdict)):
+                            if goes_further(verdict, resumes.get(case.id)):
+                                resumes[case.id] = verdict
+                                suspects.append(case)  # on from there, in a fresh judge
+                            elif case is not alone and (worker_died(verdict)
+                                                        or judge_unusable(verdict)):
                                 suspects.append(case)  # judged beside others: again, alone
                             else:
                                 yield verdict
@@ -204,7 +221,7 @@ class PoolExecutor:
                         if not suspects or broken or unusable:
                             break  # judged alone: back to a full pool
                         alone = suspects.pop()  # the next one alone, in the same pool
-                        running[pool.submit(_slot_judge, alone)] = alone
+                        running[pool.submit(_slot_judge, alone, resumes.get(alone.id))] = alone
                 if broken:
                     suspects.extend(running.values())
                     running.clear()
@@ -247,13 +264,14 @@ def _materialize(case: Case, files: dict[str, tuple[str, bytes]]) -> tuple[Case,
 
 
 def _ray_judge(case: Case, files: dict[str, tuple[str, bytes]], judge: JudgeFn,
-               config: RunConfig, preset: str) -> Verdict:
+               config: RunConfig, preset: str, resume: Verdict | None = None) -> Verdict:
     import shutil
 
     from kdiff.judging.plugins import manager
     local, folder = _materialize(case, files)
     try:
-        verdict = judge(local, config, manager(), preset)
+        verdict = (judge(local, config, manager(), preset) if resume is None
+                   else judge(local, config, manager(), preset, resume=resume))
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
@@ -283,23 +301,29 @@ class RayExecutor:
         task = ray.remote(num_cpus=1, num_gpus=1 if self.device == "cuda" else 0,
                           max_retries=1, max_calls=1 if self.device == "cuda" else 0
                           )(_ray_judge)
-        pending: dict[Any, tuple[Case, dict[str, tuple[str, bytes]], bool]] = {}
+        # case, its files, whether judged again already, the resumable verdict it goes on from
+        pending: dict[Any, tuple[Case, dict[str, tuple[str, bytes]], bool, Verdict | None]] = {}
         for case in cases:
             files = {}
             for p in (case.problem, case.candidate):
                 data = Path(p).read_bytes() if Path(p).is_file() else b""
                 files[str(p)] = (hashlib.sha256(data).hexdigest(), data)
-            pending[task.remote(case, files, judge, config, preset)] = (case, files, False)
+            pending[task.remote(case, files, judge, config, preset, None)] = (case, files, False,
+                                                                              None)
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                case, files, again = pending.pop(ref)
+                case, files, again, before = pending.pop(ref)
                 try:
                     verdict = ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - the task's process died twice
                     yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
                     continue
-                if judge_unusable(verdict) and not again:  # once more, in a fresh process
-                    pending[task.remote(case, files, judge, config, preset)] = (case, files, True)
+                if goes_further(verdict, before):  # on from there, in a fresh process
+                    pending[task.remote(case, files, judge, config, preset, verdict)] = (
+                        case, files, again, verdict)
+                elif judge_unusable(verdict) and not again:  # once more, in a fresh process
+                    pending[task.remote(case, files, judge, config, preset, None)] = (
+                        case, files, True, None)
                 else:
                     yield verdict

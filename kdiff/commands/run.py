@@ -34,10 +34,11 @@ from kdiff.verdicts.judge import judge_case, native_preset
 from kdiff.verdicts.store import UnreadableStore, judge_resuming
 
 
-def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str) -> Verdict:
+def judge_one(case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str,
+              resume: Verdict | None = None) -> Verdict:
     """`judge_case`, with kdiff's own failures turned into an error row so the run goes on."""
     try:
-        return judge_case(case, config, pm, preset)
+        return judge_case(case, config, pm, preset, resume=resume)
     except Exception as exc:  # noqa: BLE001 - one broken case must not end the run
         message = f"kdiff failed on this case: {type(exc).__name__}: {exc}".splitlines()[0]
         return Verdict(case, NativeVerdict(None, preset, reason=message), {}, error=message)

@@ -130,6 +130,10 @@ class Verdict:
     # Whether the candidate computed with kernels of its own: beside the verdict, never in
     # it (verifier_accept does not read it). None where no call was recorded.
     provenance: Provenance | None = None
+    # A judge's error (TRANSIENT_ERROR_KIND) that another judge goes on from: its CUDA context
+    # broke in the reference on one gate's inputs (that gate a skip), every gate before that
+    # one decided (kdiff.verdicts.judge.judge_case's `resume`).
+    resumable: bool = False
 
     @property
     def verifier_accept(self) -> bool | None:

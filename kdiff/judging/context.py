@@ -103,6 +103,14 @@ class JudgeDeviceBroken(Exception):
     one input set; the judge process is to be restarted, as a worker is."""
 
 
+class ReferenceBrokeDevice(JudgeDeviceBroken):
+    """A device-side assert in the reference (or its float64 oracle) on one gate's inputs,
+    raised after the judge's device was seen clean: that input set is outside the problem's
+    contract, as a ReferenceFailure says on the CPU (an index drawn past the dimension it
+    indexes raises IndexError there). The judge's context is lost all the same; another
+    judge goes on from the gates decided before it (kdiff.verdicts.judge)."""
+
+
 class ReferenceFailure(Exception):
     """The reference itself raised on a gate's inputs: that input set is outside the
     problem's contract and is not used."""
@@ -409,6 +417,7 @@ class GateContext:
         if cotangents is not None:
             args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor)
                     and a.is_floating_point() else a for a in args]
+        self._device_clean()
         try:
             with torch.set_grad_enabled(cotangents is not None):
                 out = model(*args)
@@ -421,13 +430,27 @@ class GateContext:
                                                 allow_unused=True)
                     outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
                                                          for g, a in zip(grads, wrt)]
+            self._synchronize()  # a device-side assert surfaces here, not in a later gate
         except Exception as exc:  # noqa: BLE001
             error = f"{type(exc).__name__}: {exc}"
             if _sticky_device_error(error):
-                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the "
-                                        f"reference: {error}") from None
+                raise ReferenceBrokeDevice(f"the reference broke the judge's CUDA context: "
+                                           f"{error}") from None
             raise ReferenceFailure(f"reference raised {error}") from None
         return outs, args
+
+    def _synchronize(self) -> None:
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    def _device_clean(self) -> None:
+        """Raises JudgeDeviceBroken where an error of the judge's earlier work is pending on
+        its device: what the reference is about to run must not be blamed for it."""
+        try:
+            self._synchronize()
+        except Exception as exc:  # noqa: BLE001
+            raise JudgeDeviceBroken(f"the judge's CUDA context broke before the reference ran: "
+                                    f"{type(exc).__name__}: {exc}") from None
 
     def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
                  dtype: torch.dtype | None = NATIVE, magnitudes: bool = True) -> Evaluation:
@@ -475,13 +498,15 @@ class GateContext:
         working = self.reference(seed, dtype)
         stored = {n: t.dtype for n, t in [*working.named_parameters(), *working.named_buffers()]}
         oracle_model = self.reference(seed, torch.float64)
+        self._device_clean()
         try:
             oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes,
                                 self.arithmetic(dtype), stored)
+            self._synchronize()
         except Exception as exc:  # noqa: BLE001
             if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
-                raise JudgeDeviceBroken(f"the judge's CUDA context broke running the float64 "
-                                        f"oracle: {exc}") from None
+                raise ReferenceBrokeDevice(f"the float64 oracle broke the judge's CUDA "
+                                           f"context: {exc}") from None
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], self.arithmetic(dtype),
                           cotangents)

@@ -18,7 +18,7 @@ from kdiff.data.model import (
 from kdiff.data.problem import LoadError, load_problem
 from kdiff.data.seeding import fp32_means_fp32, one_thread
 from kdiff.gates.registry import in_judging_order, select
-from kdiff.judging.context import GateContext, JudgeDeviceBroken
+from kdiff.judging.context import GateContext, JudgeDeviceBroken, ReferenceBrokeDevice
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.process import CandidateFailure, CandidateLoadError, _sticky_device_error
 from kdiff.sandbox.replies import CheckedCandidate
@@ -59,8 +59,17 @@ def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], g
     return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
 
 
+def decided(verdict: Verdict) -> dict[str, GateResult]:
+    """The gate results of `verdict` that were judged (not "not run")."""
+    return {g: r for g, r in verdict.gates.items() if not r.detail.startswith(NOT_RUN)}
+
+
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
-               preset: str | None = None, on_gate: GateCallback | None = None) -> Verdict:
+               preset: str | None = None, on_gate: GateCallback | None = None,
+               resume: Verdict | None = None) -> Verdict:
+    """The verdict of `case`. With `resume` (a resumable verdict of this case, from a judge
+    whose CUDA context the reference broke), its native check and decided gates stand and
+    the gates after them are judged here."""
     fp32_means_fp32()
     one_thread()
     preset = preset or native_preset(pm, config)
@@ -78,8 +87,8 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         ctx = GateContext(problem, candidate, config.gate_options)
         start = time.perf_counter()
         try:
-            native = pm.hook.kdiff_native_check(bench=config.bench, case=case, ctx=ctx,
-                                                preset=preset)
+            native = resume.native if resume is not None else pm.hook.kdiff_native_check(
+                bench=config.bench, case=case, ctx=ctx, preset=preset)
         except CandidateLoadError as exc:
             # The harness records a kernel that does not import as not compiled: a reject.
             native = NativeVerdict(False, preset, reason=exc.detail)
@@ -93,15 +102,28 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             return device_broken(Verdict(case, NativeVerdict(None, preset, reason=why), {},
                                          scaled_sizes=ctx.scaled_sizes), why)
         native.recorded = case.recorded_accept
-        native.seconds = time.perf_counter() - start
+        if resume is None:
+            native.seconds = time.perf_counter() - start
         # What ran in the benchmark's own calls; a native check that calls no worker
         # (TritonBench runs scripts) leaves it to the gates' calls.
         provenance = judge_provenance(ctx)
-        results: dict[str, GateResult] = {}
+        results = decided(resume) if resume is not None else {}
         try:
             for gate in in_judging_order(gates):
+                if gate.id in results:
+                    continue
                 try:
                     results[gate.id] = gate.run(ctx)
+                except ReferenceBrokeDevice as exc:
+                    # What ReferenceFailure is on the CPU: this input set is outside the
+                    # contract. The gates before it stand; a fresh judge goes on after it.
+                    results[gate.id] = gate.result(
+                        Status.SKIP, f"reference outside its contract here: {exc}")
+                    verdict = device_broken(_so_far(case, native, results, gates, ctx,
+                                                    f"the reference broke the judge's CUDA "
+                                                    f"context in {gate.id}"), str(exc))
+                    verdict.resumable = True
+                    return verdict
                 except JudgeDeviceBroken as exc:
                     results[gate.id] = gate.result(Status.ERROR, f"kdiff error: {exc}")
                     return device_broken(_so_far(case, native, results, gates, ctx,
