@@ -114,7 +114,7 @@ def test_the_oracle_cache_is_keyed_by_the_problems_content(tmp_path: Path, candi
     inputs = GateContext(load_problem(problem), None).benchmark_inputs(0)
     GateContext(load_problem(problem), None).evaluate(inputs)
     entries = list((tmp_path / "cache" / "oracle").rglob("*"))
-    assert [p.suffix for p in entries if p.is_file()] == [".pt"]  # atomic: no .tmp left
+    assert [p.suffix for p in entries if p.is_file()] == [".entry"]  # atomic: no .tmp left
     problem.write_text(RELU.read_text().replace("torch.relu(x)", "torch.relu(x) * 2"))
     doubled = GateContext(load_problem(problem), None).evaluate(inputs)
     assert torch.equal(doubled.oracle.values[0], 2 * torch.relu(inputs[0].double()))

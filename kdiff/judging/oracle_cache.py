@@ -8,13 +8,14 @@ at, the model's seed, the working dtype, the digest of the inputs (kdiff.data.di
 whether magnitudes were traced and the backward pass taken, the device (its float64 and
 working-precision libraries), torch's version, and the code that computes an evaluation
 (ORACLE_SOURCES). Only the judge writes here, and only what it computed itself: nothing a
-candidate's worker returned is ever stored (spec: Verdict integrity).
+candidate's worker returned is ever stored (spec: Verdict integrity). Entries are tensor files
+(kdiff.data.tensorfile): reading one runs none of its content as code.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
-import io
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ import torch
 
 from kdiff.data.cache import cache_key, cache_root, write_atomic
 from kdiff.data.files import UnreadableFile, with_named_siblings
+from kdiff.data.tensorfile import dumps, loads
 
-FORMAT = 1
+FORMAT = 2
+SUFFIX = ".entry"
 # The modules whose code decides an evaluation's values: drawing and rounding inputs, sizes,
 # loading and building the reference, running it, and the oracle's trace.
 ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.inputs", "kdiff.numerics.sizes",
@@ -90,7 +93,7 @@ class OracleCache:
     def path(self, *parts: Any) -> Path | None:
         if self.folder is None:
             return None
-        return self.folder / f"{cache_key(FORMAT, *map(str, parts))}.pt"
+        return self.folder / f"{cache_key(FORMAT, *map(str, parts))}{SUFFIX}"
 
     @staticmethod
     def load(path: Path | None, device: str) -> dict[str, Any] | None:
@@ -99,19 +102,17 @@ class OracleCache:
         if path is None or not path.is_file():
             return None
         try:
-            entry = torch.load(path, map_location=device, weights_only=True)
+            entry = loads(path.read_bytes())
             path.touch()  # used now: the last to be pruned
         except Exception:  # noqa: BLE001 - a damaged or foreign file (or one pruned) is a miss
             return None
-        return entry if isinstance(entry, dict) else None
+        return _to(entry, device) if isinstance(entry, dict) else None
 
     @staticmethod
     def store(path: Path | None, entry: dict[str, Any]) -> None:
         if path is None:
             return
-        buffer = io.BytesIO()
-        torch.save(_to_cpu(entry), buffer)
-        data = buffer.getvalue()
+        data = dumps(entry)
         if len(data) > MAX_ENTRY_BYTES:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,12 +125,13 @@ def prune(root: Path, budget: int) -> None:
     """Deletes the entries under `root` used longest ago until they total at most `budget`
     bytes. Another judge may prune the same files at once: one already gone is skipped."""
     entries = []
-    for path in root.glob("*/*.pt"):
+    for path in root.glob("*/*"):  # entries of any format (one no longer read, too)
         try:
             st = path.stat()
         except OSError:
             continue
-        entries.append((st.st_mtime, st.st_size, path))
+        if stat.S_ISREG(st.st_mode):
+            entries.append((st.st_mtime, st.st_size, path))
     total = sum(size for _, size, _ in entries)
     for _, size, path in sorted(entries, key=lambda e: e[0]):
         if total <= budget:
@@ -138,11 +140,11 @@ def prune(root: Path, budget: int) -> None:
         total -= size
 
 
-def _to_cpu(x: Any) -> Any:
+def _to(x: Any, device: str) -> Any:
     if isinstance(x, torch.Tensor):
-        return x.detach().cpu()
+        return x.to(device)
     if isinstance(x, dict):
-        return {k: _to_cpu(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_to_cpu(v) for v in x]
+        return {k: _to(v, device) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_to(v, device) for v in x]
     return x
