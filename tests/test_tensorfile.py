@@ -1,11 +1,13 @@
-"""The oracle cache's file format: what goes in comes out, and a file that is not one is
-refused before anything of it is used."""
+"""The format of the oracle cache and of the judge's messages: what goes in comes out, storage
+shared as it was, and bytes that are not one are refused before anything of them is used."""
 from __future__ import annotations
+
+import struct
 
 import pytest
 import torch
 
-from kdiff.data.tensorfile import DTYPES, TensorFileError, dumps, loads
+from kdiff.data.tensorfile import DTYPES, MAGIC, TensorFileError, dumps, loads
 
 
 def _same(a, b) -> bool:
@@ -28,23 +30,40 @@ def test_an_oracle_entry_round_trips():
              "magnitudes": None, "depths": [4, 0], "peaks": [float("inf"), float("nan")],
              "reference": [torch.randn(4, 4).t(), torch.randn(0, 3), torch.tensor([True])],
              "every dtype": [torch.ones(2, dtype=d) for d in DTYPES.values()],
-             "cotangents": None, "note": "text"}
+             "shape": (2, (3, 4)), "dtype": torch.bfloat16, "cotangents": None, "note": "x"}
     loaded = loads(dumps(entry))
     assert _same(entry, loaded)
-    assert loaded["reference"][0].is_contiguous()  # stored as a contiguous copy
+    assert loaded["reference"][0].stride() == (1, 4)  # the view as it was
     a, b = loaded["values"]
     assert a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr()  # their own
 
 
-@pytest.mark.parametrize("damage", ["not one", "cut in the header", "cut in the tensors",
-                                    "an unknown dtype", "a tensor past the end"])
-def test_a_file_that_is_not_one_is_refused(damage: str):
+def test_shared_storage_is_shared_again_and_only_it():
+    x = torch.arange(12.0)
+    view, other = x[3:7], torch.arange(4.0)
+    loaded = loads(dumps([x, view, x.view(3, 4).t(), other]))
+    storages = [t.untyped_storage().data_ptr() for t in loaded]
+    assert storages[0] == storages[1] == storages[2] != storages[3]
+    assert loaded[1].storage_offset() == 3 and torch.equal(loaded[1], view)
+    loaded[0][4] = -1.0
+    assert float(loaded[1][1]) == -1.0
+
+
+@pytest.mark.parametrize("damage", ["not one", "cut in the header", "cut in the storages",
+                                    "an unknown dtype", "a view past its storage",
+                                    "a storage past the end", "a deep header"])
+def test_bytes_that_are_not_one_are_refused(damage: str):
     data = dumps({"values": [torch.arange(6.0)]})
     damaged = {"not one": b"PK\x03\x04" + data,
                "cut in the header": data[:30],
-               "cut in the tensors": data[:-1],
-               "an unknown dtype": data.replace(b'"float32"', b'"float99"'),  # same length
-               "a tensor past the end": data.replace(b'"offset": 0', b'"offset": 9')}[damage]
+               "cut in the storages": data[:-1],
+               # the replacements keep the header's length
+               "an unknown dtype": data.replace(b'"float32"', b'"float99"'),
+               "a view past its storage": data.replace(b'"shape": [6]', b'"shape": [7]'),
+               "a storage past the end": data.replace(b'"nbytes": 24', b'"nbytes": 25'),
+               "a deep header": MAGIC + struct.pack("<Q", 200_000) + b"[" * 100_000
+               + b"]" * 100_000}[damage]
+    assert damaged != data
     with pytest.raises(TensorFileError):
         loads(damaged)
 

@@ -1,8 +1,10 @@
 """Framing between the judge and a candidate's worker process.
 
-A message is an 8-byte length followed by a `torch.save` payload. The judge reads replies
-with `weights_only=True`: a worker runs untrusted code, and an unrestricted unpickler would
-let it execute code in the judge. Replies therefore hold only tensors, numbers, strings,
+A message is an 8-byte length followed by a tensor file (kdiff.data.tensorfile: a JSON
+header and the storages' bytes), or a `torch.save` payload for what one cannot hold. A worker
+runs untrusted code: the judge reads a tensor file, which runs none of its bytes as code, or
+a `torch.save` payload with `weights_only=True` (an unrestricted unpickler would let the
+worker execute code in the judge). Replies therefore hold only tensors, numbers, strings,
 lists, tuples, dicts and None.
 
 What a reply costs the judge is bounded before anything in it is used: the bytes it announces,
@@ -23,6 +25,8 @@ from typing import Any
 
 import torch
 
+from kdiff.data import tensorfile
+
 _HEADER = struct.Struct("<Q")
 MAX_MESSAGE = 8 << 30  # a reply larger than this is a hostile or broken worker
 
@@ -40,13 +44,20 @@ class ChannelTimeout(Exception):
 
 
 def encode(obj: Any) -> bytes:
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    data = buf.getvalue()
+    """A tensor file (kdiff.data.tensorfile); a `torch.save` payload for what one cannot
+    hold."""
+    try:
+        data = tensorfile.dumps(obj)
+    except TypeError:
+        buf = io.BytesIO()
+        torch.save(obj, buf)
+        data = buf.getvalue()
     return _HEADER.pack(len(data)) + data
 
 
 def decode(data: bytes, trusted: bool) -> Any:
+    if tensorfile.is_tensorfile(data):
+        return tensorfile.loads(data)
     return torch.load(io.BytesIO(data), weights_only=not trusted, map_location="cpu"
                       if not trusted else None)
 
