@@ -64,6 +64,27 @@ def reference_ops() -> list[str]:
     return traced_ops(lambda: problem.Model()(*x))
 
 
+def test_the_references_trace_is_kept_for_the_problems_next_candidate(tmp_path: Path,
+                                                                         monkeypatch):
+    """Traced once per problem, inputs and tracing code; an edited problem is traced again."""
+    from kdiff.verdicts import provenance
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path / "cache"))
+    problem = tmp_path / "scaled_relu.py"
+    problem.write_text(PROBLEM.read_text())
+    traces = []
+
+    def counted(fn):
+        traces.append(1)
+        return traced_ops(fn)
+    monkeypatch.setattr(provenance, "traced_ops", counted)
+    first = provenance.reference_ops(GateContext(load_problem(problem), None))
+    again = provenance.reference_ops(GateContext(load_problem(problem), None))
+    assert first == again == ["aten.relu.default", "aten.mul.Tensor"] and len(traces) == 1
+    problem.write_text(PROBLEM.read_text().replace("torch.relu(x)", "torch.sigmoid(x)"))
+    edited = provenance.reference_ops(GateContext(load_problem(problem), None))
+    assert edited == ["aten.sigmoid.default", "aten.mul.Tensor"] and len(traces) == 2
+
+
 def recorded(recorder: ProvenanceRecorder, name: str, calls: int = 2,
              candidate: Path | None = None) -> RecordedProvenance:
     model = load_candidate_class(candidate or FIXTURES / f"{name}.py")()
