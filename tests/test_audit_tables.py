@@ -1,5 +1,5 @@
 """benchmarks/audit_tables.py: one row per audited file, the latest full run of each, and a
-pooled row over them."""
+pooled row over them; the quick profile's recall where a file has a quick run too."""
 import sys
 from pathlib import Path
 
@@ -40,15 +40,21 @@ def test_rows_per_file_and_pooled(tmp_path, capsys):
     with ResultsStore(path) as store:
         _run(store, tmp_path, "model_a", [(True, None), (True, "EXC-01"), (False, "CMP-03")])
         _run(store, tmp_path, "model_b", [(True, "EXC-01"), (False, None)])
-        # a quick run of model_a, later: compared by quick_recall.py, never pooled
-        _run(store, tmp_path, "model_a", [(True, None)] * 3, extra="--profile quick")
+        # a quick run of model_a, later: its recall against the full run, never pooled; it
+        # catches the tolerance-free failure and misses the CMP-03 one
+        _run(store, tmp_path, "model_a", [(True, None), (True, "EXC-01"), (False, None)],
+             extra="--profile quick")
         # a later run of model_b, interrupted after one of its two kernels: not the row
         _run(store, tmp_path, "model_b", [(True, None), (True, None)], extra="--case-timeout 9",
              judged=1)
     assert audit_tables.main(["--store", str(path), "--bench", "tritonbench"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    cells = {line.split(" | ")[0].strip("| *"): line.split(" | ")[1:8] for line in lines[2:]}
+    rows = {line.split(" | ")[0].strip("| *"): line.strip(" |").split(" | ")[1:]
+            for line in lines[2:]}
+    cells = {name: row[:7] for name, row in rows.items()}
     # kernels, decided, both accept, native only, verifier only, both reject, McNemar p
     assert cells["model_a"] == ["3", "3", "1", "1", "0", "1", "1"]
     assert cells["model_b"] == ["2", "2", "0", "1", "1", "0", "1"]
     assert cells["pooled, 2 runs"] == ["5", "5", "1", "2", "1", "1", "1"]
+    recall = {name: row[-1] for name, row in rows.items()}
+    assert recall == {"model_a": "1/2 = 50.0%", "model_b": "-", "pooled, 2 runs": "1/2 = 50.0%"}
