@@ -26,8 +26,9 @@ zygote or judge, a zygote and a pool judge with theirs (`kill -9` of the run lea
 behind; a zygote removes its judge's folder and cgroups as it dies, and a judge that starts
 removes those of judges gone without a zygote). What is contained and what is not:
 - contained: crashes, hangs, memory bombs (shared memory included, where cgroups exist), fork
-  bombs, huge or malicious replies (read with weights_only and a size cap), writes outside
-  its own folder (the results store, other candidates' files, the judge's reports), signals
+  bombs, huge or malicious replies (read as checked tensor files or with weights_only, under
+  a size cap), writes outside its own folder (the results store, other candidates' files,
+  the judge's reports), signals
   to and ptrace of the judge or other workers (and reads of their /proc/<pid>/environ), TCP
   connections, UDP (the network namespace, and under the uid the filter: no IP socket),
   the Ray cluster's sockets and variables under `--executor ray`, processes left behind;
