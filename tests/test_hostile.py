@@ -61,6 +61,7 @@ EXPECT = {
     "write_files": ("raised", ("PermissionError",), ("landlock-fs", "uid")),
     "network": ("raised", ("PermissionError",), ("landlock-no-tcp", "seccomp")),
     "malicious_pickle": ("crash", ("unreadable reply",), ()),
+    "forges_tensorfile": ("crash", ("unreadable reply",), ()),
     "reply_flood": ("crash", ("refused",), ()),
     "log_flood": ("raised", ("File too large",), ("file-size",)),  # Python ignores SIGXFSZ
     "patches_everything": ("distribution_dependent", ("",), ()),
