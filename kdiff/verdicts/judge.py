@@ -61,7 +61,7 @@ def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], g
 
 def decided(verdict: Verdict) -> dict[str, GateResult]:
     """The gate results of `verdict` that were judged (not "not run")."""
-    return {g: r for g, r in verdict.gates.items() if not r.detail.startswith(NOT_RUN)}
+    return {g: r for g, r in verdict.gates.items() if not r.not_run}
 
 
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
