@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 from kdiff import __version__
-from kdiff.data.files import with_named_siblings
+from kdiff.data.files import joined, with_named_siblings
 
 
 @functools.lru_cache(maxsize=None)
@@ -107,12 +107,8 @@ def source_digest(path: Path) -> str:
     neither has the digest of its bytes alone. OSError or UnreadableFile for an unreadable
     file."""
     files = with_named_siblings(path)
+    h = hashlib.sha256(joined(files))
     imported = frozenset().union(*(_parsed_imports(body) for _, body in files))
-    if len(files) == 1 and not imported:
-        return hashlib.sha256(files[0][1]).hexdigest()
-    h = hashlib.sha256(files[0][1])
-    for sibling, body in files[1:]:
-        h.update(f"\0{sibling.name}\0".encode() + body)
     if imported:
         h.update(f"\0{_digest(closure(*sorted(imported)))}".encode())
     return h.hexdigest()

@@ -80,3 +80,11 @@ def with_named_siblings(path: Path) -> list[tuple[Path, bytes]]:
                 found.append((sibling, read_regular_file(sibling)))
                 pending.append(found[-1][1])
     return found
+
+
+def joined(files: list[tuple[Path, bytes]]) -> bytes:
+    """The first file's content, then the name and content of each other one: what names a
+    file together with the siblings it runs beside (with_named_siblings). A file alone is its
+    own bytes."""
+    first, *rest = files
+    return first[1] + b"".join(f"\0{p.stem}\0".encode() + body for p, body in rest)

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from kdiff.data.cache import cache_key, cache_root, write_atomic
-from kdiff.data.files import UnreadableFile, with_named_siblings
+from kdiff.data.files import UnreadableFile, joined, with_named_siblings
 from kdiff.data.tensorfile import dumps, loads
 
 FORMAT = 2
@@ -70,8 +70,7 @@ def device_name(device: str) -> str:
 def problem_sources(problem: Path) -> bytes:
     """The problem file's content, then the name and content of each module beside it that it
     names (kdiff.data.files.with_named_siblings): an edited helper is another problem."""
-    first, *rest = with_named_siblings(problem)
-    return first[1] + b"".join(f"\0{p.stem}\0".encode() + body for p, body in rest)
+    return joined(with_named_siblings(problem))
 
 
 class OracleCache:
