@@ -53,7 +53,7 @@ def test_two_jobs_give_the_serial_verdicts(plumbing):
     assert comparable(parallel) == comparable(serial)
 
 
-def _dies_on_b(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+def _dies_on_b(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
     if case.id == "b":
         os._exit(3)  # the judge process itself dies (not a candidate: a kdiff bug, an OOM)
     return Verdict(case, NativeVerdict(True, preset), {})
@@ -70,7 +70,7 @@ def test_a_dead_judge_costs_its_case_a_retry_then_an_error_row(tmp_path):
     assert all(got[n].error is None and got[n].native.accept for n in "acd")
 
 
-def _dies_on_b_beside_slow_a(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+def _dies_on_b_beside_slow_a(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
     if case.id == "a":
         time.sleep(1.0)  # still being judged when b's judge dies, each time
     return _dies_on_b(case, config, pm, preset)
@@ -96,7 +96,7 @@ def test_a_dead_judge_costs_nothing_to_the_case_judged_beside_it(tmp_path):
 _CONTEXT_BROKEN = False
 
 
-def _breaks_its_context_on_b(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+def _breaks_its_context_on_b(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
     """Case b's reference raises a device-side assert the first time it is judged (the
     marker file says whether it has been); native.reason says which process judged."""
     global _CONTEXT_BROKEN
@@ -126,7 +126,7 @@ def test_a_judge_whose_cuda_context_broke_is_replaced(tmp_path, jobs: int):
     assert got["b"].native.reason != (tmp_path / "b_broke_a_context").read_text()
 
 
-def _always_breaks_on_b(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+def _always_breaks_on_b(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
     (case.problem.parent / "b_broke_a_context").unlink(missing_ok=True)
     return _breaks_its_context_on_b(case, config, pm, preset)
 
@@ -200,7 +200,7 @@ def test_a_worker_under_ray_reaches_neither_the_raylet_nor_its_variables(ray_ins
     assert gate.signature == "raised" and "PermissionError" in gate.detail, gate
 
 
-def _slow_after_a(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+def _slow_after_a(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
     import time
     if case.id != "a":
         time.sleep(120)  # still judging when the run is interrupted
@@ -285,7 +285,7 @@ def test_ctrl_c_on_the_process_group_still_reports_what_was_judged(tmp_path):
     assert named(SLEEPER_NAME) == [], "a worker outlived the interrupted run"
 
 
-def _worker_of_b_dies(case: Case, config: RunConfig, pm, preset: str) -> Verdict:
+def _worker_of_b_dies(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
     """Writes when it judged each case to KDIFF_TEST_JOURNAL; b's worker always dies."""
     from kdiff.data.model import GateResult, Status
     start = time.monotonic()

@@ -1,7 +1,7 @@
 """Where the judging of a run happens: in this process one case after another, in a pool of N
 local judge processes (--jobs N), or on a Ray cluster (--executor ray).
 
-Every executor takes the same `judge` function (case, config, pm, preset[, resume]) -> Verdict
+Every executor takes the same `judge` function (JudgeFn: case, config, pm, preset, resume)
 and yields verdicts as they finish; the driver (this process) is the only one that writes the results
 store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox.process),
 so N jobs are N judges each with one worker. A judge process that dies breaks the pool: each
@@ -30,7 +30,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Iterator, Protocol
 
 import pluggy
 
@@ -40,9 +40,13 @@ from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.confine import die_with
 from kdiff.verdicts.judge import decided
 
-# (case, config, pm, preset) -> Verdict; called with resume=<a resumable verdict> to go on
-# from it (kdiff.commands.run.judge_one)
-JudgeFn = Callable[..., Verdict]
+
+class JudgeFn(Protocol):
+    """kdiff.commands.run.judge_one's signature: `resume`, a resumable verdict of the case, to
+    go on from."""
+
+    def __call__(self, case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str,
+                 resume: Verdict | None = None) -> Verdict: ...
 EXECUTORS = ("local", "ray")
 MEMORY_PER_JOB = 2 << 30  # a judge (torch, the oracle) and its worker (torch, Triton)
 
@@ -132,9 +136,7 @@ def _slot_judge(case: Case, resume: Verdict | None = None) -> Verdict:
     if pm is None:
         from kdiff.judging.plugins import manager
         pm = manager()
-    if resume is not None:
-        return judge(case, config, pm, preset, resume=resume)
-    return judge(case, config, pm, preset)
+    return judge(case, config, pm, preset, resume=resume)
 
 
 class PoolExecutor:
@@ -270,8 +272,7 @@ def _ray_judge(case: Case, files: dict[str, tuple[str, bytes]], judge: JudgeFn,
     from kdiff.judging.plugins import manager
     local, folder = _materialize(case, files)
     try:
-        verdict = (judge(local, config, manager(), preset) if resume is None
-                   else judge(local, config, manager(), preset, resume=resume))
+        verdict = judge(local, config, manager(), preset, resume=resume)
     finally:
         if folder:
             shutil.rmtree(folder, ignore_errors=True)
