@@ -85,10 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, verdicts in loaded:
         print(row(name, summarize(verdicts), recalls.get(name)))
     pooled = [v for _, verdicts in loaded for v in verdicts]
-    pooled_recall = Recall(*(sum((getattr(r, f) for r in recalls.values()), [])
-                             for f in ("decided", "rejected", "caught", "extra")))
     print(row(f"**pooled, {len(loaded)} runs**", summarize(pooled),
-              pooled_recall if recalls else None))
+              Recall.pooled(list(recalls.values())) if recalls else None))
     return 0
 
 

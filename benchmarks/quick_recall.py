@@ -37,6 +37,11 @@ class Recall:
         return cls(both, rejected, [k for k in rejected if quick[k] is False],
                    [k for k in both if full[k] and not quick[k]])
 
+    @classmethod
+    def pooled(cls, recalls: list["Recall"]) -> "Recall":
+        return cls([k for r in recalls for k in r.decided], [k for r in recalls for k in r.rejected],
+                   [k for r in recalls for k in r.caught], [k for r in recalls for k in r.extra])
+
     def describe(self) -> str:
         return f"{len(self.caught)}/{len(self.rejected)} = " \
                f"{len(self.caught) / max(len(self.rejected), 1):.1%}"
