@@ -30,7 +30,7 @@ import torch
 
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.seeding import set_seed
-from kdiff.sandbox import protocol
+from kdiff.sandbox import interpreter_device, protocol
 from kdiff.sandbox.launches import LaunchRecorder
 from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
 from kdiff.sandbox.provenance import ProvenanceRecorder
@@ -136,6 +136,7 @@ class Worker:
             # process: it stops accidents, not a deliberate hoarder (see kdiff.sandbox.process).
             torch.cuda.set_per_process_memory_fraction(float(fraction))
         self.recorder.install()
+        interpreter_device.install()
         PROVENANCE.device = self.device
         PROVENANCE.recording = bool(msg.get("record_provenance", True))
         PROVENANCE.install()
