@@ -233,13 +233,16 @@ def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
     except ImportError:
         pass
     import kdiff.sandbox.worker  # noqa: F401
-    if not NVIDIA_DEVICES.exists():
+    interpreting = os.environ.get("TRITON_INTERPRET") == "1"
+    if interpreting and not NVIDIA_DEVICES.exists():
         # Warmed here rather than in a candidate's first call, which a call timeout of 1 s
         # would judge a hang: cpp_extension, whose loaders every worker's provenance recorder
         # wraps (0.7 s to import), and a dispatch mode's first use, which imports
         # torch._dynamo (2.5 s). Not where there are NVIDIA devices: with them every candidate
         # on the H200 failed to import ("Cannot re-initialize CUDA in forked subprocess"), so
-        # a CUDA machine's zygote imports only what it did before provenance.
+        # a CUDA machine's zygote imports only what it did before provenance. Nor for a CPU
+        # zygote without the interpreter: it forks RES-02's compiler children only
+        # (kdiff.sandbox.workerenv gives every CPU worker the interpreter).
         import torch.utils.cpp_extension
 
         from kdiff.sandbox.provenance import traced_ops
@@ -250,7 +253,7 @@ def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
             import triton.experimental.gluon  # noqa: F401
         except ImportError:
             pass
-    if os.environ.get("TRITON_INTERPRET") != "1":
+    if not interpreting:
         _prewarm_compiler()
     gc.collect()
     gc.freeze()  # the imports are shared by every fork: no collection in a worker visits them
