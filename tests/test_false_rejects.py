@@ -898,6 +898,30 @@ def test_a_fresh_judge_goes_on_after_the_gate_whose_reference_broke_the_judge(
         {g: r.detail for g, r in verdict.gates.items()}
 
 
+def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_path: Path,
+                                                                          capsys):
+    """`kdiff verify` judges in its own process: a fresh judge process goes on from the gate
+    whose reference broke it, and its gates are shown and reported like the others."""
+    import json
+
+    from kdiff.commands.cli import main
+    (tmp_path / "1_Problem.py").write_text(NAN_BREAKS_THE_DEVICE_PROBLEM)
+    (tmp_path / "candidate.py").write_text(SELF_CANDIDATE)
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(tmp_path / "1_Problem.py"), "--candidate",
+                 str(tmp_path / "candidate.py"), "--device", "cpu", "--native", "kernelbench",
+                 "--gates", ",".join(GATES_AROUND_EXC01), "--json", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "a fresh judge goes on from there" in err, err
+    shown = [line.split("] ")[1] for line in err.splitlines() if line.startswith("[")]
+    assert sorted(shown) == ["CMP-02 pass", "EXC-01 skip", "RES-01 pass"], shown
+    kernel = json.loads(out.read_text())["kernels"][0]
+    assert {g: r["status"] for g, r in kernel["gates"].items()} == {
+        "EXC-01": "skip", "CMP-02": "pass", "RES-01": "pass"}, kernel["gates"]
+    assert kernel["verifier_accept"] is True and kernel["native_accept"] is True
+
+
 def test_an_error_pending_before_the_reference_runs_is_not_the_references(
         tmp_path: Path, monkeypatch):
     """An error the judge's earlier work left on the device (seen at the synchronisation

@@ -33,7 +33,9 @@ from kdiff.commands.invocation import (
 )
 
 if TYPE_CHECKING:
+    from kdiff.data.model import Case, Verdict
     from kdiff.judging.runconfig import RunConfig
+    from kdiff.verdicts.judge import GateCallback
 
 
 class Parser(argparse.ArgumentParser):
@@ -327,6 +329,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     try:
         verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
+        if verdict.resumable:
+            verdict = go_on_in_fresh_judges(case, verdict, config, preset, after_gate)
     except JudgingInterrupted as stop:  # report the gates judged so far (a device's budget)
         verdict, unfinished = stop.verdict, True
         print(f"kdiff: interrupted after {stop.judged} of {len(verdict.gates)} gates; "
@@ -341,6 +345,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if unfinished:
         return EXIT_UNFINISHED
     return exit_status([verdict], args.fail_on, args.undecided_ok, args.require_own_kernel)
+
+
+def go_on_in_fresh_judges(case: Case, verdict: Verdict, config: RunConfig, preset: str,
+                          after_gate: GateCallback) -> Verdict:
+    """A resumable verdict (the reference broke this process's CUDA context on one gate's
+    inputs) judged on by fresh judge processes, each new gate shown as it is reported."""
+    from kdiff.commands.executor import judged_on
+    from kdiff.verdicts.judge import JudgingInterrupted, decided, judge_case
+    print(f"kdiff: {verdict.error}; a fresh judge goes on from there", file=sys.stderr,
+          flush=True)
+    before = decided(verdict)
+    try:
+        verdict = judged_on(case, verdict, judge_case, config, preset)
+    except KeyboardInterrupt:
+        raise JudgingInterrupted(verdict, len(before)) from None
+    for result in decided(verdict).values():
+        if result.gate not in before:
+            before[result.gate] = result
+            after_gate(verdict, result, len(before))
+    return verdict
 
 
 def report_options(args: argparse.Namespace) -> ReportOptions:

@@ -139,6 +139,28 @@ def _slot_judge(case: Case, resume: Verdict | None = None) -> Verdict:
     return judge(case, config, pm, preset, resume=resume)
 
 
+def judged_on(case: Case, verdict: Verdict, judge: JudgeFn, config: RunConfig,
+              preset: str) -> Verdict:
+    """`verdict` (of a judge in this process) gone on from in fresh judge processes while it
+    is resumable and each goes further: `kdiff verify`, whose own CUDA context is the one the
+    reference broke. They are spawned, as a forked context is unusable."""
+    before = None
+    while goes_further(verdict, before):
+        before = verdict
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_slot_init,
+                                 initargs=(judge, config, None, preset, None,
+                                           os.getpid())) as pool:
+            try:
+                verdict = pool.submit(_slot_judge, case, before).result()
+            except BrokenProcessPool as exc:
+                return judge_died(case, preset, str(exc) or "pool broken")
+            except KeyboardInterrupt:
+                _stop(pool)
+                raise
+    return verdict
+
+
 class PoolExecutor:
     """N judge processes. On the CPU they are forked (the plugin manager, torch and the
     gates are inherited, nothing is imported again); on CUDA they are spawned, since a

@@ -123,6 +123,8 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                                                     f"the reference broke the judge's CUDA "
                                                     f"context in {gate.id}"), str(exc))
                     verdict.resumable = True
+                    if on_gate is not None:
+                        on_gate(verdict, results[gate.id], len(results))
                     return verdict
                 except JudgeDeviceBroken as exc:
                     results[gate.id] = gate.result(Status.ERROR, f"kdiff error: {exc}")
