@@ -843,38 +843,46 @@ def test_an_out_of_memory_error_is_judged_again_alone(tmp_path: Path, fail_at: i
         assert result.signature == "raised" and "also when judged again alone" in result.detail
 
 
-# -- 5. a device-side assert in the reference on a gate's inputs is a skip of that gate -----
+# -- 5. a device-side assert in the reference on a gate's inputs leaves that draw out -------
 # (Raised here by hand on the CPU: on CUDA an index out of range is a device-side assert
 # after which the judge's context refuses everything; on the CPU the same draw is an
-# IndexError, the reference outside its contract.)
+# IndexError, the reference outside its contract. The verdict must be the same.)
 
-NAN_BREAKS_THE_DEVICE_PROBLEM = DOUBLE_PROBLEM.replace(
-    "        return x * 2",
-    "        if torch.isnan(x).any():\n"
-    "            raise RuntimeError('CUDA error: device-side assert triggered')\n"
-    "        return x * 2")
+def _nan_problem(error: str) -> str:
+    return DOUBLE_PROBLEM.replace(
+        "        return x * 2",
+        "        if torch.isnan(x).any():\n"
+        f"            raise RuntimeError('{error}')\n"
+        "        return x * 2")
+
+
+NAN_BREAKS_THE_DEVICE_PROBLEM = _nan_problem("CUDA error: device-side assert triggered")
+NAN_REFUSED_PROBLEM = _nan_problem("expected finite inputs")  # the CPU's ReferenceFailure
 GATES_AROUND_EXC01 = ["EXC-01", "CMP-02", "RES-01"]
 
 
-def test_the_reference_breaking_the_judge_on_a_gates_inputs_skips_that_gate(tmp_path: Path):
-    """The judge stops there (its context is lost) with a resumable verdict: the gate a skip,
-    the gates after it not run."""
+def test_the_reference_breaking_the_judge_names_the_draw_for_the_next_judge(tmp_path: Path):
+    """The judge stops there (its context is lost) with a resumable verdict: that gate and
+    the gates after it not run, the draw named."""
     verdict = judge(tmp_path, NAN_BREAKS_THE_DEVICE_PROBLEM, SELF_CANDIDATE, GATES_AROUND_EXC01)
-    result = verdict.gates["EXC-01"]
-    assert result.status is Status.SKIP and "reference outside its contract" in result.detail, \
-        result.detail
     assert verdict.resumable and verdict.error_kind == "judge", verdict.error
+    assert len(verdict.broken_draws) == 1, verdict.broken_draws
     from kdiff.gates.registry import in_judging_order, select
     order = [g.id for g in in_judging_order(select(GATES_AROUND_EXC01))]
-    later = order[order.index("EXC-01") + 1:]
-    assert later and all(verdict.gates[g].detail == "not run: the reference broke the judge's "
+    later = order[order.index("EXC-01"):]
+    assert all(verdict.gates[g].detail == "not run: the reference broke the judge's "
                          "CUDA context in EXC-01" for g in later), verdict.gates
 
 
+def _statuses(verdict) -> dict:
+    return {g: (r.status, r.signature) for g, r in verdict.gates.items()}
+
+
 @pytest.mark.parametrize("executor", ["local", pytest.param("ray", marks=pytest.mark.slow)])
-def test_a_fresh_judge_goes_on_after_the_gate_whose_reference_broke_the_judge(
+def test_fresh_judges_leave_out_the_draws_that_broke_the_judge_as_the_cpu_does(
         tmp_path: Path, executor: str):
-    """Through the executor: one verdict, no error, the other gates judged."""
+    """Through the executor: one verdict, no error, and gate by gate the verdict of the same
+    reference raising on the CPU (every NaN injection left out of EXC-01, the rest judged)."""
     from kdiff.commands.executor import PoolExecutor, RayExecutor
     from kdiff.commands.run import judge_one
     (tmp_path / "1_Problem.py").write_text(NAN_BREAKS_THE_DEVICE_PROBLEM)
@@ -893,15 +901,37 @@ def test_a_fresh_judge_goes_on_after_the_gate_whose_reference_broke_the_judge(
             ray.shutdown()
     assert verdict.error is None and not verdict.resumable, verdict.error
     assert verdict.native.accept is True, verdict.native.reason
-    assert verdict.gates["EXC-01"].status is Status.SKIP, verdict.gates["EXC-01"].detail
+    assert len(verdict.broken_draws) >= 1
+    (tmp_path / "cpu").mkdir()
+    refused = judge(tmp_path / "cpu", NAN_REFUSED_PROBLEM, SELF_CANDIDATE, GATES_AROUND_EXC01)
+    assert "rejected by the reference" in refused.gates["EXC-01"].detail
+    assert _statuses(verdict) == _statuses(refused), (verdict.gates, refused.gates)
+
+
+def test_a_break_past_the_last_draw_left_out_skips_the_rest_of_that_gate(tmp_path: Path,
+                                                                         monkeypatch):
+    """Where no more draws may be left out (or the draw cannot be named), the gate is a skip
+    and the next judge goes on after it."""
+    from kdiff.commands.executor import PoolExecutor
+    from kdiff.commands.run import judge_one
+    monkeypatch.setattr("kdiff.verdicts.judge.MAX_BROKEN_DRAWS", 1)
+    (tmp_path / "1_Problem.py").write_text(NAN_BREAKS_THE_DEVICE_PROBLEM)
+    (tmp_path / "candidate.py").write_text(SELF_CANDIDATE)
+    case = Case("breaks", tmp_path / "1_Problem.py", tmp_path / "candidate.py")
+    config = RunConfig(native="kernelbench", gates=GATES_AROUND_EXC01)
+    verdict, = PoolExecutor(1, "cpu").judge([case], judge_one, config, manager(), "kernelbench")
+    assert verdict.error is None and len(verdict.broken_draws) == 1, verdict.error
+    result = verdict.gates["EXC-01"]
+    assert result.status is Status.SKIP and "reference outside its contract" in result.detail, \
+        result.detail
     assert all(verdict.gates[g].status is Status.PASS for g in ("CMP-02", "RES-01")), \
         {g: r.detail for g, r in verdict.gates.items()}
 
 
 def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_path: Path,
                                                                           capsys):
-    """`kdiff verify` judges in its own process: a fresh judge process goes on from the gate
-    whose reference broke it, and its gates are shown and reported like the others."""
+    """`kdiff verify` judges in its own process: fresh judge processes go on from the draw
+    that broke it, and their gates are shown and reported like the others."""
     import json
 
     from kdiff.commands.cli import main
@@ -915,11 +945,11 @@ def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_p
     assert code == 0, err
     assert "a fresh judge goes on from there" in err, err
     shown = [line.split("] ")[1] for line in err.splitlines() if line.startswith("[")]
-    assert sorted(shown) == ["CMP-02 pass", "EXC-01 skip", "RES-01 pass"], shown
+    assert sorted(shown) == ["CMP-02 pass", "EXC-01 pass", "RES-01 pass"], shown
     kernel = json.loads(out.read_text())["kernels"][0]
     assert {g: r["status"] for g, r in kernel["gates"].items()} == {
-        "EXC-01": "skip", "CMP-02": "pass", "RES-01": "pass"}, kernel["gates"]
-    assert kernel["verifier_accept"] is True and kernel["native_accept"] is True
+        "EXC-01": "pass", "CMP-02": "pass", "RES-01": "pass"}, kernel["gates"]
+    assert "rejected by the reference" in kernel["gates"]["EXC-01"]["detail"]
 
 
 def test_an_error_pending_before_the_reference_runs_is_not_the_references(
@@ -1012,9 +1042,11 @@ def get_init_inputs():
 
 
 @pytest.mark.gpu
-def test_an_index_a_held_out_size_puts_out_of_range_skips_that_gate_on_cuda(tmp_path: Path):
-    """CMP-03's N = 1 makes the reference assert on the device: that gate is a skip, and a
-    fresh judge judges the gates after it (as on the CPU, where the size is not judged)."""
+def test_an_index_a_held_out_size_puts_out_of_range_is_left_out_on_cuda_as_on_the_cpu(
+        tmp_path: Path):
+    """CMP-03's N = 1 makes the reference assert on the device: a fresh judge judges CMP-03
+    again without that size and the gates after it; gate by gate the CPU's verdict, where the
+    reference raises IndexError at that size."""
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     from kdiff.commands.executor import make_executor
@@ -1024,14 +1056,15 @@ def test_an_index_a_held_out_size_puts_out_of_range_skips_that_gate_on_cuda(tmp_
     (tmp_path / "candidate.py").write_text(
         FIXED_INDICES_PROBLEM.replace("class Model(", "class ModelNew("))
     case = Case("fixed_indices", tmp_path / "1_IndexSelect.py", tmp_path / "candidate.py")
-    config = RunConfig(native="kernelbench", gates=["CMP-03", "ORD-02", "EXC-01"],
-                       gate_options=GateOptions(device="cuda"))
+    gates = ["CMP-03", "ORD-02", "EXC-01"]
+    on_cpu = judge_case(case, RunConfig(native="kernelbench", gates=gates), manager())
+    config = RunConfig(native="kernelbench", gates=gates, gate_options=GateOptions(device="cuda"))
     verdict, = make_executor("local", 1, "cuda").judge([case], judge_one, config, manager(),
                                                        "kernelbench")
     assert verdict.error is None, verdict.error
-    result = verdict.gates["CMP-03"]
-    assert result.status is Status.SKIP and "device-side assert" in result.detail, result.detail
-    assert all(verdict.gates[g].status is Status.PASS for g in ("ORD-02", "EXC-01")), \
+    assert verdict.broken_draws, "the reference never asserted on the device"
+    assert _statuses(verdict) == _statuses(on_cpu), (verdict.gates, on_cpu.gates)
+    assert all(verdict.gates[g].status is Status.PASS for g in gates), \
         {g: r.detail for g, r in verdict.gates.items()}
 
 

@@ -94,9 +94,11 @@ def judge_unusable(verdict: Verdict) -> bool:
 
 
 def goes_further(verdict: Verdict, before: Verdict | None) -> bool:
-    """Whether a fresh judge is to go on from `verdict` (resumable), which decided more gates
-    than the verdict it went on from."""
-    return verdict.resumable and (before is None or len(decided(verdict)) > len(decided(before)))
+    """Whether a fresh judge is to go on from `verdict` (resumable), which decided more gates,
+    or named more draws to leave out, than the verdict it went on from."""
+    def progress(v: Verdict) -> int:
+        return len(decided(v)) + len(v.broken_draws)
+    return verdict.resumable and (before is None or progress(verdict) > progress(before))
 
 
 def judge_died(case: Case, preset: str, why: str) -> Verdict:

@@ -131,9 +131,13 @@ class Verdict:
     # it (verifier_accept does not read it). None where no call was recorded.
     provenance: Provenance | None = None
     # A judge's error (TRANSIENT_ERROR_KIND) that another judge goes on from: its CUDA context
-    # broke in the reference on one gate's inputs (that gate a skip), every gate before that
-    # one decided (kdiff.verdicts.judge.judge_case's `resume`).
+    # broke in the reference on one gate's inputs, every gate before that one decided
+    # (kdiff.verdicts.judge.judge_case's `resume`).
     resumable: bool = False
+    # The draws (kdiff.judging.context.GateContext.draw_key) on which the reference broke a
+    # judge's CUDA context: the next judge refuses each as the reference failing there, so
+    # that the gate judges its other input sets, as on the CPU.
+    broken_draws: tuple[str, ...] = ()
 
     @property
     def verifier_accept(self) -> bool | None:

@@ -108,7 +108,12 @@ class ReferenceBrokeDevice(JudgeDeviceBroken):
     raised after the judge's device was seen clean: that input set is outside the problem's
     contract, as a ReferenceFailure says on the CPU (an index drawn past the dimension it
     indexes raises IndexError there). The judge's context is lost all the same; another
-    judge goes on from the gates decided before it (kdiff.verdicts.judge)."""
+    judge goes on from the gates decided before it (kdiff.verdicts.judge), refusing `draw`
+    (GateContext.draw_key; None where the inputs were on the device and cannot be read)."""
+
+    def __init__(self, message: str, draw: str | None) -> None:
+        super().__init__(message)
+        self.draw = draw
 
 
 class ReferenceFailure(Exception):
@@ -217,6 +222,8 @@ class GateContext:
         self._evaluations: dict[str, Evaluation] = {}
         self.oracle_cache = OracleCache(problem.path, self.device)
         self.evaluations_computed = 0  # oracle evaluations neither in memory nor on disk
+        # Draws on which the reference broke an earlier judge's CUDA context (draw_key).
+        self.broken_draws: frozenset[str] = frozenset()
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:
@@ -417,6 +424,7 @@ class GateContext:
         if cotangents is not None:
             args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor)
                     and a.is_floating_point() else a for a in args]
+        self._refuse_broken_draw(inputs, seed, dtype)
         self._device_clean()
         try:
             with torch.set_grad_enabled(cotangents is not None):
@@ -435,9 +443,26 @@ class GateContext:
             error = f"{type(exc).__name__}: {exc}"
             if _sticky_device_error(error):
                 raise ReferenceBrokeDevice(f"the reference broke the judge's CUDA context: "
-                                           f"{error}") from None
+                                           f"{error}", self.draw_key(inputs, seed, dtype)
+                                           ) from None
             raise ReferenceFailure(f"reference raised {error}") from None
         return outs, args
+
+    def draw_key(self, inputs: list[Any], seed: int, dtype: torch.dtype | None) -> str | None:
+        """What names one reference run's draw across judges: the inputs as the gate passed
+        them (on the host), the seed, the dtype and the problem's sizes; None where an input
+        is on the device (unreadable once the context broke)."""
+        if any(isinstance(x, torch.Tensor) and x.device.type != "cpu" for x in inputs):
+            return None
+        return digest(inputs, seed, str(dtype), sorted(self.constants.items()))
+
+    def _refuse_broken_draw(self, inputs: list[Any], seed: int,
+                            dtype: torch.dtype | None) -> None:
+        """A draw on which the reference broke an earlier judge's CUDA context is outside the
+        problem's contract: refused as the CPU's ReferenceFailure, without running it."""
+        if self.broken_draws and self.draw_key(inputs, seed, dtype) in self.broken_draws:
+            raise ReferenceFailure("reference broke a judge's CUDA context on these inputs "
+                                   "(a device-side assert)")
 
     def _synchronize(self) -> None:
         if self.device.startswith("cuda"):
@@ -491,6 +516,7 @@ class GateContext:
                           ) -> Evaluation:
         """`evaluate` computed now, on inputs already rounded to `dtype`."""
         self.evaluations_computed += 1
+        self._refuse_broken_draw(rounded, seed, dtype)
         reference = self.run_reference(rounded, seed, dtype)
         cotangents = self.cotangents(reference) if self.backward else None
         if cotangents is not None:
@@ -506,7 +532,8 @@ class GateContext:
         except Exception as exc:  # noqa: BLE001
             if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
                 raise ReferenceBrokeDevice(f"the float64 oracle broke the judge's CUDA "
-                                           f"context: {exc}") from None
+                                           f"context: {exc}",
+                                           self.draw_key(rounded, seed, dtype)) from None
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], self.arithmetic(dtype),
                           cotangents)

@@ -44,6 +44,10 @@ class JudgingInterrupted(KeyboardInterrupt):
         self.verdict, self.judged = verdict, judged
 
 
+# Fresh judges a case may take to leave out, one by one, the draws on which its reference breaks
+# the judge's CUDA context; a break beyond them skips the rest of that gate.
+MAX_BROKEN_DRAWS = 8
+
 # Called after each gate with the verdict so far (the gates not yet judged as errors, "not
 # run"), the gate's result and how many gates are judged: `kdiff verify` prints progress and
 # rewrites its reports there.
@@ -108,6 +112,8 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         # (TritonBench runs scripts) leaves it to the gates' calls.
         provenance = judge_provenance(ctx)
         results = decided(resume) if resume is not None else {}
+        broken = resume.broken_draws if resume is not None else ()
+        ctx.broken_draws = frozenset(broken)
         try:
             for gate in in_judging_order(gates):
                 if gate.id in results:
@@ -116,14 +122,18 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                     results[gate.id] = gate.run(ctx)
                 except ReferenceBrokeDevice as exc:
                     # What ReferenceFailure is on the CPU: this input set is outside the
-                    # contract. The gates before it stand; a fresh judge goes on after it.
-                    results[gate.id] = gate.result(
-                        Status.SKIP, f"reference outside its contract here: {exc}")
+                    # contract. The gates before it stand; a fresh judge goes on, judging
+                    # this gate again without that draw where it is named, else after it.
+                    again = exc.draw is not None and len(broken) < MAX_BROKEN_DRAWS
+                    if not again:
+                        results[gate.id] = gate.result(
+                            Status.SKIP, f"reference outside its contract here: {exc}")
                     verdict = device_broken(_so_far(case, native, results, gates, ctx,
                                                     f"the reference broke the judge's CUDA "
                                                     f"context in {gate.id}"), str(exc))
                     verdict.resumable = True
-                    if on_gate is not None:
+                    verdict.broken_draws = (*broken, exc.draw) if again else broken
+                    if on_gate is not None and not again:
                         on_gate(verdict, results[gate.id], len(results))
                     return verdict
                 except JudgeDeviceBroken as exc:
@@ -145,6 +155,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     # In catalogue order; under --exitfirst the gates after the first failure are not run.
     verdict = _so_far(case, native, results, gates, ctx, "exitfirst")
     verdict.provenance = provenance
+    verdict.broken_draws = broken
     return verdict
 
 
