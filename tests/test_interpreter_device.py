@@ -1,6 +1,6 @@
 """The worker's interpreter without the work whose result it drops (kdiff.sandbox.interpreter_device):
 kernels give the same bits either way, the same builtins are swapped at each launch, and a
-worker runs with it installed."""
+worker and a TritonBench script run with it installed."""
 from __future__ import annotations
 
 import dataclasses
@@ -122,3 +122,14 @@ def test_a_worker_runs_without_the_dropped_work(tmp_path):
                        init_inputs=[])
         reply = worker.request("call", key="c", inputs=[torch.randn(4, 16)])
     assert torch.equal(reply["outputs"][0], torch.zeros(4, 16)), reply["outputs"][0]
+
+
+def test_a_tritonbench_script_runs_without_the_dropped_work(tmp_path):
+    from kdiff.adapters.tritonbench.runner import run_script
+    from kdiff.sandbox.process import SandboxLimits
+    script = tmp_path / "prints_the_setting.py"
+    script.write_text("from triton.runtime import interpreter\n"
+                      "print(interpreter.interpreter_builder.options.sanitize_overflow)\n")
+    result = run_script(script, "cpu", SandboxLimits())
+    assert result.returncode == 0, result.failure()
+    assert result.stdout.strip() == "False", result.stdout

@@ -181,6 +181,8 @@ def _record(code_path: Path, test_path: Path, out_path: Path) -> None:
 
 def main(argv: list[str]) -> None:
     from kdiff.adapters.tritonbench.cpu import cuda_on_cpu
+    from kdiff.sandbox import interpreter_device
+    interpreter_device.install()  # as in a candidate's worker: the same bits, sooner
     with cuda_on_cpu():
         if argv[0] == "run":
             script = Path(argv[1]).resolve()

@@ -2,7 +2,8 @@
 
 A candidate's Triton kernel runs on the CPU through Triton's interpreter, and most of a CPU
 judging's time is spent there (the default job: 33 of 55 CPU seconds). Two parts of that
-time change nothing a kernel can observe, and the worker switches them off:
+time change nothing a kernel can observe, and the worker (and TritonBench's script runner)
+switches them off:
 
 - the overflow sanitiser: with `sanitize_overflow` set (the interpreter's default), every
   integer add, sub and mul is computed again in int64 and compared against the type's range,
