@@ -63,7 +63,7 @@ from kdiff.gates.extension_resources import (
 )
 from kdiff.judging.context import HANG_FACTOR, HANG_FLOOR_S, GateContext
 from kdiff.sandbox.kernel_source import triton_kernel_names
-from kdiff.sandbox.launches import KernelResources, Launch, ResourceCache, file_hash
+from kdiff.sandbox.launches import KernelResources, Launch, ResourceCache, file_digest
 from kdiff.sandbox.replies import UnusableOutput
 
 CALLS_AFTER_WARMUP = 3  # memory must grow across every one of them to be a leak
@@ -411,7 +411,7 @@ class ResourceBudget(Gate):
         """This candidate's compile results from earlier runs, or None where the disk cache
         cannot be trusted: a worker whose writes are not confined (CUDA; a kernel without
         Landlock) could have written any entry of it."""
-        owner = file_hash(str(ctx.candidate.candidate))
+        owner = file_digest(str(ctx.candidate.candidate))
         if owner is None or not ctx.candidate.writes_confined:
             return None
         return ResourceCache(owner)

@@ -116,6 +116,23 @@ def test_an_entry_is_made_again_once_the_judging_code_changes(tmp_path, monkeypa
     assert cache.get(launch, "sm_90") is None
 
 
+def test_an_entry_is_made_again_once_a_helper_the_kernel_file_uses_changes(tmp_path):
+    """A kernel file that imports a sibling module's jit function (or a kdiff module's)
+    compiles differently once that helper changes: its old outcome must not come back."""
+    from kdiff.sandbox.launches import Launch, ResourceCache
+    (tmp_path / "helpers.py").write_text("BLOCK = 64\n")
+    kernels = tmp_path / "kernels.py"
+    kernels.write_text("from helpers import BLOCK\n")
+    launch = Launch(module="kdiff_kernels", file=str(kernels), qualname="kernel")
+    cache = ResourceCache("owner", tmp_path / "cache")
+    keys = [cache.key(launch, "sm_90")]
+    (tmp_path / "helpers.py").write_text("BLOCK = 128\n")
+    keys.append(cache.key(launch, "sm_90"))
+    kernels.write_text("from helpers import BLOCK\nimport kdiff.kernels.mamba3.ops\n")
+    keys.append(cache.key(launch, "sm_90"))
+    assert None not in keys and len(set(keys)) == 3, keys
+
+
 def test_a_launch_file_the_judge_cannot_read_has_no_cache_key(tmp_path):
     """The worker names the file of each launch: one that links to /dev/zero is not read
     (it was, whole, to hash it: MemoryError in the judge)."""

@@ -30,8 +30,9 @@ sizes in the PTX), and registers and spills (the log of the ptxas run Triton mak
   when it misses it. The judge checks the form of each result (the fields of
   KernelResources, the job's target).
 
-The disk cache is the judge's: `ResourceCache` keeps results per (kernel file hash, kernel
-name, signature, constexprs, options, target, Triton version) in kdiff's cache folder
+The disk cache is the judge's: `ResourceCache` keeps results per (kernel file digest, with
+the helpers it names or imports from kdiff, kernel name, signature, constexprs, options,
+target, Triton version) in kdiff's cache folder
 (kdiff.data.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
 hold. A checked result is kept for every candidate; an unchecked one only for the candidate
 whose judging computed it (its file's hash is in the key).
@@ -59,7 +60,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
 from kdiff.data.cache import cache_root
-from kdiff.data.code import code_digest
+from kdiff.data.code import code_digest, source_digest
 from kdiff.data.files import UnreadableFile, read_regular_file
 from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
 from kdiff.sandbox.workerenv import allowed_environment, judges_user, own_folders
@@ -330,10 +331,13 @@ def _naming_tuned(run: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # -- compiling (the worker asks, a child process compiles, the judge caches) ----------------
-def file_hash(path: str) -> str | None:
-    """sha256 of a file as the judge reads it (a regular file of bounded size), or None."""
+def file_digest(path: str) -> str | None:
+    """What names a kernel's (or a candidate's) file in the cache: the file as the judge reads
+    it (a regular file of bounded size), the files beside it that it names and the kdiff
+    modules they import (kdiff.data.code.source_digest: a kernel calling a helper's jit
+    function compiles differently once the helper changes); None where it cannot be read."""
     try:
-        return hashlib.sha256(read_regular_file(path)).hexdigest()
+        return source_digest(Path(path))
     except (OSError, UnreadableFile):
         return None
 
@@ -361,7 +365,7 @@ class ResourceCache:
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import torch
         import triton
-        kernel_hash = file_hash(launch.file)
+        kernel_hash = file_digest(launch.file)
         if kernel_hash is None:
             return None
         # Unchecked, the module name says what the child imported (a name, or the file).
