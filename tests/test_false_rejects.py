@@ -874,6 +874,21 @@ def test_the_reference_breaking_the_judge_names_the_draw_for_the_next_judge(tmp_
                          "CUDA context in EXC-01" for g in later), verdict.gates
 
 
+def test_a_draw_is_named_only_where_every_judge_names_it_the_same():
+    """Host tensors and plain values name a draw; a device tensor (unreadable once the
+    context broke) or an object whose repr holds its address do not."""
+    from kdiff.data.problem import load_problem
+    from kdiff.judging.context import GateContext
+    ctx = GateContext(load_problem(Path(__file__).parent / "fixtures" / "kernelbench_checkout" /
+                                   "KernelBench" / "level1" / "1_Double.py"), None)
+    x = torch.randn(4)
+    named = ctx.draw_key([x, 3, None, (1.0, "a")], 0, None)
+    assert named is not None and named == ctx.draw_key([x.clone(), 3, None, (1.0, "a")], 0, None)
+    assert named != ctx.draw_key([x + 1, 3, None, (1.0, "a")], 0, None)
+    assert ctx.draw_key([x, object()], 0, None) is None
+    assert ctx.draw_key([x.to("meta")], 0, None) is None
+
+
 def _statuses(verdict) -> dict:
     return {g: (r.status, r.signature) for g, r in verdict.gates.items()}
 

@@ -116,6 +116,19 @@ class ReferenceBrokeDevice(JudgeDeviceBroken):
         self.draw = draw
 
 
+def _names_the_same_everywhere(x: Any) -> bool:
+    """Whether kdiff.data.digest names `x` the same in every process: host tensors, plain
+    values, and containers of them."""
+    if isinstance(x, torch.Tensor):
+        return x.device.type == "cpu"
+    if isinstance(x, (list, tuple)):
+        return all(_names_the_same_everywhere(v) for v in x)
+    if isinstance(x, dict):
+        return all(_names_the_same_everywhere(k) and _names_the_same_everywhere(v)
+                   for k, v in x.items())
+    return x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype))
+
+
 class ReferenceFailure(Exception):
     """The reference itself raised on a gate's inputs: that input set is outside the
     problem's contract and is not used."""
@@ -451,8 +464,9 @@ class GateContext:
     def draw_key(self, inputs: list[Any], seed: int, dtype: torch.dtype | None) -> str | None:
         """What names one reference run's draw across judges: the inputs as the gate passed
         them (on the host), the seed, the dtype and the problem's sizes; None where an input
-        is on the device (unreadable once the context broke)."""
-        if any(isinstance(x, torch.Tensor) and x.device.type != "cpu" for x in inputs):
+        is on the device (unreadable once the context broke) or is an object whose repr may
+        name its address (another judge would name the same draw otherwise)."""
+        if not all(_names_the_same_everywhere(x) for x in inputs):
             return None
         return digest(inputs, seed, str(dtype), sorted(self.constants.items()))
 
