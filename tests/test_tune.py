@@ -472,3 +472,21 @@ def test_split_k_and_unmasked_loads_are_judged_before_they_are_timed(tmp_path):
         if wrong:
             assert any(f.startswith("PRC-01") for f in e.judgement.failing)
     assert result.rejected_among_fastest(4) == 4  # all faster than the best correct one
+
+
+def test_a_configuration_whose_reference_breaks_a_judge_gets_its_verdict(tmp_path):
+    """The reference asserts on the device for one draw (simulated on the CPU by its
+    message): the tuner's judge goes on in a fresh judge without that draw, and the
+    configuration gets the verdict it gets where the reference raises an ordinary error."""
+    breaking = PROBLEM.read_text().replace(
+        "        return x.sum(dim=-1)",
+        "        if x.abs().max() > 1e30:\n"
+        "            raise RuntimeError('CUDA error: device-side assert triggered')\n"
+        "        return x.sum(dim=-1)")
+    (tmp_path / "row_sum.py").write_text(breaking)
+    space = read_space(CANDIDATE)
+    config = RunConfig(gates=["PRC-03"], gate_options=GateOptions(device="cpu"))
+    best = (("BLOCK", 64), ("ROWS", 1), ("ACC_FP16", False), ("num_warps", 4))
+    judgement = ConfigJudge(tmp_path / "row_sum.py", CANDIDATE, space, config,
+                            tmp_path)(best)
+    assert judgement.outcome is Outcome.CORRECT, judgement

@@ -351,7 +351,7 @@ def go_on_in_fresh_judges(case: Case, verdict: Verdict, config: RunConfig, prese
                           after_gate: GateCallback) -> Verdict:
     """A resumable verdict (the reference broke this process's CUDA context on one gate's
     inputs) judged on by fresh judge processes, each new gate shown as it is reported."""
-    from kdiff.commands.executor import judged_on
+    from kdiff.verdicts.fresh_judges import judged_on
     from kdiff.verdicts.judge import JudgingInterrupted, decided, judge_case
     print(f"kdiff: {verdict.error}; a fresh judge goes on from there", file=sys.stderr,
           flush=True)

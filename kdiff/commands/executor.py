@@ -10,8 +10,9 @@ of kind `judge` (never stored: the next run judges them again). In the pool, a c
 worker died (a crash, out of memory) beside other judges is judged again alone too, and only
 that verdict counts: memory is the machine's, and a neighbour's may have been what ran out
 (Ray's tasks are not judged again). A judge whose CUDA context the reference broke on one
-gate's inputs (a resumable verdict: that gate a skip, the gates before it decided) is replaced
-by a fresh judge that goes on from there, as long as each goes further. Judges die
+gate's draw (a resumable verdict: the gates before it decided, the draw named) is replaced
+by a fresh judge that goes on from there, as long as each goes further
+(kdiff.verdicts.fresh_judges). Judges die
 with the driver (PR_SET_PDEATHSIG), their zygotes and workers with them (kdiff.sandbox.zygote).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
@@ -24,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
-import signal
 import tempfile
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -34,11 +34,10 @@ from typing import Any, Iterator, Protocol
 
 import pluggy
 
-from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, NativeVerdict, Verdict
+from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, Verdict
 from kdiff.judging.interrupts import deferred_sigint
 from kdiff.judging.runconfig import RunConfig
-from kdiff.sandbox.confine import die_with
-from kdiff.verdicts.judge import decided
+from kdiff.verdicts.fresh_judges import bind_to, goes_further, judge_died, stop
 
 
 class JudgeFn(Protocol):
@@ -93,20 +92,6 @@ def judge_unusable(verdict: Verdict) -> bool:
     return verdict.error is not None and verdict.error_kind == TRANSIENT_ERROR_KIND
 
 
-def goes_further(verdict: Verdict, before: Verdict | None) -> bool:
-    """Whether a fresh judge is to go on from `verdict` (resumable), which decided more gates,
-    or named more draws to leave out, than the verdict it went on from."""
-    def progress(v: Verdict) -> int:
-        return len(decided(v)) + len(v.broken_draws)
-    return verdict.resumable and (before is None or progress(verdict) > progress(before))
-
-
-def judge_died(case: Case, preset: str, why: str) -> Verdict:
-    message = f"kdiff's judge process died: {why}".splitlines()[0]
-    return Verdict(case, NativeVerdict(None, preset, reason=message), {}, error=message,
-                   error_kind=TRANSIENT_ERROR_KIND)
-
-
 class SerialExecutor:
     def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
@@ -122,11 +107,7 @@ _SLOT: tuple[JudgeFn, RunConfig, pluggy.PluginManager | None, str] | None = None
 def _slot_init(judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager | None,
                preset: str, gpus: Any, driver: int) -> None:
     global _SLOT
-    if not die_with(driver):  # a judge never outlives the run (kill -9 of the driver)
-        os._exit(1)
-    # A Ctrl-C (or `timeout -s INT`) reaches the whole process group: the driver alone decides
-    # what happens next, and stops the judges itself.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    bind_to(driver)
     if gpus is not None:  # one GPU per judge; its candidates' workers inherit the choice
         os.environ["CUDA_VISIBLE_DEVICES"] = str(gpus.get())
     _SLOT = (judge, config, pm, preset)
@@ -139,28 +120,6 @@ def _slot_judge(case: Case, resume: Verdict | None = None) -> Verdict:
         from kdiff.judging.plugins import manager
         pm = manager()
     return judge(case, config, pm, preset, resume=resume)
-
-
-def judged_on(case: Case, verdict: Verdict, judge: JudgeFn, config: RunConfig,
-              preset: str) -> Verdict:
-    """`verdict` (of a judge in this process) gone on from in fresh judge processes while it
-    is resumable and each goes further: `kdiff verify`, whose own CUDA context is the one the
-    reference broke. They are spawned, as a forked context is unusable."""
-    before = None
-    while goes_further(verdict, before):
-        before = verdict
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_slot_init,
-                                 initargs=(judge, config, None, preset, None,
-                                           os.getpid())) as pool:
-            try:
-                verdict = pool.submit(_slot_judge, case, before).result()
-            except BrokenProcessPool as exc:
-                return judge_died(case, preset, str(exc) or "pool broken")
-            except KeyboardInterrupt:
-                _stop(pool)
-                raise
-    return verdict
 
 
 class PoolExecutor:
@@ -218,7 +177,7 @@ class PoolExecutor:
                         break  # unusable: the cases left go to a fresh pool
                     done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
                     if interrupted.is_set():
-                        _stop(pool)
+                        stop(pool)
                         raise KeyboardInterrupt
                     for future in done:
                         case = running.pop(future)
@@ -251,14 +210,6 @@ class PoolExecutor:
                 if broken:
                     suspects.extend(running.values())
                     running.clear()
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """End the judges now: their cases are not reported, and their workers leave when the
-    judge's socket closes. (ProcessPoolExecutor has no public terminate before 3.14.)"""
-    for process in list((pool._processes or {}).values()):
-        process.terminate()
-    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _visible_gpus() -> list[str]:

@@ -240,12 +240,14 @@ class ConfigJudge:
         path = self.write(config)
         case = Case(id=f"{Path(self.problem).stem}::{path.stem}", problem=Path(self.problem),
                     candidate=path)
+        from kdiff.verdicts.fresh_judges import judged_on
+        from kdiff.verdicts.judge import judge_case, native_preset
         start = time.perf_counter()
-        if self._processes is None:
-            from kdiff.verdicts.judge import judge_case
-            verdict = judge_case(case, self.config, self.pm)
-            return judgement_of(verdict, time.perf_counter() - start), True
-        answer = self._processes.judge(case)
+        answer = (judge_case(case, self.config, self.pm) if self._processes is None
+                  else self._processes.judge(case))
+        if answer is not None and answer.resumable:  # the reference broke that judge's context
+            answer = judged_on(case, answer, judge_case, self.config,
+                               native_preset(self.pm, self.config))
         seconds = time.perf_counter() - start
         if answer is None:
             return Judgement(Outcome.UNDECIDED, ("judge:its process died",), seconds), False
