@@ -111,7 +111,7 @@ class ReferenceBrokeDevice(JudgeDeviceBroken):
     judge goes on from the gates decided before it (kdiff.verdicts.judge), refusing `draw`
     (GateContext.draw_key; None where the inputs were on the device and cannot be read)."""
 
-    def __init__(self, message: str, draw: str | None) -> None:
+    def __init__(self, message: str, draw: str | None = None) -> None:
         super().__init__(message)
         self.draw = draw
 
