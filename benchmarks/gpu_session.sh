@@ -303,13 +303,22 @@ audit_kbf() { audit_one kbf_l1 .audit/kbf .audit/kbf/best_agent_solutions 1; }
 audit_yh() { audit_one yh_codex_l1 .audit/yh .audit/yh/runs/codex_gpt55_retime_l1 1; }
 audit() { audit_kbf; audit_yh; }
 
+# TB_FILE: one LLM_generated file (T by default); TB_TAG names its reports.
 tritonbench() {
-  log "audit: TritonBench-T, LLM_generated ${AUDIT_GATES:-}"
+  local file="${TB_FILE:-.audit/tb/LLM_generated/Bench_T_general_purpose/output_claude-3-5-sonnet-20240620.jsonl}"
+  log "audit: TritonBench, $file ${AUDIT_GATES:-}"
   run_logged budget "${T_TB:-120}" kdiff run --bench tritonbench --root .audit/tb \
-    --generated .audit/tb/LLM_generated/Bench_T_general_purpose/output_claude-3-5-sonnet-20240620.jsonl \
+    --generated "$file" \
     --device cuda --jobs "$JOBS" --store "$STORE" --fail-on never ${AUDIT_GATES:+--gates "$AUDIT_GATES"} \
-    --json "$ART/audit_${AUDIT_PREFIX:-}tb_t.json" --markdown "$ART/audit_${AUDIT_PREFIX:-}tb_t.md"
+    --json "$ART/audit_${AUDIT_PREFIX:-}${TB_TAG:-tb_t}.json" \
+    --markdown "$ART/audit_${AUDIT_PREFIX:-}${TB_TAG:-tb_t}.md"
   pack
+}
+# TritonBench-G: its gold tests are written for CUDA at their real sizes (on the CPU most do
+# not run, or run for minutes in the interpreter): one general-purpose file a call.
+tritonbench_g() {
+  TB_FILE=".audit/tb/LLM_generated/Bench_G_general_purpose/${TB_G:-output_gpt-4o_simp}.jsonl" \
+    TB_TAG="tb_g_${TB_G:-output_gpt-4o_simp}" tritonbench
 }
 
 # issue 29 on the audit corpora: provenance comes from the native check's calls and ORD-02's,
