@@ -355,6 +355,7 @@ class ResourceCache:
     def __init__(self, owner: str, root: Path | None = None) -> None:
         self.owner = owner
         self.dir = Path(root or cache_root()) / "triton-resources"
+        self._digests: dict[str, str | None] = {}  # launch file -> file_digest, for one candidate
 
     @staticmethod
     def judging_code() -> str:
@@ -365,7 +366,9 @@ class ResourceCache:
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import torch
         import triton
-        kernel_hash = file_digest(launch.file)
+        if launch.file not in self._digests:
+            self._digests[launch.file] = file_digest(launch.file)
+        kernel_hash = self._digests[launch.file]
         if kernel_hash is None:
             return None
         # Unchecked, the module name says what the child imported (a name, or the file).
