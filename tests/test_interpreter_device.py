@@ -73,11 +73,15 @@ def test_kernels_give_the_same_bits_with_the_dropped_work_off(shipped_interprete
 
 
 class _Recorder:
+    """A patch scope that records (object, name, the builtin swapped in)."""
+
     def __init__(self) -> None:
-        self.swapped: list[tuple[object, str]] = []
+        self.swapped: list[tuple[object, str, object]] = []
 
     def set_attr(self, obj: object, name: str, value: object) -> None:
-        self.swapped.append((obj, name))
+        # the interpreted form is a lambda holding the builtin as its `member` default
+        self.swapped.append((obj, name, (getattr(value, "__kwdefaults__", None) or {})
+                             .get("member")))
 
 
 def test_each_launch_swaps_the_builtins_getmembers_finds(shipped_interpreter):
@@ -92,6 +96,21 @@ def test_each_launch_swaps_the_builtins_getmembers_finds(shipped_interpreter):
             interpreter._patch_builtin(pkg, interpreter.interpreter_builder, found_once)
         assert found_once.swapped == shipped.swapped
     assert len(shipped.swapped) > 100
+
+
+def test_a_builtin_rebound_between_launches_is_swapped_as_triton_would(shipped_interpreter,
+                                                                      monkeypatch):
+    """Code that rebinds a builtin of tl between launches (here tl.exp to tl.exp2) gets at
+    the next launch what Triton's own lookup finds then."""
+    shipped_patch, builder = interpreter._patch_builtin, interpreter.interpreter_builder
+    interpreter_device.install()
+    interpreter._patch_builtin(tl, builder, _Recorder())  # the builtins found
+    monkeypatch.setattr(tl, "exp", tl.exp2)
+    found, expected = _Recorder(), _Recorder()
+    interpreter._patch_builtin(tl, builder, found)
+    shipped_patch(tl, builder, expected)
+    assert (tl, "exp", tl.exp2) in found.swapped
+    assert found.swapped == expected.swapped
 
 
 def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):

@@ -13,7 +13,7 @@ switches them off:
 - the per-launch lookup of `triton.language`'s builtins: each launch swaps every builtin of
   `tl`, `tl.tensor` and `tl.math` for its interpreted form and back, and found them by
   `inspect.getmembers`, which sorts and walks the whole module (1 ms a launch). The builtins
-  are found once per module and the same set is swapped every launch.
+  are found once per module, and found again only where one of them was rebound since.
 
 Where the interpreter does not have the shape this reads (another Triton version), nothing is
 changed. tests/test_interpreter_device.py runs kernels both ways and compares them bit for bit.
@@ -55,7 +55,10 @@ def _find_builtins_once(interpreter: Any, core: Any) -> None:
 
     def patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
         members = found.get(id(pkg))
-        if members is None:
+        # Found again where the module's builtins changed since (code that rebinds one):
+        # the same set getmembers would find now.
+        if members is None or any(getattr(pkg, name, None) is not member
+                                  for name, member in members):
             members = [(name, member) for name, member in inspect.getmembers(pkg)
                        if is_builtin(member)]
             found[id(pkg)] = members
