@@ -1,6 +1,6 @@
 """The worker's interpreter without the work whose result it drops (kdiff.sandbox.interpreter_device):
-kernels give the same bits either way, the same builtins are swapped at each launch, and a
-worker and a TritonBench script run with it installed."""
+kernels give the same bits either way, and a worker and a TritonBench script run with it
+installed."""
 from __future__ import annotations
 
 import dataclasses
@@ -55,9 +55,9 @@ def _run_mixed() -> tuple[torch.Tensor, torch.Tensor]:
 def shipped_interpreter():
     """The interpreter as Triton ships it, restored after the test."""
     builder = interpreter.interpreter_builder
-    options, patch_builtin = builder.options, interpreter._patch_builtin
+    options = builder.options
     yield
-    builder.options, interpreter._patch_builtin = options, patch_builtin
+    builder.options = options
 
 
 def test_kernels_give_the_same_bits_with_the_dropped_work_off(shipped_interpreter):
@@ -70,47 +70,6 @@ def test_kernels_give_the_same_bits_with_the_dropped_work_off(shipped_interprete
         assert torch.equal(a.view(torch.int32), b.view(torch.int32))
     hashed = before[1]
     assert int(hashed.min()) < 0  # the products wrapped: the sanitiser had something to check
-
-
-class _Recorder:
-    """A patch scope that records (object, name, the builtin swapped in)."""
-
-    def __init__(self) -> None:
-        self.swapped: list[tuple[object, str, object]] = []
-
-    def set_attr(self, obj: object, name: str, value: object) -> None:
-        # the interpreted form is a lambda holding the builtin as its `member` default
-        self.swapped.append((obj, name, (getattr(value, "__kwdefaults__", None) or {})
-                             .get("member")))
-
-
-def test_each_launch_swaps_the_builtins_getmembers_finds(shipped_interpreter):
-    packages = [tl, tl.core, tl.tensor, tl.math, tl.core.tensor_descriptor_base]
-    shipped = _Recorder()
-    for pkg in packages:
-        interpreter._patch_builtin(pkg, interpreter.interpreter_builder, shipped)
-    interpreter_device.install()
-    for _ in range(2):  # the first call finds them, the second reuses what it found
-        found_once = _Recorder()
-        for pkg in packages:
-            interpreter._patch_builtin(pkg, interpreter.interpreter_builder, found_once)
-        assert found_once.swapped == shipped.swapped
-    assert len(shipped.swapped) > 100
-
-
-def test_a_builtin_rebound_between_launches_is_swapped_as_triton_would(shipped_interpreter,
-                                                                      monkeypatch):
-    """Code that rebinds a builtin of tl between launches (here tl.exp to tl.exp2) gets at
-    the next launch what Triton's own lookup finds then."""
-    shipped_patch, builder = interpreter._patch_builtin, interpreter.interpreter_builder
-    interpreter_device.install()
-    interpreter._patch_builtin(tl, builder, _Recorder())  # the builtins found
-    monkeypatch.setattr(tl, "exp", tl.exp2)
-    found, expected = _Recorder(), _Recorder()
-    interpreter._patch_builtin(tl, builder, found)
-    shipped_patch(tl, builder, expected)
-    assert (tl, "exp", tl.exp2) in found.swapped
-    assert found.swapped == expected.swapped
 
 
 def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):
