@@ -967,6 +967,29 @@ def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_p
     assert "rejected by the reference" in kernel["gates"]["EXC-01"]["detail"]
 
 
+def test_verify_interrupted_while_a_fresh_judge_goes_on_reports_what_was_judged(
+        tmp_path: Path, capsys, monkeypatch):
+    """Ctrl-C while the fresh judge works: the gates judged before the break are reported,
+    the rest open, and the exit status says unfinished."""
+    import json
+
+    from kdiff.commands.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr("kdiff.verdicts.fresh_judges.judged_on", interrupted)
+    (tmp_path / "1_Problem.py").write_text(NAN_BREAKS_THE_DEVICE_PROBLEM)
+    (tmp_path / "candidate.py").write_text(SELF_CANDIDATE)
+    out = tmp_path / "v.json"
+    code = main(["verify", "--problem", str(tmp_path / "1_Problem.py"), "--candidate",
+                 str(tmp_path / "candidate.py"), "--device", "cpu", "--native", "kernelbench",
+                 "--gates", ",".join(GATES_AROUND_EXC01), "--json", str(out)])
+    assert code == 3, capsys.readouterr().err
+    kernel = json.loads(out.read_text())["kernels"][0]
+    assert kernel["verifier_accept"] is None and kernel["native_accept"] is True
+    assert "EXC-01" in kernel["gates"] and kernel["gates"]["EXC-01"]["status"] == "error"
+
+
 def test_an_error_pending_before_the_reference_runs_is_not_the_references(
         tmp_path: Path, monkeypatch):
     """An error the judge's earlier work left on the device (seen at the synchronisation

@@ -10,6 +10,7 @@ without torch (tests/test_cli_fast.py holds them to it).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -358,8 +359,9 @@ def go_on_in_fresh_judges(case: Case, verdict: Verdict, config: RunConfig, prese
     before = decided(verdict)
     try:
         verdict = judged_on(case, verdict, judge_case, config, preset)
-    except KeyboardInterrupt:
-        raise JudgingInterrupted(verdict, len(before)) from None
+    except KeyboardInterrupt:  # the gates judged so far, the others open: not the judge's error
+        raise JudgingInterrupted(dataclasses.replace(verdict, error=None, resumable=False),
+                                 len(before)) from None
     for result in decided(verdict).values():
         if result.gate not in before:
             before[result.gate] = result
