@@ -943,10 +943,9 @@ def test_a_break_past_the_last_draw_left_out_skips_the_rest_of_that_gate(tmp_pat
         {g: r.detail for g, r in verdict.gates.items()}
 
 
-def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_path: Path,
-                                                                          capsys):
-    """`kdiff verify` judges in its own process: fresh judge processes go on from the draw
-    that broke it, and their gates are shown and reported like the others."""
+def _verify_breaking(tmp_path: Path) -> tuple[int, dict]:
+    """`kdiff verify` of the reference that breaks the device on NaN inputs, as its own
+    candidate: the exit status and the JSON report's kernel."""
     import json
 
     from kdiff.commands.cli import main
@@ -956,12 +955,19 @@ def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_p
     code = main(["verify", "--problem", str(tmp_path / "1_Problem.py"), "--candidate",
                  str(tmp_path / "candidate.py"), "--device", "cpu", "--native", "kernelbench",
                  "--gates", ",".join(GATES_AROUND_EXC01), "--json", str(out)])
+    return code, json.loads(out.read_text())["kernels"][0]
+
+
+def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_path: Path,
+                                                                          capsys):
+    """`kdiff verify` judges in its own process: fresh judge processes go on from the draw
+    that broke it, and their gates are shown and reported like the others."""
+    code, kernel = _verify_breaking(tmp_path)
     err = capsys.readouterr().err
     assert code == 0, err
     assert "a fresh judge goes on from there" in err, err
     shown = [line.split("] ")[1] for line in err.splitlines() if line.startswith("[")]
     assert sorted(shown) == ["CMP-02 pass", "EXC-01 pass", "RES-01 pass"], shown
-    kernel = json.loads(out.read_text())["kernels"][0]
     assert {g: r["status"] for g, r in kernel["gates"].items()} == {
         "EXC-01": "pass", "CMP-02": "pass", "RES-01": "pass"}, kernel["gates"]
     assert "rejected by the reference" in kernel["gates"]["EXC-01"]["detail"]
@@ -971,21 +977,11 @@ def test_verify_interrupted_while_a_fresh_judge_goes_on_reports_what_was_judged(
         tmp_path: Path, capsys, monkeypatch):
     """Ctrl-C while the fresh judge works: the gates judged before the break are reported,
     the rest open, and the exit status says unfinished."""
-    import json
-
-    from kdiff.commands.cli import main
-
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
     monkeypatch.setattr("kdiff.verdicts.fresh_judges.judged_on", interrupted)
-    (tmp_path / "1_Problem.py").write_text(NAN_BREAKS_THE_DEVICE_PROBLEM)
-    (tmp_path / "candidate.py").write_text(SELF_CANDIDATE)
-    out = tmp_path / "v.json"
-    code = main(["verify", "--problem", str(tmp_path / "1_Problem.py"), "--candidate",
-                 str(tmp_path / "candidate.py"), "--device", "cpu", "--native", "kernelbench",
-                 "--gates", ",".join(GATES_AROUND_EXC01), "--json", str(out)])
+    code, kernel = _verify_breaking(tmp_path)
     assert code == 3, capsys.readouterr().err
-    kernel = json.loads(out.read_text())["kernels"][0]
     assert kernel["verifier_accept"] is None and kernel["native_accept"] is True
     assert "EXC-01" in kernel["gates"] and kernel["gates"]["EXC-01"]["status"] == "error"
 
