@@ -37,15 +37,8 @@ import pluggy
 from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, Verdict
 from kdiff.judging.interrupts import deferred_sigint
 from kdiff.judging.runconfig import RunConfig
-from kdiff.verdicts.fresh_judges import bind_to, goes_further, judge_died, stop
+from kdiff.verdicts.fresh_judges import JudgeFn, bind_to, goes_further, judge_died, stop
 
-
-class JudgeFn(Protocol):
-    """kdiff.commands.run.judge_one's signature: `resume`, a resumable verdict of the case, to
-    go on from."""
-
-    def __call__(self, case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str,
-                 resume: Verdict | None = None) -> Verdict: ...
 EXECUTORS = ("local", "ray")
 MEMORY_PER_JOB = 2 << 30  # a judge (torch, the oracle) and its worker (torch, Triton)
 

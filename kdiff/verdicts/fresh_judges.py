@@ -13,15 +13,23 @@ import os
 import signal
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable
+from typing import Any, Protocol
+
+import pluggy
 
 from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, NativeVerdict, Verdict
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.confine import die_with
 from kdiff.verdicts.judge import decided
 
-# judge_case's signature: (case, config, plugin manager, preset, resume=...)
-Judge = Callable[..., Verdict]
+
+class JudgeFn(Protocol):
+    """What every judge process runs (kdiff.verdicts.judge.judge_case's signature, and
+    kdiff.commands.run.judge_one's): `resume`, a resumable verdict of the case, to go on
+    from."""
+
+    def __call__(self, case: Case, config: RunConfig, pm: pluggy.PluginManager, preset: str,
+                 *, resume: Verdict | None = None) -> Verdict: ...
 
 
 def goes_further(verdict: Verdict, before: Verdict | None) -> bool:
@@ -55,13 +63,13 @@ def stop(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _judge_fresh(judge: Judge, case: Case, config: RunConfig, preset: str,
+def _judge_fresh(judge: JudgeFn, case: Case, config: RunConfig, preset: str,
                  resume: Verdict) -> Verdict:
     from kdiff.judging.plugins import manager
     return judge(case, config, manager(), preset, resume=resume)
 
 
-def judged_on(case: Case, verdict: Verdict, judge: Judge, config: RunConfig,
+def judged_on(case: Case, verdict: Verdict, judge: JudgeFn, config: RunConfig,
               preset: str) -> Verdict:
     """`verdict` (of a judge in this process) gone on from in fresh judge processes while it
     is resumable and each goes further. They are spawned: this process's CUDA context is the
