@@ -4,8 +4,9 @@ be judged), then a progress line with kernels done, rate and time left. `kdiff r
 
 On a terminal the progress line is rewritten in place (`\\r`), and redrawn each second; in a
 log (not a TTY) it is printed every EVERY_FRACTION of the kernels or every EVERY_SECONDS,
-whichever comes first, and once at the end. A rejected or undecided kernel gets a line of
-its own either way.
+whichever comes first, once at the end, and after HEARTBEAT_SECONDS without a line (a
+kernel that takes minutes on a device). A rejected or undecided kernel gets a line of its
+own either way. `Heartbeat` is that last rule alone: `kdiff verify` names the gate in work.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Callable, TextIO
 
 if TYPE_CHECKING:
     from kdiff.data.model import Verdict
@@ -24,6 +25,8 @@ EVERY_FRACTION = 0.05
 EVERY_SECONDS = 10.0
 # On a terminal: the line's seconds change once a second, and so is it redrawn.
 TICK_SECONDS = 1.0
+# In a log: a line after this long without one, so that a long judging is not silent.
+HEARTBEAT_SECONDS = 60.0
 
 
 @dataclass
@@ -66,13 +69,38 @@ def status_line(done: int, total: int, elapsed: float, unit: str = "kernels") ->
     return f"{head} {rate}, {tail}{duration(elapsed)} so far"
 
 
+class Heartbeat:
+    """Calls `say` after every `every` seconds (HEARTBEAT_SECONDS by default) in which nothing
+    was said (`spoke` tells it something was), on a thread, until `close`."""
+
+    def __init__(self, say: Callable[[], None], every: float | None = None) -> None:
+        self.say, self.every = say, HEARTBEAT_SECONDS if every is None else every
+        self.last = time.monotonic()
+        self._stopped = threading.Event()
+        threading.Thread(target=self._beat, daemon=True, name="kdiff-heartbeat").start()
+
+    def spoke(self) -> None:
+        self.last = time.monotonic()
+
+    def _beat(self) -> None:
+        while not self._stopped.wait(max(0.0, self.last + self.every - time.monotonic())):
+            if time.monotonic() - self.last >= self.every:
+                self.say()
+                self.spoke()
+
+    def close(self) -> None:
+        self._stopped.set()
+
+
 class Progress:
     """Called with each finished verdict; prints the status as described above. On a
     terminal a thread redraws the line every TICK_SECONDS too, so that elapsed time and time
-    left move while a long kernel is judged (the first one included)."""
+    left move while a long kernel is judged (the first one included); in a log a heartbeat
+    prints it after HEARTBEAT_SECONDS of silence."""
 
     def __init__(self, total: int, stream: TextIO | None = None, tty: bool | None = None,
-                 unit: str = "kernels", tick: float | None = TICK_SECONDS) -> None:
+                 unit: str = "kernels", tick: float | None = TICK_SECONDS,
+                 heartbeat: float | None = HEARTBEAT_SECONDS) -> None:  # None: none
         self.total, self.done, self.unit = total, 0, unit
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty() if tty is None else tty
@@ -82,11 +110,18 @@ class Progress:
         self._drawn = False
         self._lock = threading.Lock()
         self._stopped = threading.Event()
+        self._heartbeat: Heartbeat | None = None
         with self._lock:
             self._status()
         if self.tty and tick:
             threading.Thread(target=self._redraw, args=(tick,), daemon=True,
                              name="kdiff-progress").start()
+        if not self.tty and heartbeat:
+            self._heartbeat = Heartbeat(self._locked_status, heartbeat)
+
+    def _locked_status(self) -> None:
+        with self._lock:
+            self._status()
 
     def _elapsed(self) -> float:
         return time.monotonic() - self.start
@@ -106,6 +141,11 @@ class Progress:
             self.stream.write(line + "\n")
         self.stream.flush()
         self.last_line, self._since_line = time.monotonic(), 0
+        self._spoke()
+
+    def _spoke(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.spoke()
 
     def _note(self, text: str) -> None:
         if self.tty and self._drawn:
@@ -113,6 +153,7 @@ class Progress:
             self._drawn = False
         self.stream.write(text + "\n")
         self.stream.flush()
+        self._spoke()
 
     def __call__(self, verdict: "Verdict") -> None:
         from kdiff.reports.terminal import verdict_line
@@ -129,6 +170,8 @@ class Progress:
         """Stops the redrawing and ends the rewritten line (a terminal); a log already ends
         with a full line."""
         self._stopped.set()
+        if self._heartbeat is not None:
+            self._heartbeat.close()
         with self._lock:
             if self.tty and self._drawn:
                 self.stream.write("\n")

@@ -98,6 +98,37 @@ def test_unknown_gate_and_preset_are_usage_errors(capsys):
     assert "unknown native preset" in capsys.readouterr().err
 
 
+def test_verify_names_the_gate_in_work_while_it_takes_long(monkeypatch, capsys):
+    """A gate that takes minutes on a device: a heartbeat line says which, and for how long,
+    between the gates' own lines."""
+    import time
+
+    from kdiff.gates import registry
+    from kdiff.reports import progress
+
+    chosen = registry.select(["ORD-02", "PRC-01"])
+
+    class Slow:
+        id, name, klass = chosen[1].id, chosen[1].name, chosen[1].klass
+
+        def run(self, ctx):
+            time.sleep(0.6)
+            return chosen[1].run(ctx)
+
+    monkeypatch.setattr("kdiff.verdicts.judge.select", lambda ids: [chosen[0], Slow()])
+    monkeypatch.setattr("kdiff.verdicts.judge.in_judging_order", lambda gates: gates)
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.2)
+    assert main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(CORE / "scale_sum_honest.py"), "--device", "cpu",
+                 "--gates", "ORD-02,PRC-01"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    gate_lines = [n for n, line in enumerate(lines) if line.endswith(" pass")]
+    assert len(gate_lines) == 2
+    between = lines[gate_lines[0] + 1:gate_lines[1]]
+    assert between and all(line.startswith("[ 1/2") and f"judging {chosen[1].id}, " in line
+                           for line in between), lines
+
+
 def test_an_interrupted_verify_reports_the_gates_judged_so_far(tmp_path, monkeypatch, capsys):
     """Ctrl-C (a device session's budget) during the third gate: the two judged are reported,
     the rest are open, and the exit status says unfinished."""

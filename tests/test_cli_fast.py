@@ -209,6 +209,22 @@ def test_progress_on_a_terminal_moves_while_a_kernel_is_judged():
     assert out.getvalue().count("\r") == drawn  # closed: no more redrawing
 
 
+def test_progress_in_a_log_speaks_while_a_long_kernel_is_judged():
+    """A log gets the status line again after `heartbeat` seconds without a line (a kernel
+    that takes minutes on a device), and none once closed."""
+    import time
+    out = io.StringIO()
+    progress = Progress(3, out, tty=False, heartbeat=0.05)
+    time.sleep(0.4)  # the first kernel still being judged
+    progress(_verdict("k0", True))
+    progress.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 4 and all(line.startswith("[0/3   0%] started") for line in lines[:-1])
+    assert lines[-1].startswith("[1/3  33%]")
+    time.sleep(0.15)
+    assert out.getvalue().splitlines() == lines  # closed: silent
+
+
 def test_status_line_gives_rate_and_time_left():
     assert status_line(10, 40, 300.0) == "[10/40  25%] 2 kernels/min, 15m00s left, 5m00s so far"
     assert status_line(40, 40, 7200.0) == "[40/40 100%] 0.333 kernels/min, 2h00m so far"

@@ -301,6 +301,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from kdiff.data.model import Case
     from kdiff.gates.registry import entry, select
     from kdiff.judging.plugins import UnknownBench, manager, require_bench
+    from kdiff.reports.progress import Heartbeat, duration
     from kdiff.reports.terminal import explanations, verdict_table
     from kdiff.verdicts.judge import JudgingInterrupted, judge_case, native_preset
     config = make_config(args, args.bench)
@@ -320,22 +321,39 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(f"kdiff verify: native check {preset_text(pm, config.bench, preset)}; device "
           f"{config.device}; {total} gate(s)", file=sys.stderr, flush=True)
 
+    judging = JudgingNow("native check", started)
+
+    def on_start(what: str) -> None:
+        judging.what, judging.since = what, time.monotonic()
+
+    def still_judging() -> None:  # a gate can take minutes on a device: say so meanwhile
+        now = time.monotonic()
+        print(f"[{judging.judged:2d}/{total} {now - started:7.1f}s] judging {judging.what}, "
+              f"{duration(now - judging.since)} so far", file=sys.stderr, flush=True)
+
+    heartbeat = Heartbeat(still_judging)
+
     def after_gate(so_far, result, judged: int) -> None:
         # a gate's line as it lands, and the reports rewritten with the gates judged so far:
         # a verify killed outright (a device budget's SIGKILL) keeps all but the gate it was in
+        judging.judged = judged
         print(f"[{judged:2d}/{total} {time.monotonic() - started:7.1f}s] {result.gate} "
               f"{result.status.value}" + (f" {result.signature}" if result.signature else ""),
               file=sys.stderr, flush=True)
+        heartbeat.spoke()
         write_reports(report_options(args), [so_far], config.bench, preset, config.device)
 
     try:
-        verdict = judge_case(case, config, pm, preset, on_gate=after_gate)
+        verdict = judge_case(case, config, pm, preset, on_gate=after_gate, on_start=on_start)
         if verdict.resumable:
+            on_start("the gates left, in a fresh judge")
             verdict = go_on_in_fresh_judges(case, verdict, config, preset, after_gate)
     except JudgingInterrupted as stop:  # report the gates judged so far (a device's budget)
         verdict, unfinished = stop.verdict, True
         print(f"kdiff: interrupted after {stop.judged} of {len(verdict.gates)} gates; "
               "reporting those", file=sys.stderr)
+    finally:
+        heartbeat.close()
     if verdict.error and verdict.error_kind != "candidate":
         raise UsageError(verdict.error)  # the problem does not load: bad input, no verdict
     print(verdict_table(verdict, {gid: entry(gid).name for gid in verdict.gates}))
@@ -346,6 +364,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if unfinished:
         return EXIT_UNFINISHED
     return exit_status([verdict], args.fail_on, args.undecided_ok, args.require_own_kernel)
+
+
+@dataclasses.dataclass
+class JudgingNow:
+    """What `kdiff verify` is judging (the native check, a gate) and since when: its
+    heartbeat line's words."""
+
+    what: str
+    since: float
+    judged: int = 0
 
 
 def go_on_in_fresh_judges(case: Case, verdict: Verdict, config: RunConfig, preset: str,

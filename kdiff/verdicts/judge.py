@@ -52,6 +52,9 @@ MAX_BROKEN_DRAWS = 8
 # run"), the gate's result and how many gates are judged: `kdiff verify` prints progress and
 # rewrites its reports there.
 GateCallback = Callable[[Verdict, GateResult, int], None]
+# Called with what is judged next ("native check", then each gate's id): `kdiff verify`'s
+# heartbeat names it.
+StartCallback = Callable[[str], None]
 
 
 def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], gates: list,
@@ -70,7 +73,8 @@ def decided(verdict: Verdict) -> dict[str, GateResult]:
 
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                preset: str | None = None, on_gate: GateCallback | None = None,
-               resume: Verdict | None = None) -> Verdict:
+               resume: Verdict | None = None, on_start: StartCallback | None = None
+               ) -> Verdict:
     """The verdict of `case`. With `resume` (a resumable verdict of this case, from a judge
     whose CUDA context the reference broke), its native check and decided gates stand and
     the gates after them are judged here."""
@@ -90,6 +94,8 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                           config.limits) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
         start = time.perf_counter()
+        if on_start is not None and resume is None:
+            on_start("native check")
         try:
             native = resume.native if resume is not None else pm.hook.kdiff_native_check(
                 bench=config.bench, case=case, ctx=ctx, preset=preset)
@@ -118,6 +124,8 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             for gate in in_judging_order(gates):
                 if gate.id in results:
                     continue
+                if on_start is not None:
+                    on_start(gate.id)
                 try:
                     results[gate.id] = gate.run(ctx)
                 except ReferenceBrokeDevice as exc:
