@@ -384,11 +384,12 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
   # within T_M3_CHECK (480 s) from the phase's start: one judge compiles a kernel's every
   # held-out size on one core, so twelve gates one after another outlast a device call.
   # M3_TESTS=1 adds the GPU-marked tests beside them; M3_DEVICE=cpu tries the phase here;
-  # M3_SKIP names judges an earlier call finished (set_problem_gate, e.g. triton_3_EXC-01).
+  # M3_GATES narrows the gates (all twelve by default); M3_SKIP names judges an earlier call
+  # finished (set_problem_gate, e.g. triton_3_EXC-01).
   local problems=kernels/mamba3/kernelbench/KernelBench/level3
   export M3_END=$(( $(date +%s) + ${T_M3_CHECK:-480} )) M3_RUNS=kernels/mamba3/kernelbench/runs \
     M3_PROBLEM_DIR=$problems M3_SKIP ART MAMBA_SSM_SRC=$M3_SRC
-  log "mamba3: twelve gates, one judge each, on problems ${M3_PROBLEMS:-1 2 3} of ${M3_SETS:-triton mamba_ssm}"
+  log "mamba3: gates ${M3_GATES:-all twelve}, one judge each, on problems ${M3_PROBLEMS:-1 2 3} of ${M3_SETS:-triton mamba_ssm}"
   if [ "${M3_TESTS:-0}" = 1 ]; then
     timeout -s INT -k 10 "${T_M3_CHECK:-480}" python3 -m pytest -q -m gpu -p no:cacheprovider \
       -rfEs --tb=short --junitxml="$ART/mamba3_tests.xml" tests/test_mamba3.py \
@@ -396,7 +397,7 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
   fi
   # The slowest gates first, so that each gets the most of the budget.
   local g s p
-  for g in CMP-03 EXC-01 PRC-02 CMP-01 PRC-01 PRC-03 ORD-01 CMP-02 RES-02 RES-01 ORD-02 EXC-02; do
+  for g in ${M3_GATES:-CMP-03 EXC-01 PRC-02 CMP-01 PRC-01 PRC-03 ORD-01 CMP-02 RES-02 RES-01 ORD-02 EXC-02}; do
     for s in ${M3_SETS:-triton mamba_ssm}; do
       for p in ${M3_PROBLEMS:-1 2 3}; do echo "$s $p $g"; done
     done
