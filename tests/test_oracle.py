@@ -139,3 +139,25 @@ def test_a_random_op_is_differenced_with_its_own_draw(device):
     assert torch.all(r.magnitudes[0][~kept] == 0)
     # |out| + |d out / dx| |x| (+ the mask's own share): at most 3 |out| = 6 |x| per element
     assert torch.all(r.magnitudes[0][kept] <= 6 * x[kept] / 0.5 + 1e-12)
+
+
+@pytest.mark.parametrize("write", ["copy", "out", "bernoulli", "zero"])
+def test_what_an_op_writes_over_unread_is_not_behind_its_result(write):
+    """Memory a reference allocates and then writes over without reading it (copy_, an out=
+    op, a random fill, zero_) held whatever the allocator left, NaN bits included (here made
+    so). That is not on the chain behind the result: the output's peak was NaN in some runs
+    and not others, and PRC-03 then read the whole output as having left the format's range."""
+    def fn(x):
+        buf = torch.full_like(x, float("nan"))  # what torch.empty_like may hand out
+        if write == "copy":
+            buf.copy_(x * 2)
+        elif write == "out":
+            torch.mul(x, 2, out=buf)
+        elif write == "bernoulli":
+            buf = buf.bernoulli_(0.5) * x
+        else:
+            buf = buf.zero_() + x * 2
+        return buf
+    x = torch.tensor([1.0, -3.0, 0.5])
+    r = run_oracle(Lambda(fn), [x])
+    assert 3.0 <= r.peaks[0] <= 20.0, r.peaks

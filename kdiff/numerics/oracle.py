@@ -292,10 +292,16 @@ class MagnitudeTracer(TorchDispatchMode):
             return out
         if known is None:
             known = self._known(flat)
-        depth_in = max(k.depth for k in known if k is not None)
+        # What the result is computed from: not what an operand held before the op wrote it
+        # over unread (an out= tensor, a copy's target, a random fill's), which can be
+        # uninitialised memory, NaN bits and all.
+        unread = _written_unread(func, args, kwargs)
+        sources = [k for a, k in zip(flat, known) if k is not None and id(a) not in unread]
+        depth_in = max((k.depth for k in sources), default=0)
         # (a 0-d CPU operand may meet CUDA ones)
         peak_in = torch.stack([k.peak.to(float_outs[0].device, torch.float64)
-                               for k in known if k is not None]).amax()
+                               for k in sources]).amax() if sources else \
+            torch.zeros((), dtype=torch.float64, device=float_outs[0].device)
         stored = self._stored(func, flat, known, float_outs, requested)
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
         m_args = spec.unflatten([(_copy(k.magnitude) if mutates else k.magnitude)
@@ -544,6 +550,22 @@ _FILL_NAMES = {
 
 def _is_fill(func) -> bool:
     return func.overloadpacket.__name__ in _FILL_NAMES
+
+
+# In-place ops whose result does not depend on what `self` held.
+_OVERWRITE_NAMES = {
+    "copy_", "fill_", "zero_", "bernoulli_", "uniform_", "normal_", "exponential_",
+    "geometric_", "log_normal_", "cauchy_", "random_",
+}
+
+
+def _written_unread(func, args: tuple, kwargs: dict) -> set[int]:
+    """ids of the operands the op writes without reading them: its out= tensors, and the
+    target of an overwriting in-place op."""
+    unread = {id(t) for t in tree_flatten(kwargs.get("out", ()))[0]}
+    if func.overloadpacket.__name__ in _OVERWRITE_NAMES and args:
+        unread.add(id(args[0]))
+    return unread
 
 
 def _is_data_movement(func) -> bool:
