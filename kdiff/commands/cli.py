@@ -321,7 +321,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(f"kdiff verify: native check {preset_text(pm, config.bench, preset)}; device "
           f"{config.device}; {total} gate(s)", file=sys.stderr, flush=True)
 
-    judging = JudgingNow("native check", started)
+    judging = JudgingNow("the native check", started)
 
     def on_start(what: str) -> None:
         judging.what, judging.since = what, time.monotonic()

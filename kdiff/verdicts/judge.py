@@ -52,7 +52,7 @@ MAX_BROKEN_DRAWS = 8
 # run"), the gate's result and how many gates are judged: `kdiff verify` prints progress and
 # rewrites its reports there.
 GateCallback = Callable[[Verdict, GateResult, int], None]
-# Called with what is judged next ("native check", then each gate's id): `kdiff verify`'s
+# Called with what is judged next ("the native check", then each gate's id): `kdiff verify`'s
 # heartbeat names it.
 StartCallback = Callable[[str], None]
 
@@ -95,7 +95,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         ctx = GateContext(problem, candidate, config.gate_options)
         start = time.perf_counter()
         if on_start is not None and resume is None:
-            on_start("native check")
+            on_start("the native check")
         try:
             native = resume.native if resume is not None else pm.hook.kdiff_native_check(
                 bench=config.bench, case=case, ctx=ctx, preset=preset)
