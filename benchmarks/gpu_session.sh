@@ -84,6 +84,28 @@ cost() {
   pack
 }
 
+cost_profile() {  # where a verdict's time goes on CUDA: benchmarks/cost.py under py-spy (carry
+  # .whl2, its wheel), judge and workers sampled; COST_PROFILE_ARGS picks the kernels
+  log "cost under py-spy: ${COST_PROFILE_ARGS:=--runs kernels/runs/controls --problems 19}"
+  python3 -m pip install -q --no-index --no-deps --target /tmp/spy .whl2/*.whl
+  # shellcheck disable=SC2086
+  run_logged budget "${T_COST:-120}" /tmp/spy/bin/py-spy record -r 250 --subprocesses -f raw \
+    -o "$ART/cost_profile.raw" -- python3 benchmarks/cost.py --device cuda $COST_PROFILE_ARGS \
+    --json "$ART/cost_profile.json"
+  pack
+}
+
+oracle_contention() {  # the float64 oracle of a sequential reference, 1 and N processes on
+  # one GPU (benchmarks/oracle_contention.py); CONTENTION_TREE: another kdiff tree to time
+  # (an unmerged branch exported there), CONTENTION_ARGS its flags, under T_CONTENTION (240 s)
+  local tree=${CONTENTION_TREE:-.}
+  log "oracle contention, kdiff from $tree: ${CONTENTION_ARGS:=--procs 1,8 --trusting}"
+  # shellcheck disable=SC2086
+  PYTHONPATH=$tree${PYTHONPATH:+:$PYTHONPATH} run_logged budget "${T_CONTENTION:-240}" \
+    python3 "$tree/benchmarks/oracle_contention.py" --devices cuda \
+    --problem kernels/mamba3/kernelbench/KernelBench/level3/1_Mamba3SISO.py $CONTENTION_ARGS
+}
+
 throughput_gpu() {  # issue 30: kernels judged an hour on one GPU at --max-elements 2^20, the
   # real command into a fresh store per file; TP_FILES are TritonBench-T answer files in
   # .audit/tbs, a slim copy of a checkout (.audit/tb is over the 64 MiB a call carries):

@@ -4,7 +4,7 @@ it) and a static count of SASS instructions by class (nvdisasm from Triton's whe
 launch options, at the paper's layer shapes (kernels/mamba3/bench.py: B 16, T 2048, 4 key
 heads x 8, K 128, V 64, A 32; the decode step at B 128, T 1).
 
-    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_bwd,decode,phase]
+    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_bwd,decode,phase,rotate]
         [--dtypes bf16,fp32] [--jobs 2] [--timeout 300] [--out table.txt]
 
 Each compile runs in its own process (a fresh Triton cache, so ptxas runs and logs) and is
@@ -53,7 +53,8 @@ def kernel_jobs(kernels, dtypes):
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
-            "phase": dict(num_warps=(1, 4), num_stages=(1, 2))}
+            "phase": dict(num_warps=(1, 4), num_stages=(1, 2)),
+            "rotate": dict(num_warps=(4,), num_stages=(1,), BT=(64,))}
     for name in kernels:
         keys = list(grid[name])
         for dtype in dtypes:
@@ -91,12 +92,16 @@ def source(job):
     # bench.py: q, k, v, trap, q_bias, k_bias, z in the working dtype; adt, dt, angles, D
     # and the initial states fp32; outputs and final states in the working dtype
     lows = dict.fromkeys(("q", "k", "v", "trap", "q_bias", "k_bias", "z", "out", "ST", "kT",
-                          "vT", "thetaT", "dout", "dST", "dkT", "dvT"), low)
+                          "vT", "thetaT", "dout", "dST", "dkT", "dvT", "qr", "kr"), low)
     ints = dict(T=T, H=H, G=G, K=K, V=V, A=A)
     flags = dict(HAS_D=True, HAS_Z=True, BK2=K // 2)
     if job["kernel"] == "chunk_fwd":
         fn = forward.chunk_fwd_kernel
         const = dict(flags, BT=job["BT"], BV=job["BV"], STORE=False, hbuf=None, ybuf=None)
+        types = dict(lows, phase="*fp64")
+    elif job["kernel"] == "rotate":
+        fn = forward.rotate_fwd_kernel
+        const = dict(BT=job["BT"], BK2=K // 2)
         types = dict(lows, phase="*fp64")
     elif job["kernel"] == "chunk_bwd":
         fn = backward.chunk_bwd_kernel

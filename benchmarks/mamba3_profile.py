@@ -6,6 +6,7 @@ launch of its kernel over a few block and warp settings, beside the whole call a
 mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against the kernel's.
 
     python benchmarks/mamba3_profile.py [--rows 12] [--parts first_call,sequence,decode]
+    python benchmarks/mamba3_profile.py --parts forward_sweep    # the chunk kernel's launch
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import torch
 import triton.testing
 from torch.profiler import ProfilerActivity, profile
 
-from kdiff.kernels.mamba3 import bench
+from kdiff.kernels.mamba3 import bench, forward
 from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_step, new_states
 from kdiff.kernels.mamba3.recurrent import recurrent_forward
@@ -98,14 +99,45 @@ def sequence(rows: int) -> None:
     kernel_table("forward + backward 16x2048", lambda: train_step(low, f32), rows)
 
 
+def forward_sweep(rows: int) -> None:
+    """The forward at 16 x 2048 (bf16) over the chunk kernel's launch settings (chunk size,
+    V-block, warps), each the whole call timed, beside mamba_ssm's forward."""
+    low, f32 = bench.inputs(16, 2048, torch.bfloat16)
+    saved = dict(forward.WARPS), dict(forward.STAGES)
+    for chunk in (64, 32):
+        for block_v in (64, 32):
+            for warps in (8, 4):
+                for stages in (1,):  # a second stage only adds shared memory (forward.py)
+                    forward.WARPS["low"], forward.STAGES["low"] = warps, stages
+                    try:
+                        ms = triton.testing.do_bench(lambda c=chunk, bv=block_v: (
+                            bench.ours_forward(low, f32, chunk=c, block_v=bv)))
+                    except Exception as err:  # noqa: BLE001 (out of resources: a row)
+                        print(f"forward C{chunk} BV{block_v} w{warps} s{stages}: "
+                              f"{type(err).__name__}", flush=True)
+                        continue
+                    print(f"forward C{chunk} BV{block_v} w{warps} s{stages}: {ms:.4f} ms",
+                          flush=True)
+    forward.WARPS.update(saved[0])
+    forward.STAGES.update(saved[1])
+    try:
+        ms = triton.testing.do_bench(lambda: bench.theirs_forward(low, f32))
+    except (ImportError, OSError) as err:
+        print(f"mamba_ssm's forward not timed: {err}")
+        return
+    print(f"forward mamba_ssm: {ms:.4f} ms", flush=True)
+    kernel_table("forward 16x2048, mamba_ssm", lambda: bench.theirs_forward(low, f32), rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=12)
     ap.add_argument("--parts", default="decode,sequence,first_call",
-                    help="comma-separated, run in this order: decode, sequence, first_call")
+                    help="comma-separated, run in this order: decode, sequence, first_call, "
+                    "forward_sweep")
     args = ap.parse_args()
     parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
-             "first_call": first_calls}
+             "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows)}
     for part in args.parts.split(","):
         parts[part]()
 

@@ -317,6 +317,36 @@ def test_the_phase_wraps_token_by_token_as_the_oracles():
     assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * want.abs().max()
 
 
+def test_the_phase_walk_reduces_small_turns_as_the_exact_fmod_does():
+    """phase_fwd_kernel reduces with wrap_once where every dt is within [-1, 1], and with the
+    exact fmod otherwise: the two must give bitwise the same phases. Turns of exactly +-pi
+    (|tanh| = 1 at angles of 40, dt = 1) reach the range's edges: pair 0 of head 0 walks
+    0, pi, 2 pi (-> 0), -pi (-> pi), ...; pair 1 starts just under 2 pi and turns by pi
+    (just under 3 pi); the rest is random. One dt of 1.5 at the last token sends the same
+    walk down the fmod."""
+    T = 40
+    args, states = recurrence_args(1, T, 1, 2, 16, 16, seed=9)
+    gen = torch.Generator().manual_seed(9)
+    A = args[8].shape[-1]
+    angles = torch.randn(1, T, 2, A, generator=gen) * 3
+    angles[0, :, 0, 0] = 40.0 * torch.tensor([1.0, 1.0, -1.0, 1.0]).repeat(T // 4)
+    angles[0, 1::3, 0, 1] = 40.0
+    dt = torch.rand(1, 2, T, generator=gen) * 2 - 1
+    dt[0, 0] = 1.0
+    dt[0, 1, ::4] = -1.0
+    theta0 = torch.zeros(1, 2, A)
+    theta0[0, 0, 1] = 2 * math.pi - 1e-7
+    args[8], args[4] = angles, dt
+    states = States(theta0, *states[1:])
+    small = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
+    dt_large = dt.clone()
+    dt_large[..., -1] = 1.5
+    args[4] = dt_large
+    large = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
+    assert torch.equal(small[:, :-1], large[:, :-1])
+    assert ((small >= 0) & (small <= 2 * math.pi)).all()
+
+
 def test_the_decay_gradient_where_the_decays_nearly_vanish():
     """adt = -30 at every token (alpha = 9e-14): every term of the adt gradient carries a
     decay, so the gradient is ~1e-13 of the others. Summed as row sums minus column sums and

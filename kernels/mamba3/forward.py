@@ -1,13 +1,15 @@
-"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in two Triton kernels, and the decode
-step; each with its host wrapper.
+"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in three Triton kernels, and the
+decode step; each with its host wrapper.
 
 phase_fwd_kernel steps the phases token by token (fp64, the reference's per-token mod 2 pi).
-chunk_fwd_kernel, one program per (V-block, head, sequence), walks the sequence's chunks of
-BT tokens, holding the [BV, K] state (fp32, as its two halves of key pairs) across chunks.
-Per chunk: the rotated q and k tiles (cos, sin of the stored phases), the
-chunk-local log-decay sums la (fp64: exp(la_r - la_s) subtracts them before an fp32 exp, as
-kernels/gdn's gc), P = (Q' K'^T) * decay * weight (lower triangle), y = exp(la) Q' S^T + P V,
-D v and silu(z), and the state step S <- exp(la_last) S + (V * w)^T K'.
+rotate_fwd_kernel, one program per (chunk, head, sequence), forms the rotated q' and k' (cos,
+sin of the stored phases, the biases added), rounded to the working dtype as the products
+that read them would. chunk_fwd_kernel, one program per (V-block, head, sequence), walks the
+sequence's chunks of BT tokens, holding the [BV, K] state (fp32, as its two halves of key
+pairs) across chunks. Per chunk: the chunk-local log-decay sums la (fp64: exp(la_r - la_s)
+subtracts them before an fp32 exp, as kernels/gdn's gc), P = (Q' K'^T) * decay * weight
+(lower triangle), y = exp(la) Q' S^T + P V, D v and silu(z), and the state step
+S <- exp(la_last) S + (V * w)^T K'.
 
 Non-finite values: the chunked products are exact only for finite values (a NaN at token s
 reaches rows r < s through the masked zeros of P times v_s). As kernels/gdn's forward, each
@@ -26,13 +28,14 @@ import triton.language as tl
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import mm
 from kdiff.kernels.mamba3.ops import (
-    head_tile,
     load_halves,
     mod_two_pi,
+    pair_offsets,
     phase_step,
     sigmoid,
     silu,
     turn,
+    wrap_once,
 )
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
@@ -124,57 +127,126 @@ def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, k
 
 
 @triton.jit
-def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexpr):
+def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am,
+                SMALL_TURNS: tl.constexpr):
+    """Tokens 1.. of phase_fwd_kernel's walk from token 0's phase `theta`; with SMALL_TURNS
+    (every dt within [-1, 1]: a turn of at most pi) each reduction is wrap_once, bitwise the
+    exact fmod's on that range. A token's turn pi tanh(angles_t) dt_t does not depend on the
+    phase, so the loop's chain is one fp64 add and one reduction per token: token t + 1's
+    turn is formed beside token t's reduction, from loads issued a token before that, so
+    neither the fp64 tanh nor the loads' latency waits on the chain (the same operations on
+    the same values: bitwise the same phases)."""
+    nxt = tl.minimum(1, T - 1)  # past the last token, the last reloads itself, unused
+    turn_t = phase_step(tl.load(angles + ((first + nxt) * H + h) * A + a, mask=am, other=0.0),
+                        tl.load(dt + bh * T + nxt))
+    after = tl.minimum(2, T - 1)
+    ang = tl.load(angles + ((first + after) * H + h) * A + a, mask=am, other=0.0)
+    dt_t = tl.load(dt + bh * T + after)
+    for t in range(1, T):
+        row = first + t
+        ahead = tl.minimum(t + 2, T - 1)
+        ang_ahead = tl.load(angles + ((first + ahead) * H + h) * A + a, mask=am, other=0.0)
+        dt_ahead = tl.load(dt + bh * T + ahead)
+        if SMALL_TURNS:
+            theta = wrap_once(theta + turn_t)
+        else:
+            theta = mod_two_pi(theta + turn_t)
+        tl.store(phase + (row * H + h) * A + a, theta, mask=am)
+        turn_t = phase_step(ang, dt_t)  # token t + 1's
+        ang = ang_ahead
+        dt_t = dt_ahead
+    return theta
+
+
+@triton.jit
+def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexpr,
+                     BT: tl.constexpr):
     """Grid (H, B): the phases theta_t [B, T, H, A] fp64, one token after another as the
     reference's (theta + pi tanh(angles_t) dt_t) mod 2 pi, and the last into thetaT. A
     running sum reduced once per token row would be the same angle up to rounding, but the
     reduction is discontinuous at 0 = 2 pi: a step of -1e-20 from 0 rounds to 2 pi and its
     size is lost, and a sum that keeps it lands on the other side (kdiff PRC-03 at inputs
-    x 1e-19: 1.8e-19 against 0). A token's turn pi tanh(angles_t) dt_t does not depend on
-    the phase, so the loop's chain is one fp64 add and one reduction per token: token t + 1's
-    turn is formed beside token t's reduction, from loads issued a token before that, so
-    neither the fp64 tanh nor the loads' latency waits on the chain (the same operations on
-    the same values: bitwise the same phases)."""
+    x 1e-19: 1.8e-19 against 0). Token 0 starts from any initial phase, so it takes the
+    exact fmod; every later token starts from a phase in [0, 2 pi], and where the sequence's
+    dt keeps each turn within pi (a check over its T values first) the walk reduces with
+    wrap_once, without libdevice's fmod on the chain."""
     h, b = tl.program_id(0), tl.program_id(1)
     bh = b.to(tl.int64) * H + h
     a = tl.arange(0, BA)
     am = a < A
     theta = tl.load(theta0 + bh * A + a, mask=am, other=0.0).to(tl.float64)
     first = b.to(tl.int64) * T
-    turn_t = phase_step(tl.load(angles + (first * H + h) * A + a, mask=am, other=0.0),
-                        tl.load(dt + bh * T))
-    nxt = tl.minimum(1, T - 1)  # past the last token, the last reloads itself, unused
-    ang = tl.load(angles + ((first + nxt) * H + h) * A + a, mask=am, other=0.0)
-    dt_t = tl.load(dt + bh * T + nxt)
-    for t in range(T):
-        row = first + t
-        after = tl.minimum(t + 2, T - 1)
-        ang_after = tl.load(angles + ((first + after) * H + h) * A + a, mask=am, other=0.0)
-        dt_after = tl.load(dt + bh * T + after)
-        theta = mod_two_pi(theta + turn_t)
-        tl.store(phase + (row * H + h) * A + a, theta, mask=am)
-        turn_t = phase_step(ang, dt_t)  # token t + 1's
-        ang = ang_after
-        dt_t = dt_after
+    theta = mod_two_pi(theta + phase_step(
+        tl.load(angles + (first * H + h) * A + a, mask=am, other=0.0), tl.load(dt + bh * T)))
+    tl.store(phase + (first * H + h) * A + a, theta, mask=am)
+    large = 0  # dt values outside [-1, 1], NaN among them
+    for t0 in range(0, T, BT):
+        r = t0 + tl.arange(0, BT)
+        d = tl.load(dt + bh * T + r, mask=r < T, other=0.0)
+        large += tl.sum(tl.where(tl.abs(d) <= 1.0, 0, 1), 0)
+    if large == 0:
+        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, True)
+    else:
+        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, False)
     tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
 
 
 @triton.jit
-def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
-                     phase, S0, k0, v0, out, ST, kT, vT, hbuf, ybuf,
-                     T, H, G, K, V, A,
-                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
-                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
-    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, and the phases
-    [B, T, H, A] fp64 (phase_fwd_kernel's). STORE: what the backward (backward.py) reads:
-    hbuf [B * H, chunks + 1, V, K] fp32, the state entering each chunk and the final one;
-    ybuf [B, T, H, V] fp32, y before the gate."""
-    i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    DT: tl.constexpr = q.dtype.element_ty
-    bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, i_v, H, G, K, V, A, BK2, BV)
-    r = tl.arange(0, BT)
+def rotate_fwd_kernel(q, k, phase, q_bias, k_bias, qr, kr, T, H, G, K, A,
+                      BT: tl.constexpr, BK2: tl.constexpr):
+    """Grid (chunks, H, B): chunk_keys' q' and k' of head h, stored in qr's dtype as halves
+    ([B, T, H, K]: pair j's turned first element at j, its second at K / 2 + j). Rounding
+    them to the working dtype here is the rounding chunk_fwd_kernel's products (mm) apply, so
+    its results do not change; the chunk walk, sequential over a sequence, loads the tiles
+    instead of forming them (the cosines, the sines and the strided pair loads)."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    j = tl.arange(0, BK2)
+    jm = j < K // 2
+    am = j < A
+    hq = h // G
     qbe, qbo = load_halves(q_bias, h * K, j, jm)
     kbe, kbo = load_halves(k_bias, h * K, j, jm)
+    t = c * BT + tl.arange(0, BT)
+    rm = t < T
+    rows = b.to(tl.int64) * T + t
+    _, _, qe, qo, ke, ko = chunk_keys(q, k, phase, rows, rm, H, h, H // G, hq, K, A, j, jm, am,
+                                      qbe, qbo, kbe, kbo)
+    base = ((rows * H + h) * K)[:, None] + j[None, :]
+    pm = rm[:, None] & jm[None, :]
+    DT: tl.constexpr = qr.dtype.element_ty
+    tl.store(qr + base, qe.to(DT), mask=pm)
+    tl.store(qr + base + K // 2, qo.to(DT), mask=pm)
+    tl.store(kr + base, ke.to(DT), mask=pm)
+    tl.store(kr + base + K // 2, ko.to(DT), mask=pm)
+
+
+@triton.jit
+def _halves(ptr, rows, H, h, K, j, mask):
+    """Rows of a [B, T, H, K] tensor of halves (rotate_fwd_kernel's) at head h: the pairs'
+    first elements and their second."""
+    base = ((rows * H + h) * K)[:, None] + j[None, :]
+    return (tl.load(ptr + base, mask=mask, other=0.0),
+            tl.load(ptr + base + K // 2, mask=mask, other=0.0))
+
+
+@triton.jit
+def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hbuf, ybuf,
+                     T, H, K, V,
+                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
+                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
+    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with q' and k' as
+    rotate_fwd_kernel's halves (qr, kr) in place of q, k, their biases and the phases.
+    STORE: what the backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] fp32, the
+    state entering each chunk and the final one; ybuf [B, T, H, V] fp32, y before the gate."""
+    i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    DT: tl.constexpr = qr.dtype.element_ty
+    bh = b.to(tl.int64) * H + h
+    j, jm = pair_offsets(K, BK2)
+    cv = i_v * BV + tl.arange(0, BV)
+    vm = cv < V
+    sm = vm[:, None] & jm[None, :]
+    soff = bh * V * K + cv[:, None] * K + 2 * j[None, :]
+    r = tl.arange(0, BT)
     # S_0 = S_init + ((1 - lam_0) dt_0) v_init k_init^T; alpha_0 comes with the first la
     lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
     prev0 = (1 - lam0) * tl.load(dt + bh * T).to(tl.float32)
@@ -195,8 +267,9 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
             tl.store(hbuf + hoff, Se, mask=sm)
             tl.store(hbuf + hoff + 1, So, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        _, _, qe, qo, ke, ko = chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am,
-                                          qbe, qbo, kbe, kbo)
+        pm = rm[:, None] & jm[None, :]
+        qe, qo = _halves(qr, rows, H, h, K, j, pm)
+        ke, ko = _halves(kr, rows, H, h, K, j, pm)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -224,17 +297,8 @@ def chunk_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
         hoff = (bh * (NC + 1) + NC) * V * K + cv[:, None] * K + 2 * j[None, :]
         tl.store(hbuf + hoff, Se, mask=sm)
         tl.store(hbuf + hoff + 1, So, mask=sm)
-    # the last token's rotated key and its value: the same operations as its chunk's
+    # the last token's value
     last = b.to(tl.int64) * T + T - 1
-    theta = tl.load(phase + (last * H + h) * A + j, mask=am, other=0.0).to(tl.float32)
-    cos = tl.cos(theta)
-    sin = tl.sin(theta)
-    kl0 = tl.load(k + (last * Hq + hq) * K + 2 * j, mask=jm, other=0.0).to(tl.float32)
-    kl1 = tl.load(k + (last * Hq + hq) * K + 2 * j + 1, mask=jm, other=0.0).to(tl.float32)
-    kle, klo = turn(kl0 + kbe, kl1 + kbo, cos, sin, am)
-    if i_v == 0:
-        tl.store(kT + bh * K + 2 * j, kle.to(kT.dtype.element_ty), mask=jm)
-        tl.store(kT + bh * K + 2 * j + 1, klo.to(kT.dtype.element_ty), mask=jm)
     vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)
     tl.store(vT + bh * V + cv, vl.to(vT.dtype.element_ty), mask=vm)
 
@@ -295,11 +359,16 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     # One warp: a program's A <= 64 phases fit it, and more warps would repeat its chain (the
     # decode step ran 2-4x slower at 4 warps than at 1-2, kernels/mamba3/NOTES.md)
     phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA,
-                             num_warps=1)
+                             BT=1024, num_warps=1)
+    qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
+    kr = torch.empty_like(qr)
+    rotate_fwd_kernel[(NC, H, B)](args[0], args[1], phase, args[6], args[7], qr, kr, T, H,
+                                  H // Hq, K, A, BT=chunk_size, BK2=pair_block(K))
+    # the last token's turned key: its row of kr, back from halves to pairs
+    final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
     BV = min(block_v, max(16, triton.next_power_of_2(V)))
     chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
-        *args[:8], *args[9:], phase, *states[1:], out, *final[1:], *saved, T, H, H // Hq, K, V,
-        A,
+        qr, kr, *args[2:6], *args[9:], *states[1:], out, final.ssm, final.v, *saved, T, H, K, V,
         BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
         STORE=store, **launch(q.dtype))
     fallback = fallback_flag(out, *final)

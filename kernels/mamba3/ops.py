@@ -52,6 +52,15 @@ def mod_two_pi(x):
 
 
 @triton.jit
+def wrap_once(x):
+    """mod_two_pi(x), bitwise, for x in (-2 pi, 4 pi): the exact fmod there is x, or
+    x - 2 pi from 2 pi on, which is exact (Sterbenz: 2 pi <= x <= 2 (2 pi)). A phase in
+    [0, 2 pi] plus a turn of at most pi in size stays in that range."""
+    r = tl.where(x >= TWO_PI, x - TWO_PI, x)
+    return tl.where(r < 0, r + TWO_PI, r)
+
+
+@triton.jit
 def phase_step(angle, dt):
     """pi tanh(angle) dt, in fp64, in the reference's association: a token's turn."""
     return PI * tanh64(angle) * dt.to(tl.float64)
