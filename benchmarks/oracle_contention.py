@@ -5,7 +5,8 @@ A sequential reference (kernels/mamba3, kernels/gdn) is tens of thousands of sma
 per evaluation, and the magnitude trace reads a few booleans back to the host per operation.
 Each such read waits for the GPU; with many judges on one GPU, for their work too. This times
 the same evaluation in 1 process and in N at once (each its own CUDA context, as judges are),
-and on the CPU, with the number of operations and host reads it makes.
+and on the CPU, with the number of operations and host reads it makes; with --trusting also
+the trusting trace (what GateContext runs on a GPU), which skips the fingerprint checks' reads.
 
     python benchmarks/oracle_contention.py --problem kernels/mamba3/kernelbench/KernelBench/level3/1_Mamba3SISO.py \
         --devices cpu,cuda --procs 1,4,14 --trusting
@@ -22,7 +23,6 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from kdiff.data.problem import load_problem
-from kdiff.numerics import oracle
 from kdiff.numerics.oracle import run_oracle
 
 HOST_READS = {"aten.equal.default", "aten.is_nonzero.default", "aten._local_scalar_dense.default"}
@@ -38,16 +38,6 @@ class Counting(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-_checking_lookup = oracle.MagnitudeTracer.lookup
-
-
-def _trusting_lookup(self, t: torch.Tensor) -> oracle.Traced:
-    """MagnitudeTracer.lookup without its fingerprint check (a host read per traced
-    operand): what the evaluation would cost if that check were deferred."""
-    entry = self._entries.get(self._key(t))
-    return entry[1] if entry is not None else _checking_lookup(self, t)
-
-
 def _setup(path: str, device: str, sizes: dict[str, int]) -> tuple[torch.nn.Module, list]:
     problem = load_problem(path)
     problem.set_sizes(sizes)
@@ -57,9 +47,9 @@ def _setup(path: str, device: str, sizes: dict[str, int]) -> tuple[torch.nn.Modu
     return model, inputs
 
 
-def _evaluate(model, inputs, device: str) -> float:
+def _evaluate(model, inputs, device: str, trusting: bool) -> float:
     start = time.perf_counter()
-    run_oracle(model, inputs, magnitudes=True)
+    run_oracle(model, inputs, magnitudes=True, trusting=trusting)
     if device == "cuda":
         torch.cuda.synchronize()
     return time.perf_counter() - start
@@ -67,13 +57,11 @@ def _evaluate(model, inputs, device: str) -> float:
 
 def times(path: str, device: str, repeats: int, sizes: dict[str, int], barrier=None,
           trusting: bool = False) -> list[float]:
-    if trusting:
-        oracle.MagnitudeTracer.lookup = _trusting_lookup
     model, inputs = _setup(path, device, sizes)
-    _evaluate(model, inputs, device)  # first-call costs (dispatch, CUDA's lazy modules)
+    _evaluate(model, inputs, device, trusting)  # first-call costs (dispatch, CUDA's modules)
     if barrier is not None:
         barrier.wait()
-    return [_evaluate(model, inputs, device) for _ in range(repeats)]
+    return [_evaluate(model, inputs, device, trusting) for _ in range(repeats)]
 
 
 def _child(path: str, device: str, repeats: int, sizes: dict[str, int], barrier, results,
@@ -104,7 +92,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--sizes", default="", help="size constants, e.g. seq_len=1368")
     parser.add_argument("--trusting", action="store_true",
-                        help="also time each without the fingerprint check's host reads")
+                        help="also time each with the trusting trace (no host read per "
+                             "traced operand: run_oracle(trusting=True))")
     args = parser.parse_args()
     sizes = {k: int(v) for k, v in (kv.split("=") for kv in args.sizes.split(",") if kv)}
     model, inputs = _setup(args.problem, "cpu", sizes)

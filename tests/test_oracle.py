@@ -1,8 +1,10 @@
 """The float64 oracle's traced depth and magnitude, on operations whose answers are known."""
+from pathlib import Path
+
 import pytest
 import torch
 
-from kdiff.numerics.oracle import run_oracle
+from kdiff.numerics.oracle import TrustedStaleEntry, run_oracle
 
 
 class Lambda(torch.nn.Module):
@@ -161,3 +163,136 @@ def test_what_an_op_writes_over_unread_is_not_behind_its_result(write):
     x = torch.tensor([1.0, -3.0, 0.5])
     r = run_oracle(Lambda(fn), [x])
     assert 3.0 <= r.peaks[0] <= 20.0, r.peaks
+
+
+# -- the trusting trace: no synchronisation per traced operand, the checking trace's result --
+
+def _overwritten_unseen(x):
+    """A traced product, then written over by a kernel the tracer cannot see, then used."""
+    y = x * 2.0
+    with torch.utils._python_dispatch._disable_current_modes():
+        y.copy_(x.sum(-1, keepdim=True).expand_as(y))
+    return torch.sigmoid(y + 1.0)
+
+
+def _fields(r):
+    return r.values, r.magnitudes, r.depths, r.peaks, r.quantizations
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return a.dtype == b.dtype and torch.equal(a, b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+MAMBA3 = (Path(__file__).parent.parent / "kernels" / "mamba3" / "kernelbench" / "KernelBench" /
+          "level3" / "1_Mamba3SISO.py")
+
+
+def _mamba3_model_and_inputs():
+    from kdiff.data.problem import load_problem
+    problem = load_problem(MAMBA3)
+    torch.manual_seed(0)
+    return problem.Model(*problem.get_init_inputs()).double(), problem.get_inputs()
+
+
+@pytest.mark.parametrize("case", ["matmul_norm", "in_place", "dropout", "zero_operands",
+                                  "mamba3"])
+def test_a_trusting_trace_gives_the_checking_traces_result(case):
+    """Bit for bit, every field: the trace that skips its per-operand checks (the GPU's
+    synchronisations) and the one that makes them, on a chain of norms and products, in-place
+    operations, a random op, and Mamba-3's sequential reference (84,000 operations)."""
+    if case == "mamba3":
+        model, inputs = _mamba3_model_and_inputs()
+    else:
+        model = Lambda({
+            "matmul_norm": lambda a, b: torch.nn.functional.layer_norm(a @ b, (8,)).relu(),
+            "in_place": lambda a, b: (a * 1.0).add_(b[:, :8]).mul_(a).sum(0),
+            "dropout": lambda a, b: torch.nn.functional.dropout(a @ b, 0.5, True) * a.sum(),
+            # operands of magnitude 0, of an elementwise op and of two mixing ones
+            "zero_operands": lambda a, b: (
+                torch.nn.functional.layer_norm(torch.zeros_like(a), (8,))
+                + torch.softmax(torch.zeros_like(b), -1) * a + a * torch.zeros_like(b)),
+        }[case])
+        generator = torch.Generator().manual_seed(1)
+        inputs = [torch.randn(8, 8, generator=generator), torch.randn(8, 8, generator=generator)]
+    results = []
+    for trusting in (False, True):
+        torch.manual_seed(5)
+        results.append(run_oracle(model, inputs, trusting=trusting))
+    assert _same(_fields(results[0]), _fields(results[1]))
+
+
+def test_a_trusting_trace_reads_nothing_back_per_operation():
+    """What trusting is for: on a GPU each value read back to the host waits for the device.
+    Mamba-3's sequential reference, traced: thousands of reads checking, only the outputs'
+    peaks and the one stale flag trusting."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class HostReads(TorchDispatchMode):
+        reads = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func in (torch.ops.aten.equal.default, torch.ops.aten.is_nonzero.default,
+                        torch.ops.aten._local_scalar_dense.default):
+                self.reads += 1
+            return func(*args, **(kwargs or {}))
+
+    model, inputs = _mamba3_model_and_inputs()
+    reads = []
+    for trusting in (False, True):
+        with HostReads() as counted:
+            result = run_oracle(model, inputs, trusting=trusting)
+        reads.append(counted.reads)
+    assert reads[0] > 1000 and reads[1] <= len(result.values) + 1, reads
+
+
+def test_a_trusting_trace_that_used_an_entry_written_over_unseen_says_so():
+    x = torch.tensor([[1.0, -1.0, 3.0], [2.0, 3.0, 4.0]])
+    checking = run_oracle(Lambda(_overwritten_unseen), [x])
+    assert checking.depths == [2]  # the copy's values taken as they are, then + and sigmoid
+    with pytest.raises(TrustedStaleEntry):
+        run_oracle(Lambda(_overwritten_unseen), [x], trusting=True)
+
+
+OVERWRITING_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        noise = torch.rand_like(x)  # a draw before the unseen write: the rerun draws it again
+        y = x * 2.0
+        with torch.utils._python_dispatch._disable_current_modes():
+            y.copy_(x.sum(-1, keepdim=True).expand_as(y))
+        return torch.sigmoid(y + noise)
+
+
+def get_inputs():
+    return [torch.randn(4, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_the_judge_runs_the_oracle_again_checking_where_trusting_was_wrong(tmp_path):
+    """A context that trusts (as on a GPU) and meets a reference writing unseen gets the
+    checking trace's evaluation, drawn from the same random state, and checks from then on."""
+    from kdiff.data.problem import load_problem
+    from kdiff.judging.context import GateContext
+    path = tmp_path / "1_Overwrite.py"
+    path.write_text(OVERWRITING_PROBLEM)
+    evaluations = []
+    for trusting in (False, True):
+        ctx = GateContext(load_problem(path), candidate=None)
+        ctx.oracle_trusting = trusting
+        inputs = ctx.benchmark_inputs(0)
+        torch.manual_seed(7)  # the state the reference's forward draws from, in both
+        evaluations.append(ctx.evaluate_uncached(inputs))
+        assert not ctx.oracle_trusting
+    assert _same(_fields(evaluations[0].oracle), _fields(evaluations[1].oracle))

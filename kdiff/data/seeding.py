@@ -1,6 +1,7 @@
 """What makes the judge and the worker reproducible: the seeds of the generators that a
-problem's get_inputs() and a model's __init__ draw from, torch's thread count, and the
-precision of torch's own fp32 matmuls and convolutions."""
+problem's get_inputs() and a model's __init__ draw from (and their states, to draw the same
+again), torch's thread count, and the precision of torch's own fp32 matmuls and
+convolutions."""
 from __future__ import annotations
 
 import torch
@@ -13,6 +14,19 @@ def set_seed(seed: int) -> None:
     torch.default_generator.manual_seed(seed)
     if torch.cuda.is_available():
         torch.cuda.manual_seed_all(seed)
+
+
+def random_state(device: str) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The states of the CPU generator and of `device`'s (a CUDA one), to draw again from."""
+    cuda = torch.cuda.get_rng_state(torch.device(device)) if device.startswith("cuda") else None
+    return torch.get_rng_state(), cuda
+
+
+def set_random_state(device: str, state: tuple[torch.Tensor, torch.Tensor | None]) -> None:
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state(cuda, torch.device(device))
 
 
 def one_thread() -> None:

@@ -18,10 +18,11 @@ from kdiff.data.cache import cache_root
 from kdiff.data.digest import digest
 from kdiff.data.model import Profile
 from kdiff.data.problem import ProblemModule
+from kdiff.data.seeding import random_state, set_random_state
 from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes, tolerance
-from kdiff.numerics.oracle import OracleResult, run_oracle
+from kdiff.numerics.oracle import OracleResult, TrustedStaleEntry, run_oracle
 from kdiff.numerics.tolerance import BoundModel
 from kdiff.sandbox.process import (
     CandidateFailure,
@@ -234,6 +235,9 @@ class GateContext:
         self.calls_served = 0  # candidate calls answered from an earlier one
         self._evaluations: dict[str, Evaluation] = {}
         self.oracle_cache = OracleCache(problem.path, self.device)
+        # Whether the oracle's trace trusts its entries (_traced_oracle): on a GPU, where each
+        # check is a synchronisation, until the reference is seen to write unseen.
+        self.oracle_trusting = self.device.startswith("cuda")
         self.evaluations_computed = 0  # oracle evaluations neither in memory nor on disk
         # Draws on which the reference broke an earlier judge's CUDA context (draw_key).
         self.broken_draws: frozenset[str] = frozenset()
@@ -536,11 +540,10 @@ class GateContext:
             reference = self.run_reference(rounded, seed, dtype, cotangents)
         working = self.reference(seed, dtype)
         stored = {n: t.dtype for n, t in [*working.named_parameters(), *working.named_buffers()]}
-        oracle_model = self.reference(seed, torch.float64)
         self._device_clean()
         try:
-            oracle = run_oracle(oracle_model, self.to_device(rounded), cotangents, magnitudes,
-                                self.arithmetic(dtype), stored)
+            oracle = self._traced_oracle(rounded, seed, cotangents, magnitudes,
+                                         self.arithmetic(dtype), stored)
             self._synchronize()
         except Exception as exc:  # noqa: BLE001
             if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
@@ -550,6 +553,25 @@ class GateContext:
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], self.arithmetic(dtype),
                           cotangents)
+
+    def _traced_oracle(self, rounded: list[Any], seed: int,
+                       cotangents: list[torch.Tensor] | None, magnitudes: bool,
+                       arithmetic: torch.dtype, stored: dict[str, torch.dtype]) -> OracleResult:
+        """The float64 oracle on the judge's device. While `oracle_trusting` the trace trusts
+        its entries (no synchronisation per traced operand); where an entry it used had been
+        written over unseen, the oracle runs again from the same random state, checking each
+        one: the result is always the checking trace's."""
+        trusting = self.oracle_trusting
+        model = self.reference(seed, torch.float64)  # built (and seeded) before the state
+        state = random_state(self.device) if trusting else None
+        try:
+            return run_oracle(model, self.to_device(rounded), cotangents, magnitudes,
+                              arithmetic, stored, trusting=trusting)
+        except TrustedStaleEntry:
+            self.oracle_trusting = False  # this reference writes unseen: check from now on
+            set_random_state(self.device, state)
+            return run_oracle(self.reference(seed, torch.float64), self.to_device(rounded),
+                              cotangents, magnitudes, arithmetic, stored)
 
     def random_reference(self) -> str | None:
         """Why the reference's values cannot be judged element by element, or None. Two runs

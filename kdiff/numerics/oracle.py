@@ -213,9 +213,14 @@ class MagnitudeTracer(TorchDispatchMode):
     """Runs float64 code and records, per produced tensor, its magnitude, depth, stored
     format and quantization."""
 
-    def __init__(self, magnitudes: bool = True, arithmetic: torch.dtype = torch.float32
-                 ) -> None:
+    def __init__(self, magnitudes: bool = True, arithmetic: torch.dtype = torch.float32,
+                 trusting: bool = False) -> None:
         super().__init__()
+        # Trusting: a traced entry is used without first reading its fingerprint check back
+        # to the host (a synchronisation per traced operand on a GPU); the checks are or-ed
+        # into one device flag instead, read once by `trusted_a_stale_entry`.
+        self.trusting = trusting
+        self._stale: torch.Tensor | None = None
         # Storage roundings to formats no coarser than the arithmetic are the arithmetic's
         # own roundings, which the depth already counts.
         self.arithmetic_u = unit_roundoff(arithmetic)
@@ -253,10 +258,19 @@ class MagnitudeTracer(TorchDispatchMode):
         """What the trace knows of `t`; of an untraced tensor: its own |values|, stored as it
         is."""
         entry = self._entries.get(self._key(t))
+        if entry is not None and self.trusting:
+            stale = entry[2] != _fingerprint(t)
+            self._stale = stale if self._stale is None else self._stale | stale
+            return entry[1]
         if entry is not None and torch.equal(entry[2], _fingerprint(t)):
             return entry[1]
         own = t.detach().abs()
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
+
+    def trusted_a_stale_entry(self) -> bool:
+        """Whether a trusting lookup used an entry that something unseen had written over
+        (where the checking lookup would have taken the tensor's own values)."""
+        return self._stale is not None and bool(self._stale)
 
     def _known(self, flat: list) -> list[Traced | None]:
         return [self.lookup(a) if _is_float(a) else None for a in flat]
@@ -322,7 +336,8 @@ class MagnitudeTracer(TorchDispatchMode):
             groups = GROUPED_OPERAND[func](args, kwargs) if func in GROUPED_OPERAND else None
             with draw if draw is not None else contextlib.nullcontext():
                 magnitudes = _finite_difference(func, before, spec, known, out, mutates, draw,
-                                                mixing=local > 1, groups=groups)
+                                                mixing=local > 1, groups=groups,
+                                                trusting=self.trusting)
             if func in LOG_OF_SUM:
                 magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
         m_outs, _ = tree_flatten(magnitudes)
@@ -437,7 +452,7 @@ def _hadamard(positions: torch.Tensor, order: int, row: int) -> torch.Tensor:
 
 def _finite_difference(func, flat: list, spec, known: list, out: Any,
                        mutates: bool, draw: _Draw | None = None, mixing: bool = False,
-                       groups: torch.Tensor | None = None) -> Any:
+                       groups: torch.Tensor | None = None, trusting: bool = False) -> Any:
     """|out| plus, per floating operand k, |J_k M_k| by a central difference. `flat` holds
     the operands as they were before the op ran; an op that writes into an operand gets
     fresh copies for each evaluation, so that neither the trace nor `flat` is written. A
@@ -464,21 +479,33 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
         if not _is_float(a):
             continue
         m = known[k].magnitude
-        if not bool((m > 0).any()):
-            continue
-        _add_slopes(func, flat, spec, k, a, [m], mutates, draw, total)
-        if not mixing or m.numel() <= 1:
-            continue
-        size = int(groups.max()) + 1 if k == 0 and groups is not None and groups.numel() \
-            else None
-        if size is not None and size <= PROBED_GROUP and groups.shape == m.shape:
-            order = 1 << (size - 1).bit_length()
-            positions = groups.to(m.device)
-            directions = [_hadamard(positions, order, p).to(m.dtype) * m for p in range(order)]
-            _add_slopes(func, flat, spec, k, a, directions, mutates, draw, total)
-        else:
-            _add_slopes(func, flat, spec, k, a, [_rademacher(m) * m], mutates, draw, total)
+        # An operand of magnitude 0 adds nothing. Trusting, that is decided on the device
+        # (its slopes taken and then dropped) rather than read back to the host.
+        if trusting:
+            before = list(total)
+            _add_operand_slopes(func, flat, spec, k, a, m, mutates, draw, total, mixing, groups)
+            adds = (m > 0).any()
+            total[:] = [t if t is b else torch.where(adds, t, b) for t, b in zip(total, before)]
+        elif bool((m > 0).any()):
+            _add_operand_slopes(func, flat, spec, k, a, m, mutates, draw, total, mixing, groups)
     return out_spec.unflatten(total)
+
+
+def _add_operand_slopes(func, flat: list, spec, k: int, a: torch.Tensor, m: torch.Tensor,
+                        mutates: bool, draw: _Draw | None, total: list, mixing: bool,
+                        groups: torch.Tensor | None) -> None:
+    _add_slopes(func, flat, spec, k, a, [m], mutates, draw, total)
+    if not mixing or m.numel() <= 1:
+        return
+    size = int(groups.max()) + 1 if k == 0 and groups is not None and groups.numel() \
+        else None
+    if size is not None and size <= PROBED_GROUP and groups.shape == m.shape:
+        order = 1 << (size - 1).bit_length()
+        positions = groups.to(m.device)
+        directions = [_hadamard(positions, order, p).to(m.dtype) * m for p in range(order)]
+        _add_slopes(func, flat, spec, k, a, directions, mutates, draw, total)
+    else:
+        _add_slopes(func, flat, spec, k, a, [_rademacher(m) * m], mutates, draw, total)
 
 
 def _add_slopes(func, flat: list, spec, k: int, a: torch.Tensor,
@@ -583,6 +610,11 @@ class OracleResult:
     quantizations: list[float]
 
 
+class TrustedStaleEntry(Exception):
+    """A trusting trace (MagnitudeTracer.trusting) used an entry that something unseen had
+    written over: its result is not the checking trace's, so run it again checking."""
+
+
 def to_float64(x: Any) -> Any:
     return x.detach().to(torch.float64) if _is_float(x) else x
 
@@ -590,16 +622,19 @@ def to_float64(x: Any) -> Any:
 def run_oracle(model: torch.nn.Module, inputs: list[Any],
                cotangents: list[torch.Tensor] | None = None, magnitudes: bool = True,
                arithmetic: torch.dtype = torch.float32,
-               stored: dict[str, torch.dtype] | None = None) -> OracleResult:
+               stored: dict[str, torch.dtype] | None = None,
+               trusting: bool = False) -> OracleResult:
     """`model` must already be in float64 (parameters and buffers upcast); `stored` names the
     working format of each of its parameters and buffers, `inputs` are in theirs, and
     `arithmetic` is the precision the working run computes in. With `cotangents`, the
     gradients of the outputs against every floating input (the VJP) follow the outputs,
-    traced through the backward pass like any other operation."""
+    traced through the backward pass like any other operation. `trusting` traces without a
+    synchronisation per operand and raises TrustedStaleEntry where that made a difference
+    (the caller runs it again without)."""
     args = [to_float64(x) for x in inputs]
     if cotangents is not None:
         args = [a.requires_grad_() if _is_float(a) else a for a in args]
-    tracer = MagnitudeTracer(magnitudes, arithmetic)
+    tracer = MagnitudeTracer(magnitudes, arithmetic, trusting)
     for x, a in zip(inputs, args):
         if _is_float(a):
             tracer.declare(a, x.dtype)
@@ -617,16 +652,20 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
                                                  for g, a in zip(grads, wrt)]
     values, mags, depths, peaks, quantizations = [], [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_float(a))
-    for o in outs:
-        o = o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
-        if not o.is_floating_point():  # indices, masks: exact, judged as such
+    outs = [o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
+            for o in outs]
+    found = [tracer.lookup(o) if o.is_floating_point() else None for o in outs]
+    if tracer.trusted_a_stale_entry():
+        raise TrustedStaleEntry("an operand was written outside the traced operations")
+    for o, traced in zip(outs, found):
+        if traced is None:  # indices, masks: exact, judged as such
             values.append(o)
             mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device))
             depths.append(1)
             peaks.append(0.0)
             quantizations.append(0.0)
             continue
-        m, d, peak, _, q = tracer.lookup(o)
+        m, d, peak, _, q = traced
         if d == 0 and not _is_input(o, args):
             m, d = opaque_scale(o, float_numel)
             peak = torch.maximum(peak, _largest(m))
