@@ -195,3 +195,25 @@ def test_a_judge_prunes_the_oracle_cache_once_and_again_after_storing_enough(
     oracle_cache.OracleCache(RELU, "cpu")
     oracle_cache.OracleCache(RELU, "cpu")
     assert pruned == [tmp_path / "cache" / "oracle"] * 2
+
+
+def test_a_remembered_digest_is_the_digest_of_the_same_values():
+    """DigestMemo names a list as digest() does, and remembers it only for the same tensors,
+    none written since: an in-place write, another tensor of other values, or another scalar
+    gives the other list's digest; equal values in new tensors give the same one."""
+    from kdiff.data.digest import DigestMemo, digest
+    memo = DigestMemo(size=2)
+    x = torch.arange(6.0)
+    assert memo(["float32", x, 3]) == digest(["float32", x, 3])
+    assert memo(["float32", x, 3]) == digest(["float32", torch.arange(6.0), 3])
+    assert memo(["float32", x, 4]) == digest(["float32", x, 4]) != memo(["float32", x, 3])
+    x[2] = -1.0  # in place: the same object, new values
+    assert memo(["float32", x, 3]) == digest(["float32", x, 3])
+    assert memo(["float32", x, 3]) != digest(["float32", torch.arange(6.0), 3])
+    for i in range(3):  # more lists than it holds: the oldest is digested again, the same
+        memo([torch.full((2,), float(i))])
+    assert memo(["float32", x, 3]) == digest(["float32", x, 3])
+    listed = [[x]]  # a mutable container: digested afresh every time
+    before = memo(listed)
+    listed[0].append(x)
+    assert memo(listed) != before

@@ -5,6 +5,7 @@ and bytes, and every other value's type and repr, in order."""
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from typing import Any
 
 import torch
@@ -34,3 +35,33 @@ def digest(*values: Any) -> str:
     for v in values:
         _update(h, v)
     return h.hexdigest()
+
+
+# Values that cannot change while held: an item of one of these types, held, keeps its value.
+_IMMUTABLE = (int, float, bool, str, bytes, type(None), torch.dtype)
+
+
+class DigestMemo:
+    """digest() of argument lists, remembered: a list of the same tensor objects, none written
+    since (their version counters: every in-place operation advances them), and equal values
+    of immutable types, has the same digest. The lists remembered are held, so no tensor's id
+    is reused while it is remembered; at most `size` of them. A list with any other item (a
+    list, an object) is digested afresh each time."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._held: OrderedDict[tuple, tuple[list[Any], str]] = OrderedDict()
+
+    def __call__(self, values: list[Any]) -> str:
+        if not all(isinstance(v, (torch.Tensor, *_IMMUTABLE)) for v in values):
+            return digest(values)
+        key = tuple(("tensor", id(v), v._version) if isinstance(v, torch.Tensor)
+                    else (type(v), v) for v in values)
+        if key in self._held:
+            self._held.move_to_end(key)
+            return self._held[key][1]
+        found = digest(values)
+        self._held[key] = (list(values), found)
+        if len(self._held) > self.size:
+            self._held.popitem(last=False)
+        return found

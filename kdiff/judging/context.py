@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from kdiff.data.cache import cache_root
-from kdiff.data.digest import digest
+from kdiff.data.digest import DigestMemo, digest
 from kdiff.data.model import Profile
 from kdiff.data.problem import ProblemModule
 from kdiff.data.seeding import random_state, set_random_state
@@ -234,6 +234,9 @@ class GateContext:
         self.calls_made = 0  # candidate calls sent to the worker
         self.calls_served = 0  # candidate calls answered from an earlier one
         self._evaluations: dict[str, Evaluation] = {}
+        # The content digest of a trial's inputs, taken once for the oracle's key and the
+        # call's (a gate evaluates and calls on the same tensors).
+        self._inputs_digests = DigestMemo()
         self.oracle_cache = OracleCache(problem.path, self.device)
         # Whether the oracle's trace trusts its entries (_traced_oracle): on a GPU, where each
         # check is a synchronisation, until the reference is seen to write unseen.
@@ -465,6 +468,11 @@ class GateContext:
             raise ReferenceFailure(f"reference raised {error}") from None
         return outs, args
 
+    def inputs_digest(self, inputs: list[Any], dtype: torch.dtype | None) -> str:
+        """What names the values the oracle and the candidate are given for `inputs` at
+        `dtype` (gen.cast_inputs, a function of both): the content digest of both."""
+        return self._inputs_digests([str(dtype), *inputs])
+
     def draw_key(self, inputs: list[Any], seed: int, dtype: torch.dtype | None) -> str | None:
         """What names one reference run's draw across judges: the inputs as the gate passed
         them (on the host), the seed, the dtype and the problem's sizes; None where an input
@@ -505,8 +513,9 @@ class GateContext:
         candidate and on disk for every candidate of the problem (kdiff.judging.oracle_cache);
         one traced with magnitudes serves a request without."""
         rounded = gen.cast_inputs(inputs, dtype)
+        content = self.inputs_digest(inputs, dtype)
         # The entry traced with magnitudes first: it serves both kinds of request.
-        keys = [digest(rounded, seed, str(dtype), sorted(self.constants.items()), traced,
+        keys = [digest(content, seed, str(dtype), sorted(self.constants.items()), traced,
                        self.backward) for traced in (True, False)[:2 - magnitudes]]
         for key in keys:
             if key in self._evaluations:
@@ -624,7 +633,7 @@ class GateContext:
             options["cotangents"] = self.cotangents(shapes)
         shared = None
         if self.sharing_calls and options.keys() <= SHAREABLE_OPTIONS:
-            shared = digest(key, payload, options)
+            shared = digest(key, self.inputs_digest(inputs, dtype), options)
             if shared in self._calls:
                 self.calls_served += 1
                 return self._calls[shared]
