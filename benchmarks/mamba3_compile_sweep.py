@@ -109,7 +109,7 @@ def source(job):
         types = dict(lows, phase="*fp64")
     elif job["kernel"] == "phase":
         fn = forward.phase_fwd_kernel
-        const = dict(BA=A, BT=1024)
+        const = dict(BA=A, BT=1024, BP=8)
         types = dict(phase="*fp64", thetaT=low)
     else:
         fn = recurrent.recurrent_fwd_kernel

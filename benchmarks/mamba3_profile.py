@@ -105,9 +105,9 @@ def forward_sweep(rows: int) -> None:
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
     saved = dict(forward.WARPS), dict(forward.STAGES)
     for chunk in (64, 32):
-        for block_v in (64, 32):
+        for block_v in (64,):
             for warps in (8, 4):
-                for stages in (1,):  # a second stage only adds shared memory (forward.py)
+                for stages in (1, 2, 3):
                     forward.WARPS["low"], forward.STAGES["low"] = warps, stages
                     try:
                         ms = triton.testing.do_bench(lambda c=chunk, bv=block_v: (
@@ -120,6 +120,7 @@ def forward_sweep(rows: int) -> None:
                           flush=True)
     forward.WARPS.update(saved[0])
     forward.STAGES.update(saved[1])
+    kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
     try:
         ms = triton.testing.do_bench(lambda: bench.theirs_forward(low, f32))
     except (ImportError, OSError) as err:

@@ -41,12 +41,15 @@ os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.mamba3 decorates it
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 from kdiff.kernels.mamba3 import backward as m3_backward
 from kdiff.kernels.mamba3 import forward as m3_forward
 from kdiff.kernels.mamba3 import mamba3_siso_chunked, mamba3_siso_recurrence
 from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
+from kdiff.kernels.mamba3.ops import cos_sin
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 from kdiff.kernels.mamba3.reference import States
 from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
@@ -317,6 +320,31 @@ def test_the_phase_wraps_token_by_token_as_the_oracles():
     assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * want.abs().max()
 
 
+@triton.jit
+def cos_sin_kernel(theta, cos, sin, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c, s = cos_sin(tl.load(theta + i, mask=i < n, other=0.0))
+    tl.store(cos + i, c, mask=i < n)
+    tl.store(sin + i, s, mask=i < n)
+
+
+def test_the_chunk_kernels_cosine_and_sine_are_within_two_units_of_the_exact():
+    """ops.cos_sin (the chunk kernels' rotations) against float64 cos and sin: within 2u
+    absolute (u = 2^-24) over [0, 2 pi], the quarter turns and both ends included; NaN
+    stays NaN."""
+    quarter = torch.arange(9, dtype=torch.float64) * (math.pi / 4)
+    edges = torch.cat([quarter, quarter.nextafter(quarter + 1), quarter.nextafter(quarter - 1)])
+    theta = torch.cat([torch.rand(1 << 16, dtype=torch.float64, generator=torch.Generator()
+                                  .manual_seed(3)) * 2 * math.pi,
+                       edges.clamp(0, 2 * math.pi), torch.tensor([math.nan], dtype=torch.float64)])
+    cos, sin = torch.empty_like(theta, dtype=torch.float32), torch.empty_like(theta, dtype=torch.float32)
+    cos_sin_kernel[(triton.cdiv(theta.numel(), 1024),)](theta, cos, sin, theta.numel(), BLOCK=1024)
+    u = unit_roundoff(torch.float32)
+    assert (cos[:-1].double() - theta[:-1].cos()).abs().max() <= 2 * u
+    assert (sin[:-1].double() - theta[:-1].sin()).abs().max() <= 2 * u
+    assert cos[-1].isnan() and sin[-1].isnan()
+
+
 def test_the_phase_walk_reduces_small_turns_as_the_exact_fmod_does():
     """phase_fwd_kernel reduces with wrap_once where every dt is within [-1, 1], and with the
     exact fmod otherwise: the two must give bitwise the same phases. Turns of exactly +-pi
@@ -441,6 +469,7 @@ def test_compiled_kernels_match_the_oracle_on_cuda():
 PHASE_ON_CUDA = """
 import json, sys, torch
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
+from kdiff.kernels.mamba3.ops import cos_sin
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 from kdiff.kernels.mamba3.reference import States
 torch.manual_seed(6)  # recurrence_args' draw

@@ -28,6 +28,7 @@ import triton.language as tl
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import mm
 from kdiff.kernels.mamba3.ops import (
+    cos_sin,
     load_halves,
     mod_two_pi,
     pair_offsets,
@@ -102,21 +103,12 @@ def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, k
     biases, each as its two halves of key pairs (fp32)."""
     th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
                  mask=rm[:, None] & am[None, :], other=0.0)
-    # cos and sin in fp32 of the phase rounded to fp32. The stored phase is already reduced
-    # to [0, 2 pi) in fp64 (phase_fwd_kernel), so rounding it moves it by at most 2^-22
-    # (half an ulp below 8) = 4u, and libdevice's cosf/sinf (tl.cos/tl.sin of fp32, not the
-    # approximate PTX) err by at most 2 ulp = 2u: cos and sin are within 6u absolute of the
-    # exact ones, where the fp64 functions rounded once were within u. Through a rotation
-    # (norm-preserving) that is at most 6 sqrt 2 u ~ 9 roundings of the pair's norm, against
-    # the test module's error model: it counts K + V + 4C roundings per chunk where the
-    # longest path forms K + 2C + 10 (rotation 3, q'.k' K, P's 3, P V C, the state step
-    # C + 1, D v and silu 3), a slack of V + 2C - 10 >= 46 at every tested size, so N stands.
-    # The fp64 functions were a [BT, K/2] tile each per chunk: on sm_90 (bf16, BT 64, 4
-    # warps) 1066 static fp64 instructions and 11 kB of spills, with these 109 and 1.7 kB
-    # (benchmarks/mamba3_compile_sweep.py).
-    th = th.to(tl.float32)
-    cos = tl.cos(th)
-    sin = tl.sin(th)
+    # cos and sin within 2u absolute (ops.cos_sin). Through a rotation (norm-preserving)
+    # that is at most 2 sqrt 2 u ~ 3 roundings of the pair's norm, against the test
+    # module's error model: it counts K + V + 4C roundings per chunk where the longest path
+    # forms K + 2C + 10 (rotation 3, q'.k' K, P's 3, P V C, the state step C + 1, D v and
+    # silu 3), a slack of V + 2C - 10 >= 46 at every tested size, so N stands.
+    cos, sin = cos_sin(th)
     qk_base = ((rows * Hq + hq) * K)[:, None]
     pm = rm[:, None] & jm[None, :]
     q0, q1 = _pairs(q, qk_base, j, pm)
@@ -128,39 +120,45 @@ def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, k
 
 @triton.jit
 def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am,
-                SMALL_TURNS: tl.constexpr):
-    """Tokens 1.. of phase_fwd_kernel's walk from token 0's phase `theta`; with SMALL_TURNS
-    (every dt within [-1, 1]: a turn of at most pi) each reduction is wrap_once, bitwise the
-    exact fmod's on that range. A token's turn pi tanh(angles_t) dt_t does not depend on the
-    phase, so the loop's chain is one fp64 add and one reduction per token: token t + 1's
-    turn is formed beside token t's reduction, from loads issued a token before that, so
-    neither the fp64 tanh nor the loads' latency waits on the chain (the same operations on
-    the same values: bitwise the same phases)."""
-    nxt = tl.minimum(1, T - 1)  # past the last token, the last reloads itself, unused
-    turn_t = phase_step(tl.load(angles + ((first + nxt) * H + h) * A + a, mask=am, other=0.0),
-                        tl.load(dt + bh * T + nxt))
-    after = tl.minimum(2, T - 1)
-    ang = tl.load(angles + ((first + after) * H + h) * A + a, mask=am, other=0.0)
-    dt_t = tl.load(dt + bh * T + after)
-    for t in range(1, T):
-        row = first + t
-        ahead = tl.minimum(t + 2, T - 1)
-        ang_ahead = tl.load(angles + ((first + ahead) * H + h) * A + a, mask=am, other=0.0)
-        dt_ahead = tl.load(dt + bh * T + ahead)
-        if SMALL_TURNS:
-            theta = wrap_once(theta + turn_t)
-        else:
-            theta = mod_two_pi(theta + turn_t)
-        tl.store(phase + (row * H + h) * A + a, theta, mask=am)
-        turn_t = phase_step(ang, dt_t)  # token t + 1's
-        ang = ang_ahead
-        dt_t = dt_ahead
+                SMALL_TURNS: tl.constexpr, BP: tl.constexpr):
+    """Tokens 1.. of phase_fwd_kernel's walk from token 0's phase `theta`, in blocks of BP
+    tokens; with SMALL_TURNS (every dt within [-1, 1]: a turn of at most pi) each reduction
+    is wrap_once, bitwise the exact fmod's on that range. A token's turn pi tanh(angles_t)
+    dt_t does not depend on the phase: a block's turns are formed at once, from loads issued
+    a block earlier (a load's latency is several tokens' work: with loads two tokens ahead
+    the walk waited on them, 0.85 ms at 16 x 2048 on the H200), and the chain per token is
+    one fp64 add and one reduction. Token i's turn is taken out of the block as a sum with
+    -0.0 everywhere else, exactly the turn (x + -0.0 = x, signed zeros included): the same
+    operations on the same values as a walk token by token, bitwise the same phases."""
+    p = tl.arange(0, BP)
+    rows = 1 + p
+    ang = tl.load(angles + ((first + rows[:, None]) * H + h) * A + a[None, :],
+                  mask=(rows < T)[:, None] & am[None, :], other=0.0)
+    d = tl.load(dt + bh * T + rows, mask=rows < T, other=0.0)
+    for t0 in range(1, T, BP):
+        turns = phase_step(ang, d[:, None])
+        ahead = t0 + BP + p
+        ang = tl.load(angles + ((first + ahead[:, None]) * H + h) * A + a[None, :],
+                      mask=(ahead < T)[:, None] & am[None, :], other=0.0)
+        d = tl.load(dt + bh * T + ahead, mask=ahead < T, other=0.0)
+        block = tl.zeros_like(turns)
+        for i in tl.static_range(BP):
+            turn_i = tl.sum(tl.where(p[:, None] == i, turns, -0.0), 0)
+            if SMALL_TURNS:
+                stepped = wrap_once(theta + turn_i)
+            else:
+                stepped = mod_two_pi(theta + turn_i)
+            theta = tl.where(t0 + i < T, stepped, theta)
+            block = tl.where(p[:, None] == i, stepped[None, :], block)
+        rows = t0 + p
+        tl.store(phase + ((first + rows[:, None]) * H + h) * A + a[None, :], block,
+                 mask=(rows < T)[:, None] & am[None, :])
     return theta
 
 
 @triton.jit
 def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexpr,
-                     BT: tl.constexpr):
+                     BT: tl.constexpr, BP: tl.constexpr):
     """Grid (H, B): the phases theta_t [B, T, H, A] fp64, one token after another as the
     reference's (theta + pi tanh(angles_t) dt_t) mod 2 pi, and the last into thetaT. A
     running sum reduced once per token row would be the same angle up to rounding, but the
@@ -185,9 +183,9 @@ def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexp
         d = tl.load(dt + bh * T + r, mask=r < T, other=0.0)
         large += tl.sum(tl.where(tl.abs(d) <= 1.0, 0, 1), 0)
     if large == 0:
-        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, True)
+        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, True, BP)
     else:
-        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, False)
+        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, False, BP)
     tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
 
 
@@ -359,7 +357,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     # One warp: a program's A <= 64 phases fit it, and more warps would repeat its chain (the
     # decode step ran 2-4x slower at 4 warps than at 1-2, kernels/mamba3/NOTES.md)
     phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA,
-                             BT=1024, num_warps=1)
+                             BT=1024, BP=8, num_warps=1)
     qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
     kr = torch.empty_like(qr)
     rotate_fwd_kernel[(NC, H, B)](args[0], args[1], phase, args[6], args[7], qr, kr, T, H,
