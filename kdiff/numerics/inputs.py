@@ -312,9 +312,11 @@ def representable(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     the format holds (`holds_infinity`)."""
     if not dtype.is_floating_point:
         return x
+    top = torch.finfo(dtype).max
+    if x.numel() == 0 or bool(x.abs().max() <= top):  # every draw finite and in range
+        return x
     if torch.isinf(x).any() and not holds_infinity(dtype):
         raise ValueError(f"{dtype} has no infinity: an Inf drawn for it is unrepresentable")
-    top = torch.finfo(dtype).max
     return torch.where(torch.isfinite(x), x.clamp(-top, top), x)
 
 
