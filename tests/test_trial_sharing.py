@@ -16,6 +16,7 @@ from kdiff.gates.cmp02_statelessness import Statelessness
 from kdiff.gates.cmp03_shapes import ShapePolymorphism
 from kdiff.gates.prc01_precision import PrecisionRegime
 from kdiff.judging import context as context_module
+from kdiff.judging import oracle_cache
 from kdiff.judging.context import GateContext, GateOptions, ReferenceFailure
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
@@ -113,6 +114,7 @@ def test_the_oracle_cache_is_keyed_by_the_problems_content(tmp_path: Path, candi
     problem.write_text(RELU.read_text())
     inputs = GateContext(load_problem(problem), None).benchmark_inputs(0)
     GateContext(load_problem(problem), None).evaluate(inputs)
+    oracle_cache.WRITER.flush()
     entries = list((tmp_path / "cache" / "oracle").rglob("*"))
     assert [p.suffix for p in entries if p.is_file()] == [".entry"]  # atomic: no .tmp left
     problem.write_text(RELU.read_text().replace("torch.relu(x)", "torch.relu(x) * 2"))
@@ -182,7 +184,6 @@ def test_a_judge_prunes_the_oracle_cache_once_and_again_after_storing_enough(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Pruning walks every entry: a judge prunes when it opens its first problem's cache and
     again only once it has stored PRUNE_AFTER_BYTES since, not for every candidate."""
-    from kdiff.judging import oracle_cache
     monkeypatch.setenv("KDIFF_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(oracle_cache, "_STORED_SINCE_PRUNE", {})
     monkeypatch.setattr(oracle_cache, "PRUNE_AFTER_BYTES", 2000)
@@ -217,3 +218,29 @@ def test_a_remembered_digest_is_the_digest_of_the_same_values():
     before = memo(listed)
     listed[0].append(x)
     assert memo(listed) != before
+
+
+def test_an_entry_is_read_back_before_and_after_its_writer_thread_wrote_it(tmp_path: Path):
+    """OracleCache.store queues an entry for the writer thread: read back at once it comes
+    from memory, after a flush from its file, with the same values either way; a forked
+    process (a pool's judge) writes its entries with a thread of its own."""
+    import os
+    import signal
+    cache = oracle_cache.OracleCache(RELU, "cpu")
+    cache.folder = tmp_path / "oracle" / "relu"
+    entry = {"values": [torch.arange(5.0)], "depths": [3]}
+    oracle_cache.OracleCache.store(cache.path("a"), entry)
+    assert torch.equal(oracle_cache.OracleCache.load(cache.path("a"), "cpu")["values"][0],
+                       torch.arange(5.0))
+    oracle_cache.WRITER.flush()
+    assert cache.path("a").is_file() and cache.path("a") not in oracle_cache.WRITER.pending
+    again = oracle_cache.OracleCache.load(cache.path("a"), "cpu")
+    assert torch.equal(again["values"][0], torch.arange(5.0)) and again["depths"] == [3]
+    child = os.fork()
+    if child == 0:  # the child: its own writer, flushed before it leaves (or killed)
+        signal.alarm(20)
+        oracle_cache.OracleCache.store(cache.path("b"), {"values": [torch.ones(2)]})
+        oracle_cache.WRITER.flush()
+        os._exit(0 if cache.path("b").is_file() else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
