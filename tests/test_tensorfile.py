@@ -71,3 +71,43 @@ def test_bytes_that_are_not_one_are_refused(damage: str):
 def test_only_plain_data_is_stored():
     with pytest.raises(TypeError):
         dumps({"values": [object()]})
+
+
+@pytest.mark.parametrize("split", [False, True])
+def test_a_message_crosses_a_pipe_whole_however_the_writes_split(split: bool,
+                                                                 monkeypatch: pytest.MonkeyPatch):
+    """protocol.encode's pieces (the storages as views, not copies) reach the reader whole,
+    with more pieces than one writev takes (IOV_MAX), and when writev writes only part of
+    what it is given (as a signal can make it: `split` caps each call at 4 kB, mid-piece);
+    a storage shared by two tensors stays shared."""
+    import os
+    import threading
+
+    from kdiff.sandbox import protocol
+    if split:
+        real = os.writev
+
+        def partial(fd, buffers):
+            room, cut = 4096, []
+            for b in buffers:
+                cut.append(memoryview(b)[:room])
+                room -= cut[-1].nbytes
+                if not room:
+                    break
+            return real(fd, cut)
+        monkeypatch.setattr(protocol.os, "writev", partial)
+    base = torch.randn(700_000)
+    message = {"big": base, "view": base[10:20], "many": [torch.full((1,), float(i))
+                                                         for i in range(protocol.IOV_MAX + 50)]}
+    read_fd, write_fd = os.pipe()
+    got = {}
+    reader = threading.Thread(target=lambda: got.update(
+        message=protocol.read_message(read_fd, 30, trusted=False)))
+    reader.start()
+    protocol.write_all(write_fd, protocol.encode(message))
+    reader.join(30)
+    os.close(read_fd)
+    os.close(write_fd)
+    assert _same(got["message"], message)
+    assert got["message"]["view"].untyped_storage().data_ptr() == \
+        got["message"]["big"].untyped_storage().data_ptr()

@@ -37,8 +37,15 @@ def dumps(obj: Any) -> bytes:
     """`obj` as bytes; TypeError for a value it cannot hold (an object, a dict with keys
     other than strings, a tensor that is not strided or not of DTYPES). Tensors on a device
     are stored as CPU copies."""
+    return b"".join(dumps_parts(obj))
+
+
+def dumps_parts(obj: Any) -> list[bytes | memoryview]:
+    """dumps(obj) as the pieces it joins: the header, then each storage's bytes as a view of
+    the storage itself, not a copy (written out as they are: os.writev). The views hold their
+    storages; what writes them out must do so before anything writes into those."""
     storages: dict[tuple[int, int], int] = {}
-    blobs: list[bytes] = []
+    blobs: list[memoryview] = []
     tensors: list[dict[str, Any]] = []
 
     def tensor(t: torch.Tensor) -> dict[str, Any]:
@@ -50,7 +57,7 @@ def dumps(obj: Any) -> bytes:
         key = (storage.data_ptr(), storage.nbytes())
         if key not in storages:
             storages[key] = len(blobs)
-            blobs.append(torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes())
+            blobs.append(memoryview(torch.empty(0, dtype=torch.uint8).set_(storage).numpy()))
         tensors.append({"storage": storages[key], "dtype": str(t.dtype).removeprefix("torch."),
                         "shape": list(t.shape), "stride": list(t.stride()),
                         "offset": t.storage_offset()})
@@ -76,10 +83,10 @@ def dumps(obj: Any) -> bytes:
     header_tree = tree(obj)
     spans, offset = [], 0
     for blob in blobs:
-        spans.append({"offset": offset, "nbytes": len(blob)})
-        offset += len(blob)
+        spans.append({"offset": offset, "nbytes": blob.nbytes})
+        offset += blob.nbytes
     header = json.dumps({"tree": header_tree, "storages": spans, "tensors": tensors}).encode()
-    return b"".join([MAGIC, _LENGTH.pack(len(header)), header, *blobs])
+    return [MAGIC, _LENGTH.pack(len(header)), header, *blobs]
 
 
 def is_tensorfile(data: bytes) -> bool:

@@ -307,6 +307,8 @@ class CandidateProcess:
         self._budgeted(0.0)  # a spent budget starts nothing
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
+        protocol.widen_pipe(judge_to_worker_w)
+        protocol.widen_pipe(worker_to_judge_w)
         # An allow-list (kdiff.sandbox.workerenv): no secret of the judge's, nothing that says kdiff.
         env = {**TRITON_PINNED, **for_device(allowed_environment(os.environ), self.device)}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
