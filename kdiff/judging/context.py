@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import torch
@@ -151,6 +151,9 @@ class Evaluation:
     reference: list[torch.Tensor]
     dtype: torch.dtype  # the arithmetic precision the bound is derived for
     cotangents: list[torch.Tensor] | None = None
+    # reference_ratio by bound model: gates that share a draw share its Evaluation
+    _reference_ratios: dict[BoundModel, float] = field(default_factory=dict, repr=False,
+                                                        compare=False)
 
     def stored_coarser(self) -> list[bool]:
         """Per output: the reference stores it in a floating format coarser than the
@@ -194,8 +197,10 @@ class Evaluation:
         """The reference's own worst error in units of the bound it must keep: the arithmetic
         part divided by REFERENCE_MARGIN (tolerance.bound); above 1, the contract is
         under-specified on these inputs."""
-        return max((m.worst_ratio for m in self.mismatches(
-            self.reference, model, tolerance.REFERENCE_MARGIN)), default=0.0)
+        if model not in self._reference_ratios:
+            self._reference_ratios[model] = max((m.worst_ratio for m in self.mismatches(
+                self.reference, model, tolerance.REFERENCE_MARGIN)), default=0.0)
+        return self._reference_ratios[model]
 
 
 @dataclass
