@@ -8,7 +8,11 @@ heads x 8, K 128, V 64, A 32; the decode step at B 128, T 1).
         [--dtypes bf16,fp32] [--jobs 2] [--timeout 300] [--out table.txt]
 
 Each compile runs in its own process (a fresh Triton cache, so ptxas runs and logs) and is
-cut off after --timeout seconds. The signatures follow Triton's JIT at a bench.py call:
+cut off after --timeout seconds. Compile with the device's Triton, not this machine's: the
+H200's 3.6 and 3.9 give other code (the decode step at 4 warps, BV 32, bf16: 255 registers,
+1.6 kB of spills and 1,478 fp64 instructions with 3.6; 128 registers, no spills and 102 with
+3.9). Install it beside (`pip install --target /tmp/t36 --no-deps triton==3.6.0`) and run
+with `PYTHONPATH=/tmp/t36`. The signatures follow Triton's JIT at a bench.py call:
 pointers and integers divisible by 16 carry tt.divisibility 16, an integer equal to 1 (the
 decode step's T) and None are constexprs. Counts are static (a loop's body counts once).
 """
@@ -54,7 +58,7 @@ def kernel_jobs(kernels, dtypes):
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
             "phase": dict(num_warps=(1, 4), num_stages=(1, 2)),
-            "rotate": dict(num_warps=(4,), num_stages=(1,), BT=(64,))}
+            "rotate": dict(num_warps=(4, 8), num_stages=(1,), BT=(64,))}
     for name in kernels:
         keys = list(grid[name])
         for dtype in dtypes:

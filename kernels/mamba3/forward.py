@@ -360,8 +360,11 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
                              BT=1024, BP=8, num_warps=1)
     qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
     kr = torch.empty_like(qr)
+    # 8 warps: compiled by the H200's Triton (3.6) for sm_90 at BT 64, K 128, bf16, 4 warps
+    # spill 160 B at 255 registers, 8 warps hold it in 180 (benchmarks/mamba3_compile_sweep.py);
+    # elementwise, so the warps do not change a bit of the result
     rotate_fwd_kernel[(NC, H, B)](args[0], args[1], phase, args[6], args[7], qr, kr, T, H,
-                                  H // Hq, K, A, BT=chunk_size, BK2=pair_block(K))
+                                  H // Hq, K, A, BT=chunk_size, BK2=pair_block(K), num_warps=8)
     # the last token's turned key: its row of kr, back from halves to pairs
     final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
     BV = min(block_v, max(16, triton.next_power_of_2(V)))
