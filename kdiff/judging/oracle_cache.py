@@ -145,10 +145,11 @@ class EntryWriter:
     """Writes entries on a thread of its own, so that the judge goes on meanwhile: copying an
     evaluation to the host and writing it took longer than computing it for small problems
     (about 35 ms an evaluation of a 2^18-element ReLU, both on the H200's host and on a
-    2-core CPU machine: benchmarks/cost.py under py-spy and cProfile). Each process starts its own thread at its first entry (a forked judge does
-    not inherit its parent's) and waits for the queue to empty at its exit, a pool's judge
-    processes included (multiprocessing's exit function runs the Finalize). An entry lost to
-    a kill is computed again next time."""
+    2-core CPU machine: benchmarks/cost.py under py-spy and cProfile). Each process starts
+    its own thread at its first entry (a forked judge does not inherit its parent's) and
+    waits for the queue to empty at its exit, a pool's judge processes included
+    (multiprocessing's exit function runs the Finalize). An entry lost to a kill is computed
+    again next time."""
 
     def __init__(self) -> None:
         self.pending: dict[Path, dict[str, Any]] = {}

@@ -70,18 +70,19 @@ def decode(data: bytes, trusted: bool) -> Any:
 
 def write_all(fd: int, parts: list[bytes | memoryview]) -> None:
     """Writes `parts` (encode's) out in order, as few system calls as the pipe takes."""
-    views = [memoryview(p).cast("B") for p in parts]
-    views = [v for v in views if v.nbytes]
-    while views:
+    views = [v for v in (memoryview(p).cast("B") for p in parts) if v.nbytes]
+    first = 0  # the first view not yet written whole
+    while first < len(views):
         try:
-            n = os.writev(fd, views[:IOV_MAX])
+            n = os.writev(fd, views[first:first + IOV_MAX])
         except (BrokenPipeError, OSError) as exc:
             raise ChannelClosed(str(exc)) from None
         while n:
-            if n >= views[0].nbytes:
-                n -= views.pop(0).nbytes
+            if n >= views[first].nbytes:
+                n -= views[first].nbytes
+                first += 1
             else:
-                views[0], n = views[0][n:], 0
+                views[first], n = views[first][n:], 0
 
 
 def widen_pipe(fd: int) -> None:
