@@ -35,6 +35,7 @@ from kdiff.kernels.mamba3.ops import (
     phase_step,
     sigmoid,
     silu,
+    state_tile,
     turn,
     wrap_once,
 )
@@ -190,6 +191,14 @@ def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexp
 
 
 @triton.jit
+def _halves_offsets(rows, H, h, K, j):
+    """Offsets in a [B, T, H, K] tensor of halves (rotate_fwd_kernel's) of rows' pairs j at
+    head h: their first elements, then their second."""
+    first = ((rows * H + h) * K)[:, None] + j[None, :]
+    return first, first + K // 2
+
+
+@triton.jit
 def rotate_fwd_kernel(q, k, phase, q_bias, k_bias, qr, kr, T, H, G, K, A,
                       BT: tl.constexpr, BK2: tl.constexpr):
     """Grid (chunks, H, B): chunk_keys' q' and k' of head h, stored in qr's dtype as halves
@@ -198,8 +207,7 @@ def rotate_fwd_kernel(q, k, phase, q_bias, k_bias, qr, kr, T, H, G, K, A,
     its results do not change; the chunk walk, sequential over a sequence, loads the tiles
     instead of forming them (the cosines, the sines and the strided pair loads)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    j = tl.arange(0, BK2)
-    jm = j < K // 2
+    j, jm = pair_offsets(K, BK2)
     am = j < A
     hq = h // G
     qbe, qbo = load_halves(q_bias, h * K, j, jm)
@@ -209,22 +217,13 @@ def rotate_fwd_kernel(q, k, phase, q_bias, k_bias, qr, kr, T, H, G, K, A,
     rows = b.to(tl.int64) * T + t
     _, _, qe, qo, ke, ko = chunk_keys(q, k, phase, rows, rm, H, h, H // G, hq, K, A, j, jm, am,
                                       qbe, qbo, kbe, kbo)
-    base = ((rows * H + h) * K)[:, None] + j[None, :]
+    first, second = _halves_offsets(rows, H, h, K, j)
     pm = rm[:, None] & jm[None, :]
     DT: tl.constexpr = qr.dtype.element_ty
-    tl.store(qr + base, qe.to(DT), mask=pm)
-    tl.store(qr + base + K // 2, qo.to(DT), mask=pm)
-    tl.store(kr + base, ke.to(DT), mask=pm)
-    tl.store(kr + base + K // 2, ko.to(DT), mask=pm)
-
-
-@triton.jit
-def _halves(ptr, rows, H, h, K, j, mask):
-    """Rows of a [B, T, H, K] tensor of halves (rotate_fwd_kernel's) at head h: the pairs'
-    first elements and their second."""
-    base = ((rows * H + h) * K)[:, None] + j[None, :]
-    return (tl.load(ptr + base, mask=mask, other=0.0),
-            tl.load(ptr + base + K // 2, mask=mask, other=0.0))
+    tl.store(qr + first, qe.to(DT), mask=pm)
+    tl.store(qr + second, qo.to(DT), mask=pm)
+    tl.store(kr + first, ke.to(DT), mask=pm)
+    tl.store(kr + second, ko.to(DT), mask=pm)
 
 
 @triton.jit
@@ -238,12 +237,7 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     state entering each chunk and the final one; ybuf [B, T, H, V] fp32, y before the gate."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
-    bh = b.to(tl.int64) * H + h
-    j, jm = pair_offsets(K, BK2)
-    cv = i_v * BV + tl.arange(0, BV)
-    vm = cv < V
-    sm = vm[:, None] & jm[None, :]
-    soff = bh * V * K + cv[:, None] * K + 2 * j[None, :]
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
     r = tl.arange(0, BT)
     # S_0 = S_init + ((1 - lam_0) dt_0) v_init k_init^T; alpha_0 comes with the first la
     lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
@@ -266,8 +260,11 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
             tl.store(hbuf + hoff + 1, So, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         pm = rm[:, None] & jm[None, :]
-        qe, qo = _halves(qr, rows, H, h, K, j, pm)
-        ke, ko = _halves(kr, rows, H, h, K, j, pm)
+        first, second = _halves_offsets(rows, H, h, K, j)
+        qe = tl.load(qr + first, mask=pm, other=0.0)
+        qo = tl.load(qr + second, mask=pm, other=0.0)
+        ke = tl.load(kr + first, mask=pm, other=0.0)
+        ko = tl.load(kr + second, mask=pm, other=0.0)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)

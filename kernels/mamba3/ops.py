@@ -142,17 +142,24 @@ def load_halves(ptr, off, j, mask):
 
 
 @triton.jit
-def head_tile(b, h, i_v, H, G, K, V, A, BK2: tl.constexpr, BV: tl.constexpr):
-    """A program's share of head h of sequence b: bh = b H + h; its key head hq of Hq (G
-    heads share one); the key pairs j (mask jm; am: those with an angle); the value rows cv
-    of block i_v (mask vm); and its [BV, BK2] state tile's mask and the offsets of the
-    tile's first halves in [B, H, V, K]."""
+def state_tile(b, h, i_v, H, K, V, BK2: tl.constexpr, BV: tl.constexpr):
+    """A program's share of head h of sequence b: bh = b H + h; the key pairs j (mask jm);
+    the value rows cv of block i_v (mask vm); and its [BV, BK2] state tile's mask and the
+    offsets of the tile's first halves in [B, H, V, K]."""
     bh = b.to(tl.int64) * H + h
     j, jm = pair_offsets(K, BK2)
     cv = i_v * BV + tl.arange(0, BV)
     vm = cv < V
-    return (bh, h // G, H // G, j, jm, j < A, cv, vm, vm[:, None] & jm[None, :],
-            bh * V * K + cv[:, None] * K + 2 * j[None, :])
+    return bh, j, jm, cv, vm, vm[:, None] & jm[None, :], \
+        bh * V * K + cv[:, None] * K + 2 * j[None, :]
+
+
+@triton.jit
+def head_tile(b, h, i_v, H, G, K, V, A, BK2: tl.constexpr, BV: tl.constexpr):
+    """state_tile's share, with head h's key head hq of Hq (G heads share one) and the pairs
+    with an angle (am)."""
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
+    return bh, h // G, H // G, j, jm, j < A, cv, vm, sm, soff
 
 
 @triton.jit
