@@ -517,7 +517,6 @@ class GateContext:
         pass magnitudes=False and skip the costly magnitude trace. Cached in memory for this
         candidate and on disk for every candidate of the problem (kdiff.judging.oracle_cache);
         one traced with magnitudes serves a request without."""
-        rounded = gen.cast_inputs(inputs, dtype)
         content = self.inputs_digest(inputs, dtype)
         # The entry traced with magnitudes first: it serves both kinds of request.
         keys = [digest(content, seed, str(dtype), sorted(self.constants.items()), traced,
@@ -534,7 +533,7 @@ class GateContext:
                                 entry["reference"], self.arithmetic(dtype), entry["cotangents"])
                 self._evaluations[key] = ev
                 return ev
-        ev = self.evaluate_uncached(rounded, seed, dtype, magnitudes)
+        ev = self.evaluate_uncached(gen.cast_inputs(inputs, dtype), seed, dtype, magnitudes)
         self._evaluations[keys[-1]] = ev
         OracleCache.store(self.oracle_cache.path(keys[-1]), {
             "values": ev.oracle.values, "magnitudes": ev.oracle.magnitudes,
