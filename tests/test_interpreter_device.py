@@ -1,6 +1,6 @@
-"""The worker's interpreter without the work whose result it drops (kdiff.sandbox.interpreter_device):
-kernels give the same bits either way, and a worker and a TritonBench script run with it
-installed."""
+"""The worker's interpreter (kdiff.sandbox.interpreter_device): without the work whose result
+it drops, kernels give the same bits; float arguments are typed as compiled Triton types them;
+a worker and a TritonBench script run with it installed."""
 from __future__ import annotations
 
 import dataclasses
@@ -53,11 +53,21 @@ def _run_mixed() -> tuple[torch.Tensor, torch.Tensor]:
 
 @pytest.fixture
 def shipped_interpreter():
-    """The interpreter as Triton ships it, restored after the test."""
+    """The interpreter as Triton ships it, restored after the test: install() changes this
+    process's Triton for the tests after it otherwise."""
+    import triton.language.extra.cuda.libdevice as cuda_libdevice
+    import triton.language.extra.libdevice as portable_libdevice
     builder = interpreter.interpreter_builder
-    options = builder.options
+    saved_builder = dict(vars(builder))
+    convert = interpreter._implicit_cvt
+    modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     yield
-    builder.options = options
+    for name in set(vars(builder)) - set(saved_builder):
+        delattr(builder, name)
+    vars(builder).update(saved_builder)
+    interpreter._implicit_cvt = convert
+    for module, saved in modules.items():
+        vars(module).update(saved)
 
 
 def test_kernels_give_the_same_bits_with_the_dropped_work_off(shipped_interpreter):
@@ -77,6 +87,87 @@ def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):
     builder.options = dataclasses.replace(builder.options, debug=True)
     interpreter_device.install()
     assert builder.options.sanitize_overflow
+
+
+REDUCTIONS = '''
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+if sys.argv[2] == "installed":
+    from kdiff.sandbox import interpreter_device
+    interpreter_device.install()
+
+
+@triton.jit
+def row_norm(x):  # a device function of the file's own, beside the standard library's
+    return tl.sqrt(tl.sum(x * x, axis=0))
+
+
+@triton.jit
+def reductions(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
+    y = tl.cumsum(x, axis=0) + tl.max(x, axis=0) - tl.min(x, axis=0) * row_norm(x)
+    y = y + tl.argmax(x, axis=0).to(tl.float32) + tl.sum(x, axis=0)
+    tl.store(out_ptr + row * n + offs, y, mask=offs < n)
+
+
+def run():
+    x = torch.randn(64, 24, generator=torch.Generator().manual_seed(1))
+    out = torch.empty_like(x)
+    reductions[(64,)](x, out, 24, BLOCK=32)
+    return out
+
+
+outs = [run()]
+try:  # a launch that fails ends its patches too
+    reductions[(1,)](torch.randn(4), None, 4, BLOCK=4)
+except Exception:
+    pass
+outs.append(run())
+torch.save(outs, sys.argv[1])
+'''
+
+
+def test_device_functions_patch_once_a_launch_with_the_same_bits(tmp_path):
+    """In a fresh process each way: a launch's first device calls find nothing patched."""
+    import subprocess
+    import sys
+    script = tmp_path / "reductions.py"
+    script.write_text(REDUCTIONS)
+    outs = {}
+    for how in ("shipped", "installed"):
+        subprocess.run([sys.executable, str(script), str(tmp_path / how), how], check=True,
+                       timeout=300)
+        outs[how] = torch.load(tmp_path / how)
+    for a, b in zip(outs["shipped"] * 2, outs["installed"] + outs["installed"][::-1]):
+        assert torch.equal(a.view(torch.int32), b.view(torch.int32))
+
+
+@triton.jit
+def _scaled(x_ptr, out_ptr, scale, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * scale.to(tl.float32), mask=mask)
+    tl.store(out_ptr + n + offs, x * scale, mask=mask)
+
+
+def test_a_float_argument_is_an_fp32_scalar_as_compiled(shipped_interpreter):
+    """Compiled Triton types a float argument fp32 (`mangle_type`), so it has `.to` and an
+    fp16 block times it computes in fp32; the interpreter as shipped passes a Python float."""
+    from triton.runtime.jit import mangle_type
+    assert mangle_type(1.5) == "fp32"
+    x = torch.full((4,), 1 + 2 ** -10, dtype=torch.float16)
+    out = torch.empty(8)
+    with pytest.raises(Exception, match="has no attribute 'to'"):
+        _scaled[(1,)](x, out, 1 + 2 ** -10, 4, BLOCK=4)
+    interpreter_device.install()
+    _scaled[(1,)](x, out, 1 + 2 ** -10, 4, BLOCK=4)
+    # (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20: an fp32 value; rounded to fp16 it would be 1 + 2^-9
+    assert out.tolist() == [1 + 2 ** -9 + 2 ** -20] * 8
+    assert float(interpreter._implicit_cvt(1e300).handle.data[0]) == float("inf")
 
 
 WHAT_THE_WORKER_RUNS = '''
