@@ -70,6 +70,38 @@ def test_an_import_s_name_is_not_rebound():
         extract(text.encode(), "k.py")  # tl stays triton.language, which has no os
 
 
+VERSION_SWITCH = ("import triton\nimport triton.language as tl\nfrom helpers import new_triton\n"
+                  "if new_triton():\n"
+                  "    try:\n"
+                  "        from triton.language.extra.libdevice import rsqrt\n"
+                  "    except ModuleNotFoundError:\n"
+                  "        from triton.language.extra.cuda.libdevice import rsqrt\n"
+                  "else:\n"
+                  "    from triton.language.math import rsqrt\n"
+                  "@triton.jit\ndef k(x):\n    tl.store(x, rsqrt(tl.load(x)))\n")
+
+
+def test_a_version_switch_s_first_import_that_resolves_is_kept():
+    """As Liger-Kernel chooses libdevice by Triton version: the condition is the candidate's
+    code and is not run; every branch imports Triton's."""
+    module = extract(VERSION_SWITCH.encode(), "k.py")
+    assert module.kernels == {"k"}
+    assert "from triton.language.extra.libdevice import rsqrt" in module.text
+    assert "cuda.libdevice" not in module.text and "new_triton" not in module.text
+
+
+@pytest.mark.parametrize("switch", [
+    "try:\n    import os\nexcept ImportError:\n    pass\n",
+    "if True:\n    from os import system as rsqrt\n",
+    "try:\n    from triton.language.core import _unwrap_if_constexpr as rsqrt\nexcept Exception:\n    pass\n",
+], ids=["os", "os.system as rsqrt", "a private name"])
+def test_a_switch_reaches_nothing_outside_triton(switch):
+    text = ("import triton\nimport triton.language as tl\n" + switch +
+            "@triton.jit\ndef k(x):\n    tl.store(x, rsqrt(tl.load(x)))\n    os.getpid()\n")
+    with pytest.raises(NotExtractable, match="names (rsqrt|os)"):
+        extract(text.encode(), "k.py")
+
+
 INDUCTOR_HEADER = ("import triton\nimport triton.language as tl\n"
                    "from torch._inductor.runtime import triton_helpers, triton_heuristics\n"
                    "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n"

@@ -16,6 +16,12 @@ starts with an underscore. What a chain rooted at a variable reaches is not reso
 needs more is not extractable: its kernels are compiled by importing it, and that compile is
 its own word.
 
+A name that an `if` or a `try` at module level binds by importing (a switch between Triton
+versions: `try: from triton.language.extra.libdevice import rsqrt` / `except ImportError:
+from triton.language.math import rsqrt`) is taken from the first of its imports that resolves
+inside `ALLOWED_MODULES` here. Which branch the candidate's process took is its own word; every
+alternative the judge takes is Triton's or math's, under the same kernel body.
+
 Parameter annotations that are not Triton's (`x: torch.Tensor`, `n: int`, common in written
 kernels) matter to Triton only through the name it reads from them (a class's `__name__`):
 such an annotation naming a class of Python's builtins or of torch (never rebound in the file)
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import types
 from dataclasses import dataclass
 
@@ -207,6 +214,26 @@ class _Extractor:
                 self.kernels[node.name] = node
                 self.kept.append(node)
 
+    def take_alternatives(self, node: ast.stmt) -> None:
+        """The imports inside a module-level `if` or `try` (the module docstring)."""
+        branches = [node.body, node.orelse]
+        if isinstance(node, ast.Try):
+            branches += [h.body for h in node.handlers] + [node.finalbody]
+        for stmt in (s for branch in branches for s in branch):
+            if isinstance(stmt, (ast.If, ast.Try)):
+                self.take_alternatives(stmt)
+            elif isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+                for a in stmt.names:
+                    name = a.asname or a.name
+                    if a.name != "*" and name not in self.aliases and \
+                            self._reachable(f"{stmt.module}.{a.name}"):
+                        self.take(ast.ImportFrom(module=stmt.module, names=[a], level=0))
+            elif isinstance(stmt, ast.Import):
+                for a in stmt.names:
+                    if (a.asname or a.name.split(".")[0]) not in self.aliases and \
+                            importlib.util.find_spec(a.name.split(".")[0]) is not None:
+                        self.take(ast.Import(names=[a]))
+
     def is_jit(self, decorator: ast.expr) -> bool:
         call = decorator if isinstance(decorator, ast.Call) else None
         path = self.path_of(call.func if call else decorator)
@@ -300,7 +327,10 @@ def extract(source: bytes, filename: str) -> ExtractedModule:
     ex = _Extractor()
     ex.bound = bound_names(tree)
     for node in tree.body:
-        ex.take(node)
+        if isinstance(node, (ast.If, ast.Try)):
+            ex.take_alternatives(node)
+        else:
+            ex.take(node)
     for fn in ex.kernels.values():
         ex.check_kernel(fn)
     module = ast.fix_missing_locations(ast.Module(body=ex.kept, type_ignores=[]))
