@@ -57,11 +57,14 @@ def shipped_interpreter():
     process's Triton for the tests after it otherwise."""
     import triton.language.extra.cuda.libdevice as cuda_libdevice
     import triton.language.extra.libdevice as portable_libdevice
+    from triton.runtime.autotuner import Autotuner
     builder = interpreter.interpreter_builder
     saved_builder = dict(vars(builder))
     convert = interpreter._implicit_cvt
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
+    bench = Autotuner._bench
     yield
+    Autotuner._bench = bench
     for name in set(vars(builder)) - set(saved_builder):
         delattr(builder, name)
     vars(builder).update(saved_builder)
@@ -143,6 +146,29 @@ def test_device_functions_patch_once_a_launch_with_the_same_bits(tmp_path):
         outs[how] = torch.load(tmp_path / how)
     for a, b in zip(outs["shipped"] * 2, outs["installed"] + outs["installed"][::-1]):
         assert torch.equal(a.view(torch.int32), b.view(torch.int32))
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 8})],
+                 key=["n"])
+@triton.jit
+def _tuned_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_an_autotuned_kernel_runs_its_first_configuration(shipped_interpreter):
+    """No benchmarker on the CPU: as shipped, tuning raises; installed, the configurations
+    count as equally fast and the first runs, every time."""
+    x = torch.randn(100)
+    out = torch.zeros(100)
+    grid = lambda meta: (triton.cdiv(100, meta["BLOCK"]),)  # noqa: E731
+    if not torch.cuda.is_available():  # a GPU's benchmarker would time interpreted runs
+        with pytest.raises(RuntimeError, match="active drivers"):
+            _tuned_copy[grid](x, out, 100)
+    interpreter_device.install()
+    _tuned_copy[grid](x, out, 100)
+    assert torch.equal(out, x)
+    assert _tuned_copy.best_config.kwargs == {"BLOCK": 32}
 
 
 @triton.jit

@@ -35,7 +35,8 @@ from kdiff.sandbox import interpreter_libdevice
 
 def install() -> None:
     """In this process's interpreter: float arguments typed as compiled Triton types them, the
-    sanitiser off, and (when kernels are interpreted) libdevice; a no-op without Triton."""
+    sanitiser off, `tl` patched once a launch, and (when kernels are interpreted) libdevice and
+    an autotuner that takes its configurations in order; a no-op without Triton."""
     try:
         from triton.runtime import interpreter
     except ImportError:
@@ -43,8 +44,29 @@ def install() -> None:
     _type_float_arguments(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _patch_the_language_once_a_launch(interpreter)
-    if os.environ.get("TRITON_INTERPRET") == "1":  # compiled kernels need Triton's own modules
+    if os.environ.get("TRITON_INTERPRET") == "1":  # compiled kernels need Triton's own
         _give_it_libdevice(interpreter)
+        _autotune_in_order()
+
+
+def _autotune_in_order() -> None:
+    """An autotuner times each configuration with the device's benchmarker, which the
+    interpreter has not (no active driver): every autotuned kernel raised. Timed on the CPU,
+    the interpreter's times would say nothing of a GPU's, and a choice that varied with load
+    would make verdicts vary. The configurations are taken as equally fast, so the first one
+    (of those pruning keeps) runs, each time."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:
+        return
+    if getattr(Autotuner._bench, "in_order", False):
+        return
+
+    def untimed(self, *args, config, **meta):
+        return [0.0, 0.0, 0.0]
+
+    untimed.in_order = True
+    Autotuner._bench = untimed
 
 
 def _give_it_libdevice(interpreter) -> None:
