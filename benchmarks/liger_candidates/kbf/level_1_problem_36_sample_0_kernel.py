@@ -1,0 +1,1 @@
+../shipped/level_1_problem_36_sample_0_kernel.py
