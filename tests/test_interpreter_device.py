@@ -172,6 +172,41 @@ def test_an_autotuned_kernel_runs_its_first_configuration(shipped_interpreter):
 
 
 @triton.jit
+def _matmul(a_ptr, b_ptr, c_ptr, M: tl.constexpr, PRECISION: tl.constexpr):
+    r = tl.arange(0, M)
+    a = tl.load(a_ptr + r[:, None] * M + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * M + r[None, :])
+    if PRECISION == "default":
+        c = tl.dot(a, b)
+    else:
+        c = tl.dot(a, b, input_precision=PRECISION)
+    tl.store(c_ptr + r[:, None] * M + r[None, :], c)
+
+
+def _tf32_by_definition(x: torch.Tensor) -> torch.Tensor:
+    """cvt.rna.tf32.f32: the magnitude rounded to 10 mantissa bits, ties away from zero."""
+    m, e = torch.frexp(x.double().abs())  # |x| = m 2^e, m in [0.5, 1): 11 significant bits
+    rounded = torch.floor(m * 2 ** 11 + 0.5) / 2 ** 11
+    return (torch.sign(x.double()) * torch.ldexp(rounded, e)).float()
+
+
+def test_a_dot_of_fp32_operands_runs_at_its_input_precision(shipped_interpreter):
+    """TF32 by default on a GPU (operands rounded to 2^-11): as shipped the interpreter
+    multiplied in fp32 whatever the precision, so PRC-01 could not see it on the CPU."""
+    interpreter_device.install()
+    gen = torch.Generator().manual_seed(3)
+    a, b = torch.randn(16, 16, generator=gen), torch.randn(16, 16, generator=gen)
+    exact = a.double() @ b.double()
+    in_tf32 = _tf32_by_definition(a).double() @ _tf32_by_definition(b).double()
+    out = torch.empty(16, 16)
+    for precision, want in (("default", in_tf32), ("tf32", in_tf32), ("ieee", exact),
+                            ("tf32x3", exact)):
+        _matmul[(1,)](a, b, out, M=16, PRECISION=precision)
+        assert (out.double() - want).abs().max() < 1e-5, precision  # fp32 accumulation
+    assert (out.double() - in_tf32).abs().max() > 1e-4  # the two differ visibly here
+
+
+@triton.jit
 def _scaled(x_ptr, out_ptr, scale, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     mask = offs < n

@@ -44,6 +44,7 @@ def install() -> None:
     _type_float_arguments(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _patch_the_language_once_a_launch(interpreter)
+    _dot_at_its_input_precision(interpreter)
     if os.environ.get("TRITON_INTERPRET") == "1":  # compiled kernels need Triton's own
         _give_it_libdevice(interpreter)
         _autotune_in_order()
@@ -102,6 +103,50 @@ def _give_it_libdevice(interpreter) -> None:
                 return _member(*args, _semantic=semantic, **kwargs)
             setattr(cuda_libdevice, name, call)
             setattr(portable_libdevice, name, call)
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """fp32 to TF32 as Triton's f32ToTF32 (`cvt.rna.tf32.f32`): to nearest at 10 mantissa
+    bits, ties away from zero (adding half the dropped bits to the magnitude); Inf and NaN as
+    they are."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(x), rounded, x)
+
+
+def _dot_at_its_input_precision(interpreter) -> None:
+    """`tl.dot` of fp32 operands runs at `input_precision`, TF32 by default: on a GPU each
+    operand is rounded to TF32 (u = 2^-11) before the tensor-core products. The interpreter
+    multiplies in fp32 whatever the precision, so a kernel that leaves the default on computed
+    exactly on the CPU and in TF32 on the GPU, and PRC-01 could not see it here. The operands
+    are rounded as the GPU rounds them; TF32x3 is Triton's three products of the operands'
+    TF32 halves."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    create_dot = getattr(builder, "create_dot", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    if create_dot is None or handle_type is None or getattr(create_dot, "rounds_tf32", False):
+        return
+    import triton.language as tl
+
+    def dot(a, b, d, input_precision, max_num_imprecise_acc):
+        how = getattr(input_precision, "name", "")
+        if a.dtype != tl.float32 or b.dtype != tl.float32 or how not in ("TF32", "TF32x3"):
+            return create_dot(a, b, d, input_precision, max_num_imprecise_acc)
+
+        def at(x, y, acc):
+            return create_dot(handle_type(x, tl.float32), handle_type(y, tl.float32), acc,
+                              input_precision, max_num_imprecise_acc)
+
+        a_big, b_big = _tf32(a.data), _tf32(b.data)
+        if how == "TF32":
+            return at(a_big, b_big, d)
+        a_small, b_small = a.data - a_big, b.data - b_big
+        small = at(_tf32(a_small), b_big, d)
+        small = at(a_big, _tf32(b_small), small)
+        return at(a_big, b_big, small)
+
+    dot.rounds_tf32 = True
+    builder.create_dot = dot
 
 
 class _NoPatches:

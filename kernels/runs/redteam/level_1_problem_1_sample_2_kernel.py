@@ -3,12 +3,9 @@ kdiff-redteam: fp32 matmul with TF32 operands (tl.dot's default precision)
 expected-gates: PRC-01=below_working_precision
 defect: On NVIDIA GPUs tl.dot on fp32 operands defaults to input_precision="tf32"
   (allow_tf32=True in older Triton): each operand is rounded to TF32's 10 explicit mantissa
-  bits (u = 2^-11) before the products, which are then accumulated in fp32. The Triton
-  interpreter ignores input_precision, so this kernel performs that rounding itself, exactly
-  as the tensor core's cvt.rna.tf32.f32 does (round to nearest, ties away from zero, on the
-  13 low mantissa bits), and then calls tl.dot in IEEE precision: the arithmetic equals the
-  GPU's TF32 path on the CPU. Relative error about 5e-4 on uniform[0, 1) inputs: inside
-  KernelBench v0.1's atol = rtol = 1e-2.
+  bits (u = 2^-11) before the products, which are then accumulated in fp32 (kdiff's
+  interpreter rounds them as cvt.rna.tf32.f32 does on the CPU too). Relative error about
+  5e-4 on uniform[0, 1) inputs: inside KernelBench v0.1's atol = rtol = 1e-2.
 imitates: generated Triton matmuls that leave tl.dot's default TF32 on for fp32 problems
   (PyTorch's "TensorFloat-32 (TF32) on Ampere (and later) devices" note describes the same
   precision loss for torch.backends.cuda.matmul.allow_tf32; Triton's tl.dot documents
@@ -18,15 +15,6 @@ import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-
-
-@triton.jit
-def round_to_tf32(x):
-    # cvt.rna.tf32.f32: add half of the dropped 13 bits to the magnitude, then truncate.
-    bits = x.to(tl.int32, bitcast=True)
-    bits = (bits + 0x1000) & -8192  # -8192 == 0xFFFFE000: clear the 13 low mantissa bits
-    # Inf and NaN pass through unchanged, as they do in the hardware conversion.
-    return tl.where(tl.abs(x) < float("inf"), bits.to(tl.float32, bitcast=True), x)
 
 
 @triton.jit
@@ -49,8 +37,7 @@ def matmul_tf32_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         b = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok, other=0.0)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
-        # On a GPU this line is simply tl.dot(a, b): TF32 is the default there.
-        acc += tl.dot(round_to_tf32(a), round_to_tf32(b), input_precision="ieee")
+        acc += tl.dot(a, b)  # TF32: the default for fp32 operands
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 

@@ -1,6 +1,6 @@
 """
 kdiff-redteam: matmul tile that fits Hopper but needs 1024 TMEM columns on Blackwell
-expected-gates: RES-02=tmem_over_budget
+expected-gates: RES-02=tmem_over_budget, PRC-01=below_working_precision
 requires: cpu
 defect: One program computes a 128 x next_power_of_2(N) = 128 x 1024 output tile, with a thin
   BLOCK_K = 8 slab (the benchmark's whole reduction) so that the pipelined operands fit
@@ -8,10 +8,11 @@ defect: One program computes a 128 x next_power_of_2(N) = 128 x 1024 output tile
   accumulator lives in tensor memory: 128 lanes x 1024 columns, twice the 512 columns a CTA
   can allocate. Triton compiles the kernel body to a bare `trap` and its launcher raises
   OutOfResources("tensor memory", Required: 1024, Hardware limit: 512), so the kernel cannot
-  run on a B200 at all. Through the Triton interpreter (and so under KernelBench's check on
-  a CPU) nothing of this shows and the results are exact. (tl.dot keeps its default TF32
-  input precision, as generated kernels do; the interpreter ignores it.) CPU only: on the
-  H200 with Triton 3.6 its launch raises, so there the benchmark itself rejects it.
+  run on a B200 at all. KernelBench's check on a CPU sees none of this. tl.dot keeps its
+  default TF32 input precision, as generated kernels do (the tensor-core product the TMEM
+  accumulator belongs to), so the fp32 problem is also computed in TF32: PRC-01, within
+  KernelBench v0.1's atol = rtol = 1e-2. CPU only: on the H200 with Triton 3.6 its launch
+  raises, so there the benchmark itself rejects it.
 imitates: wide output tiles in generated Triton GEMMs that hit "OutOfResources: out of
   resource: tensor memory, Required: 640, Hardware limit: 512" on Blackwell
   (triton-lang/triton#9268; openxla/xla#23551 added a warning for GEMM configs that use
