@@ -172,6 +172,68 @@ def test_an_autotuned_kernel_runs_its_first_configuration(shipped_interpreter):
 
 
 @triton.jit
+def _atomic_row_sum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.atomic_add(out_ptr + tl.program_id(0), tl.sum(x, axis=0))
+
+
+def _atomic_sums(calls: int) -> list[torch.Tensor]:
+    x = torch.randn(4, 4096, generator=torch.Generator().manual_seed(2)) * \
+        torch.logspace(-3, 3, 4096)  # magnitudes that make fp32 addition's order show
+    outs = []
+    for _ in range(calls):
+        out = torch.zeros(4)
+        _atomic_row_sum[(4, 64)](x, out, 4096, BLOCK=64)
+        outs.append(out)
+    return outs
+
+
+def test_a_launch_s_programs_run_in_a_drawn_order(shipped_interpreter):
+    """As a GPU schedules them: atomics combine partials in another order each call."""
+    shipped = _atomic_sums(3)
+    assert all(torch.equal(shipped[0], o) for o in shipped[1:])  # index order every time
+    interpreter_device.install()
+    drawn = _atomic_sums(5)
+    assert not all(torch.equal(drawn[0], o) for o in drawn[1:])
+    torch.testing.assert_close(drawn[0], shipped[0])
+
+
+WAITS_FOR_THE_PROGRAM_BEFORE = '''
+import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from kdiff.sandbox import interpreter_device
+interpreter_device.install()
+
+
+@triton.jit
+def chained(flags, out):
+    i = tl.program_id(0)
+    if i > 0:
+        while tl.atomic_add(flags + i - 1, 0) == 0:
+            pass
+    tl.store(out + i, i)
+    tl.atomic_xchg(flags + i, 1)
+
+
+flags, out = torch.zeros(64, dtype=torch.int32), torch.zeros(64, dtype=torch.int32)
+chained[(64,)](flags, out)
+assert out.tolist() == list(range(64))
+'''
+
+
+def test_a_kernel_that_waits_for_other_programs_keeps_its_order(tmp_path):
+    """One program at a time, a spin on another program's flag ends only if that program ran
+    first: drawn, this launch would never end."""
+    import subprocess
+    import sys
+    script = tmp_path / "chained.py"
+    script.write_text(WAITS_FOR_THE_PROGRAM_BEFORE)
+    subprocess.run([sys.executable, str(script)], check=True, timeout=120)
+
+
+@triton.jit
 def _matmul(a_ptr, b_ptr, c_ptr, M: tl.constexpr, PRECISION: tl.constexpr):
     r = tl.arange(0, M)
     a = tl.load(a_ptr + r[:, None] * M + r[None, :])

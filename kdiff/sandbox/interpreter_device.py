@@ -1,5 +1,5 @@
-"""The Triton interpreter as the worker's CPU device: the compiled kernel's argument types,
-without the work whose result it drops.
+"""The Triton interpreter as the worker's CPU device: computing what a compiled kernel on a
+GPU computes where a verdict depends on it, without the work whose result it drops.
 
 A candidate's Triton kernel runs on the CPU through Triton's interpreter, and most of a CPU
 judging's time is spent there (the default job: 33 of 55 CPU seconds). A third of that time
@@ -17,7 +17,9 @@ activations) raise, and arithmetic with one stays in the other operand's type. T
 passes it as Triton's compiler types it.
 
 The interpreter has no `extern_elementwise`, so libdevice's functions return None or raise
-there; the worker gives it kdiff.sandbox.interpreter_libdevice's.
+there; the worker gives it kdiff.sandbox.interpreter_libdevice's. Each function below says
+what else differs and why: `tl.dot`'s TF32, the order of a launch's programs, autotuning,
+and `tl` patched once a launch instead of once a device-function call.
 
 Where the interpreter does not have the shape this reads (another Triton version), nothing is
 changed. tests/test_interpreter_device.py runs kernels each way and compares them bit for bit
@@ -26,25 +28,34 @@ or against the compiled kernel's types.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
+import random
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from kdiff.sandbox import interpreter_libdevice
 
+PROGRAM_ORDER_SEED = 0
+
 
 def install() -> None:
-    """In this process's interpreter: float arguments typed as compiled Triton types them, the
-    sanitiser off, `tl` patched once a launch, and (when kernels are interpreted) libdevice and
-    an autotuner that takes its configurations in order; a no-op without Triton."""
+    """In this process's interpreter: float arguments typed and fp32 products rounded as
+    compiled Triton does, the sanitiser off, `tl` patched once a launch, programs in a drawn
+    order, and (when kernels are interpreted) libdevice and an autotuner that takes its
+    configurations in order; a no-op without Triton."""
     try:
         from triton.runtime import interpreter
     except ImportError:
         return
     _type_float_arguments(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
-    _patch_the_language_once_a_launch(interpreter)
     _dot_at_its_input_precision(interpreter)
+    launches = _launches(interpreter)
+    if launches is not None:
+        _patch_the_language_once_a_launch(interpreter, launches)
+        _programs_in_any_order(interpreter, launches)
     if os.environ.get("TRITON_INTERPRET") == "1":  # compiled kernels need Triton's own
         _give_it_libdevice(interpreter)
         _autotune_in_order()
@@ -154,7 +165,84 @@ class _NoPatches:
         pass
 
 
-def _patch_the_language_once_a_launch(interpreter) -> None:
+@dataclass
+class _Launch:
+    """A launch in progress: the language modules patched so far, and whether its programs
+    run in a drawn order."""
+
+    shuffled: bool
+    patched: set[int] = field(default_factory=set)
+
+
+def _launches(interpreter) -> list[_Launch] | None:
+    """The launches in progress, innermost last, kept by a wrapper of the interpreter's launch
+    (installed once)."""
+    executor = getattr(interpreter, "GridExecutor", None)
+    if executor is None:
+        return None
+    stack = getattr(executor, "kdiff_launches", None)
+    if stack is not None:
+        return stack
+    stack = []
+    run = executor.__call__
+
+    def launch(self, *args, **kwargs):
+        stack.append(_Launch(shuffled=not _may_wait_for_programs(self.fn)))
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            stack.pop()
+
+    executor.__call__ = launch
+    executor.kdiff_launches = stack
+    return stack
+
+
+def _may_wait_for_programs(fn) -> bool:
+    """A kernel that loops over an atomic (a spin lock, a flag another program sets) relies
+    on the programs it waits for running beside it; the interpreter runs one at a time, so
+    such a kernel keeps the order in which it was written to work there."""
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return False
+    return "while" in source and "atomic_" in source
+
+
+def _programs_in_any_order(interpreter, launches: list[_Launch]) -> None:
+    """A GPU runs a launch's programs in an order its scheduler picks, and a kernel that
+    combines partial results with `tl.atomic_add` gets other low bits from call to call; the
+    interpreter ran them in index order, so ORD-02 found such a kernel deterministic on the
+    CPU. Each launch's programs now run in an order drawn from a stream seeded once
+    (PROGRAM_ORDER_SEED): another order every launch, the same sequence in every judging.
+    Programs that do not share memory give the same bits in any order."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    set_dim = getattr(builder, "set_grid_dim", None)
+    set_idx = getattr(builder, "set_grid_idx", None)
+    if set_dim is None or set_idx is None or getattr(set_idx, "shuffles", False):
+        return
+    draw = random.Random(PROGRAM_ORDER_SEED)
+    order: list[list[int] | None] = [None]
+
+    def grid_dim(nx, ny, nz):
+        set_dim(nx, ny, nz)
+        n = nx * ny * nz
+        order[0] = draw.sample(range(n), n) if launches and launches[-1].shuffled \
+            and n > 1 else None
+
+    def grid_idx(x, y, z):
+        if order[0] is not None:
+            _, ny, nz = builder.grid_dim
+            i = order[0][(x * ny + y) * nz + z]
+            x, y, z = i // (ny * nz), i // nz % ny, i % nz
+        set_idx(x, y, z)
+
+    grid_idx.shuffles = True
+    builder.set_grid_dim = grid_dim
+    builder.set_grid_idx = grid_idx
+
+
+def _patch_the_language_once_a_launch(interpreter, launches: list[_Launch]) -> None:
     """A launch patches `tl` for its kernel, and each device function it calls (`tl.sum`,
     `tl.max`: functions of Triton's standard library) patches its module's `tl` again, once a
     program: 0.4 of the 0.8 ms a program of a row reduction takes, most of a norm kernel's
@@ -163,36 +251,22 @@ def _patch_the_language_once_a_launch(interpreter) -> None:
     functions again; they are left out. The first in each launch is made, as the interpreter
     makes it."""
     patch_lang = getattr(interpreter, "_patch_lang", None)
-    executor = getattr(interpreter, "GridExecutor", None)
-    if patch_lang is None or executor is None or getattr(patch_lang, "once_a_launch", False):
+    if patch_lang is None or getattr(patch_lang, "once_a_launch", False):
         return
-    import inspect
-
     import triton.language as tl
-    launches: list[set[int]] = []  # per launch in progress: the modules patched so far
 
     def patch_once(fn):
         langs = {id(v) for v in fn.__globals__.values()
                  if inspect.ismodule(v) and v in (tl, tl.core)}
-        if launches and langs <= launches[-1]:
+        if launches and langs <= launches[-1].patched:
             return _NoPatches()
         scope = patch_lang(fn)
         if launches:
-            launches[-1] |= langs
+            launches[-1].patched |= langs
         return scope
-
-    run = executor.__call__
-
-    def launch(self, *args, **kwargs):
-        launches.append(set())
-        try:
-            return run(self, *args, **kwargs)
-        finally:
-            launches.pop()
 
     patch_once.once_a_launch = True
     interpreter._patch_lang = patch_once
-    executor.__call__ = launch
 
 
 def _type_float_arguments(interpreter) -> None:

@@ -1,13 +1,12 @@
 """
-kdiff-redteam: split reduction combined with tl.atomic_add (GPU only)
+kdiff-redteam: split reduction combined with tl.atomic_add
 expected-gates: ORD-02=nondeterministic
-requires: cuda
 defect: Each row is split into 64-element chunks, one program per chunk, and every program
   adds its partial sum into the output with tl.atomic_add. On a GPU the programs finish in a
   scheduling-dependent order and fp32 addition is not associative, so the low bits of the
-  result vary between calls. The Triton interpreter runs programs sequentially, which makes
-  the same code deterministic on the CPU: this kernel is judged on CUDA only (its CPU twin,
-  sample 1, reproduces the arrival order explicitly).
+  result vary between calls. (On the CPU kdiff's interpreter runs a launch's programs in a
+  drawn order, another each launch, so the same happens there; sample 1 reproduces the
+  arrival order by hand.)
 imitates: atomicAdd-based reductions (PyTorch "Reproducibility" notes: operations that use
   atomicAdd are nondeterministic; Triton split-K kernels combine partials with
   tl.atomic_add).
