@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kdiff.sandbox import interpreter_libdevice
+from kdiff.sandbox import interpreter_libdevice, interpreter_ptx
 
 PROGRAM_ORDER_SEED = 0
 
@@ -58,7 +58,37 @@ def install() -> None:
         _programs_in_any_order(interpreter, launches)
     if os.environ.get("TRITON_INTERPRET") == "1":  # compiled kernels need Triton's own
         _give_it_libdevice(interpreter)
+        _give_it_inline_ptx(interpreter)
         _autotune_in_order()
+
+
+def _give_it_inline_ptx(interpreter) -> None:
+    """`tl.inline_asm_elementwise` of the single instructions kdiff.sandbox.interpreter_ptx
+    defines; any other raises there, naming it."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    if builder is None or handle_type is None or getattr(builder, "has_inline_ptx", False):
+        return
+
+    class Call:  # what the compiler's inline-asm op gives: its results by index
+        def __init__(self, results):
+            self.results = results
+
+        def get_result(self, i):
+            return self.results[i]
+
+    def create_inline_asm(asm, constraints, values, ret_types, is_pure, pack):
+        if len(ret_types) != 1:
+            raise interpreter_ptx.refuse(asm, "several results")
+        out = getattr(ret_types[0], "scalar", ret_types[0])
+        result = interpreter_ptx.instruction(asm, constraints, pack)([v.data for v in values])
+        out_np = interpreter._get_np_dtype(out)
+        if out_np.itemsize != 4:
+            raise interpreter_ptx.refuse(asm, f"a {out} result")
+        return Call([handle_type(result.view(out_np), out)])
+
+    builder.create_inline_asm = create_inline_asm
+    builder.has_inline_ptx = True
 
 
 def _autotune_in_order() -> None:

@@ -1,7 +1,6 @@
 """
 kdiff-redteam: Triton Swish whose product is inline PTX mul.ftz.f32: subnormals flushed to zero
 expected-gates: EXC-02=subnormal_flushed
-requires: cuda
 defect: The kernel computes sigmoid(x) in Triton, then multiplies with
   tl.inline_asm_elementwise("mul.ftz.f32 $0, $1, $2;") "to skip the slow denormal path". The
   .ftz form reads a subnormal operand as zero and writes a subnormal result as zero (PTX ISA,
@@ -10,7 +9,8 @@ defect: The kernel computes sigmoid(x) in Triton, then multiplies with
   below 2^-126. The benchmark's randn inputs hold no subnormal and a subnormal is far below
   its tolerance, so the benchmark accepts it. Compiled for sm_90 without a GPU
   (triton.compile with GPUTarget("cuda", 90, 32), Triton 3.9), the product is FMUL.FTZ in the
-  SASS. Judged on CUDA only: the Triton interpreter cannot run inline PTX.
+  SASS. On the CPU kdiff's interpreter runs this one instruction as the PTX ISA defines it
+  (kdiff.sandbox.interpreter_ptx).
 imitates: the Triton twin of a CUDA kernel built with --use_fast_math (-ftz=true): generated
   Triton kernels that reach for inline PTX (tl.inline_asm_elementwise) with .ftz or .approx
   instructions for speed.
