@@ -38,7 +38,7 @@ class PrecisionRegime(ThresholdedGate):
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
         for dtype in ctx.working_dtypes():
             if dtype is torch.bfloat16 and ctx.device == "cpu":
-                continue  # see judge(): the interpreter has no bf16 arithmetic
+                continue  # see judge(): the CPU's bf16 is an emulation
             for seed in range(ctx.options.seeds):
                 yield Trial(f"benchmark inputs seed {seed}", benchmark_draw(ctx, seed), dtype)
                 yield Trial(f"normal seed {seed}", normal_draw(ctx, seed), dtype)
@@ -63,8 +63,8 @@ class PrecisionRegime(ThresholdedGate):
         if result.status is Status.FAIL and result.worst_ratio is not None:
             result.detail += "; " + consistent_with(result.worst_ratio, result.detail)
         if torch.bfloat16 in ctx.working_dtypes() and ctx.device == "cpu":
-            result.detail += ("; bfloat16 not judged on the CPU (the Triton interpreter "
-                              "computes bf16 on bit patterns); judged on CUDA")
+            result.detail += ("; bfloat16 not judged on the CPU (kdiff's Triton interpreter "
+                              "emulates bf16, not a GPU's order of rounding); judged on CUDA")
         return result
 
 

@@ -234,6 +234,66 @@ def test_a_kernel_that_waits_for_other_programs_keeps_its_order(tmp_path):
 
 
 @triton.jit
+def _bf16_ops(x_ptr, y_ptr, out_ptr, sums_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    z = tl.where(x > y, x * y + x, tl.abs(y) / y - x)
+    tl.store(out_ptr + offs, z)
+    tl.store(sums_ptr, tl.sum(x, axis=0))
+    tl.store(sums_ptr + 1 + offs, tl.cumsum(x, axis=0))
+
+
+def _pairwise_bf16_sum(x: torch.Tensor) -> torch.Tensor:
+    while x.numel() > 1:
+        x = x[0::2] + x[1::2]  # torch's bf16 add: computed in fp32, rounded to bf16
+    return x[0]
+
+
+def test_bf16_arithmetic_on_values_not_bit_patterns(shipped_interpreter):
+    """As shipped the interpreter multiplies bf16's uint16 bit patterns as integers."""
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(64, generator=gen).bfloat16()
+    y = torch.randn(64, generator=gen).bfloat16()
+    out, sums = torch.empty(64, dtype=torch.bfloat16), torch.empty(65, dtype=torch.bfloat16)
+    # Triton's types: bf16 * and + stay bf16, each rounded; a division computes in fp32
+    expected = torch.where(x > y, (x * y + x).float(),
+                           y.abs().float() / y.float() - x.float()).bfloat16()
+    _bf16_ops[(1,)](x, y, out, sums, BLOCK=64)
+    assert not torch.equal(out, expected)
+    interpreter_device.install()
+    _bf16_ops[(1,)](x, y, out, sums, BLOCK=64)
+    assert torch.equal(out, expected)
+    assert torch.equal(sums[0], _pairwise_bf16_sum(x))  # a tree, each partial rounded
+    running = x.clone()
+    for i in range(1, 64):
+        running[i] = running[i - 1] + x[i]
+    assert torch.equal(sums[1:], running)
+
+
+@triton.jit
+def _to_bf16(x_ptr, d_ptr, nearest_ptr, rtz_ptr, from_fp64_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(nearest_ptr + offs, x)  # the store's cast
+    tl.store(rtz_ptr + offs, x.to(tl.bfloat16, fp_downcast_rounding="rtz"))
+    tl.store(from_fp64_ptr + offs, tl.load(d_ptr + offs))
+
+
+def test_fp32_and_fp64_round_to_bf16_to_nearest_even(shipped_interpreter):
+    """As a GPU's cvt.rn.bf16.f32; the interpreter as shipped truncates."""
+    interpreter_device.install()
+    x = torch.randn(64, generator=torch.Generator().manual_seed(5))
+    # just above the bf16 midpoint 1 + 2^-8: to fp32 first it would become the midpoint
+    d = torch.full((64,), 1 + 2.0 ** -8 + 2.0 ** -40, dtype=torch.float64)
+    nearest, rtz, from_fp64 = (torch.empty(64, dtype=torch.bfloat16) for _ in range(3))
+    _to_bf16[(1,)](x, d, nearest, rtz, from_fp64, BLOCK=64)
+    assert torch.equal(nearest, x.bfloat16())
+    assert torch.equal(rtz.view(torch.int16), (x.view(torch.int32) >> 16).to(torch.int16))
+    assert from_fp64.float().unique().tolist() == [1 + 2.0 ** -7]
+
+
+@triton.jit
 def _matmul(a_ptr, b_ptr, c_ptr, M: tl.constexpr, PRECISION: tl.constexpr):
     r = tl.arange(0, M)
     a = tl.load(a_ptr + r[:, None] * M + r[None, :])
@@ -259,6 +319,10 @@ def test_a_dot_of_fp32_operands_runs_at_its_input_precision(shipped_interpreter)
     gen = torch.Generator().manual_seed(3)
     a, b = torch.randn(16, 16, generator=gen), torch.randn(16, 16, generator=gen)
     exact = a.double() @ b.double()
+    a16, b16 = a.bfloat16(), b.bfloat16()  # bf16 operands: exact products, fp32 accumulation
+    out = torch.empty(16, 16)
+    _matmul[(1,)](a16, b16, out, M=16, PRECISION="default")
+    assert (out.double() - a16.double() @ b16.double()).abs().max() < 1e-5
     in_tf32 = _tf32_by_definition(a).double() @ _tf32_by_definition(b).double()
     out = torch.empty(16, 16)
     for precision, want in (("default", in_tf32), ("tf32", in_tf32), ("ieee", exact),
