@@ -28,6 +28,7 @@ or against the compiled kernel's types.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import os
 import random
@@ -392,6 +393,7 @@ def _launches(interpreter) -> list[_Launch] | None:
     return stack
 
 
+@functools.lru_cache(maxsize=None)
 def _may_wait_for_programs(fn) -> bool:
     """A kernel that loops over an atomic (a spin lock, a flag another program sets) relies
     on the programs it waits for running beside it; the interpreter runs one at a time, so
