@@ -1,7 +1,7 @@
 """
 kdiff-redteam: split reduction combined with tl.atomic_add
 expected-gates: ORD-02=nondeterministic
-defect: Each row is split into 64-element chunks, one program per chunk, and every program
+defect: Each row is split into 256-element chunks, one program per chunk, and every program
   adds its partial sum into the output with tl.atomic_add. On a GPU the programs finish in a
   scheduling-dependent order and fp32 addition is not associative, so the low bits of the
   result vary between calls. (On the CPU kdiff's interpreter runs a launch's programs in a
@@ -35,7 +35,7 @@ class ModelNew(nn.Module):
         n_cols = moved.shape[-1]
         flat = moved.view(-1, n_cols)
         out = torch.zeros(flat.shape[0], device=x.device, dtype=torch.float32)
-        block = 64
+        block = 256  # 16 partials a row at the benchmark size: their order shows
         atomic_row_sum_kernel[(flat.shape[0], triton.cdiv(n_cols, block))](flat, out, n_cols,
                                                                             BLOCK=block)
         return out.to(x.dtype).view(moved.shape[:-1]).unsqueeze(self.dim)
