@@ -60,7 +60,10 @@ def shipped_interpreter():
     from triton.runtime.autotuner import Autotuner
     builder = interpreter.interpreter_builder
     saved_builder = dict(vars(builder))
-    convert = interpreter._implicit_cvt
+    module_names = ("_implicit_cvt", "_patch_lang")
+    saved_module = {n: getattr(interpreter, n) for n in module_names}
+    classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
+                                          interpreter.ScanOps)}
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
     yield
@@ -68,7 +71,14 @@ def shipped_interpreter():
     for name in set(vars(builder)) - set(saved_builder):
         delattr(builder, name)
     vars(builder).update(saved_builder)
-    interpreter._implicit_cvt = convert
+    for name, value in saved_module.items():
+        setattr(interpreter, name, value)
+    for cls, saved in classes.items():
+        for name in set(vars(cls)) - set(saved):
+            delattr(cls, name)
+        for name, value in saved.items():
+            if vars(cls).get(name) is not value:
+                setattr(cls, name, value)
     for module, saved in modules.items():
         vars(module).update(saved)
 

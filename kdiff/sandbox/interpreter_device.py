@@ -17,9 +17,10 @@ activations) raise, and arithmetic with one stays in the other operand's type. T
 passes it as Triton's compiler types it.
 
 The interpreter has no `extern_elementwise`, so libdevice's functions return None or raise
-there; the worker gives it kdiff.sandbox.interpreter_libdevice's. Each function below says
-what else differs and why: `tl.dot`'s TF32, the order of a launch's programs, autotuning,
-and `tl` patched once a launch instead of once a device-function call.
+there; the worker gives it kdiff.sandbox.interpreter_libdevice's, inline PTX
+kdiff.sandbox.interpreter_ptx's, and bf16 kdiff.sandbox.interpreter_bf16's arithmetic. Each
+function below says what else differs and why: `tl.dot`'s TF32, the order of a launch's
+programs, autotuning, and `tl` patched once a launch instead of once a device-function call.
 
 Where the interpreter does not have the shape this reads (another Triton version), nothing is
 changed. tests/test_interpreter_device.py runs kernels each way and compares them bit for bit
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kdiff.sandbox import interpreter_libdevice, interpreter_ptx
+from kdiff.sandbox import interpreter_bf16, interpreter_libdevice, interpreter_ptx
 
 PROGRAM_ORDER_SEED = 0
 
@@ -53,7 +54,7 @@ def install() -> None:
     _type_float_arguments(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
-    _bf16_arithmetic(interpreter)
+    interpreter_bf16.install(interpreter)
     launches = _launches(interpreter)
     if launches is not None:
         _patch_the_language_once_a_launch(interpreter, launches)
@@ -155,169 +156,6 @@ def _tf32(x: np.ndarray) -> np.ndarray:
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
     rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
     return np.where(np.isfinite(x), rounded, x)
-
-
-def _bf16_to_fp32(bits: np.ndarray) -> np.ndarray:
-    return (np.asarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
-
-
-def _fp32_to_bf16(x: np.ndarray) -> np.ndarray:
-    """To nearest, ties to even; a NaN stays a (quiet) NaN of its sign. An fp64 value is
-    first rounded to fp32 to odd (its last bit set where inexact), which keeps the second
-    rounding exact."""
-    x = np.asarray(x)
-    if x.dtype == np.float64:
-        near = x.astype(np.float32)
-        toward_zero = np.where(np.abs(near.astype(np.float64)) > np.abs(x),
-                               np.nextafter(near, np.float32(0)), near)
-        odd = (toward_zero.view(np.uint32) | np.uint32(1)).view(np.float32)
-        x = np.where(toward_zero.astype(np.float64) != x, odd, toward_zero)
-    bits = np.array(x, dtype=np.float32).view(np.uint32)  # a copy: 0-d stays 0-d
-    rounded = (bits + ((bits >> np.uint32(16)) & np.uint32(1)) + np.uint32(0x7FFF)) >> 16
-    nan = ((bits >> np.uint32(16)) | np.uint32(0x0040)) & np.uint32(0xFFFF)
-    return np.where(np.isnan(x), nan, rounded).astype(np.uint16)
-
-
-COMPARISONS = frozenset({np.less, np.greater, np.less_equal, np.greater_equal, np.equal,
-                         np.not_equal})
-
-
-def _bf16_arithmetic(interpreter) -> None:
-    """The interpreter holds bf16 as its bit patterns (uint16) and ran arithmetic on them as
-    integers: `x * y` of two bf16 blocks came out as garbage, so every bf16 Triton kernel
-    failed on the CPU for the interpreter's reason; and it truncated fp32 to bf16 where a
-    GPU rounds to nearest. Each bf16 operation is now computed in
-    fp32 and rounded to bf16 to nearest, as a GPU's bf16 instructions (or Triton's fp32
-    upcast and round) give it: add, sub, mul, div and sqrt exactly so (24 >= 2 * 8 + 2 bits);
-    comparisons on the values; `tl.dot` of bf16 operands with exact products, accumulated as
-    its accumulator's type."""
-    builder = getattr(interpreter, "interpreter_builder", None)
-    handle_type = getattr(interpreter, "TensorHandle", None)
-    if builder is None or handle_type is None or getattr(builder, "has_bf16", False):
-        return
-    import triton.language as tl
-    binary, unary = builder.binary_op, builder.unary_op
-    fma, dot, clamp = builder.create_fma, builder.create_dot, builder.create_clampf
-
-    def as_fp32(h):
-        return handle_type(_bf16_to_fp32(h.data), tl.float32) if h.dtype.scalar == tl.bfloat16 \
-            else h
-
-    def as_bf16(h):
-        return handle_type(_fp32_to_bf16(h.data), tl.bfloat16)
-
-    def binary_op(lhs, rhs, op):
-        if lhs.dtype.scalar != tl.bfloat16:
-            return binary(lhs, rhs, op)
-        out = binary(as_fp32(lhs), as_fp32(rhs), op)
-        return out if op in COMPARISONS else as_bf16(out)
-
-    def unary_op(arg, op):
-        return in_fp32(lambda a: unary(a, op))(arg)
-
-    def in_fp32(method):
-        """A method of bf16 operands (and other arguments) computed in fp32, rounded once."""
-        def run(*args):
-            if not any(getattr(a, "dtype", None) is not None and a.dtype.scalar == tl.bfloat16
-                       for a in args if isinstance(a, handle_type)):
-                return method(*args)
-            return as_bf16(method(*(as_fp32(a) if isinstance(a, handle_type) else a
-                                    for a in args)))
-        return run
-
-    def create_dot(a, b, d, input_precision, max_num_imprecise_acc):
-        if tl.bfloat16 not in (a.dtype.scalar, b.dtype.scalar):
-            return dot(a, b, d, input_precision, max_num_imprecise_acc)
-        out = dot(as_fp32(a), as_fp32(b), as_fp32(d), input_precision, max_num_imprecise_acc)
-        return as_bf16(out) if d.dtype.scalar == tl.bfloat16 else out
-
-    _bf16_reductions(interpreter)
-    cast, fp_to_fp = builder.cast_impl, builder.create_fp_to_fp
-
-    def to_bf16(src, dst_type, rounding_mode=None):
-        """The interpreter truncates to bf16 (and reads fp64 bits as integers); a GPU rounds
-        to nearest even unless told to truncate (`fp_downcast_rounding="rtz"`)."""
-        if rounding_mode is not None and getattr(rounding_mode, "name", "") == "RTZ":
-            bits = np.array(src.data, dtype=np.float32).view(np.uint32)
-            out = np.where(np.isnan(src.data), _fp32_to_bf16(src.data),
-                           (bits >> np.uint32(16)).astype(np.uint16))
-        else:
-            out = _fp32_to_bf16(src.data.astype(np.float64) if src.dtype.scalar == tl.float64
-                                else src.data.astype(np.float32))
-        return handle_type(out, tl.bfloat16)
-
-    def cast_impl(src, dst_type):
-        if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float16, tl.float32,
-                                                                   tl.float64):
-            return to_bf16(src, dst_type)
-        return cast(src, dst_type)
-
-    def create_fp_to_fp(src, dst_type, rounding_mode):
-        if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float32, tl.float64):
-            return to_bf16(src, dst_type, rounding_mode)
-        return fp_to_fp(src, dst_type, rounding_mode)
-
-    builder.cast_impl, builder.create_fp_to_fp = cast_impl, create_fp_to_fp
-    builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
-    builder.create_fma, builder.create_clampf = in_fp32(fma), in_fp32(clamp)
-    builder.create_erf = in_fp32(builder.create_erf)
-    builder.create_rsqrt = in_fp32(builder.create_rsqrt)
-    builder.has_bf16 = True
-
-
-def _bf16_tree_sum(x: np.ndarray, axis: int) -> np.ndarray:
-    """A sum of bf16 values in pairs, each partial rounded to bf16: a reduction tree's
-    roundings, as a GPU's reduction of a bf16 block makes them."""
-    x = np.moveaxis(np.asarray(x, dtype=np.float32), axis, 0)
-    while x.shape[0] > 1:
-        if x.shape[0] % 2:
-            x = np.concatenate([x, np.zeros_like(x[:1])])
-        x = _bf16_to_fp32(_fp32_to_bf16(x[0::2] + x[1::2]))
-    return x[0]
-
-
-def _bf16_scan(x: np.ndarray, axis: int, op) -> np.ndarray:
-    """A running sum or product of bf16 values, each step rounded to bf16."""
-    x = np.moveaxis(np.asarray(x, dtype=np.float32), axis, 0).copy()
-    for i in range(1, x.shape[0]):
-        x[i] = _bf16_to_fp32(_fp32_to_bf16(op(x[i - 1], x[i])))
-    return np.moveaxis(x, 0, axis)
-
-
-def _bf16_reductions(interpreter) -> None:
-    """tl.sum, tl.cumsum and tl.cumprod take a fast path on the raw data (np.sum of the bit
-    patterns, for bf16); for bf16 they round each partial instead (_bf16_tree_sum,
-    _bf16_scan). tl.max and tl.min reduce bf16 in fp32 already (Triton's standard library)."""
-    reduce_ops, scan_ops = getattr(interpreter, "ReduceOps", None), getattr(interpreter,
-                                                                           "ScanOps", None)
-    if reduce_ops is None or scan_ops is None or getattr(reduce_ops, "has_bf16", False):
-        return
-    import triton.language as tl
-    total, cumsum, cumprod = reduce_ops.sum, scan_ops.cumsum, scan_ops.cumprod
-
-    def bf16_sum(self, input):
-        if input.dtype.scalar != tl.bfloat16:
-            return total(self, input)
-        data = _bf16_to_fp32(input.handle.data)
-        out = _bf16_tree_sum(data, self.axis) if self.axis is not None else \
-            _bf16_tree_sum(data.reshape(-1), 0)
-        if self.keep_dims:
-            out = np.expand_dims(out, self.axis) if self.axis is not None else \
-                out.reshape((1,) * data.ndim)
-        return self.to_tensor(_fp32_to_bf16(out), input.dtype)
-
-    def bf16_scan(method, op):
-        def run(self, input):
-            if input.dtype.scalar != tl.bfloat16:
-                return method(self, input)
-            out = _bf16_scan(_bf16_to_fp32(input.handle.data), self.axis, op)
-            return [self.to_tensor(_fp32_to_bf16(out), input.dtype)]
-        return run
-
-    reduce_ops.sum = bf16_sum
-    scan_ops.cumsum = bf16_scan(cumsum, np.add)
-    scan_ops.cumprod = bf16_scan(cumprod, np.multiply)
-    reduce_ops.has_bf16 = True
 
 
 def _dot_at_its_input_precision(interpreter) -> None:
