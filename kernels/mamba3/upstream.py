@@ -1,9 +1,9 @@
 """mamba_ssm's own Mamba-3 Triton kernels (state-spaces/mamba, mamba_ssm/ops/triton/mamba3),
 imported from a source checkout that is carried, never committed: MAMBA_SSM_SRC names the
 checkout's root (the folder holding mamba_ssm/), by default the repository's .fetched/mamba
-(a candidate's worker inherits no such variable: kdiff.sandbox.workerenv). They need a GPU
-(PTX inline assembly: cos.approx, tanh.approx) and autotune, which the CPU interpreter cannot
-run.
+(a candidate's worker inherits no such variable: kdiff.sandbox.workerenv). They need a GPU:
+their PTX inline assembly (cos.approx, tanh.approx) has an error the ISA bounds but does not
+define, so the CPU's interpreter refuses it (kdiff.sandbox.interpreter_ptx).
 
 mamba_ssm/__init__.py imports the whole package (selective_scan_cuda and causal_conv1d, CUDA
 extensions built at install): the packages above the mamba3 kernels are registered here as
