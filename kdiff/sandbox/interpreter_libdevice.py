@@ -244,7 +244,8 @@ _register("ilogbf ilogb", _ilogb)
 
 # -- the fast approximations: flush to zero ------------------------------------------------
 
-def _flush(x: np.ndarray) -> np.ndarray:
+def flush_subnormals(x: np.ndarray) -> np.ndarray:
+    """fp32's subnormals (and anything smaller) as zero of their sign: PTX's `.ftz`."""
     tiny = np.finfo(np.float32).tiny
     return np.where(np.abs(x) < tiny, np.copysign(0.0, x), x)
 
@@ -252,8 +253,8 @@ def _flush(x: np.ndarray) -> np.ndarray:
 def _fast(fn: Callable[..., np.ndarray]) -> Impl:
     def impl(args: list[np.ndarray], out: np.dtype) -> np.ndarray:
         with np.errstate(all="ignore"):
-            result = np.asarray(fn(*(_flush(a.astype(F64)) for a in args))).astype(out)
-        return _flush(result).astype(out)
+            result = np.asarray(fn(*(flush_subnormals(a.astype(F64)) for a in args))).astype(out)
+        return flush_subnormals(result).astype(out)
     return impl
 
 

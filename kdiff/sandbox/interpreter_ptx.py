@@ -40,10 +40,6 @@ def refuse(asm: str, why: str) -> NotImplementedError:
                                f"judge this kernel with --device cuda")
 
 
-def _flush(x: np.ndarray) -> np.ndarray:
-    return np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), x), x)
-
-
 def _min_max(pick: Callable, propagate_nan: bool) -> Callable:
     def run(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         either = np.where(np.isnan(a), b, np.where(np.isnan(b), a, pick(a, b)))
@@ -90,11 +86,11 @@ def instruction(asm: str, constraints: str, pack: int) -> Callable[[list[np.ndar
         xs = [a.view(F32) if a.dtype.kind in "iu" and a.dtype.itemsize == 4 else a.astype(F32)
               for a in args]
         if ftz:
-            xs = [_flush(x) for x in xs]
+            xs = [interpreter_libdevice.flush_subnormals(x) for x in xs]
         with np.errstate(all="ignore"):
             out = np.asarray(compute(*xs)).astype(F32)
         if ftz:
-            out = _flush(out)
+            out = interpreter_libdevice.flush_subnormals(out)
         if sat:
             out = np.where(np.isnan(out), np.float32(0), np.clip(out, 0, 1)).astype(F32)
         return out
