@@ -59,24 +59,22 @@ def install(interpreter) -> None:
     def as_bf16(h):
         return handle_type(_fp32_to_bf16(h.data), tl.bfloat16)
 
-    def binary_op(lhs, rhs, op):
-        if lhs.dtype.scalar != tl.bfloat16:
-            return binary(lhs, rhs, op)
-        out = binary(as_fp32(lhs), as_fp32(rhs), op)
-        return out if op in COMPARISONS else as_bf16(out)
-
-    def unary_op(arg, op):
-        return in_fp32(lambda a: unary(a, op))(arg)
-
     def in_fp32(method):
         """A method of bf16 operands (and other arguments) computed in fp32, rounded once."""
         def run(*args):
-            if not any(getattr(a, "dtype", None) is not None and a.dtype.scalar == tl.bfloat16
-                       for a in args if isinstance(a, handle_type)):
+            if not any(isinstance(a, handle_type) and a.dtype.scalar == tl.bfloat16
+                       for a in args):
                 return method(*args)
             return as_bf16(method(*(as_fp32(a) if isinstance(a, handle_type) else a
                                     for a in args)))
         return run
+
+    arithmetic = in_fp32(binary)
+
+    def binary_op(lhs, rhs, op):
+        if op in COMPARISONS and lhs.dtype.scalar == tl.bfloat16:
+            return binary(as_fp32(lhs), as_fp32(rhs), op)  # a boolean: nothing to round
+        return arithmetic(lhs, rhs, op)
 
     def create_dot(a, b, d, input_precision, max_num_imprecise_acc):
         if tl.bfloat16 not in (a.dtype.scalar, b.dtype.scalar):
@@ -111,7 +109,7 @@ def install(interpreter) -> None:
         return fp_to_fp(src, dst_type, rounding_mode)
 
     builder.cast_impl, builder.create_fp_to_fp = cast_impl, create_fp_to_fp
-    builder.binary_op, builder.unary_op, builder.create_dot = binary_op, unary_op, create_dot
+    builder.binary_op, builder.unary_op, builder.create_dot = binary_op, in_fp32(unary), create_dot
     builder.create_fma, builder.create_clampf = in_fp32(fma), in_fp32(clamp)
     builder.create_erf = in_fp32(builder.create_erf)
     builder.create_rsqrt = in_fp32(builder.create_rsqrt)

@@ -256,18 +256,19 @@ def _programs_in_any_order(interpreter, launches: list[_Launch]) -> None:
     if set_dim is None or set_idx is None or getattr(set_idx, "shuffles", False):
         return
     draw = random.Random(PROGRAM_ORDER_SEED)
-    order: list[list[int] | None] = [None]
+    order: list[int] | None = None  # the launch's programs, by the step that runs each
 
     def grid_dim(nx, ny, nz):
+        nonlocal order
         set_dim(nx, ny, nz)
         n = nx * ny * nz
-        order[0] = draw.sample(range(n), n) if launches and launches[-1].shuffled \
-            and n > 1 else None
+        order = draw.sample(range(n), n) if launches and launches[-1].shuffled and n > 1 \
+            else None
 
     def grid_idx(x, y, z):
-        if order[0] is not None:
+        if order is not None:
             _, ny, nz = builder.grid_dim
-            i = order[0][(x * ny + y) * nz + z]
+            i = order[(x * ny + y) * nz + z]
             x, y, z = i // (ny * nz), i // nz % ny, i % nz
         set_idx(x, y, z)
 
