@@ -287,7 +287,9 @@ def _to_bf16(x_ptr, d_ptr, nearest_ptr, rtz_ptr, from_fp64_ptr, BLOCK: tl.conste
     x = tl.load(x_ptr + offs)
     tl.store(nearest_ptr + offs, x)  # the store's cast
     tl.store(rtz_ptr + offs, x.to(tl.bfloat16, fp_downcast_rounding="rtz"))
-    tl.store(from_fp64_ptr + offs, tl.load(d_ptr + offs))
+    d = tl.load(d_ptr + offs)
+    tl.store(from_fp64_ptr + offs, d)
+    tl.store(from_fp64_ptr + BLOCK + offs, d.to(tl.bfloat16, fp_downcast_rounding="rtz"))
 
 
 def test_fp32_and_fp64_round_to_bf16_to_nearest_even(shipped_interpreter):
@@ -296,11 +298,16 @@ def test_fp32_and_fp64_round_to_bf16_to_nearest_even(shipped_interpreter):
     x = torch.randn(64, generator=torch.Generator().manual_seed(5))
     # just above the bf16 midpoint 1 + 2^-8: to fp32 first it would become the midpoint
     d = torch.full((64,), 1 + 2.0 ** -8 + 2.0 ** -40, dtype=torch.float64)
-    nearest, rtz, from_fp64 = (torch.empty(64, dtype=torch.bfloat16) for _ in range(3))
+    # and, truncated, just below 1 + 2^-7: to fp32 to nearest first it would become 1 + 2^-7
+    d[32:] = 1 + 2.0 ** -7 - 2.0 ** -40
+    nearest, rtz = (torch.empty(64, dtype=torch.bfloat16) for _ in range(2))
+    from_fp64 = torch.empty(128, dtype=torch.bfloat16)
     _to_bf16[(1,)](x, d, nearest, rtz, from_fp64, BLOCK=64)
     assert torch.equal(nearest, x.bfloat16())
     assert torch.equal(rtz.view(torch.int16), (x.view(torch.int32) >> 16).to(torch.int16))
-    assert from_fp64.float().unique().tolist() == [1 + 2.0 ** -7]
+    assert from_fp64[:32].float().unique().tolist() == [1 + 2.0 ** -7]
+    assert from_fp64[32:64].float().unique().tolist() == [1 + 2.0 ** -7]  # to nearest
+    assert from_fp64[96:].float().unique().tolist() == [1.0]  # toward zero
 
 
 @triton.jit

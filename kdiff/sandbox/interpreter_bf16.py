@@ -14,10 +14,10 @@ def _bf16_to_fp32(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
-def _fp32_to_bf16(x: np.ndarray) -> np.ndarray:
-    """To nearest, ties to even; a NaN stays a (quiet) NaN of its sign. An fp64 value is
-    first rounded to fp32 to odd (its last bit set where inexact), which keeps the second
-    rounding exact."""
+def _fp32_bits(x: np.ndarray) -> np.ndarray:
+    """x's fp32 bits (a copy: 0-d stays 0-d). An fp64 x is rounded to fp32 to odd (toward
+    zero, the last bit set where inexact), so that rounding those bits again to bf16, in
+    any mode, gives what rounding x itself would."""
     x = np.asarray(x)
     if x.dtype == np.float64:
         near = x.astype(np.float32)
@@ -25,7 +25,12 @@ def _fp32_to_bf16(x: np.ndarray) -> np.ndarray:
                                np.nextafter(near, np.float32(0)), near)
         odd = (toward_zero.view(np.uint32) | np.uint32(1)).view(np.float32)
         x = np.where(toward_zero.astype(np.float64) != x, odd, toward_zero)
-    bits = np.array(x, dtype=np.float32).view(np.uint32)  # a copy: 0-d stays 0-d
+    return np.array(x, dtype=np.float32).view(np.uint32)
+
+
+def _fp32_to_bf16(x: np.ndarray) -> np.ndarray:
+    """To nearest, ties to even; a NaN stays a (quiet) NaN of its sign."""
+    bits = _fp32_bits(x)
     rounded = (bits + ((bits >> np.uint32(16)) & np.uint32(1)) + np.uint32(0x7FFF)) >> 16
     nan = ((bits >> np.uint32(16)) | np.uint32(0x0040)) & np.uint32(0xFFFF)
     return np.where(np.isnan(x), nan, rounded).astype(np.uint16)
@@ -88,13 +93,12 @@ def install(interpreter) -> None:
     def to_bf16(src, dst_type, rounding_mode=None):
         """The interpreter truncates to bf16 (and reads fp64 bits as integers); a GPU rounds
         to nearest even unless told to truncate (`fp_downcast_rounding="rtz"`)."""
+        data = src.data.astype(np.float64 if src.dtype.scalar == tl.float64 else np.float32)
         if rounding_mode is not None and getattr(rounding_mode, "name", "") == "RTZ":
-            bits = np.array(src.data, dtype=np.float32).view(np.uint32)
-            out = np.where(np.isnan(src.data), _fp32_to_bf16(src.data),
-                           (bits >> np.uint32(16)).astype(np.uint16))
+            out = np.where(np.isnan(data), _fp32_to_bf16(data),
+                           (_fp32_bits(data) >> np.uint32(16)).astype(np.uint16))
         else:
-            out = _fp32_to_bf16(src.data.astype(np.float64) if src.dtype.scalar == tl.float64
-                                else src.data.astype(np.float32))
+            out = _fp32_to_bf16(data)
         return handle_type(out, tl.bfloat16)
 
     def cast_impl(src, dst_type):
