@@ -322,8 +322,7 @@ def _arith(op: str, mode: str, native: Callable[..., np.ndarray]) -> Impl:
         if mode == "rn" and out == F64 and op != "fma":
             return rn.astype(out)
 
-        def each(*vals: float) -> float:
-            native_value = float(native(*(np.float64(v) for v in vals)))
+        def each(native_value: float, *vals: float) -> float:
             if not all(math.isfinite(v) for v in vals) or math.isnan(native_value) or (
                     op in ("div", "rcp") and vals[-1] == 0):
                 return native_value
@@ -336,7 +335,7 @@ def _arith(op: str, mode: str, native: Callable[..., np.ndarray]) -> Impl:
                     else 1.0
             return _round(q, mode, out, zero_sign)
 
-        return _each(each, args, out)
+        return _each(each, [rn, *args], out)  # rn: the special cases' values
     return impl
 
 
