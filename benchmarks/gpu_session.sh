@@ -3,7 +3,7 @@
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
 # T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_TP, T_M3_CHECK, T_M3_BENCH,
-# T_M3_PROFILE, T_PRECISION, T_PROV, T_TUNE; the training runs keep h200.sh's BUDGET),
+# T_M3_PROFILE, T_M3_SANITIZE, T_PRECISION, T_PROV, T_TUNE; the training runs keep h200.sh's BUDGET),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
@@ -481,6 +481,29 @@ mamba3_profile() {  # where kernels/mamba3's time goes: M3_PROFILE_PARTS (decode
   MAMBA_SSM_SRC=$M3_SRC run_logged timeout -s INT -k 10 \
     "${T_M3_PROFILE:-150}" "${BENCH_ENV[@]}" python3 benchmarks/mamba3_profile.py --parts "$M3_PROFILE_PARTS"
   bench_cache_save
+  pack
+}
+
+mamba3_sanitize() {  # the illegal access of kernels/mamba3's forward fallback at 2 warps
+  # (NOTES.md): problem 2's PRC-03 with recurrent_forward at 2 warps, first with
+  # CUDA_LAUNCH_BLOCKING (the faulting launch named), then under compute-sanitizer; each
+  # within T_M3_SANITIZE (150 s). The source is put back afterwards.
+  local src=kernels/mamba3/recurrent.py mode
+  sed -i 's/num_warps: int = 4) -> None:/num_warps: int = 2) -> None:/' "$src"
+  grep -q 'num_warps: int = 2) -> None:' "$src" || { log "mamba3_sanitize: $src changed, nothing run"; return; }
+  for mode in blocking sanitizer; do
+    log "mamba3: problem 2 PRC-03, the fallback at 2 warps, $mode"
+    local run=(kdiff verify --device cuda --fail-on never --gates PRC-03 --dtypes float32,bfloat16
+      --problem "$(ls kernels/mamba3/kernelbench/KernelBench/level3/2_*.py)"
+      --candidate kernels/mamba3/kernelbench/runs/triton/level_3_problem_2_sample_0_kernel.py -v)
+    if [ $mode = blocking ]; then
+      CUDA_LAUNCH_BLOCKING=1 run_logged budget "${T_M3_SANITIZE:-150}" "${run[@]}"
+    else
+      run_logged budget "${T_M3_SANITIZE:-150}" "$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)" --target-processes all \
+        --print-limit 20 "${run[@]}"
+    fi
+  done
+  sed -i 's/num_warps: int = 2) -> None:/num_warps: int = 4) -> None:/' "$src"
   pack
 }
 
