@@ -16,6 +16,15 @@ starts with an underscore. What a chain rooted at a variable reaches is not reso
 needs more is not extractable: its kernels are compiled by importing it, and that compile is
 its own word.
 
+A jit function imported from another file of the kernel's package (`from .dropout_kernels
+import apply_dropout` in attorch; `from fla.ops.utils import ...` inside fla) is read the same
+way: the file is found by path, never imported (a relative import from the kernel's folder, or
+an absolute one whose first part is a package folder above the kernel's file), the judge's
+module of it is built and checked as the kernel's own is, and its top-level names are prefixed
+(`kdiff_dep1_`) so that two files' names never meet; the imported name is bound to the prefixed
+kernel. At most MAX_FOLLOWED files are followed. A name imported from anywhere else stays
+unresolved, and a kernel that names it is not extractable.
+
 A name that an `if` or a `try` at module level binds by importing (a switch between Triton
 versions: `try: from triton.language.extra.libdevice import rsqrt` / `except ImportError:
 from triton.language.math import rsqrt`) is taken from the first of its imports that resolves
@@ -36,6 +45,7 @@ import importlib
 import importlib.util
 import types
 from dataclasses import dataclass
+from pathlib import Path
 
 # What a kernel body may reach: Triton's language, math, and the helpers inductor's generated
 # kernels call (torch.compile's Triton kernels: `triton_helpers.maximum`, and Triton's
@@ -48,6 +58,8 @@ JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
 # hasattr, which would reach any attribute by a constant string.
 BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "print", "min",
                       "max"})
+MAX_FOLLOWED = 16  # files of the kernel's package one extraction may take jit functions from
+DEPENDENCY_PREFIX = "kdiff_dep"  # kdiff_dep{n}_{name}: a followed file's top-level names
 # Libraries whose classes may annotate a kernel's parameters (the annotation_name docstring).
 ANNOTATION_LIBRARIES = ("builtins", "torch")
 
@@ -60,6 +72,7 @@ class NotExtractable(ValueError):
 class ExtractedModule:
     text: str  # the module's source, as the judge wrote it
     kernels: frozenset[str]  # the names of the kernels it defines
+    followed: tuple[str, ...] = ()  # the other files its kernels' jit functions came from
 
 
 def _dotted(node: ast.expr) -> tuple[str, list[str]] | None:
@@ -105,6 +118,122 @@ def _resolve(path: str) -> object:
     return obj
 
 
+def module_file(filename: str, module: str | None, level: int) -> Path | None:
+    """The `.py` file that `from {'.' * level}{module} import ...` in `filename` names, found by
+    path and nothing imported: relative to the kernel's folder, or (level 0) under the nearest
+    package folder above it whose name is the module's first part; None if there is none."""
+    here = Path(filename).resolve().parent
+    parts = module.split(".") if module else []
+    if level:
+        base = here
+        for _ in range(level - 1):
+            base = base.parent
+    else:
+        base = next((d.parent for d in [here, *here.parents] if parts and d.name == parts[0]
+                     and (d / "__init__.py").is_file()), None)
+        if base is None:
+            return None
+    if not parts:
+        return None  # `from . import x`: a module, not a function
+    target = base.joinpath(*parts)
+    for candidate in (target.with_name(target.name + ".py"), target / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+class _Followed:
+    """The files one extraction follows (module docstring): each built once, in order."""
+
+    def __init__(self) -> None:
+        self.modules: dict[Path, tuple[str, list[ast.stmt], frozenset[str]] | str] = {}
+        self.order: list[Path] = []
+
+    def kernel(self, path: Path, name: str, read) -> str:
+        """The prefixed name of kernel `name` of the file at `path`; NotExtractable if that
+        file's module cannot be built or has no such kernel."""
+        if path not in self.modules:
+            if len(self.modules) >= MAX_FOLLOWED:
+                raise NotExtractable(f"more than {MAX_FOLLOWED} files of jit functions")
+            self.modules[path] = "being built"  # an import cycle reads as not extractable
+            prefix = f"{DEPENDENCY_PREFIX}{len(self.modules)}_"
+            try:
+                ex = _build(read(path), str(path), self, read)
+            except (OSError, ValueError) as exc:  # NotExtractable, an unreadable file
+                self.modules[path] = f"{path.name}: {exc}"
+                raise NotExtractable(self.modules[path]) from None
+            self.modules[path] = (prefix, _prefixed(ex, prefix), frozenset(ex.kernels))
+            self.order.append(path)
+        built = self.modules[path]
+        if isinstance(built, str):
+            raise NotExtractable(built)
+        prefix, _, kernels = built
+        if name not in kernels:
+            raise NotExtractable(f"{path.name}: {name} is not a top-level triton.jit kernel")
+        return prefix + name
+
+    def statements(self) -> list[ast.stmt]:
+        return [s for path in self.order for s in self.modules[path][1]]  # type: ignore[index]
+
+
+def _prefixed(ex: "_Extractor", prefix: str) -> list[ast.stmt]:
+    """`ex`'s kept statements with every top-level name it binds prefixed, inside kernel
+    bodies too (a kernel's own parameters and locals excepted); `__future__` imports dropped
+    and, under them, every annotation written as the string it was."""
+    top: set[str] = set(ex.constants) | set(ex.kernels) | set(ex.dependencies)
+    for stmt in ex.kept:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            top |= {a.asname or a.name.split(".")[0] for a in stmt.names}
+
+    class Rename(ast.NodeTransformer):
+        def __init__(self, local: set[str]) -> None:
+            self.local = local
+
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            if node.id in top and node.id not in self.local:
+                node.id = prefix + node.id
+            return node
+
+    out: list[ast.stmt] = []
+    for stmt in ex.kept:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            continue
+        if isinstance(stmt, ast.Import):
+            names = []
+            for a in stmt.names:
+                bound = a.asname or a.name.split(".")[0]
+                names.append(ast.alias(name=a.name if a.asname else bound, asname=prefix + bound))
+            out.append(ast.Import(names=names))
+        elif isinstance(stmt, ast.ImportFrom):
+            out.append(ast.ImportFrom(module=stmt.module, level=0, names=[
+                ast.alias(name=a.name, asname=prefix + (a.asname or a.name))
+                for a in stmt.names]))
+        elif isinstance(stmt, ast.FunctionDef):
+            every = [a for a in ast.walk(stmt.args) if isinstance(a, ast.arg)]
+            for arg in every:
+                if arg.annotation is not None:
+                    arg.annotation = Rename(set()).visit(arg.annotation)
+                    if ex.future_annotations and not isinstance(arg.annotation, ast.Constant):
+                        arg.annotation = ast.Constant(ast.unparse(arg.annotation))
+            if stmt.returns is not None:
+                stmt.returns = Rename(set()).visit(stmt.returns)
+                if ex.future_annotations and not isinstance(stmt.returns, ast.Constant):
+                    stmt.returns = ast.Constant(ast.unparse(stmt.returns))
+            body = [n for s in stmt.body for n in ast.walk(s)]
+            local = {a.arg for a in every} | {n.arg for n in body if isinstance(n, ast.arg)}
+            local |= {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            stmt.body = [Rename(local).visit(s) for s in stmt.body]
+            stmt.args.defaults = [Rename(set()).visit(d) for d in stmt.args.defaults]
+            stmt.args.kw_defaults = [d if d is None else Rename(set()).visit(d)
+                                     for d in stmt.args.kw_defaults]
+            stmt.decorator_list = [Rename(set()).visit(d) for d in stmt.decorator_list]
+            stmt.name = prefix + stmt.name
+            out.append(stmt)
+        else:
+            out.append(Rename(set()).visit(stmt))
+    return out
+
+
 class _Extractor:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}  # name bound by a kept import -> dotted path
@@ -115,6 +244,12 @@ class _Extractor:
         self.libraries: dict[str, str] = {}
         self.bound: set[str] = set()  # every name the file binds anywhere
         self.future_annotations = False
+        self.filename = ""
+        # a name imported from another file of the kernel's package -> (that file, its name)
+        self.foreign: dict[str, tuple[Path, str]] = {}
+        self.dependencies: dict[str, str] = {}  # such a name a kernel calls -> prefixed kernel
+        self.followed: _Followed | None = None
+        self.read = None
 
     def annotation_name(self, note: ast.expr) -> str:
         """The string Triton reads from a non-Triton annotation: the `__name__` of the class
@@ -185,7 +320,15 @@ class _Extractor:
             if names:
                 self.kept.append(ast.Import(names=names))
         elif isinstance(node, ast.ImportFrom):
-            if node.level != 0 or not node.module or any(a.name == "*" for a in node.names):
+            if any(a.name == "*" for a in node.names):
+                return
+            path = module_file(self.filename, node.module, node.level) if self.filename and (
+                node.level or (node.module and node.module.split(".")[0] not in
+                               (*IMPORTABLE, *ANNOTATION_LIBRARIES, "torch"))) else None
+            if path is not None:  # another file of the kernel's package: read if a kernel calls
+                self.foreign.update({a.asname or a.name: (path, a.name) for a in node.names})
+                return
+            if node.level != 0 or not node.module:
                 return
             if node.module == "__future__":
                 self.future_annotations |= any(a.name == "annotations" for a in node.names)
@@ -277,7 +420,9 @@ class _Extractor:
                 raise NotExtractable(f"{fn.name}: {type(node).__name__.lower()} in a kernel")
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                     and node.id not in local | module | BUILTINS:
-                if node.id not in self.aliases:
+                if node.id in self.foreign and node.id not in self.bound_here:
+                    self.follow(fn, node.id)
+                elif node.id not in self.aliases:
                     raise NotExtractable(f"{fn.name}: names {node.id}, which is not a "
                                          f"constant, a kernel or Triton's")
             if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
@@ -289,6 +434,23 @@ class _Extractor:
                 # Held as a value, a module would let a local reach what the judge never
                 # resolved (t = tl.core; t.os).
                 raise NotExtractable(f"{fn.name}: uses module {path} as a value")
+
+
+    @property
+    def bound_here(self) -> set[str]:
+        """Names the module binds otherwise than by the import (rebinding it: not followed)."""
+        return set(self.kernels) | self.constants | set(self.aliases)
+
+    def follow(self, fn: ast.FunctionDef, name: str) -> None:
+        if name in self.dependencies:
+            return
+        path, original = self.foreign[name]
+        if self.followed is None or self.read is None:
+            raise NotExtractable(f"{fn.name}: names {name}, from another file")
+        try:
+            self.dependencies[name] = self.followed.kernel(path, original, self.read)
+        except NotExtractable as exc:
+            raise NotExtractable(f"{fn.name}: names {name}, from {exc}") from None
 
 
 def bound_names(tree: ast.AST) -> set[str]:
@@ -317,15 +479,19 @@ def triton_kernel_names(tree: ast.AST) -> frozenset[str]:
                      and any(is_triton(d) for d in node.decorator_list))
 
 
-def extract(source: bytes, filename: str) -> ExtractedModule:
-    """The module the judge builds from `source` (module docstring); NotExtractable when a
-    kernel of it needs more."""
+def _read(path: Path) -> bytes:
+    from kdiff.data.files import read_regular_file
+    return read_regular_file(path)
+
+
+def _build(source: bytes, filename: str, followed: _Followed, read) -> _Extractor:
     try:
         tree = ast.parse(source, filename=filename)
     except (SyntaxError, ValueError) as exc:
         raise NotExtractable(f"{filename}: does not parse: {exc}") from None
     ex = _Extractor()
     ex.bound = bound_names(tree)
+    ex.filename, ex.followed, ex.read = filename, followed, read
     for node in tree.body:
         if isinstance(node, (ast.If, ast.Try)):
             ex.take_alternatives(node)
@@ -333,5 +499,28 @@ def extract(source: bytes, filename: str) -> ExtractedModule:
             ex.take(node)
     for fn in ex.kernels.values():
         ex.check_kernel(fn)
-    module = ast.fix_missing_locations(ast.Module(body=ex.kept, type_ignores=[]))
-    return ExtractedModule(ast.unparse(module) + "\n", frozenset(ex.kernels))
+    return ex
+
+
+def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
+    """The module the judge builds from `source` (module docstring); NotExtractable when a
+    kernel of it needs more. `read` reads a followed file (a regular file of bounded size)."""
+    followed = _Followed()
+    ex = _build(source, filename, followed, read)
+    future = [s for s in ex.kept if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
+    rest = [s for s in ex.kept if s not in future]
+    bind = [ast.Assign(targets=[ast.Name(name, ast.Store())], value=ast.Name(kernel, ast.Load()),
+                       lineno=0) for name, kernel in ex.dependencies.items()]
+    body = future + followed.statements() + bind + rest
+    module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
+    return ExtractedModule(ast.unparse(module) + "\n", frozenset(ex.kernels),
+                           tuple(str(p) for p in followed.order))
+
+
+def followed_files(path: str) -> tuple[str, ...]:
+    """The other files whose jit functions the judge's module of `path` takes; () where it
+    cannot be built."""
+    try:
+        return extract(_read(Path(path)), path).followed
+    except (OSError, ValueError):
+        return ()

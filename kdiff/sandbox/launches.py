@@ -62,7 +62,12 @@ from typing import Any, BinaryIO, Callable
 from kdiff.data.cache import cache_root
 from kdiff.data.code import code_digest, source_digest
 from kdiff.data.files import UnreadableFile, read_regular_file
-from kdiff.sandbox.kernel_source import ExtractedModule, NotExtractable, extract
+from kdiff.sandbox.kernel_source import (
+    ExtractedModule,
+    NotExtractable,
+    extract,
+    followed_files,
+)
 from kdiff.sandbox.workerenv import allowed_environment, judges_user, own_folders
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
@@ -335,9 +340,18 @@ def file_digest(path: str) -> str | None:
     """What names a kernel's (or a candidate's) file in the cache: the file as the judge reads
     it (a regular file of bounded size), the files beside it that it names and the kdiff
     modules they import (kdiff.data.code.source_digest: a kernel calling a helper's jit
-    function compiles differently once the helper changes); None where it cannot be read."""
+    function compiles differently once the helper changes), and the files of its package the
+    judge's module takes jit functions from (kdiff.sandbox.kernel_source.followed_files);
+    None where it cannot be read."""
     try:
-        return source_digest(Path(path))
+        digest = source_digest(Path(path))
+        followed = followed_files(path)  # jit functions taken from other files of its package
+        if followed:
+            h = hashlib.sha256(digest.encode())
+            for other in followed:
+                h.update(f"\0{other}\0".encode() + read_regular_file(other))
+            digest = h.hexdigest()
+        return digest
     except (OSError, UnreadableFile):
         return None
 
