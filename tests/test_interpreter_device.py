@@ -17,7 +17,7 @@ triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
 from triton.runtime import interpreter  # noqa: E402
 
-from kdiff.sandbox import interpreter_device  # noqa: E402
+from kdiff.sandbox import interpreter_device, interpreter_order  # noqa: E402
 from kdiff.sandbox.process import CandidateProcess  # noqa: E402
 
 PROBLEM = Path(__file__).parent / "fixtures" / "kernelbench_checkout" / "KernelBench" / \
@@ -188,13 +188,13 @@ def _atomic_row_sum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     tl.atomic_add(out_ptr + tl.program_id(0), tl.sum(x, axis=0))
 
 
-def _atomic_sums(calls: int) -> list[torch.Tensor]:
+def _atomic_sums(calls: int, kernel=_atomic_row_sum, *extra) -> list[torch.Tensor]:
     x = torch.randn(4, 4096, generator=torch.Generator().manual_seed(2)) * \
         torch.logspace(-3, 3, 4096)  # magnitudes that make fp32 addition's order show
     outs = []
     for _ in range(calls):
         out = torch.zeros(4)
-        _atomic_row_sum[(4, 64)](x, out, 4096, BLOCK=64)
+        kernel[(4, 64)](x, out, 4096, *extra, BLOCK=64)
         outs.append(out)
     return outs
 
@@ -207,6 +207,61 @@ def test_a_launch_s_programs_run_in_a_drawn_order(shipped_interpreter):
     drawn = _atomic_sums(5)
     assert not all(torch.equal(drawn[0], o) for o in drawn[1:])
     torch.testing.assert_close(drawn[0], shipped[0])
+
+
+@triton.jit
+def _atomic_row_sum_said_to_wait(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # while tl.atomic_add(flags, 0) == 0: words of a spin, in a comment
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.atomic_add(out_ptr + tl.program_id(0), tl.sum(x, axis=0))
+
+
+@triton.jit
+def _atomic_row_sum_with_a_dead_loop(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    while tl.program_id(0) < 0:  # false at once, in any order
+        tl.atomic_add(out_ptr, 0.0)
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.atomic_add(out_ptr + tl.program_id(0), tl.sum(x, axis=0))
+
+
+@triton.jit
+def _atomic_row_sum_with_a_long_loop(x_ptr, out_ptr, n_cols, turns, BLOCK: tl.constexpr):
+    j = tl.program_id(0) * 0
+    while j < turns:  # as long in any order: past the cap, to ask for index order
+        j += 1
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * n_cols + offs, mask=offs < n_cols, other=0.0)
+    tl.atomic_add(out_ptr + tl.program_id(0), tl.sum(x, axis=0))
+
+
+@pytest.mark.parametrize("kernel, extra", [
+    (_atomic_row_sum_said_to_wait, ()),
+    (_atomic_row_sum_with_a_dead_loop, ()),
+    (_atomic_row_sum_with_a_long_loop, (9,)),
+], ids=["words", "dead_loop", "long_loop"])
+def test_a_kernel_that_does_not_wait_cannot_keep_index_order(shipped_interpreter, monkeypatch,
+                                                            kernel, extra):
+    """Index order is kept for a program that waits on another, found by what the programs
+    do: not by a spin's words in a comment, nor by a loop that ends at once or is as long in
+    index order (a lower cap: the same path, fewer turns)."""
+    monkeypatch.setattr(interpreter_order, "WAIT_CAP", 4)
+    shipped = _atomic_sums(1, kernel, *extra)
+    interpreter_device.install()
+    drawn = _atomic_sums(4, kernel, *extra)
+    assert not all(torch.equal(drawn[0], o) for o in drawn[1:])
+    for out in drawn:
+        torch.testing.assert_close(out, shipped[0])
+
+
+def _run_script(tmp_path, name: str, text: str) -> None:
+    """In a process of its own, where a launch that never ends fails on the timeout."""
+    import subprocess
+    import sys
+    script = tmp_path / f"{name}.py"
+    script.write_text(text)
+    subprocess.run([sys.executable, str(script)], check=True, timeout=60)
 
 
 WAITS_FOR_THE_PROGRAM_BEFORE = '''
@@ -236,11 +291,75 @@ assert out.tolist() == list(range(64))
 def test_a_kernel_that_waits_for_other_programs_keeps_its_order(tmp_path):
     """One program at a time, a spin on another program's flag ends only if that program ran
     first: drawn, this launch would never end."""
-    import subprocess
-    import sys
-    script = tmp_path / "chained.py"
-    script.write_text(WAITS_FOR_THE_PROGRAM_BEFORE)
-    subprocess.run([sys.executable, str(script)], check=True, timeout=120)
+    _run_script(tmp_path, "chained", WAITS_FOR_THE_PROGRAM_BEFORE)
+
+
+WAITS_AND_ADDS = '''
+import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from kdiff.sandbox import interpreter_device
+interpreter_device.install()
+
+
+@triton.jit
+def chained_sum(x, flags, count, total):
+    i = tl.program_id(0)
+    tl.atomic_add(count, 1)
+    tl.atomic_add(total, tl.load(x + i))
+    if i > 0:
+        while tl.atomic_add(flags + i - 1, 0) == 0:
+            pass
+    tl.atomic_xchg(flags + i, 1)
+
+
+x = torch.arange(64, dtype=torch.float32) * 0.5
+flags, count = torch.zeros(64, dtype=torch.int32), torch.zeros(1, dtype=torch.int32)
+total = torch.zeros(1)
+chained_sum[(64,)](x, flags, count, total)
+assert count.item() == 64, count  # once a program: the stopped run's additions undone
+assert total.item() == x.sum().item(), total
+assert flags.tolist() == [1] * 64
+'''
+
+
+def test_a_launch_stopped_for_waiting_runs_again_from_its_memory_before(tmp_path):
+    """The drawn run of a spinning kernel is stopped part way, after some of its programs
+    added: its arguments are put back as they were before it runs again."""
+    _run_script(tmp_path, "waits_and_adds", WAITS_AND_ADDS)
+
+
+WAITS_IN_A_DEVICE_FUNCTION = '''
+import os
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+from kdiff.sandbox import interpreter_device
+interpreter_device.install()
+
+
+@triton.jit
+def wait_for(flag):
+    while tl.atomic_add(flag, 0) == 0:
+        pass
+
+
+@triton.jit
+def chained(flags, out):
+    i = tl.program_id(0)
+    if i > 0:
+        wait_for(flags + i - 1)
+    tl.store(out + i, i)
+    tl.atomic_xchg(flags + i, 1)
+
+
+flags, out = torch.zeros(64, dtype=torch.int32), torch.zeros(64, dtype=torch.int32)
+chained[(64,)](flags, out)
+assert out.tolist() == list(range(64))
+'''
+
+
+def test_a_spin_in_a_device_function_the_kernel_calls_is_found(tmp_path):
+    _run_script(tmp_path, "waits_in_a_device_function", WAITS_IN_A_DEVICE_FUNCTION)
 
 
 @triton.jit

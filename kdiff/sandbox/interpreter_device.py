@@ -18,9 +18,10 @@ passes it as Triton's compiler types it.
 
 The interpreter has no `extern_elementwise`, so libdevice's functions return None or raise
 there; the worker gives it kdiff.sandbox.interpreter_libdevice's, inline PTX
-kdiff.sandbox.interpreter_ptx's, and bf16 kdiff.sandbox.interpreter_bf16's arithmetic. Each
-function below says what else differs and why: `tl.dot`'s TF32, the order of a launch's
-programs, autotuning, and `tl` patched once a launch instead of once a device-function call.
+kdiff.sandbox.interpreter_ptx's, bf16 kdiff.sandbox.interpreter_bf16's arithmetic, and the
+order of a launch's programs kdiff.sandbox.interpreter_order's. Each function below says what
+else differs and why: `tl.dot`'s TF32, autotuning, and `tl` patched once a launch instead of
+once a device-function call.
 
 Where the interpreter does not have the shape this reads (another Triton version), nothing is
 changed. tests/test_interpreter_device.py runs kernels each way and compares them bit for bit
@@ -29,17 +30,18 @@ or against the compiled kernel's types.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import os
-import random
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from kdiff.sandbox import interpreter_bf16, interpreter_libdevice, interpreter_ptx
-
-PROGRAM_ORDER_SEED = 0
+from kdiff.sandbox import (
+    interpreter_bf16,
+    interpreter_libdevice,
+    interpreter_order,
+    interpreter_ptx,
+)
+from kdiff.sandbox.interpreter_order import Launch
 
 
 def install() -> None:
@@ -55,10 +57,9 @@ def install() -> None:
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
     interpreter_bf16.install(interpreter)
-    launches = _launches(interpreter)
+    launches = interpreter_order.install(interpreter)
     if launches is not None:
         _patch_the_language_once_a_launch(interpreter, launches)
-        _programs_in_any_order(interpreter, launches)
     if os.environ.get("TRITON_INTERPRET") == "1":  # compiled kernels need Triton's own
         _give_it_libdevice(interpreter)
         _give_it_inline_ptx(interpreter)
@@ -198,86 +199,7 @@ class _NoPatches:
         pass
 
 
-@dataclass
-class _Launch:
-    """A launch in progress: the language modules patched so far, and whether its programs
-    run in a drawn order."""
-
-    shuffled: bool
-    patched: set[int] = field(default_factory=set)
-
-
-def _launches(interpreter) -> list[_Launch] | None:
-    """The launches in progress, innermost last, kept by a wrapper of the interpreter's launch
-    (installed once)."""
-    executor = getattr(interpreter, "GridExecutor", None)
-    if executor is None:
-        return None
-    stack = getattr(executor, "kdiff_launches", None)
-    if stack is not None:
-        return stack
-    stack = []
-    run = executor.__call__
-
-    def launch(self, *args, **kwargs):
-        stack.append(_Launch(shuffled=not _may_wait_for_programs(self.fn)))
-        try:
-            return run(self, *args, **kwargs)
-        finally:
-            stack.pop()
-
-    executor.__call__ = launch
-    executor.kdiff_launches = stack
-    return stack
-
-
-@functools.lru_cache(maxsize=None)
-def _may_wait_for_programs(fn) -> bool:
-    """A kernel that loops over an atomic (a spin lock, a flag another program sets) relies
-    on the programs it waits for running beside it; the interpreter runs one at a time, so
-    such a kernel keeps the order in which it was written to work there."""
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        return False
-    return "while" in source and "atomic_" in source
-
-
-def _programs_in_any_order(interpreter, launches: list[_Launch]) -> None:
-    """A GPU runs a launch's programs in an order its scheduler picks, and a kernel that
-    combines partial results with `tl.atomic_add` gets other low bits from call to call; the
-    interpreter ran them in index order, so ORD-02 found such a kernel deterministic on the
-    CPU. Each launch's programs now run in an order drawn from a stream seeded once
-    (PROGRAM_ORDER_SEED): another order every launch, the same sequence in every judging.
-    Programs that do not share memory give the same bits in any order."""
-    builder = getattr(interpreter, "interpreter_builder", None)
-    set_dim = getattr(builder, "set_grid_dim", None)
-    set_idx = getattr(builder, "set_grid_idx", None)
-    if set_dim is None or set_idx is None or getattr(set_idx, "shuffles", False):
-        return
-    draw = random.Random(PROGRAM_ORDER_SEED)
-    order: list[int] | None = None  # the launch's programs, by the step that runs each
-
-    def grid_dim(nx, ny, nz):
-        nonlocal order
-        set_dim(nx, ny, nz)
-        n = nx * ny * nz
-        order = draw.sample(range(n), n) if launches and launches[-1].shuffled and n > 1 \
-            else None
-
-    def grid_idx(x, y, z):
-        if order is not None:
-            _, ny, nz = builder.grid_dim
-            i = order[(x * ny + y) * nz + z]
-            x, y, z = i // (ny * nz), i // nz % ny, i % nz
-        set_idx(x, y, z)
-
-    grid_idx.shuffles = True
-    builder.set_grid_dim = grid_dim
-    builder.set_grid_idx = grid_idx
-
-
-def _patch_the_language_once_a_launch(interpreter, launches: list[_Launch]) -> None:
+def _patch_the_language_once_a_launch(interpreter, launches: list[Launch]) -> None:
     """A launch patches `tl` for its kernel, and each device function it calls (`tl.sum`,
     `tl.max`: functions of Triton's standard library) patches its module's `tl` again, once a
     program: 0.4 of the 0.8 ms a program of a row reduction takes, most of a norm kernel's
