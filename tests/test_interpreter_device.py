@@ -66,7 +66,9 @@ def shipped_interpreter():
                                           interpreter.ScanOps)}
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
+    capability = torch.cuda.get_device_capability
     yield
+    torch.cuda.get_device_capability = capability
     Autotuner._bench = bench
     for name in set(vars(builder)) - set(saved_builder):
         delattr(builder, name)
@@ -179,6 +181,20 @@ def test_an_autotuned_kernel_runs_its_first_configuration(shipped_interpreter):
     _tuned_copy[grid](x, out, 100)
     assert torch.equal(out, x)
     assert _tuned_copy.best_config.kwargs == {"BLOCK": 32}
+
+
+def test_the_cpu_device_answers_a_compute_capability(shipped_interpreter, monkeypatch):
+    """Libraries ask it when imported (attorch, to choose TF32); torch without CUDA raises.
+    Interpreted, the kernels stand for an sm_90 GPU's; CUDA itself stays unavailable."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        torch.cuda.get_device_capability()
+    interpreter_device.install()
+    assert torch.cuda.get_device_capability() == (9, 0)
+    assert torch.cuda.get_device_capability(0) == (9, 0)
+    assert not torch.cuda.is_available()
 
 
 @triton.jit

@@ -47,8 +47,8 @@ from kdiff.sandbox.interpreter_order import Launch
 def install() -> None:
     """In this process's interpreter: float arguments typed and fp32 products rounded as
     compiled Triton does, the sanitiser off, `tl` patched once a launch, programs in a drawn
-    order, and (when kernels are interpreted) libdevice and an autotuner that takes its
-    configurations in order; a no-op without Triton."""
+    order, and (when kernels are interpreted) libdevice, inline PTX, an autotuner that takes
+    its configurations in order and a compute capability; a no-op without Triton."""
     try:
         from triton.runtime import interpreter
     except ImportError:
@@ -64,6 +64,31 @@ def install() -> None:
         _give_it_libdevice(interpreter)
         _give_it_inline_ptx(interpreter)
         _autotune_in_order()
+        _report_a_compute_capability()
+
+
+# The compute capability the CPU device answers: sm_90, the H200's and one of the two
+# architectures RES-02 compiles a candidate's kernels for, so that a library choosing its path
+# by it takes a path those compiles judge.
+CPU_DEVICE_CAPABILITY = (9, 0)
+
+
+def _report_a_compute_capability() -> None:
+    """Production libraries ask the device's compute capability when imported or when choosing
+    a path (attorch turns TF32 on from sm_80); without CUDA torch raises there, so their
+    kernels could not be judged on the CPU at all. Interpreted kernels stand for a GPU's, so
+    `torch.cuda.get_device_capability` answers that GPU's. Nothing else about CUDA changes:
+    `torch.cuda.is_available()` stays False."""
+    import torch
+    if torch.cuda.is_available() or getattr(torch.cuda.get_device_capability, "of_the_cpu",
+                                            False):
+        return
+
+    def get_device_capability(device=None) -> tuple[int, int]:
+        return CPU_DEVICE_CAPABILITY
+
+    get_device_capability.of_the_cpu = True
+    torch.cuda.get_device_capability = get_device_capability
 
 
 def _give_it_inline_ptx(interpreter) -> None:

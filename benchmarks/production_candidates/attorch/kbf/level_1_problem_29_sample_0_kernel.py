@@ -1,12 +1,7 @@
 """
 kdiff-control: attorch's Triton activation kernel (act_func_forward_kernel, 'softplus') for F.softplus
 """
-import torch
 import torch.nn as nn
-
-if not torch.cuda.is_available():  # attorch asks the GPU for its capability at import: an sm_90
-    torch.cuda.get_device_capability = lambda device=None: (9, 0)
-
 from attorch.act_layers import ActFuncAutoGrad
 
 
