@@ -13,7 +13,7 @@ from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
 from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
-from kdiff.numerics.tolerance import REFERENCE_MARGIN, compare, unit_roundoff
+from kdiff.numerics.tolerance import REFERENCE_MARGIN, compare, difference, unit_roundoff
 
 
 def range_strategies(dtype: torch.dtype) -> list[gen.Strategy]:
@@ -68,12 +68,13 @@ class RangeAndCancellation(ThresholdedGate):
         kept = ev.bounds(trial.bound_model, REFERENCE_MARGIN)
         masks = []
         covered = missed = 0
-        for ref, want, bnd, scale, peak in zip(ev.reference, ev.oracle.values, kept,
-                                               ev.oracle.magnitudes, ev.oracle.peaks):
+        for i, (ref, want, bnd, scale, peak) in enumerate(zip(
+                ev.reference, ev.oracle.values, kept, ev.oracle.magnitudes, ev.oracle.peaks)):
             ref64, want64 = ref.detach().double().cpu(), want.detach().double().cpu()
             fmax = torch.finfo(trial.dtype or (ref.dtype if ref.is_floating_point()
                                                else ev.dtype)).max
-            accurate = torch.isfinite(ref64) & ((ref64 - want64).abs() <= bnd.cpu())
+            accurate = torch.isfinite(ref64) & (
+                difference(ref64, want64, ev.periods.get(i)) <= bnd.cpu())
             # Only where the traced magnitude (the sum of |terms|) fits the format can no
             # summation order overflow: there every partial sum is at most that magnitude.
             # Beyond it, whether an intermediate overflows depends on the order, which the
@@ -99,7 +100,7 @@ class RangeAndCancellation(ThresholdedGate):
         log.judged_labels.append(trial.label)
         for i, (g, want, bnd, mask, given) in enumerate(zip(got.outputs, ev.oracle.values,
                                                             bounds, masks, ev.allowances())):
-            mm = compare(g, want, bnd, i, mask=mask, allowance=given)
+            mm = compare(g, want, bnd, i, mask=mask, allowance=given, period=ev.periods.get(i))
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
             if not mm.ok:

@@ -224,8 +224,9 @@ class MemoryHygiene(Gate):
             else:
                 bound = ev.bounds()[i]
                 oracle = ev.oracle.values[i]
-                out_a = tolerance.compare(a, oracle, bound, i, mask=differs)
-                out_b = tolerance.compare(b, oracle, bound, i, mask=differs)
+                period = ev.periods.get(i)
+                out_a = tolerance.compare(a, oracle, bound, i, mask=differs, period=period)
+                out_b = tolerance.compare(b, oracle, bound, i, mask=differs, period=period)
                 if out_a.ok and out_b.ok:
                     log.rounding_only.append(f"{label}, output {i}: {int(differs.sum())} "
                                                f"element(s)")

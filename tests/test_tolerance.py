@@ -48,3 +48,48 @@ def test_elements_where_the_oracle_is_not_finite_are_not_judged_here():
     got = torch.tensor([1.0, 0.0])
     mm = tolerance.compare(got, expected, torch.full((2,), 1e-3, dtype=torch.float64))
     assert mm.ok and mm.judged == 1
+
+
+class _PhaseSum(torch.nn.Module):
+    """An angle state as Mamba-3's: a sum of phase steps, modulo 2 pi."""
+
+    def forward(self, steps):
+        return torch.remainder(steps.sum(-1), 2 * math.pi)
+
+
+def _phase_evaluation(periods: dict[int, float]):
+    from kdiff.judging.context import Evaluation
+    from kdiff.numerics.oracle import run_oracle
+    # Steps of PRC-03's 2^-63 that cancel to 2^-71, judged as bf16 arithmetic (a bf16
+    # recast): a sum in another order, within bf16 rounding of it, may come out below zero,
+    # and then at the turn, where bf16 rounds at the size of 2 pi.
+    steps = torch.tensor([[1.0, -1.0 + 2.0 ** -8]], dtype=torch.bfloat16) * 2.0 ** -63
+    oracle = run_oracle(_PhaseSum().double(), [steps], arithmetic=torch.bfloat16)
+    reference = [_PhaseSum()(steps)]
+    return Evaluation(oracle, reference, torch.bfloat16, periods=periods), oracle
+
+
+def test_an_angle_output_is_judged_around_the_circle():
+    """2 pi - tiny (stored in bf16: 6.28125) is the angle -tiny, within rounding of 2^-71
+    when the problem declares the output an angle; a wrong angle still fails."""
+    at_the_turn = torch.remainder(torch.tensor([-1e-21]), 2 * math.pi).to(torch.bfloat16)
+    assert float(at_the_turn) == 6.28125
+    declared, oracle = _phase_evaluation({0: 2 * math.pi})
+    assert float(oracle.values[0]) == 2.0 ** -71
+    assert declared.mismatches([at_the_turn])[0].ok
+    assert not declared.mismatches([torch.tensor([0.5], dtype=torch.bfloat16)])[0].ok
+    undeclared, _ = _phase_evaluation({})
+    assert not undeclared.mismatches([at_the_turn])[0].ok
+
+
+def test_an_angle_away_from_the_turn_keeps_its_own_bound():
+    """Only where the exact value is within the arithmetic bound of a turn may a result err
+    by a rounding at the period's size: elsewhere the bound is the undeclared one."""
+    scale = torch.tensor([1e-12, 0.5, 1e-3], dtype=torch.float64)  # sums that cancel
+    expected = torch.tensor([5e-20, 0.5, 2 * math.pi - 1e-3], dtype=torch.float64)
+    arithmetic = tolerance.bound(scale, 1, torch.float32)
+    extra = tolerance.turn_rounding(expected, arithmetic, 2 * math.pi, 2.0 ** -24)
+    assert float(extra[0]) == 2.0 ** -24 * 2 * math.pi
+    assert not bool(extra[1:].any())
+    assert float(tolerance.difference(torch.tensor(6.28), torch.tensor(-3e-3),
+                                      2 * math.pi)) < 1e-2

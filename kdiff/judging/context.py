@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import math
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -151,6 +152,8 @@ class Evaluation:
     reference: list[torch.Tensor]
     dtype: torch.dtype  # the arithmetic precision the bound is derived for
     cotangents: list[torch.Tensor] | None = None
+    # outputs defined modulo a period, by index (the problem's KDIFF_PERIODIC_OUTPUTS)
+    periods: dict[int, float] = field(default_factory=dict)
     # reference_ratio by bound model: gates that share a draw share its Evaluation
     _reference_ratios: dict[BoundModel, float] = field(default_factory=dict, repr=False,
                                                         compare=False)
@@ -175,23 +178,39 @@ class Evaluation:
         return [tolerance.underflow(r.dtype) if coarser else 0.0
                 for r, coarser in zip(self.reference, self.stored_coarser())]
 
+    def turn_roundings(self) -> list[torch.Tensor | None]:
+        """Per output defined modulo a period, the rounding of a representative on the other
+        side of a turn where its exact value is at one (tolerance.turn_rounding); else None."""
+        roundings: list[torch.Tensor | None] = []
+        for i, (m, d, v, q) in enumerate(zip(self.oracle.magnitudes, self.oracle.depths,
+                                             self.oracle.values, self.quantizations())):
+            period = self.periods.get(i)
+            roundings.append(None if period is None else tolerance.turn_rounding(
+                v, tolerance.bound(m, d, self.dtype), period,
+                max(q, tolerance.unit_roundoff(self.dtype))))
+        return roundings
+
     def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC, margin: float = 1.0) -> list[torch.Tensor]:
-        return [tolerance.bound(m, d, self.dtype, model, q, margin, floor)
-                for m, d, q, floor in zip(self.oracle.magnitudes, self.oracle.depths,
-                                          self.quantizations(), self.floors())]
+        bounds = [tolerance.bound(m, d, self.dtype, model, q, margin, floor)
+                  for m, d, q, floor in zip(self.oracle.magnitudes, self.oracle.depths,
+                                            self.quantizations(), self.floors())]
+        return [b if t is None else b + t for b, t in zip(bounds, self.turn_roundings())]
 
     def allowances(self) -> list[torch.Tensor | None]:
         """Per output, the deterministic part of the bound (tolerance.compare), or None."""
-        return [q * m + floor if q else None
-                for q, m, floor in zip(self.quantizations(), self.oracle.magnitudes,
-                                       self.floors())]
+        allowances = [q * m + floor if q else None
+                      for q, m, floor in zip(self.quantizations(), self.oracle.magnitudes,
+                                             self.floors())]
+        return [a if t is None else t if a is None else a + t
+                for a, t in zip(allowances, self.turn_roundings())]
 
     def mismatches(self, outputs: list[torch.Tensor], model: BoundModel = BoundModel.PROBABILISTIC,
                    margin: float = 1.0) -> list[tolerance.Mismatch]:
         """`outputs` judged against the oracle, output by output."""
-        return [tolerance.compare(g, v, b, i, allowance=a) for i, (g, v, b, a) in
-                enumerate(zip(outputs, self.oracle.values, self.bounds(model, margin),
-                              self.allowances()))]
+        return [tolerance.compare(g, v, b, i, allowance=a, period=self.periods.get(i))
+                for i, (g, v, b, a) in enumerate(zip(outputs, self.oracle.values,
+                                                     self.bounds(model, margin),
+                                                     self.allowances()))]
 
     def reference_ratio(self, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
         """The reference's own worst error in units of the bound it must keep: the arithmetic
@@ -326,6 +345,16 @@ class GateContext:
         if dtype is not NATIVE:
             return DTYPE_NAMES[dtype]
         return "/".join(sorted(str(d).removeprefix("torch.") for d in self.native_dtypes()))
+
+    def periods(self) -> dict[int, float]:
+        """Outputs the problem declares defined modulo a period (KDIFF_PERIODIC_OUTPUTS =
+        {output index: period}: an angle state mod 2 pi), judged around the circle."""
+        declared = self.problem.declared("KDIFF_PERIODIC_OUTPUTS", None) or {}
+        periods = {int(i): float(p) for i, p in dict(declared).items()}
+        if not all(math.isfinite(p) and p > 0 for p in periods.values()):
+            raise ValueError(f"KDIFF_PERIODIC_OUTPUTS: periods must be finite and positive, "
+                             f"not {declared!r}")
+        return periods
 
     def arithmetic(self, dtype: torch.dtype | None) -> torch.dtype:
         """The precision the working run computes in, which the bound is derived for: a
@@ -530,7 +559,8 @@ class GateContext:
                 ev = Evaluation(OracleResult(entry["values"], entry["magnitudes"],
                                              entry["depths"], entry["peaks"],
                                              entry["quantizations"]),
-                                entry["reference"], self.arithmetic(dtype), entry["cotangents"])
+                                entry["reference"], self.arithmetic(dtype), entry["cotangents"],
+                                self.periods())
                 self._evaluations[key] = ev
                 return ev
         ev = self.evaluate_uncached(gen.cast_inputs(inputs, dtype), seed, dtype, magnitudes)
@@ -565,7 +595,7 @@ class GateContext:
                                            self.draw_key(rounded, seed, dtype)) from None
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
         return Evaluation(oracle, [r.detach() for r in reference], self.arithmetic(dtype),
-                          cotangents)
+                          cotangents, self.periods())
 
     def _traced_oracle(self, rounded: list[Any], seed: int,
                        cotangents: list[torch.Tensor] | None, magnitudes: bool,

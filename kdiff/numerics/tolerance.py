@@ -117,6 +117,31 @@ def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
     return arithmetic + quantization * scale + floor if quantization else arithmetic
 
 
+def difference(got: torch.Tensor, expected: torch.Tensor, period: float | None = None
+               ) -> torch.Tensor:
+    """|got - expected|; for an output defined modulo `period` (an angle the problem
+    declares in KDIFF_PERIODIC_OUTPUTS), the distance around the circle: values a whole
+    number of periods apart are the same value."""
+    err = (got - expected).abs()
+    if not period:
+        return err
+    turned = torch.remainder(err, period)  # exact (IEEE remainder of positive operands)
+    return torch.where(torch.isfinite(err), torch.minimum(turned, period - turned), err)
+
+
+def turn_rounding(expected: torch.Tensor, arithmetic: torch.Tensor, period: float,
+                  u: float) -> torch.Tensor:
+    """What an output defined modulo `period` may err by beyond its bound where its exact value
+    lies within the arithmetic bound of a whole number of periods: an honest result may land
+    on the other side of the turn (-2^-71 is 2 pi - 2^-71), a representative about `period` in
+    size, whose last rounding (unit roundoff `u`: the arithmetic's or the stored format's,
+    whichever is coarser) errs at that size (2 pi - 2^-71 in bf16 is 6.28125). Elsewhere 0."""
+    r = torch.remainder(expected, period)
+    at_a_turn = torch.minimum(r, period - r) <= arithmetic
+    return torch.where(at_a_turn, torch.full_like(arithmetic, u * period),
+                       torch.zeros_like(arithmetic))
+
+
 @dataclass
 class Mismatch:
     """Where and how far a candidate's output leaves the bound, the way
@@ -163,11 +188,12 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, output: int = 0,
-            mask: torch.Tensor | None = None, allowance: torch.Tensor | None = None
-            ) -> Mismatch:
+            mask: torch.Tensor | None = None, allowance: torch.Tensor | None = None,
+            period: float | None = None) -> Mismatch:
     """Judge `got` against the float64 `expected` element by element. Elements where the
     oracle is not finite, or the bound is not, are not judged here (EXC-01 owns them); `mask`
-    restricts judging further (False: not judged).
+    restricts judging further (False: not judged); `period`, an output defined modulo it,
+    is judged by the distance around the circle (`difference`).
 
     `allowance` is the deterministic part of the bound (q_i * scale_i: the storage roundings,
     which any honest implementation may use up to the last bit): the ratio reported is the
@@ -188,7 +214,7 @@ def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, out
     judged = torch.isfinite(exp64) & torch.isfinite(bnd)
     if mask is not None:
         judged = judged & mask.to(device)
-    err = (got64 - exp64).abs()
+    err = difference(got64, exp64, period)
     nonfinite = judged & ~torch.isfinite(got64)
     err = torch.where(nonfinite, torch.full_like(err, math.inf), err)
     rounded = 0

@@ -12,8 +12,11 @@ input is inside the contract (problems.py). Outputs: out [B, T, H, V] and the fi
 sequential recurrence, run in the working precision.
 """
 from kdiff.kernels.mamba3.problems import SequenceModel, sequence_inputs
+from kdiff.kernels.mamba3.reference import TWO_PI
 
 KDIFF_DTYPES = ("float32", "bfloat16")
+# Output 1, the angle state, is an angle: whole turns apart are the same state.
+KDIFF_PERIODIC_OUTPUTS = {1: TWO_PI}
 
 
 class Model(SequenceModel):

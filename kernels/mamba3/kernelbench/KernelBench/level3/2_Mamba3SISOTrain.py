@@ -1,8 +1,11 @@
 """Mamba-3 SISO forward and training backward: problem 1's recurrence and inputs
 (kernels/mamba3/problems.py), judged on the gradients against every input too."""
 from kdiff.kernels.mamba3.problems import SequenceModel, sequence_inputs
+from kdiff.kernels.mamba3.reference import TWO_PI
 
 KDIFF_DTYPES = ("float32", "bfloat16")
+# Output 1, the angle state, is an angle: whole turns apart are the same state.
+KDIFF_PERIODIC_OUTPUTS = {1: TWO_PI}
 KDIFF_BACKWARD = True
 
 

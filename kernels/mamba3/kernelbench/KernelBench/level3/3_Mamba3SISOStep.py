@@ -4,8 +4,11 @@ problems.py). Inputs: q, k [B, Hqk, K]; v, z [B, H, V]; a, dt, trap [B, H]; q_bi
 [H, K]; angles [B, H, A]; D [H]; the four states. Outputs: out [B, H, V] and the next states.
 """
 from kdiff.kernels.mamba3.problems import StepModel, step_inputs
+from kdiff.kernels.mamba3.reference import TWO_PI
 
 KDIFF_DTYPES = ("float32", "bfloat16")
+# Output 1, the angle state, is an angle: whole turns apart are the same state.
+KDIFF_PERIODIC_OUTPUTS = {1: TWO_PI}
 
 
 class Model(StepModel):
