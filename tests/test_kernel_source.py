@@ -236,3 +236,35 @@ def test_a_followed_file_that_needs_more_is_named(tmp_path):
     with pytest.raises(NotExtractable, match="k: names twice, from helpers.py: scale: names "
                                              "CONFIGS"):
         extract(kernel.read_bytes(), str(kernel))
+
+
+def test_a_kernel_the_judge_cannot_build_leaves_the_files_other_kernels_built(tmp_path):
+    """fla's `fla/ops/utils/op.py` defines `exp` under a module-level `if` (FLA_USE_FAST_OPS),
+    which the judge does not build, so its `logaddexp` cannot be built; the whole file was
+    refused, and with it `unflatten_program_id`, which fla's cumsum kernels call: RES-02 left
+    fla's sigmoid, swish and cumsums undecided. Now a kernel is refused alone, with every
+    kernel that calls it, and named with its reason when asked for."""
+    from kdiff.sandbox.launches import extracted_kernels
+    kernel = _package(tmp_path, "from ..helpers import twice")
+    helpers = tmp_path / "pkg" / "helpers.py"
+    helpers.write_text(helpers.read_text() + (
+        "if os.environ.get('FAST') == '1':\n    @triton.jit\n    def exp(x): return x\n"
+        "else:\n    @triton.jit\n    def exp(x): return x\n"
+        "@triton.jit\ndef logaddexp(a, b):\n    return exp(a) + exp(b)\n"
+        "@triton.jit\ndef uses_it(a):\n    return logaddexp(a, a)\n"))
+    kernel.write_text(kernel.read_text() + (
+        "from ..helpers import logaddexp\n"
+        "@triton.jit\ndef k2(x_ptr):\n    tl.store(x_ptr, logaddexp(tl.load(x_ptr), 0.))\n"))
+    module = extract(kernel.read_bytes(), str(kernel))
+    assert module.kernels == {"k"} and "logaddexp" not in module.text
+    assert "twice" in module.text and "k2" not in module.text
+    assert dict(module.refused)["k2"].startswith("k2: names logaddexp, from helpers.py: "
+                                                 "logaddexp: names exp")
+    assert extracted_kernels(str(kernel), {"k"}) == module
+    assert "names exp" in extracted_kernels(str(kernel), {"k", "k2"})
+    rebuilt = _load(module.text, tmp_path / "rebuilt.py")
+    assert hasattr(rebuilt, "k") and not hasattr(rebuilt, "k2")
+    kernel.write_text(kernel.read_text().replace("def k(", "def k0(").replace(
+        "twice(x)", "logaddexp(x, x)"))
+    with pytest.raises(NotExtractable, match="names logaddexp, from helpers.py"):
+        extract(kernel.read_bytes(), str(kernel))  # none of its kernels can be built

@@ -25,6 +25,13 @@ module of it is built and checked as the kernel's own is, and its top-level name
 kernel. At most MAX_FOLLOWED files are followed. A name imported from anywhere else stays
 unresolved, and a kernel that names it is not extractable.
 
+A kernel is refused alone: a jit function the judge cannot build (it names what is not
+checked), and every kernel that calls one, is left out of the module with its reason
+(`ExtractedModule.refused`), and the file's other kernels are built as before; a file none of
+whose kernels can be built is not extractable. A followed file is built the same way, so a
+library's file of helpers (fla's `fla/ops/utils/op.py`) lends the helpers that can be built
+whatever else it defines.
+
 A name that an `if` or a `try` at module level binds by importing (a switch between Triton
 versions: `try: from triton.language.extra.libdevice import rsqrt` / `except ImportError:
 from triton.language.math import rsqrt`) is taken from the first of its imports that resolves
@@ -73,6 +80,7 @@ class ExtractedModule:
     text: str  # the module's source, as the judge wrote it
     kernels: frozenset[str]  # the names of the kernels it defines
     followed: tuple[str, ...] = ()  # the other files its kernels' jit functions came from
+    refused: tuple[tuple[str, str], ...] = ()  # (kernel, why) left out of the module
 
 
 def _dotted(node: ast.expr) -> tuple[str, list[str]] | None:
@@ -148,6 +156,7 @@ class _Followed:
     def __init__(self) -> None:
         self.modules: dict[Path, tuple[str, list[ast.stmt], frozenset[str]] | str] = {}
         self.order: list[Path] = []
+        self.refused: dict[tuple[Path, str], str] = {}  # a followed file's kernel left out: why
 
     def kernel(self, path: Path, name: str, read) -> str:
         """The prefixed name of kernel `name` of the file at `path`; NotExtractable if that
@@ -163,13 +172,16 @@ class _Followed:
                 self.modules[path] = f"{path.name}: {exc}"
                 raise NotExtractable(self.modules[path]) from None
             self.modules[path] = (prefix, _prefixed(ex, prefix), frozenset(ex.kernels))
+            self.refused.update({(path, k): why for k, why in ex.refused.items()})
             self.order.append(path)
         built = self.modules[path]
         if isinstance(built, str):
             raise NotExtractable(built)
         prefix, _, kernels = built
         if name not in kernels:
-            raise NotExtractable(f"{path.name}: {name} is not a top-level triton.jit kernel")
+            why = self.refused.get((path, name))
+            raise NotExtractable(f"{path.name}: {why}" if why else
+                                 f"{path.name}: {name} is not a top-level triton.jit kernel")
         return prefix + name
 
     def statements(self) -> list[ast.stmt]:
@@ -248,6 +260,7 @@ class _Extractor:
         # a name imported from another file of the kernel's package -> (that file, its name)
         self.foreign: dict[str, tuple[Path, str]] = {}
         self.dependencies: dict[str, str] = {}  # such a name a kernel calls -> prefixed kernel
+        self.refused: dict[str, str] = {}  # a kernel left out of the module -> why
         self.followed: _Followed | None = None
         self.read = None
 
@@ -420,6 +433,8 @@ class _Extractor:
                 raise NotExtractable(f"{fn.name}: {type(node).__name__.lower()} in a kernel")
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                     and node.id not in local | module | BUILTINS:
+                if node.id in self.refused:  # calls a kernel left out: left out for its reason
+                    raise NotExtractable(self.refused[node.id])
                 if node.id in self.foreign and node.id not in self.bound_here:
                     self.follow(fn, node.id)
                 elif node.id not in self.aliases:
@@ -497,8 +512,19 @@ def _build(source: bytes, filename: str, followed: _Followed, read) -> _Extracto
             ex.take_alternatives(node)
         else:
             ex.take(node)
-    for fn in ex.kernels.values():
-        ex.check_kernel(fn)
+    refusing = True
+    while refusing:  # until no kernel left calls one left out
+        refusing = False
+        for name, fn in list(ex.kernels.items()):
+            try:
+                ex.check_kernel(fn)
+            except NotExtractable as exc:
+                ex.refused[name] = str(exc)
+                del ex.kernels[name]
+                ex.kept.remove(fn)
+                refusing = True
+    if ex.refused and not ex.kernels:
+        raise NotExtractable(next(iter(ex.refused.values())))
     return ex
 
 
@@ -514,7 +540,7 @@ def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
     body = future + followed.statements() + bind + rest
     module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
     return ExtractedModule(ast.unparse(module) + "\n", frozenset(ex.kernels),
-                           tuple(str(p) for p in followed.order))
+                           tuple(str(p) for p in followed.order), tuple(ex.refused.items()))
 
 
 def followed_files(path: str) -> tuple[str, ...]:

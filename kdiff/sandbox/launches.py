@@ -542,7 +542,9 @@ def extracted_kernels(file: str, qualnames: set[str]) -> ExtractedModule | str:
     except (OSError, UnreadableFile, NotExtractable) as exc:
         return str(exc)
     missing = sorted(qualnames - module.kernels)
-    return module if not missing else f"{missing[0]}: not a top-level triton.jit kernel"
+    if not missing:
+        return module
+    return dict(module.refused).get(missing[0], f"{missing[0]}: not a top-level triton.jit kernel")
 
 
 def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Outcomes,
