@@ -1,0 +1,16 @@
+"""
+kdiff-control: Liger-Kernel's fused residual add + RMSNorm (LigerFusedAddRMSNormFunction, casting mode llama)
+"""
+import torch
+import torch.nn as nn
+from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+
+
+class ModelNew(nn.Module):
+    def __init__(self, hidden, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(hidden))
+        self.eps = eps
+
+    def forward(self, x, r):
+        return LigerFusedAddRMSNormFunction.apply(x, r, self.weight, self.eps)
