@@ -315,3 +315,43 @@ def test_gate_compiles_the_next_target_only_while_none_fails(tmp_path: Path, mon
     compiled.clear()
     gate.resources(ctx, [launch], targets)
     assert compiled == ["sm_100", "sm_90"]
+
+
+SWITCHED_KERNEL = '''import os
+import triton
+import triton.language as tl
+if os.environ.get("WIDE") == "1":
+    BLOCK = tl.constexpr(128)
+else:
+    BLOCK = tl.constexpr(32)
+
+
+@triton.jit
+def square(x_ptr, out_ptr):
+    rows = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + rows[:, None] * BLOCK + rows[None, :])
+    tl.store(out_ptr + rows[:, None] * BLOCK + rows[None, :], tl.dot(x, x))
+'''
+
+
+def test_a_kernel_under_a_module_level_switch_is_judged_at_the_most_any_way_needs(tmp_path):
+    """The candidate's process may have taken either branch (an environment variable it can
+    set itself): RES-02 compiles the kernel both ways and judges the larger tile's needs."""
+    path = tmp_path / "switched.py"
+    path.write_text(SWITCHED_KERNEL)
+    launch = Launch(module="loaded_candidate_switched", file=str(path), qualname="square",
+                    signature={"x_ptr": "*fp16", "out_ptr": "*fp32"}, constexprs={})
+    [outcome] = compile_launches([(launch, "sm_90")])
+    assert outcome["checked"] and "resources" in outcome, outcome
+    one_way = tmp_path / "narrow.py"  # the narrow branch alone
+    one_way.write_text(SWITCHED_KERNEL.replace(
+        'if os.environ.get("WIDE") == "1":\n    BLOCK = tl.constexpr(128)\nelse:\n    ', ""))
+    assert "128" not in one_way.read_text()
+    [narrow_outcome] = compile_launches([(Launch(**{**asdict(launch), "file": str(one_way)}),
+                                          "sm_90")])
+    assert outcome["resources"]["shared_bytes"] > narrow_outcome["resources"]["shared_bytes"]
+    from kdiff.sandbox.launches import most_needed
+    a, b = ({"resources": {**outcome["resources"], key: value}, "cacheable": True}
+            for key, value in (("registers", 40), ("registers", 90)))
+    assert most_needed([a, b])["resources"]["registers"] == 90
+    assert most_needed([a, {"error": "did not compile", "timeout": False}])["error"]

@@ -239,17 +239,16 @@ def test_a_followed_file_that_needs_more_is_named(tmp_path):
 
 
 def test_a_kernel_the_judge_cannot_build_leaves_the_files_other_kernels_built(tmp_path):
-    """fla's `fla/ops/utils/op.py` defines `exp` under a module-level `if` (FLA_USE_FAST_OPS),
-    which the judge does not build, so its `logaddexp` cannot be built; the whole file was
-    refused, and with it `unflatten_program_id`, which fla's cumsum kernels call: RES-02 left
-    fla's sigmoid, swish and cumsums undecided. Now a kernel is refused alone, with every
-    kernel that calls it, and named with its reason when asked for."""
+    """A helper file (fla's `fla/ops/utils/op.py`) whose `logaddexp` names what the judge
+    cannot build (here an `exp` made by a call) was refused whole, and with it
+    `unflatten_program_id`, which fla's cumsum kernels call: RES-02 left fla's sigmoid, swish
+    and cumsums undecided. Now a kernel is refused alone, with every kernel that calls it,
+    and named with its reason when asked for."""
     from kdiff.sandbox.launches import extracted_kernels
     kernel = _package(tmp_path, "from ..helpers import twice")
     helpers = tmp_path / "pkg" / "helpers.py"
     helpers.write_text(helpers.read_text() + (
-        "if os.environ.get('FAST') == '1':\n    @triton.jit\n    def exp(x): return x\n"
-        "else:\n    @triton.jit\n    def exp(x): return x\n"
+        "exp = make_exp()\n"
         "@triton.jit\ndef logaddexp(a, b):\n    return exp(a) + exp(b)\n"
         "@triton.jit\ndef uses_it(a):\n    return logaddexp(a, a)\n"))
     kernel.write_text(kernel.read_text() + (
@@ -268,3 +267,50 @@ def test_a_kernel_the_judge_cannot_build_leaves_the_files_other_kernels_built(tm
         "twice(x)", "logaddexp(x, x)"))
     with pytest.raises(NotExtractable, match="names logaddexp, from helpers.py"):
         extract(kernel.read_bytes(), str(kernel))  # none of its kernels can be built
+
+
+SWITCHED_HELPERS = (
+    "import os\nimport triton\nimport triton.language as tl\n"
+    "if os.environ.get('FAST_OPS', '0') == '1':\n"
+    "    @triton.jit\n    def exp(x): return tl.exp2(x * 1.4426950408889634)\n"
+    "else:\n"
+    "    @triton.jit\n    def exp(x): return tl.exp(x)\n"
+    "try:\n    BLOCK = tl.constexpr(128)\nexcept ImportError:\n    BLOCK = tl.constexpr(64)\n"
+    "@triton.jit\ndef plain(x):\n    return x + 1\n")
+
+
+def test_jit_functions_a_module_level_switch_defines_are_built_every_way(tmp_path):
+    """fla's `fla/ops/utils/op.py` defines `exp` fast or not by an environment variable, which
+    the candidate's process reads (and may set): the judge cannot know which way it went, so
+    it builds each, and RES-02 compiles a kernel every way that changes what it reaches."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "op.py").write_text(SWITCHED_HELPERS)
+    kernel = pkg / "kernels.py"
+    kernel.write_text(
+        "import triton\nimport triton.language as tl\nfrom .op import exp, plain\n"
+        "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, exp(tl.load(x_ptr)))\n"
+        "@triton.jit\ndef k_plain(x_ptr):\n    tl.store(x_ptr, plain(tl.load(x_ptr)))\n")
+    module = extract(kernel.read_bytes(), str(kernel))
+    assert module.kernels == {"k", "k_plain"} and not module.refused
+    texts = [text for text, _ in module.variants()]
+    assert len(texts) == 4  # two ways through the `if`, two through the `try`
+    assert sum("tl.exp2(" in t for t in texts) == 2 and sum("tl.exp(" in t for t in texts) == 2
+    ways = module.ways()
+    assert [sorted(kernels) for _, kernels in ways] == [["k", "k_plain"], ["k"]]
+    for n, (text, _) in enumerate(ways):
+        rebuilt = _load(text, tmp_path / f"way{n}.py")
+        assert hasattr(rebuilt, "k")
+
+
+def test_a_switch_whose_other_way_cannot_be_built_keeps_the_way_that_can(tmp_path):
+    """A branch the judge cannot build (a definition by a call) is a way the candidate's
+    process could not have run the kernel by: the kernel is built the other way."""
+    helpers = SWITCHED_HELPERS.replace(
+        "    @triton.jit\n    def exp(x): return tl.exp(x)\n", "    exp = make_exp()\n")
+    kernel = tmp_path / "kernels.py"
+    kernel.write_text(helpers + "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, exp(tl.load(x_ptr)))\n")
+    module = extract(kernel.read_bytes(), str(kernel))
+    assert "k" in module.kernels
+    assert all("tl.exp2(" in text for text, kernels in module.ways() if "k" in kernels)

@@ -36,7 +36,10 @@ A name that an `if` or a `try` at module level binds by importing (a switch betw
 versions: `try: from triton.language.extra.libdevice import rsqrt` / `except ImportError:
 from triton.language.math import rsqrt`) is taken from the first of its imports that resolves
 inside `ALLOWED_MODULES` here. Which branch the candidate's process took is its own word; every
-alternative the judge takes is Triton's or math's, under the same kernel body.
+alternative the judge takes is Triton's or math's, under the same kernel body. Jit functions and
+constants an `if` or a `try` defines (fla's `exp`, fast or not by an environment variable the
+candidate's process reads) differ from branch to branch: the judge builds every combination of
+branches (`extract`), and RES-02 compiles a kernel each way that changes what it reaches.
 
 Parameter annotations that are not Triton's (`x: torch.Tensor`, `n: int`, common in written
 kernels) matter to Triton only through the name it reads from them (a class's `__name__`):
@@ -48,8 +51,10 @@ one is kept as written.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import importlib.util
+import itertools
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +71,9 @@ JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
 BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "print", "min",
                       "max"})
 MAX_FOLLOWED = 16  # files of the kernel's package one extraction may take jit functions from
+# Combinations of module-level branches one file's kernels are built in (`extract`): fla's
+# op.py has three switches of two branches each.
+MAX_VARIANTS = 16
 DEPENDENCY_PREFIX = "kdiff_dep"  # kdiff_dep{n}_{name}: a followed file's top-level names
 # Libraries whose classes may annotate a kernel's parameters (the annotation_name docstring).
 ANNOTATION_LIBRARIES = ("builtins", "torch")
@@ -81,6 +89,30 @@ class ExtractedModule:
     kernels: frozenset[str]  # the names of the kernels it defines
     followed: tuple[str, ...] = ()  # the other files its kernels' jit functions came from
     refused: tuple[tuple[str, str], ...] = ()  # (kernel, why) left out of the module
+    # the other branches of module-level switches that define jit functions: (text, kernels)
+    # of each further combination (the module docstring)
+    alternatives: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def variants(self) -> list[tuple[str, frozenset[str]]]:
+        """(text, kernels) of every combination of branches, this one first."""
+        return [(self.text, self.kernels), *self.alternatives]
+
+    def ways(self) -> list[tuple[str, frozenset[str]]]:
+        """(text, kernels) of the combinations each kernel differs in: a kernel is listed in
+        the first combination that builds it, and in each later one where something it
+        reaches is defined otherwise (a kernel that calls `exp` alone is built two ways, not
+        once for every combination of a file's switches)."""
+        seen: dict[str, set[frozenset[str]]] = {}
+        ways = []
+        for text, kernels in self.variants():
+            tree = ast.parse(text)
+            kept = frozenset(k for k in kernels
+                             if _reached(tree, k) not in seen.setdefault(k, set()))
+            for k in kept:
+                seen[k].add(_reached(tree, k))
+            if kept:
+                ways.append((text, kept))
+        return ways
 
 
 def _dotted(node: ast.expr) -> tuple[str, list[str]] | None:
@@ -151,12 +183,18 @@ def module_file(filename: str, module: str | None, level: int) -> Path | None:
 
 
 class _Followed:
-    """The files one extraction follows (module docstring): each built once, in order."""
+    """The files one extraction follows (module docstring): each built once, in order; and the
+    branches it takes."""
 
-    def __init__(self) -> None:
+    def __init__(self, choice: dict[tuple[str, int], int] | None = None) -> None:
         self.modules: dict[Path, tuple[str, list[ast.stmt], frozenset[str]] | str] = {}
         self.order: list[Path] = []
         self.refused: dict[tuple[Path, str], str] = {}  # a followed file's kernel left out: why
+        # The module-level switches with definitions met in any file of this extraction,
+        # (file, line) -> how many branches, and the branch this extraction takes in each
+        # (the first where `choice` names none).
+        self.switches: dict[tuple[str, int], int] = {}
+        self.choice = choice or {}
 
     def kernel(self, path: Path, name: str, read) -> str:
         """The prefixed name of kernel `name` of the file at `path`; NotExtractable if that
@@ -370,14 +408,16 @@ class _Extractor:
                 self.kernels[node.name] = node
                 self.kept.append(node)
 
-    def take_alternatives(self, node: ast.stmt) -> None:
-        """The imports inside a module-level `if` or `try` (the module docstring)."""
-        branches = [node.body, node.orelse]
-        if isinstance(node, ast.Try):
-            branches += [h.body for h in node.handlers] + [node.finalbody]
-        for stmt in (s for branch in branches for s in branch):
+    def take_alternatives(self, node: ast.If | ast.Try) -> None:
+        """A module-level `if` or `try`: its imports from every branch, its definitions from
+        the branch this extraction takes (the module docstring)."""
+        self._take_imports(node)
+        self._take_definitions(node)
+
+    def _take_imports(self, node: ast.If | ast.Try) -> None:
+        for stmt in (s for branch in _branches(node) for s in branch):
             if isinstance(stmt, (ast.If, ast.Try)):
-                self.take_alternatives(stmt)
+                self._take_imports(stmt)
             elif isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
                 for a in stmt.names:
                     name = a.asname or a.name
@@ -389,6 +429,19 @@ class _Extractor:
                     if (a.asname or a.name.split(".")[0]) not in self.aliases and \
                             importlib.util.find_spec(a.name.split(".")[0]) is not None:
                         self.take(ast.Import(names=[a]))
+
+    def _take_definitions(self, node: ast.If | ast.Try) -> None:
+        alternatives = _alternatives(node)
+        if not any(isinstance(s, (*DEFINITIONS, ast.If, ast.Try))
+                   for branch in alternatives for s in branch) or self.followed is None:
+            return
+        key = (self.filename, node.lineno)
+        self.followed.switches[key] = len(alternatives)
+        for stmt in alternatives[self.followed.choice.get(key, 0)]:
+            if isinstance(stmt, (ast.If, ast.Try)):
+                self._take_definitions(stmt)
+            elif isinstance(stmt, DEFINITIONS):
+                self.take(stmt)
 
     def is_jit(self, decorator: ast.expr) -> bool:
         call = decorator if isinstance(decorator, ast.Call) else None
@@ -468,6 +521,45 @@ class _Extractor:
             raise NotExtractable(f"{fn.name}: names {name}, from {exc}") from None
 
 
+DEFINITIONS = (ast.FunctionDef, ast.Assign, ast.AnnAssign)  # what a switch's branch may define
+
+
+def _reached(tree: ast.Module, name: str) -> frozenset[str]:
+    """The source of every top-level statement of a judge's module that the definition of
+    `name` reaches, through the names it loads, transitively."""
+    defined: dict[str, ast.stmt] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef):
+            defined[stmt.name] = stmt
+        elif isinstance(stmt, ast.Assign):
+            defined.update({t.id: stmt for t in stmt.targets if isinstance(t, ast.Name)})
+    reached, todo = set(), [name]
+    while todo:
+        stmt = defined.get(todo.pop())
+        if stmt is None or id(stmt) in reached:
+            continue
+        reached.add(id(stmt))
+        todo += [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+    return frozenset(ast.unparse(s) for s in tree.body if id(s) in reached)
+
+
+def _branches(node: ast.If | ast.Try) -> list[list[ast.stmt]]:
+    """Every block of a switch, each alone."""
+    branches = [node.body, node.orelse]
+    if isinstance(node, ast.Try):
+        branches += [h.body for h in node.handlers] + [node.finalbody]
+    return branches
+
+
+def _alternatives(node: ast.If | ast.Try) -> list[list[ast.stmt]]:
+    """The ways through a switch, each the statements it runs: an `if`'s two branches; a
+    `try`'s body and else, or one of its handlers, each followed by its finally."""
+    if isinstance(node, ast.If):
+        return [node.body, node.orelse]
+    ways = [node.body + node.orelse] + [h.body for h in node.handlers]
+    return [way + node.finalbody for way in ways]
+
+
 def bound_names(tree: ast.AST) -> set[str]:
     """Every name `tree` binds anywhere: assigned, defined, imported."""
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and
@@ -528,10 +620,9 @@ def _build(source: bytes, filename: str, followed: _Followed, read) -> _Extracto
     return ex
 
 
-def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
-    """The module the judge builds from `source` (module docstring); NotExtractable when a
-    kernel of it needs more. `read` reads a followed file (a regular file of bounded size)."""
-    followed = _Followed()
+def _extraction(source: bytes, filename: str, read, followed: _Followed) -> ExtractedModule:
+    """The judge's module taking the branches `followed.choice` names (the switches it meets
+    are left in `followed.switches`, also when it raises)."""
     ex = _build(source, filename, followed, read)
     future = [s for s in ex.kept if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
     rest = [s for s in ex.kept if s not in future]
@@ -541,6 +632,43 @@ def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
     module = ast.fix_missing_locations(ast.Module(body=body, type_ignores=[]))
     return ExtractedModule(ast.unparse(module) + "\n", frozenset(ex.kernels),
                            tuple(str(p) for p in followed.order), tuple(ex.refused.items()))
+
+
+def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
+    """The module the judge builds from `source` (module docstring); NotExtractable when a
+    kernel of it needs more. `read` reads a followed file (a regular file of bounded size).
+
+    A module-level `if` or `try` whose branches define jit functions or constants (fla's
+    `exp`, fast or not by an environment variable) is taken every way: which way the
+    candidate's process went is its own word. The first combination of branches that builds
+    is the module; each further one, up to MAX_VARIANTS, is an alternative, which RES-02
+    compiles as well (a kernel must fit every way it can be built)."""
+    first = _Followed()
+    try:
+        built = [_extraction(source, filename, read, first)]
+        failure = None
+    except NotExtractable as exc:
+        built, failure = [], exc
+    keys = sorted(first.switches)
+    combinations = list(itertools.islice(itertools.product(
+        *(range(first.switches[k]) for k in keys)), MAX_VARIANTS + 1))
+    if len(combinations) > MAX_VARIANTS:
+        raise NotExtractable(f"{filename}: more than {MAX_VARIANTS} combinations of module-level "
+                             f"branches that define jit functions")
+    for combination in combinations[1:]:
+        try:
+            built.append(_extraction(source, filename, read,
+                                     _Followed(dict(zip(keys, combination)))))
+        except NotExtractable:
+            continue  # nothing builds this way: the candidate's process went another
+    if not built:
+        raise failure  # type: ignore[misc]
+    module, others = built[0], built[1:]
+    kernels = module.kernels.union(*(m.kernels for m in others))
+    return dataclasses.replace(
+        module, alternatives=tuple((m.text, m.kernels) for m in others),
+        followed=tuple(sorted(set(module.followed).union(*(m.followed for m in others)))),
+        refused=tuple((k, why) for k, why in module.refused if k not in kernels))
 
 
 def followed_files(path: str) -> tuple[str, ...]:

@@ -541,7 +541,7 @@ def extracted_kernels(file: str, qualnames: set[str]) -> ExtractedModule | str:
         module = extract(read_regular_file(file), file)
     except (OSError, UnreadableFile, NotExtractable) as exc:
         return str(exc)
-    missing = sorted(qualnames - module.kernels)
+    missing = sorted(qualnames.difference(*(kernels for _, kernels in module.variants())))
     if not missing:
         return module
     return dict(module.refused).get(missing[0], f"{missing[0]}: not a top-level triton.jit kernel")
@@ -554,7 +554,20 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
     """The jobs `group` (of one kernel file) compiled by a child of their own, into
     `results`: from the judge's `extracted` module of the file, where there is one (the
     results are then the judge's, "checked"), else by importing the file (its own word,
-    "unchecked" says why)."""
+    "unchecked" says why). A module with alternatives (branches of module-level switches)
+    compiles each kernel in every one that builds it, and keeps the most it needs."""
+    if isinstance(extracted, ExtractedModule) and extracted.alternatives:
+        ways: list[Outcomes] = []
+        for text, kernels in extracted.ways():
+            way: Outcomes = list(results)
+            built = [i for i in group if jobs[i][0].qualname in kernels]
+            if built:
+                _compile_file(jobs, built, way, timeout, start, folder, stop, replace(
+                    extracted, text=text, kernels=kernels, alternatives=()))
+            ways.append([way[i] if i in built else None for i in range(len(way))])
+        for i in group:
+            results[i] = most_needed([way[i] for way in ways if way[i] is not None])
+        return
     targets = [jobs[i][1] for i in group]
     with tempfile.TemporaryDirectory(dir=folder) as tmp:  # a neutral name: the child's cwd
         request, result_path, log = (Path(tmp) / n for n in ("request.json", "results.jsonl",
@@ -590,6 +603,28 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
                   else {"checked": False, "unchecked": extracted})
     for n, i in enumerate(group):
         results[i] = {**(done[n] if n < len(done) else missing), **provenance}
+
+
+# Resources that grow with what a kernel needs; the most any way needs is what it may need.
+_NEEDS = ("shared_bytes", "tmem_columns", "registers", "spill_store_bytes", "stack_bytes")
+
+
+def most_needed(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
+    """One kernel's compile outcomes for one target, one per way it can be built: the first
+    error, if any way failed (undecided as that way is); else the most of each resource any
+    way needs (ptxas's None where one did not report), and `trap_only` if any way is."""
+    failed = [o for o in outcomes if "resources" not in o]
+    if failed:
+        return failed[0]
+    merged = dict(outcomes[0]["resources"])
+    for outcome in outcomes[1:]:
+        res = outcome["resources"]
+        for key in _NEEDS:
+            merged[key] = None if merged[key] is None or res[key] is None \
+                else max(merged[key], res[key])
+        merged["trap_only"] = merged["trap_only"] or res["trap_only"]
+    return {**outcomes[0], "resources": merged,
+            "cacheable": all(o.get("cacheable", False) for o in outcomes)}
 
 
 def _merged(results: Outcomes, group: list[int], done: list[dict[str, Any]]) -> Outcomes:
