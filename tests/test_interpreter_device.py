@@ -345,33 +345,13 @@ def test_a_launch_stopped_for_waiting_runs_again_from_its_memory_before(tmp_path
     _run_script(tmp_path, "waits_and_adds", WAITS_AND_ADDS)
 
 
-WAITS_IN_A_DEVICE_FUNCTION = '''
-import os
-os.environ["TRITON_INTERPRET"] = "1"
-import torch, triton, triton.language as tl
-from kdiff.sandbox import interpreter_device
-interpreter_device.install()
-
-
-@triton.jit
-def wait_for(flag):
-    while tl.atomic_add(flag, 0) == 0:
-        pass
-
-
-@triton.jit
-def chained(flags, out):
-    i = tl.program_id(0)
-    if i > 0:
-        wait_for(flags + i - 1)
-    tl.store(out + i, i)
-    tl.atomic_xchg(flags + i, 1)
-
-
-flags, out = torch.zeros(64, dtype=torch.int32), torch.zeros(64, dtype=torch.int32)
-chained[(64,)](flags, out)
-assert out.tolist() == list(range(64))
-'''
+# The same chain, its spin inside a jit function the kernel calls.
+WAITS_IN_A_DEVICE_FUNCTION = WAITS_FOR_THE_PROGRAM_BEFORE.replace(
+    "        while tl.atomic_add(flags + i - 1, 0) == 0:\n            pass\n",
+    "        wait_for(flags + i - 1)\n").replace(
+    "@triton.jit\ndef chained",
+    "@triton.jit\ndef wait_for(flag):\n    while tl.atomic_add(flag, 0) == 0:\n        pass\n\n\n"
+    "@triton.jit\ndef chained")
 
 
 def test_a_spin_in_a_device_function_the_kernel_calls_is_found(tmp_path):
