@@ -71,9 +71,10 @@ JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
 BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "print", "min",
                       "max"})
 MAX_FOLLOWED = 16  # files of the kernel's package one extraction may take jit functions from
-# Combinations of module-level branches one file's kernels are built in (`extract`): fla's
-# op.py has three switches of two branches each.
-MAX_VARIANTS = 16
+# Combinations of module-level branches one file's kernels are built in (`extract`), over the
+# switches its kernels reach: fla's op.py has four of two branches each, and a kernel file of
+# fla's one more.
+MAX_VARIANTS = 64
 DEPENDENCY_PREFIX = "kdiff_dep"  # kdiff_dep{n}_{name}: a followed file's top-level names
 # Libraries whose classes may annotate a kernel's parameters (the annotation_name docstring).
 ANNOTATION_LIBRARIES = ("builtins", "torch")
@@ -194,7 +195,14 @@ class _Followed:
         # (file, line) -> how many branches, and the branch this extraction takes in each
         # (the first where `choice` names none).
         self.switches: dict[tuple[str, int], int] = {}
+        self.defines: dict[tuple[str, int], set[str]] = {}  # the names each switch binds
         self.choice = choice or {}
+
+    def prefix(self, filename: str) -> str | None:
+        """What the judge's module puts before the top-level names of followed file
+        `filename`; None for a file not built."""
+        built = self.modules.get(Path(filename))
+        return built[0] if isinstance(built, tuple) else None
 
     def kernel(self, path: Path, name: str, read) -> str:
         """The prefixed name of kernel `name` of the file at `path`; NotExtractable if that
@@ -437,6 +445,8 @@ class _Extractor:
             return
         key = (self.filename, node.lineno)
         self.followed.switches[key] = len(alternatives)
+        self.followed.defines.setdefault(key, set()).update(
+            name for branch in alternatives for stmt in branch for name in _defined(stmt))
         for stmt in alternatives[self.followed.choice.get(key, 0)]:
             if isinstance(stmt, (ast.If, ast.Try)):
                 self._take_definitions(stmt)
@@ -543,6 +553,15 @@ def _reached(tree: ast.Module, name: str) -> frozenset[str]:
     return frozenset(ast.unparse(s) for s in tree.body if id(s) in reached)
 
 
+def _defined(stmt: ast.stmt) -> list[str]:
+    """The names a switch's statement binds at module level."""
+    if isinstance(stmt, ast.FunctionDef):
+        return [stmt.name]
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+        [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
 def _branches(node: ast.If | ast.Try) -> list[list[ast.stmt]]:
     """Every block of a switch, each alone."""
     branches = [node.body, node.orelse]
@@ -634,6 +653,22 @@ def _extraction(source: bytes, filename: str, read, followed: _Followed) -> Extr
                            tuple(str(p) for p in followed.order), tuple(ex.refused.items()))
 
 
+def _switches_used(followed: _Followed, module: ExtractedModule | None, filename: str
+                   ) -> list[tuple[str, int]]:
+    """The switches whose names the judge's `module` of `filename` uses (every switch met,
+    where it could not be built): a switch no kernel reaches changes nothing."""
+    if module is None:
+        return list(followed.switches)
+    used = {n.id for n in ast.walk(ast.parse(module.text))
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    keys = []
+    for key, names in followed.defines.items():
+        prefix = "" if key[0] == filename else followed.prefix(key[0])
+        if prefix is None or any(prefix + name in used for name in names):
+            keys.append(key)
+    return keys
+
+
 def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
     """The module the judge builds from `source` (module docstring); NotExtractable when a
     kernel of it needs more. `read` reads a followed file (a regular file of bounded size).
@@ -649,7 +684,7 @@ def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
         failure = None
     except NotExtractable as exc:
         built, failure = [], exc
-    keys = sorted(first.switches)
+    keys = sorted(_switches_used(first, built[0] if built else None, filename))
     combinations = list(itertools.islice(itertools.product(
         *(range(first.switches[k]) for k in keys)), MAX_VARIANTS + 1))
     if len(combinations) > MAX_VARIANTS:
