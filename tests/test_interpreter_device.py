@@ -521,3 +521,47 @@ def test_a_tritonbench_script_runs_without_the_dropped_work(tmp_path):
     result = run_script(script, "cpu", SandboxLimits())
     assert result.returncode == 0, result.failure()
     assert result.stdout.strip() == "False", result.stdout
+
+
+LOOP_INDEX = '''
+import os
+import sys
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.language as tl
+if sys.argv[1] == "installed":
+    from kdiff.sandbox import interpreter_device
+    interpreter_device.install()
+
+
+@triton.jit
+def widths(out, n, m):
+    for i in range(n):  # int32 bounds: an int32 index
+        j = i.to(tl.int64)
+        tl.store(out + j, i.dtype.primitive_bitwidth * 1000 + j)
+    for i in tl.range(n, m.to(tl.int64)):  # an int64 bound: an int64 index
+        tl.store(out + i, i.dtype.primitive_bitwidth * 1000 + i)
+    for k in tl.static_range(2):  # constexpr: unrolled, an int
+        tl.store(out + m + k, k)
+
+
+out = torch.zeros(10, dtype=torch.int64)
+widths[(1,)](out, 4, 8)
+print(out.tolist())
+'''
+
+
+def test_a_loop_index_is_a_tensor_of_the_compiled_type(tmp_path):
+    """fla's chunk kernels write `i_t.to(tl.int64)` for `for i_t in range(NT)`: compiled, the
+    index is an int32 tensor (int64 where a bound is); shipped, the interpreter's is a Python
+    int and raises."""
+    import subprocess
+    import sys
+    script = tmp_path / "loop_index.py"
+    script.write_text(LOOP_INDEX)
+    shipped = subprocess.run([sys.executable, str(script), "shipped"], capture_output=True,
+                             text=True, timeout=120)
+    assert shipped.returncode != 0 and "has no attribute 'to'" in shipped.stderr
+    installed = subprocess.run([sys.executable, str(script), "installed"], capture_output=True,
+                               text=True, timeout=120, check=True)
+    assert installed.stdout.split("\n")[-2] == str(
+        [32000, 32001, 32002, 32003, 64004, 64005, 64006, 64007, 0, 1])

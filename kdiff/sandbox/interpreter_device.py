@@ -29,7 +29,9 @@ or against the compiled kernel's types.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import inspect
 import os
 
@@ -54,6 +56,7 @@ def install() -> None:
     except ImportError:
         return
     _type_float_arguments(interpreter)
+    _loop_variables_as_tensors(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
     interpreter_bf16.install(interpreter)
@@ -274,6 +277,67 @@ def _type_float_arguments(interpreter) -> None:
 
     implicit_cvt.types_floats = True
     interpreter._implicit_cvt = implicit_cvt
+
+
+# The name under which rewritten kernels find _tensor_range: the interpreter lends its module's
+# globals to every function it rewrites.
+TENSOR_RANGE = "kdiff_tensor_range"
+
+
+def _loop_variables_as_tensors(interpreter) -> None:
+    """In a compiled kernel `for i in range(n)` (and `tl.range`) is a loop whose `i` is an int32
+    tensor (int64 where a bound is), with a tensor's methods: fla's chunk kernels write
+    `i_t.to(tl.int64)`, which raised in the interpreter, where `i` is a Python int. The worker's
+    interpreter rewrites such loops to step through LoopIndex values, which answer a tensor's
+    methods as a tensor of the compiled type; `tl.static_range` stays constexpr."""
+    rewriter = getattr(interpreter, "FunctionRewriter", None)
+    transformer = getattr(rewriter, "ast_transformer", None)
+    if transformer is None or getattr(transformer, "tensor_loops", False):
+        return
+
+    class TensorLoops(type(transformer)):
+        tensor_loops = True
+
+        def visit_For(self, node: ast.For) -> ast.For:
+            node = self.generic_visit(node)
+            call = node.iter
+            if isinstance(call, ast.Call) and (
+                    isinstance(call.func, ast.Name) and call.func.id == "range"
+                    or isinstance(call.func, ast.Attribute) and call.func.attr == "range"):
+                node.iter = ast.Call(func=ast.Name(TENSOR_RANGE, ast.Load()),
+                                     args=[call.func, *call.args], keywords=call.keywords)
+            return node
+
+    rewriter.ast_transformer = TensorLoops()
+    setattr(interpreter, TENSOR_RANGE, functools.partial(_tensor_range, interpreter))
+
+
+class LoopIndex(int):
+    """A loop's index: a Python int in arithmetic (as fast as the interpreter's own loops),
+    and for anything else a tensor's (`.to`, `.dtype`), of the type Triton gives it."""
+
+    def tensor(self):
+        import triton.language as tl
+        ty = self.ty  # type: ignore[attr-defined]
+        value = np.array([int(self)], dtype=np.int64 if ty is tl.int64 else np.int32)
+        return tl.tensor(self.interpreter.TensorHandle(value, ty), ty)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str):
+        if name in ("ty", "interpreter"):
+            raise AttributeError(name)
+        return getattr(self.tensor(), name)
+
+
+def _tensor_range(interpreter, make_range, *args, **kwargs):
+    """The values of `make_range(*args, **kwargs)` as LoopIndex values: int64 where a bound is
+    an int64 tensor or a value leaves int32, else int32 (Triton's induction variable)."""
+    import triton.language as tl
+    wide = any(isinstance(a, tl.tensor) and a.dtype in (tl.int64, tl.uint64) for a in args)
+    for i in make_range(*args, **kwargs):
+        index = LoopIndex(i)
+        index.ty = tl.int64 if wide or not -2**31 <= i < 2**31 else tl.int32
+        index.interpreter = interpreter
+        yield index
 
 
 def _drop_the_overflow_sanitiser(interpreter) -> None:
