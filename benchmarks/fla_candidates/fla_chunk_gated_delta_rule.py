@@ -1,8 +1,9 @@
 """flash-linear-attention's chunked Gated DeltaNet (fla-core 0.6.0, `chunk_gated_delta_rule`)
 as a candidate for kernels/gdn's 1_GatedDeltaNet and 5_GatedDeltaNetVarlen problems, so that
-kdiff's gates judge fla as they judge kdiff's own kernels (issue 7). Needs a GPU and fla-core importable (the device
-session installs the carried wheel: `bash benchmarks/gpu_session.sh fla_gates`); fla's kernels
-autotune, which Triton's CPU interpreter cannot do.
+kdiff's gates judge fla as they judge kdiff's own kernels (issue 7). Needs fla-core importable:
+on the H200 the device session installs the carried wheel (`bash benchmarks/gpu_session.sh
+fla_gates`); on the CPU, `PYTHONPATH=<fla> kdiff verify --device cpu ...` (docs/cpu.md: the same
+statuses as the H200's).
 
 fla's Hopper guard is bypassed, as for issue 7's reference timings: with Triton >= 3.4 and
 < 3.7.1 on Hopper, fla refuses its gated `chunk_bwd_dqkwg` because that Triton "produces
