@@ -315,3 +315,18 @@ def test_a_switch_whose_other_way_cannot_be_built_keeps_the_way_that_can(tmp_pat
     module = extract(kernel.read_bytes(), str(kernel))
     assert "k" in module.kernels
     assert all("tl.exp2(" in text for text, kernels in module.ways() if "k" in kernels)
+
+
+def test_a_kernel_a_switch_of_its_own_file_defines_is_built_from_either_branch(tmp_path):
+    """A launch names a kernel of its own file: a kernel under a module-level switch there is
+    built whichever branch defines it, though nothing else in the file names it."""
+    kernel = tmp_path / "kernels.py"
+    kernel.write_text(
+        "import os\nimport triton\nimport triton.language as tl\n"
+        "if os.environ.get('OLD_GPU') == '1':\n"
+        "    @triton.jit\n    def old_only(x_ptr):\n        tl.store(x_ptr, 1.0)\n"
+        "else:\n"
+        "    @triton.jit\n    def new_only(x_ptr):\n        tl.store(x_ptr, 2.0)\n")
+    module = extract(kernel.read_bytes(), str(kernel))
+    built = set().union(*(kernels for _, kernels in module.variants()))
+    assert built == {"old_only", "new_only"}

@@ -655,16 +655,17 @@ def _extraction(source: bytes, filename: str, read, followed: _Followed) -> Extr
 
 def _switches_used(followed: _Followed, module: ExtractedModule | None, filename: str
                    ) -> list[tuple[str, int]]:
-    """The switches whose names the judge's `module` of `filename` uses (every switch met,
-    where it could not be built): a switch no kernel reaches changes nothing."""
+    """The switches of `filename` itself (its kernels are what a launch names), and those of
+    followed files whose names the judge's `module` of it uses (every switch met, where it
+    could not be built): a helper's switch no kernel reaches changes nothing."""
     if module is None:
         return list(followed.switches)
     used = {n.id for n in ast.walk(ast.parse(module.text))
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     keys = []
     for key, names in followed.defines.items():
-        prefix = "" if key[0] == filename else followed.prefix(key[0])
-        if prefix is None or any(prefix + name in used for name in names):
+        prefix = followed.prefix(key[0])
+        if key[0] == filename or prefix is None or any(prefix + name in used for name in names):
             keys.append(key)
     return keys
 
