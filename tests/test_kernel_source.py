@@ -330,3 +330,24 @@ def test_a_kernel_a_switch_of_its_own_file_defines_is_built_from_either_branch(t
     module = extract(kernel.read_bytes(), str(kernel))
     built = set().union(*(kernels for _, kernels in module.variants()))
     assert built == {"old_only", "new_only"}
+
+
+def test_a_definition_that_chooses_by_a_conditional_expression_is_built_both_ways(tmp_path):
+    """fla writes `SAFE_GATE_DOT_PRECISION = tl.constexpr('bf16x3' if TRITON_ABOVE_3_6_0 else
+    'ieee')` and `@triton.jit(do_not_specialize=[...] if IS_NVIDIA_HOPPER else [...])` on
+    flags of its own: each is a switch of two ways. A kernel body's own conditional
+    expressions are Triton code, left as they are."""
+    kernel = tmp_path / "kernels.py"
+    kernel.write_text(
+        "import triton\nimport triton.language as tl\nfrom .flags import NEW, HOPPER\n"
+        "PRECISION = tl.constexpr('tf32' if NEW else 'ieee')\n"
+        "@triton.jit(do_not_specialize=['n'] if HOPPER else [])\n"
+        "def k(x_ptr, n):\n"
+        "    x = tl.load(x_ptr) if PRECISION == 'tf32' else 0.0\n"
+        "    tl.store(x_ptr, x + n)\n")
+    module = extract(kernel.read_bytes(), str(kernel))
+    texts = [text for text, kernels in module.variants() if "k" in kernels]
+    assert len(texts) == 4
+    assert sum("tl.constexpr('tf32')" in t for t in texts) == 2
+    assert sum("do_not_specialize=['n']" in t for t in texts) == 2
+    assert all("tl.load(x_ptr) if PRECISION == 'tf32' else 0.0" in t for t in texts)

@@ -39,7 +39,9 @@ inside `ALLOWED_MODULES` here. Which branch the candidate's process took is its 
 alternative the judge takes is Triton's or math's, under the same kernel body. Jit functions and
 constants an `if` or a `try` defines (fla's `exp`, fast or not by an environment variable the
 candidate's process reads) differ from branch to branch: the judge builds every combination of
-branches (`extract`), and RES-02 compiles a kernel each way that changes what it reaches.
+branches (`extract`), and RES-02 compiles a kernel each way that changes what it reaches. A
+module-level definition that chooses by a conditional expression (`X = tl.constexpr(a if C else
+b)`, a jit decorator's `do_not_specialize=a if C else b`) is the switch it amounts to.
 
 Parameter annotations that are not Triton's (`x: torch.Tensor`, `n: int`, common in written
 kernels) matter to Triton only through the name it reads from them (a class's `__name__`):
@@ -51,6 +53,7 @@ one is kept as written.
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import importlib
 import importlib.util
@@ -447,7 +450,7 @@ class _Extractor:
         self.followed.switches[key] = len(alternatives)
         self.followed.defines.setdefault(key, set()).update(
             name for branch in alternatives for stmt in branch for name in _defined(stmt))
-        for stmt in alternatives[self.followed.choice.get(key, 0)]:
+        for stmt in map(_as_switch, alternatives[self.followed.choice.get(key, 0)]):
             if isinstance(stmt, (ast.If, ast.Try)):
                 self._take_definitions(stmt)
             elif isinstance(stmt, DEFINITIONS):
@@ -562,6 +565,40 @@ def _defined(stmt: ast.stmt) -> list[str]:
     return [t.id for t in targets if isinstance(t, ast.Name)]
 
 
+def _as_switch(stmt: ast.stmt) -> ast.stmt:
+    """A module-level definition that chooses by a conditional expression (`X =
+    tl.constexpr(a if C else b)`, `@triton.jit(do_not_specialize=a if C else b)`: fla's, on
+    flags of its own) as the `if` it amounts to, so that both ways are taken as a switch's."""
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        places = [stmt.value]
+    elif isinstance(stmt, ast.FunctionDef):
+        places = list(stmt.decorator_list)
+    else:
+        return stmt
+    if not any(isinstance(n, ast.IfExp) for place in places if place is not None
+               for n in ast.walk(place)):
+        return stmt
+    first = next(n for place in places if place is not None for n in ast.walk(place)
+                 if isinstance(n, ast.IfExp))
+    ways = []
+    for branch in ("body", "orelse"):
+        copied: dict[int, object] = {}
+        way = copy.deepcopy(stmt, copied)
+        chosen = copied[id(first)]
+        ways.append(_Replace(chosen, getattr(chosen, branch)).visit(way))
+    return ast.copy_location(ast.If(test=first.test, body=[ways[0]], orelse=[ways[1]]), stmt)
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, old: ast.AST, new: ast.AST) -> None:
+        self.old, self.new = old, new
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if node is self.old:
+            return self.new
+        return super().generic_visit(node)
+
+
 def _branches(node: ast.If | ast.Try) -> list[list[ast.stmt]]:
     """Every block of a switch, each alone."""
     branches = [node.body, node.orelse]
@@ -618,7 +655,7 @@ def _build(source: bytes, filename: str, followed: _Followed, read) -> _Extracto
     ex = _Extractor()
     ex.bound = bound_names(tree)
     ex.filename, ex.followed, ex.read = filename, followed, read
-    for node in tree.body:
+    for node in map(_as_switch, tree.body):
         if isinstance(node, (ast.If, ast.Try)):
             ex.take_alternatives(node)
         else:
