@@ -3,7 +3,7 @@
 the jit functions the judge's module builds in any combination of the file's module-level
 switches, against all the file defines, and the commonest reasons for the rest.
 
-    python benchmarks/extraction_coverage.py /tmp/fla/fla      # fla-core 0.6.0: 504 of 565
+    python benchmarks/extraction_coverage.py /tmp/fla/fla      # fla-core 0.6.0: 506 of 565
 """
 from __future__ import annotations
 
