@@ -464,6 +464,39 @@ def test_a_dot_of_fp32_operands_runs_at_its_input_precision(shipped_interpreter)
     assert (out.double() - in_tf32).abs().max() > 1e-4  # the two differ visibly here
 
 
+def _bf16_split(x: torch.Tensor, count: int) -> list[torch.Tensor]:
+    """x as `count` bf16 parts, each the rest rounded to nearest even (as arith.truncf)."""
+    parts = []
+    for _ in range(count):
+        parts.append(x.bfloat16().float())
+        x = x - parts[-1]
+    return [p.double() for p in parts]
+
+
+def test_a_dot_at_bf16x3_or_bf16x6_computes_triton_s_products_of_bf16_parts(shipped_interpreter):
+    """KDA's safe gate asks `input_precision="bf16x3"`: the CUDA backend allows it, the
+    interpreter as shipped refused it. Installed, the products are Triton's (F32DotTC): of
+    the operands' 2 (3) bf16 parts, the high parts' product and the cross terms of order
+    up to 1 (2); bf16x3 errs visibly beside fp32, bf16x6 does not."""
+    gen = torch.Generator().manual_seed(3)
+    a, b = torch.randn(16, 16, generator=gen), torch.randn(16, 16, generator=gen)
+    out = torch.empty(16, 16)
+    with pytest.raises(Exception, match="bf16x3"):
+        _matmul[(1,)](a, b, out, M=16, PRECISION="bf16x3")
+    interpreter_device.install()
+    exact = a.double() @ b.double()
+    (ah, am), (bh, bm) = _bf16_split(a, 2), _bf16_split(b, 2)
+    want = {"bf16x3": am @ bh + ah @ bm + ah @ bh}
+    (ah, am, al), (bh, bm, bl) = _bf16_split(a, 3), _bf16_split(b, 3)
+    want["bf16x6"] = am @ bm + al @ bh + ah @ bl + am @ bh + ah @ bm + ah @ bh
+    for precision, value in want.items():
+        _matmul[(1,)](a, b, out, M=16, PRECISION=precision)
+        assert (out.double() - value).abs().max() < 1e-5, precision  # fp32 accumulation
+    assert (out.double() - exact).abs().max() < 1e-5  # bf16x6
+    _matmul[(1,)](a, b, out, M=16, PRECISION="bf16x3")
+    assert (out.double() - exact).abs().max() > 3e-5
+
+
 @triton.jit
 def _scaled(x_ptr, out_ptr, scale, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)

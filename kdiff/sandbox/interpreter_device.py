@@ -193,7 +193,7 @@ def _dot_at_its_input_precision(interpreter) -> None:
     multiplies in fp32 whatever the precision, so a kernel that leaves the default on computed
     exactly on the CPU and in TF32 on the GPU, and PRC-01 could not see it here. The operands
     are rounded as the GPU rounds them; TF32x3 is Triton's three products of the operands'
-    TF32 halves."""
+    TF32 halves, BF16x3 and BF16x6 its products of bf16 parts (`_bf16_products`)."""
     builder = getattr(interpreter, "interpreter_builder", None)
     create_dot = getattr(builder, "create_dot", None)
     handle_type = getattr(interpreter, "TensorHandle", None)
@@ -203,13 +203,16 @@ def _dot_at_its_input_precision(interpreter) -> None:
 
     def dot(a, b, d, input_precision, max_num_imprecise_acc):
         how = getattr(input_precision, "name", "")
-        if a.dtype != tl.float32 or b.dtype != tl.float32 or how not in ("TF32", "TF32x3"):
+        if a.dtype != tl.float32 or b.dtype != tl.float32 or how not in (
+                "TF32", "TF32x3", "BF16x3", "BF16x6"):
             return create_dot(a, b, d, input_precision, max_num_imprecise_acc)
 
         def at(x, y, acc):
             return create_dot(handle_type(x, tl.float32), handle_type(y, tl.float32), acc,
                               input_precision, max_num_imprecise_acc)
 
+        if how.startswith("BF16"):
+            return _bf16_products(a.data, b.data, d, how, at, handle_type)
         a_big, b_big = _tf32(a.data), _tf32(b.data)
         if how == "TF32":
             return at(a_big, b_big, d)
@@ -220,6 +223,47 @@ def _dot_at_its_input_precision(interpreter) -> None:
 
     dot.rounds_tf32 = True
     builder.create_dot = dot
+    # The CUDA backend's precisions (triton.backends.nvidia's CUDAOptions); the interpreter's
+    # options refuse bf16x3 and bf16x6, so a kernel asking for one raised on the CPU.
+    options = getattr(builder, "options", None)
+    allowed = getattr(options, "allowed_dot_input_precisions", None)
+    if allowed is not None and dataclasses.is_dataclass(options):
+        builder.options = dataclasses.replace(options, allowed_dot_input_precisions=tuple(
+            dict.fromkeys((*allowed, "bf16x3", "bf16x6"))))
+
+
+def _bf16_parts(x: np.ndarray, count: int) -> list[np.ndarray]:
+    """fp32 split as Triton's F32DotTC pass splits it: each part `x` rounded to bf16 (to
+    nearest even, arith.truncf), the next from what is left (fp32 subtraction)."""
+    import torch
+    parts = []
+    for i in range(count):
+        part = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(
+            torch.bfloat16).to(torch.float32).numpy()
+        parts.append(part)
+        if i < count - 1:
+            x = (x - part).astype(np.float32)
+    return parts
+
+
+def _bf16_products(a: np.ndarray, b: np.ndarray, d, how: str, at, handle_type):
+    """`bf16x3` and `bf16x6` as Triton's F32DotTC pass computes them on a GPU: the fp32
+    operands split into 2 (3) bf16 parts, the cross products of the parts whose orders add
+    up to at most 1 (2), smallest first, from zero, NaN set to 0 (an Inf operand times its
+    zero low part), then the product of the high parts, then the accumulator. Each product
+    is of bf16 values, exact in fp32."""
+    import triton.language as tl
+    hi, mid, lo = 0, 1, 2
+    a_parts = _bf16_parts(a, 3 if how == "BF16x6" else 2)
+    b_parts = _bf16_parts(b, len(a_parts))
+    pairs = [(mid, mid), (lo, hi), (hi, lo)] if how == "BF16x6" else []
+    pairs += [(mid, hi), (hi, mid)]
+    acc = handle_type(np.zeros_like(d.data, dtype=np.float32), tl.float32)
+    for i, j in pairs:
+        acc = at(a_parts[i], b_parts[j], acc)
+    acc = handle_type(np.where(np.isnan(acc.data), np.float32(0), acc.data), tl.float32)
+    acc = at(a_parts[hi], b_parts[hi], acc)
+    return handle_type((acc.data + d.data).astype(np.float32), tl.float32)
 
 
 class _NoPatches:
