@@ -36,6 +36,11 @@ def _fp32_to_bf16(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), nan, rounded).astype(np.uint16)
 
 
+def rounded_to_bf16(x: np.ndarray) -> np.ndarray:
+    """fp32 values rounded to bf16 to nearest even, as fp32 values."""
+    return _bf16_to_fp32(_fp32_to_bf16(x))
+
+
 COMPARISONS = frozenset({np.less, np.greater, np.less_equal, np.greater_equal, np.equal,
                          np.not_equal})
 
@@ -127,7 +132,7 @@ def _bf16_tree_sum(x: np.ndarray, axis: int) -> np.ndarray:
     while x.shape[0] > 1:
         if x.shape[0] % 2:
             x = np.concatenate([x, np.zeros_like(x[:1])])
-        x = _bf16_to_fp32(_fp32_to_bf16(x[0::2] + x[1::2]))
+        x = rounded_to_bf16(x[0::2] + x[1::2])
     return x[0]
 
 
@@ -135,7 +140,7 @@ def _bf16_scan(x: np.ndarray, axis: int, op) -> np.ndarray:
     """A running sum or product of bf16 values, each step rounded to bf16."""
     x = np.moveaxis(np.asarray(x, dtype=np.float32), axis, 0).copy()
     for i in range(1, x.shape[0]):
-        x[i] = _bf16_to_fp32(_fp32_to_bf16(op(x[i - 1], x[i])))
+        x[i] = rounded_to_bf16(op(x[i - 1], x[i]))
     return np.moveaxis(x, 0, axis)
 
 

@@ -235,11 +235,9 @@ def _dot_at_its_input_precision(interpreter) -> None:
 def _bf16_parts(x: np.ndarray, count: int) -> list[np.ndarray]:
     """fp32 split as Triton's F32DotTC pass splits it: each part `x` rounded to bf16 (to
     nearest even, arith.truncf), the next from what is left (fp32 subtraction)."""
-    import torch
     parts = []
     for i in range(count):
-        part = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).to(
-            torch.bfloat16).to(torch.float32).numpy()
+        part = interpreter_bf16.rounded_to_bf16(np.asarray(x, dtype=np.float32))
         parts.append(part)
         if i < count - 1:
             x = (x - part).astype(np.float32)
