@@ -109,11 +109,10 @@ class ExtractedModule:
         seen: dict[str, set[frozenset[str]]] = {}
         ways = []
         for text, kernels in self.variants():
-            tree = ast.parse(text)
-            kept = frozenset(k for k in kernels
-                             if _reached(tree, k) not in seen.setdefault(k, set()))
+            reached = _reached(ast.parse(text), kernels)
+            kept = frozenset(k for k in kernels if reached[k] not in seen.setdefault(k, set()))
             for k in kept:
-                seen[k].add(_reached(tree, k))
+                seen[k].add(reached[k])
             if kept:
                 ways.append((text, kept))
         return ways
@@ -537,23 +536,27 @@ class _Extractor:
 DEFINITIONS = (ast.FunctionDef, ast.Assign, ast.AnnAssign)  # what a switch's branch may define
 
 
-def _reached(tree: ast.Module, name: str) -> frozenset[str]:
-    """The source of every top-level statement of a judge's module that the definition of
-    `name` reaches, through the names it loads, transitively."""
+def _reached(tree: ast.Module, names: frozenset[str]) -> dict[str, frozenset[str]]:
+    """For each of `names`, the source of every top-level statement of a judge's module that
+    its definition reaches, through the names it loads, transitively."""
     defined: dict[str, ast.stmt] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef):
             defined[stmt.name] = stmt
         elif isinstance(stmt, ast.Assign):
             defined.update({t.id: stmt for t in stmt.targets if isinstance(t, ast.Name)})
-    reached, todo = set(), [name]
-    while todo:
-        stmt = defined.get(todo.pop())
-        if stmt is None or id(stmt) in reached:
-            continue
-        reached.add(id(stmt))
-        todo += [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)]
-    return frozenset(ast.unparse(s) for s in tree.body if id(s) in reached)
+    sources = {id(stmt): ast.unparse(stmt) for stmt in set(defined.values())}
+    out = {}
+    for name in names:
+        reached, todo = set(), [name]
+        while todo:
+            stmt = defined.get(todo.pop())
+            if stmt is None or id(stmt) in reached:
+                continue
+            reached.add(id(stmt))
+            todo += [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+        out[name] = frozenset(sources[i] for i in reached)
+    return out
 
 
 def _defined(stmt: ast.stmt) -> list[str]:
