@@ -7,6 +7,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
 
     python benchmarks/mamba3_profile.py [--rows 12] [--parts first_call,sequence,decode]
     python benchmarks/mamba3_profile.py --parts forward_sweep    # the chunk kernel's launch
+    python benchmarks/mamba3_profile.py --parts phase_rotation_sweep  # the other two kernels'
 """
 from __future__ import annotations
 
@@ -130,15 +131,34 @@ def forward_sweep(rows: int) -> None:
     kernel_table("forward 16x2048, mamba_ssm", lambda: bench.theirs_forward(low, f32), rows)
 
 
+def phase_rotation_sweep(rows: int) -> None:
+    """The forward at 16 x 2048 (bf16), timed whole, over phase_fwd_kernel's block and warps
+    and rotate_fwd_kernel's rows and warps (one setting changed at a time), then the kernel
+    table at the defaults."""
+    low, f32 = bench.inputs(16, 2048, torch.bfloat16)
+    saved = {name: getattr(forward, name) for name in
+             ("PHASE_BLOCK", "PHASE_WARPS", "ROTATE_ROWS", "ROTATE_WARPS")}
+    settings = [("PHASE_BLOCK", (16, 32, 64, 128)), ("PHASE_WARPS", (1, 2, 4, 8)),
+                ("ROTATE_ROWS", (8, 16, 32, 64)), ("ROTATE_WARPS", (1, 2, 4, 8))]
+    for name, values in settings:
+        for value in values:
+            setattr(forward, name, value)
+            ms = triton.testing.do_bench(lambda: bench.ours_forward(low, f32))
+            print(f"forward {name}={value}: {ms:.4f} ms", flush=True)
+        setattr(forward, name, saved[name])
+    kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=12)
     ap.add_argument("--parts", default="decode,sequence,first_call",
                     help="comma-separated, run in this order: decode, sequence, first_call, "
-                    "forward_sweep")
+                    "forward_sweep, phase_rotation_sweep")
     args = ap.parse_args()
     parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
-             "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows)}
+             "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows),
+             "phase_rotation_sweep": lambda: phase_rotation_sweep(args.rows)}
     for part in args.parts.split(","):
         parts[part]()
 

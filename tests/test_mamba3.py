@@ -51,8 +51,14 @@ from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.ops import cos_sin
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
-from kdiff.kernels.mamba3.reference import States
-from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
+from kdiff.kernels.mamba3.reference import TWO_PI, States
+from kdiff.numerics.tolerance import (
+    WORST_CASE_C,
+    BoundModel,
+    difference,
+    growth,
+    unit_roundoff,
+)
 
 WORST = BoundModel.WORST_CASE  # the bounds below are first-order worst-case
 NAMES = ("out", "angle_state", "ssm_state", "k_state", "v_state")
@@ -83,7 +89,9 @@ def depth_recurrent_backward(T, K):
 def assert_within_bound(got, oracle, N, dtype=torch.float32):
     bound = WORST_CASE_C * growth(N, WORST) * unit_roundoff(dtype)
     for name, a, b in zip(NAMES, got, oracle):
-        err = (a.double() - b.double()).abs().max().item()
+        # the angle state is an angle (problems.py declares it periodic)
+        period = TWO_PI if name == "angle_state" else None
+        err = difference(a.double(), b.double(), period).max().item()
         scale = b.abs().max().item()
         assert err <= bound * scale, (f"{name}: max error {err:.3e} > bound {bound * scale:.3e} "
                                       f"(N={N}, relative {err / scale:.3e} vs {bound:.3e})")
@@ -307,17 +315,18 @@ def test_the_phase_at_the_ends_of_the_range():
         assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * 2 * math.pi
 
 
-def test_the_phase_wraps_token_by_token_as_the_oracles():
+def test_the_angle_state_lands_on_the_oracles_angle_across_the_turn():
     """From 0, a step of -1e-19 lands on 2 pi - 1e-19, which rounds to 2 pi: the oracle's phase
     wraps there and the step is lost, then 2 pi plus a step of 1e-19 reduces to 0. A running
-    sum reduced once (1e-19 - 1e-19 + ...) keeps the steps and lands elsewhere; the chunked
-    forward steps the phase token by token (phase_fwd_kernel) and lands where the oracle does."""
+    sum keeps the steps and lands near 2e-19 instead, or on the other side of the turn: the
+    same angle, within one fp32 rounding at 2 pi around the circle, and in [0, 2 pi]."""
     args, states = recurrence_args(1, 3, 1, 2, 16, 16, seed=8)
     args[8] = torch.tensor([-1e-19, 2e-19, 1e-19]).view(1, 3, 1, 1).expand(1, 3, 2, 4).clone()
     states = States(torch.zeros(1, 2, 4), *states[1:])
     want = oracle(args, states)[1].angle
-    got = mamba3_siso_forward(*args, states, chunk_size=16)[1].angle
-    assert (got.double() - want).abs().max() <= unit_roundoff(torch.float32) * want.abs().max()
+    got = mamba3_siso_forward(*args, states, chunk_size=16)[1].angle.double()
+    assert difference(got, want, TWO_PI).max() <= unit_roundoff(torch.float32) * TWO_PI
+    assert ((got >= 0) & (got <= TWO_PI)).all()
 
 
 @triton.jit
@@ -345,14 +354,19 @@ def test_the_chunk_kernels_cosine_and_sine_are_within_two_units_of_the_exact():
     assert cos[-1].isnan() and sin[-1].isnan()
 
 
-def test_the_phase_walk_reduces_small_turns_as_the_exact_fmod_does():
-    """phase_fwd_kernel reduces with wrap_once where every dt is within [-1, 1], and with the
-    exact fmod otherwise: the two must give bitwise the same phases. Turns of exactly +-pi
-    (|tanh| = 1 at angles of 40, dt = 1) reach the range's edges: pair 0 of head 0 walks
-    0, pi, 2 pi (-> 0), -pi (-> pi), ...; pair 1 starts just under 2 pi and turns by pi
-    (just under 3 pi); the rest is random. One dt of 1.5 at the last token sends the same
-    walk down the fmod."""
-    T = 40
+def test_the_phases_running_sums_are_the_token_by_token_walks_phases():
+    """phase_fwd_kernel sums the turns over blocks of PHASE_BLOCK tokens where every dt is
+    within [-1, 1], and walks token by token otherwise: the two give the same angles around
+    the circle, within the sums' rounding. A block's partial sums are at most 2 pi + B pi (B
+    = PHASE_BLOCK): at most B + 1 roundings of u64 that size a token, carried from block to
+    block, T (B + 1) u64 (2 pi + B pi) in all; the walk rounds theta + turn (at most 3 pi)
+    once a token, T u64 4 pi. Turns of exactly +-pi (|tanh| = 1 at angles of 40, dt = 1)
+    reach the range's edges: pair 0 of head 0 walks 0, pi, 2 pi (-> 0), -pi (-> pi), ...; pair
+    1 starts just under 2 pi and turns by pi (just under 3 pi); the rest is random. One dt of
+    1.5 at the last token sends the same sequence down the walk. Three blocks: carries, and a
+    last block cut short."""
+    B = m3_forward.PHASE_BLOCK
+    T = 2 * B + 24
     args, states = recurrence_args(1, T, 1, 2, 16, 16, seed=9)
     gen = torch.Generator().manual_seed(9)
     A = args[8].shape[-1]
@@ -363,16 +377,20 @@ def test_the_phase_walk_reduces_small_turns_as_the_exact_fmod_does():
     dt[0, 0] = 1.0
     dt[0, 1, ::4] = -1.0
     theta0 = torch.zeros(1, 2, A)
-    theta0[0, 0, 1] = 2 * math.pi - 1e-7
+    theta0[0, 0, 1] = TWO_PI - 1e-7
     args[8], args[4] = angles, dt
     states = States(theta0, *states[1:])
-    small = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
+    sums = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
     dt_large = dt.clone()
     dt_large[..., -1] = 1.5
     args[4] = dt_large
-    large = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
-    assert torch.equal(small[:, :-1], large[:, :-1])
-    assert ((small >= 0) & (small <= 2 * math.pi)).all()
+    walk = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
+    u64 = unit_roundoff(torch.float64)
+    bound = T * (B + 1) * u64 * (TWO_PI + B * math.pi) + T * u64 * 4 * math.pi
+    assert difference(sums[:, :-1], walk[:, :-1], TWO_PI).max() <= bound
+    assert not torch.equal(sums[:, :-1], walk[:, :-1])  # the two paths both ran
+    for phases in (sums, walk):
+        assert ((phases >= 0) & (phases <= TWO_PI)).all()
 
 
 def test_the_decay_gradient_where_the_decays_nearly_vanish():
@@ -401,7 +419,7 @@ import json, math, sys
 import torch
 from kdiff.kernels.mamba3 import backward, mamba3_siso_recurrence
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
-from kdiff.kernels.mamba3.reference import States
+from kdiff.kernels.mamba3.reference import TWO_PI, States
 B, T, Hqk, G, K, V, C = (int(x) for x in sys.argv[1:])
 torch.manual_seed(0)
 q, k, v, a, dt, trap, qb, kb, angles, D, z, *states = sequence_inputs(B, T, Hqk, G, K, V)
@@ -471,7 +489,7 @@ import json, sys, torch
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.ops import cos_sin
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
-from kdiff.kernels.mamba3.reference import States
+from kdiff.kernels.mamba3.reference import TWO_PI, States
 torch.manual_seed(6)  # recurrence_args' draw
 q, k, v, a, dt, trap, qb, kb, angles, D, z, theta, ssm, kst, vst = sequence_inputs(1, 1, 1, 2, 16, 16)
 q, k, adt, dt = activations(q, k, a, dt)

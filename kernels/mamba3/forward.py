@@ -1,7 +1,8 @@
 """Chunked Mamba-3 SISO forward (chunked.py's algorithm) in three Triton kernels, and the
 decode step; each with its host wrapper.
 
-phase_fwd_kernel steps the phases token by token (fp64, the reference's per-token mod 2 pi).
+phase_fwd_kernel forms the phases (fp64, reduced mod 2 pi at every token as the reference's),
+as running sums over blocks of tokens where every turn is within pi, else token by token.
 rotate_fwd_kernel, one program per (chunk, head, sequence), forms the rotated q' and k' (cos,
 sin of the stored phases, the biases added), rounded to the working dtype as the products
 that read them would. chunk_fwd_kernel, one program per (V-block, head, sequence), walks the
@@ -37,7 +38,6 @@ from kdiff.kernels.mamba3.ops import (
     silu,
     state_tile,
     turn,
-    wrap_once,
 )
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
@@ -62,6 +62,16 @@ def launch(dtype: torch.dtype) -> dict:
     key = "fp32" if dtype == torch.float32 else "low"
     return {"num_warps": WARPS[key], "num_stages": STAGES[key]}
 
+
+# phase_fwd_kernel's running sums: blocks of 64 tokens (a [64, A <= 64] fp64 tile; the
+# rounding bound in _phase_sums grows with the block) on 4 warps. Untimed choices, to be
+# swept with benchmarks/mamba3_profile.py.
+PHASE_BLOCK, PHASE_WARPS = 64, 4
+# rotate_fwd_kernel's rows a program and warps. Elementwise: no setting changes a bit of the
+# result. At 64 rows (bf16, K 128), the H200's Triton (3.6) compiled 4 warps to 255 registers
+# and 160 B of spills, 8 warps to 180 registers (benchmarks/mamba3_compile_sweep.py): one
+# program of 8 warps an SM. Fewer rows a program hold fewer registers a thread.
+ROTATE_ROWS, ROTATE_WARPS = 64, 8
 
 # The largest key head dimension: the kernel holds [BT, K / 2] tiles of q' and k' (two
 # halves each) and the [BV, K] state; Mamba-3's d_state is 128 (NOTES.md), and at 256 the
@@ -120,17 +130,41 @@ def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, k
 
 
 @triton.jit
-def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am,
-                SMALL_TURNS: tl.constexpr, BP: tl.constexpr):
-    """Tokens 1.. of phase_fwd_kernel's walk from token 0's phase `theta`, in blocks of BP
-    tokens; with SMALL_TURNS (every dt within [-1, 1]: a turn of at most pi) each reduction
-    is wrap_once, bitwise the exact fmod's on that range. A token's turn pi tanh(angles_t)
-    dt_t does not depend on the phase: a block's turns are formed at once, from loads issued
-    a block earlier (a load's latency is several tokens' work: with loads two tokens ahead
-    the walk waited on them, 0.85 ms at 16 x 2048 on the H200), and the chain per token is
-    one fp64 add and one reduction. Token i's turn is taken out of the block as a sum with
-    -0.0 everywhere else, exactly the turn (x + -0.0 = x, signed zeros included): the same
-    operations on the same values as a walk token by token, bitwise the same phases."""
+def _phase_sums(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP: tl.constexpr):
+    """Tokens 1.. of phase_fwd_kernel from token 0's phase `theta`, where every dt is within
+    [-1, 1] (every turn pi tanh(angles_t) dt_t within pi): per block of BP tokens, the turns'
+    running sum (fp64) on the phase entering the block, reduced once per token with the
+    exact fmod, the block's last phase carried to the next. A sum of at most 2 pi + BP pi
+    rounds by at most u64 (2 pi + BP pi) an addition: at BP = 64 that is 2.3e-14 a token,
+    a millionth of an fp32 rounding of the phase. The reduction is discontinuous at 0 =
+    2 pi, where a token-by-token walk and a sum may land on either side: the same angle,
+    and the cosines and sines that read it are continuous there (the angle state is a
+    periodic output, judged around the circle: problems.py). The walk token by token was a
+    dependent chain of two fp64 operations and a reduction per token; here a block's turns,
+    sums and reductions are independent but for the carry."""
+    p = tl.arange(0, BP)
+    for t0 in range(1, T, BP):
+        rows = t0 + p
+        m = rows < T
+        turns = phase_step(tl.load(angles + ((first + rows[:, None]) * H + h) * A + a[None, :],
+                                   mask=m[:, None] & am[None, :], other=0.0),
+                           tl.load(dt + bh * T + rows, mask=m, other=0.0)[:, None])
+        block = mod_two_pi(theta[None, :] + tl.cumsum(turns, 0))
+        tl.store(phase + ((first + rows[:, None]) * H + h) * A + a[None, :], block,
+                 mask=m[:, None] & am[None, :])
+        last = tl.minimum(T - t0, BP) - 1
+        theta = tl.sum(tl.where(p[:, None] == last, block, 0.0), 0)
+    return theta
+
+
+@triton.jit
+def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP: tl.constexpr):
+    """Tokens 1.. of phase_fwd_kernel's walk from token 0's phase `theta`, token by token as
+    the reference: each (theta + turn) reduced with the exact fmod, where a turn may be of
+    any size (a dt outside [-1, 1]; the sum of two turns of 1e30 keeps neither's phase).
+    A block's turns are formed at once, from loads issued a block earlier, and token i's is
+    taken out of the block as a sum with -0.0 everywhere else, exactly the turn (x + -0.0 =
+    x, signed zeros included)."""
     p = tl.arange(0, BP)
     rows = 1 + p
     ang = tl.load(angles + ((first + rows[:, None]) * H + h) * A + a[None, :],
@@ -145,12 +179,8 @@ def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am,
         block = tl.zeros_like(turns)
         for i in tl.static_range(BP):
             turn_i = tl.sum(tl.where(p[:, None] == i, turns, -0.0), 0)
-            if SMALL_TURNS:
-                stepped = wrap_once(theta + turn_i)
-            else:
-                stepped = mod_two_pi(theta + turn_i)
-            theta = tl.where(t0 + i < T, stepped, theta)
-            block = tl.where(p[:, None] == i, stepped[None, :], block)
+            theta = tl.where(t0 + i < T, mod_two_pi(theta + turn_i), theta)
+            block = tl.where(p[:, None] == i, theta[None, :], block)
         rows = t0 + p
         tl.store(phase + ((first + rows[:, None]) * H + h) * A + a[None, :], block,
                  mask=(rows < T)[:, None] & am[None, :])
@@ -159,16 +189,13 @@ def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am,
 
 @triton.jit
 def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexpr,
-                     BT: tl.constexpr, BP: tl.constexpr):
-    """Grid (H, B): the phases theta_t [B, T, H, A] fp64, one token after another as the
-    reference's (theta + pi tanh(angles_t) dt_t) mod 2 pi, and the last into thetaT. A
-    running sum reduced once per token row would be the same angle up to rounding, but the
-    reduction is discontinuous at 0 = 2 pi: a step of -1e-20 from 0 rounds to 2 pi and its
-    size is lost, and a sum that keeps it lands on the other side (kdiff PRC-03 at inputs
-    x 1e-19: 1.8e-19 against 0). Token 0 starts from any initial phase, so it takes the
-    exact fmod; every later token starts from a phase in [0, 2 pi], and where the sequence's
-    dt keeps each turn within pi (a check over its T values first) the walk reduces with
-    wrap_once, without libdevice's fmod on the chain."""
+                     BT: tl.constexpr, BS: tl.constexpr, BP: tl.constexpr):
+    """Grid (H, B): the phases theta_t [B, T, H, A] fp64, the reference's (theta + pi
+    tanh(angles_t) dt_t) mod 2 pi, and the last into thetaT. Token 0 starts from any initial
+    phase, so it takes the exact fmod; every later token starts from a phase in [0, 2 pi].
+    Where the sequence's dt keeps every turn within pi (a check over its T values first),
+    the phases are running sums over blocks of BS tokens (_phase_sums); otherwise the walk
+    goes token by token (_phase_walk), blocks of BP."""
     h, b = tl.program_id(0), tl.program_id(1)
     bh = b.to(tl.int64) * H + h
     a = tl.arange(0, BA)
@@ -184,9 +211,9 @@ def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexp
         d = tl.load(dt + bh * T + r, mask=r < T, other=0.0)
         large += tl.sum(tl.where(tl.abs(d) <= 1.0, 0, 1), 0)
     if large == 0:
-        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, True, BP)
+        theta = _phase_sums(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BS)
     else:
-        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, False, BP)
+        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP)
     tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
 
 
@@ -201,8 +228,8 @@ def _halves_offsets(rows, H, h, K, j):
 @triton.jit
 def rotate_fwd_kernel(q, k, phase, q_bias, k_bias, qr, kr, T, H, G, K, A,
                       BT: tl.constexpr, BK2: tl.constexpr):
-    """Grid (chunks, H, B): chunk_keys' q' and k' of head h, stored in qr's dtype as halves
-    ([B, T, H, K]: pair j's turned first element at j, its second at K / 2 + j). Rounding
+    """Grid (blocks of BT rows, H, B): chunk_keys' q' and k' of head h, stored in qr's dtype
+    as halves ([B, T, H, K]: pair j's turned first element at j, its second at K / 2 + j). Rounding
     them to the working dtype here is the rounding chunk_fwd_kernel's products (mm) apply, so
     its results do not change; the chunk walk, sequential over a sequence, loads the tiles
     instead of forming them (the cosines, the sines and the strided pair loads)."""
@@ -351,17 +378,13 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
                  torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
     phase = torch.empty(B, T, H, A, dtype=torch.float64, device=q.device)
     BA = max(16, triton.next_power_of_2(A))
-    # One warp: a program's A <= 64 phases fit it, and more warps would repeat its chain (the
-    # decode step ran 2-4x slower at 4 warps than at 1-2, kernels/mamba3/NOTES.md)
     phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA,
-                             BT=1024, BP=8, num_warps=1)
+                             BT=1024, BS=PHASE_BLOCK, BP=8, num_warps=PHASE_WARPS)
     qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
     kr = torch.empty_like(qr)
-    # 8 warps: compiled by the H200's Triton (3.6) for sm_90 at BT 64, K 128, bf16, 4 warps
-    # spill 160 B at 255 registers, 8 warps hold it in 180 (benchmarks/mamba3_compile_sweep.py);
-    # elementwise, so the warps do not change a bit of the result
-    rotate_fwd_kernel[(NC, H, B)](args[0], args[1], phase, args[6], args[7], qr, kr, T, H,
-                                  H // Hq, K, A, BT=chunk_size, BK2=pair_block(K), num_warps=8)
+    rotate_fwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
+        args[0], args[1], phase, args[6], args[7], qr, kr, T, H, H // Hq, K, A, BT=ROTATE_ROWS,
+        BK2=pair_block(K), num_warps=ROTATE_WARPS)
     # the last token's turned key: its row of kr, back from halves to pairs
     final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
     BV = min(block_v, max(16, triton.next_power_of_2(V)))

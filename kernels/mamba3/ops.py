@@ -51,15 +51,6 @@ def mod_two_pi(x):
     return tl.where(r < 0, r + TWO_PI, r)
 
 
-@triton.jit
-def wrap_once(x):
-    """mod_two_pi(x), bitwise, for x in (-2 pi, 4 pi): the exact fmod there is x, or
-    x - 2 pi from 2 pi on, which is exact (Sterbenz: 2 pi <= x <= 2 (2 pi)). A phase in
-    [0, 2 pi] plus a turn of at most pi in size stays in that range."""
-    r = tl.where(x >= TWO_PI, x - TWO_PI, x)
-    return tl.where(r < 0, r + TWO_PI, r)
-
-
 # Cephes' single-precision kernels of sin and cos on [-pi/4, pi/4] (sinf.c: x + x z P(z),
 # 1 - z / 2 + z^2 Q(z), z = x^2).
 SIN_P0 = tl.constexpr(-1.6666654611e-1)
