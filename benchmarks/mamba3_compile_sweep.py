@@ -57,8 +57,8 @@ def kernel_jobs(kernels, dtypes):
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
-            "phase": dict(num_warps=(1, 4), num_stages=(1, 2)),
-            "rotate": dict(num_warps=(4, 8), num_stages=(1,), BT=(64,))}
+            "phase": dict(num_warps=(1, 2, 4, 8), num_stages=(1,), BS=(32, 64, 128)),
+            "rotate": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(16, 32, 64))}
     for name in kernels:
         keys = list(grid[name])
         for dtype in dtypes:
@@ -113,7 +113,7 @@ def source(job):
         types = dict(lows, phase="*fp64")
     elif job["kernel"] == "phase":
         fn = forward.phase_fwd_kernel
-        const = dict(BA=A, BT=1024, BP=8)
+        const = dict(BA=A, BT=1024, BS=job["BS"], BP=8)
         types = dict(phase="*fp64", thetaT=low)
     else:
         fn = recurrent.recurrent_fwd_kernel
@@ -184,7 +184,7 @@ def run_job(job, timeout) -> dict:
     return {**job, **result, "s": round(time.perf_counter() - start)}
 
 
-COLUMNS = ["kernel", "dtype", "num_warps", "num_stages", "BT", "BV", "regs", "spill_st",
+COLUMNS = ["kernel", "dtype", "num_warps", "num_stages", "BT", "BV", "BS", "regs", "spill_st",
            "spill_ld", "shared", "fp64", "cvt f64", "mufu", "mma", "ffma", "ldl/stl", "lds/sts",
            "ldg/stg", "bar", "total", "s", "error"]
 
