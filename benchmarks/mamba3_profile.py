@@ -122,13 +122,7 @@ def forward_sweep(rows: int) -> None:
     forward.WARPS.update(saved[0])
     forward.STAGES.update(saved[1])
     kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
-    try:
-        ms = triton.testing.do_bench(lambda: bench.theirs_forward(low, f32))
-    except (ImportError, OSError) as err:
-        print(f"mamba_ssm's forward not timed: {err}")
-        return
-    print(f"forward mamba_ssm: {ms:.4f} ms", flush=True)
-    kernel_table("forward 16x2048, mamba_ssm", lambda: bench.theirs_forward(low, f32), rows)
+    theirs_forward(low, f32, rows)
 
 
 def phase_rotation_sweep(rows: int) -> None:
@@ -147,6 +141,18 @@ def phase_rotation_sweep(rows: int) -> None:
             print(f"forward {name}={value}: {ms:.4f} ms", flush=True)
         setattr(forward, name, saved[name])
     kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
+    theirs_forward(low, f32, rows)
+
+
+def theirs_forward(low, f32, rows: int) -> None:
+    """mamba_ssm's forward on the same inputs, the same call's baseline (needs MAMBA_SSM_SRC)."""
+    try:
+        ms = triton.testing.do_bench(lambda: bench.theirs_forward(low, f32))
+    except (ImportError, OSError) as err:
+        print(f"mamba_ssm's forward not timed: {err}")
+        return
+    print(f"forward mamba_ssm: {ms:.4f} ms", flush=True)
+    kernel_table("forward 16x2048, mamba_ssm", lambda: bench.theirs_forward(low, f32), rows)
 
 
 def main() -> None:
