@@ -104,12 +104,13 @@ def forward_sweep(rows: int) -> None:
     """The forward at 16 x 2048 (bf16) over the chunk kernel's launch settings (chunk size,
     V-block, warps), each the whole call timed, beside mamba_ssm's forward."""
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
-    saved = dict(forward.WARPS), dict(forward.STAGES)
+    saved = dict(forward.WARPS["forward"]), dict(forward.STAGES["forward"])
     for chunk in (64, 32):
         for block_v in (64,):
             for warps in (8, 4):
                 for stages in (1, 2, 3):
-                    forward.WARPS["low"], forward.STAGES["low"] = warps, stages
+                    forward.WARPS["forward"]["low"] = warps
+                    forward.STAGES["forward"]["low"] = stages
                     try:
                         ms = triton.testing.do_bench(lambda c=chunk, bv=block_v: (
                             bench.ours_forward(low, f32, chunk=c, block_v=bv)))
@@ -119,8 +120,8 @@ def forward_sweep(rows: int) -> None:
                         continue
                     print(f"forward C{chunk} BV{block_v} w{warps} s{stages}: {ms:.4f} ms",
                           flush=True)
-    forward.WARPS.update(saved[0])
-    forward.STAGES.update(saved[1])
+    forward.WARPS["forward"].update(saved[0])
+    forward.STAGES["forward"].update(saved[1])
     kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
     theirs_forward(low, f32, rows)
 

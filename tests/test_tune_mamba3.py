@@ -31,7 +31,7 @@ def test_the_space_defaults_to_kernels_mamba3s_own():
     from kdiff.kernels.mamba3 import forward
     space = read_space(CANDIDATE)
     default = dict(space.default)
-    launch = forward.launch(torch.float32)
+    launch = forward.launch("forward", torch.float32)
     assert (default["num_warps"], default["num_stages"]) == (launch["num_warps"],
                                                              launch["num_stages"])
     parameters = inspect.signature(forward.mamba3_siso_forward).parameters

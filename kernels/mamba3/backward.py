@@ -284,7 +284,7 @@ class Mamba3SISOFunction(torch.autograd.Function):
             saved.ybuf, cot[0], cot[2], cot[3], cot[4], grads.dq, grads.dk, grads.dv, grads.dz,
             dtheta, grads.dadt, dscale, dgamma, grads.dS0, grads.dk0, grads.dv0, dprev0,
             grads.dD, T, H, H // Hq, K, V, A, BT=ctx.chunk_size, BK2=pair_block(K),
-            BV=max(16, triton.next_power_of_2(V)), HAS_D=has_d, HAS_Z=has_z, **launch(q.dtype))
+            BV=max(16, triton.next_power_of_2(V)), HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
         gates_bwd_kernel[(H, B)](dt, trap, angles, dtheta, cot[1], dscale, dgamma, dprev0,
                                  grads.ddt, grads.dtrap, grads.dangles, grads.dtheta0, T, H, A,
                                  BT=ctx.chunk_size, BA=max(16, triton.next_power_of_2(A)),

@@ -42,25 +42,27 @@ from kdiff.kernels.mamba3.ops import (
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
-# Warps and pipeline stages of the chunk kernels (chunk_fwd_kernel, backward.py's
-# chunk_bwd_kernel), by working dtype: "fp32" or "low" (bf16, fp16). Read at each launch, so a
-# caller may set them before its first (kernels/tune_examples/mamba3_tunable.py). fp32 (IEEE
-# products on the FMA units): 8 warps and one stage; with 4 warps and the default 3 stages
-# chunk_fwd_kernel at K = 128, V = 64, C = 64 needed 267 kB of shared memory on sm_90 (Triton
-# 3.9, compiled here), over its 227 kB, and 82 kB with these. bf16: 8 warps and one stage as
-# well. Both kernels hold [C, K/2] and [V, K/2] fp32 tiles that do not fit 4 warps' registers:
-# on sm_90 (benchmarks/mamba3_compile_sweep.py, C = 64, BV = 64, after the fp32 rotary
-# functions) bf16 chunk_fwd_kernel spills 1.7 kB at 4 warps (either stage count) and 0.66 kB
-# at 8 warps, 1 stage; chunk_bwd_kernel 7.5 kB at 4 warps, 2 stages and 4.0 kB at 8 warps, 1
-# stage; a second stage only adds shared memory (chunk_bwd 124 kB against 61 kB) and spills.
-WARPS = {"fp32": 8, "low": 8}
-STAGES = {"fp32": 1, "low": 1}
+# Warps and pipeline stages of the chunk kernels (chunk_fwd_kernel: "forward", backward.py's
+# chunk_bwd_kernel: "backward"), by working dtype: "fp32" or "low" (bf16, fp16). Read at each
+# launch, so a caller may set them before its first (kernels/tune_examples/mamba3_tunable.py).
+# fp32 (IEEE products on the FMA units): 8 warps and one stage; with 4 warps and the default 3
+# stages chunk_fwd_kernel at K = 128, V = 64, C = 64 needed 267 kB of shared memory on sm_90
+# (Triton 3.9, compiled here), over its 227 kB, and 82 kB with these. Both kernels hold
+# [C, K/2] and [V, K/2] fp32 tiles that do not fit 4 warps' registers: on sm_90
+# (benchmarks/mamba3_compile_sweep.py, C = 64, BV = 64) bf16 chunk_fwd_kernel spills 1.7 kB at
+# 4 warps and 0.66 kB at 8; chunk_bwd_kernel 7.5 kB at 4 warps, 2 stages and 4.0 kB at 8
+# warps, 1 stage (a second stage only adds shared memory and spills). Timed whole, the bf16
+# forward at 16 x 2048 (C 64, one stage) still ran faster at 4 warps than at 8: 3.56 against
+# 3.98 ms on the H200, 3.63 against 4.07 ms on an H100 (mamba3_profile.py --parts
+# forward_sweep; NOTES.md). The backward keeps 8 warps until the forward + backward is timed.
+WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 8}}
+STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1}}
 
 
-def launch(dtype: torch.dtype) -> dict:
-    """The chunk kernels' launch options in `dtype`: WARPS' and STAGES' entries."""
+def launch(kernel: str, dtype: torch.dtype) -> dict:
+    """The launch options of chunk kernel `kernel` ("forward" or "backward") in `dtype`."""
     key = "fp32" if dtype == torch.float32 else "low"
-    return {"num_warps": WARPS[key], "num_stages": STAGES[key]}
+    return {"num_warps": WARPS[kernel][key], "num_stages": STAGES[kernel][key]}
 
 
 # phase_fwd_kernel's running sums: blocks of 64 tokens (a [64, A <= 64] fp64 tile; the
@@ -391,7 +393,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
         qr, kr, *args[2:6], *args[9:], *states[1:], out, final.ssm, final.v, *saved, T, H, K, V,
         BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
-        STORE=store, **launch(q.dtype))
+        STORE=store, **launch("forward", q.dtype))
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:

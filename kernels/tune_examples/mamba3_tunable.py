@@ -8,7 +8,8 @@ being kernels/mamba3's own:
 - BV: its block_v (capped at V's next power of two: at the problem's V = 16 all choices
   launch the same kernel);
 - num_warps, num_stages: the chunk kernel's launch options in fp32 (forward.WARPS and
-  forward.STAGES["fp32"]; the interpreter ignores them, so on the CPU one verdict serves all);
+  forward.STAGES["forward"]["fp32"]; the interpreter ignores them, so on the CPU one verdict
+  serves all);
 - DOT "tf32": chunk_fwd_kernel's tile products (forward.mm, kernels/gdn's tile_ops.mm) in
   TF32 instead of IEEE fp32 (operands rounded to 11 significant bits: u = 2^-11 where fp32
   promises 2^-24). Only a GPU judges it: the CPU interpreter computes TF32 dots in fp32.
@@ -31,8 +32,8 @@ KDIFF_TUNE_CONFIG = {"CHUNK": 64, "BV": 64, "DOT": "ieee", "num_warps": 8, "num_
 def _configure(cfg: dict) -> None:
     """Set kernels/mamba3's fp32 launch table and tile product (before any kernel of this
     process compiles)."""
-    forward.WARPS["fp32"] = cfg["num_warps"]
-    forward.STAGES["fp32"] = cfg["num_stages"]
+    forward.WARPS["forward"]["fp32"] = cfg["num_warps"]
+    forward.STAGES["forward"]["fp32"] = cfg["num_stages"]
     forward.mm = mm_tf32 if cfg["DOT"] == "tf32" else tile_ops.mm
 
 
