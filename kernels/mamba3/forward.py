@@ -65,15 +65,19 @@ def launch(kernel: str, dtype: torch.dtype) -> dict:
     return {"num_warps": WARPS[kernel][key], "num_stages": STAGES[kernel][key]}
 
 
-# phase_fwd_kernel's running sums: blocks of 64 tokens (a [64, A <= 64] fp64 tile; the
-# rounding bound in _phase_sums grows with the block) on 4 warps. Untimed choices, to be
-# swept with benchmarks/mamba3_profile.py.
+# phase_fwd_kernel's running sums: blocks of PHASE_BLOCK tokens (a [PHASE_BLOCK, A <= 64]
+# fp64 tile; the rounding bound in _phase_sums grows with the block) on PHASE_WARPS warps.
+# rotate_fwd_kernel: ROTATE_ROWS rows a program on ROTATE_WARPS warps; elementwise, so no
+# setting changes a bit of its result. The bf16 forward at 16 x 2048, timed whole with one
+# setting changed at a time from a phase block of 64 on 4 warps and rotation rows of 64 on 8
+# warps, on an H100 (mamba3_profile.py --parts phase_rotation_sweep, 2026-12-05): 3.50 ms as
+# set; rotation rows 8: 2.59 ms, 16: 2.78, 32: 3.38; phase block 16: 3.31 ms, 32: 3.47, 128:
+# 3.77; phase warps 1: 5.65 ms, 2: 4.11, 8: 3.59; rotation warps 4: 3.43 ms, 1 and 2: 8.2 and
+# 10.3. At 64 rows the rotation held 181 registers a thread (Triton 3.6, sm_90): one program
+# of 8 warps an SM. The rows are set from that call; the phase block stays at 64, the block
+# its gates were judged at on the GPU.
 PHASE_BLOCK, PHASE_WARPS = 64, 4
-# rotate_fwd_kernel's rows a program and warps. Elementwise: no setting changes a bit of the
-# result. At 64 rows (bf16, K 128), the H200's Triton (3.6) compiled 4 warps to 255 registers
-# and 160 B of spills, 8 warps to 180 registers (benchmarks/mamba3_compile_sweep.py): one
-# program of 8 warps an SM. Fewer rows a program hold fewer registers a thread.
-ROTATE_ROWS, ROTATE_WARPS = 64, 8
+ROTATE_ROWS, ROTATE_WARPS = 8, 8
 
 # The largest key head dimension: the kernel holds [BT, K / 2] tiles of q' and k' (two
 # halves each) and the [BV, K] state; Mamba-3's d_state is 128 (NOTES.md), and at 256 the
