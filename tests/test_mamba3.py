@@ -506,6 +506,40 @@ print(json.dumps([step.angle.cpu().double().tolist(), chunked.angle.cpu().double
 """
 
 
+NEGATIVE_ZERO_ON_CUDA = """
+import json, torch
+from kdiff.kernels.mamba3.forward import PHASE_BLOCK, mamba3_siso_forward
+from kdiff.kernels.mamba3.problems import activations, sequence_inputs
+from kdiff.kernels.mamba3.reference import States
+torch.manual_seed(10)
+T = 2 * PHASE_BLOCK + 3
+q, k, v, a, dt, trap, qb, kb, angles, D, z, theta, ssm, kst, vst = sequence_inputs(1, T, 1, 2, 16, 16)
+q, k, adt, dt = activations(q, k, a, dt)
+args = [x.cuda() for x in (q, k, v, adt, dt, trap, qb, kb, torch.full_like(angles, -0.0), D, z)]
+states = States(*(x.cuda() for x in (torch.full_like(theta, -0.0), ssm, kst, vst)))
+_, final, saved = mamba3_siso_forward(*args, states, chunk_size=16, store=True)
+print(json.dumps([bool(final.angle.signbit().all()), bool(saved.phase.signbit().all()),
+                  bool((final.angle == 0).all()), bool((saved.phase == 0).all())]))
+"""
+
+
+@pytest.mark.gpu
+def test_a_negative_zero_phase_keeps_its_sign_from_block_to_block_on_cuda():
+    """From -0.0 with turns of -0.0 (angles of -0.0, dt > 0) the reference's phase is -0.0 at
+    every token (-0.0 + -0.0 = -0.0; the exact fmod keeps the sign). The running sums carry
+    a block's last phase into the next, taken out of the block as a sum with -0.0 elsewhere,
+    which keeps it. Compiled only: the interpreter's tl.sum is numpy's, which starts from
+    +0.0 and so turns -0.0 into +0.0 (on the CPU the phases lose the sign at every block's
+    end, the old token-by-token walk at every token)."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", NEGATIVE_ZERO_ON_CUDA], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [True, True, True, True]
+
+
 @pytest.mark.gpu
 def test_the_phase_of_a_huge_angle_is_reduced_exactly_on_cuda():
     """Compiled, a float `%` is an approximate frem (x - y trunc(x / y)): on the H200 a phase of

@@ -159,7 +159,7 @@ def _phase_sums(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP: tl.c
         tl.store(phase + ((first + rows[:, None]) * H + h) * A + a[None, :], block,
                  mask=m[:, None] & am[None, :])
         last = tl.minimum(T - t0, BP) - 1
-        theta = tl.sum(tl.where(p[:, None] == last, block, 0.0), 0)
+        theta = tl.sum(tl.where(p[:, None] == last, block, -0.0), 0)
     return theta
 
 
