@@ -192,10 +192,8 @@ def phase_parts() -> None:
     B, T, H, A = angles.shape
     phase = torch.empty(B, T, H, A, dtype=torch.float64, device=angles.device)
     theta_t = torch.empty(B, H, A, dtype=angles.dtype, device=angles.device)
-    BA = max(16, triton.next_power_of_2(A))
-    ms = triton.testing.do_bench(lambda: forward.phase_fwd_kernel[(H, B)](
-        angles, dt, states[0], phase, theta_t, T, H, A, BA=BA, BT=1024,
-        BS=forward.PHASE_BLOCK, BP=8, num_warps=forward.PHASE_WARPS))
+    ms = triton.testing.do_bench(
+        lambda: forward.launch_phases(angles, dt, states[0], phase, theta_t))
     print(f"phase_fwd_kernel bare, block {forward.PHASE_BLOCK}, {forward.PHASE_WARPS} warps: "
           f"{ms:.4f} ms", flush=True)
     # dt per element's row: [B, T, H] in the kernel's [B, H, T] read as the flat index // A

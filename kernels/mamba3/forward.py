@@ -361,6 +361,16 @@ class Saved(NamedTuple):
     fallback: torch.Tensor
 
 
+def launch_phases(angles: torch.Tensor, dt: torch.Tensor, theta0: torch.Tensor,
+                  phase: torch.Tensor, thetaT: torch.Tensor) -> None:
+    """phase_fwd_kernel at its launch settings: the phases of angles [B, T, H, A] (dt [B, H,
+    T], theta0 [B, H, A]) into phase [B, T, H, A] fp64, the last into thetaT."""
+    B, T, H, A = angles.shape
+    phase_fwd_kernel[(H, B)](angles, dt, theta0, phase, thetaT, T, H, A,
+                             BA=max(16, triton.next_power_of_2(A)), BT=1024, BS=PHASE_BLOCK,
+                             BP=8, num_warps=PHASE_WARPS)
+
+
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
                         chunk_size: int = 64, block_v: int = 64,
                         store: bool = False):
@@ -383,9 +393,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
         saved = [torch.empty(B * H, NC + 1, V, K, dtype=torch.float32, device=q.device),
                  torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
     phase = torch.empty(B, T, H, A, dtype=torch.float64, device=q.device)
-    BA = max(16, triton.next_power_of_2(A))
-    phase_fwd_kernel[(H, B)](args[8], args[4], states.angle, phase, final.angle, T, H, A, BA=BA,
-                             BT=1024, BS=PHASE_BLOCK, BP=8, num_warps=PHASE_WARPS)
+    launch_phases(args[8], args[4], states.angle, phase, final.angle)
     qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
     kr = torch.empty_like(qr)
     rotate_fwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
