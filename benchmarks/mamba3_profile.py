@@ -9,6 +9,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
     python benchmarks/mamba3_profile.py --parts forward_sweep    # the chunk kernel's launch
     python benchmarks/mamba3_profile.py --parts phase_rotation_sweep  # the other two kernels'
     python benchmarks/mamba3_profile.py --parts phase_parts    # the phase kernel's fp64 work
+    python benchmarks/mamba3_profile.py --parts baseline       # ours, then mamba_ssm's
 """
 from __future__ import annotations
 
@@ -149,6 +150,15 @@ def phase_rotation_sweep(rows: int) -> None:
     theirs_forward(low, f32, rows)
 
 
+def baseline(rows: int) -> None:
+    """The forward at 16 x 2048 (bf16) as set, then mamba_ssm's on the same inputs."""
+    low, f32 = bench.inputs(16, 2048, torch.bfloat16)
+    print(f"forward ours: {triton.testing.do_bench(lambda: bench.ours_forward(low, f32)):.4f} ms",
+          flush=True)
+    kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
+    theirs_forward(low, f32, rows)
+
+
 def theirs_forward(low, f32, rows: int) -> None:
     """mamba_ssm's forward on the same inputs, the same call's baseline (needs MAMBA_SSM_SRC)."""
     try:
@@ -210,12 +220,12 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=12)
     ap.add_argument("--parts", default="decode,sequence,first_call",
                     help="comma-separated, run in this order: decode, sequence, first_call, "
-                    "forward_sweep, phase_rotation_sweep, phase_parts")
+                    "forward_sweep, phase_rotation_sweep, phase_parts, baseline")
     args = ap.parse_args()
     parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
              "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows),
              "phase_rotation_sweep": lambda: phase_rotation_sweep(args.rows),
-             "phase_parts": phase_parts}
+             "phase_parts": phase_parts, "baseline": lambda: baseline(args.rows)}
     for part in args.parts.split(","):
         parts[part]()
 
