@@ -57,8 +57,8 @@ def kernel_jobs(kernels, dtypes):
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
-            "phase": dict(num_warps=(1, 2, 4, 8), num_stages=(1,), BS=(32, 64, 128)),
-            "rotate": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(16, 32, 64))}
+            "phase": dict(num_warps=(1, 2, 4, 8), num_stages=(1,), BS=(16, 32, 64, 128)),
+            "rotate": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(8, 16, 32, 64), BS=(64,))}
     for name in kernels:
         keys = list(grid[name])
         for dtype in dtypes:
@@ -105,16 +105,16 @@ def source(job):
         types = dict(lows, phase="*fp64")
     elif job["kernel"] == "rotate":
         fn = forward.rotate_fwd_kernel
-        const = dict(BT=job["BT"], BK2=K // 2)
-        types = dict(lows, phase="*fp64")
+        const = dict(BT=job["BT"], BK2=K // 2, BS=job["BS"], STORE=False)
+        types = dict(lows, sums="*fp64", carry="*fp64", walked="*i32")
     elif job["kernel"] == "chunk_bwd":
         fn = backward.chunk_bwd_kernel
         const = dict(flags, BT=job["BT"], BV=V)
         types = dict(lows, phase="*fp64")
     elif job["kernel"] == "phase":
-        fn = forward.phase_fwd_kernel
-        const = dict(BA=A, BT=1024, BS=job["BS"], BP=8)
-        types = dict(phase="*fp64", thetaT=low)
+        fn = forward.turn_sums_kernel
+        const = dict(BA=A, BS=job["BS"])
+        types = dict(sums="*fp64")
     else:
         fn = recurrent.recurrent_fwd_kernel
         const = dict(flags, BV=job["BV"], GATED=False, when=None)

@@ -8,7 +8,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
     python benchmarks/mamba3_profile.py [--rows 12] [--parts first_call,sequence,decode]
     python benchmarks/mamba3_profile.py --parts forward_sweep    # the chunk kernel's launch
     python benchmarks/mamba3_profile.py --parts phase_rotation_sweep  # the other two kernels'
-    python benchmarks/mamba3_profile.py --parts phase_parts    # the phase kernel's fp64 work
+    python benchmarks/mamba3_profile.py --parts phase_parts    # the phases' fp64 work
     python benchmarks/mamba3_profile.py --parts baseline       # ours, then mamba_ssm's
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from torch.profiler import ProfilerActivity, profile
 from kdiff.kernels.mamba3 import bench, forward
 from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_step, new_states
-from kdiff.kernels.mamba3.ops import TWO_PI, mod_two_pi, phase_step
+from kdiff.kernels.mamba3.ops import mod_two_pi, mod_two_pi_near, phase_step
 from kdiff.kernels.mamba3.recurrent import recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 from kdiff.kernels.mamba3.upstream import mamba3_module
@@ -132,7 +132,7 @@ def forward_sweep(rows: int) -> None:
 
 
 def phase_rotation_sweep(rows: int) -> None:
-    """The forward at 16 x 2048 (bf16), timed whole, over phase_fwd_kernel's block and warps
+    """The forward at 16 x 2048 (bf16), timed whole, over turn_sums_kernel's block and warps
     and rotate_fwd_kernel's rows and warps (one setting changed at a time), then the kernel
     table at the defaults."""
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
@@ -174,8 +174,8 @@ def theirs_forward(low, f32, rows: int) -> None:
 def _phase_part_kernel(angles, dt, out, n, A, PART: tl.constexpr, BLOCK: tl.constexpr):
     """One of the phase kernel's per-element parts over flat [B, T, H, A] angles (dt read per
     element, as a row's): "copy" (loads and the fp64 store alone), "turn" (phase_step:
-    tanh64, fp64), "fmod" (ops.mod_two_pi of a value up to 2 pi + 64 pi), "fma" (x - floor(x /
-    2 pi) 2 pi by one fma, the candidate replacement)."""
+    tanh64, fp64), "fmod" (ops.mod_two_pi of a value up to 2 pi + 64 pi), "fma"
+    (ops.mod_two_pi_near of the same: the blocks' and carries' reduction)."""
     i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = i < n
     x = tl.load(angles + i, mask=m, other=0.0).to(tl.float64)
@@ -185,29 +185,26 @@ def _phase_part_kernel(angles, dt, out, n, A, PART: tl.constexpr, BLOCK: tl.cons
     elif PART == "fmod":
         x = mod_two_pi(x * 64.0 + d)
     elif PART == "fma":
-        y = x * 64.0 + d
-        r = tl.fma(-tl.floor(y * (1.0 / TWO_PI)), TWO_PI, y)
-        x = tl.where(r < 0, r + TWO_PI, tl.where(r >= TWO_PI, r - TWO_PI, r))
+        x = mod_two_pi_near(x * 64.0 + d)
     else:
         x = x + d
     tl.store(out + i, x, mask=m)
 
 
 def phase_parts() -> None:
-    """Where phase_fwd_kernel's time goes at 16 x 2048 (bf16 layer, 32 heads x 32 angles):
-    the kernel launched bare, against each per-element part over the same elements with every
-    element in parallel."""
+    """Where the phases' time goes at 16 x 2048 (bf16 layer, 32 heads x 32 angles): their two
+    kernels launched bare (turn_sums_kernel, phase_carry_kernel), against each per-element
+    part over the same elements with every element in parallel."""
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
     adt, dt, angles, D, *states = f32
     B, T, H, A = angles.shape
-    phase = torch.empty(B, T, H, A, dtype=torch.float64, device=angles.device)
     theta_t = torch.empty(B, H, A, dtype=angles.dtype, device=angles.device)
-    ms = triton.testing.do_bench(
-        lambda: forward.launch_phases(angles, dt, states[0], phase, theta_t))
-    print(f"phase_fwd_kernel bare, block {forward.PHASE_BLOCK}, {forward.PHASE_WARPS} warps: "
-          f"{ms:.4f} ms", flush=True)
+    ms = triton.testing.do_bench(lambda: forward.launch_phases(angles, dt, states[0], theta_t))
+    print(f"phases bare, block {forward.PHASE_BLOCK}, {forward.PHASE_WARPS} warps: {ms:.4f} ms",
+          flush=True)
     # dt per element's row: [B, T, H] in the kernel's [B, H, T] read as the flat index // A
     rows_dt = dt.transpose(1, 2).contiguous()
+    phase = torch.empty(B, T, H, A, dtype=torch.float64, device=angles.device)
     n, block = angles.numel(), 1024
     for part in ("copy", "turn", "fmod", "fma"):
         ms = triton.testing.do_bench(lambda part=part: _phase_part_kernel[(triton.cdiv(n, block),)](

@@ -43,6 +43,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from mamba3_reductions import reduction_inputs, reductions, same_bits  # beside this file
 
 from kdiff.kernels.mamba3 import backward as m3_backward
 from kdiff.kernels.mamba3 import forward as m3_forward
@@ -354,19 +355,31 @@ def test_the_chunk_kernels_cosine_and_sine_are_within_two_units_of_the_exact():
     assert cos[-1].isnan() and sin[-1].isnan()
 
 
+def test_the_short_reduction_of_a_phase_is_the_exact_fmods_bit_for_bit():
+    """ops.mod_two_pi_near (a few fmas: the phases' blocks and carries) against mod_two_pi (the
+    exact fmod) and torch.remainder, the reference's, over its range |x| < 2^40: the same
+    bits, signed zeros included, at every multiple of 2 pi and both its neighbours."""
+    x = reduction_inputs()
+    exact, near = reductions(x)
+    assert same_bits(exact, near)
+    assert same_bits(torch.remainder(x, 2 * math.pi), near)
+
+
 def test_the_phases_running_sums_are_the_token_by_token_walks_phases():
-    """phase_fwd_kernel sums the turns over blocks of PHASE_BLOCK tokens where every dt is
-    within [-1, 1], and walks token by token otherwise: the two give the same angles around
-    the circle, within the sums' rounding. A block's partial sums are at most 2 pi + B pi (B
-    = PHASE_BLOCK): at most B + 1 roundings of u64 that size a token, carried from block to
-    block, T (B + 1) u64 (2 pi + B pi) in all; the walk rounds theta + turn (at most 3 pi)
-    once a token, T u64 4 pi. Turns of exactly +-pi (|tanh| = 1 at angles of 40, dt = 1)
-    reach the range's edges: pair 0 of head 0 walks 0, pi, 2 pi (-> 0), -pi (-> pi), ...; pair
-    1 starts just under 2 pi and turns by pi (just under 3 pi); the rest is random. One dt of
-    1.5 at the last token sends the same sequence down the walk. Three blocks: carries, and a
-    last block cut short."""
+    """turn_sums_kernel sums the turns over blocks of PHASE_BLOCK tokens where every dt is
+    within [-1, 1], and phase_carry_kernel walks token by token otherwise: the two give the
+    same angles around the circle, within the sums' rounding. A block's running sums are at
+    most B pi (B = PHASE_BLOCK), B roundings of u64 B pi; a token's phase adds its block's
+    carry (in [0, 2 pi]) and reduces, and each block's carry is the last one's so formed: a
+    rounding of u64 (2 pi + B pi) and one of u64 2 pi (mod 2 pi of a negative) per block
+    and once more at the token, all under T (B + 1) u64 (2 pi + B pi); the walk rounds theta
+    + turn (at most 3 pi) once a token, T u64 4 pi. Turns of exactly +-pi (|tanh| = 1 at
+    angles of 40, dt = 1) reach the range's edges: pair 0 of head 0 walks 0, pi, 2 pi (-> 0),
+    -pi (-> pi), ...; pair 1 starts just under 2 pi and turns by pi (just under 3 pi); the
+    rest is random. One dt of 1.5 at the last token sends the same sequence down the walk.
+    Three blocks: carries, and a last block cut short."""
     B = m3_forward.PHASE_BLOCK
-    T = 2 * B + 24
+    T = 3 * B - B // 2
     args, states = recurrence_args(1, T, 1, 2, 16, 16, seed=9)
     gen = torch.Generator().manual_seed(9)
     A = args[8].shape[-1]
@@ -538,6 +551,20 @@ def test_a_negative_zero_phase_keeps_its_sign_from_block_to_block_on_cuda():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert json.loads(done.stdout.splitlines()[-1]) == [True, True, True, True]
+
+
+@pytest.mark.gpu
+def test_the_short_reduction_of_a_phase_is_the_exact_fmods_bit_for_bit_on_cuda():
+    """As the interpreted test above, compiled: the fmas single-rounded on the device and no
+    sign of a zero folded away."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    script = os.path.join(os.path.dirname(__file__), "mamba3_reductions.py")
+    done = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [True, True]
 
 
 @pytest.mark.gpu

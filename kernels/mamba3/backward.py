@@ -49,7 +49,14 @@ import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import exclusive_cumsum, mm, rectangle_sums
-from kdiff.kernels.mamba3.forward import Saved, chunk_gates, chunk_keys, launch, mamba3_siso_forward
+from kdiff.kernels.mamba3.forward import (
+    Saved,
+    chunk_gates,
+    chunk_keys,
+    launch,
+    mamba3_siso_forward,
+    phase_tile,
+)
 from kdiff.kernels.mamba3.ops import PI, head_tile, load_halves, sigmoid, tanh64
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
 from kdiff.kernels.mamba3.reference import States
@@ -94,8 +101,8 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
     for i in range(0, NC):
         c = NC - 1 - i
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm,
-                                              am, qbe, qbo, kbe, kbo)
+        cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
+                                              rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, kbe, kbo)
         pm = rm[:, None] & jm[None, :]
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]

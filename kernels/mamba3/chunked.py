@@ -30,7 +30,7 @@ from kdiff.kernels.mamba3.reference import TWO_PI, States, expand_heads, rotate,
 def phases(angles: torch.Tensor, dt: torch.Tensor, theta0: torch.Tensor) -> torch.Tensor:
     """theta [B, T, H, A]: theta0 plus the running sum of pi tanh(angles) dt, mod 2 pi: the
     same angles as the oracle's per-token reduction up to rounding, on either side of 0 = 2 pi
-    where a tiny step crosses it (forward.phase_fwd_kernel sums per block of tokens)."""
+    where a tiny step crosses it (forward.turn_sums_kernel sums per block of tokens)."""
     steps = math.pi * torch.tanh(angles) * dt.transpose(1, 2)[..., None]
     return torch.remainder(theta0[:, None] + steps.cumsum(dim=1), TWO_PI)
 

@@ -1,11 +1,12 @@
-"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in three Triton kernels, and the
+"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in four Triton kernels, and the
 decode step; each with its host wrapper.
 
-phase_fwd_kernel forms the phases (fp64, reduced mod 2 pi at every token as the reference's),
-as running sums over blocks of tokens where every turn is within pi, else token by token.
-rotate_fwd_kernel, one program per (chunk, head, sequence), forms the rotated q' and k' (cos,
-sin of the stored phases, the biases added), rounded to the working dtype as the products
-that read them would. chunk_fwd_kernel, one program per (V-block, head, sequence), walks the
+The phases (fp64, the reference's angles mod 2 pi): turn_sums_kernel sums the turns over
+blocks of tokens, every block at once; phase_carry_kernel carries the phase from block to
+block, or walks token by token where a turn may exceed pi. rotate_fwd_kernel, one program per
+(rows, head, sequence), finishes each row's phase and forms the rotated q' and k' (cos, sin,
+the biases added), rounded to the working dtype as the products that read them would.
+chunk_fwd_kernel, one program per (V-block, head, sequence), walks the
 sequence's chunks of BT tokens, holding the [BV, K] state (fp32, as its two halves of key
 pairs) across chunks. Per chunk: the chunk-local log-decay sums la (fp64: exp(la_r - la_s)
 subtracts them before an fp32 exp, as kernels/gdn's gc), P = (Q' K'^T) * decay * weight
@@ -32,6 +33,7 @@ from kdiff.kernels.mamba3.ops import (
     cos_sin,
     load_halves,
     mod_two_pi,
+    mod_two_pi_near,
     pair_offsets,
     phase_step,
     sigmoid,
@@ -65,18 +67,19 @@ def launch(kernel: str, dtype: torch.dtype) -> dict:
     return {"num_warps": WARPS[kernel][key], "num_stages": STAGES[kernel][key]}
 
 
-# phase_fwd_kernel's running sums: blocks of PHASE_BLOCK tokens (a [PHASE_BLOCK, A <= 64]
-# fp64 tile; the rounding bound in _phase_sums grows with the block) on PHASE_WARPS warps.
+# The phases' blocks: PHASE_BLOCK tokens, a [PHASE_BLOCK, A <= 64] fp64 tile of
+# turn_sums_kernel on PHASE_WARPS warps (the sums' rounding grows with the block; the carries'
+# chain with T / PHASE_BLOCK). Compiled for sm_90 with Triton 3.6 at A = 32
+# (mamba3_compile_sweep.py --kernels phase): 68 registers a thread at 16 tokens on 4 warps,
+# seven programs an SM; 200 at 64 tokens, two.
 # rotate_fwd_kernel: ROTATE_ROWS rows a program on ROTATE_WARPS warps; elementwise, so no
-# setting changes a bit of its result. The bf16 forward at 16 x 2048, timed whole with one
-# setting changed at a time from a phase block of 64 on 4 warps and rotation rows of 64 on 8
-# warps, on an H100 (mamba3_profile.py --parts phase_rotation_sweep, 2026-12-05): 3.50 ms as
-# set; rotation rows 8: 2.59 ms, 16: 2.78, 32: 3.38; phase block 16: 3.31 ms, 32: 3.47, 128:
-# 3.77; phase warps 1: 5.65 ms, 2: 4.11, 8: 3.59; rotation warps 4: 3.43 ms, 1 and 2: 8.2 and
-# 10.3. At 64 rows the rotation held 181 registers a thread (Triton 3.6, sm_90): one program
-# of 8 warps an SM. The rows are set from that call; the phase block stays at 64, the block
-# its gates were judged at on the GPU.
-PHASE_BLOCK, PHASE_WARPS = 64, 4
+# setting changes a bit of its result. The bf16 forward at 16 x 2048 with the phases walked
+# per sequence in blocks of 64 on 4 warps, timed whole with one setting changed at a time on
+# an H100 (mamba3_profile.py --parts phase_rotation_sweep, 2026-12-05): rotation rows 64:
+# 3.50 ms, 8: 2.59, 16: 2.78, 32: 3.38; rotation warps 4: 3.43 ms, 1 and 2: 8.2 and 10.3. At
+# 64 rows the rotation held 181 registers a thread (Triton 3.6, sm_90): one program of 8
+# warps an SM.
+PHASE_BLOCK, PHASE_WARPS = 16, 4
 ROTATE_ROWS, ROTATE_WARPS = 8, 8
 
 # The largest key head dimension: the kernel holds [BT, K / 2] tiles of q' and k' (two
@@ -115,11 +118,16 @@ def chunk_gates(adt, dt, trap, c, b, bh, T, BT: tl.constexpr):
 
 
 @triton.jit
-def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, kbe, kbo):
-    """The rows' phases as (cos, sin) [rows, pairs] and their rotated q' and k' with the
+def phase_tile(phase, rows, rm, H, h, A, j, am):
+    """The rows' stored phases of head h, [rows, pairs] fp64 (0 past the A angles)."""
+    return tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
+                   mask=rm[:, None] & am[None, :], other=0.0)
+
+
+@triton.jit
+def chunk_keys(q, k, th, rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, kbe, kbo):
+    """The rows' phases th [rows, pairs] as (cos, sin) and their rotated q' and k' with the
     biases, each as its two halves of key pairs (fp32)."""
-    th = tl.load(phase + (rows[:, None] * H + h) * A + j[None, :],
-                 mask=rm[:, None] & am[None, :], other=0.0)
     # cos and sin within 2u absolute (ops.cos_sin). Through a rotation (norm-preserving)
     # that is at most 2 sqrt 2 u ~ 3 roundings of the pair's norm, against the test
     # module's error model: it counts K + V + 4C roundings per chunk where the longest path
@@ -136,36 +144,29 @@ def chunk_keys(q, k, phase, rows, rm, H, h, Hq, hq, K, A, j, jm, am, qbe, qbo, k
 
 
 @triton.jit
-def _phase_sums(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP: tl.constexpr):
-    """Tokens 1.. of phase_fwd_kernel from token 0's phase `theta`, where every dt is within
-    [-1, 1] (every turn pi tanh(angles_t) dt_t within pi): per block of BP tokens, the turns'
-    running sum (fp64) on the phase entering the block, reduced once per token with the
-    exact fmod, the block's last phase carried to the next. A sum of at most 2 pi + BP pi
-    rounds by at most u64 (2 pi + BP pi) an addition: at BP = 64 that is 2.3e-14 a token,
-    a millionth of an fp32 rounding of the phase. The reduction is discontinuous at 0 =
-    2 pi, where a token-by-token walk and a sum may land on either side: the same angle,
-    and the cosines and sines that read it are continuous there (the angle state is a
-    periodic output, judged around the circle: problems.py). The walk token by token was a
-    dependent chain of two fp64 operations and a reduction per token; here a block's turns,
-    sums and reductions are independent but for the carry."""
-    p = tl.arange(0, BP)
-    for t0 in range(1, T, BP):
-        rows = t0 + p
-        m = rows < T
-        turns = phase_step(tl.load(angles + ((first + rows[:, None]) * H + h) * A + a[None, :],
-                                   mask=m[:, None] & am[None, :], other=0.0),
-                           tl.load(dt + bh * T + rows, mask=m, other=0.0)[:, None])
-        block = mod_two_pi(theta[None, :] + tl.cumsum(turns, 0))
-        tl.store(phase + ((first + rows[:, None]) * H + h) * A + a[None, :], block,
-                 mask=m[:, None] & am[None, :])
-        last = tl.minimum(T - t0, BP) - 1
-        theta = tl.sum(tl.where(p[:, None] == last, block, -0.0), 0)
-    return theta
+def turn_sums_kernel(angles, dt, sums, T, H, A, BA: tl.constexpr, BS: tl.constexpr):
+    """Grid (blocks of BS tokens, H, B): into sums [B, T, H, A] fp64, the running sum of the
+    turns pi tanh(angles_t) dt_t within each block, token 0's taken as -0.0 (phase_carry_kernel
+    carries it; -0.0 keeps the sign of any sum it joins). Every block at once: the per-token
+    fp64 work (tanh64, an exp and a division) is the phases' cost, and a walk over a
+    sequence holds few warps an SM. Where every dt is within [-1, 1] a turn is within pi
+    and a block's sum within BS pi, so each addition rounds by at most u64 BS pi (4.4e-14 at
+    BS = 64), a millionth of an fp32 rounding of a phase."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    t = c * BS + tl.arange(0, BS)
+    a = tl.arange(0, BA)
+    m = (t < T)[:, None] & (a < A)[None, :]
+    offs = ((b.to(tl.int64) * T + t[:, None]) * H + h) * A + a[None, :]
+    turns = phase_step(tl.load(angles + offs, mask=m, other=0.0),
+                       tl.load(dt + (b.to(tl.int64) * H + h) * T + t, mask=t < T,
+                               other=0.0)[:, None])
+    turns = tl.where(t[:, None] == 0, -0.0, turns)
+    tl.store(sums + offs, tl.cumsum(turns, 0), mask=m)
 
 
 @triton.jit
 def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP: tl.constexpr):
-    """Tokens 1.. of phase_fwd_kernel's walk from token 0's phase `theta`, token by token as
+    """Tokens 1.. of phase_carry_kernel's walk from token 0's phase `theta`, token by token as
     the reference: each (theta + turn) reduced with the exact fmod, where a turn may be of
     any size (a dt outside [-1, 1]; the sum of two turns of 1e30 keeps neither's phase).
     A block's turns are formed at once, from loads issued a block earlier, and token i's is
@@ -194,14 +195,18 @@ def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP: tl.c
 
 
 @triton.jit
-def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexpr,
-                     BT: tl.constexpr, BS: tl.constexpr, BP: tl.constexpr):
-    """Grid (H, B): the phases theta_t [B, T, H, A] fp64, the reference's (theta + pi
-    tanh(angles_t) dt_t) mod 2 pi, and the last into thetaT. Token 0 starts from any initial
-    phase, so it takes the exact fmod; every later token starts from a phase in [0, 2 pi].
-    Where the sequence's dt keeps every turn within pi (a check over its T values first),
-    the phases are running sums over blocks of BS tokens (_phase_sums); otherwise the walk
-    goes token by token (_phase_walk), blocks of BP."""
+def phase_carry_kernel(angles, dt, theta0, sums, carry, walked, thetaT, T, H, A,
+                       BA: tl.constexpr, BT: tl.constexpr, BS: tl.constexpr,
+                       BP: tl.constexpr):
+    """Grid (H, B), after turn_sums_kernel. Token 0's phase theta_0 = (theta0 + its turn) mod
+    2 pi with the exact fmod (theta0 may be any size). Where the sequence's dt are all within
+    [-1, 1] (a check over its T values first): the phase entering each block of BS tokens
+    into carry [B, H, blocks, A] fp64, carry_0 = theta_0 and carry_{i+1} = (carry_i + block i's
+    sum) mod 2 pi, both terms within 2 pi + BS pi, the last of these the final phase
+    (thetaT). The phase of token t > 0 is then (carry of its block + sums_t) mod 2 pi
+    (rotate_fwd_kernel forms it: a block's last is the next block's carry). Otherwise, walked
+    [B * H] = 1 and the walk goes token by token from theta_0 as the reference (_phase_walk,
+    blocks of BP), its phases written over sums."""
     h, b = tl.program_id(0), tl.program_id(1)
     bh = b.to(tl.int64) * H + h
     a = tl.arange(0, BA)
@@ -210,16 +215,23 @@ def phase_fwd_kernel(angles, dt, theta0, phase, thetaT, T, H, A, BA: tl.constexp
     first = b.to(tl.int64) * T
     theta = mod_two_pi(theta + phase_step(
         tl.load(angles + (first * H + h) * A + a, mask=am, other=0.0), tl.load(dt + bh * T)))
-    tl.store(phase + (first * H + h) * A + a, theta, mask=am)
     large = 0  # dt values outside [-1, 1], NaN among them
     for t0 in range(0, T, BT):
         r = t0 + tl.arange(0, BT)
         d = tl.load(dt + bh * T + r, mask=r < T, other=0.0)
         large += tl.sum(tl.where(tl.abs(d) <= 1.0, 0, 1), 0)
+    tl.store(walked + bh, tl.minimum(large, 1))
     if large == 0:
-        theta = _phase_sums(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BS)
+        NB = tl.cdiv(T, BS)
+        for i in range(0, NB):
+            tl.store(carry + (bh * NB + i) * A + a, theta, mask=am)
+            last = first + tl.minimum(i * BS + BS, T) - 1
+            block = tl.load(sums + (last * H + h) * A + a, mask=am, other=0.0)
+            # token 0's phase as reduced above (it may be 2 pi, rounded up), as the reference
+            theta = tl.where(last == first, theta, mod_two_pi_near(theta + block))
     else:
-        theta = _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP)
+        tl.store(sums + (first * H + h) * A + a, theta, mask=am)
+        theta = _phase_walk(angles, dt, sums, theta, first, bh, T, H, h, A, a, am, BP)
     tl.store(thetaT + bh * A + a, theta.to(thetaT.dtype.element_ty), mask=am)
 
 
@@ -232,23 +244,36 @@ def _halves_offsets(rows, H, h, K, j):
 
 
 @triton.jit
-def rotate_fwd_kernel(q, k, phase, q_bias, k_bias, qr, kr, T, H, G, K, A,
-                      BT: tl.constexpr, BK2: tl.constexpr):
-    """Grid (blocks of BT rows, H, B): chunk_keys' q' and k' of head h, stored in qr's dtype
-    as halves ([B, T, H, K]: pair j's turned first element at j, its second at K / 2 + j). Rounding
-    them to the working dtype here is the rounding chunk_fwd_kernel's products (mm) apply, so
-    its results do not change; the chunk walk, sequential over a sequence, loads the tiles
-    instead of forming them (the cosines, the sines and the strided pair loads)."""
+def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G, K, A,
+                      BT: tl.constexpr, BK2: tl.constexpr, BS: tl.constexpr,
+                      STORE: tl.constexpr):
+    """Grid (blocks of BT rows, H, B): each row's phase from phase_carry_kernel's (its
+    block's carry plus sums, mod 2 pi, or the walk's phase as stored), written over sums
+    with STORE (the backward reads them), and chunk_keys' q' and k' of head h, stored in
+    qr's dtype as halves ([B, T, H, K]: pair j's turned first element at j, its second at
+    K / 2 + j). Rounding them to the working dtype here is the rounding chunk_fwd_kernel's
+    products (mm) apply, so its results do not change; the chunk walk, sequential over a
+    sequence, loads the tiles instead of forming them (the cosines, the sines and the
+    strided pair loads)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     j, jm = pair_offsets(K, BK2)
     am = j < A
     hq = h // G
+    bh = b.to(tl.int64) * H + h
     qbe, qbo = load_halves(q_bias, h * K, j, jm)
     kbe, kbo = load_halves(k_bias, h * K, j, jm)
     t = c * BT + tl.arange(0, BT)
     rm = t < T
     rows = b.to(tl.int64) * T + t
-    _, _, qe, qo, ke, ko = chunk_keys(q, k, phase, rows, rm, H, h, H // G, hq, K, A, j, jm, am,
+    th = phase_tile(sums, rows, rm, H, h, A, j, am)
+    if tl.load(walked + bh) == 0:
+        entering = tl.load(carry + ((bh * tl.cdiv(T, BS) + t // BS) * A)[:, None] + j[None, :],
+                           mask=rm[:, None] & am[None, :], other=0.0)
+        th = tl.where(t[:, None] == 0, entering, mod_two_pi_near(entering + th))
+        if STORE:
+            tl.store(sums + (rows[:, None] * H + h) * A + j[None, :], th,
+                     mask=rm[:, None] & am[None, :])
+    _, _, qe, qo, ke, ko = chunk_keys(q, k, th, rows, rm, H // G, hq, K, j, jm, am,
                                       qbe, qbo, kbe, kbo)
     first, second = _halves_offsets(rows, H, h, K, j)
     pm = rm[:, None] & jm[None, :]
@@ -361,14 +386,30 @@ class Saved(NamedTuple):
     fallback: torch.Tensor
 
 
+class Phases(NamedTuple):
+    """phase_carry_kernel's results, which rotate_fwd_kernel turns into the phases: sums [B,
+    T, H, A] fp64 (the blocks' running sums, or a walked sequence's phases), carry [B, H,
+    blocks, A] fp64, walked [B * H] int32."""
+    sums: torch.Tensor
+    carry: torch.Tensor
+    walked: torch.Tensor
+
+
 def launch_phases(angles: torch.Tensor, dt: torch.Tensor, theta0: torch.Tensor,
-                  phase: torch.Tensor, thetaT: torch.Tensor) -> None:
-    """phase_fwd_kernel at its launch settings: the phases of angles [B, T, H, A] (dt [B, H,
-    T], theta0 [B, H, A]) into phase [B, T, H, A] fp64, the last into thetaT."""
+                  thetaT: torch.Tensor) -> Phases:
+    """turn_sums_kernel and phase_carry_kernel at their launch settings on angles [B, T, H, A],
+    dt [B, H, T] and theta0 [B, H, A]; the final phase into thetaT."""
     B, T, H, A = angles.shape
-    phase_fwd_kernel[(H, B)](angles, dt, theta0, phase, thetaT, T, H, A,
-                             BA=max(16, triton.next_power_of_2(A)), BT=1024, BS=PHASE_BLOCK,
-                             BP=8, num_warps=PHASE_WARPS)
+    BA = max(16, triton.next_power_of_2(A))
+    phases = Phases(torch.empty(B, T, H, A, dtype=torch.float64, device=angles.device),
+                    torch.empty(B, H, triton.cdiv(T, PHASE_BLOCK), A, dtype=torch.float64,
+                                device=angles.device),
+                    torch.empty(B * H, dtype=torch.int32, device=angles.device))
+    turn_sums_kernel[(triton.cdiv(T, PHASE_BLOCK), H, B)](
+        angles, dt, phases.sums, T, H, A, BA=BA, BS=PHASE_BLOCK, num_warps=PHASE_WARPS)
+    phase_carry_kernel[(H, B)](angles, dt, theta0, *phases, thetaT, T, H, A, BA=BA, BT=1024,
+                               BS=PHASE_BLOCK, BP=8)
+    return phases
 
 
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
@@ -392,13 +433,13 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     if store:
         saved = [torch.empty(B * H, NC + 1, V, K, dtype=torch.float32, device=q.device),
                  torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
-    phase = torch.empty(B, T, H, A, dtype=torch.float64, device=q.device)
-    launch_phases(args[8], args[4], states.angle, phase, final.angle)
+    phases = launch_phases(args[8], args[4], states.angle, final.angle)
     qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
     kr = torch.empty_like(qr)
     rotate_fwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
-        args[0], args[1], phase, args[6], args[7], qr, kr, T, H, H // Hq, K, A, BT=ROTATE_ROWS,
-        BK2=pair_block(K), num_warps=ROTATE_WARPS)
+        args[0], args[1], *phases, args[6], args[7], qr, kr, T, H, H // Hq, K, A,
+        BT=ROTATE_ROWS, BK2=pair_block(K), BS=PHASE_BLOCK, STORE=store,
+        num_warps=ROTATE_WARPS)
     # the last token's turned key: its row of kr, back from halves to pairs
     final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
     BV = min(block_v, max(16, triton.next_power_of_2(V)))
@@ -409,7 +450,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
-        return out, final, Saved(phase, *saved, fallback)
+        return out, final, Saved(phases.sums, *saved, fallback)
     return out, final
 
 

@@ -51,6 +51,25 @@ def mod_two_pi(x):
     return tl.where(r < 0, r + TWO_PI, r)
 
 
+INV_TWO_PI = tl.constexpr(0.15915494309189535)
+
+
+@triton.jit
+def mod_two_pi_near(x):
+    """mod_two_pi(x), bitwise, for |x| < 2^40 (NaN gives NaN), in a few fmas instead of the
+    exact fmod's loop. k = floor(x / 2 pi) rounded is off by at most one there (x / 2 pi
+    errs by under 2^40 u64 / 2 pi < 1e-5), and the sign of x - k 2 pi, taken by one fma, is
+    the exact value's (rounding keeps a sign; the value is 0 or at least a unit of x's or 2 pi
+    k's last place), so k is corrected exactly. Then x - k 2 pi by one fma is the exact value
+    rounded once: for x >= 0 the exact fmod (representable), for x < 0 fmod(x) + 2 pi
+    rounded once, as mod_two_pi forms it. A zero takes x's sign, as fmod's."""
+    k = tl.floor(x * INV_TWO_PI)
+    k = tl.where(tl.fma(-k, TWO_PI, x) < 0, k - 1.0, k)
+    k = tl.where(tl.fma(-(k + 1.0), TWO_PI, x) >= 0, k + 1.0, k)
+    r = tl.fma(-k, TWO_PI, x)
+    return tl.where(r == 0, x * 0.0, r)
+
+
 # Cephes' single-precision kernels of sin and cos on [-pi/4, pi/4] (sinf.c: x + x z P(z),
 # 1 - z / 2 + z^2 Q(z), z = x^2).
 SIN_P0 = tl.constexpr(-1.6666654611e-1)

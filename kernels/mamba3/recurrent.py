@@ -228,7 +228,7 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
                          BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                          HAS_D: tl.constexpr, HAS_Z: tl.constexpr, GATED: tl.constexpr):
     """Grid (H, B), all of V (BV >= V). Inputs as recurrent_fwd_kernel's, with the initial
-    states S0, k0, v0, the phases [B, T, H, A] fp64 (forward.phase_fwd_kernel's: the
+    states S0, k0, v0, the phases [B, T, H, A] fp64 (forward.rotate_fwd_kernel's: the
     reference's angles up to rounding, NaN from the same token on) and the cotangents of out
     and the four final states.
     ckpt [B * H, chunks, 2, BV, BK2] and slots [B * H, BT, 2, BV, BK2] fp32 scratch. Writes the
