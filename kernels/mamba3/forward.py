@@ -244,6 +244,23 @@ def _halves_offsets(rows, H, h, K, j):
 
 
 @triton.jit
+def row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS: tl.constexpr,
+               STORE: tl.constexpr):
+    """Tokens t's phases of head h [rows, pairs] fp64 from phase_carry_kernel's results: the
+    walk's as stored, or (the carry of the token's block + its running sum) mod 2 pi (token
+    0's phase is its block's carry), written over sums with STORE."""
+    th = phase_tile(sums, rows, rm, H, h, A, j, am)
+    if tl.load(walked + bh) == 0:
+        entering = tl.load(carry + ((bh * tl.cdiv(T, BS) + t // BS) * A)[:, None] + j[None, :],
+                           mask=rm[:, None] & am[None, :], other=0.0)
+        th = tl.where(t[:, None] == 0, entering, mod_two_pi_near(entering + th))
+        if STORE:
+            tl.store(sums + (rows[:, None] * H + h) * A + j[None, :], th,
+                     mask=rm[:, None] & am[None, :])
+    return th
+
+
+@triton.jit
 def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G, K, A,
                       BT: tl.constexpr, BK2: tl.constexpr, BS: tl.constexpr,
                       STORE: tl.constexpr):
@@ -265,14 +282,7 @@ def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G
     t = c * BT + tl.arange(0, BT)
     rm = t < T
     rows = b.to(tl.int64) * T + t
-    th = phase_tile(sums, rows, rm, H, h, A, j, am)
-    if tl.load(walked + bh) == 0:
-        entering = tl.load(carry + ((bh * tl.cdiv(T, BS) + t // BS) * A)[:, None] + j[None, :],
-                           mask=rm[:, None] & am[None, :], other=0.0)
-        th = tl.where(t[:, None] == 0, entering, mod_two_pi_near(entering + th))
-        if STORE:
-            tl.store(sums + (rows[:, None] * H + h) * A + j[None, :], th,
-                     mask=rm[:, None] & am[None, :])
+    th = row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS, STORE)
     _, _, qe, qo, ke, ko = chunk_keys(q, k, th, rows, rm, H // G, hq, K, j, jm, am,
                                       qbe, qbo, kbe, kbo)
     first, second = _halves_offsets(rows, H, h, K, j)
