@@ -366,19 +366,21 @@ def test_the_short_reduction_of_a_phase_is_the_exact_fmods_bit_for_bit():
 
 
 def test_the_phases_running_sums_are_the_token_by_token_walks_phases():
-    """turn_sums_kernel sums the turns over blocks of PHASE_BLOCK tokens where every dt is
-    within [-1, 1], and phase_carry_kernel walks token by token otherwise: the two give the
-    same angles around the circle, within the sums' rounding. A block's running sums are at
-    most B pi (B = PHASE_BLOCK), B roundings of u64 B pi; a token's phase adds its block's
-    carry (in [0, 2 pi]) and reduces, and each block's carry is the last one's so formed: a
-    rounding of u64 (2 pi + B pi) and one of u64 2 pi (mod 2 pi of a negative) per block
-    and once more at the token, all under T (B + 1) u64 (2 pi + B pi); the walk rounds theta
-    + turn (at most 3 pi) once a token, T u64 4 pi. Turns of exactly +-pi (|tanh| = 1 at
-    angles of 40, dt = 1) reach the range's edges: pair 0 of head 0 walks 0, pi, 2 pi (-> 0),
-    -pi (-> pi), ...; pair 1 starts just under 2 pi and turns by pi (just under 3 pi); the
-    rest is random. One dt of 1.5 at the last token sends the same sequence down the walk.
-    Three blocks: carries, and a last block cut short."""
+    """turn_sums_kernel sums the turns over blocks of PHASE_BLOCK tokens where every |dt| is
+    at most D = SUMS_MAX_DT, and phase_carry_kernel walks token by token otherwise: the two
+    give the same angles around the circle, within the sums' rounding. A block's running
+    sums are at most B D pi (B = PHASE_BLOCK), B roundings of u64 B D pi; a token's phase adds
+    its block's carry (in [0, 2 pi]) and reduces, and each block's carry is the last one's
+    so formed: a rounding of u64 (2 pi + B D pi) and one of u64 2 pi (mod 2 pi of a
+    negative) per block and once more at the token, all under T (B + 1) u64 (2 pi + B D pi);
+    the walk rounds theta + turn (at most 2 pi + D pi) once a token, T u64 (2 pi + D pi).
+    Head 0: turns of exactly +-pi (|tanh| = 1 at angles of 40, dt = 1) reach the range's
+    edges: pair 0 walks 0, pi, 2 pi (-> 0), -pi (-> pi), ...; pair 1 starts just under 2 pi
+    and turns by pi (just under 3 pi); the rest is random. Head 1: dt anywhere in [-D, D],
+    D at every fourth token. One dt just over D at the last token sends the same sequence
+    down the walk. Three blocks: carries, and a last block cut short."""
     B = m3_forward.PHASE_BLOCK
+    D = m3_forward.SUMS_MAX_DT.value
     T = 3 * B - B // 2
     args, states = recurrence_args(1, T, 1, 2, 16, 16, seed=9)
     gen = torch.Generator().manual_seed(9)
@@ -388,18 +390,20 @@ def test_the_phases_running_sums_are_the_token_by_token_walks_phases():
     angles[0, 1::3, 0, 1] = 40.0
     dt = torch.rand(1, 2, T, generator=gen) * 2 - 1
     dt[0, 0] = 1.0
-    dt[0, 1, ::4] = -1.0
+    dt[0, 1] *= D
+    dt[0, 1, ::4] = -D
     theta0 = torch.zeros(1, 2, A)
     theta0[0, 0, 1] = TWO_PI - 1e-7
     args[8], args[4] = angles, dt
     states = States(theta0, *states[1:])
     sums = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
     dt_large = dt.clone()
-    dt_large[..., -1] = 1.5
+    dt_large[..., -1] = D * 1.01
     args[4] = dt_large
     walk = mamba3_siso_forward(*args, states, chunk_size=16, store=True)[2].phase
     u64 = unit_roundoff(torch.float64)
-    bound = T * (B + 1) * u64 * (TWO_PI + B * math.pi) + T * u64 * 4 * math.pi
+    bound = (T * (B + 1) * u64 * (TWO_PI + B * D * math.pi)
+             + T * u64 * (TWO_PI + D * math.pi))
     assert difference(sums[:, :-1], walk[:, :-1], TWO_PI).max() <= bound
     assert not torch.equal(sums[:, :-1], walk[:, :-1])  # the two paths both ran
     for phases in (sums, walk):

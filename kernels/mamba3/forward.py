@@ -72,6 +72,17 @@ def launch(kernel: str, dtype: torch.dtype) -> dict:
 # chain with T / PHASE_BLOCK). Compiled for sm_90 with Triton 3.6 at A = 32
 # (mamba3_compile_sweep.py --kernels phase): 68 registers a thread at 16 tokens on 4 warps,
 # seven programs an SM; 200 at 64 tokens, two.
+# The largest |dt| whose sequence's phases are summed per block rather than walked token by
+# token (a turn of 1e30 summed with the next keeps neither's phase; the reference reduces
+# each). With |dt| <= D = 256 a turn is within D pi and a block's running sum within
+# BS D pi: each addition rounds by at most u64 BS D pi, and each carry and each token's
+# phase once more at 2 pi + BS D pi and once at 2 pi (a negative's + 2 pi). At BS = 16,
+# T = 16384: (16 + 1024 + 1) x 2 u64 (2 pi + 16 x 256 pi) < 3.3e-9, under 2% of the fp32
+# rounding of a phase near 2 pi (2.4e-7). Softplus dt rarely passes 1; drawn at random it
+# reached 1.15 at 16 x 2048, which with a bound of 1 sent 3 of 512 sequences down the
+# walk: 0.80 ms for the whole launch on the H200, against 0.21 ms for every block's sums.
+SUMS_MAX_DT = tl.constexpr(256.0)
+
 # rotate_fwd_kernel: ROTATE_ROWS rows a program on ROTATE_WARPS warps; elementwise, so no
 # setting changes a bit of its result. The bf16 forward at 16 x 2048 with the phases walked
 # per sequence in blocks of 64 on 4 warps, timed whole with one setting changed at a time on
@@ -149,9 +160,8 @@ def turn_sums_kernel(angles, dt, sums, T, H, A, BA: tl.constexpr, BS: tl.constex
     turns pi tanh(angles_t) dt_t within each block, token 0's taken as -0.0 (phase_carry_kernel
     carries it; -0.0 keeps the sign of any sum it joins). Every block at once: the per-token
     fp64 work (tanh64, an exp and a division) is the phases' cost, and a walk over a
-    sequence holds few warps an SM. Where every dt is within [-1, 1] a turn is within pi
-    and a block's sum within BS pi, so each addition rounds by at most u64 BS pi (4.4e-14 at
-    BS = 64), a millionth of an fp32 rounding of a phase."""
+    sequence holds few warps an SM. Where every |dt| <= SUMS_MAX_DT a block's sum is
+    within BS SUMS_MAX_DT pi: SUMS_MAX_DT's comment bounds the rounding."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     t = c * BS + tl.arange(0, BS)
     a = tl.arange(0, BA)
@@ -199,10 +209,10 @@ def phase_carry_kernel(angles, dt, theta0, sums, carry, walked, thetaT, T, H, A,
                        BA: tl.constexpr, BT: tl.constexpr, BS: tl.constexpr,
                        BP: tl.constexpr):
     """Grid (H, B), after turn_sums_kernel. Token 0's phase theta_0 = (theta0 + its turn) mod
-    2 pi with the exact fmod (theta0 may be any size). Where the sequence's dt are all within
-    [-1, 1] (a check over its T values first): the phase entering each block of BS tokens
-    into carry [B, H, blocks, A] fp64, carry_0 = theta_0 and carry_{i+1} = (carry_i + block i's
-    sum) mod 2 pi, both terms within 2 pi + BS pi, the last of these the final phase
+    2 pi with the exact fmod (theta0 may be any size). Where the sequence's |dt| are all at
+    most SUMS_MAX_DT (a check over its T values first): the phase entering each block of BS
+    tokens into carry [B, H, blocks, A] fp64, carry_0 = theta_0 and carry_{i+1} = (carry_i +
+    block i's sum) mod 2 pi, the last of these the final phase
     (thetaT). The phase of token t > 0 is then (carry of its block + sums_t) mod 2 pi
     (rotate_fwd_kernel forms it: a block's last is the next block's carry). Otherwise, walked
     [B * H] = 1 and the walk goes token by token from theta_0 as the reference (_phase_walk,
@@ -215,11 +225,11 @@ def phase_carry_kernel(angles, dt, theta0, sums, carry, walked, thetaT, T, H, A,
     first = b.to(tl.int64) * T
     theta = mod_two_pi(theta + phase_step(
         tl.load(angles + (first * H + h) * A + a, mask=am, other=0.0), tl.load(dt + bh * T)))
-    large = 0  # dt values outside [-1, 1], NaN among them
+    large = 0  # dt values outside [-SUMS_MAX_DT, SUMS_MAX_DT], NaN among them
     for t0 in range(0, T, BT):
         r = t0 + tl.arange(0, BT)
         d = tl.load(dt + bh * T + r, mask=r < T, other=0.0)
-        large += tl.sum(tl.where(tl.abs(d) <= 1.0, 0, 1), 0)
+        large += tl.sum(tl.where(tl.abs(d) <= SUMS_MAX_DT, 0, 1), 0)
     tl.store(walked + bh, tl.minimum(large, 1))
     if large == 0:
         NB = tl.cdiv(T, BS)

@@ -63,10 +63,13 @@ def mod_two_pi_near(x):
     k's last place), so k is corrected exactly. Then x - k 2 pi by one fma is the exact value
     rounded once: for x >= 0 the exact fmod (representable), for x < 0 fmod(x) + 2 pi
     rounded once, as mod_two_pi forms it. A zero takes x's sign, as fmod's."""
+    # 2 pi as an fp64 tensor: tl.fma takes a float constant as fp32 (6.2831854820251465,
+    # compiled; on the H200 every reduction then differed from the fmod's)
+    two_pi = tl.zeros_like(x) + TWO_PI
     k = tl.floor(x * INV_TWO_PI)
-    k = tl.where(tl.fma(-k, TWO_PI, x) < 0, k - 1.0, k)
-    k = tl.where(tl.fma(-(k + 1.0), TWO_PI, x) >= 0, k + 1.0, k)
-    r = tl.fma(-k, TWO_PI, x)
+    k = tl.where(tl.fma(-k, two_pi, x) < 0, k - 1.0, k)
+    k = tl.where(tl.fma(-(k + 1.0), two_pi, x) >= 0, k + 1.0, k)
+    r = tl.fma(-k, two_pi, x)
     return tl.where(r == 0, x * 0.0, r)
 
 
