@@ -34,6 +34,7 @@ from kdiff.kernels.mamba3.ops import (
     load_halves,
     mod_two_pi,
     mod_two_pi_near,
+    negative_zero,
     pair_offsets,
     phase_step,
     sigmoid,
@@ -170,7 +171,7 @@ def turn_sums_kernel(angles, dt, sums, T, H, A, BA: tl.constexpr, BS: tl.constex
     turns = phase_step(tl.load(angles + offs, mask=m, other=0.0),
                        tl.load(dt + (b.to(tl.int64) * H + h) * T + t, mask=t < T,
                                other=0.0)[:, None])
-    turns = tl.where(t[:, None] == 0, -0.0, turns)
+    turns = tl.where(t[:, None] == 0, negative_zero(turns), turns)
     tl.store(sums + offs, tl.cumsum(turns, 0), mask=m)
 
 
@@ -195,7 +196,7 @@ def _phase_walk(angles, dt, phase, theta, first, bh, T, H, h, A, a, am, BP: tl.c
         d = tl.load(dt + bh * T + ahead, mask=ahead < T, other=0.0)
         block = tl.zeros_like(turns)
         for i in tl.static_range(BP):
-            turn_i = tl.sum(tl.where(p[:, None] == i, turns, -0.0), 0)
+            turn_i = tl.sum(tl.where(p[:, None] == i, turns, negative_zero(turns)), 0)
             theta = tl.where(t0 + i < T, mod_two_pi(theta + turn_i), theta)
             block = tl.where(p[:, None] == i, theta[None, :], block)
         rows = t0 + p

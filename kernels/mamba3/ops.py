@@ -51,6 +51,13 @@ def mod_two_pi(x):
     return tl.where(r < 0, r + TWO_PI, r)
 
 
+@triton.jit
+def negative_zero(like):
+    """-0.0 shaped as `like`. Compiled (Triton 3.6), a -0.0 literal comes out as +0.0 (PTX
+    `selp.b64 %rd, 0, ...`); 0 times -1 keeps the sign."""
+    return tl.zeros_like(like) * -1.0
+
+
 INV_TWO_PI = tl.constexpr(0.15915494309189535)
 
 
