@@ -57,7 +57,8 @@ from kdiff.kernels.mamba3.reference import States
 # warps, 1 stage (a second stage only adds shared memory and spills). Timed whole, the bf16
 # forward at 16 x 2048 (C 64, one stage) still ran faster at 4 warps than at 8: 3.56 against
 # 3.98 ms on the H200, 3.63 against 4.07 ms on an H100 (mamba3_profile.py --parts
-# forward_sweep; NOTES.md). The backward keeps 8 warps until the forward + backward is timed.
+# forward_sweep; NOTES.md). The bf16 forward + backward there: 23.95 ms with chunk_bwd_kernel
+# at 4 warps, 29.91 at 8 (H100); it stays at 8, the setting its gates judged, until judged at 4.
 WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 8}}
 STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1}}
 
@@ -72,7 +73,8 @@ def launch(kernel: str, dtype: torch.dtype) -> dict:
 # turn_sums_kernel on PHASE_WARPS warps (the sums' rounding grows with the block; the carries'
 # chain with T / PHASE_BLOCK). Compiled for sm_90 with Triton 3.6 at A = 32
 # (mamba3_compile_sweep.py --kernels phase): 68 registers a thread at 16 tokens on 4 warps,
-# seven programs an SM; 200 at 64 tokens, two.
+# seven programs an SM; 200 at 64 tokens, two. Both kernels at 16 x 2048 (A = 32): 0.28 ms
+# on an H100 (mamba3_profile.py --parts phase_parts), against 1.09 ms for a walk per sequence.
 # The largest |dt| whose sequence's phases are summed per block rather than walked token by
 # token (a turn of 1e30 summed with the next keeps neither's phase; the reference reduces
 # each). With |dt| <= D = 256 a turn is within D pi and a block's running sum within
