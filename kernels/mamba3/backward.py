@@ -1,13 +1,18 @@
-"""Chunked Mamba-3 SISO training backward: two Triton kernels after forward.py's (which stores
-the state entering each chunk, the phase entering each chunk, and y before its gate), and the
-autograd Function that joins them.
+"""Chunked Mamba-3 SISO training backward: three Triton kernels after forward.py's (which
+stores the state entering each chunk, the phases, and y before its gate), and the autograd
+Function that joins them.
 
-chunk_bwd_kernel, one program per (head, sequence), all of V, walks the chunks backwards with
-dS (the gradient of the state leaving the chunk, from the final state's cotangent) and, per
-chunk, recomputes the forward's tiles (q', k' from the stored phases, la, weights, P) and
-forms:
+state_bwd_kernel, one program per (head, sequence), all of V, carries the one dependence
+between chunks, the state's gradient, backwards: dS leaving each chunk (from the final
+state's cotangent) into a buffer, and dS <- exp(la_last) dS + (exp(la) dY)^T Q' entering the
+chunk before. The state entering the first chunk is S_init + prev0 v_init k_init^T: its
+gradient gives dS_init, dv_init, dk_init and d prev0.
 
-    dy = dout silu(z),  dz = dout y silu'(z),  dD += sum dy . v
+chunk_bwd_kernel, one program per (chunk, head, sequence), every chunk at once, recomputes
+the forward's tiles (q', k' from the stored phases, la, weights, P) with the state entering
+the chunk and dS leaving it, and forms:
+
+    dy = dout silu(z),  dz = dout y silu'(z),  dD's share sum dy . v
     dP = dY V^T,  dQK = dP * decay * weight (lower triangle)
     dq' = exp(la) dY S + dQK K',   dk' = dQK^T Q' + w_last * (V dS),   dv = P^T dY + w_last *
           (K' dS^T) + D dY        (w_last_s = exp(la_last - la_s) scale_s)
@@ -15,12 +20,9 @@ forms:
     dgamma_r = (QK dP)_rr
     dadt_j = sum_{r >= j} exp(la_r) dy_r . (S q'_r) + sum_{r >= j, s < j} (dP P)_rs
              + sum_{s < j} w_last_s v_s . dS k'_s + exp(la_last) <dS, S>
-    dS <- exp(la_last) dS + (exp(la) dY)^T Q'
 
 then turns dq', dk' back (R(theta)^T) into the gradients of q + q_bias and k + k_bias, and
-the phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's). The state entering the
-first chunk is S_init + prev0 v_init k_init^T: its gradient gives dS_init, dv_init, dk_init
-and d prev0.
+the phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's).
 
 gates_bwd_kernel, one program per (head, sequence), walks the chunks backwards with the
 running sum of the phase gradients (the phase is a running sum of pi tanh(angles) dt; the mod
@@ -28,8 +30,8 @@ passes gradients through): dangles, dt's share, dtheta_init; and the trapezoid w
 chain rule: gamma_t = lam_t dt_t, scale_t = gamma_t + (1 - lam_{t+1}) dt_{t+1},
 prev0 = (1 - lam_0) dt_0, lam = sigmoid(trap).
 
-Deterministic: no atomics; the sums over the batch (biases, D) and over the heads sharing a
-key head are fixed-order torch reductions of per-program partials.
+Deterministic: no atomics; the sums over the chunks (D), the batch (biases, D) and the heads
+sharing a key head are fixed-order torch reductions of per-program partials.
 
 Non-finite values: the chunked gradients are exact only for finite values (0 * Inf in the
 masked triangles, and the forward's buffers are the chunked forward's even where it fell
@@ -69,106 +71,40 @@ def _store_pairs(ptr, row_base, j, mask, first, second):
 
 
 @triton.jit
-def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
-                     phase, hbuf, ybuf, dout, dST, dkT, dvT,
-                     dq, dk, dv, dz, dtheta, dadt, dscale, dgamma, dS0, dk0, dv0, dprev0,
-                     dD, T, H, G, K, V, A,
+def state_bwd_kernel(q, v, adt, dt, trap, q_bias, z, k0, v0, phase, dout, dST, dhbuf,
+                     dS0, dk0, dv0, dprev0, T, H, G, K, V, A,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
-                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (H, B). Inputs as chunk_fwd_kernel's (the phases among them), with its STORE
-    buffers; cotangents dout
-    [B, T, H, V], dST [B, H, V, K], dkT [B, H, K], dvT [B, H, V]. Outputs fp32: dq, dk
-    [B, T, H, K] (of q + q_bias, k + k_bias, per head), dv, dz [B, T, H, V], dtheta
-    [B, T, H, A], dadt, dscale, dgamma [B, H, T], dS0 [B, H, V, K], dk0 [B, H, K], dv0
-    [B, H, V], dprev0 and dD [B * H] (dD: this sequence's share)."""
+                     HAS_Z: tl.constexpr):
+    """Grid (H, B): the state's gradient, walked backwards over the chunks from dST, the one
+    dependence between chunks: dhbuf [B * H, chunks, V, K] fp32 holds dS leaving each chunk,
+    and dS <- exp(la_last) dS + (exp(la) dY)^T Q' enters the chunk before. The state entering
+    the first chunk is S_init + prev0 v_init k_init^T: from its gradient, dS0 [B, H, V, K],
+    dk0 [B, H, K], dv0 [B, H, V] and dprev0 [B * H] (fp32)."""
     h, b = tl.program_id(0), tl.program_id(1)
     DT: tl.constexpr = q.dtype.element_ty
     bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, 0, H, G, K, V, A, BK2, BV)
-    r = tl.arange(0, BT)
     qbe, qbo = load_halves(q_bias, h * K, j, jm)
-    kbe, kbo = load_halves(k_bias, h * K, j, jm)
-    dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
-    dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
     dSe = tl.load(dST + soff, mask=sm, other=0.0).to(tl.float32)
     dSo = tl.load(dST + soff + 1, mask=sm, other=0.0).to(tl.float32)
-    if HAS_D:
-        d_h = tl.load(D + h).to(tl.float32)
-    dD_acc = tl.zeros([BV], dtype=tl.float32)
-    causal = r[None, :] <= r[:, None]
-    below = r[None, :] < r[:, None]
-    diagonal = r[None, :] == r[:, None]
     NC = tl.cdiv(T, BT)
     for i in range(0, NC):
         c = NC - 1 - i
+        doff = (bh * (NC - 1) + c) * V * K + soff  # soff holds bh V K
+        tl.store(dhbuf + doff, dSe, mask=sm)
+        tl.store(dhbuf + doff + 1, dSo, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
-                                              rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, kbe, kbo)
-        pm = rm[:, None] & jm[None, :]
+        _, _, qe, qo, _, _ = chunk_keys(q, q, phase_tile(phase, rows, rm, H, h, A, j, am), rows,
+                                        rm, Hq, hq, K, j, jm, am, qbe, qbo, qbe, qbo)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
-        vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
         dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
         if HAS_Z:
             zt = tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32)
-            sz = sigmoid(zt)
-            y = tl.load(ybuf + v_off, mask=tm, other=0.0)
-            tl.store(dz + v_off, dy * y * (sz * (1 + zt * (1 - sz))), mask=tm)
-            dy = dy * (zt * sz)
-        dD_acc += tl.sum(dy * vt, 0)
-        hoff = (bh * NC + c) * V * K + soff  # soff holds bh V K
-        Se = tl.load(hbuf + hoff, mask=sm, other=0.0)
-        So = tl.load(hbuf + hoff + 1, mask=sm, other=0.0)
-        qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
-        decay = tl.exp(tl.where(causal, la[:, None] - la[None, :], 0.0).to(tl.float32))
-        weight = tl.where(diagonal, gamma[None, :], scale[None, :])
-        P = tl.where(causal, qk * decay * weight, 0.0)
-        dP = mm(dy, tl.trans(vt), DT)
-        dQK = tl.where(causal, dP * decay * weight, 0.0)
-        e = tl.exp(la.to(tl.float32))
-        ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
-        dqe = e[:, None] * mm(dy, Se, DT) + mm(dQK, ke, DT)
-        dqo = e[:, None] * mm(dy, So, DT) + mm(dQK, ko, DT)
-        tail = tl.exp((la_last - la).to(tl.float32))
+            dy = dy * (zt * sigmoid(zt))
+        dye = tl.trans(dy * tl.exp(la.to(tl.float32))[:, None])
         carry = tl.exp(la_last.to(tl.float32))
-        wl = tail * scale
-        kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
-        last = t == T - 1
-        dke = mm(tl.trans(dQK), qe, DT) + wl[:, None] * mm(vt, dSe, DT) + tl.where(
-            last[:, None], dkTe[None, :], 0.0)
-        dko = mm(tl.trans(dQK), qo, DT) + wl[:, None] * mm(vt, dSo, DT) + tl.where(
-            last[:, None], dkTo[None, :], 0.0)
-        dvt = mm(tl.trans(P), dy, DT) + wl[:, None] * kd + tl.where(last[:, None],
-                                                                    dvTv[None, :], 0.0)
-        if HAS_D:
-            dvt = dvt + d_h * dy
-        tl.store(dv + v_off, dvt, mask=tm)
-        u = tl.sum(vt * kd, 1)
-        Gm = qk * decay * dP
-        tl.store(dscale + g, tl.sum(tl.where(below, Gm, 0.0), 0) + tail * u, mask=rm)
-        tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
-        # d adt_j collects only the terms whose decay contains adt_j: exp(la_r) (r >= j),
-        # P's exp(la_r - la_s) (s < j <= r), the state step's exp(la_last - la_s) (s < j) and
-        # exp(la_last) (all j). Row sums minus column sums and <dS, S_next> - w_last u, then a
-        # reverse cumsum, are equal in exact arithmetic but cancel large terms: where adt_j's
-        # true gradient is 0 (a decay of 0 crossing j) they left errors of u times the terms
-        # (kdiff ORD-01 at normal + 1e4, PRC-03 at normal x 100: -2e10 where the oracle has -0)
-        d_adt = (tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
-                 + rectangle_sums(tl.where(below, dP * P, 0.0), BT)
-                 + exclusive_cumsum(wl * u, BT)
-                 + carry * tl.sum(dSe * Se + dSo * So))
-        tl.store(dadt + g, d_adt, mask=rm)
-        dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
-        tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
-                 mask=rm[:, None] & am[None, :])
-        d_off = ((rows * H + h) * K)[:, None]
-        _store_pairs(dq, d_off, j, pm, tl.where(am[None, :], dqe * cos + dqo * sin, dqe),
-                     tl.where(am[None, :], dqo * cos - dqe * sin, dqo))
-        _store_pairs(dk, d_off, j, pm, tl.where(am[None, :], dke * cos + dko * sin, dke),
-                     tl.where(am[None, :], dko * cos - dke * sin, dko))
-        dye = tl.trans(dy * e[:, None])
         dSe = carry * dSe + mm(dye, qe, DT)
         dSo = carry * dSo + mm(dye, qo, DT)
-    # the state entering the first chunk: S_init + prev0 v_init k_init^T
     lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
     prev0 = (1 - lam0) * tl.load(dt + bh * T).to(tl.float32)
     kpe, kpo = load_halves(k0, bh * K, j, jm)
@@ -180,7 +116,101 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0,
              prev0 * tl.sum(dSe * kpe[None, :] + dSo * kpo[None, :], 1), mask=vm)
     tl.store(dk0 + bh * K + 2 * j, prev0 * tl.sum(dSe * vp[:, None], 0), mask=jm)
     tl.store(dk0 + bh * K + 2 * j + 1, prev0 * tl.sum(dSo * vp[:, None], 0), mask=jm)
-    tl.store(dD + bh, tl.sum(dD_acc, 0))
+
+
+@triton.jit
+def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
+                     phase, hbuf, dhbuf, ybuf, dout, dkT, dvT,
+                     dq, dk, dv, dz, dtheta, dadt, dscale, dgamma, dDc, T, H, G, K, V, A,
+                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
+                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
+    """Grid (chunks, H, B), every chunk at once. Inputs as chunk_fwd_kernel's (the phases
+    among them), with its STORE buffers and state_bwd_kernel's dhbuf; cotangents dout
+    [B, T, H, V], dkT [B, H, K], dvT [B, H, V]. Outputs fp32: dq, dk [B, T, H, K] (of
+    q + q_bias, k + k_bias, per head), dv, dz [B, T, H, V], dtheta [B, T, H, A], dadt,
+    dscale, dgamma [B, H, T], and dDc [B * H * chunks], each chunk's share of dD."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    DT: tl.constexpr = q.dtype.element_ty
+    bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, 0, H, G, K, V, A, BK2, BV)
+    r = tl.arange(0, BT)
+    qbe, qbo = load_halves(q_bias, h * K, j, jm)
+    kbe, kbo = load_halves(k_bias, h * K, j, jm)
+    dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
+    dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
+    if HAS_D:
+        d_h = tl.load(D + h).to(tl.float32)
+    causal = r[None, :] <= r[:, None]
+    below = r[None, :] < r[:, None]
+    diagonal = r[None, :] == r[:, None]
+    NC = tl.cdiv(T, BT)
+    doff = (bh * (NC - 1) + c) * V * K + soff  # soff holds bh V K
+    dSe = tl.load(dhbuf + doff, mask=sm, other=0.0)
+    dSo = tl.load(dhbuf + doff + 1, mask=sm, other=0.0)
+    t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
+    cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
+                                          rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, kbe, kbo)
+    pm = rm[:, None] & jm[None, :]
+    v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
+    tm = rm[:, None] & vm[None, :]
+    vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
+    dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
+    if HAS_Z:
+        zt = tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32)
+        sz = sigmoid(zt)
+        y = tl.load(ybuf + v_off, mask=tm, other=0.0)
+        tl.store(dz + v_off, dy * y * (sz * (1 + zt * (1 - sz))), mask=tm)
+        dy = dy * (zt * sz)
+    tl.store(dDc + bh * NC + c, tl.sum(tl.sum(dy * vt, 0), 0))
+    hoff = (bh * NC + c) * V * K + soff  # soff holds bh V K
+    Se = tl.load(hbuf + hoff, mask=sm, other=0.0)
+    So = tl.load(hbuf + hoff + 1, mask=sm, other=0.0)
+    qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
+    decay = tl.exp(tl.where(causal, la[:, None] - la[None, :], 0.0).to(tl.float32))
+    weight = tl.where(diagonal, gamma[None, :], scale[None, :])
+    P = tl.where(causal, qk * decay * weight, 0.0)
+    dP = mm(dy, tl.trans(vt), DT)
+    dQK = tl.where(causal, dP * decay * weight, 0.0)
+    e = tl.exp(la.to(tl.float32))
+    ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
+    dqe = e[:, None] * mm(dy, Se, DT) + mm(dQK, ke, DT)
+    dqo = e[:, None] * mm(dy, So, DT) + mm(dQK, ko, DT)
+    tail = tl.exp((la_last - la).to(tl.float32))
+    carry = tl.exp(la_last.to(tl.float32))
+    wl = tail * scale
+    kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
+    last = t == T - 1
+    dke = mm(tl.trans(dQK), qe, DT) + wl[:, None] * mm(vt, dSe, DT) + tl.where(
+        last[:, None], dkTe[None, :], 0.0)
+    dko = mm(tl.trans(dQK), qo, DT) + wl[:, None] * mm(vt, dSo, DT) + tl.where(
+        last[:, None], dkTo[None, :], 0.0)
+    dvt = mm(tl.trans(P), dy, DT) + wl[:, None] * kd + tl.where(last[:, None],
+                                                                dvTv[None, :], 0.0)
+    if HAS_D:
+        dvt = dvt + d_h * dy
+    tl.store(dv + v_off, dvt, mask=tm)
+    u = tl.sum(vt * kd, 1)
+    Gm = qk * decay * dP
+    tl.store(dscale + g, tl.sum(tl.where(below, Gm, 0.0), 0) + tail * u, mask=rm)
+    tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
+    # d adt_j collects only the terms whose decay contains adt_j: exp(la_r) (r >= j),
+    # P's exp(la_r - la_s) (s < j <= r), the state step's exp(la_last - la_s) (s < j) and
+    # exp(la_last) (all j). Row sums minus column sums and <dS, S_next> - w_last u, then a
+    # reverse cumsum, are equal in exact arithmetic but cancel large terms: where adt_j's
+    # true gradient is 0 (a decay of 0 crossing j) they left errors of u times the terms
+    # (kdiff ORD-01 at normal + 1e4, PRC-03 at normal x 100: -2e10 where the oracle has -0)
+    d_adt = (tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
+             + rectangle_sums(tl.where(below, dP * P, 0.0), BT)
+             + exclusive_cumsum(wl * u, BT)
+             + carry * tl.sum(dSe * Se + dSo * So))
+    tl.store(dadt + g, d_adt, mask=rm)
+    dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
+    tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
+             mask=rm[:, None] & am[None, :])
+    d_off = ((rows * H + h) * K)[:, None]
+    _store_pairs(dq, d_off, j, pm, tl.where(am[None, :], dqe * cos + dqo * sin, dqe),
+                 tl.where(am[None, :], dqo * cos - dqe * sin, dqo))
+    _store_pairs(dk, d_off, j, pm, tl.where(am[None, :], dke * cos + dko * sin, dke),
+                 tl.where(am[None, :], dko * cos - dke * sin, dko))
 
 
 @triton.jit
@@ -223,6 +253,13 @@ def gates_bwd_kernel(dt, trap, angles, dtheta, dthetaT, dscale, dgamma, dprev0,
         tl.store(ddt + g, own * lam + before * (1 - lam) + ddt_phase, mask=rm)
         tl.store(dtrap + g, dlam * lam * (1 - lam), mask=rm)
     tl.store(dtheta0 + bh * A + a, carry, mask=am)
+
+
+# state_bwd_kernel's warps: its chunk step is one [V, C] x [C, K / 2] product for each half of
+# K and the rotation of q. Compiled for sm_90 (Triton 3.6, K 128, V 64, C 64;
+# mamba3_compile_sweep.py --kernels state_bwd): 255 registers and 16 B of spills at 8 warps in
+# bf16, 8 B in fp32; at 4 warps 432 B and 18 kB. Not timed yet.
+STATE_WARPS = 8
 
 
 class HeadGradients(NamedTuple):
@@ -286,12 +323,21 @@ class Mamba3SISOFunction(torch.autograd.Function):
         dtheta = torch.empty(B, T, H, A, **f32)
         dscale, dgamma = (torch.empty(B, H, T, **f32) for _ in range(2))
         dprev0 = torch.empty(B * H, **f32)
-        chunk_bwd_kernel[(H, B)](
-            q, k, v, adt, dt, trap, q_bias, k_bias, D, z, k0, v0, saved.phase, saved.hbuf,
-            saved.ybuf, cot[0], cot[2], cot[3], cot[4], grads.dq, grads.dk, grads.dv, grads.dz,
-            dtheta, grads.dadt, dscale, dgamma, grads.dS0, grads.dk0, grads.dv0, dprev0,
-            grads.dD, T, H, H // Hq, K, V, A, BT=ctx.chunk_size, BK2=pair_block(K),
-            BV=max(16, triton.next_power_of_2(V)), HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
+        C = ctx.chunk_size
+        NC = triton.cdiv(T, C)
+        dhbuf = torch.empty(B * H, NC, V, K, **f32)
+        dDc = torch.empty(B * H * NC, **f32)
+        BK2, BV = pair_block(K), max(16, triton.next_power_of_2(V))
+        state_bwd_kernel[(H, B)](
+            q, v, adt, dt, trap, q_bias, z, k0, v0, saved.phase, cot[0], cot[2], dhbuf,
+            grads.dS0, grads.dk0, grads.dv0, dprev0, T, H, H // Hq, K, V, A, BT=C, BK2=BK2,
+            BV=BV, HAS_Z=has_z, num_warps=STATE_WARPS)
+        chunk_bwd_kernel[(NC, H, B)](
+            q, k, v, adt, dt, trap, q_bias, k_bias, D, z, saved.phase, saved.hbuf, dhbuf,
+            saved.ybuf, cot[0], cot[3], cot[4], grads.dq, grads.dk, grads.dv, grads.dz, dtheta,
+            grads.dadt, dscale, dgamma, dDc, T, H, H // Hq, K, V, A, BT=C, BK2=BK2, BV=BV,
+            HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
+        torch.sum(dDc.view(B * H, NC), 1, out=grads.dD)  # a fixed order: deterministic
         gates_bwd_kernel[(H, B)](dt, trap, angles, dtheta, cot[1], dscale, dgamma, dprev0,
                                  grads.ddt, grads.dtrap, grads.dangles, grads.dtheta0, T, H, A,
                                  BT=ctx.chunk_size, BA=max(16, triton.next_power_of_2(A)),

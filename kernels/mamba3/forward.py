@@ -53,12 +53,13 @@ from kdiff.kernels.mamba3.reference import States
 # (Triton 3.9, compiled here), over its 227 kB, and 82 kB with these. Both kernels hold
 # [C, K/2] and [V, K/2] fp32 tiles that do not fit 4 warps' registers: on sm_90
 # (benchmarks/mamba3_compile_sweep.py, C = 64, BV = 64) bf16 chunk_fwd_kernel spills 1.7 kB at
-# 4 warps and 0.66 kB at 8; chunk_bwd_kernel 7.5 kB at 4 warps, 2 stages and 4.0 kB at 8
-# warps, 1 stage (a second stage only adds shared memory and spills). Timed whole, the bf16
+# 4 warps and 0.66 kB at 8; chunk_bwd_kernel (a chunk a program) 4.8 kB at 4 warps and 2.5
+# kB at 8 (a second stage only adds shared memory). Timed whole, the bf16
 # forward at 16 x 2048 (C 64, one stage) still ran faster at 4 warps than at 8: 3.56 against
 # 3.98 ms on the H200, 3.63 against 4.07 ms on an H100 (mamba3_profile.py --parts
-# forward_sweep; NOTES.md). The bf16 forward + backward there: 23.95 ms with chunk_bwd_kernel
-# at 4 warps, 29.91 at 8 (H100); it stays at 8, the setting its gates judged, until judged at 4.
+# forward_sweep; NOTES.md). With the backward walking its chunks in one program (before
+# state_bwd_kernel), the bf16 forward + backward on an H100 took 23.95 ms at 4 warps and 29.91
+# at 8; 8 stays until the backward of a chunk a program is timed and judged at both.
 WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 8}}
 STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1}}
 
