@@ -13,9 +13,9 @@ being kernels/mamba3's own:
 - DOT "tf32": chunk_fwd_kernel's tile products (forward.mm, kernels/gdn's tile_ops.mm) in
   TF32 instead of IEEE fp32 (operands rounded to 11 significant bits: u = 2^-11 where fp32
   promises 2^-24). Only a GPU judges it: the CPU interpreter computes TF32 dots in fp32.
-Knobs kernels/mamba3 does not expose this way: the phase kernel's and the token-by-token
-fallback's launch options (recurrent.py), the accumulators' dtype (fixed fp32), the phases
-(fixed fp64)."""
+Knobs kernels/mamba3 does not expose this way: the launch options of the phases' and the
+rotation's kernels and of the token-by-token fallback (recurrent.py), the accumulators' dtype
+(fixed fp32), the phases (fixed fp64)."""
 import torch.nn as nn
 
 from kdiff.kernels.gdn import tile_ops
