@@ -484,6 +484,19 @@ mamba3_profile() {  # where kernels/mamba3's time goes: M3_PROFILE_PARTS (decode
   pack
 }
 
+mamba3_ab() {  # the forward on this tree, then with M3_AB_FORWARD (a carried forward.py, e.g.
+  # `git show <branch>:kernels/mamba3/forward.py > .ab/forward.py`) in place of
+  # kernels/mamba3/forward.py, the file put back after; M3_PROFILE_PARTS as mamba3_profile's
+  local here=kernels/mamba3/forward.py
+  [ -f "${M3_AB_FORWARD:-}" ] || { log "mamba3_ab: no M3_AB_FORWARD file, nothing run"; return; }
+  log "mamba3 A/B: this tree's forward"
+  mamba3_profile
+  cp "$here" /tmp/forward.this.py && cp "$M3_AB_FORWARD" "$here"
+  log "mamba3 A/B: $M3_AB_FORWARD"
+  mamba3_profile
+  cp /tmp/forward.this.py "$here"
+}
+
 mamba3_sanitize() {  # the illegal access of kernels/mamba3's forward fallback at 2 warps
   # (NOTES.md): problem 2's PRC-03 with recurrent_forward at 2 warps, first with
   # CUDA_LAUNCH_BLOCKING (the faulting launch named), then under compute-sanitizer; each

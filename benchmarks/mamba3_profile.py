@@ -10,6 +10,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
     python benchmarks/mamba3_profile.py --parts phase_rotation_sweep  # the other two kernels'
     python benchmarks/mamba3_profile.py --parts phase_parts    # the phases' fp64 work
     python benchmarks/mamba3_profile.py --parts baseline       # ours, then mamba_ssm's
+    python benchmarks/mamba3_profile.py --parts backward_sweep # the backward kernels' warps
 """
 from __future__ import annotations
 
@@ -102,6 +103,26 @@ def first_calls() -> None:
 def sequence(rows: int) -> None:
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
     kernel_table("forward 16x2048", lambda: bench.ours_forward(low, f32), rows)
+    kernel_table("forward + backward 16x2048", lambda: train_step(low, f32), rows)
+
+
+def backward_sweep(rows: int) -> None:
+    """The forward + backward at 16 x 2048 (bf16), timed whole, over chunk_bwd_kernel's warps
+    (forward.WARPS["backward"]) and state_bwd_kernel's (backward.STATE_WARPS), one changed at
+    a time, then the kernel table as set."""
+    from kdiff.kernels.mamba3 import backward
+    low, f32 = bench.inputs(16, 2048, torch.bfloat16)
+    chunk_warps, state_warps = forward.WARPS["backward"]["low"], backward.STATE_WARPS
+    for warps in (8, 4):
+        forward.WARPS["backward"]["low"] = warps
+        ms = triton.testing.do_bench(lambda: train_step(low, f32), rep=300)
+        print(f"forward + backward, chunk_bwd_kernel {warps} warps: {ms:.3f} ms", flush=True)
+    forward.WARPS["backward"]["low"] = chunk_warps
+    for warps in (4, 8):
+        backward.STATE_WARPS = warps
+        ms = triton.testing.do_bench(lambda: train_step(low, f32), rep=300)
+        print(f"forward + backward, state_bwd_kernel {warps} warps: {ms:.3f} ms", flush=True)
+    backward.STATE_WARPS = state_warps
     kernel_table("forward + backward 16x2048", lambda: train_step(low, f32), rows)
 
 
@@ -217,12 +238,14 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=12)
     ap.add_argument("--parts", default="decode,sequence,first_call",
                     help="comma-separated, run in this order: decode, sequence, first_call, "
-                    "forward_sweep, phase_rotation_sweep, phase_parts, baseline")
+                    "forward_sweep, phase_rotation_sweep, phase_parts, baseline, "
+                    "backward_sweep")
     args = ap.parse_args()
     parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
              "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows),
              "phase_rotation_sweep": lambda: phase_rotation_sweep(args.rows),
-             "phase_parts": phase_parts, "baseline": lambda: baseline(args.rows)}
+             "phase_parts": phase_parts, "baseline": lambda: baseline(args.rows),
+             "backward_sweep": lambda: backward_sweep(args.rows)}
     for part in args.parts.split(","):
         parts[part]()
 
