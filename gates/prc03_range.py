@@ -98,8 +98,9 @@ class RangeAndCancellation(ThresholdedGate):
         got = ctx.call(trial.inputs, trial.seed, trial.dtype)
         check_structure(got.outputs, ev.reference)
         log.judged_labels.append(trial.label)
+        allowances = ev.allowances(trial.bound_model)
         for i, (g, want, bnd, mask, given) in enumerate(zip(got.outputs, ev.oracle.values,
-                                                            bounds, masks, ev.allowances())):
+                                                            bounds, masks, allowances)):
             mm = compare(g, want, bnd, i, mask=mask, allowance=given, period=ev.periods.get(i))
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label

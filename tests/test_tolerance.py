@@ -82,6 +82,27 @@ def test_an_angle_output_is_judged_around_the_circle():
     assert not undeclared.mismatches([at_the_turn])[0].ok
 
 
+def test_whether_an_angle_is_at_a_turn_is_read_with_the_comparisons_bound_model():
+    """An exact angle within the worst-case arithmetic bound of 0 but outside the
+    probabilistic one: a result just under 2 pi (the angle -3e-7) is judged with the turn's
+    rounding under the worst-case model, which reaches that far, and not under the
+    probabilistic one, which does not."""
+    from kdiff.judging.context import Evaluation
+    from kdiff.numerics.oracle import OracleResult
+    scale, depth = torch.ones(1, dtype=torch.float64), 1024  # 1.5e-5 against 6.2e-5
+    probable = float(tolerance.bound(scale, depth, torch.float32))
+    worst = float(tolerance.bound(scale, depth, torch.float32, tolerance.BoundModel.WORST_CASE))
+    exact = worst - 1e-7
+    assert probable < exact
+    oracle = OracleResult([torch.tensor([exact], dtype=torch.float64)], [scale], [depth], [1.0],
+                          [0.0])
+    ev = Evaluation(oracle, [torch.zeros(1)], torch.float32, periods={0: 2 * math.pi})
+    under_2pi = torch.tensor([2 * math.pi], dtype=torch.float32).nextafter(torch.zeros(1))
+    assert float(tolerance.difference(under_2pi.double(), oracle.values[0], 2 * math.pi)) > worst
+    assert ev.mismatches([under_2pi], tolerance.BoundModel.WORST_CASE)[0].ok
+    assert not ev.mismatches([under_2pi])[0].ok
+
+
 def test_an_angle_away_from_the_turn_keeps_its_own_bound():
     """Only where the exact value is within the arithmetic bound of a turn may a result err
     by a rounding at the period's size: elsewhere the bound is the undeclared one."""

@@ -154,9 +154,12 @@ class Evaluation:
     cotangents: list[torch.Tensor] | None = None
     # outputs defined modulo a period, by index (the problem's KDIFF_PERIODIC_OUTPUTS)
     periods: dict[int, float] = field(default_factory=dict)
-    # reference_ratio by bound model: gates that share a draw share its Evaluation
+    # reference_ratio and turn_roundings by bound model: gates that share a draw share its
+    # Evaluation
     _reference_ratios: dict[BoundModel, float] = field(default_factory=dict, repr=False,
                                                         compare=False)
+    _turn_roundings: dict[BoundModel, list[torch.Tensor | None]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def stored_coarser(self) -> list[bool]:
         """Per output: the reference stores it in a floating format coarser than the
@@ -178,31 +181,35 @@ class Evaluation:
         return [tolerance.underflow(r.dtype) if coarser else 0.0
                 for r, coarser in zip(self.reference, self.stored_coarser())]
 
-    def turn_roundings(self) -> list[torch.Tensor | None]:
+    def turn_roundings(self, model: BoundModel = BoundModel.PROBABILISTIC
+                       ) -> list[torch.Tensor | None]:
         """Per output defined modulo a period, the rounding of a representative on the other
-        side of a turn where its exact value is at one (tolerance.turn_rounding); else None."""
-        roundings: list[torch.Tensor | None] = []
-        for i, (m, d, v, q) in enumerate(zip(self.oracle.magnitudes, self.oracle.depths,
-                                             self.oracle.values, self.quantizations())):
-            period = self.periods.get(i)
-            roundings.append(None if period is None else tolerance.turn_rounding(
-                v, tolerance.bound(m, d, self.dtype), period,
-                max(q, tolerance.unit_roundoff(self.dtype))))
-        return roundings
+        side of a turn where its exact value is within `model`'s arithmetic bound of one
+        (tolerance.turn_rounding); else None. Once per model."""
+        if model not in self._turn_roundings:
+            self._turn_roundings[model] = [
+                None if (period := self.periods.get(i)) is None else tolerance.turn_rounding(
+                    v, tolerance.bound(m, d, self.dtype, model), period,
+                    max(q, tolerance.unit_roundoff(self.dtype)))
+                for i, (m, d, v, q) in enumerate(zip(self.oracle.magnitudes, self.oracle.depths,
+                                                     self.oracle.values, self.quantizations()))]
+        return self._turn_roundings[model]
 
     def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC, margin: float = 1.0) -> list[torch.Tensor]:
         bounds = [tolerance.bound(m, d, self.dtype, model, q, margin, floor)
                   for m, d, q, floor in zip(self.oracle.magnitudes, self.oracle.depths,
                                             self.quantizations(), self.floors())]
-        return [b if t is None else b + t for b, t in zip(bounds, self.turn_roundings())]
+        return [b if t is None else b + t for b, t in zip(bounds, self.turn_roundings(model))]
 
-    def allowances(self) -> list[torch.Tensor | None]:
-        """Per output, the deterministic part of the bound (tolerance.compare), or None."""
+    def allowances(self, model: BoundModel = BoundModel.PROBABILISTIC
+                   ) -> list[torch.Tensor | None]:
+        """Per output, the deterministic part of `model`'s bound (tolerance.compare), or
+        None."""
         allowances = [q * m + floor if q else None
                       for q, m, floor in zip(self.quantizations(), self.oracle.magnitudes,
                                              self.floors())]
         return [a if t is None else t if a is None else a + t
-                for a, t in zip(allowances, self.turn_roundings())]
+                for a, t in zip(allowances, self.turn_roundings(model))]
 
     def mismatches(self, outputs: list[torch.Tensor], model: BoundModel = BoundModel.PROBABILISTIC,
                    margin: float = 1.0) -> list[tolerance.Mismatch]:
@@ -210,7 +217,7 @@ class Evaluation:
         return [tolerance.compare(g, v, b, i, allowance=a, period=self.periods.get(i))
                 for i, (g, v, b, a) in enumerate(zip(outputs, self.oracle.values,
                                                      self.bounds(model, margin),
-                                                     self.allowances()))]
+                                                     self.allowances(model)))]
 
     def reference_ratio(self, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
         """The reference's own worst error in units of the bound it must keep: the arithmetic
