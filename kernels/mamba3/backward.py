@@ -58,8 +58,9 @@ from kdiff.kernels.mamba3.forward import (
     launch,
     mamba3_siso_forward,
     phase_tile,
+    turned_keys,
 )
-from kdiff.kernels.mamba3.ops import PI, head_tile, load_halves, sigmoid, tanh64
+from kdiff.kernels.mamba3.ops import PI, cos_sin, head_tile, load_halves, sigmoid, tanh64
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
 from kdiff.kernels.mamba3.reference import States
 
@@ -93,8 +94,8 @@ def state_bwd_kernel(q, v, adt, dt, trap, q_bias, z, k0, v0, phase, dout, dST, d
         tl.store(dhbuf + doff, dSe, mask=sm)
         tl.store(dhbuf + doff + 1, dSo, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        _, _, qe, qo, _, _ = chunk_keys(q, q, phase_tile(phase, rows, rm, H, h, A, j, am), rows,
-                                        rm, Hq, hq, K, j, jm, am, qbe, qbo, qbe, qbo)
+        cos, sin = cos_sin(phase_tile(phase, rows, rm, H, h, A, j, am))
+        qe, qo = turned_keys(q, rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, cos, sin)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)

@@ -140,6 +140,14 @@ def phase_tile(phase, rows, rm, H, h, A, j, am):
 
 
 @triton.jit
+def turned_keys(x, rows, rm, Hq, hq, K, j, jm, am, xbe, xbo, cos, sin):
+    """The rows' x (q or k, key head hq) plus its bias, each pair with an angle turned by
+    (cos, sin): x' as its two halves of key pairs (fp32)."""
+    x0, x1 = _pairs(x, ((rows * Hq + hq) * K)[:, None], j, rm[:, None] & jm[None, :])
+    return turn(x0 + xbe[None, :], x1 + xbo[None, :], cos, sin, am[None, :])
+
+
+@triton.jit
 def chunk_keys(q, k, th, rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, kbe, kbo):
     """The rows' phases th [rows, pairs] as (cos, sin) and their rotated q' and k' with the
     biases, each as its two halves of key pairs (fp32)."""
@@ -149,12 +157,8 @@ def chunk_keys(q, k, th, rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, kbe, kbo):
     # forms K + 2C + 10 (rotation 3, q'.k' K, P's 3, P V C, the state step C + 1, D v and
     # silu 3), a slack of V + 2C - 10 >= 46 at every tested size, so N stands.
     cos, sin = cos_sin(th)
-    qk_base = ((rows * Hq + hq) * K)[:, None]
-    pm = rm[:, None] & jm[None, :]
-    q0, q1 = _pairs(q, qk_base, j, pm)
-    qe, qo = turn(q0 + qbe[None, :], q1 + qbo[None, :], cos, sin, am[None, :])
-    k0, k1 = _pairs(k, qk_base, j, pm)
-    ke, ko = turn(k0 + kbe[None, :], k1 + kbo[None, :], cos, sin, am[None, :])
+    qe, qo = turned_keys(q, rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, cos, sin)
+    ke, ko = turned_keys(k, rows, rm, Hq, hq, K, j, jm, am, kbe, kbo, cos, sin)
     return cos, sin, qe, qo, ke, ko
 
 
