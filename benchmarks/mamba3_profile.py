@@ -148,8 +148,7 @@ def forward_sweep(rows: int) -> None:
                           flush=True)
     forward.WARPS["forward"].update(saved[0])
     forward.STAGES["forward"].update(saved[1])
-    kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
-    theirs_forward(low, f32, rows)
+    forward_tables(low, f32, rows)
 
 
 def phase_rotation_sweep(rows: int) -> None:
@@ -167,8 +166,7 @@ def phase_rotation_sweep(rows: int) -> None:
             ms = triton.testing.do_bench(lambda: bench.ours_forward(low, f32))
             print(f"forward {name}={value}: {ms:.4f} ms", flush=True)
         setattr(forward, name, saved[name])
-    kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
-    theirs_forward(low, f32, rows)
+    forward_tables(low, f32, rows)
 
 
 def baseline(rows: int) -> None:
@@ -176,6 +174,11 @@ def baseline(rows: int) -> None:
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
     print(f"forward ours: {triton.testing.do_bench(lambda: bench.ours_forward(low, f32)):.4f} ms",
           flush=True)
+    forward_tables(low, f32, rows)
+
+
+def forward_tables(low, f32, rows: int) -> None:
+    """The forward's kernel table as set, then mamba_ssm's forward timed and tabled."""
     kernel_table("forward 16x2048, ours", lambda: bench.ours_forward(low, f32), rows)
     theirs_forward(low, f32, rows)
 
