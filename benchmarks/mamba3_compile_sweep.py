@@ -56,7 +56,7 @@ def kernel_jobs(kernels, dtypes):
     """(kernel, dtype, options) for every point of the sweep."""
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
-            "state_bwd": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(64,)),
+            "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
             "phase": dict(num_warps=(1, 2, 4, 8), num_stages=(1,), BS=(16, 32, 64, 128)),
             "rotate": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(8, 16, 32, 64), BS=(64,))}

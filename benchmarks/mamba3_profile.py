@@ -107,22 +107,20 @@ def sequence(rows: int) -> None:
 
 
 def backward_sweep(rows: int) -> None:
-    """The forward + backward at 16 x 2048 (bf16), timed whole, over chunk_bwd_kernel's warps
-    (forward.WARPS["backward"]) and state_bwd_kernel's (backward.STATE_WARPS), one changed at
-    a time, then the kernel table as set."""
-    from kdiff.kernels.mamba3 import backward
+    """The forward + backward at 16 x 2048 (bf16), timed whole, over the launch settings of
+    chunk_bwd_kernel ("backward") and state_bwd_kernel ("state") in forward.WARPS and
+    forward.STAGES, one changed at a time, then the kernel table as set."""
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
-    chunk_warps, state_warps = forward.WARPS["backward"]["low"], backward.STATE_WARPS
-    for warps in (8, 4):
-        forward.WARPS["backward"]["low"] = warps
-        ms = triton.testing.do_bench(lambda: train_step(low, f32), rep=300)
-        print(f"forward + backward, chunk_bwd_kernel {warps} warps: {ms:.3f} ms", flush=True)
-    forward.WARPS["backward"]["low"] = chunk_warps
-    for warps in (4, 8):
-        backward.STATE_WARPS = warps
-        ms = triton.testing.do_bench(lambda: train_step(low, f32), rep=300)
-        print(f"forward + backward, state_bwd_kernel {warps} warps: {ms:.3f} ms", flush=True)
-    backward.STATE_WARPS = state_warps
+    sweep = ((forward.WARPS, "backward", (8, 4)), (forward.WARPS, "state", (4, 8)),
+             (forward.STAGES, "state", (1, 2, 3)))
+    for table, kernel, values in sweep:
+        kept = table[kernel]["low"]
+        for value in values:
+            table[kernel]["low"] = value
+            ms = triton.testing.do_bench(lambda: train_step(low, f32), rep=300)
+            what = "warps" if table is forward.WARPS else "stages"
+            print(f"forward + backward, {kernel} {value} {what}: {ms:.3f} ms", flush=True)
+        table[kernel]["low"] = kept
     kernel_table("forward + backward 16x2048", lambda: train_step(low, f32), rows)
 
 

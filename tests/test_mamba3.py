@@ -467,6 +467,8 @@ for path in ("chunked", "fallback"):
     result[path] = [((g - w).abs().max() / w.abs().max()).item()
                     for g, w in zip(got[5:], want[5:])]
 force = False
+result["bf16_finite"] = all(bool(g.isfinite().all())
+                            for g in grads(chunked, clean, torch.bfloat16, "cuda"))
 clean[2][0, T // 2, 1, 3] = math.nan
 got, oracle = (grads(f, clean, d, "cuda") for f, d in ((chunked, torch.float32),
                (mamba3_siso_recurrence, torch.float64)))
@@ -483,7 +485,8 @@ def test_compiled_kernels_match_the_oracle_on_cuda():
     """The compiled kernels at the layer's head sizes (K 128, V 64, 32 angles; two chunks of
     64, grouped heads): the chunked backward and its forced token-by-token fallback within
     their bounds (module docstring) of the float64 oracle, and a NaN in v giving the oracle's
-    masks through the fallback."""
+    masks through the fallback. In bf16 only that every launch fits and every result is
+    finite: at these depths (N ~ 1,400) the error model's bf16 bound exceeds 1."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     B, T, Hqk, G, K, V, C = 2, 100, 2, 2, 128, 64, 64
@@ -499,6 +502,7 @@ def test_compiled_kernels_match_the_oracle_on_cuda():
         worst = max(result[path])
         assert worst <= bound, f"{path}: {result[path]} against {bound:.3e}"
     assert result["nan_mask_mismatches"] == 0
+    assert result["bf16_finite"], "bf16: a non-finite output or gradient from finite inputs"
 
 
 PHASE_ON_CUDA = """

@@ -256,13 +256,6 @@ def gates_bwd_kernel(dt, trap, angles, dtheta, dthetaT, dscale, dgamma, dprev0,
     tl.store(dtheta0 + bh * A + a, carry, mask=am)
 
 
-# state_bwd_kernel's warps: its chunk step is one [V, C] x [C, K / 2] product for each half of
-# K and the rotation of q. Compiled for sm_90 (Triton 3.6, K 128, V 64, C 64;
-# mamba3_compile_sweep.py --kernels state_bwd): 255 registers and 16 B of spills at 8 warps in
-# bf16, 8 B in fp32; at 4 warps 432 B and 18 kB. Not timed yet.
-STATE_WARPS = 8
-
-
 class HeadGradients(NamedTuple):
     """The backward's fp32 results per head, before the sums over the batch (the biases, D)
     and over the heads that share a key head: what chunk_bwd_kernel and gates_bwd_kernel
@@ -332,7 +325,7 @@ class Mamba3SISOFunction(torch.autograd.Function):
         state_bwd_kernel[(H, B)](
             q, v, adt, dt, trap, q_bias, z, k0, v0, saved.phase, cot[0], cot[2], dhbuf,
             grads.dS0, grads.dk0, grads.dv0, dprev0, T, H, H // Hq, K, V, A, BT=C, BK2=BK2,
-            BV=BV, HAS_Z=has_z, num_warps=STATE_WARPS)
+            BV=BV, HAS_Z=has_z, **launch("state", q.dtype))
         chunk_bwd_kernel[(NC, H, B)](
             q, k, v, adt, dt, trap, q_bias, k_bias, D, z, saved.phase, saved.hbuf, dhbuf,
             saved.ybuf, cot[0], cot[3], cot[4], grads.dq, grads.dk, grads.dv, grads.dz, dtheta,

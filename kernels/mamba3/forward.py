@@ -57,15 +57,23 @@ from kdiff.kernels.mamba3.reference import States
 # kB at 8 (a second stage only adds shared memory). Timed whole, the bf16
 # forward at 16 x 2048 (C 64, one stage) still ran faster at 4 warps than at 8: 3.56 against
 # 3.98 ms on the H200, 3.63 against 4.07 ms on an H100 (mamba3_profile.py --parts
-# forward_sweep; NOTES.md). With the backward walking its chunks in one program (before
-# state_bwd_kernel), the bf16 forward + backward on an H100 took 23.95 ms at 4 warps and 29.91
-# at 8; 8 stays until the backward of a chunk a program is timed and judged at both.
-WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 8}}
-STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1}}
+# forward_sweep; NOTES.md). chunk_bwd_kernel, a chunk a program: the bf16 forward + backward
+# at 16 x 2048 on an H100 took 26.20 ms at 4 warps and 27.38 at 8 (--parts backward_sweep).
+# backward.py's state_bwd_kernel ("state"): one [V, C] x [C, K / 2] product for each half of K
+# and the rotation of q a chunk. Compiled for sm_90 (Triton 3.6, K 128, V 64, C 64;
+# mamba3_compile_sweep.py --kernels state_bwd): at 8 warps 255 registers, 8 B of spills in fp32
+# and 16 B in bf16 at one stage; Triton's default of 3 stages needed 246 kB of shared memory in
+# fp32 (over sm_90's 227 kB: the launch failed on an H100 at these sizes) and 49 kB at one;
+# at 4 warps 18 kB of spills in fp32.
+WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 4},
+         "state": {"fp32": 8, "low": 8}}
+STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1},
+          "state": {"fp32": 1, "low": 1}}
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
-    """The launch options of chunk kernel `kernel` ("forward" or "backward") in `dtype`."""
+    """The launch options of `kernel` ("forward", "backward": the chunk kernels; "state":
+    state_bwd_kernel) in `dtype`."""
     key = "fp32" if dtype == torch.float32 else "low"
     return {"num_warps": WARPS[kernel][key], "num_stages": STAGES[kernel][key]}
 
