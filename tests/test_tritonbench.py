@@ -15,6 +15,7 @@ Fixtures (tests/fixtures/tritonbench, written for kdiff in TritonBench's layouts
 """
 from __future__ import annotations
 
+import getpass
 import json
 import types
 from pathlib import Path
@@ -174,6 +175,20 @@ def test_scripts_are_killed_at_their_deadline(tmp_path):
     result = run_script(script, "cuda", limits)  # "cuda": plain `python SCRIPT`
     assert result.timed_out and result.stdout == "started\n"
     assert result.failure() == "did not finish within 1 s"
+
+
+def test_a_script_runs_with_a_workers_environment(tmp_path, monkeypatch):
+    """A benchmark's script runs untrusted code: it sees none of the judge's secrets, and
+    getpass.getuser() answers under a uid with no passwd entry (as root the child runs as one)
+    in a judge whose shell sets no USER (torch.optim's imports ask it)."""
+    monkeypatch.setenv("HF_TOKEN", "the judge's")
+    monkeypatch.delenv("USER", raising=False)
+    monkeypatch.delenv("LOGNAME", raising=False)
+    script = tmp_path / "asks.py"
+    script.write_text("import getpass, os\nprint(getpass.getuser(), os.environ.get('HF_TOKEN'))\n")
+    result = run_script(script, "cpu", SandboxLimits(start_timeout=60.0))
+    assert result.returncode == 0, result.failure()
+    assert result.stdout.split() == [getpass.getuser(), "None"]
 
 
 def test_cuda_code_runs_on_the_cpu(monkeypatch):

@@ -33,3 +33,12 @@ def test_candidate_processes_answer_getuser_without_a_passwd_entry():
     assert judges_user() == {"USER": user, "LOGNAME": user}
     env = compiler_environment()
     assert env["USER"] == env["LOGNAME"] == user
+
+
+def test_a_confined_process_gets_the_allow_list_a_user_and_folders_of_its_own(tmp_path):
+    from kdiff.sandbox.workerenv import confined_environment
+    env = confined_environment({"PATH": "/bin", "HF_TOKEN": "x", "HOME": "/root"}, "cpu",
+                               tmp_path)
+    assert "HF_TOKEN" not in env and env["USER"] == getpass.getuser()
+    assert env["HOME"] == str(tmp_path / "home") and env["TRITON_INTERPRET"] == "1"
+    assert env["OMP_NUM_THREADS"] == "1"

@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 from kdiff.sandbox.confine import CONTAINMENT_LINE
 from kdiff.sandbox.process import SandboxLimits, confinement
+from kdiff.sandbox.workerenv import confined_environment
 
 # "RuntimeError: ...", "torch.AcceleratorError: CUDA error: ...": a traceback's last line
 EXCEPTION_LINE = re.compile(r"[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit): ")
@@ -69,15 +70,9 @@ def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -
     """One script in a child process confined the way a candidate's worker is (kdiff.sandbox.confine:
     writes only in `workdir`, memory and task caps, no network), killed at the sandbox's start
     timeout with everything it started."""
-    env = dict(os.environ)
-    if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    for var, sub in (("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton"),
-                     ("XDG_CACHE_HOME", "cache")):
-        (workdir / sub).mkdir(exist_ok=True)
-        env[var] = str(workdir / sub)
+    # A candidate's worker's environment: no secret of the judge's, a user name for a uid
+    # without a passwd entry (optimisers' and inductor's imports ask getpass.getuser())
+    env = confined_environment(os.environ, device, workdir)
     if device != "cpu" and args[0] == "run":  # on the device: exactly upstream's `python SCRIPT`
         program = [sys.executable, args[1]]
     else:

@@ -68,7 +68,7 @@ from kdiff.sandbox.kernel_source import (
     extract,
     followed_files,
 )
-from kdiff.sandbox.workerenv import allowed_environment, judges_user, own_folders
+from kdiff.sandbox.workerenv import TRITON_PINNED, allowed_environment, judges_user, own_folders
 
 # Per kernel and target. The red team's 128x1024 fp32 tile, the slowest compile in the corpus,
 # takes 71 s for sm_90 on 2 cores under a load of 11 (its ptxas spills 18 KB).
@@ -447,12 +447,6 @@ def checked_outcome(outcome: Any, target: str) -> dict[str, Any]:
 
 
 Starter = Callable[[list[str], dict[str, str], BinaryIO, Path], Any]
-
-
-# Triton's fp-fusion default, pinned for the worker (kdiff.sandbox.process) and the compiler child
-# alike, so that RES-02 measures the kernels the worker runs compiled the same way: Triton 3.9
-# warns that its default (fusion on) turns off in 3.10.
-TRITON_PINNED = {"TRITON_DEFAULT_FP_FUSION": "1"}
 
 
 def compiler_environment() -> dict[str, str]:

@@ -74,13 +74,12 @@ from kdiff.sandbox.confine import (
 )
 from kdiff.sandbox.launches import (
     COMPILE_TIMEOUT_S,
-    TRITON_PINNED,
     Launch,
     Outcomes,
     compile_launches,
     compiler_environment,
 )
-from kdiff.sandbox.workerenv import allowed_environment, for_device, judges_user, own_folders
+from kdiff.sandbox.workerenv import confined_environment
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 _JUDGE_FOLDERS: dict[int, Path] = {}
@@ -310,15 +309,7 @@ class CandidateProcess:
         protocol.widen_pipe(judge_to_worker_w)
         protocol.widen_pipe(worker_to_judge_w)
         # An allow-list (kdiff.sandbox.workerenv): no secret of the judge's, nothing that says kdiff.
-        env = {**TRITON_PINNED, **for_device(allowed_environment(os.environ), self.device)}
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        # One thread for every math library a worker loads, as for torch (seeding.one_thread):
-        # numpy's OpenBLAS does the interpreter's tl.dot and reads this when it loads; with
-        # its default pool, control 20/0 takes 17 s in `kdiff run` instead of 8 s.
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env[var] = "1"
-        env.update(judges_user())
-        env.update(own_folders(self.workdir))
+        env = confined_environment(os.environ, self.device, self.workdir)
         limits = self.limits
         if os.geteuid() == 0:  # cgroups are root's to make
             self._cgroup = WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}",
