@@ -452,10 +452,14 @@ bench_cache() {
     log "bench cache: restored $(du -sh "$BENCH_TRITON" | cut -f1)"
   fi
 }
-bench_cache_save() {  # at most the device tool's 16 MiB a file
+bench_cache_save() {  # at most the device tool's 16 MiB a file: over it, the autotuning
+  # results alone (*.autotune.json, in their cache folders), which spare the next call the
+  # benchmarking of every configuration and leave it one compile a kernel
   tar czf "$OUT/bench-triton.tgz" -C "$BENCH_TRITON" --exclude=.restored .
   if [ "$(stat -c %s "$OUT/bench-triton.tgz")" -gt 16000000 ]; then
-    log "bench cache: over 16 MB, not returned"; rm -f "$OUT/bench-triton.tgz"
+    (cd "$BENCH_TRITON" && find . -name '*.autotune.json' -print0 |
+      tar czf "$OUT/bench-triton.tgz" --null -T -)
+    log "bench cache: over 16 MB; returned its $(tar tzf "$OUT/bench-triton.tgz" | wc -l) autotuning results alone"
   fi
 }
 
@@ -484,17 +488,17 @@ mamba3_profile() {  # where kernels/mamba3's time goes: M3_PROFILE_PARTS (decode
   pack
 }
 
-mamba3_ab() {  # the forward on this tree, then with M3_AB_FORWARD (a carried forward.py, e.g.
-  # `git show <branch>:kernels/mamba3/forward.py > .ab/forward.py`) in place of
-  # kernels/mamba3/forward.py, the file put back after; M3_PROFILE_PARTS as mamba3_profile's
-  local here=kernels/mamba3/forward.py
-  [ -f "${M3_AB_FORWARD:-}" ] || { log "mamba3_ab: no M3_AB_FORWARD file, nothing run"; return; }
-  log "mamba3 A/B: this tree's forward"
+mamba3_ab() {  # M3_AB_FILE (kernels/mamba3/forward.py) on this tree, then with M3_AB_FROM (a
+  # carried file, e.g. `git show <commit>:kernels/mamba3/backward.py > .ab/backward.py`) in its
+  # place, the file put back after; M3_PROFILE_PARTS as mamba3_profile's
+  local here=${M3_AB_FILE:-kernels/mamba3/forward.py}
+  [ -f "${M3_AB_FROM:-}" ] || { log "mamba3_ab: no M3_AB_FROM file, nothing run"; return; }
+  log "mamba3 A/B: this tree's $here"
   mamba3_profile
-  cp "$here" /tmp/forward.this.py && cp "$M3_AB_FORWARD" "$here"
-  log "mamba3 A/B: $M3_AB_FORWARD"
+  cp "$here" /tmp/ab.this.py && cp "$M3_AB_FROM" "$here"
+  log "mamba3 A/B: $M3_AB_FROM as $here"
   mamba3_profile
-  cp /tmp/forward.this.py "$here"
+  cp /tmp/ab.this.py "$here"
 }
 
 mamba3_sanitize() {  # the illegal access of kernels/mamba3's forward fallback at 2 warps

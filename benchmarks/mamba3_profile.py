@@ -11,6 +11,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
     python benchmarks/mamba3_profile.py --parts phase_parts    # the phases' fp64 work
     python benchmarks/mamba3_profile.py --parts baseline       # ours, then mamba_ssm's
     python benchmarks/mamba3_profile.py --parts backward_sweep # the backward kernels' warps
+    python benchmarks/mamba3_profile.py --parts train_shapes   # forward + backward, 3 shapes
 """
 from __future__ import annotations
 
@@ -122,6 +123,16 @@ def backward_sweep(rows: int) -> None:
             print(f"forward + backward, {kernel} {value} {what}: {ms:.3f} ms", flush=True)
         table[kernel]["low"] = kept
     kernel_table("forward + backward 16x2048", lambda: train_step(low, f32), rows)
+
+
+def train_shapes() -> None:
+    """The forward + backward (bf16), timed whole, at bench.py's sequence shapes: from 16
+    sequences of 2048 to one of 16384, where the grid's parallelism moves from the heads and
+    sequences to the chunks."""
+    for B, T in bench.SEQUENCE_SHAPES:
+        low, f32 = bench.inputs(B, T, torch.bfloat16)
+        ms = triton.testing.do_bench(lambda low=low, f32=f32: train_step(low, f32), rep=300)
+        print(f"forward + backward {B}x{T}: {ms:.3f} ms", flush=True)
 
 
 def forward_sweep(rows: int) -> None:
@@ -240,13 +251,13 @@ def main() -> None:
     ap.add_argument("--parts", default="decode,sequence,first_call",
                     help="comma-separated, run in this order: decode, sequence, first_call, "
                     "forward_sweep, phase_rotation_sweep, phase_parts, baseline, "
-                    "backward_sweep")
+                    "backward_sweep, train_shapes")
     args = ap.parse_args()
     parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
              "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows),
              "phase_rotation_sweep": lambda: phase_rotation_sweep(args.rows),
              "phase_parts": phase_parts, "baseline": lambda: baseline(args.rows),
-             "backward_sweep": lambda: backward_sweep(args.rows)}
+             "backward_sweep": lambda: backward_sweep(args.rows), "train_shapes": train_shapes}
     for part in args.parts.split(","):
         parts[part]()
 
