@@ -314,3 +314,71 @@ def test_a_worker_that_dies_beside_others_is_judged_again_alone(tmp_path, monkey
     assert len(b_runs) == 2, runs
     _, start, end = b_runs[-1]
     assert not [r for r in runs if r[0] != "b" and r[1] < end and start < r[2]], runs
+
+
+def _journal(case: Case) -> None:
+    """Writes when the judging of `case` starts and ends to KDIFF_TEST_JOURNAL."""
+    with open(os.environ["KDIFF_TEST_JOURNAL"], "a") as f:
+        f.write(f"{case.id} start {time.monotonic()}\n")
+    time.sleep(1.5 if case.id == "a" else 0.3)  # a is still judged while b's judge breaks
+    with open(os.environ["KDIFF_TEST_JOURNAL"], "a") as f:
+        f.write(f"{case.id} end {time.monotonic()}\n")
+
+
+def _runs(journal: Path) -> dict[str, list[list[float]]]:
+    """Each case's judgings, [start, end] (end inf where its judge was ended first)."""
+    runs: dict[str, list[list[float]]] = {}
+    for line in journal.read_text().splitlines():
+        name, what, at = line.split()
+        if what == "start":
+            runs.setdefault(name, []).append([float(at), float("inf")])
+        else:
+            runs[name][-1][1] = float(at)
+    return runs
+
+
+def _b_breaks_resumably(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
+    """b's reference breaks its judge's context on a draw the first time (a resumable
+    verdict); the fresh judge going on from it finishes."""
+    from kdiff.verdicts.judge import device_broken
+    _journal(case)
+    if case.id == "b" and resume is None:
+        verdict = device_broken(Verdict(case, NativeVerdict(None, preset), {}),
+                                "CUDA error: device-side assert triggered")
+        verdict.resumable, verdict.broken_draws = True, ("draw 3",)
+        return verdict
+    return Verdict(case, NativeVerdict(True, preset), {})
+
+
+def test_a_broken_context_is_gone_on_from_while_the_other_judges_judge(tmp_path, monkeypatch):
+    """The fresh judge of b starts while a is still judged beside it: nothing waits for the
+    cases in flight, and a is judged once."""
+    journal = tmp_path / "journal"
+    monkeypatch.setenv("KDIFF_TEST_JOURNAL", str(journal))
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abc"]
+    got = {v.case.id: v for v in PoolExecutor(3, "cpu").judge(
+        cases, _b_breaks_resumably, RunConfig(), plugins.manager(), "kb")}
+    assert all(v.error is None and v.native.accept for v in got.values()), got
+    runs = _runs(journal)
+    assert len(runs["a"]) == 1 and len(runs["b"]) == 2, runs
+    assert runs["b"][1][0] < runs["a"][0][1], runs
+
+
+def _judge_of_b_dies(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:
+    if case.id == "b":
+        time.sleep(0.3)
+        os._exit(3)
+    _journal(case)
+    return Verdict(case, NativeVerdict(True, preset), {})
+
+
+def test_a_dead_judge_leaves_the_case_beside_it_to_finish_once(tmp_path, monkeypatch):
+    journal = tmp_path / "journal"
+    monkeypatch.setenv("KDIFF_TEST_JOURNAL", str(journal))
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
+             for n in "abc"]
+    got = {v.case.id: v for v in PoolExecutor(2, "cpu").judge(
+        cases, _judge_of_b_dies, RunConfig(), plugins.manager(), "kb")}
+    assert got["b"].error_kind == "judge" and all(got[n].native.accept for n in "ac")
+    assert len(_runs(journal)["a"]) == 1

@@ -4,15 +4,15 @@ local judge processes (--jobs N), or on a Ray cluster (--executor ray).
 Every executor takes the same `judge` function (JudgeFn: case, config, pm, preset, resume)
 and yields verdicts as they finish; the driver (this process) is the only one that writes the results
 store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox.process),
-so N jobs are N judges each with one worker. A judge process that dies breaks the pool: each
-case then in flight is judged again alone, and the one whose judge dies alone gets an error row
-of kind `judge` (never stored: the next run judges them again). In the pool, a case whose
-worker died (a crash, out of memory) beside other judges is judged again alone too, and only
-that verdict counts: memory is the machine's, and a neighbour's may have been what ran out
-(Ray's tasks are not judged again). A judge whose CUDA context the reference broke on one
-gate's draw (a resumable verdict: the gates before it decided, the draw named) is replaced
-by a fresh judge that goes on from there, as long as each goes further
-(kdiff.verdicts.fresh_judges). Judges die
+so N jobs are N judges each with one worker. Locally each judge is a process pool of its own,
+replaced alone. A case whose judge died, or whose worker died (a crash, out of memory), beside
+other judges is judged again alone, and only that verdict counts: memory is the machine's, and
+a neighbour's may have been what ran out (Ray's tasks are not judged again); the one whose
+judge dies alone gets an error row of kind `judge` (never stored: the next run judges it
+again). A judge whose CUDA context the reference broke on one gate's draw (a resumable
+verdict: the gates before it decided, the draw named) is replaced by a fresh judge that goes
+on from there, as long as each goes further (kdiff.verdicts.fresh_judges), while the other
+judges go on. Judges die
 with the driver (PR_SET_PDEATHSIG), their zygotes and workers with them (kdiff.sandbox.zygote).
 
 Verdicts do not depend on the executor: the same judge function runs on the same files with
@@ -30,7 +30,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import pluggy
 
@@ -93,16 +93,16 @@ class SerialExecutor:
 
 
 # -- local processes ----------------------------------------------------------------------
-# State of one pool process: the judge and its arguments, set once by the initializer.
+# State of one judge process: the judge and its arguments, set once by the initializer.
 _SLOT: tuple[JudgeFn, RunConfig, pluggy.PluginManager | None, str] | None = None
 
 
 def _slot_init(judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager | None,
-               preset: str, gpus: Any, driver: int) -> None:
+               preset: str, gpu: str | None, driver: int) -> None:
     global _SLOT
     bind_to(driver)
-    if gpus is not None:  # one GPU per judge; its candidates' workers inherit the choice
-        os.environ["CUDA_VISIBLE_DEVICES"] = str(gpus.get())
+    if gpu is not None:  # one GPU per judge; its candidates' workers inherit the choice
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
     _SLOT = (judge, config, pm, preset)
 
 
@@ -116,93 +116,109 @@ def _slot_judge(case: Case, resume: Verdict | None = None) -> Verdict:
 
 
 class PoolExecutor:
-    """N judge processes. On the CPU they are forked (the plugin manager, torch and the
-    gates are inherited, nothing is imported again); on CUDA they are spawned, since a
-    forked CUDA context is unusable, and each is given one GPU."""
+    """N judge processes, each a pool of one, so that one judge is replaced while the others
+    go on: a judge that dies costs only its own case, and a judge whose CUDA context broke
+    hands its case to a fresh judge at once (a context is its process's alone). On the CPU
+    they are forked (the plugin manager, torch and the gates are inherited, nothing is
+    imported again); on CUDA they are spawned, since a forked CUDA context is unusable, and
+    each is given one GPU."""
 
     def __init__(self, jobs: int, device: str) -> None:
         self.jobs, self.device = jobs, device
 
-    def _pool(self, judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager,
-              preset: str) -> ProcessPoolExecutor:
+    def _judge_process(self, judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager,
+                       preset: str, gpu: str | None) -> ProcessPoolExecutor:
         if self.device == "cuda":
-            context = multiprocessing.get_context("spawn")
-            gpus = context.Queue()
-            visible = _visible_gpus()
-            for i in range(self.jobs):
-                gpus.put(visible[i % len(visible)])
-            return ProcessPoolExecutor(self.jobs, mp_context=context, initializer=_slot_init,
-                                       initargs=(judge, config, None, preset, gpus,
-                                                 os.getpid()))
-        return ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
+            return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                       initializer=_slot_init,
+                                       initargs=(judge, config, None, preset, gpu, os.getpid()))
+        return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_slot_init,
                                    initargs=(judge, config, pm, preset, None, os.getpid()))
 
     def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
-        with deferred_sigint() as interrupted:
-            yield from self._judge(cases, judge, config, pm, preset, interrupted)
+        gpus = _visible_gpus() if self.device == "cuda" else [None]
+        judges: list[ProcessPoolExecutor | None] = [None] * self.jobs
 
-    def _judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
-               pm: pluggy.PluginManager, preset: str,
+        def start(slot: int) -> ProcessPoolExecutor:
+            if judges[slot] is None:
+                judges[slot] = self._judge_process(judge, config, pm, preset,
+                                                   gpus[slot % len(gpus)])
+            return judges[slot]
+
+        def replace(slot: int) -> None:
+            """The judge in `slot` cannot judge again: the next case there gets a fresh one."""
+            stop(judges[slot])
+            judges[slot] = None
+
+        try:
+            with deferred_sigint() as interrupted:
+                yield from self._judge(cases, start, replace, preset, interrupted)
+        finally:
+            for pool in judges:
+                if pool is not None:
+                    stop(pool)
+
+    def _judge(self, cases: list[Case], start: Callable[[int], ProcessPoolExecutor],
+               replace: Callable[[int], None], preset: str,
                interrupted: threading.Event) -> Iterator[Verdict]:
         queue = list(reversed(cases))
-        # A judge that dies breaks the whole pool, and every case in flight is cancelled with
-        # it: which one killed its judge is unknown. Each is judged again alone, in a pool of
-        # its own; the one whose judge dies alone gets the error row. A judge whose CUDA
-        # context broke answers, but is unusable: its pool takes no new case, the cases in
-        # flight finish, and a fresh pool judges its case again alone (that verdict counts)
-        # and the cases after it.
+        # A case whose judge died, or whose worker died (a crash, out of memory), beside other
+        # judges may have met a neighbour's doing (the memory is the machine's): it is judged
+        # again with nothing beside it, once the cases in flight finish, and only that
+        # verdict counts; the one whose judge dies alone gets the error row. A judge whose
+        # CUDA context broke is replaced: where the reference broke it on a draw (resumable)
+        # a fresh judge goes on from its verdict as soon as one is free; otherwise the case
+        # is judged again alone, and its verdict counts whatever it says.
         suspects: list[Case] = []
         resumes: dict[str, Verdict] = {}  # case id -> the resumable verdict to go on from
-        while queue or suspects:
-            alone = suspects.pop() if suspects else None
-            with self._pool(judge, config, pm, preset) as pool:
-                running: dict[Future[Verdict], Case] = {}
-                if alone is not None:
-                    running[pool.submit(_slot_judge, alone, resumes.get(alone.id))] = alone
-                broken = unusable = False
-                while (queue or running) and not broken:
-                    while alone is None and queue and len(running) < self.jobs and not unusable:
-                        case = queue.pop()
-                        running[pool.submit(_slot_judge, case)] = case
-                    if not running:
-                        break  # unusable: the cases left go to a fresh pool
-                    done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                    if interrupted.is_set():
-                        stop(pool)
-                        raise KeyboardInterrupt
-                    for future in done:
-                        case = running.pop(future)
-                        try:
-                            verdict = future.result()
-                        except BrokenProcessPool as exc:
-                            broken = True
-                            if case is alone:
-                                yield judge_died(case, preset, str(exc) or "pool broken")
-                            else:
-                                suspects.append(case)
-                        except Exception as exc:  # noqa: BLE001 - the judge itself raised
-                            yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
-                        else:
-                            if judge_unusable(verdict):
-                                unusable = True
-                            if goes_further(verdict, resumes.get(case.id)):
-                                resumes[case.id] = verdict
-                                suspects.append(case)  # on from there, in a fresh judge
-                            elif case is not alone and (worker_died(verdict)
-                                                        or judge_unusable(verdict)):
-                                suspects.append(case)  # judged beside others: again, alone
-                            else:
-                                yield verdict
-                    if alone is not None and not running:
-                        if not suspects or broken or unusable:
-                            break  # judged alone: back to a full pool
-                        alone = suspects.pop()  # the next one alone, in the same pool
-                        running[pool.submit(_slot_judge, alone, resumes.get(alone.id))] = alone
-                if broken:
-                    suspects.extend(running.values())
-                    running.clear()
+        running: dict[Future[Verdict], tuple[Case, int]] = {}
+        beside: set[str] = set()  # ids of the cases in flight while another one was
+        alone: Case | None = None
+
+        def submit(case: Case, slot: int) -> None:
+            if running:
+                beside.update({case.id, *(c.id for c, _ in running.values())})
+            running[start(slot).submit(_slot_judge, case, resumes.get(case.id))] = (case, slot)
+
+        while queue or suspects or running:
+            free = sorted(set(range(self.jobs)) - {slot for _, slot in running.values()})
+            if alone is None and suspects and not running:
+                alone = suspects.pop()
+                submit(alone, free[0])
+            while alone is None and not suspects and queue and free:
+                submit(queue.pop(), free.pop(0))
+            done, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+            if interrupted.is_set():
+                raise KeyboardInterrupt
+            for future in done:
+                case, slot = running.pop(future)
+                was_alone, alone = case is alone, (None if case is alone else alone)
+                beside_others = case.id in beside
+                beside.discard(case.id)
+                try:
+                    verdict = future.result()
+                except BrokenProcessPool as exc:
+                    replace(slot)
+                    if was_alone or not beside_others:
+                        yield judge_died(case, preset, str(exc) or "its process ended")
+                    else:
+                        suspects.append(case)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - the judge itself raised
+                    yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
+                    continue
+                if judge_unusable(verdict):
+                    replace(slot)
+                if goes_further(verdict, resumes.get(case.id)):
+                    resumes[case.id] = verdict
+                    queue.append(case)  # on from there, in a fresh judge, next
+                elif ((judge_unusable(verdict) and not was_alone)
+                      or (worker_died(verdict) and beside_others)):
+                    suspects.append(case)  # again, alone
+                else:
+                    yield verdict
 
 
 def _visible_gpus() -> list[str]:
