@@ -152,12 +152,18 @@ class PoolExecutor:
             stop(judges[slot])
             judges[slot] = None
 
+        finished = False
         try:
             with deferred_sigint() as interrupted:
                 yield from self._judge(cases, start, replace, preset, interrupted)
+            finished = True
         finally:
             for pool in judges:
-                if pool is not None:
+                if pool is None:
+                    continue
+                if finished:  # idle judges leave as a pool's processes do, cleaning up
+                    pool.shutdown(wait=True)
+                else:  # an interrupt, or the caller stopped reading: at once
                     stop(pool)
 
     def _judge(self, cases: list[Case], start: Callable[[int], ProcessPoolExecutor],
