@@ -5,7 +5,9 @@ The judge side: `run_script` runs a script as upstream does (`python SCRIPT`, st
 captured); `record_calls` runs the gold code and its test with the test's calls of the gold
 functions logged to JSON. Without a CUDA device, both run through this module's `__main__`
 under `cuda_on_cpu()` with Triton's interpreter. Either way the child is confined as a
-candidate's worker is, in a private temporary folder that is also its working directory.
+candidate's worker is, in a private temporary folder that is also its working directory, and
+forked from the judge's zygote where there is one (kdiff.sandbox.programs: what `python
+SCRIPT` does, without importing torch again).
 
 The child side (`python -m kdiff.adapters.tritonbench.runner`):
     run SCRIPT                  execute SCRIPT as `__main__`
@@ -23,8 +25,6 @@ import os
 import re
 import runpy
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import traceback
@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kdiff.sandbox.confine import CONTAINMENT_LINE
-from kdiff.sandbox.process import SandboxLimits, confinement
+from kdiff.sandbox.process import SandboxLimits
+from kdiff.sandbox.programs import run_python
 from kdiff.sandbox.workerenv import confined_environment
 
 # "RuntimeError: ...", "torch.AcceleratorError: CUDA error: ...": a traceback's last line
@@ -73,23 +74,12 @@ def _child(args: list[str], device: str, limits: SandboxLimits, workdir: Path) -
     # A candidate's worker's environment: no secret of the judge's, a user name for a uid
     # without a passwd entry (optimisers' and inductor's imports ask getpass.getuser())
     env = confined_environment(os.environ, device, workdir)
-    if device != "cpu" and args[0] == "run":  # on the device: exactly upstream's `python SCRIPT`
-        program = [sys.executable, args[1]]
+    if device != "cpu" and args[0] == "run":  # on the device: upstream's `python SCRIPT`
+        argv = [args[1]]
     else:
-        program = [sys.executable, "-m", __name__, *args]
-    spec = confinement(device, limits, workdir)
-    timeout = limits.start_timeout
-    proc = subprocess.Popen([sys.executable, "-m", "kdiff.sandbox.confine", spec.to_arg(), "--", *program],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, errors="replace", env=env,
-                            cwd=str(workdir), start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return ScriptResult(proc.returncode, out, err, timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the script's children too
-        out, err = proc.communicate()
-        return ScriptResult(None, out, err, timeout)
+        argv = ["-m", __name__, *args]
+    run = run_python(argv, device, limits, workdir, env)
+    return ScriptResult(run.returncode, run.stdout, run.stderr, limits.start_timeout)
 
 
 def run_script(script: Path, device: str, limits: SandboxLimits) -> ScriptResult:

@@ -102,7 +102,8 @@ def judge_folder() -> Path:
 _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
 
 
-def _zygote(env: dict[str, str]) -> Zygote:
+def zygote_for(env: dict[str, str]) -> Zygote:
+    """This judge's zygote for processes of environment `env` (its device and GPUs)."""
     key = (os.getpid(), env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
     if key not in _ZYGOTES:
         _ZYGOTES[key] = Zygote(env, judge_folder())
@@ -320,7 +321,7 @@ class CandidateProcess:
         self._proc = None
         if limits.warm_start:
             try:
-                self._proc = _zygote(env).spawn(spec, env, str(self.workdir),
+                self._proc = zygote_for(env).spawn(spec, env, str(self.workdir),
                                                 self._log.fileno())
             except ZygoteUnavailable:
                 pass  # a cold start below
@@ -379,7 +380,7 @@ class CandidateProcess:
             if self.limits.warm_start:
                 try:
                     # Keyed by the zygote's own environment, not the child's per-call folders.
-                    return _zygote(env).spawn(spec, child_env, str(cwd), log.fileno(),
+                    return zygote_for(env).spawn(spec, child_env, str(cwd), log.fileno(),
                                               compile_argv=argv)
                 except ZygoteUnavailable:
                     pass  # a cold start below

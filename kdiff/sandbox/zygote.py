@@ -81,6 +81,14 @@ class Zygote:
                             "compile": compile_argv}, (*spec.pipe_fds, log_fd))
         return ForkedWorker(self, reply["pid"])
 
+    def spawn_python(self, spec: Confinement, env: dict[str, str], cwd: str, argv: list[str],
+                     out_fd: int, err_fd: int) -> "ForkedWorker":
+        """A confined child that does what `python ARGV` does (run_python), its standard
+        output and error on `out_fd` and `err_fd`."""
+        reply = self._call({"op": "spawn", "spec": asdict(spec), "env": env, "cwd": cwd,
+                            "python": argv}, (*spec.pipe_fds, out_fd, err_fd))
+        return ForkedWorker(self, reply["pid"])
+
     def close(self) -> None:
         if self._proc is not None:
             self._sock.close()
@@ -123,11 +131,15 @@ def _child(request: dict[str, Any], fds: list[int], zygote: int) -> None:
     """In the forked child: become the worker (or the compiler child), confined, to die
     with the zygote."""
     import tempfile
-    *pipes, log_fd = fds
+    if request.get("python"):
+        *pipes, out_fd, err_fd = fds
+    else:
+        *pipes, out_fd = fds
+        err_fd = out_fd
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the zygote's own handler
     os.setsid()
-    os.dup2(log_fd, 1)
-    os.dup2(log_fd, 2)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
     keep = {0, 1, 2, *pipes}
     for name in os.listdir("/proc/self/fd"):
         if int(name) not in keep:
@@ -142,6 +154,8 @@ def _child(request: dict[str, Any], fds: list[int], zygote: int) -> None:
     spec = Confinement(**{**request["spec"], "pipe_fds": pipes, "parent": zygote})
     if request.get("compile"):
         run_confined(spec, lambda: run_compiler(request["compile"]))
+    elif request.get("python"):
+        run_confined(spec, lambda: run_python(request["python"]))
     else:
         run_confined(spec, lambda: run_worker(*pipes))
 
@@ -153,6 +167,48 @@ def run_compiler(argv: list[str]) -> None:
     finally:
         sys.stdout.flush()
     os._exit(code)
+
+
+def run_python(argv: list[str]) -> None:
+    """What `python ARGV` does, in this interpreter that has imported torch: `-m MODULE ARGS`
+    or `SCRIPT ARGS` run as __main__, sys.argv and sys.path[0] as the interpreter sets them
+    (the working folder, the script's folder), then the exit status it gives (SystemExit's
+    code; 1 after the traceback on stderr for an exception) once the atexit functions ran."""
+    import atexit
+    import runpy
+    code = 0
+    # the child's PYTHONPATH, which the zygote's start may not have had, after sys.path[0]
+    wanted = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[1:1] = [p for p in wanted if p not in sys.path]
+    try:
+        if argv[0] == "-m":
+            sys.argv = [argv[1], *argv[2:]]  # run_module puts the module's file first
+            sys.path[0] = os.getcwd()
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = list(argv)
+            sys.path[0] = os.path.dirname(os.path.abspath(argv[0]))
+            runpy.run_path(argv[0], run_name="__main__")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:
+            print(exc.code, file=sys.stderr)
+            code = 1
+    except BaseException as exc:  # noqa: BLE001 - as the interpreter: the traceback, status 1
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, "<frozen runpy>"):
+            tb = tb.tb_next  # from the program's first frame, as the interpreter prints it
+        # the interpreter's own printer ("Did you mean ...?"), which prints the exception's
+        # __traceback__ whatever it is given
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def run_worker(read_fd: int, write_fd: int) -> None:

@@ -1,0 +1,86 @@
+"""A benchmark's script run warm (forked from the judge's zygote) does what `python SCRIPT`
+in a fresh interpreter does: the same output, errors and exit status, __main__, sys.argv,
+sys.path[0], atexit; and both are killed, children included, at the deadline."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kdiff.sandbox.process import SandboxLimits
+from kdiff.sandbox.programs import run_python
+from kdiff.sandbox.workerenv import confined_environment
+
+WARM = SandboxLimits(start_timeout=60.0)
+COLD = dataclasses.replace(WARM, warm_start=False)
+
+SCRIPTS = {
+    "prints": "import sys, torch\nprint('out', torch.tensor([1.5]).sum().item())\n"
+              "print('err', file=sys.stderr)\n",
+    "exits": "import sys\nprint('before')\nsys.exit(3)\n",
+    "exits_with_text": "import sys\nsys.exit('why it stopped')\n",
+    "raises": "print('before')\nraise ValueError('the script broke')\n",
+    "misspells": "from typing import List\nx: Lst[int] = []\n",
+    "main_and_argv": "import os, sys\nprint(__name__, os.path.basename(sys.argv[0]), "
+                     "len(sys.argv), os.path.basename(__file__))\n",
+    "imports_its_neighbour": "import neighbour\nprint(neighbour.VALUE)\n",
+    "atexit": "import atexit\natexit.register(lambda: print('at exit'))\nprint('body')\n",
+    "guarded": "def main():\n    print('guarded main')\n\nif __name__ == '__main__':\n    main()\n",
+}
+
+
+def _run(tmp_path: Path, name: str, limits: SandboxLimits, argv_of=lambda s: [str(s)]):
+    folder = tmp_path / name / ("warm" if limits.warm_start else "cold")
+    folder.mkdir(parents=True)
+    script = tmp_path / name / f"{name}.py"
+    script.write_text(SCRIPTS[name] if name in SCRIPTS else "")
+    (tmp_path / name / "neighbour.py").write_text("VALUE = 'from the script folder'\n")
+    run = run_python(argv_of(script), "cpu", limits, folder,
+                     confined_environment(os.environ, "cpu", folder))
+    # the confinement's own first line of stderr names what was applied, the same both ways
+    err = "\n".join(ln for ln in run.stderr.splitlines()
+                    if not ln.startswith("kdiff.sandbox.confine:"))
+    return run.returncode, run.stdout, err
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+def test_a_warm_script_runs_as_a_fresh_interpreter_runs_it(tmp_path, name):
+    warm, cold = _run(tmp_path, name, WARM), _run(tmp_path, name, COLD)
+    assert warm == cold
+    assert warm[0] is not None
+
+
+def test_a_module_runs_as_python_dash_m_runs_it(tmp_path):
+    (tmp_path / "pkg_probe.py").write_text("import sys\nprint(__name__, sys.argv[1:])\n")
+    argv = ["-m", "pkg_probe", "a", "b"]
+    env_path = {"PYTHONPATH": str(tmp_path)}
+    got = []
+    for limits in (WARM, COLD):
+        folder = tmp_path / ("warm" if limits.warm_start else "cold")
+        folder.mkdir()
+        env = {**confined_environment(os.environ, "cpu", folder), **env_path}
+        got.append(run_python(argv, "cpu", limits, folder, env).stdout)
+    assert got[0] == got[1] == "__main__ ['a', 'b']\n"
+
+
+@pytest.mark.parametrize("limits", [WARM, COLD], ids=["warm", "cold"])
+def test_a_script_and_its_children_are_killed_at_the_deadline(tmp_path, limits):
+    marker = tmp_path / "child_alive"
+    child = tmp_path / "child.py"
+    child.write_text(f"import time\nwhile True:\n    open({str(marker)!r}, 'w').close()\n"
+                     "    time.sleep(0.05)\n")
+    script = tmp_path / "spins.py"
+    script.write_text(f"import subprocess, sys, time\nsubprocess.Popen([sys.executable, "
+                      f"{str(child)!r}])\nprint('started', flush=True)\nwhile True:\n"
+                      "    time.sleep(0.1)\n")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    run = run_python([str(script)], "cpu", dataclasses.replace(limits, start_timeout=5.0), folder,
+                     confined_environment(os.environ, "cpu", folder))
+    assert run.returncode is None and run.stdout == "started\n"
+    marker.unlink(missing_ok=True)
+    time.sleep(0.5)
+    assert not marker.exists(), "the script's child outlived the deadline"
