@@ -350,17 +350,23 @@ def _b_breaks_resumably(case: Case, config: RunConfig, pm, preset: str, resume=N
     return Verdict(case, NativeVerdict(True, preset), {})
 
 
-def test_a_broken_context_is_gone_on_from_while_the_other_judges_judge(tmp_path, monkeypatch):
-    """The fresh judge of b starts while a is still judged beside it: nothing waits for the
-    cases in flight, and a is judged once."""
+def _journalled(tmp_path, monkeypatch, jobs: int, judge) -> tuple[dict[str, Verdict], dict]:
+    """Cases a, b and c judged by `judge` in `jobs` judges: the verdicts, and the judgings
+    that _journal wrote."""
     journal = tmp_path / "journal"
     monkeypatch.setenv("KDIFF_TEST_JOURNAL", str(journal))
     cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
              for n in "abc"]
-    got = {v.case.id: v for v in PoolExecutor(3, "cpu").judge(
-        cases, _b_breaks_resumably, RunConfig(), plugins.manager(), "kb")}
+    got = {v.case.id: v for v in PoolExecutor(jobs, "cpu").judge(
+        cases, judge, RunConfig(), plugins.manager(), "kb")}
+    return got, _runs(journal)
+
+
+def test_a_broken_context_is_gone_on_from_while_the_other_judges_judge(tmp_path, monkeypatch):
+    """The fresh judge of b starts while a is still judged beside it: nothing waits for the
+    cases in flight, and a is judged once."""
+    got, runs = _journalled(tmp_path, monkeypatch, 3, _b_breaks_resumably)
     assert all(v.error is None and v.native.accept for v in got.values()), got
-    runs = _runs(journal)
     assert len(runs["a"]) == 1 and len(runs["b"]) == 2, runs
     assert runs["b"][1][0] < runs["a"][0][1], runs
 
@@ -374,11 +380,6 @@ def _judge_of_b_dies(case: Case, config: RunConfig, pm, preset: str, resume=None
 
 
 def test_a_dead_judge_leaves_the_case_beside_it_to_finish_once(tmp_path, monkeypatch):
-    journal = tmp_path / "journal"
-    monkeypatch.setenv("KDIFF_TEST_JOURNAL", str(journal))
-    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py")
-             for n in "abc"]
-    got = {v.case.id: v for v in PoolExecutor(2, "cpu").judge(
-        cases, _judge_of_b_dies, RunConfig(), plugins.manager(), "kb")}
+    got, runs = _journalled(tmp_path, monkeypatch, 2, _judge_of_b_dies)
     assert got["b"].error_kind == "judge" and all(got[n].native.accept for n in "ac")
-    assert len(_runs(journal)["a"]) == 1
+    assert len(runs["a"]) == 1
