@@ -5,8 +5,8 @@ Every executor takes the same `judge` function (JudgeFn: case, config, pm, prese
 and yields verdicts as they finish; the driver (this process) is the only one that writes the results
 store. Each judge runs its candidates in confined worker processes of their own (kdiff.sandbox.process),
 so N jobs are N judges each with one worker. Locally each judge is a process pool of its own,
-replaced alone. A case whose judge died, or whose worker died (a crash, out of memory), beside
-other judges is judged again alone, and only that verdict counts: memory is the machine's, and
+replaced alone. A case whose judge died, or whose worker died (a crash, out of memory) beside
+other judges, is judged again alone, and only that verdict counts: memory is the machine's, and
 a neighbour's may have been what ran out (Ray's tasks are not judged again); the one whose
 judge dies alone gets an error row of kind `judge` (never stored: the next run judges it
 again). A judge whose CUDA context the reference broke on one gate's draw (a resumable
@@ -170,13 +170,14 @@ class PoolExecutor:
                replace: Callable[[int], None], preset: str,
                interrupted: threading.Event) -> Iterator[Verdict]:
         queue = list(reversed(cases))
-        # A case whose judge died, or whose worker died (a crash, out of memory), beside other
-        # judges may have met a neighbour's doing (the memory is the machine's): it is judged
-        # again with nothing beside it, once the cases in flight finish, and only that
-        # verdict counts; the one whose judge dies alone gets the error row. A judge whose
-        # CUDA context broke is replaced: where the reference broke it on a draw (resumable)
-        # a fresh judge goes on from its verdict as soon as one is free; otherwise the case
-        # is judged again alone, and its verdict counts whatever it says.
+        # A case whose worker died (a crash, out of memory) beside other judges may have met a
+        # neighbour's doing (the memory is the machine's), and a case whose judge died may
+        # have met anything: it is judged again with nothing beside it, once the cases in
+        # flight finish, and only that verdict counts; the one whose judge dies alone gets the
+        # error row. A judge whose CUDA context broke is replaced: where the reference broke
+        # it on a draw (resumable) a fresh judge goes on from its verdict as soon as one is
+        # free; otherwise the case is judged again alone, and its verdict counts whatever it
+        # says.
         suspects: list[Case] = []
         resumes: dict[str, Verdict] = {}  # case id -> the resumable verdict to go on from
         running: dict[Future[Verdict], tuple[Case, int]] = {}
@@ -207,10 +208,10 @@ class PoolExecutor:
                     verdict = future.result()
                 except BrokenProcessPool as exc:
                     replace(slot)
-                    if was_alone or not beside_others:
+                    if was_alone:
                         yield judge_died(case, preset, str(exc) or "its process ended")
                     else:
-                        suspects.append(case)
+                        suspects.append(case)  # a judge's death may be passing: once more
                     continue
                 except Exception as exc:  # noqa: BLE001 - the judge itself raised
                     yield judge_died(case, preset, f"{type(exc).__name__}: {exc}")
