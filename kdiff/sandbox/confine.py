@@ -86,6 +86,10 @@ class Confinement:
     def to_arg(self) -> str:
         return json.dumps(asdict(self))
 
+    def command(self, program: list[str]) -> list[str]:
+        """The command line that runs `program` (its argv) confined so: this module's main."""
+        return [sys.executable, "-m", "kdiff.sandbox.confine", self.to_arg(), "--", *program]
+
     @classmethod
     def from_arg(cls, arg: str) -> "Confinement":
         return cls(**json.loads(arg))

@@ -329,7 +329,7 @@ class CandidateProcess:
             worker = [sys.executable, "-m", "kdiff.sandbox.zygote", "worker", str(judge_to_worker_r),
                       str(worker_to_judge_w)]
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "kdiff.sandbox.confine", spec.to_arg(), "--", *worker],
+                spec.command(worker),
                 stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
                 pass_fds=(judge_to_worker_r, worker_to_judge_w), env=env,
                 start_new_session=True, cwd=str(self.workdir))
@@ -385,8 +385,8 @@ class CandidateProcess:
                 except ZygoteUnavailable:
                     pass  # a cold start below
             return subprocess.Popen(
-                [sys.executable, "-m", "kdiff.sandbox.confine", spec.to_arg(), "--", sys.executable,
-                 "-m", "kdiff.sandbox.launches", *argv], stdin=subprocess.DEVNULL, stdout=log,
+                spec.command([sys.executable, "-m", "kdiff.sandbox.launches", *argv]),
+                stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
 
         try:

@@ -66,8 +66,7 @@ def _warm(argv: list[str], spec: Confinement, env: dict[str, str], workdir: Path
 
 def _cold(argv: list[str], spec: Confinement, env: dict[str, str], workdir: Path,
           timeout: float) -> ProgramRun:
-    proc = subprocess.Popen([sys.executable, "-m", "kdiff.sandbox.confine", spec.to_arg(), "--",
-                             sys.executable, *argv],
+    proc = subprocess.Popen(spec.command([sys.executable, *argv]),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, errors="replace", env=env,
                             cwd=str(workdir), start_new_session=True)
