@@ -158,12 +158,17 @@ class PoolExecutor:
                 yield from self._judge(cases, start, replace, preset, interrupted)
             finished = True
         finally:
-            for pool in judges:
-                if pool is None:
-                    continue
-                if finished:  # idle judges leave as a pool's processes do, cleaning up
-                    pool.shutdown(wait=True)
-                else:  # an interrupt, or the caller stopped reading: at once
+            pools = [pool for pool in judges if pool is not None]
+            if finished:
+                # Idle judges leave as a pool's processes do, cleaning up (their workers, a
+                # CUDA context each), all at once so that their exits overlap, not add up.
+                leaving = [threading.Thread(target=pool.shutdown) for pool in pools]
+                for thread in leaving:
+                    thread.start()
+                for thread in leaving:
+                    thread.join()
+            else:  # an interrupt, or the caller stopped reading: at once
+                for pool in pools:
                     stop(pool)
 
     def _judge(self, cases: list[Case], start: Callable[[int], ProcessPoolExecutor],
