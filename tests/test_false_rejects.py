@@ -1001,6 +1001,36 @@ def test_an_error_pending_before_the_reference_runs_is_not_the_references(
     assert not any(g.status is Status.SKIP for g in verdict.gates.values()), verdict.gates
 
 
+def test_a_failure_found_before_the_judge_broke_decides_the_verdict(tmp_path: Path,
+                                                                    monkeypatch):
+    """A gate the candidate failed before the judge's CUDA context broke stands: a reject,
+    not an undecided error. The gates after the break say they were not run, and the
+    executor replaces the judge without judging the case again."""
+    from kdiff.commands.executor import PoolExecutor
+    from kdiff.commands.run import judge_one
+    from kdiff.gates.cmp02_statelessness import Statelessness
+    breaks = tmp_path / "breaks"
+
+    def assert_on_the_device(self, ctx):
+        with breaks.open("a") as f:
+            f.write("broke\n")
+        raise RuntimeError("CUDA error: device-side assert triggered")
+    monkeypatch.setattr(Statelessness, "judge", assert_on_the_device)
+    verdict = judge(tmp_path, DOUBLE_PROBLEM, NAN_SWALLOWING_CANDIDATE, GATES_AROUND_EXC01)
+    assert verdict.gates["EXC-01"].status is Status.FAIL, verdict.gates["EXC-01"].detail
+    assert verdict.error is None and verdict.judge_broken, verdict.error
+    assert verdict.verifier_accept is False
+    assert verdict.gates["RES-01"].not_run and verdict.gates["CMP-02"].status is Status.ERROR
+
+    breaks.unlink()
+    case = Case("fails", tmp_path / "1_Problem.py", tmp_path / "candidate.py")
+    config = RunConfig(native="kernelbench", gates=GATES_AROUND_EXC01)
+    verdict, = PoolExecutor(2, "cpu").judge([case], judge_one, config, manager(),
+                                            "kernelbench")
+    assert verdict.error is None and verdict.verifier_accept is False, verdict.error
+    assert breaks.read_text().count("broke") == 1  # not judged again
+
+
 # A reference whose forward indexes past the end of its input: on CUDA a device-side assert,
 # after which the CUDA context of the process that ran it refuses everything.
 INDEX_PAST_THE_END_PROBLEM = '''

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator, Protocol
 
 import pluggy
 
-from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, Verdict
+from kdiff.data.model import Case, Verdict
 from kdiff.judging.interrupts import deferred_sigint
 from kdiff.judging.runconfig import RunConfig
 from kdiff.verdicts.fresh_judges import JudgeFn, bind_to, goes_further, judge_died, stop
@@ -81,8 +81,15 @@ def worker_died(verdict: Verdict) -> bool:
 
 def judge_unusable(verdict: Verdict) -> bool:
     """Whether the judge process that returned `verdict` cannot judge again: its CUDA context
-    broke (kdiff.verdicts.judge.device_broken). The case is judged again in a fresh judge."""
-    return verdict.error is not None and verdict.error_kind == TRANSIENT_ERROR_KIND
+    broke (kdiff.verdicts.judge.device_broken). An undecided case is judged again in a fresh
+    judge."""
+    return verdict.judge_broken
+
+
+def broke_undecided(verdict: Verdict) -> bool:
+    """Whether the judge's CUDA context broke before anything was decided: the case is
+    judged again in a fresh judge (a verdict decided before the break stands)."""
+    return verdict.judge_broken and verdict.error is not None
 
 
 class SerialExecutor:
@@ -226,7 +233,7 @@ class PoolExecutor:
                 if goes_further(verdict, resumes.get(case.id)):
                     resumes[case.id] = verdict
                     queue.append(case)  # on from there, in a fresh judge, next
-                elif ((judge_unusable(verdict) and not was_alone)
+                elif ((broke_undecided(verdict) and not was_alone)
                       or (worker_died(verdict) and beside_others)):
                     suspects.append(case)  # again, alone
                 else:
@@ -319,7 +326,7 @@ class RayExecutor:
                 if goes_further(verdict, before):  # on from there, in a fresh process
                     pending[task.remote(case, files, judge, config, preset, verdict)] = (
                         case, files, again, verdict)
-                elif judge_unusable(verdict) and not again:  # once more, in a fresh process
+                elif broke_undecided(verdict) and not again:  # once more, in a fresh process
                     pending[task.remote(case, files, judge, config, preset, None)] = (
                         case, files, True, None)
                 else:

@@ -138,6 +138,9 @@ class Verdict:
     # judge's CUDA context: the next judge refuses each as the reference failing there, so
     # that the gate judges its other input sets, as on the CPU.
     broken_draws: tuple[str, ...] = ()
+    # The judge's CUDA context broke while judging this case (kdiff.verdicts.judge
+    # .device_broken): its process judges nothing more, whatever the verdict says.
+    judge_broken: bool = False
 
     @property
     def verifier_accept(self) -> bool | None:

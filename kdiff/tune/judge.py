@@ -66,7 +66,7 @@ def _serve(conn: Any, config: RunConfig, preset: str | None) -> None:
             conn.send((False, f"{type(exc).__name__}: {exc}"))
             continue
         conn.send((True, verdict))
-        if verdict.error_kind == TRANSIENT_ERROR_KIND:
+        if verdict.judge_broken:
             return  # its CUDA context broke: nothing more can be judged here
 
 
@@ -138,7 +138,7 @@ class JudgeProcesses:
         if not ok:
             self._give_back(slot, True)
             raise RuntimeError(f"the judge process raised {answer}")
-        self._give_back(slot, answer.error_kind != TRANSIENT_ERROR_KIND)
+        self._give_back(slot, not answer.judge_broken)
         return answer
 
     def stop(self) -> None:

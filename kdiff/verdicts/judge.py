@@ -169,9 +169,13 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
 
 def device_broken(verdict: Verdict, why: str) -> Verdict:
     """The verdict of a judge whose own CUDA context broke (a device-side assert in the
-    reference or the oracle): nothing after it can run in this process, and what ran says
-    nothing about the kernel. An error of the judge's (reported, never stored): the executor
-    judges the case again in a fresh judge process, and no later case in this one."""
-    verdict.error = why.splitlines()[0]
-    verdict.error_kind = TRANSIENT_ERROR_KIND
+    reference or the oracle): nothing after it can run in this process, which judges no
+    later case. A gate the candidate already failed stands: its values were read back
+    before the break (a broken context fails every later read), so the reject is decided.
+    Otherwise what ran says nothing about the kernel: an error of the judge's (reported,
+    never stored), and the executor judges the case again in a fresh judge process."""
+    verdict.judge_broken = True
+    if not verdict.failed_gates:
+        verdict.error = why.splitlines()[0]
+        verdict.error_kind = TRANSIENT_ERROR_KIND
     return verdict
