@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
 import torch
@@ -76,14 +77,14 @@ class Gate:
         except JudgeDeviceBroken:
             raise  # no later gate of this judge can run either (kdiff.verdicts.judge)
         except Exception as exc:  # noqa: BLE001 - a kdiff bug must not lose the run
+            where = _kdiff_frame(exc)
             if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
                 # CUDA reports a device-side assert at the next synchronisation, wherever
                 # the judge then is (comparing outputs, say), not only in the reference.
-                raise JudgeDeviceBroken(f"the judge's CUDA context broke in {self.id}: "
-                                        f"{type(exc).__name__}: {exc}") from None
-            tb = traceback.extract_tb(exc.__traceback__)[-1]
-            result = self.result(Status.ERROR, f"kdiff error: {type(exc).__name__}: {exc} "
-                                 f"({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})")
+                raise JudgeDeviceBroken(f"the judge's CUDA context broke in {self.id} "
+                                        f"({where}): {type(exc).__name__}: {exc}") from None
+            result = self.result(Status.ERROR,
+                                 f"kdiff error: {type(exc).__name__}: {exc} ({where})")
         result.seconds = time.perf_counter() - start
         result.calls = ctx.calls_made - calls
         return result
@@ -101,6 +102,17 @@ class Gate:
     def result(self, status: Status, detail: str, signature: str | None = None,
                worst_ratio: float | None = None) -> GateResult:
         return GateResult(self.id, status, signature, detail, worst_ratio, klass=self.klass)
+
+
+def _kdiff_frame(exc: BaseException) -> str:
+    """file:line of the innermost frame of kdiff's own code that `exc` passed through
+    (where in the judge it surfaced), else of the innermost frame."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if f.filename.startswith(_OWN_FOLDERS)] or frames
+    return f"{ours[-1].filename.rsplit('/', 1)[-1]}:{ours[-1].lineno}"
+
+
+_OWN_FOLDERS = (str(Path(__file__).resolve().parent), str(Path(gen.__file__).resolve().parents[1]))
 
 
 @dataclass

@@ -3,6 +3,7 @@ judges a small honest problem + candidate and must pass; each names the cause it
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -1021,6 +1022,7 @@ def test_a_failure_found_before_the_judge_broke_decides_the_verdict(tmp_path: Pa
     assert verdict.error is None and verdict.judge_broken, verdict.error
     assert verdict.verifier_accept is False
     assert verdict.gates["RES-01"].not_run and verdict.gates["CMP-02"].status is Status.ERROR
+    assert re.search(r"in CMP-02 \(\w+\.py:\d+\)", verdict.gates["CMP-02"].detail)  # where
 
     breaks.unlink()
     case = Case("fails", tmp_path / "1_Problem.py", tmp_path / "candidate.py")
