@@ -4,7 +4,7 @@ it) and a static count of SASS instructions by class (nvdisasm from Triton's whe
 launch options, at the paper's layer shapes (kernels/mamba3/bench.py: B 16, T 2048, 4 key
 heads x 8, K 128, V 64, A 32; the decode step at B 128, T 1).
 
-    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_bwd,state_bwd,decode,phase,rotate]
+    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_bwd,state_bwd,rotate_bwd,decode,phase,rotate]
         [--dtypes bf16,fp32] [--jobs 2] [--timeout 300] [--out table.txt]
 
 Each compile runs in its own process (a fresh Triton cache, so ptxas runs and logs) and is
@@ -59,7 +59,8 @@ def kernel_jobs(kernels, dtypes):
             "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
             "phase": dict(num_warps=(1, 2, 4, 8), num_stages=(1,), BS=(16, 32, 64, 128)),
-            "rotate": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(8, 16, 32, 64), BS=(64,))}
+            "rotate": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(8, 16, 32, 64), BS=(64,)),
+            "rotate_bwd": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(8, 16, 32))}
     for name in kernels:
         keys = list(grid[name])
         for dtype in dtypes:
@@ -111,10 +112,14 @@ def source(job):
     elif job["kernel"] == "chunk_bwd":
         fn = backward.chunk_bwd_kernel
         const = dict(flags, BT=job["BT"], BV=V)
-        types = dict(lows, phase="*fp64")
+        types = lows
     elif job["kernel"] == "state_bwd":
         fn = backward.state_bwd_kernel
         const = dict(BT=job["BT"], BK2=K // 2, BV=V, HAS_Z=True)
+        types = lows
+    elif job["kernel"] == "rotate_bwd":
+        fn = backward.rotate_bwd_kernel
+        const = dict(BT=job["BT"], BK2=K // 2)
         types = dict(lows, phase="*fp64")
     elif job["kernel"] == "phase":
         fn = forward.turn_sums_kernel

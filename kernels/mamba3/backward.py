@@ -1,6 +1,6 @@
-"""Chunked Mamba-3 SISO training backward: three Triton kernels after forward.py's (which
-stores the state entering each chunk, the phases, and y before its gate), and the autograd
-Function that joins them.
+"""Chunked Mamba-3 SISO training backward: four Triton kernels after forward.py's (which
+keeps the state entering each chunk, the phases, y before its gate, and the turned keys q'
+and k'), and the autograd Function that joins them.
 
 state_bwd_kernel, one program per (head, sequence), all of V, carries the one dependence
 between chunks, the state's gradient, backwards: dS leaving each chunk (from the final
@@ -8,9 +8,9 @@ state's cotangent) into a buffer, and dS <- exp(la_last) dS + (exp(la) dY)^T Q' 
 chunk before. The state entering the first chunk is S_init + prev0 v_init k_init^T: its
 gradient gives dS_init, dv_init, dk_init and d prev0.
 
-chunk_bwd_kernel, one program per (chunk, head, sequence), every chunk at once, recomputes
-the forward's tiles (q', k' from the stored phases, la, weights, P) with the state entering
-the chunk and dS leaving it, and forms:
+chunk_bwd_kernel, one program per (chunk, head, sequence), every chunk at once, reads q'
+and k' as the forward's products did, recomputes the forward's tiles (la, weights, P) with
+the state entering the chunk and dS leaving it, and forms:
 
     dy = dout silu(z),  dz = dout y silu'(z),  dD's share sum dy . v
     dP = dY V^T,  dQK = dP * decay * weight (lower triangle)
@@ -21,8 +21,11 @@ the chunk and dS leaving it, and forms:
     dadt_j = sum_{r >= j} exp(la_r) dy_r . (S q'_r) + sum_{r >= j, s < j} (dP P)_rs
              + sum_{s < j} w_last_s v_s . dS k'_s + exp(la_last) <dS, S>
 
-then turns dq', dk' back (R(theta)^T) into the gradients of q + q_bias and k + k_bias, and
-the phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's).
+storing dq' and dk' (fp32). rotate_bwd_kernel, one program per block of rows and head,
+turns them back (R(theta)^T) into the gradients of q + q_bias and k + k_bias, and forms the
+phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's), with q' and k' formed again
+in fp32 from the stored phases. Apart, the chunk kernel holds neither the rotation's cosines
+and sines nor its fp32 keys beside its ten tile products.
 
 gates_bwd_kernel, one program per (head, sequence), walks the chunks backwards with the
 running sum of the phase gradients (the phase is a running sum of pi tanh(angles) dt; the mod
@@ -52,15 +55,17 @@ import triton.language as tl
 from kdiff.kernels.gdn.fallback import fallback_flag
 from kdiff.kernels.gdn.tile_ops import exclusive_cumsum, mm, rectangle_sums
 from kdiff.kernels.mamba3.forward import (
+    ROTATE_ROWS,
+    ROTATE_WARPS,
     Saved,
     chunk_gates,
     chunk_keys,
+    halves_offsets,
     launch,
     mamba3_siso_forward,
     phase_tile,
-    turned_keys,
 )
-from kdiff.kernels.mamba3.ops import PI, cos_sin, head_tile, load_halves, sigmoid, tanh64
+from kdiff.kernels.mamba3.ops import PI, load_halves, pair_offsets, sigmoid, state_tile, tanh64
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
 from kdiff.kernels.mamba3.reference import States
 
@@ -72,19 +77,19 @@ def _store_pairs(ptr, row_base, j, mask, first, second):
 
 
 @triton.jit
-def state_bwd_kernel(q, v, adt, dt, trap, q_bias, z, k0, v0, phase, dout, dST, dhbuf,
-                     dS0, dk0, dv0, dprev0, T, H, G, K, V, A,
+def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
+                     dS0, dk0, dv0, dprev0, T, H, K, V,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                      HAS_Z: tl.constexpr):
     """Grid (H, B): the state's gradient, walked backwards over the chunks from dST, the one
-    dependence between chunks: dhbuf [B * H, chunks, V, K] fp32 holds dS leaving each chunk,
+    dependence between chunks (qr: the forward's q', halves [B, T, H, K]): dhbuf [B * H,
+    chunks, V, K] fp32 holds dS leaving each chunk,
     and dS <- exp(la_last) dS + (exp(la) dY)^T Q' enters the chunk before. The state entering
     the first chunk is S_init + prev0 v_init k_init^T: from its gradient, dS0 [B, H, V, K],
     dk0 [B, H, K], dv0 [B, H, V] and dprev0 [B * H] (fp32)."""
     h, b = tl.program_id(0), tl.program_id(1)
-    DT: tl.constexpr = q.dtype.element_ty
-    bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, 0, H, G, K, V, A, BK2, BV)
-    qbe, qbo = load_halves(q_bias, h * K, j, jm)
+    DT: tl.constexpr = qr.dtype.element_ty
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, 0, H, K, V, BK2, BV)
     dSe = tl.load(dST + soff, mask=sm, other=0.0).to(tl.float32)
     dSo = tl.load(dST + soff + 1, mask=sm, other=0.0).to(tl.float32)
     NC = tl.cdiv(T, BT)
@@ -94,8 +99,9 @@ def state_bwd_kernel(q, v, adt, dt, trap, q_bias, z, k0, v0, phase, dout, dST, d
         tl.store(dhbuf + doff, dSe, mask=sm)
         tl.store(dhbuf + doff + 1, dSo, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        cos, sin = cos_sin(phase_tile(phase, rows, rm, H, h, A, j, am))
-        qe, qo = turned_keys(q, rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, cos, sin)
+        first, second = halves_offsets(rows, H, h, K, j)
+        qe = tl.load(qr + first, mask=rm[:, None] & jm[None, :], other=0.0)
+        qo = tl.load(qr + second, mask=rm[:, None] & jm[None, :], other=0.0)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -120,22 +126,19 @@ def state_bwd_kernel(q, v, adt, dt, trap, q_bias, z, k0, v0, phase, dout, dST, d
 
 
 @triton.jit
-def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
-                     phase, hbuf, dhbuf, ybuf, dout, dkT, dvT,
-                     dq, dk, dv, dz, dtheta, dadt, dscale, dgamma, dDc, T, H, G, K, V, A,
+def chunk_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dkT, dvT,
+                     dqr, dkr, dv, dz, dadt, dscale, dgamma, dDc, T, H, K, V,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                      HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (chunks, H, B), every chunk at once. Inputs as chunk_fwd_kernel's (the phases
-    among them), with its STORE buffers and state_bwd_kernel's dhbuf; cotangents dout
-    [B, T, H, V], dkT [B, H, K], dvT [B, H, V]. Outputs fp32: dq, dk [B, T, H, K] (of
-    q + q_bias, k + k_bias, per head), dv, dz [B, T, H, V], dtheta [B, T, H, A], dadt,
-    dscale, dgamma [B, H, T], and dDc [B * H * chunks], each chunk's share of dD."""
+    """Grid (chunks, H, B), every chunk at once. Inputs as chunk_fwd_kernel's, with its STORE
+    buffers and state_bwd_kernel's dhbuf; cotangents dout [B, T, H, V], dkT [B, H, K], dvT
+    [B, H, V]. Outputs fp32: dqr, dkr [B, T, H, K] (of q', k', halves as qr's), dv, dz
+    [B, T, H, V], dadt, dscale, dgamma [B, H, T], and dDc [B * H * chunks], each chunk's
+    share of dD."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    DT: tl.constexpr = q.dtype.element_ty
-    bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, 0, H, G, K, V, A, BK2, BV)
+    DT: tl.constexpr = qr.dtype.element_ty
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, 0, H, K, V, BK2, BV)
     r = tl.arange(0, BT)
-    qbe, qbo = load_halves(q_bias, h * K, j, jm)
-    kbe, kbo = load_halves(k_bias, h * K, j, jm)
     dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
     dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
     if HAS_D:
@@ -144,13 +147,13 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
     below = r[None, :] < r[:, None]
     diagonal = r[None, :] == r[:, None]
     NC = tl.cdiv(T, BT)
-    doff = (bh * (NC - 1) + c) * V * K + soff  # soff holds bh V K
-    dSe = tl.load(dhbuf + doff, mask=sm, other=0.0)
-    dSo = tl.load(dhbuf + doff + 1, mask=sm, other=0.0)
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-    cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
-                                          rows, rm, Hq, hq, K, j, jm, am, qbe, qbo, kbe, kbo)
     pm = rm[:, None] & jm[None, :]
+    first, second = halves_offsets(rows, H, h, K, j)
+    qe = tl.load(qr + first, mask=pm, other=0.0)
+    qo = tl.load(qr + second, mask=pm, other=0.0)
+    ke = tl.load(kr + first, mask=pm, other=0.0)
+    ko = tl.load(kr + second, mask=pm, other=0.0)
     v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
     tm = rm[:, None] & vm[None, :]
     vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -162,48 +165,83 @@ def chunk_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, D, z,
         tl.store(dz + v_off, dy * y * (sz * (1 + zt * (1 - sz))), mask=tm)
         dy = dy * (zt * sz)
     tl.store(dDc + bh * NC + c, tl.sum(tl.sum(dy * vt, 0), 0))
+    e = tl.exp(la.to(tl.float32))
+    carry = tl.exp(la_last.to(tl.float32))
+    tail = tl.exp((la_last - la).to(tl.float32))
+    wl = tail * scale
+    last = t == T - 1
+    # In an order that lets each tile go as soon as it has served (the state's tiles first,
+    # each result stored when formed): registers, not arithmetic; the values are the same.
     hoff = (bh * NC + c) * V * K + soff  # soff holds bh V K
     Se = tl.load(hbuf + hoff, mask=sm, other=0.0)
     So = tl.load(hbuf + hoff + 1, mask=sm, other=0.0)
+    ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
+    adt_out = tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
+    dqe_state = e[:, None] * mm(dy, Se, DT)
+    dqo_state = e[:, None] * mm(dy, So, DT)
+    doff = (bh * (NC - 1) + c) * V * K + soff  # soff holds bh V K
+    dSe = tl.load(dhbuf + doff, mask=sm, other=0.0)
+    dSo = tl.load(dhbuf + doff + 1, mask=sm, other=0.0)
+    adt_state = carry * tl.sum(dSe * Se + dSo * So)
+    kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
+    dke_state = wl[:, None] * mm(vt, dSe, DT)
+    dko_state = wl[:, None] * mm(vt, dSo, DT)
+    u = tl.sum(vt * kd, 1)
     qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
     decay = tl.exp(tl.where(causal, la[:, None] - la[None, :], 0.0).to(tl.float32))
     weight = tl.where(diagonal, gamma[None, :], scale[None, :])
     P = tl.where(causal, qk * decay * weight, 0.0)
     dP = mm(dy, tl.trans(vt), DT)
     dQK = tl.where(causal, dP * decay * weight, 0.0)
-    e = tl.exp(la.to(tl.float32))
-    ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
-    dqe = e[:, None] * mm(dy, Se, DT) + mm(dQK, ke, DT)
-    dqo = e[:, None] * mm(dy, So, DT) + mm(dQK, ko, DT)
-    tail = tl.exp((la_last - la).to(tl.float32))
-    carry = tl.exp(la_last.to(tl.float32))
-    wl = tail * scale
-    kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
-    last = t == T - 1
-    dke = mm(tl.trans(dQK), qe, DT) + wl[:, None] * mm(vt, dSe, DT) + tl.where(
-        last[:, None], dkTe[None, :], 0.0)
-    dko = mm(tl.trans(dQK), qo, DT) + wl[:, None] * mm(vt, dSo, DT) + tl.where(
-        last[:, None], dkTo[None, :], 0.0)
+    Gm = qk * decay * dP
+    tl.store(dscale + g, tl.sum(tl.where(below, Gm, 0.0), 0) + tail * u, mask=rm)
+    tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
+    adt_pairs = rectangle_sums(tl.where(below, dP * P, 0.0), BT)
     dvt = mm(tl.trans(P), dy, DT) + wl[:, None] * kd + tl.where(last[:, None],
                                                                 dvTv[None, :], 0.0)
     if HAS_D:
         dvt = dvt + d_h * dy
     tl.store(dv + v_off, dvt, mask=tm)
-    u = tl.sum(vt * kd, 1)
-    Gm = qk * decay * dP
-    tl.store(dscale + g, tl.sum(tl.where(below, Gm, 0.0), 0) + tail * u, mask=rm)
-    tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
     # d adt_j collects only the terms whose decay contains adt_j: exp(la_r) (r >= j),
     # P's exp(la_r - la_s) (s < j <= r), the state step's exp(la_last - la_s) (s < j) and
     # exp(la_last) (all j). Row sums minus column sums and <dS, S_next> - w_last u, then a
     # reverse cumsum, are equal in exact arithmetic but cancel large terms: where adt_j's
     # true gradient is 0 (a decay of 0 crossing j) they left errors of u times the terms
     # (kdiff ORD-01 at normal + 1e4, PRC-03 at normal x 100: -2e10 where the oracle has -0)
-    d_adt = (tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
-             + rectangle_sums(tl.where(below, dP * P, 0.0), BT)
-             + exclusive_cumsum(wl * u, BT)
-             + carry * tl.sum(dSe * Se + dSo * So))
-    tl.store(dadt + g, d_adt, mask=rm)
+    tl.store(dadt + g, adt_out + adt_pairs + exclusive_cumsum(wl * u, BT) + adt_state,
+             mask=rm)
+    tl.store(dqr + first, dqe_state + mm(dQK, ke, DT), mask=pm)
+    tl.store(dqr + second, dqo_state + mm(dQK, ko, DT), mask=pm)
+    tl.store(dkr + first, mm(tl.trans(dQK), qe, DT) + dke_state + tl.where(
+        last[:, None], dkTe[None, :], 0.0), mask=pm)
+    tl.store(dkr + second, mm(tl.trans(dQK), qo, DT) + dko_state + tl.where(
+        last[:, None], dkTo[None, :], 0.0), mask=pm)
+
+
+@triton.jit
+def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, T, H, G, K, A,
+                      BT: tl.constexpr, BK2: tl.constexpr):
+    """Grid (blocks of BT rows, H, B): chunk_bwd_kernel's dq', dk' (dqr, dkr, halves) turned
+    back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, fp32), and the phase
+    gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
+    (as chunk_keys forms them everywhere)."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    j, jm = pair_offsets(K, BK2)
+    am = j < A
+    qbe, qbo = load_halves(q_bias, h * K, j, jm)
+    kbe, kbo = load_halves(k_bias, h * K, j, jm)
+    t = c * BT + tl.arange(0, BT)
+    rm = t < T
+    rows = b.to(tl.int64) * T + t
+    cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
+                                          rows, rm, H // G, h // G, K, j, jm, am,
+                                          qbe, qbo, kbe, kbo)
+    pm = rm[:, None] & jm[None, :]
+    first, second = halves_offsets(rows, H, h, K, j)
+    dqe = tl.load(dqr + first, mask=pm, other=0.0)
+    dqo = tl.load(dqr + second, mask=pm, other=0.0)
+    dke = tl.load(dkr + first, mask=pm, other=0.0)
+    dko = tl.load(dkr + second, mask=pm, other=0.0)
     dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
     tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
              mask=rm[:, None] & am[None, :])
@@ -321,16 +359,19 @@ class Mamba3SISOFunction(torch.autograd.Function):
         NC = triton.cdiv(T, C)
         dhbuf = torch.empty(B * H, NC, V, K, **f32)
         dDc = torch.empty(B * H * NC, **f32)
+        dqr, dkr = (torch.empty(B, T, H, K, **f32) for _ in range(2))
         BK2, BV = pair_block(K), max(16, triton.next_power_of_2(V))
         state_bwd_kernel[(H, B)](
-            q, v, adt, dt, trap, q_bias, z, k0, v0, saved.phase, cot[0], cot[2], dhbuf,
-            grads.dS0, grads.dk0, grads.dv0, dprev0, T, H, H // Hq, K, V, A, BT=C, BK2=BK2,
-            BV=BV, HAS_Z=has_z, **launch("state", q.dtype))
+            saved.qr, v, adt, dt, trap, z, k0, v0, cot[0], cot[2], dhbuf, grads.dS0, grads.dk0,
+            grads.dv0, dprev0, T, H, K, V, BT=C, BK2=BK2, BV=BV, HAS_Z=has_z,
+            **launch("state", q.dtype))
         chunk_bwd_kernel[(NC, H, B)](
-            q, k, v, adt, dt, trap, q_bias, k_bias, D, z, saved.phase, saved.hbuf, dhbuf,
-            saved.ybuf, cot[0], cot[3], cot[4], grads.dq, grads.dk, grads.dv, grads.dz, dtheta,
-            grads.dadt, dscale, dgamma, dDc, T, H, H // Hq, K, V, A, BT=C, BK2=BK2, BV=BV,
-            HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
+            saved.qr, saved.kr, v, adt, dt, trap, D, z, saved.hbuf, dhbuf, saved.ybuf, cot[0],
+            cot[3], cot[4], dqr, dkr, grads.dv, grads.dz, grads.dadt, dscale, dgamma, dDc, T, H,
+            K, V, BT=C, BK2=BK2, BV=BV, HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
+        rotate_bwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
+            q, k, saved.phase, q_bias, k_bias, dqr, dkr, grads.dq, grads.dk, dtheta, T, H,
+            H // Hq, K, A, BT=ROTATE_ROWS, BK2=BK2, num_warps=ROTATE_WARPS)
         torch.sum(dDc.view(B * H, NC), 1, out=grads.dD)  # a fixed order: deterministic
         gates_bwd_kernel[(H, B)](dt, trap, angles, dtheta, cot[1], dscale, dgamma, dprev0,
                                  grads.ddt, grads.dtrap, grads.dangles, grads.dtheta0, T, H, A,

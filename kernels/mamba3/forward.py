@@ -262,7 +262,7 @@ def phase_carry_kernel(angles, dt, theta0, sums, carry, walked, thetaT, T, H, A,
 
 
 @triton.jit
-def _halves_offsets(rows, H, h, K, j):
+def halves_offsets(rows, H, h, K, j):
     """Offsets in a [B, T, H, K] tensor of halves (rotate_fwd_kernel's) of rows' pairs j at
     head h: their first elements, then their second."""
     first = ((rows * H + h) * K)[:, None] + j[None, :]
@@ -311,7 +311,7 @@ def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G
     th = row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS, STORE)
     _, _, qe, qo, ke, ko = chunk_keys(q, k, th, rows, rm, H // G, hq, K, j, jm, am,
                                       qbe, qbo, kbe, kbo)
-    first, second = _halves_offsets(rows, H, h, K, j)
+    first, second = halves_offsets(rows, H, h, K, j)
     pm = rm[:, None] & jm[None, :]
     DT: tl.constexpr = qr.dtype.element_ty
     tl.store(qr + first, qe.to(DT), mask=pm)
@@ -354,7 +354,7 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
             tl.store(hbuf + hoff + 1, So, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         pm = rm[:, None] & jm[None, :]
-        first, second = _halves_offsets(rows, H, h, K, j)
+        first, second = halves_offsets(rows, H, h, K, j)
         qe = tl.load(qr + first, mask=pm, other=0.0)
         qo = tl.load(qr + second, mask=pm, other=0.0)
         ke = tl.load(kr + first, mask=pm, other=0.0)
@@ -414,12 +414,15 @@ def new_states(states: States, dtype: torch.dtype) -> States:
 
 class Saved(NamedTuple):
     """What the chunked forward keeps for the backward: the phases, chunk_fwd_kernel's STORE
-    buffers, and its fallback decision (a one-element int32 device flag: the results were
-    recomputed token by token, so the buffers are not theirs)."""
+    buffers, its fallback decision (a one-element int32 device flag: the results were
+    recomputed token by token, so the buffers are not theirs), and rotate_fwd_kernel's q' and
+    k' (halves, the working dtype: what the chunk kernels' products read)."""
     phase: torch.Tensor
     hbuf: torch.Tensor
     ybuf: torch.Tensor
     fallback: torch.Tensor
+    qr: torch.Tensor
+    kr: torch.Tensor
 
 
 class Phases(NamedTuple):
@@ -486,7 +489,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
-        return out, final, Saved(phases.sums, *saved, fallback)
+        return out, final, Saved(phases.sums, *saved, fallback, qr, kr)
     return out, final
 
 
