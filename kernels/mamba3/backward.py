@@ -62,6 +62,7 @@ from kdiff.kernels.mamba3.forward import (
     chunk_keys,
     halves_offsets,
     launch,
+    load_halves_pair,
     mamba3_siso_forward,
     phase_tile,
 )
@@ -148,12 +149,7 @@ def chunk_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dk
     diagonal = r[None, :] == r[:, None]
     NC = tl.cdiv(T, BT)
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-    pm = rm[:, None] & jm[None, :]
-    first, second = halves_offsets(rows, H, h, K, j)
-    qe = tl.load(qr + first, mask=pm, other=0.0)
-    qo = tl.load(qr + second, mask=pm, other=0.0)
-    ke = tl.load(kr + first, mask=pm, other=0.0)
-    ko = tl.load(kr + second, mask=pm, other=0.0)
+    pm, first, second, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
     v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
     tm = rm[:, None] & vm[None, :]
     vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -236,12 +232,7 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, T, 
     cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
                                           rows, rm, H // G, h // G, K, j, jm, am,
                                           qbe, qbo, kbe, kbo)
-    pm = rm[:, None] & jm[None, :]
-    first, second = halves_offsets(rows, H, h, K, j)
-    dqe = tl.load(dqr + first, mask=pm, other=0.0)
-    dqo = tl.load(dqr + second, mask=pm, other=0.0)
-    dke = tl.load(dkr + first, mask=pm, other=0.0)
-    dko = tl.load(dkr + second, mask=pm, other=0.0)
+    pm, _, _, dqe, dqo, dke, dko = load_halves_pair(dqr, dkr, rows, rm, H, h, K, j, jm)
     dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
     tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
              mask=rm[:, None] & am[None, :])

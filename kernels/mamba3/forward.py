@@ -270,6 +270,18 @@ def halves_offsets(rows, H, h, K, j):
 
 
 @triton.jit
+def load_halves_pair(x, y, rows, rm, H, h, K, j, jm):
+    """The rows' tiles of head h of two tensors of halves (rotate_fwd_kernel's layout: q' and
+    k', or their gradients), each as its two halves; with their mask and the halves'
+    offsets, for stores alike."""
+    pm = rm[:, None] & jm[None, :]
+    first, second = halves_offsets(rows, H, h, K, j)
+    return (pm, first, second,
+            tl.load(x + first, mask=pm, other=0.0), tl.load(x + second, mask=pm, other=0.0),
+            tl.load(y + first, mask=pm, other=0.0), tl.load(y + second, mask=pm, other=0.0))
+
+
+@triton.jit
 def row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS: tl.constexpr,
                STORE: tl.constexpr):
     """Tokens t's phases of head h [rows, pairs] fp64 from phase_carry_kernel's results: the
@@ -353,12 +365,7 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
             tl.store(hbuf + hoff, Se, mask=sm)
             tl.store(hbuf + hoff + 1, So, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        pm = rm[:, None] & jm[None, :]
-        first, second = halves_offsets(rows, H, h, K, j)
-        qe = tl.load(qr + first, mask=pm, other=0.0)
-        qo = tl.load(qr + second, mask=pm, other=0.0)
-        ke = tl.load(kr + first, mask=pm, other=0.0)
-        ko = tl.load(kr + second, mask=pm, other=0.0)
+        _, _, _, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
