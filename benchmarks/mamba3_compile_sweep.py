@@ -54,7 +54,8 @@ CLASSES = {
 
 def kernel_jobs(kernels, dtypes):
     """(kernel, dtype, options) for every point of the sweep."""
-    grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
+    grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64),
+                              STORE=(False, True)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
@@ -103,7 +104,9 @@ def source(job):
     flags = dict(HAS_D=True, HAS_Z=True, BK2=K // 2)
     if job["kernel"] == "chunk_fwd":
         fn = forward.chunk_fwd_kernel
-        const = dict(flags, BT=job["BT"], BV=job["BV"], STORE=False, hbuf=None, ybuf=None)
+        const = dict(flags, BT=job["BT"], BV=job["BV"], STORE=job["STORE"])
+        if not job["STORE"]:  # the forward's own call: no buffers for the backward
+            const.update(hbuf=None, ybuf=None)
         types = dict(lows, phase="*fp64")
     elif job["kernel"] == "rotate":
         fn = forward.rotate_fwd_kernel
@@ -194,7 +197,7 @@ def run_job(job, timeout) -> dict:
     return {**job, **result, "s": round(time.perf_counter() - start)}
 
 
-COLUMNS = ["kernel", "dtype", "num_warps", "num_stages", "BT", "BV", "BS", "regs", "spill_st",
+COLUMNS = ["kernel", "dtype", "num_warps", "num_stages", "BT", "BV", "BS", "STORE", "regs", "spill_st",
            "spill_ld", "shared", "fp64", "cvt f64", "mufu", "mma", "ffma", "ldl/stl", "lds/sts",
            "ldg/stg", "bar", "total", "s", "error"]
 
