@@ -488,17 +488,21 @@ mamba3_profile() {  # where kernels/mamba3's time goes: M3_PROFILE_PARTS (decode
   pack
 }
 
-mamba3_ab() {  # M3_AB_FILE (kernels/mamba3/forward.py) on this tree, then with M3_AB_FROM (a
-  # carried file, e.g. `git show <commit>:kernels/mamba3/backward.py > .ab/backward.py`) in its
-  # place, the file put back after; M3_PROFILE_PARTS as mamba3_profile's
-  local here=${M3_AB_FILE:-kernels/mamba3/forward.py}
-  [ -f "${M3_AB_FROM:-}" ] || { log "mamba3_ab: no M3_AB_FROM file, nothing run"; return; }
-  log "mamba3 A/B: this tree's $here"
+mamba3_ab() {  # M3_AB_FILE (kernels/mamba3/forward.py; several, space-separated) on this
+  # tree, then with M3_AB_FROM (carried files in the same order, e.g. `git show
+  # <commit>:kernels/mamba3/backward.py > .ab/backward.py`) in their place, the files put back
+  # after; M3_PROFILE_PARTS as mamba3_profile's
+  local here=(${M3_AB_FILE:-kernels/mamba3/forward.py}) from=(${M3_AB_FROM:-}) i
+  [ "${#here[@]}" = "${#from[@]}" ] || { log "mamba3_ab: ${#here[@]} files, ${#from[@]} in M3_AB_FROM, nothing run"; return; }
+  for i in "${!from[@]}"; do
+    [ -f "${from[$i]}" ] || { log "mamba3_ab: no file ${from[$i]}, nothing run"; return; }
+  done
+  log "mamba3 A/B: this tree's ${here[*]}"
   mamba3_profile
-  cp "$here" /tmp/ab.this.py && cp "$M3_AB_FROM" "$here"
-  log "mamba3 A/B: $M3_AB_FROM as $here"
+  for i in "${!here[@]}"; do cp "${here[$i]}" "/tmp/ab.this.$i.py" && cp "${from[$i]}" "${here[$i]}"; done
+  log "mamba3 A/B: ${from[*]} as ${here[*]}"
   mamba3_profile
-  cp /tmp/ab.this.py "$here"
+  for i in "${!here[@]}"; do cp "/tmp/ab.this.$i.py" "${here[$i]}"; done
 }
 
 mamba3_sanitize() {  # the illegal access of kernels/mamba3's forward fallback at 2 warps
