@@ -1378,3 +1378,58 @@ def get_init_inputs():
     candidate = problem.replace("class Model(", "class ModelNew(")
     result = judge(tmp_path, problem, candidate, ["PRC-03"]).gates["PRC-03"]
     assert result.status is Status.PASS, result.detail
+
+
+# -- an index picked among values that rounding made equal (TritonBench-T sigmoid_argmax) ----
+
+ARGMAX_OF_SIGMOID_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.argmax(torch.sigmoid(x), dim=1)
+
+
+def get_inputs():
+    return [torch.randn(16, 64)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+ARGMAX_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.argmax(x, dim=1)  # sigmoid is increasing: the same index, exactly
+'''
+
+
+def test_an_index_picked_at_a_near_tie_is_not_judged(tmp_path: Path):
+    """At inputs x 1e3 the sigmoid of many elements rounds to 1, in float64 too, and the
+    reference picks the first of them; the exact argmax of the sigmoid is the largest
+    input's index. Indices were judged exactly, so the exact answer failed CMP-01; now a pick
+    among values within their rounding error of each other is not judged, and every other
+    pick still is: a candidate that ignores the last column fails."""
+    result = judge(tmp_path, ARGMAX_OF_SIGMOID_PROBLEM, ARGMAX_CANDIDATE, ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.PASS, result.gates["CMP-01"].detail
+    wrong = ARGMAX_CANDIDATE.replace("torch.argmax(x, dim=1)", "torch.argmax(x[:, :-1], dim=1)")
+    (tmp_path / "wrong").mkdir()
+    result = judge(tmp_path / "wrong", ARGMAX_OF_SIGMOID_PROBLEM, wrong, ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
+
+
+def test_near_ties_are_the_picks_that_rest_on_roundings():
+    from kdiff.numerics.oracle import near_ties
+    x = torch.tensor([[1.0, 1.0 + 1e-9, 0.5], [1.0, 2.0, 0.5]], dtype=torch.float64)
+    error = torch.full_like(x, 1e-8)
+    assert near_ties(x, error, True, 1, False).tolist() == [True, False]
+    assert near_ties(x, error, False, 1, True).tolist() == [[False], [False]]
+    assert near_ties(x, torch.zeros_like(x), True, 1, False).tolist() == [False, False]
+    assert bool(near_ties(x, error, True, None, False)) is False  # 2.0 over all

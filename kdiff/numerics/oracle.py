@@ -17,6 +17,11 @@ Depth: contractions add their reduction length (matmul K, convolution C_in/group
 number of summed elements); other reductions (softmax, norms, variance) add the number of
 elements each output reads; elementwise ops add 1; data movement adds 0.
 
+Decisions: an index an operation picks by comparing values (argmax, argmin, max and min along
+a dim) is exact where its values are told apart, and is not judged where another value is
+within both values' worst-case rounding error of the chosen one (a near tie): there any
+honest arithmetic may pick either, and the reference's own pick is one rounding's doing.
+
 Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
 `.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too; beside each
 tensor the trace keeps the format it is *stored* in when the reference runs at its working
@@ -36,7 +41,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from kdiff.numerics.tolerance import unit_roundoff
+from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
 
 aten = torch.ops.aten
 
@@ -177,6 +182,31 @@ def _is_float(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
+# Ops whose integer output is an index picked by comparing the values of their first operand:
+# func -> (whether the largest is picked, the index output's position among the outputs).
+DECISIONS = {aten.argmax.default: (True, 0), aten.argmin.default: (False, 0),
+             aten.max.dim: (True, 1), aten.min.dim: (False, 1)}
+
+
+def near_ties(values: torch.Tensor, error: torch.Tensor, largest: bool, dim: int | None,
+              keepdim: bool) -> torch.Tensor:
+    """Where the pick of an argmax (largest) or argmin along `dim` (None: over all
+    elements) is a near tie: another value within `error` (each value's worst-case error) of
+    the one picked, so that the order of the two rests on roundings. Shaped as the op's
+    index output."""
+    x = values.detach()
+    if dim is None:
+        x, error, dim, keepdim = x.reshape(-1), error.reshape(-1), 0, False
+    # the best that any value can be for sure; every value that may reach it contends
+    if largest:
+        sure = (x - error).amax(dim, keepdim=True)
+        contends = (x + error) >= sure
+    else:
+        sure = (x + error).amin(dim, keepdim=True)
+        contends = (x - error) <= sure
+    return contends.sum(dim, keepdim=keepdim) > 1
+
+
 class Traced(NamedTuple):
     """What the trace knows of one tensor."""
 
@@ -236,6 +266,10 @@ class MagnitudeTracer(TorchDispatchMode):
         # operations behind it (a 0-d tensor), which says whether an intermediate left the
         # working format's range where the output's own magnitude does not (sigmoid(conv)).
         self._entries: dict[tuple, tuple[torch.Tensor, Traced, torch.Tensor]] = {}
+        self.arithmetic = arithmetic
+        # The near ties of decisions' index outputs (DECISIONS), keyed and checked as the
+        # entries are.
+        self._ties: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
@@ -266,6 +300,30 @@ class MagnitudeTracer(TorchDispatchMode):
             return entry[1]
         own = t.detach().abs()
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
+
+    def near_ties(self, t: torch.Tensor) -> torch.Tensor | None:
+        """Where the index output `t` of a decision is a near tie (DECISIONS), or None."""
+        entry = self._ties.get(self._key(t))
+        if entry is None or not torch.equal(entry[2], _fingerprint(t)):
+            return None
+        return entry[1]
+
+    def _decide(self, func, args: tuple, kwargs: dict, out: Any) -> None:
+        """Records the near ties of a decision's index output: the operand's worst-case
+        error from its trace, at the working arithmetic and the depth behind it."""
+        largest, position = DECISIONS[func]
+        x = args[0]
+        index = out if isinstance(out, torch.Tensor) else out[position]
+        dim = args[1] if len(args) > 1 else kwargs.get("dim")
+        keepdim = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False))
+        known = self.lookup(x)
+        if known.depth == 0 and known.quantization == 0.0:
+            return  # values read as they are stored: every implementation compares the same
+        scale = known.magnitude.to(x.device) if self.magnitudes else x.detach().abs()
+        error = (WORST_CASE_C * unit_roundoff(self.arithmetic)
+                 * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
+        ties = near_ties(x, error, largest, dim, keepdim).reshape(index.shape)
+        self._ties[self._key(index)] = (index, ties, _fingerprint(index))
 
     def trusted_a_stale_entry(self) -> bool:
         """Whether a trusting lookup used an entry that something unseen had written over
@@ -300,6 +358,8 @@ class MagnitudeTracer(TorchDispatchMode):
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
         out = func(*args, **kwargs)
+        if func in DECISIONS:
+            self._decide(func, args, kwargs, out)
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
         if not float_outs:
@@ -658,9 +718,12 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
     if tracer.trusted_a_stale_entry():
         raise TrustedStaleEntry("an operand was written outside the traced operations")
     for o, traced in zip(outs, found):
-        if traced is None:  # indices, masks: exact, judged as such
+        if traced is None:  # indices, masks: exact, judged as such, but for near ties
             values.append(o)
-            mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device))
+            ties = tracer.near_ties(o)
+            mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device)
+                        if ties is None else torch.where(ties, math.inf, 0.0).to(
+                            torch.float64))
             depths.append(1)
             peaks.append(0.0)
             quantizations.append(0.0)
