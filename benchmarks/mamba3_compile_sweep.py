@@ -57,7 +57,7 @@ def kernel_jobs(kernels, dtypes):
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64),
                               STORE=(False, True)),
             "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
-            "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,)),
+            "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,), BV=(16, 32, 64)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
             "phase": dict(num_warps=(1, 2, 4, 8), num_stages=(1,), BS=(16, 32, 64, 128)),
             "rotate": dict(num_warps=(2, 4, 8), num_stages=(1,), BT=(8, 16, 32, 64), BS=(64,)),
@@ -118,7 +118,7 @@ def source(job):
         types = lows
     elif job["kernel"] == "state_bwd":
         fn = backward.state_bwd_kernel
-        const = dict(BT=job["BT"], BK2=K // 2, BV=V, HAS_Z=True)
+        const = dict(BT=job["BT"], BK2=K // 2, BV=job["BV"], HAS_Z=True)
         types = lows
     elif job["kernel"] == "rotate_bwd":
         fn = backward.rotate_bwd_kernel

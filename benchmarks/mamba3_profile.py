@@ -12,6 +12,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
     python benchmarks/mamba3_profile.py --parts baseline       # ours, then mamba_ssm's
     python benchmarks/mamba3_profile.py --parts backward_sweep # the backward kernels' warps
     python benchmarks/mamba3_profile.py --parts train_shapes   # forward + backward, 3 shapes
+    python benchmarks/mamba3_profile.py --parts state_block_sweep  # state_bwd's rows, 3 shapes
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import triton.language as tl
 import triton.testing
 from torch.profiler import ProfilerActivity, profile
 
-from kdiff.kernels.mamba3 import bench, forward
+from kdiff.kernels.mamba3 import backward, bench, forward
 from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_step, new_states
 from kdiff.kernels.mamba3.ops import mod_two_pi, mod_two_pi_near, phase_step
@@ -133,6 +134,20 @@ def train_shapes() -> None:
         low, f32 = bench.inputs(B, T, torch.bfloat16)
         ms = triton.testing.do_bench(lambda low=low, f32=f32: train_step(low, f32), rep=300)
         print(f"forward + backward {B}x{T}: {ms:.3f} ms", flush=True)
+
+
+def state_block_sweep() -> None:
+    """The forward + backward (bf16), timed whole, at bench.py's sequence shapes, over
+    state_bwd_kernel's rows a program (backward.STATE_BLOCK_V: all of V, 32, 16)."""
+    kept = backward.STATE_BLOCK_V
+    for B, T in bench.SEQUENCE_SHAPES:
+        low, f32 = bench.inputs(B, T, torch.bfloat16)
+        for rows in (None, 32, 16):
+            backward.STATE_BLOCK_V = rows
+            ms = triton.testing.do_bench(lambda low=low, f32=f32: train_step(low, f32), rep=300)
+            print(f"forward + backward {B}x{T}, state rows {rows or 'all'}: {ms:.3f} ms",
+                  flush=True)
+    backward.STATE_BLOCK_V = kept
 
 
 def forward_sweep(rows: int) -> None:
@@ -251,13 +266,14 @@ def main() -> None:
     ap.add_argument("--parts", default="decode,sequence,first_call",
                     help="comma-separated, run in this order: decode, sequence, first_call, "
                     "forward_sweep, phase_rotation_sweep, phase_parts, baseline, "
-                    "backward_sweep, train_shapes")
+                    "backward_sweep, train_shapes, state_block_sweep")
     args = ap.parse_args()
     parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
              "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows),
              "phase_rotation_sweep": lambda: phase_rotation_sweep(args.rows),
              "phase_parts": phase_parts, "baseline": lambda: baseline(args.rows),
-             "backward_sweep": lambda: backward_sweep(args.rows), "train_shapes": train_shapes}
+             "backward_sweep": lambda: backward_sweep(args.rows), "train_shapes": train_shapes,
+             "state_block_sweep": state_block_sweep}
     for part in args.parts.split(","):
         parts[part]()
 

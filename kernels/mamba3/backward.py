@@ -70,6 +70,12 @@ from kdiff.kernels.mamba3.ops import PI, load_halves, pair_offsets, sigmoid, sta
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
 from kdiff.kernels.mamba3.reference import States
 
+# state_bwd_kernel's rows of the state a program (None: all of V, one program a head and
+# sequence). Its chunk walk is sequential: at one sequence of 16384 tokens and 32 heads all of
+# V gives 32 programs of 256 steps each; blocks of rows give more programs, each reading the
+# same q' tiles. Not yet timed (benchmarks/mamba3_profile.py --parts state_block_sweep).
+STATE_BLOCK_V: int | None = None
+
 
 @triton.jit
 def _store_pairs(ptr, row_base, j, mask, first, second):
@@ -82,15 +88,17 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
                      dS0, dk0, dv0, dprev0, T, H, K, V,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                      HAS_Z: tl.constexpr):
-    """Grid (H, B): the state's gradient, walked backwards over the chunks from dST, the one
-    dependence between chunks (qr: the forward's q', halves [B, T, H, K]): dhbuf [B * H,
-    chunks, V, K] fp32 holds dS leaving each chunk,
-    and dS <- exp(la_last) dS + (exp(la) dY)^T Q' enters the chunk before. The state entering
-    the first chunk is S_init + prev0 v_init k_init^T: from its gradient, dS0 [B, H, V, K],
-    dk0 [B, H, K], dv0 [B, H, V] and dprev0 [B * H] (fp32)."""
-    h, b = tl.program_id(0), tl.program_id(1)
+    """Grid (V-blocks, H, B): the state's gradient, walked backwards over the chunks from
+    dST, the one dependence between chunks (qr: the forward's q', halves [B, T, H, K]); a
+    row of dS depends on its own column of dY alone, so each program walks BV rows. dhbuf
+    [B * H, chunks, V, K] fp32 holds dS leaving each chunk, and dS <- exp(la_last) dS +
+    (exp(la) dY)^T Q' enters the chunk before. The state entering the first chunk is S_init
+    + prev0 v_init k_init^T: from its gradient, dS0 [B, H, V, K], dv0 [B, H, V], and each
+    V-block's share of dk0 [B * H, V-blocks, K] and of dprev0 [B * H, V-blocks] (fp32)."""
+    i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
-    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, 0, H, K, V, BK2, BV)
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
+    share = bh * tl.num_programs(0) + i_v
     dSe = tl.load(dST + soff, mask=sm, other=0.0).to(tl.float32)
     dSo = tl.load(dST + soff + 1, mask=sm, other=0.0).to(tl.float32)
     NC = tl.cdiv(T, BT)
@@ -119,11 +127,11 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
     vp = tl.load(v0 + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
     tl.store(dS0 + soff, dSe, mask=sm)
     tl.store(dS0 + soff + 1, dSo, mask=sm)
-    tl.store(dprev0 + bh, tl.sum(vp * tl.sum(dSe * kpe[None, :] + dSo * kpo[None, :], 1)))
+    tl.store(dprev0 + share, tl.sum(vp * tl.sum(dSe * kpe[None, :] + dSo * kpo[None, :], 1)))
     tl.store(dv0 + bh * V + cv,
              prev0 * tl.sum(dSe * kpe[None, :] + dSo * kpo[None, :], 1), mask=vm)
-    tl.store(dk0 + bh * K + 2 * j, prev0 * tl.sum(dSe * vp[:, None], 0), mask=jm)
-    tl.store(dk0 + bh * K + 2 * j + 1, prev0 * tl.sum(dSo * vp[:, None], 0), mask=jm)
+    tl.store(dk0 + share * K + 2 * j, prev0 * tl.sum(dSe * vp[:, None], 0), mask=jm)
+    tl.store(dk0 + share * K + 2 * j + 1, prev0 * tl.sum(dSo * vp[:, None], 0), mask=jm)
 
 
 @triton.jit
@@ -345,17 +353,23 @@ class Mamba3SISOFunction(torch.autograd.Function):
             torch.empty(B * H, **f32), *(torch.empty(x.shape, **f32) for x in (theta0, S0, k0, v0)))
         dtheta = torch.empty(B, T, H, A, **f32)
         dscale, dgamma = (torch.empty(B, H, T, **f32) for _ in range(2))
-        dprev0 = torch.empty(B * H, **f32)
         C = ctx.chunk_size
         NC = triton.cdiv(T, C)
         dhbuf = torch.empty(B * H, NC, V, K, **f32)
         dDc = torch.empty(B * H * NC, **f32)
         dqr, dkr = (torch.empty(B, T, H, K, **f32) for _ in range(2))
         BK2, BV = pair_block(K), max(16, triton.next_power_of_2(V))
-        state_bwd_kernel[(H, B)](
-            saved.qr, v, adt, dt, trap, z, k0, v0, cot[0], cot[2], dhbuf, grads.dS0, grads.dk0,
-            grads.dv0, dprev0, T, H, K, V, BT=C, BK2=BK2, BV=BV, HAS_Z=has_z,
+        BVS = min(BV, STATE_BLOCK_V or BV)
+        NVS = triton.cdiv(V, BVS)
+        dk0_shares = torch.empty(B * H, NVS, K, **f32)
+        dprev0_shares = torch.empty(B * H, NVS, **f32)
+        state_bwd_kernel[(NVS, H, B)](
+            saved.qr, v, adt, dt, trap, z, k0, v0, cot[0], cot[2], dhbuf, grads.dS0, dk0_shares,
+            grads.dv0, dprev0_shares, T, H, K, V, BT=C, BK2=BK2, BV=BVS, HAS_Z=has_z,
             **launch("state", q.dtype))
+        # the V-blocks' shares summed in a fixed order: deterministic
+        torch.sum(dk0_shares, 1, out=grads.dk0.view(B * H, K))
+        dprev0 = dprev0_shares.sum(1)
         chunk_bwd_kernel[(NC, H, B)](
             saved.qr, saved.kr, v, adt, dt, trap, D, z, saved.hbuf, dhbuf, saved.ybuf, cot[0],
             cot[3], cot[4], dqr, dkr, grads.dv, grads.dz, grads.dadt, dscale, dgamma, dDc, T, H,
