@@ -12,7 +12,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
     python benchmarks/mamba3_profile.py --parts baseline       # ours, then mamba_ssm's
     python benchmarks/mamba3_profile.py --parts backward_sweep # the backward kernels' warps
     python benchmarks/mamba3_profile.py --parts train_shapes   # forward + backward, 3 shapes
-    python benchmarks/mamba3_profile.py --parts state_block_sweep  # state_bwd's rows, 3 shapes
+    python benchmarks/mamba3_profile.py --parts state_block_sweep  # the walks' V-blocks, 3 shapes
 """
 from __future__ import annotations
 
@@ -137,11 +137,17 @@ def train_shapes() -> None:
 
 
 def state_block_sweep() -> None:
-    """The forward + backward (bf16), timed whole, at bench.py's sequence shapes, over
-    state_bwd_kernel's rows a program (backward.STATE_BLOCK_V: all of V, 32, 16)."""
+    """At bench.py's sequence shapes (bf16), where fewer sequences leave the sequential walks
+    fewer programs: the forward, timed whole, over chunk_fwd_kernel's V-block (64, 32, 16),
+    then the forward + backward over state_bwd_kernel's rows a program
+    (backward.STATE_BLOCK_V: all of V, 32, 16)."""
     kept = backward.STATE_BLOCK_V
     for B, T in bench.SEQUENCE_SHAPES:
         low, f32 = bench.inputs(B, T, torch.bfloat16)
+        for block_v in (64, 32, 16):
+            ms = triton.testing.do_bench(lambda low=low, f32=f32, bv=block_v: bench.ours_forward(
+                low, f32, block_v=bv))
+            print(f"forward {B}x{T}, V-block {block_v}: {ms:.4f} ms", flush=True)
         for rows in (None, 32, 16):
             backward.STATE_BLOCK_V = rows
             ms = triton.testing.do_bench(lambda low=low, f32=f32: train_step(low, f32), rep=300)
