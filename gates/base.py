@@ -175,8 +175,13 @@ class ThresholdedGate(Gate):
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
                 f"of what the bound leaves it")
             return None
+        mismatches = ev.mismatches(got.outputs, trial.bound_model)
+        if all(mm.judged == 0 for mm in mismatches) and ev.near_ties():
+            log.under_specified.append(f"{trial.label}: every pick is a near tie, which "
+                                       f"roundings decide")
+            return None
         log.judged_labels.append(trial.label)
-        for mm in ev.mismatches(got.outputs, trial.bound_model):
+        for mm in mismatches:
             log.rounded += mm.rounded
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label

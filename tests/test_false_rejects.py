@@ -1416,9 +1416,12 @@ def test_an_index_picked_at_a_near_tie_is_not_judged(tmp_path: Path):
     reference picks the first of them; the exact argmax of the sigmoid is the largest
     input's index. Indices were judged exactly, so the exact answer failed CMP-01; now a pick
     among values within their rounding error of each other is not judged, and every other
-    pick still is: a candidate that ignores the last column fails."""
+    pick still is: a candidate that ignores the last column fails. A trial whose every pick
+    is a near tie judged nothing: it is under-specified."""
     result = judge(tmp_path, ARGMAX_OF_SIGMOID_PROBLEM, ARGMAX_CANDIDATE, ["CMP-01"])
     assert result.gates["CMP-01"].status is Status.PASS, result.gates["CMP-01"].detail
+    # a trial that judged no pick is said to be so, not counted within the bound
+    assert "every pick is a near tie" in result.gates["CMP-01"].detail
     wrong = ARGMAX_CANDIDATE.replace("torch.argmax(x, dim=1)", "torch.argmax(x[:, :-1], dim=1)")
     (tmp_path / "wrong").mkdir()
     result = judge(tmp_path / "wrong", ARGMAX_OF_SIGMOID_PROBLEM, wrong, ["CMP-01"])

@@ -161,6 +161,12 @@ class Evaluation:
     _turn_roundings: dict[BoundModel, list[torch.Tensor | None]] = field(
         default_factory=dict, repr=False, compare=False)
 
+    def near_ties(self) -> bool:
+        """Whether some index output holds a pick at a near tie, which is not judged
+        (kdiff.numerics.oracle.DECISIONS: an infinite magnitude there)."""
+        return any(not v.is_floating_point() and bool(torch.isinf(m).any())
+                   for v, m in zip(self.oracle.values, self.oracle.magnitudes))
+
     def stored_coarser(self) -> list[bool]:
         """Per output: the reference stores it in a floating format coarser than the
         arithmetic."""
