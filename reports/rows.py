@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kdiff.data.model import Verdict
+from kdiff.data.model import Status, Verdict
 
 # Terminal escape sequences (CSI, OSC, and two-character escapes) and the other control
 # characters, which text from a candidate's exception may carry: no report renders them, and
@@ -55,16 +55,29 @@ def agreement(v: Verdict) -> str:
     return "native only" if n else "verifier only"
 
 
+def _judged_by_nothing(v: Verdict) -> str:
+    """Why no gate could judge v's outputs: the first gate that could not, and those that
+    passed on how the candidate runs alone."""
+    if not v.gates:
+        return "no gate could judge it: none was selected"
+    unjudged = [(gid, g) for gid, g in v.gates.items() if g.status is not Status.PASS]
+    runs_only = [gid for gid, g in v.gates.items() if g.status is Status.PASS]
+    parts = [f"{len(unjudged)} skipped or under-specified"] if unjudged else []
+    if runs_only:
+        parts.append(f"{', '.join(runs_only)} passed, on how it runs alone")
+    if unjudged:
+        gid, g = unjudged[0]
+        parts.append(f"{gid}: {(g.detail.splitlines() or [''])[0]}")
+    return f"no gate could judge it ({'; '.join(parts)})"
+
+
 def kernel_row(v: Verdict) -> KernelRow:
     accept = v.verifier_accept
     status = "error" if v.error or accept is None else ("accept" if accept else "reject")
     if v.error:
         message = v.error
     elif v.judged_by_nothing:
-        first = next(iter(v.gates.items()), None)
-        message = (f"no gate could judge it ({len(v.gates)} skipped or under-specified; "
-                   f"{first[0]}: {(first[1].detail.splitlines() or [''])[0]})" if first
-                   else "no gate could judge it: none was selected")
+        message = _judged_by_nothing(v)
     else:
         message = "\n".join(f"{gid}: {g.detail}" for gid, g in v.gates.items()
                             if gid in v.failed_gates or g.status.value == "error")

@@ -118,6 +118,8 @@ def test_a_candidate_doing_as_a_reference_without_tensors_does_is_not_rejected(t
     ((Status.UNDER_SPECIFIED, Status.ERROR), None),
 ])
 def test_a_kernel_no_gate_could_judge_is_undecided(statuses, accept):
+    """And a pass of a gate that judges how the candidate runs, not what it returns, is not
+    a judgement of its outputs (below)."""
     verdict = Verdict(Case("k", Path("p.py"), Path("c.py")), NativeVerdict(True, "kernelbench"),
                       {f"G{i}": GateResult(f"G{i}", s, detail=f"reason {i}")
                        for i, s in enumerate(statuses)})
@@ -126,3 +128,23 @@ def test_a_kernel_no_gate_could_judge_is_undecided(statuses, accept):
         from reports.rows import kernel_row
         assert kernel_row(verdict).message.startswith("no gate could judge it")
         assert exit_status([verdict], "violation") == 1
+
+
+def test_a_pass_on_how_a_kernel_runs_alone_vouches_for_no_output():
+    """TritonBench-T's `rand` and three dropout answers: every gate that reads the outputs
+    under-specified (the reference is random), RES-02 passed: accepted, though no output was
+    judged. Now undecided, saying so; RES-02's failure still rejects."""
+    from reports.rows import kernel_row
+
+    def verdict(res02: Status) -> Verdict:
+        gates = {"ORD-02": GateResult("ORD-02", Status.UNDER_SPECIFIED, detail="random"),
+                 "RES-02": GateResult("RES-02", res02, detail="resources")}
+        return Verdict(Case("k", Path("p.py"), Path("c.py")), NativeVerdict(True, "kernelbench"),
+                       gates)
+    assert verdict(Status.PASS).verifier_accept is None
+    message = kernel_row(verdict(Status.PASS)).message
+    assert "RES-02 passed, on how it runs alone" in message and "ORD-02: random" in message
+    assert verdict(Status.FAIL).verifier_accept is False
+    alone = Verdict(Case("k", Path("p.py"), Path("c.py")), NativeVerdict(True, "kernelbench"),
+                    {"RES-02": GateResult("RES-02", Status.PASS, detail="resources")})
+    assert alone.verifier_accept is True  # `--gates RES-02`: what was asked is what is judged

@@ -114,6 +114,11 @@ class Case:
 # reported but never stored, so that the next run judges the case again.
 TRANSIENT_ERROR_KIND = "judge"
 
+# Gates that judge how a candidate runs, not what it returns (resources, time): a pass of
+# theirs alone vouches for no output, as where a random reference leaves every gate that
+# reads the outputs under-specified. Their failures still reject.
+RUNS_ONLY_GATES = frozenset({"RES-02"})
+
 
 @dataclass
 class Verdict:
@@ -159,10 +164,18 @@ class Verdict:
 
     @property
     def judged_by_nothing(self) -> bool:
-        """No gate passed or failed: each skipped or was under-specified (a reference that
-        returns no tensor, a problem with no floating input), or none was selected."""
-        return self.error is None and not any(
-            g.status in (Status.PASS, Status.FAIL, Status.ERROR) for g in self.gates.values())
+        """No gate failed, and none passed that reads the outputs: each skipped or was
+        under-specified (a reference that returns no tensor, a problem with no floating
+        input, a random reference), or passed on how the candidate runs alone
+        (RUNS_ONLY_GATES; where only such gates were selected, their passes count), or
+        none was selected."""
+        if self.error is not None:
+            return False
+        statuses = [g.status for g in self.gates.values()]
+        if Status.FAIL in statuses or Status.ERROR in statuses:
+            return False
+        reading = [g for gid, g in self.gates.items() if gid not in RUNS_ONLY_GATES]
+        return not any(g.status is Status.PASS for g in reading or self.gates.values())
 
     @property
     def failed_gates(self) -> list[str]:
