@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
 import torch
@@ -106,13 +105,13 @@ class Gate:
 
 def _kdiff_frame(exc: BaseException) -> str:
     """file:line of the innermost frame of kdiff's own code that `exc` passed through
-    (where in the judge it surfaced), else of the innermost frame."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    ours = [f for f in frames if f.filename.startswith(_OWN_FOLDERS)] or frames
-    return f"{ours[-1].filename.rsplit('/', 1)[-1]}:{ours[-1].lineno}"
-
-
-_OWN_FOLDERS = (str(Path(__file__).resolve().parent), str(Path(gen.__file__).resolve().parents[1]))
+    (where in the judge it surfaced: a module named kdiff or kdiff.*, wherever the package's
+    folders lie), else of the innermost frame."""
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    ours = [(f, line) for f, line in frames
+            if str(f.f_globals.get("__name__", "")).split(".")[0] == "kdiff"] or frames
+    frame, line = ours[-1]
+    return f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{line}"
 
 
 @dataclass
