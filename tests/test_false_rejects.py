@@ -3,6 +3,7 @@ judges a small honest problem + candidate and must pass; each names the cause it
 from __future__ import annotations
 
 import copy
+import math
 import re
 from pathlib import Path
 
@@ -1432,7 +1433,143 @@ def test_near_ties_are_the_picks_that_rest_on_roundings():
     from kdiff.numerics.oracle import near_ties
     x = torch.tensor([[1.0, 1.0 + 1e-9, 0.5], [1.0, 2.0, 0.5]], dtype=torch.float64)
     error = torch.full_like(x, 1e-8)
-    assert near_ties(x, error, True, 1, False).tolist() == [True, False]
-    assert near_ties(x, error, False, 1, True).tolist() == [[False], [False]]
-    assert near_ties(x, torch.zeros_like(x), True, 1, False).tolist() == [False, False]
-    assert bool(near_ties(x, error, True, None, False)) is False  # 2.0 over all
+    assert near_ties(x, error, x.argmax(1), 1).tolist() == [True, False]
+    assert near_ties(x, error, x.argmin(1, keepdim=True), 1).tolist() == [[False], [False]]
+    assert near_ties(x, torch.zeros_like(x), x.argmax(1), 1).tolist() == [False, False]
+    assert bool(near_ties(x, error, x.argmax(), None)) is False  # 2.0 over all
+    # a sort's every position whose element meets another's interval, both of them
+    assert near_ties(x, error, x.sort(1).indices, 1).tolist() == [[False, True, True],
+                                                                  [False, False, False]]
+    # a wide interval meets a distant one, though a nearer element lies between them
+    wide = torch.tensor([[0.0, 0.5, 1.0]], dtype=torch.float64)
+    assert near_ties(wide, torch.tensor([[1.0, 0.0, 0.0]], dtype=torch.float64),
+                     wide.sort(1).indices, 1).tolist() == [[True, True, True]]
+    # top-k: the second pick meets the third, which it was chosen over
+    assert near_ties(x, error, x.topk(2, 1).indices, 1).tolist() == [[True, True],
+                                                                      [False, False]]
+
+
+def test_exact_ties_of_stored_values_are_judged_only_where_the_pick_is_documented():
+    """Values read as they are stored (an input's, exactly tied) are compared alike by every
+    implementation, so argmax's documented first occurrence and a stable sort's order are
+    judged there; an unstable sort, top-k and the median may return the tied elements in
+    any order."""
+    x = torch.tensor([[2.0, 1.0, 2.0, 0.0]])
+    index_bounds = {}
+    for name, fn in {"argmax": lambda t: t.argmax(1), "stable": lambda t: t.sort(dim=1, stable=True)[1],
+                     "sort": lambda t: t.sort(1)[1], "topk": lambda t: t.topk(2, 1)[1]}.items():
+        class Picks(nn.Module):
+            def forward(self, t, fn=fn):
+                return fn(t)
+        index_bounds[name] = run_oracle(Picks().double(), [x]).magnitudes[0]
+    assert index_bounds["argmax"].tolist() == [0.0]
+    assert index_bounds["stable"].tolist() == [[0.0, 0.0, 0.0, 0.0]]
+    assert index_bounds["sort"].tolist() == [[0.0, 0.0, math.inf, math.inf]]
+    assert index_bounds["topk"].tolist() == [[math.inf, math.inf]]
+
+
+ARGSORT_OF_TIES_PROBLEM = ARGMAX_OF_SIGMOID_PROBLEM.replace(
+    "torch.argmax(torch.sigmoid(x), dim=1)", "torch.sort(torch.round(x * 4), dim=1).indices")
+LAST_TIED_FIRST = ("x.shape[1] - 1 - torch.sort(torch.round(x * 4).flip(1), dim=1, "
+                   "stable=True).indices")
+
+
+@pytest.mark.parametrize("order", ["stable", "last tied first"])
+def test_a_sort_order_among_ties_is_not_judged(tmp_path: Path, order: str):
+    """An unstable sort may return tied values in any order (a GPU's sort orders them
+    otherwise than the CPU's): every order of a row's equal values is right, so positions
+    holding a tie are not judged and the others are. A descending order still fails."""
+    picks = {"stable": "torch.sort(torch.round(x * 4), dim=1, stable=True).indices",
+             "last tied first": LAST_TIED_FIRST}[order]
+    exact = ARGMAX_CANDIDATE.replace("torch.argmax(x, dim=1)", picks)
+    result = judge(tmp_path, ARGSORT_OF_TIES_PROBLEM, exact, ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.PASS, result.gates["CMP-01"].detail
+    (tmp_path / "wrong").mkdir()
+    result = judge(tmp_path / "wrong", ARGSORT_OF_TIES_PROBLEM,
+                   exact.replace("dim=1, stable=True", "dim=1, stable=True, descending=True"),
+                   ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
+
+
+# -- a rounding to integers whose operand lies within its rounding error of a step ------------
+
+QUANTIZE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        s = x.abs().amax(dim=1, keepdim=True) / 127
+        return RESULT
+
+
+def get_inputs():
+    return [torch.randn(64, 4096)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+QUANTIZE_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        s = x.abs().amax(dim=1, keepdim=True) / 127
+        return RESULT
+'''
+
+QUANTIZED = "torch.round(x / s).clamp(-127, 127).to(torch.int8)"
+# the same, multiplying by the reciprocal: another rounding of x / s
+RECIPROCAL = "torch.round(x * (1.0 / s)).clamp(-127, 127).to(torch.int8)"
+
+
+def _quantize_gate(tmp_path: Path, reference: str, candidate: str):
+    return judge(tmp_path, QUANTIZE_PROBLEM.replace("RESULT", reference),
+                 QUANTIZE_CANDIDATE.replace("RESULT", candidate), ["CMP-01"]).gates["CMP-01"]
+
+
+@pytest.mark.parametrize("reference,candidate", [
+    (QUANTIZED, RECIPROCAL),  # int8
+    ("torch.round(x / s) * s", "torch.round(x * (1.0 / s)) * s"),  # fake quantization
+    (f"({QUANTIZED}.float() * s).sum(dim=1)", f"({RECIPROCAL}.float() * s).sum(dim=1)"),
+], ids=["int8", "fake", "dequantized-sum"])
+def test_a_rounding_to_integers_may_land_a_step_away(tmp_path: Path, reference: str,
+                                                     candidate: str):
+    """x / s computed with another rounding lands on the other side of a half for a few of
+    262,144 elements: an honest quantizer one step away there. The step is in the bound
+    where the operand lies within its worst-case error of a step, and moves with the
+    integers (clamped, cast, dequantized, summed); elsewhere they are judged exactly."""
+    result = _quantize_gate(tmp_path, reference, candidate)
+    assert result.status is Status.PASS, result.detail
+
+
+@pytest.mark.parametrize("reference,candidate", [
+    (QUANTIZED, "torch.trunc(x / s).clamp(-127, 127).to(torch.int8)"),
+    (QUANTIZED, "torch.floor(x * (1.0 / s)).clamp(-127, 127).to(torch.int8)"),
+    ("torch.round(x / s) * s", "torch.round(x * (1.0 / s)) * s * 1.0001"),
+], ids=["trunc", "floor", "scale"])
+def test_a_quantizer_wrong_away_from_steps_still_fails(tmp_path: Path, reference: str,
+                                                       candidate: str):
+    result = _quantize_gate(tmp_path, reference, candidate)
+    assert result.status is Status.FAIL, result.detail
+
+
+def test_the_oracle_carries_a_step_only_where_the_operand_is_near_one():
+    """round(y) at y = 2.5 exactly (a computed value: x / s) may land on 2 or 3; at 3.2 it
+    is 3 whatever the rounding. The int8 cast keeps the step, and a rounding of values read
+    as they are stored is every implementation's alike."""
+    from kdiff.numerics.tolerance import step_magnitude
+
+    class Quantize(nn.Module):
+        def forward(self, x, s):
+            return torch.round(x / s).to(torch.int8), torch.round(x).to(torch.int8)
+
+    x, s = torch.tensor([5.0, 6.4]), torch.tensor([2.0, 2.0])
+    quantized, rounded = run_oracle(Quantize().double(), [x, s]).magnitudes
+    assert quantized.tolist() == [float(step_magnitude(torch.tensor(1.0, dtype=torch.float64), torch.float32)), 0.0]
+    assert rounded.tolist() == [0.0, 0.0]

@@ -18,9 +18,17 @@ number of summed elements); other reductions (softmax, norms, variance) add the 
 elements each output reads; elementwise ops add 1; data movement adds 0.
 
 Decisions: an index an operation picks by comparing values (argmax, argmin, max and min along
-a dim) is exact where its values are told apart, and is not judged where another value is
-within both values' worst-case rounding error of the chosen one (a near tie): there any
-honest arithmetic may pick either, and the reference's own pick is one rounding's doing.
+a dim, sort, top-k, k-th value, median) is exact where its values are told apart, and is not
+judged where another value is within both values' worst-case rounding error of the chosen
+one (a near tie): there any honest arithmetic may pick either, and the reference's own pick
+is one rounding's doing. An exact tie of values read as they are stored is judged only where
+the op documents its pick (the first occurrence for argmax and max, a stable sort's order).
+
+Steps: a rounding to integers (STEPS, a cast to an integer format) is exact where its operand
+is told apart from a step, and may land a step away where the operand lies within its
+worst-case error of one; how far, the step function at both ends of that interval, enters the
+magnitude as `step_magnitude` and moves with the integers (_carried) into what is computed
+from them.
 
 Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
 `.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too; beside each
@@ -41,7 +49,13 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
-from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
+from kdiff.numerics.tolerance import (
+    WORST_CASE_C,
+    BoundModel,
+    growth,
+    step_magnitude,
+    unit_roundoff,
+)
 
 aten = torch.ops.aten
 
@@ -182,29 +196,80 @@ def _is_float(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
-# Ops whose integer output is an index picked by comparing the values of their first operand:
-# func -> (whether the largest is picked, the index output's position among the outputs).
-DECISIONS = {aten.argmax.default: (True, 0), aten.argmin.default: (False, 0),
-             aten.max.dim: (True, 1), aten.min.dim: (False, 1)}
+@dataclass(frozen=True)
+class Decision:
+    """An op whose integer output is an index picked by comparing the values of its first
+    operand along one dim (all elements where it has none)."""
+
+    index: int  # the index output's position among the op's outputs
+    # Whether an exact tie of the values has a documented pick (the first occurrence, a
+    # stable sort's order): then a tie among values read as they are stored is judged.
+    documented: Callable[[dict], bool] = lambda arguments: False
 
 
-def near_ties(values: torch.Tensor, error: torch.Tensor, largest: bool, dim: int | None,
-              keepdim: bool) -> torch.Tensor:
-    """Where the pick of an argmax (largest) or argmin along `dim` (None: over all
-    elements) is a near tie: another value within `error` (each value's worst-case error) of
-    the one picked, so that the order of the two rests on roundings. Shaped as the op's
-    index output."""
-    x = values.detach()
+def _first_occurrence(arguments: dict) -> bool:
+    return True
+
+
+DECISIONS = {
+    aten.argmax.default: Decision(0, _first_occurrence),
+    aten.argmin.default: Decision(0, _first_occurrence),
+    aten.max.dim: Decision(1, _first_occurrence), aten.min.dim: Decision(1, _first_occurrence),
+    aten.sort.default: Decision(1),
+    aten.sort.stable: Decision(1, lambda arguments: bool(arguments.get("stable"))),
+    aten.topk.default: Decision(1), aten.kthvalue.default: Decision(1),
+    aten.median.dim: Decision(1), aten.nanmedian.dim: Decision(1),
+}
+
+
+def _arguments(func, args: tuple, kwargs: dict) -> dict:
+    """An op's arguments by their schema's names, defaults filled in."""
+    bound = {}
+    for i, argument in enumerate(func._schema.arguments):
+        if i < len(args) and not argument.kwarg_only:
+            bound[argument.name] = args[i]
+        elif argument.name in kwargs:
+            bound[argument.name] = kwargs[argument.name]
+        elif argument.has_default_value():
+            bound[argument.name] = argument.default_value
+    return bound
+
+
+def rank_ambiguous(values: torch.Tensor, error: torch.Tensor, dim: int) -> torch.Tensor:
+    """Per element: whether another element along `dim` lies within both elements'
+    worst-case error (`error`) of it, so that their order rests on roundings (an exact tie
+    at zero error included). Sorted, an element's interval meets an earlier one's exactly
+    when the earlier upper ends reach its lower end, and a later one's when the later lower
+    ends reach its upper end: two running extremes, not all pairs."""
+    ordered, order = values.detach().sort(dim)
+    e = error.gather(dim, order)
+    low, high = ordered - e, ordered + e
+    n = ordered.shape[dim]
+    if n < 2:
+        return torch.zeros(values.shape, dtype=torch.bool, device=values.device)
+    before = high.narrow(dim, 0, n - 1).cummax(dim).values  # for ranks 1..n-1
+    after = low.narrow(dim, 1, n - 1).flip(dim).cummin(dim).values.flip(dim)  # ranks 0..n-2
+    meets = torch.zeros(ordered.shape, dtype=torch.bool, device=values.device)
+    meets.narrow(dim, 1, n - 1).logical_or_(before >= low.narrow(dim, 1, n - 1))
+    meets.narrow(dim, 0, n - 1).logical_or_(after <= high.narrow(dim, 0, n - 1))
+    return torch.zeros_like(meets).scatter(dim, order, meets)
+
+
+def near_ties(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
+              dim: int | None) -> torch.Tensor:
+    """Where an index output `index` (shaped as its op returns it) picked, along `dim` of
+    `values` (None: over all elements), an element whose rank rests on roundings
+    (rank_ambiguous)."""
     if dim is None:
-        x, error, dim, keepdim = x.reshape(-1), error.reshape(-1), 0, False
-    # the best that any value can be for sure; every value that may reach it contends
-    if largest:
-        sure = (x - error).amax(dim, keepdim=True)
-        contends = (x + error) >= sure
-    else:
-        sure = (x + error).amin(dim, keepdim=True)
-        contends = (x - error) <= sure
-    return contends.sum(dim, keepdim=keepdim) > 1
+        values, error, dim = values.reshape(-1), error.reshape(-1), 0
+    dim %= max(values.dim(), 1)
+    if values.dim() == 0:
+        return torch.zeros(index.shape, dtype=torch.bool, device=index.device)
+    ambiguous = rank_ambiguous(values, error, dim)
+    picked = index.reshape(1) if index.dim() == 0 else index
+    if picked.dim() < values.dim():  # keepdim=False
+        picked = picked.unsqueeze(dim)
+    return ambiguous.gather(dim, picked.to(ambiguous.device)).reshape(index.shape)
 
 
 class Traced(NamedTuple):
@@ -215,6 +280,80 @@ class Traced(NamedTuple):
     peak: torch.Tensor  # 0-d: the largest magnitude on the chain behind it
     stored: torch.dtype  # its format in the working-precision run
     quantization: float  # sum of unit roundoffs of the coarse storage roundings behind it
+
+
+class IntegerTrace(NamedTuple):
+    """What the trace knows of an integer tensor: its magnitude (0 where it is exact, an
+    infinite one where a decision's pick is a near tie, step_magnitude where a rounding
+    to an integer may land a step away) and the depth behind it."""
+
+    magnitude: torch.Tensor  # float64
+    depth: int
+
+
+# Step functions of a floating operand: where the operand lies within its rounding error of
+# a step, an honest implementation may land on the other side of it. Besides these, any
+# cast of a floating tensor to an integer format (truncation).
+INTEGRAL_STEPS = {aten.round.default, aten.floor.default, aten.ceil.default,
+                  aten.trunc.default, aten.sign.default}
+STEPS = INTEGRAL_STEPS | {aten.round.decimals, aten.frac.default}
+# Ops that give integers exactly from integers and integer constants (moving none by more
+# than the largest step an operand carries).
+KEEPS_INTEGERS = {aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default,
+                  aten.clamp_max.default, aten.neg.default, aten.abs.default,
+                  aten.maximum.default, aten.minimum.default, aten.where.self}
+# Ops whose result moves by the sum of what its operands move.
+ADDS_STEPS = {aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar}
+
+
+def _carried(func, args: tuple, kwargs: dict, out: Any,
+             steps_of: Callable[[torch.Tensor], torch.Tensor | None],
+             unknown_exact: bool = False) -> torch.Tensor | None:
+    """The steps the result of an op on tensors of integers carries (step_magnitude,
+    float64, shaped as `out`), from its operands' (`steps_of`): moved with the values by data
+    movement, the largest of them through KEEPS_INTEGERS, their sum through ADDS_STEPS. None
+    where the op is none of these, gives more than one tensor, or has an operand that is not
+    integers by construction: a float constant that is no integer, a floating tensor
+    `steps_of` does not know, or (unless `unknown_exact`) any tensor it does not know."""
+    if not isinstance(out, torch.Tensor):
+        return None
+    movement = _is_data_movement(func)
+    if not movement and func not in KEEPS_INTEGERS and func not in ADDS_STEPS:
+        return None
+    if kwargs.get("alpha", 1) != 1:
+        return None
+    carried_in = []
+    for a in tree_flatten((args, kwargs))[0]:
+        if isinstance(a, float) and not a.is_integer():
+            return None
+        if not isinstance(a, torch.Tensor) or a.dtype == torch.bool:
+            continue
+        own = steps_of(a)
+        if own is None and (_is_float(a) or not unknown_exact):
+            return None
+        carried_in.append(own if own is not None else torch.zeros(a.shape, dtype=torch.float64,
+                                                                  device=a.device))
+    if not carried_in:
+        return None
+    if movement:
+        try:
+            moved = func(carried_in[0], *args[1:], **{k: v for k, v in kwargs.items()
+                                                       if k != "dtype"})
+        except (RuntimeError, TypeError, IndexError):
+            return None
+        if not isinstance(moved, torch.Tensor) or moved.shape != out.shape:
+            return None
+        return moved.to(torch.float64)
+    spread = torch.broadcast_tensors(*carried_in, out.detach())[:-1]
+    combined = torch.stack(spread).amax(0) if func in KEEPS_INTEGERS else sum(spread)
+    return combined.to(torch.float64)
+
+
+def _is_step(func, out: Any) -> bool:
+    if func in STEPS:
+        return True
+    return (func is aten._to_copy.default and isinstance(out, torch.Tensor)
+            and not out.is_floating_point() and not out.is_complex())
 
 
 def _requested_float(kwargs: dict) -> torch.dtype | None:
@@ -267,9 +406,14 @@ class MagnitudeTracer(TorchDispatchMode):
         # working format's range where the output's own magnitude does not (sigmoid(conv)).
         self._entries: dict[tuple, tuple[torch.Tensor, Traced, torch.Tensor]] = {}
         self.arithmetic = arithmetic
-        # The near ties of decisions' index outputs (DECISIONS), keyed and checked as the
-        # entries are.
-        self._ties: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        # What the trace knows of integer tensors, keyed and checked as the entries are:
+        # where a decision's index is a near tie (an infinite magnitude), where a rounding
+        # to an integer may land a step away (STEPS: the step's magnitude), 0 elsewhere.
+        self._integers: dict[tuple, tuple[torch.Tensor, IntegerTrace, torch.Tensor]] = {}
+        # Floating tensors whose values are integers by construction (a rounding's result,
+        # clamped, moved): exact but for the steps they carry, which a cast to an integer
+        # format keeps (it does not truncate them a step lower).
+        self._integral: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
@@ -301,29 +445,84 @@ class MagnitudeTracer(TorchDispatchMode):
         own = t.detach().abs()
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
 
-    def near_ties(self, t: torch.Tensor) -> torch.Tensor | None:
-        """Where the index output `t` of a decision is a near tie (DECISIONS), or None."""
-        entry = self._ties.get(self._key(t))
+    def integer(self, t: torch.Tensor) -> IntegerTrace | None:
+        """What the trace knows of the integer tensor `t` (None: exact everywhere)."""
+        entry = self._integers.get(self._key(t))
         if entry is None or not torch.equal(entry[2], _fingerprint(t)):
             return None
         return entry[1]
 
+    def _record_integer(self, t: torch.Tensor, trace: IntegerTrace) -> None:
+        self._integers[self._key(t)] = (t, trace, _fingerprint(t))
+
+    def integral_steps(self, t: torch.Tensor) -> torch.Tensor | None:
+        """The steps a floating tensor of integers by construction carries (None: not one)."""
+        entry = self._integral.get(self._key(t))
+        if entry is None or not torch.equal(entry[2], _fingerprint(t)):
+            return None
+        return entry[1]
+
+    def _keep_integral(self, func, args: tuple, kwargs: dict, out: Any,
+                       steps: torch.Tensor | None) -> None:
+        """Marks the result of a rounding to integers (its `steps`), or of an op that keeps
+        integers exact applied to such tensors (_carried), with the steps it carries."""
+        if not isinstance(out, torch.Tensor) or not _is_float(out):
+            return
+        if func in INTEGRAL_STEPS:
+            carried = steps if steps is not None else torch.zeros(out.shape, dtype=torch.float64,
+                                                                   device=out.device)
+        elif func is aten._to_copy.default:
+            return  # a cast to another floating format may round the integers
+        else:
+            carried = _carried(func, args, kwargs, out, self.integral_steps)
+            if carried is None:
+                return
+        self._integral[self._key(out)] = (out, carried, _fingerprint(out))
+
+    def worst_error(self, x: torch.Tensor, known: Traced) -> torch.Tensor:
+        """The worst-case error of `x` in the working arithmetic: the rounding of every step
+        of depth behind it, all of one sign, and the storage roundings, at its scale."""
+        scale = known.magnitude.to(x.device) if self.magnitudes else x.detach().abs()
+        return (WORST_CASE_C * unit_roundoff(self.arithmetic)
+                * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
+
     def _decide(self, func, args: tuple, kwargs: dict, out: Any) -> None:
         """Records the near ties of a decision's index output: the operand's worst-case
         error from its trace, at the working arithmetic and the depth behind it."""
-        largest, position = DECISIONS[func]
+        decision = DECISIONS[func]
+        arguments = _arguments(func, args, kwargs)
         x = args[0]
-        index = out if isinstance(out, torch.Tensor) else out[position]
-        dim = args[1] if len(args) > 1 else kwargs.get("dim")
-        keepdim = bool(args[2] if len(args) > 2 else kwargs.get("keepdim", False))
+        index = out if isinstance(out, torch.Tensor) else out[decision.index]
         known = self.lookup(x)
         if known.depth == 0 and known.quantization == 0.0:
-            return  # values read as they are stored: every implementation compares the same
-        scale = known.magnitude.to(x.device) if self.magnitudes else x.detach().abs()
-        error = (WORST_CASE_C * unit_roundoff(self.arithmetic)
-                 * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
-        ties = near_ties(x, error, largest, dim, keepdim).reshape(index.shape)
-        self._ties[self._key(index)] = (index, ties, _fingerprint(index))
+            if decision.documented(arguments):
+                return  # values read as they are stored: every implementation compares the same
+            error = torch.zeros_like(x, dtype=torch.float64)  # only exact ties are open
+        else:
+            error = self.worst_error(x, known)
+        ties = near_ties(x, error, index, arguments.get("dim"))
+        self._record_integer(index, IntegerTrace(torch.where(ties, math.inf, 0.0).to(
+            torch.float64), 1))
+
+    def _steps(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
+        """The magnitude of what a step function (STEPS) of an operand `x` computed with
+        rounding error may give beyond `out`, its exact result: f at the ends of x's
+        worst-case error interval, less f(x), carried as step_magnitude; None where x is
+        read as it is stored (every implementation rounds the same value)."""
+        x = args[0]
+        carried = self.integral_steps(x)
+        if carried is not None:
+            return carried  # exact integers: a cast keeps them and the steps they carry
+        known = self.lookup(x)
+        if known.depth == 0 and known.quantization == 0.0:
+            return None
+        error = self.worst_error(x, known)
+        exact = out.detach().to(torch.float64)
+        reach = torch.zeros_like(exact)
+        for end in (x.detach() + error, x.detach() - error):
+            moved = func(end, *args[1:], **kwargs).to(torch.float64)
+            reach = torch.maximum(reach, torch.nan_to_num((moved - exact).abs(), nan=math.inf))
+        return step_magnitude(reach, self.arithmetic)
 
     def trusted_a_stale_entry(self) -> bool:
         """Whether a trusting lookup used an entry that something unseen had written over
@@ -344,6 +543,8 @@ class MagnitudeTracer(TorchDispatchMode):
             # A factory: exact constants, or memory to be written (empty_like: what a
             # reference's own kernel writes there, no traced operation saw it be computed).
             out = func(*args, **kwargs)
+            if not _is_fill(func):
+                self._carry_integer(func, args, kwargs, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
                 for o in tree_flatten(out)[0]:
@@ -363,6 +564,10 @@ class MagnitudeTracer(TorchDispatchMode):
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
         if not float_outs:
+            if _is_step(func, out):  # a rounding to an integer format
+                steps = self._steps(func, args, kwargs, out)
+                if steps is not None:
+                    self._record_integer(out, IntegerTrace(steps, self.lookup(args[0]).depth + 1))
             return out
         if known is None:
             known = self._known(flat)
@@ -391,6 +596,7 @@ class MagnitudeTracer(TorchDispatchMode):
         elif _is_data_movement(func):
             magnitudes = func(*m_args[0], **m_args[1])
             local = 0
+            self._keep_integral(func, args, kwargs, out, None)
         else:
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
             groups = GROUPED_OPERAND[func](args, kwargs) if func in GROUPED_OPERAND else None
@@ -400,6 +606,10 @@ class MagnitudeTracer(TorchDispatchMode):
                                                 trusting=self.trusting)
             if func in LOG_OF_SUM:
                 magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
+            steps = self._steps(func, args, kwargs, out) if _is_step(func, out) else None
+            if steps is not None:
+                magnitudes = magnitudes + steps
+            self._keep_integral(func, args, kwargs, out, steps)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, m in zip(float_outs, m_float):
@@ -408,6 +618,28 @@ class MagnitudeTracer(TorchDispatchMode):
                 self.record(o, Traced(magnitude, depth_in + local,
                                       torch.maximum(peak_in, _largest(magnitude)), *stored))
         return out
+
+    def _carry_integer(self, func, args: tuple, kwargs: dict, out: Any) -> None:
+        """An op on integer tensors: the steps they carry move with their values (_carried;
+        a cast to a floating format, the dequantization of a rounded tensor, keeps them in
+        its magnitude)."""
+        def steps_of(t: torch.Tensor) -> torch.Tensor | None:
+            trace = self.integer(t)
+            return trace.magnitude if trace is not None else None
+
+        traces = [self.integer(a) for a in tree_flatten((args, kwargs))[0]
+                  if isinstance(a, torch.Tensor) and not _is_float(a)]
+        depth = max((t.depth for t in traces if t is not None), default=None)
+        if depth is None:
+            return  # every operand exact: so is the result
+        carried = _carried(func, args, kwargs, out, steps_of, unknown_exact=True)
+        if carried is None:
+            return
+        if _is_float(out):
+            magnitude = torch.maximum(carried, out.detach().abs().to(torch.float64))
+            self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
+        elif isinstance(out, torch.Tensor):
+            self._record_integer(out, IntegerTrace(carried, depth))
 
     def _stored(self, func, flat: list, known: list[Traced | None], float_outs: list,
                 requested: torch.dtype | None) -> tuple[torch.dtype, float]:
@@ -718,12 +950,11 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
     if tracer.trusted_a_stale_entry():
         raise TrustedStaleEntry("an operand was written outside the traced operations")
     for o, traced in zip(outs, found):
-        if traced is None:  # indices, masks: exact, judged as such, but for near ties
+        if traced is None:  # indices, masks: exact, judged as such, but for near ties and steps
             values.append(o)
-            ties = tracer.near_ties(o)
+            integer = tracer.integer(o)
             mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device)
-                        if ties is None else torch.where(ties, math.inf, 0.0).to(
-                            torch.float64))
+                        if integer is None else integer.magnitude.to(o.device))
             depths.append(1)
             peaks.append(0.0)
             quantizations.append(0.0)

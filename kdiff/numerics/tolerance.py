@@ -117,6 +117,16 @@ def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
     return arithmetic + quantization * scale + floor if quantization else arithmetic
 
 
+def step_magnitude(step: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The scale whose smallest bound at arithmetic `dtype` (worst case, one rounding, the
+    reference's REFERENCE_MARGIN) is `step`: how the oracle carries, in its magnitudes, an
+    absolute error that no rounding of the arithmetic makes, a step function's (a rounding to
+    an integer landing one step away). Every larger bound (the probabilistic lambda, more
+    depth, a coarser precision) covers it too, and it moves through later operations as any
+    magnitude does (a dequantization's scale multiplies it)."""
+    return step * (REFERENCE_MARGIN / (WORST_CASE_C * unit_roundoff(dtype)))
+
+
 def difference(got: torch.Tensor, expected: torch.Tensor, period: float | None = None
                ) -> torch.Tensor:
     """|got - expected|; for an output defined modulo `period` (an angle the problem
