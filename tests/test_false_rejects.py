@@ -1573,3 +1573,27 @@ def test_the_oracle_carries_a_step_only_where_the_operand_is_near_one():
     quantized, rounded = run_oracle(Quantize().double(), [x, s]).magnitudes
     assert quantized.tolist() == [float(step_magnitude(torch.tensor(1.0, dtype=torch.float64), torch.float32)), 0.0]
     assert rounded.tolist() == [0.0, 0.0]
+
+
+def test_a_mask_of_a_computed_value_may_flip_at_its_threshold():
+    """x / s > 0.5 at x / s = 0.5 exactly may be either side for an honest kernel; at 1.5 it
+    is true whatever the rounding. A where() on that mask may pick either operand there."""
+    from kdiff.numerics.tolerance import step_magnitude
+
+    class Masks(nn.Module):
+        def forward(self, x, s):
+            mask = x / s > 0.5
+            return mask, torch.where(mask, x, -x), x > 1.0
+
+    x, s = torch.tensor([1.0, 3.0]), torch.tensor([2.0, 2.0])
+    mask, picked, stored = run_oracle(Masks().double(), [x, s]).magnitudes
+    step = float(step_magnitude(torch.tensor(1.0, dtype=torch.float64), torch.float32))
+    assert mask.tolist() == [step, 0.0]
+    assert picked[0] >= 2 * step and picked[1] < step  # |x - (-x)| = 2 at the flip
+    assert stored.tolist() == [0.0, 0.0]  # an input compared as stored: every kernel alike
+
+
+def test_a_mask_at_another_threshold_still_fails(tmp_path: Path):
+    result = _quantize_gate(tmp_path, "torch.where(x / s > 0.5, x, -x)",
+                            "torch.where(x * (1.0 / s) > 0.6, x, -x)")
+    assert result.status is Status.FAIL, result.detail

@@ -24,11 +24,11 @@ one (a near tie): there any honest arithmetic may pick either, and the reference
 is one rounding's doing. An exact tie of values read as they are stored is judged only where
 the op documents its pick (the first occurrence for argmax and max, a stable sort's order).
 
-Steps: a rounding to integers (STEPS, a cast to an integer format) is exact where its operand
-is told apart from a step, and may land a step away where the operand lies within its
-worst-case error of one; how far, the step function at both ends of that interval, enters the
-magnitude as `step_magnitude` and moves with the integers (_carried) into what is computed
-from them.
+Steps: a rounding to integers (STEPS, a cast to an integer format) or a comparison of computed
+values (COMPARISONS, a mask) is exact where its operand is told apart from a step, and may land
+a step away where the operand lies within its worst-case error of one; how far, the step
+function at both ends of that interval, enters the magnitude as `step_magnitude` and moves with
+the integers (_carried) into what is computed from them.
 
 Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
 `.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too; beside each
@@ -349,8 +349,14 @@ def _carried(func, args: tuple, kwargs: dict, out: Any,
     return combined.to(torch.float64)
 
 
+# Comparisons of computed values, whose masks flip where the two sides lie within their
+# rounding errors of each other. Not equality: computed values are rarely equal.
+COMPARISONS = {aten.gt.Tensor, aten.gt.Scalar, aten.ge.Tensor, aten.ge.Scalar,
+               aten.lt.Tensor, aten.lt.Scalar, aten.le.Tensor, aten.le.Scalar}
+
+
 def _is_step(func, out: Any) -> bool:
-    if func in STEPS:
+    if func in STEPS or func in COMPARISONS:
         return True
     return (func is aten._to_copy.default and isinstance(out, torch.Tensor)
             and not out.is_floating_point() and not out.is_complex())
@@ -509,18 +515,24 @@ class MagnitudeTracer(TorchDispatchMode):
         rounding error may give beyond `out`, its exact result: f at the ends of x's
         worst-case error interval, less f(x), carried as step_magnitude; None where x is
         read as it is stored (every implementation rounds the same value)."""
-        x = args[0]
-        carried = self.integral_steps(x)
-        if carried is not None:
+        carried = self.integral_steps(args[0])
+        if carried is not None and func not in COMPARISONS:
             return carried  # exact integers: a cast keeps them and the steps they carry
-        known = self.lookup(x)
-        if known.depth == 0 and known.quantization == 0.0:
+        # a comparison's two sides move apart and together: its operands' errors add
+        compared = 2 if func in COMPARISONS and _is_float(args[1]) else 1
+        errors = []
+        for x in args[:compared]:
+            known = self.lookup(x)
+            errors.append(None if known.depth == 0 and known.quantization == 0.0
+                          else self.worst_error(x, known))
+        if all(e is None for e in errors):
             return None
-        error = self.worst_error(x, known)
         exact = out.detach().to(torch.float64)
         reach = torch.zeros_like(exact)
-        for end in (x.detach() + error, x.detach() - error):
-            moved = func(end, *args[1:], **kwargs).to(torch.float64)
+        for sign in (1, -1):
+            ends = [x.detach() if e is None else x.detach() + (sign if k == 0 else -sign) * e
+                    for k, (x, e) in enumerate(zip(args, errors))]
+            moved = func(*ends, *args[compared:], **kwargs).to(torch.float64)
             reach = torch.maximum(reach, torch.nan_to_num((moved - exact).abs(), nan=math.inf))
         return step_magnitude(reach, self.arithmetic)
 
@@ -609,6 +621,9 @@ class MagnitudeTracer(TorchDispatchMode):
             steps = self._steps(func, args, kwargs, out) if _is_step(func, out) else None
             if steps is not None:
                 magnitudes = magnitudes + steps
+            condition = self.integer(args[0]) if func is aten.where.self else None
+            if condition is not None:  # a flipped mask picks the other operand
+                magnitudes = magnitudes + condition.magnitude * (args[1] - args[2]).abs()
             self._keep_integral(func, args, kwargs, out, steps)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
