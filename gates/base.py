@@ -175,9 +175,11 @@ class ThresholdedGate(Gate):
                 f"of what the bound leaves it")
             return None
         mismatches = ev.mismatches(got.outputs, trial.bound_model)
-        if all(mm.judged == 0 for mm in mismatches) and ev.near_ties():
-            log.under_specified.append(f"{trial.label}: every pick is a near tie, which "
-                                       f"roundings decide")
+        if all(mm.judged == 0 for mm in mismatches) and any(mm.total for mm in mismatches):
+            # a trial that judged no element vouches for nothing
+            why = ("every pick is a near tie, which roundings decide" if ev.near_ties() else
+                   "no element is judged (the oracle or its bound is not finite anywhere)")
+            log.under_specified.append(f"{trial.label}: {why}")
             return None
         log.judged_labels.append(trial.label)
         for mm in mismatches:
