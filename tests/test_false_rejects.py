@@ -1597,3 +1597,25 @@ def test_a_mask_at_another_threshold_still_fails(tmp_path: Path):
     result = _quantize_gate(tmp_path, "torch.where(x / s > 0.5, x, -x)",
                             "torch.where(x * (1.0 / s) > 0.6, x, -x)")
     assert result.status is Status.FAIL, result.detail
+
+
+@pytest.mark.parametrize("step", [
+    lambda y, s: torch.div(y, s, rounding_mode="floor"),
+    lambda y, s: torch.floor_divide(y, s),
+    lambda y, s: torch.remainder(y, s),
+    lambda y, s: torch.fmod(y, s),
+], ids=["div-floor", "floor_divide", "remainder", "fmod"])
+def test_a_division_to_integers_steps_where_its_quotient_is_near_one(step):
+    """(x * 3) // 1.5 at x = 1: the quotient is 2 exactly, computed, so either side of the
+    step is honest; at x = 1.1 (2.2) it is not near one. Both operands' errors move it."""
+    from kdiff.numerics.tolerance import step_magnitude
+
+    class Steps(nn.Module):
+        def forward(self, x, s):
+            return step(x * 3, s)
+
+    x, s = torch.tensor([1.0, 1.1]), torch.tensor([1.5, 1.5])
+    magnitude = run_oracle(Steps().double(), [x, s]).magnitudes[0]
+    unit = float(step_magnitude(torch.tensor(1.0, dtype=torch.float64), torch.float32))
+    assert magnitude[0] >= unit and magnitude[1] < unit, magnitude
+

@@ -41,6 +41,7 @@ fp32 arithmetic, an explicit cast down). The tolerance model adds that sum times
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
@@ -295,8 +296,13 @@ class IntegerTrace(NamedTuple):
 # a step, an honest implementation may land on the other side of it. Besides these, any
 # cast of a floating tensor to an integer format (truncation).
 INTEGRAL_STEPS = {aten.round.default, aten.floor.default, aten.ceil.default,
-                  aten.trunc.default, aten.sign.default}
-STEPS = INTEGRAL_STEPS | {aten.round.decimals, aten.frac.default}
+                  aten.trunc.default, aten.sign.default, aten.floor_divide.default,
+                  aten.div.Tensor_mode, aten.div.Scalar_mode}
+# Steps of two operands (the dividend's and the divisor's errors both move the step).
+BINARY_STEPS = {aten.floor_divide.default, aten.div.Tensor_mode, aten.div.Scalar_mode,
+                aten.remainder.Tensor, aten.remainder.Scalar, aten.fmod.Tensor,
+                aten.fmod.Scalar}
+STEPS = INTEGRAL_STEPS | BINARY_STEPS | {aten.round.decimals, aten.frac.default}
 # Ops that give integers exactly from integers and integer constants (moving none by more
 # than the largest step an operand carries).
 KEEPS_INTEGERS = {aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default,
@@ -355,7 +361,9 @@ COMPARISONS = {aten.gt.Tensor, aten.gt.Scalar, aten.ge.Tensor, aten.ge.Scalar,
                aten.lt.Tensor, aten.lt.Scalar, aten.le.Tensor, aten.le.Scalar}
 
 
-def _is_step(func, out: Any) -> bool:
+def _is_step(func, out: Any, kwargs: dict) -> bool:
+    if func in (aten.div.Tensor_mode, aten.div.Scalar_mode):
+        return kwargs.get("rounding_mode") is not None  # None: a true division
     if func in STEPS or func in COMPARISONS:
         return True
     return (func is aten._to_copy.default and isinstance(out, torch.Tensor)
@@ -515,13 +523,13 @@ class MagnitudeTracer(TorchDispatchMode):
         rounding error may give beyond `out`, its exact result: f at the ends of x's
         worst-case error interval, less f(x), carried as step_magnitude; None where x is
         read as it is stored (every implementation rounds the same value)."""
+        two = (func in COMPARISONS or func in BINARY_STEPS) and _is_float(args[1])
         carried = self.integral_steps(args[0])
-        if carried is not None and func not in COMPARISONS:
+        if carried is not None and not two and func not in COMPARISONS:
             return carried  # exact integers: a cast keeps them and the steps they carry
-        # a comparison's two sides move apart and together: its operands' errors add
-        compared = 2 if func in COMPARISONS and _is_float(args[1]) else 1
+        operands = args[:2] if two else args[:1]
         errors = []
-        for x in args[:compared]:
+        for x in operands:
             known = self.lookup(x)
             errors.append(None if known.depth == 0 and known.quantization == 0.0
                           else self.worst_error(x, known))
@@ -529,10 +537,11 @@ class MagnitudeTracer(TorchDispatchMode):
             return None
         exact = out.detach().to(torch.float64)
         reach = torch.zeros_like(exact)
-        for sign in (1, -1):
-            ends = [x.detach() if e is None else x.detach() + (sign if k == 0 else -sign) * e
-                    for k, (x, e) in enumerate(zip(args, errors))]
-            moved = func(*ends, *args[compared:], **kwargs).to(torch.float64)
+        # every corner of the operands' error box: the step may lie in any direction
+        for signs in itertools.product((1, -1), repeat=len(operands)):
+            ends = [x.detach() if e is None else x.detach() + sign * e
+                    for x, e, sign in zip(operands, errors, signs)]
+            moved = func(*ends, *args[len(operands):], **kwargs).to(torch.float64)
             reach = torch.maximum(reach, torch.nan_to_num((moved - exact).abs(), nan=math.inf))
         return step_magnitude(reach, self.arithmetic)
 
@@ -576,7 +585,7 @@ class MagnitudeTracer(TorchDispatchMode):
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
         if not float_outs:
-            if _is_step(func, out):  # a rounding to an integer format
+            if _is_step(func, out, kwargs):  # a rounding to an integer format
                 steps = self._steps(func, args, kwargs, out)
                 if steps is not None:
                     self._record_integer(out, IntegerTrace(steps, self.lookup(args[0]).depth + 1))
@@ -618,7 +627,7 @@ class MagnitudeTracer(TorchDispatchMode):
                                                 trusting=self.trusting)
             if func in LOG_OF_SUM:
                 magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
-            steps = self._steps(func, args, kwargs, out) if _is_step(func, out) else None
+            steps = self._steps(func, args, kwargs, out) if _is_step(func, out, kwargs) else None
             if steps is not None:
                 magnitudes = magnitudes + steps
             condition = self.integer(args[0]) if func is aten.where.self else None
