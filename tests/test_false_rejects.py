@@ -1618,3 +1618,44 @@ def test_a_division_to_integers_steps_where_its_quotient_is_near_one(step):
     unit = float(step_magnitude(torch.tensor(1.0, dtype=torch.float64), torch.float32))
     assert magnitude[0] >= unit and magnitude[1] < unit, magnitude
 
+
+# -- a normalisation formed from the row's log-sum-exp, rounded ------------------------------
+
+NORMALISATION_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.REFERENCE(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(32, 1000) * 10]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("reference,candidate,gates", [
+    ("log_softmax", "x - torch.logsumexp(x, -1, keepdim=True)", ["CMP-01", "ORD-01"]),
+    ("softmax", "torch.exp(x - torch.logsumexp(x, -1, keepdim=True))", ["CMP-01", "ORD-01"]),
+    ("log_softmax", "x - torch.logsumexp(x, -1, keepdim=True) * (1 + 1e-4)", None),
+    ("softmax", "torch.exp(x - torch.logsumexp(x, -1, keepdim=True) * (1 + 1e-4))", None),
+], ids=["log_softmax", "softmax", "log_softmax-wrong", "softmax-wrong"])
+def test_a_normalisation_from_a_rounded_log_sum_exp_is_honest(tmp_path: Path, reference: str,
+                                                             candidate: str, gates):
+    """x - lse and exp(x - lse), lse rounded at the inputs' scale (flash attention's stored
+    lse, a fused cross entropy), err by u |lse| at a row's maximum, where the max-subtracted
+    reference is exact: at inputs x 1000 and log-uniform ones the bound rejected them. A
+    1e-4 relative error in lse still fails (None: it must fail CMP-01)."""
+    problem = NORMALISATION_PROBLEM.replace("REFERENCE", reference)
+    code = ARGMAX_CANDIDATE.replace("torch.argmax(x, dim=1)", candidate)
+    result = judge(tmp_path, problem, code, gates or ["CMP-01"])
+    if gates is None:
+        assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
+    for gate in gates or []:
+        assert result.gates[gate].status is Status.PASS, result.gates[gate].detail

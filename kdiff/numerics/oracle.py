@@ -130,6 +130,14 @@ _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magni
 # the N additions that make S).
 LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default}
 
+# Normalisations an honest kernel may form from the row's log-sum-exp, rounded: log_softmax as
+# x - lse, softmax as exp(x - lse) (flash attention's stored lse, a fused cross entropy). The
+# rounding of lse, u |lse| <= u (max_j M_j + log N), enters log_softmax absolutely and
+# softmax relative to its value, at every element of the row: at a row's maximum both are
+# flat along the inputs' magnitudes, and the max-subtracted reference never rounds at that
+# scale. Values: whether the term is relative to the output (softmax) or absolute.
+ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True}
+
 # Sign pattern of the second direction the finite differences of a mixing op take (below).
 _SIGNS_SEED = 20261203
 
@@ -627,6 +635,10 @@ class MagnitudeTracer(TorchDispatchMode):
                                                 trusting=self.trusting)
             if func in LOG_OF_SUM:
                 magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
+            if func in ROUNDED_LSE:
+                row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
+                magnitudes = magnitudes + (row * out.detach().abs() if ROUNDED_LSE[func]
+                                           else row)
             steps = self._steps(func, args, kwargs, out) if _is_step(func, out, kwargs) else None
             if steps is not None:
                 magnitudes = magnitudes + steps
