@@ -1659,3 +1659,52 @@ def test_a_normalisation_from_a_rounded_log_sum_exp_is_honest(tmp_path: Path, re
         assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
     for gate in gates or []:
         assert result.gates[gate].status is Status.PASS, result.gates[gate].detail
+
+
+# -- GELU's tail, where its standard formula cancels ----------------------------------------
+
+GELU_PROBLEM = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def forward(self, x, w):
+        return F.gelu(x @ w + 1.0)
+
+
+def get_inputs():
+    return [torch.randn(64, 256, dtype=torch.bfloat16),
+            torch.randn(256, 128, dtype=torch.bfloat16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+GELU_CANDIDATE = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, w):
+        y = x.float() @ w.float() + 1.0
+        return (0.5 * y * (1 + torch.erf(y * 0.7071067811865476))).to(x.dtype)
+'''
+
+
+def test_gelu_is_judged_by_what_its_formula_can_give_in_the_tail(tmp_path: Path):
+    """0.5 y (1 + erf(y / sqrt 2)) rounds 1 + erf at the scale of 1 where erf -> -1: torch's
+    own GELU at y = -8.25 gives -0 for -4.6e-16, and every trial of CMP-02 and CMP-03 was
+    under-specified (the reference used 1.1e4x of its bound). Now both decide; a wrong
+    constant inside erf (0.8 for 1 / sqrt 2: 3% off near the origin) still fails."""
+    gates = ["CMP-01", "CMP-02", "CMP-03"]
+    result = judge(tmp_path, GELU_PROBLEM, GELU_CANDIDATE, gates)
+    for gate in gates:
+        assert result.gates[gate].status is Status.PASS, result.gates[gate].detail
+    wrong = GELU_CANDIDATE.replace("torch.erf(y * 0.7071067811865476)", "torch.erf(y * 0.8)")
+    (tmp_path / "wrong").mkdir()
+    result = judge(tmp_path / "wrong", GELU_PROBLEM, wrong, ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail

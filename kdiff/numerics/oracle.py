@@ -138,6 +138,13 @@ LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default}
 # scale. Values: whether the term is relative to the output (softmax) or absolute.
 ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True}
 
+# Elementwise functions whose standard formula cancels in a tail: GELU is 0.5 x (1 + erf(x /
+# sqrt 2)) (or 1 + tanh(...)), and 1 + erf is rounded at the scale of 1 where erf -> -1, an
+# absolute error u that 0.5 x carries into the output: 0.5 |x| u where the output itself is
+# ~1e-16 (every library evaluates it so, torch's own included). Values: the factor of the
+# operand's magnitude the scale gains.
+TAIL_CANCELLATION = {aten.gelu.default: 0.5}
+
 # Sign pattern of the second direction the finite differences of a mixing op take (below).
 _SIGNS_SEED = 20261203
 
@@ -635,6 +642,9 @@ class MagnitudeTracer(TorchDispatchMode):
                                                 trusting=self.trusting)
             if func in LOG_OF_SUM:
                 magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
+            if func in TAIL_CANCELLATION:
+                magnitudes = magnitudes + TAIL_CANCELLATION[func] * known[0].magnitude.to(
+                    out.device)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * out.detach().abs() if ROUNDED_LSE[func]
