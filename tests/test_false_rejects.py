@@ -32,6 +32,23 @@ def judge(tmp_path: Path, problem: str, candidate: str, gates: list[str], **opti
     return judge_case(Case("honest", p, c), config, manager())
 
 
+def problem_source(result: str, inputs: str, args: str = "x", prelude: str = "") -> str:
+    """A KernelBench problem whose Model returns `result` of `args` (after `prelude`, a line
+    of the forward), with get_inputs returning `inputs`."""
+    first = f"        {prelude}\n" if prelude else ""
+    return (f"import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            f"class Model(nn.Module):\n    def forward(self, {args}):\n{first}"
+            f"        return {result}\n\n\ndef get_inputs():\n    return [{inputs}]\n\n\n"
+            f"def get_init_inputs():\n    return []\n")
+
+
+def candidate_source(result: str, args: str = "x", prelude: str = "") -> str:
+    """A candidate whose ModelNew returns `result` of `args` (after `prelude`)."""
+    first = f"        {prelude}\n" if prelude else ""
+    return (f"import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+            f"    def forward(self, {args}):\n{first}        return {result}\n")
+
+
 # -- 1. the reference runs in the mode its benchmark runs it (KernelBench: training mode) -----
 
 BATCHNORM_PROBLEM = '''
@@ -1493,44 +1510,15 @@ def test_a_sort_order_among_ties_is_not_judged(tmp_path: Path, order: str):
 
 # -- a rounding to integers whose operand lies within its rounding error of a step ------------
 
-QUANTIZE_PROBLEM = '''
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        s = x.abs().amax(dim=1, keepdim=True) / 127
-        return RESULT
-
-
-def get_inputs():
-    return [torch.randn(64, 4096)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-QUANTIZE_CANDIDATE = '''
-import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        s = x.abs().amax(dim=1, keepdim=True) / 127
-        return RESULT
-'''
-
+SCALE = "s = x.abs().amax(dim=1, keepdim=True) / 127"
 QUANTIZED = "torch.round(x / s).clamp(-127, 127).to(torch.int8)"
 # the same, multiplying by the reciprocal: another rounding of x / s
 RECIPROCAL = "torch.round(x * (1.0 / s)).clamp(-127, 127).to(torch.int8)"
 
 
 def _quantize_gate(tmp_path: Path, reference: str, candidate: str):
-    return judge(tmp_path, QUANTIZE_PROBLEM.replace("RESULT", reference),
-                 QUANTIZE_CANDIDATE.replace("RESULT", candidate), ["CMP-01"]).gates["CMP-01"]
+    return judge(tmp_path, problem_source(reference, "torch.randn(64, 4096)", prelude=SCALE),
+                 candidate_source(candidate, prelude=SCALE), ["CMP-01"]).gates["CMP-01"]
 
 
 @pytest.mark.parametrize("reference,candidate", [
@@ -1621,25 +1609,6 @@ def test_a_division_to_integers_steps_where_its_quotient_is_near_one(step):
 
 # -- a normalisation formed from the row's log-sum-exp, rounded ------------------------------
 
-NORMALISATION_PROBLEM = '''
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.REFERENCE(x, dim=-1)
-
-
-def get_inputs():
-    return [torch.randn(32, 1000) * 10]
-
-
-def get_init_inputs():
-    return []
-'''
-
-
 @pytest.mark.parametrize("reference,candidate,gates", [
     ("log_softmax", "x - torch.logsumexp(x, -1, keepdim=True)", ["CMP-01", "ORD-01"]),
     ("softmax", "torch.exp(x - torch.logsumexp(x, -1, keepdim=True))", ["CMP-01", "ORD-01"]),
@@ -1652,9 +1621,8 @@ def test_a_normalisation_from_a_rounded_log_sum_exp_is_honest(tmp_path: Path, re
     lse, a fused cross entropy), err by u |lse| at a row's maximum, where the max-subtracted
     reference is exact: at inputs x 1000 and log-uniform ones the bound rejected them. A
     1e-4 relative error in lse still fails (None: it must fail CMP-01)."""
-    problem = NORMALISATION_PROBLEM.replace("REFERENCE", reference)
-    code = ARGMAX_CANDIDATE.replace("torch.argmax(x, dim=1)", candidate)
-    result = judge(tmp_path, problem, code, gates or ["CMP-01"])
+    problem = problem_source(f"torch.{reference}(x, dim=-1)", "torch.randn(32, 1000) * 10")
+    result = judge(tmp_path, problem, candidate_source(candidate), gates or ["CMP-01"])
     if gates is None:
         assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
     for gate in gates or []:
@@ -1663,36 +1631,12 @@ def test_a_normalisation_from_a_rounded_log_sum_exp_is_honest(tmp_path: Path, re
 
 # -- GELU's tail, where its standard formula cancels ----------------------------------------
 
-GELU_PROBLEM = '''
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-class Model(nn.Module):
-    def forward(self, x, w):
-        return F.gelu(x @ w + 1.0)
-
-
-def get_inputs():
-    return [torch.randn(64, 256, dtype=torch.bfloat16),
-            torch.randn(256, 128, dtype=torch.bfloat16)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-GELU_CANDIDATE = '''
-import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x, w):
-        y = x.float() @ w.float() + 1.0
-        return (0.5 * y * (1 + torch.erf(y * 0.7071067811865476))).to(x.dtype)
-'''
+GELU_PROBLEM = problem_source(
+    "F.gelu(x @ w + 1.0)", "torch.randn(64, 256, dtype=torch.bfloat16), "
+    "torch.randn(256, 128, dtype=torch.bfloat16)", args="x, w")
+GELU_CANDIDATE = candidate_source(
+    "(0.5 * y * (1 + torch.erf(y * 0.7071067811865476))).to(x.dtype)", args="x, w",
+    prelude="y = x.float() @ w.float() + 1.0")
 
 
 def test_gelu_is_judged_by_what_its_formula_can_give_in_the_tail(tmp_path: Path):

@@ -150,40 +150,13 @@ def test_a_pass_on_how_a_kernel_runs_alone_vouches_for_no_output():
     assert alone.verifier_accept is True  # `--gates RES-02`: what was asked is what is judged
 
 
-NOWHERE_FINITE_PROBLEM = '''
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.log(-x.abs() - 1)  # NaN everywhere
-
-
-def get_inputs():
-    return [torch.randn(16, 64)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-ONES_CANDIDATE = '''
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return x * 0 + 1
-'''
-
-
 def test_a_trial_that_judged_no_element_vouches_for_nothing(tmp_path):
     """Where the oracle is NaN everywhere no element of a trial is judged by the bound
     (EXC-01 owns non-finite values): such a trial is under-specified, not within the bound,
     so a gate of such trials alone does not pass a candidate that answers 1."""
-    from test_false_rejects import judge  # beside this file
-    result = judge(tmp_path, NOWHERE_FINITE_PROBLEM, ONES_CANDIDATE, ["CMP-01", "EXC-01"])
+    from test_false_rejects import candidate_source, judge, problem_source  # beside this file
+    nowhere_finite = problem_source("torch.log(-x.abs() - 1)", "torch.randn(16, 64)")  # NaN
+    result = judge(tmp_path, nowhere_finite, candidate_source("x * 0 + 1"), ["CMP-01", "EXC-01"])
     assert result.gates["EXC-01"].status is Status.FAIL, result.gates["EXC-01"].detail
     cmp01 = result.gates["CMP-01"]
     assert cmp01.status is Status.UNDER_SPECIFIED, cmp01.detail
