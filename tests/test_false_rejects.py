@@ -1652,3 +1652,24 @@ def test_gelu_is_judged_by_what_its_formula_can_give_in_the_tail(tmp_path: Path)
     (tmp_path / "wrong").mkdir()
     result = judge(tmp_path / "wrong", GELU_PROBLEM, wrong, ["CMP-01"])
     assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
+
+
+@pytest.mark.parametrize("lookup", [
+    "torch.gather(w, 1, torch.argmax(PICKED, dim=1, keepdim=True))",
+    "w[torch.arange(16), torch.argmax(PICKED, dim=1)]",
+], ids=["gather", "index"])
+def test_a_value_looked_up_at_a_near_tie_is_not_judged(tmp_path: Path, lookup: str):
+    """An index picked at a near tie chooses which row of w is read (an expert, a token):
+    the value read there is as open as the pick. The exact argmax's lookup passes; a pick
+    that ignores a column, or a table off by 1e-3, still fails."""
+    problem = problem_source(lookup.replace("PICKED", "torch.sigmoid(x)"),
+                             "torch.randn(16, 64), torch.randn(16, 64)", args="x, w")
+    exact = lookup.replace("PICKED", "x")
+    for name, candidate, status in [("exact", exact, Status.PASS),
+                                    ("column", exact.replace("(x,", "(x[:, :-1],"), Status.FAIL),
+                                    ("table", exact.replace("w[", "(w * 1.001)[").replace(
+                                        "(w,", "(w * 1.001,"), Status.FAIL)]:
+        (tmp_path / name).mkdir()
+        result = judge(tmp_path / name, problem, candidate_source(candidate, args="x, w"),
+                       ["CMP-01"])
+        assert result.gates["CMP-01"].status is status, (name, result.gates["CMP-01"].detail)

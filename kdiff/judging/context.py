@@ -162,9 +162,10 @@ class Evaluation:
         default_factory=dict, repr=False, compare=False)
 
     def near_ties(self) -> bool:
-        """Whether some index output holds a pick at a near tie, which is not judged
-        (kdiff.numerics.oracle.DECISIONS: an infinite magnitude there)."""
-        return any(not v.is_floating_point() and bool(torch.isinf(m).any())
+        """Whether some output holds a pick at a near tie, or a value computed from one,
+        which is not judged (kdiff.numerics.oracle.DECISIONS: an infinite magnitude where
+        the oracle's value is finite)."""
+        return any(bool((torch.isinf(m) & torch.isfinite(v.to(m.dtype))).any())
                    for v, m in zip(self.oracle.values, self.oracle.magnitudes))
 
     def stored_coarser(self) -> list[bool]:

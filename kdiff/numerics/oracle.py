@@ -305,6 +305,9 @@ class IntegerTrace(NamedTuple):
 
     magnitude: torch.Tensor  # float64
     depth: int
+    # how many values an index may take (a decision's dim size): another honest pick is one
+    # of 0..count-1; None where unknown (then the picks' own range stands in)
+    count: int | None = None
 
 
 # Step functions of a floating operand: where the operand lies within its rounding error of
@@ -529,9 +532,11 @@ class MagnitudeTracer(TorchDispatchMode):
             error = torch.zeros_like(x, dtype=torch.float64)  # only exact ties are open
         else:
             error = self.worst_error(x, known)
-        ties = near_ties(x, error, index, arguments.get("dim"))
+        dim = arguments.get("dim")
+        ties = near_ties(x, error, index, dim)
+        count = x.numel() if dim is None else x.shape[dim] if x.dim() else 1
         self._record_integer(index, IntegerTrace(torch.where(ties, math.inf, 0.0).to(
-            torch.float64), 1))
+            torch.float64), 1, count))
 
     def _steps(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
         """The magnitude of what a step function (STEPS) of an operand `x` computed with
@@ -581,6 +586,7 @@ class MagnitudeTracer(TorchDispatchMode):
             out = func(*args, **kwargs)
             if not _is_fill(func):
                 self._carry_integer(func, args, kwargs, out)
+                self._open_integers(func, flat, spec, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
                 for o in tree_flatten(out)[0]:
@@ -654,16 +660,69 @@ class MagnitudeTracer(TorchDispatchMode):
                 magnitudes = magnitudes + steps
             condition = self.integer(args[0]) if func is aten.where.self else None
             if condition is not None:  # a flipped mask picks the other operand
-                magnitudes = magnitudes + condition.magnitude * (args[1] - args[2]).abs()
+                apart = (args[1] - args[2]).abs()
+                magnitudes = magnitudes + torch.where(apart > 0, condition.magnitude * apart, 0.0)
             self._keep_integral(func, args, kwargs, out, steps)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
+        opened = dict(zip(map(id, outs), self._open_from_picks(func, flat, spec, outs)))
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 magnitude = torch.maximum(m.abs(), o.detach().abs())
+                if opened.get(id(o)) is not None:
+                    magnitude = torch.where(opened[id(o)], math.inf, magnitude)
                 self.record(o, Traced(magnitude, depth_in + local,
                                       torch.maximum(peak_in, _largest(magnitude)), *stored))
         return out
+
+    def _open_from_picks(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
+        """Per output (None: nothing open), where it was computed from an index that is a
+        near tie (a gather, a lookup, a comparison with an expert's number): there another
+        honest pick gives another value, so it is open too. Found by taking the op again with
+        each open index moved to a neighbour, both ways, kept inside the indices' own range
+        (no lookup out of bounds, on any device): the elements that change."""
+        changed: list[torch.Tensor | None] = [None] * len(outs)
+        if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
+            return changed  # taken again, it would write an operand again or draw anew
+        for k, a in enumerate(flat):
+            if not isinstance(a, torch.Tensor) or _is_float(a) or a.dtype == torch.bool:
+                continue
+            trace = self.integer(a)
+            if trace is None or not bool(torch.isinf(trace.magnitude).any()):
+                continue
+            open_ = torch.isinf(trace.magnitude).to(a.device)
+            top = trace.count - 1 if trace.count is not None else int(a.max())
+            for delta in (1, -1):
+                moved = torch.where(open_, (a + delta).clamp(min(int(a.min()), 0), top), a)
+                shifted = list(flat)
+                shifted[k] = moved
+                s_args, s_kwargs = spec.unflatten(shifted)
+                try:
+                    again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                except (RuntimeError, IndexError):
+                    again = [None] * len(outs)
+                for i, (o, o2) in enumerate(zip(outs, again)):
+                    if not isinstance(o, torch.Tensor):
+                        continue
+                    differs = (torch.ones(o.shape, dtype=torch.bool, device=o.device)
+                               if o2 is None or o2.shape != o.shape
+                               else (o2 != o) & ~(torch.isnan(o2) & torch.isnan(o))
+                               if o.is_floating_point() else o2 != o)
+                    changed[i] = differs if changed[i] is None else changed[i] | differs
+        return changed
+
+    def _open_integers(self, func, flat: list, spec, out: Any) -> None:
+        """An integer result computed from an open pick is open where it depends on it."""
+        outs = tree_flatten(out)[0]
+        for o, changed in zip(outs, self._open_from_picks(func, flat, spec, outs)):
+            if changed is None or not isinstance(o, torch.Tensor) or _is_float(o) \
+                    or not bool(changed.any()):
+                continue
+            trace = self.integer(o)
+            before = trace.magnitude if trace is not None else torch.zeros(
+                o.shape, dtype=torch.float64, device=o.device)
+            self._record_integer(o, IntegerTrace(torch.where(changed, math.inf, before),
+                                                 trace.depth if trace is not None else 1))
 
     def _carry_integer(self, func, args: tuple, kwargs: dict, out: Any) -> None:
         """An op on integer tensors: the steps they carry move with their values (_carried;
@@ -1007,7 +1066,9 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             continue
         m, d, peak, _, q = traced
         if d == 0 and not _is_input(o, args):
+            traced_m = m
             m, d = opaque_scale(o, float_numel)
+            m = torch.where(torch.isinf(traced_m), traced_m, m)  # open picks stay open
             peak = torch.maximum(peak, _largest(m))
         values.append(o)
         mags.append(m.detach())
