@@ -141,9 +141,10 @@ ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True}
 # Elementwise functions whose standard formula cancels in a tail: GELU is 0.5 x (1 + erf(x /
 # sqrt 2)) (or 1 + tanh(...)), and 1 + erf is rounded at the scale of 1 where erf -> -1, an
 # absolute error u that 0.5 x carries into the output: 0.5 |x| u where the output itself is
-# ~1e-16 (every library evaluates it so, torch's own included). Values: the factor of the
-# operand's magnitude the scale gains.
-TAIL_CANCELLATION = {aten.gelu.default: 0.5}
+# ~1e-16 (every library evaluates it so, torch's own included). Its backward,
+# grad (Phi(x) + x phi(x)) with Phi = 0.5 (1 + erf), errs so by 0.5 |grad| u. Values: the factor
+# of the first operand's magnitude (x; for the backward, grad) the scale gains.
+TAIL_CANCELLATION = {aten.gelu.default: 0.5, aten.gelu_backward.default: 0.5}
 
 # Sign pattern of the second direction the finite differences of a mixing op take (below).
 _SIGNS_SEED = 20261203
