@@ -251,9 +251,13 @@ def test_judge_processes_give_the_in_process_verdicts(example_judge):
         with ThreadPoolExecutor(2) as pool:
             parallel = list(pool.map(side_by_side, configs))
         assert len(side_by_side._processes._live) <= 2
+    def gates(failing):  # a config that leaves its output unwritten fails RES-01 by what the
+        return sorted(f.split(":")[0] for f in failing)  # memory held: its signature varies
+
     for config, judgement in zip(configs, parallel):
         expected = serial(config)
-        assert (judgement.outcome, judgement.failing) == (expected.outcome, expected.failing)
+        assert (judgement.outcome, gates(judgement.failing)) == (expected.outcome,
+                                                                 gates(expected.failing))
     assert {j.outcome for j in parallel} == {Outcome.CORRECT, Outcome.WRONG}
 
 
