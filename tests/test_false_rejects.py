@@ -1525,7 +1525,8 @@ def _quantize_gate(tmp_path: Path, reference: str, candidate: str):
     (QUANTIZED, RECIPROCAL),  # int8
     ("torch.round(x / s) * s", "torch.round(x * (1.0 / s)) * s"),  # fake quantization
     (f"({QUANTIZED}.float() * s).sum(dim=1)", f"({RECIPROCAL}.float() * s).sum(dim=1)"),
-], ids=["int8", "fake", "dequantized-sum"])
+    (f"{QUANTIZED} * s", f"{RECIPROCAL} * s"),  # the integers times a float scale, no cast
+], ids=["int8", "fake", "dequantized-sum", "int8-times-scale"])
 def test_a_rounding_to_integers_may_land_a_step_away(tmp_path: Path, reference: str,
                                                      candidate: str):
     """x / s computed with another rounding lands on the other side of a half for a few of
@@ -1687,3 +1688,28 @@ def test_gelu_backward_is_judged_by_what_its_formula_can_give_in_the_tail(tmp_pa
     for gate in ("CMP-01", "ORD-01"):
         assert result.gates[gate].status is Status.PASS, result.gates[gate].detail
         assert "under-specified" not in result.gates[gate].detail, result.gates[gate].detail
+
+
+PACKED = "((Q[:, ::2] & 0xF) | ((Q[:, 1::2] & 0xF) << 4)).to(torch.uint8)"
+
+
+def test_packed_nibbles_keep_the_steps_of_their_integers(tmp_path: Path):
+    """int4 quantization packed two to a byte (bitwise and, shift, or): a nibble a step away
+    moves its byte by 1 or 16. The steps follow the integers through the packing, found by
+    taking each op again with the stepped integers moved; the reference's own step was an
+    under-specified trial before, and nibbles in the wrong order still fail."""
+    scale = "s = x.abs().amax(dim=1, keepdim=True) / 7"
+    quantized = "torch.round(x / s).clamp(-8, 7).to(torch.int16)"
+    reciprocal = "torch.round(x * (1.0 / s)).clamp(-8, 7).to(torch.int16)"
+    problem = problem_source(PACKED.replace("Q", quantized), "torch.randn(256, 4096)",
+                             prelude=scale)
+    result = judge(tmp_path, problem, candidate_source(PACKED.replace("Q", reciprocal),
+                                                       prelude=scale), ["CMP-01"])
+    gate = result.gates["CMP-01"]
+    assert gate.status is Status.PASS and "under-specified" not in gate.detail, gate.detail
+    swapped = PACKED.replace("Q[:, ::2]", "R").replace("Q[:, 1::2]", "Q[:, ::2]").replace(
+        "R", "Q[:, 1::2]").replace("Q", reciprocal)
+    (tmp_path / "swapped").mkdir()
+    result = judge(tmp_path / "swapped", problem, candidate_source(swapped, prelude=scale),
+                   ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail

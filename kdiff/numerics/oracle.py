@@ -289,6 +289,33 @@ def near_ties(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
     return ambiguous.gather(dim, picked.to(ambiguous.device)).reshape(index.shape)
 
 
+def _moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, picks: bool,
+           count: int | None) -> list[torch.Tensor]:
+    """`a` moved where `where` holds, both ways: a mask flipped; an open pick to a neighbour
+    inside the indices' range (0 .. count - 1, else the picks' own); a stepped integer by its
+    number of steps, inside its format."""
+    if a.dtype == torch.bool:
+        return [torch.where(where, ~a, a)]
+    wide = a.long()
+    if picks:
+        top = count - 1 if count is not None else int(a.max())
+        low = min(int(a.min()), 0)
+        return [torch.where(where, (wide + d).clamp(low, top), wide).to(a.dtype) for d in (1, -1)]
+    info = torch.iinfo(a.dtype)
+    n = torch.where(where, steps.ceil(), 0.0).long()
+    return [(wide + d * n).clamp(info.min, info.max).to(a.dtype) for d in (1, -1)]
+
+
+def _apart(o: torch.Tensor, again: torch.Tensor | None) -> torch.Tensor:
+    """|again - o| elementwise in float64 (infinite where one is NaN and the other not, or
+    where the op could not be taken again)."""
+    if again is None or again.shape != o.shape:
+        return torch.full(o.shape, math.inf, dtype=torch.float64, device=o.device)
+    x, y = o.detach().to(torch.float64), again.detach().to(torch.float64)
+    both_nan = torch.isnan(x) & torch.isnan(y)
+    return torch.where(both_nan, 0.0, torch.nan_to_num((y - x).abs(), nan=math.inf))
+
+
 class Traced(NamedTuple):
     """What the trace knows of one tensor."""
 
@@ -587,7 +614,7 @@ class MagnitudeTracer(TorchDispatchMode):
             out = func(*args, **kwargs)
             if not _is_fill(func):
                 self._carry_integer(func, args, kwargs, out)
-                self._open_integers(func, flat, spec, out)
+                self._move_integers(func, flat, spec, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
                 for o in tree_flatten(out)[0]:
@@ -666,64 +693,69 @@ class MagnitudeTracer(TorchDispatchMode):
             self._keep_integral(func, args, kwargs, out, steps)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
-        opened = dict(zip(map(id, outs), self._open_from_picks(func, flat, spec, outs)))
+        moved = dict(zip(map(id, outs), self._moved_integers(func, flat, spec, outs)))
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 magnitude = torch.maximum(m.abs(), o.detach().abs())
-                if opened.get(id(o)) is not None:
-                    magnitude = torch.where(opened[id(o)], math.inf, magnitude)
+                if moved.get(id(o)) is not None:
+                    magnitude = magnitude + moved[id(o)]
                 self.record(o, Traced(magnitude, depth_in + local,
                                       torch.maximum(peak_in, _largest(magnitude)), *stored))
         return out
 
-    def _open_from_picks(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
-        """Per output (None: nothing open), where it was computed from an index that is a
-        near tie (a gather, a lookup, a comparison with an expert's number): there another
-        honest pick gives another value, so it is open too. Found by taking the op again with
-        each open index moved to a neighbour, both ways, kept inside the indices' own range
-        (no lookup out of bounds, on any device): the elements that change."""
-        changed: list[torch.Tensor | None] = [None] * len(outs)
+    def _moved_integers(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
+        """Per output (None: nothing moves it), the magnitude an op's integer operands give
+        it where they are not exact: infinite where it was computed from an open pick (a
+        gather at a near-tie index, a comparison with an expert's number), step_magnitude of
+        how far it moves where it was computed from integers a rounding left a step away (a
+        packing of nibbles, a product with a scale). Found by taking the op again with those
+        operands moved, both ways: open indices to a neighbour inside the indices' own range
+        (no lookup out of bounds, on any device), stepped integers by their steps, flipped
+        masks; what changes, and by how much."""
+        found: list[torch.Tensor | None] = [None] * len(outs)
         if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
-            return changed  # taken again, it would write an operand again or draw anew
+            return found  # taken again, it would write an operand again or draw anew
+        unit = float(step_magnitude(torch.tensor(1.0, dtype=torch.float64), self.arithmetic))
         for k, a in enumerate(flat):
-            if not isinstance(a, torch.Tensor) or _is_float(a) or a.dtype == torch.bool:
+            if not isinstance(a, torch.Tensor) or _is_float(a):
                 continue
             trace = self.integer(a)
-            if trace is None or not bool(torch.isinf(trace.magnitude).any()):
+            if trace is None or not bool((trace.magnitude > 0).any()):
                 continue
-            open_ = torch.isinf(trace.magnitude).to(a.device)
-            top = trace.count - 1 if trace.count is not None else int(a.max())
-            for delta in (1, -1):
-                moved = torch.where(open_, (a + delta).clamp(min(int(a.min()), 0), top), a)
-                shifted = list(flat)
-                shifted[k] = moved
-                s_args, s_kwargs = spec.unflatten(shifted)
-                try:
-                    again = tree_flatten(func(*s_args, **s_kwargs))[0]
-                except (RuntimeError, IndexError):
-                    again = [None] * len(outs)
-                for i, (o, o2) in enumerate(zip(outs, again)):
-                    if not isinstance(o, torch.Tensor):
-                        continue
-                    differs = (torch.ones(o.shape, dtype=torch.bool, device=o.device)
-                               if o2 is None or o2.shape != o.shape
-                               else (o2 != o) & ~(torch.isnan(o2) & torch.isnan(o))
-                               if o.is_floating_point() else o2 != o)
-                    changed[i] = differs if changed[i] is None else changed[i] | differs
-        return changed
+            magnitude = trace.magnitude.to(a.device)
+            for open_ in (torch.isinf(magnitude), torch.isfinite(magnitude) & (magnitude > 0)):
+                if not bool(open_.any()):
+                    continue
+                picks = bool(torch.isinf(magnitude[open_]).all())
+                for moved in _moves(a, open_, magnitude / unit, picks, trace.count):
+                    shifted = list(flat)
+                    shifted[k] = moved
+                    s_args, s_kwargs = spec.unflatten(shifted)
+                    try:
+                        again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                    except (RuntimeError, IndexError):
+                        again = [None] * len(outs)
+                    for i, (o, o2) in enumerate(zip(outs, again)):
+                        if not isinstance(o, torch.Tensor):
+                            continue
+                        apart = _apart(o, o2)
+                        extra = (torch.where(apart > 0, math.inf, 0.0) if picks
+                                 else step_magnitude(apart, self.arithmetic))
+                        found[i] = extra if found[i] is None else torch.maximum(found[i], extra)
+        return found
 
-    def _open_integers(self, func, flat: list, spec, out: Any) -> None:
-        """An integer result computed from an open pick is open where it depends on it."""
+    def _move_integers(self, func, flat: list, spec, out: Any) -> None:
+        """An integer result no rule carried a trace to (_carried) takes what its inexact
+        integer operands give it (_moved_integers)."""
         outs = tree_flatten(out)[0]
-        for o, changed in zip(outs, self._open_from_picks(func, flat, spec, outs)):
-            if changed is None or not isinstance(o, torch.Tensor) or _is_float(o) \
-                    or not bool(changed.any()):
-                continue
-            trace = self.integer(o)
-            before = trace.magnitude if trace is not None else torch.zeros(
-                o.shape, dtype=torch.float64, device=o.device)
-            self._record_integer(o, IntegerTrace(torch.where(changed, math.inf, before),
-                                                 trace.depth if trace is not None else 1))
+        if any(isinstance(o, torch.Tensor) and self.integer(o) is not None for o in outs):
+            return
+        depth = max((t.depth for a in flat if isinstance(a, torch.Tensor) and not _is_float(a)
+                     and (t := self.integer(a)) is not None), default=1)
+        for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
+            if extra is not None and isinstance(o, torch.Tensor) and not _is_float(o) \
+                    and bool((extra > 0).any()):
+                self._record_integer(o, IntegerTrace(extra, depth))
 
     def _carry_integer(self, func, args: tuple, kwargs: dict, out: Any) -> None:
         """An op on integer tensors: the steps they carry move with their values (_carried;
