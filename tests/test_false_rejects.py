@@ -1447,7 +1447,7 @@ def test_an_index_picked_at_a_near_tie_is_not_judged(tmp_path: Path):
 
 
 def test_near_ties_are_the_picks_that_rest_on_roundings():
-    from kdiff.numerics.oracle import near_ties
+    from kdiff.numerics.integers import near_ties
     x = torch.tensor([[1.0, 1.0 + 1e-9, 0.5], [1.0, 2.0, 0.5]], dtype=torch.float64)
     error = torch.full_like(x, 1e-8)
     assert near_ties(x, error, x.argmax(1), 1).tolist() == [True, False]

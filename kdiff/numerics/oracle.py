@@ -17,7 +17,7 @@ Depth: contractions add their reduction length (matmul K, convolution C_in/group
 number of summed elements); other reductions (softmax, norms, variance) add the number of
 elements each output reads; elementwise ops add 1; data movement adds 0.
 
-Decisions: an index an operation picks by comparing values (argmax, argmin, max and min along
+Decisions (`integers.py`): an index an operation picks by comparing values (argmax, argmin, max and min along
 a dim, sort, top-k, k-th value, median) is exact where its values are told apart, and is not
 judged where another value is within both values' worst-case rounding error of the chosen
 one (a near tie): there any honest arithmetic may pick either, and the reference's own pick
@@ -28,7 +28,7 @@ Steps: a rounding to integers (STEPS, a cast to an integer format) or a comparis
 values (COMPARISONS, a mask) is exact where its operand is told apart from a step, and may land
 a step away where the operand lies within its worst-case error of one; how far, the step
 function at both ends of that interval, enters the magnitude as `step_magnitude` and moves with
-the integers (_carried) into what is computed from them.
+the integers (integers.carried) into what is computed from them.
 
 Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
 `.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too; beside each
@@ -50,6 +50,19 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from kdiff.numerics.integers import (
+    BINARY_STEPS,
+    COMPARISONS,
+    DECISIONS,
+    INTEGRAL_STEPS,
+    IntegerTrace,
+    bound_arguments,
+    carried,
+    how_far,
+    is_step,
+    moves,
+    near_ties,
+)
 from kdiff.numerics.tolerance import (
     WORST_CASE_C,
     BoundModel,
@@ -213,109 +226,6 @@ def _is_float(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
-@dataclass(frozen=True)
-class Decision:
-    """An op whose integer output is an index picked by comparing the values of its first
-    operand along one dim (all elements where it has none)."""
-
-    index: int  # the index output's position among the op's outputs
-    # Whether an exact tie of the values has a documented pick (the first occurrence, a
-    # stable sort's order): then a tie among values read as they are stored is judged.
-    documented: Callable[[dict], bool] = lambda arguments: False
-
-
-def _first_occurrence(arguments: dict) -> bool:
-    return True
-
-
-DECISIONS = {
-    aten.argmax.default: Decision(0, _first_occurrence),
-    aten.argmin.default: Decision(0, _first_occurrence),
-    aten.max.dim: Decision(1, _first_occurrence), aten.min.dim: Decision(1, _first_occurrence),
-    aten.sort.default: Decision(1),
-    aten.sort.stable: Decision(1, lambda arguments: bool(arguments.get("stable"))),
-    aten.topk.default: Decision(1), aten.kthvalue.default: Decision(1),
-    aten.median.dim: Decision(1), aten.nanmedian.dim: Decision(1),
-}
-
-
-def _arguments(func, args: tuple, kwargs: dict) -> dict:
-    """An op's arguments by their schema's names, defaults filled in."""
-    bound = {}
-    for i, argument in enumerate(func._schema.arguments):
-        if i < len(args) and not argument.kwarg_only:
-            bound[argument.name] = args[i]
-        elif argument.name in kwargs:
-            bound[argument.name] = kwargs[argument.name]
-        elif argument.has_default_value():
-            bound[argument.name] = argument.default_value
-    return bound
-
-
-def rank_ambiguous(values: torch.Tensor, error: torch.Tensor, dim: int) -> torch.Tensor:
-    """Per element: whether another element along `dim` lies within both elements'
-    worst-case error (`error`) of it, so that their order rests on roundings (an exact tie
-    at zero error included). Sorted, an element's interval meets an earlier one's exactly
-    when the earlier upper ends reach its lower end, and a later one's when the later lower
-    ends reach its upper end: two running extremes, not all pairs."""
-    ordered, order = values.detach().sort(dim)
-    e = error.gather(dim, order)
-    low, high = ordered - e, ordered + e
-    n = ordered.shape[dim]
-    if n < 2:
-        return torch.zeros(values.shape, dtype=torch.bool, device=values.device)
-    before = high.narrow(dim, 0, n - 1).cummax(dim).values  # for ranks 1..n-1
-    after = low.narrow(dim, 1, n - 1).flip(dim).cummin(dim).values.flip(dim)  # ranks 0..n-2
-    meets = torch.zeros(ordered.shape, dtype=torch.bool, device=values.device)
-    meets.narrow(dim, 1, n - 1).logical_or_(before >= low.narrow(dim, 1, n - 1))
-    meets.narrow(dim, 0, n - 1).logical_or_(after <= high.narrow(dim, 0, n - 1))
-    return torch.zeros_like(meets).scatter(dim, order, meets)
-
-
-def near_ties(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
-              dim: int | None) -> torch.Tensor:
-    """Where an index output `index` (shaped as its op returns it) picked, along `dim` of
-    `values` (None: over all elements), an element whose rank rests on roundings
-    (rank_ambiguous)."""
-    if dim is None:
-        values, error, dim = values.reshape(-1), error.reshape(-1), 0
-    dim %= max(values.dim(), 1)
-    if values.dim() == 0:
-        return torch.zeros(index.shape, dtype=torch.bool, device=index.device)
-    ambiguous = rank_ambiguous(values, error, dim)
-    picked = index.reshape(1) if index.dim() == 0 else index
-    if picked.dim() < values.dim():  # keepdim=False
-        picked = picked.unsqueeze(dim)
-    return ambiguous.gather(dim, picked.to(ambiguous.device)).reshape(index.shape)
-
-
-def _moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, picks: bool,
-           count: int | None) -> list[torch.Tensor]:
-    """`a` moved where `where` holds, both ways: a mask flipped; an open pick to a neighbour
-    inside the indices' range (0 .. count - 1, else the picks' own); a stepped integer by its
-    number of steps, inside its format."""
-    if a.dtype == torch.bool:
-        return [torch.where(where, ~a, a)]
-    wide = a.long()
-    if picks:
-        top = count - 1 if count is not None else int(a.max())
-        low = min(int(a.min()), 0)
-        return [torch.where(where, (wide + d).clamp(low, top), wide).to(a.dtype) for d in (1, -1)]
-    info = torch.iinfo(a.dtype)
-    n = torch.where(where, steps.ceil(), 0.0).long()
-    return [(wide + d * n).clamp(info.min, info.max).to(a.dtype) for d in (1, -1)]
-
-
-def _apart(o: torch.Tensor, again: torch.Tensor | None) -> torch.Tensor:
-    """|again - o| elementwise in float64 (infinite where one is NaN and the other not, or
-    where the op could not be taken again)."""
-    if again is None or again.shape != o.shape:
-        return torch.full(o.shape, math.inf, dtype=torch.float64, device=o.device)
-    x, y = o.detach().to(torch.float64), again.detach().to(torch.float64)
-    both_nan = torch.isnan(x) & torch.isnan(y)
-    return torch.where(both_nan, 0.0, torch.nan_to_num((y - x).abs(), nan=math.inf))
-
-
 class Traced(NamedTuple):
     """What the trace knows of one tensor."""
 
@@ -324,96 +234,6 @@ class Traced(NamedTuple):
     peak: torch.Tensor  # 0-d: the largest magnitude on the chain behind it
     stored: torch.dtype  # its format in the working-precision run
     quantization: float  # sum of unit roundoffs of the coarse storage roundings behind it
-
-
-class IntegerTrace(NamedTuple):
-    """What the trace knows of an integer tensor: its magnitude (0 where it is exact, an
-    infinite one where a decision's pick is a near tie, step_magnitude where a rounding
-    to an integer may land a step away) and the depth behind it."""
-
-    magnitude: torch.Tensor  # float64
-    depth: int
-    # how many values an index may take (a decision's dim size): another honest pick is one
-    # of 0..count-1; None where unknown (then the picks' own range stands in)
-    count: int | None = None
-
-
-# Step functions of a floating operand: where the operand lies within its rounding error of
-# a step, an honest implementation may land on the other side of it. Besides these, any
-# cast of a floating tensor to an integer format (truncation).
-INTEGRAL_STEPS = {aten.round.default, aten.floor.default, aten.ceil.default,
-                  aten.trunc.default, aten.sign.default, aten.floor_divide.default,
-                  aten.div.Tensor_mode, aten.div.Scalar_mode}
-# Steps of two operands (the dividend's and the divisor's errors both move the step). Not
-# remainder and fmod: where they wrap by the divisor, the output is periodic, and a problem
-# declares it so (KDIFF_PERIODIC_OUTPUTS) to have it judged around the circle.
-BINARY_STEPS = {aten.floor_divide.default, aten.div.Tensor_mode, aten.div.Scalar_mode}
-STEPS = INTEGRAL_STEPS | BINARY_STEPS | {aten.round.decimals, aten.frac.default}
-# Ops that give integers exactly from integers and integer constants (moving none by more
-# than the largest step an operand carries).
-KEEPS_INTEGERS = {aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default,
-                  aten.clamp_max.default, aten.neg.default, aten.abs.default,
-                  aten.maximum.default, aten.minimum.default, aten.where.self}
-# Ops whose result moves by the sum of what its operands move.
-ADDS_STEPS = {aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar}
-
-
-def _carried(func, args: tuple, kwargs: dict, out: Any,
-             steps_of: Callable[[torch.Tensor], torch.Tensor | None],
-             unknown_exact: bool = False) -> torch.Tensor | None:
-    """The steps the result of an op on tensors of integers carries (step_magnitude,
-    float64, shaped as `out`), from its operands' (`steps_of`): moved with the values by data
-    movement, the largest of them through KEEPS_INTEGERS, their sum through ADDS_STEPS. None
-    where the op is none of these, gives more than one tensor, or has an operand that is not
-    integers by construction: a float constant that is no integer, a floating tensor
-    `steps_of` does not know, or (unless `unknown_exact`) any tensor it does not know."""
-    if not isinstance(out, torch.Tensor):
-        return None
-    movement = _is_data_movement(func)
-    if not movement and func not in KEEPS_INTEGERS and func not in ADDS_STEPS:
-        return None
-    if kwargs.get("alpha", 1) != 1:
-        return None
-    carried_in = []
-    for a in tree_flatten((args, kwargs))[0]:
-        if isinstance(a, float) and not a.is_integer():
-            return None
-        if not isinstance(a, torch.Tensor) or a.dtype == torch.bool:
-            continue
-        own = steps_of(a)
-        if own is None and (_is_float(a) or not unknown_exact):
-            return None
-        carried_in.append(own if own is not None else torch.zeros(a.shape, dtype=torch.float64,
-                                                                  device=a.device))
-    if not carried_in:
-        return None
-    if movement:
-        try:
-            moved = func(carried_in[0], *args[1:], **{k: v for k, v in kwargs.items()
-                                                       if k != "dtype"})
-        except (RuntimeError, TypeError, IndexError):
-            return None
-        if not isinstance(moved, torch.Tensor) or moved.shape != out.shape:
-            return None
-        return moved.to(torch.float64)
-    spread = torch.broadcast_tensors(*carried_in, out.detach())[:-1]
-    combined = torch.stack(spread).amax(0) if func in KEEPS_INTEGERS else sum(spread)
-    return combined.to(torch.float64)
-
-
-# Comparisons of computed values, whose masks flip where the two sides lie within their
-# rounding errors of each other. Not equality: computed values are rarely equal.
-COMPARISONS = {aten.gt.Tensor, aten.gt.Scalar, aten.ge.Tensor, aten.ge.Scalar,
-               aten.lt.Tensor, aten.lt.Scalar, aten.le.Tensor, aten.le.Scalar}
-
-
-def _is_step(func, out: Any, kwargs: dict) -> bool:
-    if func in (aten.div.Tensor_mode, aten.div.Scalar_mode):
-        return kwargs.get("rounding_mode") is not None  # None: a true division
-    if func in STEPS or func in COMPARISONS:
-        return True
-    return (func is aten._to_copy.default and isinstance(out, torch.Tensor)
-            and not out.is_floating_point() and not out.is_complex())
 
 
 def _requested_float(kwargs: dict) -> torch.dtype | None:
@@ -525,19 +345,20 @@ class MagnitudeTracer(TorchDispatchMode):
     def _keep_integral(self, func, args: tuple, kwargs: dict, out: Any,
                        steps: torch.Tensor | None) -> None:
         """Marks the result of a rounding to integers (its `steps`), or of an op that keeps
-        integers exact applied to such tensors (_carried), with the steps it carries."""
+        integers exact applied to such tensors (integers.carried), with the steps it carries."""
         if not isinstance(out, torch.Tensor) or not _is_float(out):
             return
         if func in INTEGRAL_STEPS:
-            carried = steps if steps is not None else torch.zeros(out.shape, dtype=torch.float64,
-                                                                   device=out.device)
+            marked = steps if steps is not None else torch.zeros(out.shape, dtype=torch.float64,
+                                                                  device=out.device)
         elif func is aten._to_copy.default:
             return  # a cast to another floating format may round the integers
         else:
-            carried = _carried(func, args, kwargs, out, self.integral_steps)
-            if carried is None:
+            marked = carried(func, args, kwargs, out, _is_data_movement(func),
+                             self.integral_steps)
+            if marked is None:
                 return
-        self._integral[self._key(out)] = (out, carried, _fingerprint(out))
+        self._integral[self._key(out)] = (out, marked, _fingerprint(out))
 
     def worst_error(self, x: torch.Tensor, known: Traced) -> torch.Tensor:
         """The worst-case error of `x` in the working arithmetic: the rounding of every step
@@ -550,7 +371,7 @@ class MagnitudeTracer(TorchDispatchMode):
         """Records the near ties of a decision's index output: the operand's worst-case
         error from its trace, at the working arithmetic and the depth behind it."""
         decision = DECISIONS[func]
-        arguments = _arguments(func, args, kwargs)
+        arguments = bound_arguments(func, args, kwargs)
         x = args[0]
         index = out if isinstance(out, torch.Tensor) else out[decision.index]
         known = self.lookup(x)
@@ -634,7 +455,7 @@ class MagnitudeTracer(TorchDispatchMode):
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
         if not float_outs:
-            if _is_step(func, out, kwargs):  # a rounding to an integer format
+            if is_step(func, out, kwargs):  # a rounding to an integer format
                 steps = self._steps(func, args, kwargs, out)
                 if steps is not None:
                     self._record_integer(out, IntegerTrace(steps, self.lookup(args[0]).depth + 1))
@@ -683,7 +504,7 @@ class MagnitudeTracer(TorchDispatchMode):
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * out.detach().abs() if ROUNDED_LSE[func]
                                            else row)
-            steps = self._steps(func, args, kwargs, out) if _is_step(func, out, kwargs) else None
+            steps = self._steps(func, args, kwargs, out) if is_step(func, out, kwargs) else None
             if steps is not None:
                 magnitudes = magnitudes + steps
             condition = self.integer(args[0]) if func is aten.where.self else None
@@ -727,7 +548,7 @@ class MagnitudeTracer(TorchDispatchMode):
                 if not bool(open_.any()):
                     continue
                 picks = bool(torch.isinf(magnitude[open_]).all())
-                for moved in _moves(a, open_, magnitude / unit, picks, trace.count):
+                for moved in moves(a, open_, magnitude / unit, picks, trace.count):
                     shifted = list(flat)
                     shifted[k] = moved
                     s_args, s_kwargs = spec.unflatten(shifted)
@@ -738,14 +559,14 @@ class MagnitudeTracer(TorchDispatchMode):
                     for i, (o, o2) in enumerate(zip(outs, again)):
                         if not isinstance(o, torch.Tensor):
                             continue
-                        apart = _apart(o, o2)
+                        apart = how_far(o, o2)
                         extra = (torch.where(apart > 0, math.inf, 0.0) if picks
                                  else step_magnitude(apart, self.arithmetic))
                         found[i] = extra if found[i] is None else torch.maximum(found[i], extra)
         return found
 
     def _move_integers(self, func, flat: list, spec, out: Any) -> None:
-        """An integer result no rule carried a trace to (_carried) takes what its inexact
+        """An integer result no rule carried a trace to (integers.carried) takes what its inexact
         integer operands give it (_moved_integers)."""
         outs = tree_flatten(out)[0]
         if any(isinstance(o, torch.Tensor) and self.integer(o) is not None for o in outs):
@@ -758,7 +579,7 @@ class MagnitudeTracer(TorchDispatchMode):
                 self._record_integer(o, IntegerTrace(extra, depth))
 
     def _carry_integer(self, func, args: tuple, kwargs: dict, out: Any) -> None:
-        """An op on integer tensors: the steps they carry move with their values (_carried;
+        """An op on integer tensors: the steps they carry move with their values (integers.carried;
         a cast to a floating format, the dequantization of a rounded tensor, keeps them in
         its magnitude)."""
         def steps_of(t: torch.Tensor) -> torch.Tensor | None:
@@ -770,14 +591,15 @@ class MagnitudeTracer(TorchDispatchMode):
         depth = max((t.depth for t in traces if t is not None), default=None)
         if depth is None:
             return  # every operand exact: so is the result
-        carried = _carried(func, args, kwargs, out, steps_of, unknown_exact=True)
-        if carried is None:
+        moved = carried(func, args, kwargs, out, _is_data_movement(func), steps_of,
+                        unknown_exact=True)
+        if moved is None:
             return
         if _is_float(out):
-            magnitude = torch.maximum(carried, out.detach().abs().to(torch.float64))
+            magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
             self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
         elif isinstance(out, torch.Tensor):
-            self._record_integer(out, IntegerTrace(carried, depth))
+            self._record_integer(out, IntegerTrace(moved, depth))
 
     def _stored(self, func, flat: list, known: list[Traced | None], float_outs: list,
                 requested: torch.dtype | None) -> tuple[torch.dtype, float]:
