@@ -1713,3 +1713,17 @@ def test_packed_nibbles_keep_the_steps_of_their_integers(tmp_path: Path):
     result = judge(tmp_path / "swapped", problem, candidate_source(swapped, prelude=scale),
                    ["CMP-01"])
     assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
+
+
+def test_an_open_pick_leaves_the_range_gate_its_judging(tmp_path: Path):
+    """The infinite magnitude of a value read at a near-tie index is no value that left the
+    format's range: counted in the trace's peak, it made PRC-03 read every trial of a top-p
+    mask (sort, cumsum, scatter) as 'nowhere accurate'."""
+    keep = ("sp, idx = torch.softmax(x, -1).sort(-1, descending=True)\n        "
+            "drop = (sp.cumsum(-1) - sp) > 0.9")
+    problem = problem_source("torch.zeros_like(sp).scatter(-1, idx, sp.masked_fill(drop, 0.0))",
+                             "torch.randn(16, 256)", prelude=keep)
+    candidate = candidate_source("torch.zeros_like(sp).scatter(-1, idx, torch.where(drop, 0.0, sp))",
+                                 prelude=keep)
+    result = judge(tmp_path, problem, candidate, ["PRC-03"])
+    assert result.gates["PRC-03"].status is Status.PASS, result.gates["PRC-03"].detail

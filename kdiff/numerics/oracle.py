@@ -476,6 +476,8 @@ class MagnitudeTracer(TorchDispatchMode):
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
         m_args = spec.unflatten([(_copy(k.magnitude) if mutates else k.magnitude)
                                  if k is not None else a for a, k in zip(flat, known)])
+        # per output (by id): what steps and open picks allow beyond the rounding's scale
+        allowance: dict[int, Any] = {}
         if not self.magnitudes:
             magnitudes = out
             local = CONTRACTIONS[func](args, kwargs) if func in CONTRACTIONS else \
@@ -506,22 +508,28 @@ class MagnitudeTracer(TorchDispatchMode):
                                            else row)
             steps = self._steps(func, args, kwargs, out) if is_step(func, out, kwargs) else None
             if steps is not None:
-                magnitudes = magnitudes + steps
+                allowance[id(out)] = steps
             condition = self.integer(args[0]) if func is aten.where.self else None
             if condition is not None:  # a flipped mask picks the other operand
                 apart = (args[1] - args[2]).abs()
-                magnitudes = magnitudes + torch.where(apart > 0, condition.magnitude * apart, 0.0)
+                allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
+                    apart > 0, condition.magnitude * apart, 0.0)
             self._keep_integral(func, args, kwargs, out, steps)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
-        moved = dict(zip(map(id, outs), self._moved_integers(func, flat, spec, outs)))
+        for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
+            if extra is not None:
+                allowance[id(o)] = allowance.get(id(o), 0.0) + extra
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 magnitude = torch.maximum(m.abs(), o.detach().abs())
-                if moved.get(id(o)) is not None:
-                    magnitude = magnitude + moved[id(o)]
-                self.record(o, Traced(magnitude, depth_in + local,
-                                      torch.maximum(peak_in, _largest(magnitude)), *stored))
+                # the peak is the size of what was computed: a step's or an open pick's
+                # allowance, or an infinite magnitude carried from one (not judged there),
+                # is no value that could leave the format's range
+                sized = torch.where(torch.isfinite(magnitude), magnitude, o.detach().abs())
+                peak = torch.maximum(peak_in, _largest(sized))
+                self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
+                                      peak, *stored))
         return out
 
     def _moved_integers(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
