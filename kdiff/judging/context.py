@@ -163,7 +163,7 @@ class Evaluation:
 
     def near_ties(self) -> bool:
         """Whether some output holds a pick at a near tie, or a value computed from one,
-        which is not judged (kdiff.numerics.oracle.DECISIONS: an infinite magnitude where
+        which is not judged (kdiff.numerics.integers.DECISIONS: an infinite magnitude where
         the oracle's value is finite)."""
         return any(bool((torch.isinf(m) & torch.isfinite(v.to(m.dtype))).any())
                    for v, m in zip(self.oracle.values, self.oracle.magnitudes))

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import torch
-from torch.utils._pytree import tree_flatten
 
 aten = torch.ops.aten
 
@@ -152,11 +151,12 @@ KEEPS_INTEGERS = {aten.clamp.default, aten.clamp.Tensor, aten.clamp_min.default,
 ADDS_STEPS = {aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar}
 
 
-def carried(func, args: tuple, kwargs: dict, out: Any, movement: bool,
+def carried(func, args: tuple, kwargs: dict, flat: list, out: Any, movement: bool,
             steps_of: Callable[[torch.Tensor], torch.Tensor | None],
             unknown_exact: bool = False) -> torch.Tensor | None:
     """The steps the result of an op on tensors of integers carries (step_magnitude,
-    float64, shaped as `out`), from its operands' (`steps_of`): moved with the values by data
+    float64, shaped as `out`), from its operands' (`steps_of`; `flat`: the op's arguments
+    flattened): moved with the values by data
     movement, the largest of them through KEEPS_INTEGERS, their sum through ADDS_STEPS. None
     where the op is none of these, gives more than one tensor, or has an operand that is not
     integers by construction: a float constant that is no integer, a floating tensor
@@ -168,7 +168,7 @@ def carried(func, args: tuple, kwargs: dict, out: Any, movement: bool,
     if kwargs.get("alpha", 1) != 1:
         return None
     carried_in = []
-    for a in tree_flatten((args, kwargs))[0]:
+    for a in flat:
         if isinstance(a, float) and not a.is_integer():
             return None
         if not isinstance(a, torch.Tensor) or a.dtype == torch.bool:

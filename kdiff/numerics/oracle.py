@@ -294,6 +294,8 @@ class MagnitudeTracer(TorchDispatchMode):
         # clamped, moved): exact but for the steps they carry, which a cast to an integer
         # format keeps (it does not truncate them a step lower).
         self._integral: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        # one step of an integer, as a magnitude (step_magnitude)
+        self._step_unit = step_magnitude(1.0, arithmetic)
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
@@ -325,22 +327,23 @@ class MagnitudeTracer(TorchDispatchMode):
         own = t.detach().abs()
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
 
-    def integer(self, t: torch.Tensor) -> IntegerTrace | None:
-        """What the trace knows of the integer tensor `t` (None: exact everywhere)."""
-        entry = self._integers.get(self._key(t))
+    def _read(self, table: dict, t: torch.Tensor) -> Any:
+        """`t`'s entry in one of the integer tables, unless something wrote `t` since."""
+        entry = table.get(self._key(t))
         if entry is None or not torch.equal(entry[2], _fingerprint(t)):
             return None
         return entry[1]
+
+    def integer(self, t: torch.Tensor) -> IntegerTrace | None:
+        """What the trace knows of the integer tensor `t` (None: exact everywhere)."""
+        return self._read(self._integers, t)
 
     def _record_integer(self, t: torch.Tensor, trace: IntegerTrace) -> None:
         self._integers[self._key(t)] = (t, trace, _fingerprint(t))
 
     def integral_steps(self, t: torch.Tensor) -> torch.Tensor | None:
         """The steps a floating tensor of integers by construction carries (None: not one)."""
-        entry = self._integral.get(self._key(t))
-        if entry is None or not torch.equal(entry[2], _fingerprint(t)):
-            return None
-        return entry[1]
+        return self._read(self._integral, t)
 
     def _keep_integral(self, func, args: tuple, kwargs: dict, out: Any,
                        steps: torch.Tensor | None) -> None:
@@ -354,8 +357,8 @@ class MagnitudeTracer(TorchDispatchMode):
         elif func is aten._to_copy.default:
             return  # a cast to another floating format may round the integers
         else:
-            marked = carried(func, args, kwargs, out, _is_data_movement(func),
-                             self.integral_steps)
+            marked = carried(func, args, kwargs, tree_flatten((args, kwargs))[0], out,
+                             _is_data_movement(func), self.integral_steps)
             if marked is None:
                 return
         self._integral[self._key(out)] = (out, marked, _fingerprint(out))
@@ -393,9 +396,9 @@ class MagnitudeTracer(TorchDispatchMode):
         worst-case error interval, less f(x), carried as step_magnitude; None where x is
         read as it is stored (every implementation rounds the same value)."""
         two = (func in COMPARISONS or func in BINARY_STEPS) and _is_float(args[1])
-        carried = self.integral_steps(args[0])
-        if carried is not None and not two and func not in COMPARISONS:
-            return carried  # exact integers: a cast keeps them and the steps they carry
+        own = self.integral_steps(args[0])
+        if own is not None and not two and func not in COMPARISONS:
+            return own  # exact integers: a cast keeps them and the steps they carry
         operands = args[:2] if two else args[:1]
         errors = []
         for x in operands:
@@ -434,8 +437,7 @@ class MagnitudeTracer(TorchDispatchMode):
             # reference's own kernel writes there, no traced operation saw it be computed).
             out = func(*args, **kwargs)
             if not _is_fill(func):
-                self._carry_integer(func, args, kwargs, out)
-                self._move_integers(func, flat, spec, out)
+                self._integer_op(func, args, kwargs, flat, spec, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
                 for o in tree_flatten(out)[0]:
@@ -544,7 +546,6 @@ class MagnitudeTracer(TorchDispatchMode):
         found: list[torch.Tensor | None] = [None] * len(outs)
         if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
             return found  # taken again, it would write an operand again or draw anew
-        unit = float(step_magnitude(torch.tensor(1.0, dtype=torch.float64), self.arithmetic))
         for k, a in enumerate(flat):
             if not isinstance(a, torch.Tensor) or _is_float(a):
                 continue
@@ -552,11 +553,11 @@ class MagnitudeTracer(TorchDispatchMode):
             if trace is None or not bool((trace.magnitude > 0).any()):
                 continue
             magnitude = trace.magnitude.to(a.device)
-            for open_ in (torch.isinf(magnitude), torch.isfinite(magnitude) & (magnitude > 0)):
+            for open_, picks in ((torch.isinf(magnitude), True),
+                                 (torch.isfinite(magnitude) & (magnitude > 0), False)):
                 if not bool(open_.any()):
                     continue
-                picks = bool(torch.isinf(magnitude[open_]).all())
-                for moved in moves(a, open_, magnitude / unit, picks, trace.count):
+                for moved in moves(a, open_, magnitude / self._step_unit, picks, trace.count):
                     shifted = list(flat)
                     shifted[k] = moved
                     s_args, s_kwargs = spec.unflatten(shifted)
@@ -573,41 +574,35 @@ class MagnitudeTracer(TorchDispatchMode):
                         found[i] = extra if found[i] is None else torch.maximum(found[i], extra)
         return found
 
-    def _move_integers(self, func, flat: list, spec, out: Any) -> None:
-        """An integer result no rule carried a trace to (integers.carried) takes what its inexact
-        integer operands give it (_moved_integers)."""
-        outs = tree_flatten(out)[0]
-        if any(isinstance(o, torch.Tensor) and self.integer(o) is not None for o in outs):
-            return
-        depth = max((t.depth for a in flat if isinstance(a, torch.Tensor) and not _is_float(a)
-                     and (t := self.integer(a)) is not None), default=1)
-        for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
-            if extra is not None and isinstance(o, torch.Tensor) and not _is_float(o) \
-                    and bool((extra > 0).any()):
-                self._record_integer(o, IntegerTrace(extra, depth))
-
-    def _carry_integer(self, func, args: tuple, kwargs: dict, out: Any) -> None:
-        """An op on integer tensors: the steps they carry move with their values (integers.carried;
-        a cast to a floating format, the dequantization of a rounded tensor, keeps them in
-        its magnitude)."""
-        def steps_of(t: torch.Tensor) -> torch.Tensor | None:
-            trace = self.integer(t)
-            return trace.magnitude if trace is not None else None
-
-        traces = [self.integer(a) for a in tree_flatten((args, kwargs))[0]
+    def _integer_op(self, func, args: tuple, kwargs: dict, flat: list, spec, out: Any
+                    ) -> None:
+        """An op on integer tensors: the steps and open picks they carry move to its result,
+        by the op's rule where it has one (integers.carried: data movement, a cast to a
+        floating format as a dequantization, clamps, sums), else by taking it again with
+        them moved (_moved_integers: a packing of nibbles, a lookup)."""
+        traces = [self.integer(a) for a in flat
                   if isinstance(a, torch.Tensor) and not _is_float(a)]
         depth = max((t.depth for t in traces if t is not None), default=None)
         if depth is None:
             return  # every operand exact: so is the result
-        moved = carried(func, args, kwargs, out, _is_data_movement(func), steps_of,
+
+        def steps_of(t: torch.Tensor) -> torch.Tensor | None:
+            trace = self.integer(t)
+            return trace.magnitude if trace is not None else None
+
+        moved = carried(func, args, kwargs, flat, out, _is_data_movement(func), steps_of,
                         unknown_exact=True)
-        if moved is None:
-            return
-        if _is_float(out):
+        if moved is not None and _is_float(out):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
             self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
-        elif isinstance(out, torch.Tensor):
+        elif moved is not None:
             self._record_integer(out, IntegerTrace(moved, depth))
+        else:
+            outs = tree_flatten(out)[0]
+            for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
+                if extra is not None and isinstance(o, torch.Tensor) and not _is_float(o) \
+                        and bool((extra > 0).any()):
+                    self._record_integer(o, IntegerTrace(extra, depth))
 
     def _stored(self, func, flat: list, known: list[Traced | None], float_outs: list,
                 requested: torch.dtype | None) -> tuple[torch.dtype, float]:

@@ -117,7 +117,7 @@ def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
     return arithmetic + quantization * scale + floor if quantization else arithmetic
 
 
-def step_magnitude(step: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+def step_magnitude(step: torch.Tensor | float, dtype: torch.dtype) -> torch.Tensor | float:
     """The scale whose smallest bound at arithmetic `dtype` (worst case, one rounding, the
     reference's REFERENCE_MARGIN) is `step`: how the oracle carries, in its magnitudes, an
     absolute error that no rounding of the arithmetic makes, a step function's (a rounding to
