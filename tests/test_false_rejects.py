@@ -1400,33 +1400,10 @@ def get_init_inputs():
 
 # -- an index picked among values that rounding made equal (TritonBench-T sigmoid_argmax) ----
 
-ARGMAX_OF_SIGMOID_PROBLEM = '''
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.argmax(torch.sigmoid(x), dim=1)
-
-
-def get_inputs():
-    return [torch.randn(16, 64)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-ARGMAX_CANDIDATE = '''
-import torch
-import torch.nn as nn
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        return torch.argmax(x, dim=1)  # sigmoid is increasing: the same index, exactly
-'''
+ARGMAX_OF_SIGMOID_PROBLEM = problem_source("torch.argmax(torch.sigmoid(x), dim=1)",
+                                           "torch.randn(16, 64)")
+# sigmoid is increasing: the same index, exactly
+ARGMAX_CANDIDATE = candidate_source("torch.argmax(x, dim=1)")
 
 
 def test_an_index_picked_at_a_near_tie_is_not_judged(tmp_path: Path):
@@ -1485,8 +1462,8 @@ def test_exact_ties_of_stored_values_are_judged_only_where_the_pick_is_documente
     assert index_bounds["topk"].tolist() == [[math.inf, math.inf]]
 
 
-ARGSORT_OF_TIES_PROBLEM = ARGMAX_OF_SIGMOID_PROBLEM.replace(
-    "torch.argmax(torch.sigmoid(x), dim=1)", "torch.sort(torch.round(x * 4), dim=1).indices")
+ARGSORT_OF_TIES_PROBLEM = problem_source("torch.sort(torch.round(x * 4), dim=1).indices",
+                                         "torch.randn(16, 64)")
 LAST_TIED_FIRST = ("x.shape[1] - 1 - torch.sort(torch.round(x * 4).flip(1), dim=1, "
                    "stable=True).indices")
 
@@ -1498,7 +1475,7 @@ def test_a_sort_order_among_ties_is_not_judged(tmp_path: Path, order: str):
     holding a tie are not judged and the others are. A descending order still fails."""
     picks = {"stable": "torch.sort(torch.round(x * 4), dim=1, stable=True).indices",
              "last tied first": LAST_TIED_FIRST}[order]
-    exact = ARGMAX_CANDIDATE.replace("torch.argmax(x, dim=1)", picks)
+    exact = candidate_source(picks)
     result = judge(tmp_path, ARGSORT_OF_TIES_PROBLEM, exact, ["CMP-01"])
     assert result.gates["CMP-01"].status is Status.PASS, result.gates["CMP-01"].detail
     (tmp_path / "wrong").mkdir()
