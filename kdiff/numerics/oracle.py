@@ -345,7 +345,7 @@ class MagnitudeTracer(TorchDispatchMode):
         """The steps a floating tensor of integers by construction carries (None: not one)."""
         return self._read(self._integral, t)
 
-    def _keep_integral(self, func, args: tuple, kwargs: dict, out: Any,
+    def _keep_integral(self, func, args: tuple, kwargs: dict, flat: list, out: Any,
                        steps: torch.Tensor | None) -> None:
         """Marks the result of a rounding to integers (its `steps`), or of an op that keeps
         integers exact applied to such tensors (integers.carried), with the steps it carries."""
@@ -357,8 +357,8 @@ class MagnitudeTracer(TorchDispatchMode):
         elif func is aten._to_copy.default:
             return  # a cast to another floating format may round the integers
         else:
-            marked = carried(func, args, kwargs, tree_flatten((args, kwargs))[0], out,
-                             _is_data_movement(func), self.integral_steps)
+            marked = carried(func, args, kwargs, flat, out, _is_data_movement(func),
+                             self.integral_steps)
             if marked is None:
                 return
         self._integral[self._key(out)] = (out, marked, _fingerprint(out))
@@ -491,7 +491,7 @@ class MagnitudeTracer(TorchDispatchMode):
         elif _is_data_movement(func):
             magnitudes = func(*m_args[0], **m_args[1])
             local = 0
-            self._keep_integral(func, args, kwargs, out, None)
+            self._keep_integral(func, args, kwargs, flat, out, None)
         else:
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
             groups = GROUPED_OPERAND[func](args, kwargs) if func in GROUPED_OPERAND else None
@@ -516,7 +516,7 @@ class MagnitudeTracer(TorchDispatchMode):
                 apart = (args[1] - args[2]).abs()
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
                     apart > 0, condition.magnitude * apart, 0.0)
-            self._keep_integral(func, args, kwargs, out, steps)
+            self._keep_integral(func, args, kwargs, flat, out, steps)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
