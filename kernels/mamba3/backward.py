@@ -65,6 +65,7 @@ from kdiff.kernels.mamba3.forward import (
     load_halves_pair,
     mamba3_siso_forward,
     phase_tile,
+    state_halves_offsets,
 )
 from kdiff.kernels.mamba3.ops import PI, load_halves, pair_offsets, sigmoid, state_tile, tanh64
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
@@ -91,10 +92,11 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
     """Grid (V-blocks, H, B): the state's gradient, walked backwards over the chunks from
     dST, the one dependence between chunks (qr: the forward's q', halves [B, T, H, K]); a
     row of dS depends on its own column of dY alone, so each program walks BV rows. dhbuf
-    [B * H, chunks, V, K] fp32 holds dS leaving each chunk, and dS <- exp(la_last) dS +
-    (exp(la) dY)^T Q' enters the chunk before. The state entering the first chunk is S_init
-    + prev0 v_init k_init^T: from its gradient, dS0 [B, H, V, K], dv0 [B, H, V], and each
-    V-block's share of dk0 [B * H, V-blocks, K] and of dprev0 [B * H, V-blocks] (fp32)."""
+    [B * H, chunks, V, K] fp32 holds dS leaving each chunk as halves (state_halves_offsets),
+    and dS <- exp(la_last) dS + (exp(la) dY)^T Q' enters the chunk before. The state
+    entering the first chunk is S_init + prev0 v_init k_init^T: from its gradient, dS0 [B,
+    H, V, K], dv0 [B, H, V], and each V-block's share of dk0 [B * H, V-blocks, K] and of
+    dprev0 [B * H, V-blocks] (fp32)."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
@@ -104,9 +106,9 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
     NC = tl.cdiv(T, BT)
     for i in range(0, NC):
         c = NC - 1 - i
-        doff = (bh * (NC - 1) + c) * V * K + soff  # soff holds bh V K
+        doff = state_halves_offsets(bh, c, NC, V, K, cv, j)
         tl.store(dhbuf + doff, dSe, mask=sm)
-        tl.store(dhbuf + doff + 1, dSo, mask=sm)
+        tl.store(dhbuf + doff + K // 2, dSo, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         first, second = halves_offsets(rows, H, h, K, j)
         qe = tl.load(qr + first, mask=rm[:, None] & jm[None, :], other=0.0)
@@ -146,7 +148,7 @@ def chunk_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dk
     share of dD."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
-    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, 0, H, K, V, BK2, BV)
+    bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
     r = tl.arange(0, BT)
     dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
     dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
@@ -176,16 +178,16 @@ def chunk_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dk
     last = t == T - 1
     # In an order that lets each tile go as soon as it has served (the state's tiles first,
     # each result stored when formed): registers, not arithmetic; the values are the same.
-    hoff = (bh * NC + c) * V * K + soff  # soff holds bh V K
+    hoff = state_halves_offsets(bh, c, NC + 1, V, K, cv, j)
     Se = tl.load(hbuf + hoff, mask=sm, other=0.0)
-    So = tl.load(hbuf + hoff + 1, mask=sm, other=0.0)
+    So = tl.load(hbuf + hoff + K // 2, mask=sm, other=0.0)
     ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
     adt_out = tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
     dqe_state = e[:, None] * mm(dy, Se, DT)
     dqo_state = e[:, None] * mm(dy, So, DT)
-    doff = (bh * (NC - 1) + c) * V * K + soff  # soff holds bh V K
+    doff = state_halves_offsets(bh, c, NC, V, K, cv, j)
     dSe = tl.load(dhbuf + doff, mask=sm, other=0.0)
-    dSo = tl.load(dhbuf + doff + 1, mask=sm, other=0.0)
+    dSo = tl.load(dhbuf + doff + K // 2, mask=sm, other=0.0)
     adt_state = carry * tl.sum(dSe * Se + dSo * So)
     kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
     dke_state = wl[:, None] * mm(vt, dSe, DT)

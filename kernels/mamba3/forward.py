@@ -270,6 +270,14 @@ def halves_offsets(rows, H, h, K, j):
 
 
 @triton.jit
+def state_halves_offsets(bh, slot, slots, V, K, cv, j):
+    """Offsets of the first halves in state `slot` of a [B * H, slots, V, K] fp32 buffer of
+    states kept as halves (a row's even pair elements at j, its odd at K / 2 + j), so that a
+    row's halves are contiguous: the training buffers hbuf and dhbuf."""
+    return (bh * slots + slot) * V * K + cv[:, None] * K + j[None, :]
+
+
+@triton.jit
 def load_halves_pair(x, y, rows, rm, H, h, K, j, jm):
     """The rows' tiles of head h of two tensors of halves (rotate_fwd_kernel's layout: q' and
     k', or their gradients), each as its two halves; with their mask and the halves'
@@ -339,8 +347,8 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
                      HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
     """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with q' and k' as
     rotate_fwd_kernel's halves (qr, kr) in place of q, k, their biases and the phases.
-    STORE: what the backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] fp32, the
-    state entering each chunk and the final one; ybuf [B, T, H, V] fp32, y before the gate."""
+    STORE: what the backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] fp32 as
+    halves (state_halves_offsets), the state entering each chunk and the final one; ybuf [B, T, H, V] fp32, y before the gate."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
@@ -361,9 +369,9 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     NC = tl.cdiv(T, BT)
     for c in range(0, NC):
         if STORE:
-            hoff = (bh * (NC + 1) + c) * V * K + cv[:, None] * K + 2 * j[None, :]
+            hoff = state_halves_offsets(bh, c, NC + 1, V, K, cv, j)
             tl.store(hbuf + hoff, Se, mask=sm)
-            tl.store(hbuf + hoff + 1, So, mask=sm)
+            tl.store(hbuf + hoff + K // 2, So, mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         _, _, _, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
@@ -390,9 +398,9 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
     tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
     if STORE:
-        hoff = (bh * (NC + 1) + NC) * V * K + cv[:, None] * K + 2 * j[None, :]
+        hoff = state_halves_offsets(bh, NC, NC + 1, V, K, cv, j)
         tl.store(hbuf + hoff, Se, mask=sm)
-        tl.store(hbuf + hoff + 1, So, mask=sm)
+        tl.store(hbuf + hoff + K // 2, So, mask=sm)
     # the last token's value
     last = b.to(tl.int64) * T + T - 1
     vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)
