@@ -175,6 +175,27 @@ def state_tile(b, h, i_v, H, K, V, BK2: tl.constexpr, BV: tl.constexpr):
 
 
 @triton.jit
+def load_state_rows(ptr, bh, cv, vm, V, K, BK2: tl.constexpr):
+    """The [BV, K] rows cv of state bh of a [B * H, V, K] tensor as its two halves of key
+    pairs (fp32), each row loaded whole (contiguous, so in wide loads) and split in
+    registers, not element by element at stride 2."""
+    c = tl.arange(0, 2 * BK2)
+    rows = tl.load(ptr + (bh * V + cv)[:, None] * K + c[None, :],
+                   mask=vm[:, None] & (c < K)[None, :], other=0.0).to(tl.float32)
+    return tl.split(tl.reshape(rows, (rows.shape[0], BK2, 2)))
+
+
+@triton.jit
+def store_state_rows(ptr, bh, cv, vm, V, K, first, second):
+    """load_state_rows' inverse: the halves joined into whole rows, stored in ptr's dtype."""
+    joined = tl.join(first, second)
+    rows = tl.reshape(joined, (joined.shape[0], 2 * joined.shape[1]))
+    c = tl.arange(0, 2 * joined.shape[1])
+    tl.store(ptr + (bh * V + cv)[:, None] * K + c[None, :], rows.to(ptr.dtype.element_ty),
+             mask=vm[:, None] & (c < K)[None, :])
+
+
+@triton.jit
 def head_tile(b, h, i_v, H, G, K, V, A, BK2: tl.constexpr, BV: tl.constexpr):
     """state_tile's share, with head h's key head hq of Hq (G heads share one) and the pairs
     with an angle (am)."""

@@ -56,9 +56,11 @@ from kdiff.kernels.mamba3.ops import (
     advance_phase,
     head_tile,
     load_halves,
+    load_state_rows,
     masked_sum,
     sigmoid,
     silu,
+    store_state_rows,
     tanh64,
     turn,
 )
@@ -118,8 +120,7 @@ def recurrent_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             return
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     bh, hq, Hq, j, jm, am, cv, vm, sm, soff = head_tile(b, h, i_v, H, G, K, V, A, BK2, BV)
-    Se = tl.load(S0 + soff, mask=sm, other=0.0).to(tl.float32)
-    So = tl.load(S0 + soff + 1, mask=sm, other=0.0).to(tl.float32)
+    Se, So = load_state_rows(S0, bh, cv, vm, V, K, BK2)
     theta = tl.load(theta0 + bh * A + j, mask=am, other=0.0).to(tl.float64)
     kpe, kpo = load_halves(k0, bh * K, j, jm)
     vp = tl.load(v0 + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
@@ -148,8 +149,7 @@ def recurrent_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             y = y * silu(tl.load(z + v_row + cv, mask=vm, other=0.0).to(tl.float32))
         tl.store(out + v_row + cv, y.to(out.dtype.element_ty), mask=vm)
         kpe, kpo, vp = ke, ko, vt
-    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
-    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
+    store_state_rows(ST, bh, cv, vm, V, K, Se, So)
     if i_v == 0:
         tl.store(thetaT + bh * A + j, theta.to(thetaT.dtype.element_ty), mask=am)
         _store_halves(kT, bh * K, j, jm, kpe, kpo)
