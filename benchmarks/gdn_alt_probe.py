@@ -40,7 +40,7 @@ def child(shape: str, setting: str) -> int:
     split, narrow = SETTINGS[setting]
     gdn_chunk.SPLIT_LOCAL_DU = split
     if not narrow:
-        gdn_chunk._multiprocessors = lambda device: 0  # never fewer programs than that
+        gdn_chunk.multiprocessors = lambda device: 0  # never fewer programs than that
     B, T, H = (int(n) for n in shape.split("x"))
     xs = gdn_bench.make_inputs(B, T, H, 128, 128, torch.bfloat16, "cuda", requires_grad=True)
     try:

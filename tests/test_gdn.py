@@ -535,7 +535,7 @@ def test_state_scans_take_their_own_settings_where_programs_are_few(monkeypatch)
     """The state scans' settings: BLOCK_V's, and FEW_PROGRAMS_SCAN's where sequences x heads x
     BLOCK_V-column blocks leave an H200's 132 multiprocessors idle (the issue's shapes,
     V = 128); never on the CPU."""
-    monkeypatch.setattr(gdn_chunk, "_multiprocessors", lambda device: 132)
+    monkeypatch.setattr(gdn_chunk, "multiprocessors", lambda device: 132)
     monkeypatch.setitem(gdn_chunk.FEW_PROGRAMS_SCAN, "state_fwd",
                         {"bv": 16, "warps": 2, "stages": 3})
     cuda = torch.device("cuda")

@@ -140,6 +140,18 @@ def test_chunked_form_and_its_gradients_equal_the_oracle():
         assert (a - b).abs().max() <= bound * b.abs().max(), f"gradient of input {i}"
 
 
+def test_the_forward_narrows_its_v_block_until_the_grid_fills_the_gpu(monkeypatch):
+    """chunk_fwd_kernel's V-block: 64 while sequences x heads x V-blocks reach the
+    multiprocessors, then 32, then 16 (never narrower); the widest off CUDA."""
+    monkeypatch.setattr(m3_forward, "multiprocessors", lambda device: 132)
+    cuda = torch.device("cuda")
+    picked = {bh: m3_forward.forward_block_v(bh, 64, cuda) for bh in (512, 132, 128, 66, 32, 8)}
+    assert picked == {512: 64, 132: 64, 128: 32, 66: 32, 32: 16, 8: 16}
+    assert m3_forward.forward_block_v(128, 24, cuda) == 16  # V itself narrower than 32
+    monkeypatch.undo()
+    assert m3_forward.forward_block_v(1, 64, torch.device("cpu")) == 64
+
+
 @pytest.mark.parametrize("T,C", [(37, 16), (20, 64)])
 def test_triton_forward_matches_the_oracle(T, C, monkeypatch):
     B, Hqk, G, K, V = 2, 1, 2, 16, 24

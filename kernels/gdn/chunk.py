@@ -19,8 +19,6 @@ flag says otherwise (the backward's: the forward's flag, or the gradients' own).
 """
 from __future__ import annotations
 
-import functools
-
 import torch
 import triton
 
@@ -31,6 +29,7 @@ from kdiff.kernels.gdn.host import (
     chunk_cumsum,
     key_block,
     launch_options,
+    multiprocessors,
     states,
     value_block,
 )
@@ -110,13 +109,6 @@ def launch(kernel: str, dtype: torch.dtype, few: bool = False) -> dict:
     return launch_options(warps, dtype, stages)
 
 
-@functools.lru_cache(maxsize=None)
-def _multiprocessors(device: torch.device) -> int:
-    if device.type != "cuda":
-        return 1
-    return torch.cuda.get_device_properties(device).multi_processor_count
-
-
 def block_v(kernel: str, V: int) -> int:
     """BLOCK_V[kernel], or less where V itself is smaller (host.value_block)."""
     return value_block(V, BLOCK_V[kernel])
@@ -133,7 +125,7 @@ def few_programs(kernel: str, sequence_heads: int, V: int, device: torch.device)
     64 programs for the H200's 132, and the forward+backward took 6.10 ms, against 4.59 ms at
     BV 32 in an earlier session; at (1, 8192, 96) BV 64 (192 programs) is the sweep's
     fastest. Never on the CPU."""
-    return sequence_heads * triton.cdiv(V, block_v(kernel, V)) < _multiprocessors(device)
+    return sequence_heads * triton.cdiv(V, block_v(kernel, V)) < multiprocessors(device)
 
 
 def scan_bv(kernel: str, few: bool, V: int) -> int:

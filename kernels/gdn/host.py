@@ -2,6 +2,8 @@
 path (recurrent.py): block sizes, the chunk-local gate cumsum, and state buffers."""
 from __future__ import annotations
 
+import functools
+
 import torch
 import triton
 
@@ -28,6 +30,14 @@ def key_block(K: int) -> int:
 def value_block(V: int, widest: int) -> int:
     """A V-block: `widest`, or less where V itself is smaller (at least 16, a dot's minimum)."""
     return min(widest, max(16, triton.next_power_of_2(V)))
+
+
+@functools.lru_cache(maxsize=None)
+def multiprocessors(device: torch.device) -> int:
+    """The GPU's multiprocessor count; 1 off CUDA (the interpreter runs one program at a time)."""
+    if device.type != "cuda":
+        return 1
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def block_sizes(K: int, V: int, state_bv: int, parallel_bv: int) -> tuple[int, int, int]:

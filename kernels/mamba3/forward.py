@@ -28,6 +28,7 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
+from kdiff.kernels.gdn.host import multiprocessors, value_block
 from kdiff.kernels.gdn.tile_ops import mm
 from kdiff.kernels.mamba3.ops import (
     cos_sin,
@@ -69,6 +70,24 @@ WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 4},
          "state": {"fp32": 8, "low": 8}}
 STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1},
           "state": {"fp32": 1, "low": 1}}
+
+
+# chunk_fwd_kernel's V-block: the widest of these whose grid (V-blocks x heads x sequences)
+# still fills the GPU's multiprocessors, since each program walks its sequence's chunks one
+# after another. H100, bf16 forward, H 32, V 64 (mamba3_profile.py --parts state_block_sweep,
+# 2026-12-06), at V-block 64 / 32 / 16: B 16 x 2048 (512 programs at 64) 1.82 / 2.12 / 2.72 ms;
+# B 4 x 8192 (128 at 64, 256 at 32) 2.52 / 2.27 / 2.96; B 1 x 16384 (32, 64, 128) 3.56 / 2.98 /
+# 2.61.
+FORWARD_BLOCK_V = (64, 32, 16)
+
+
+def forward_block_v(sequence_heads: int, V: int, device: torch.device) -> int:
+    """The V-block of chunk_fwd_kernel (FORWARD_BLOCK_V's rule); the widest off CUDA."""
+    for widest in FORWARD_BLOCK_V:
+        BV = value_block(V, widest)
+        if sequence_heads * triton.cdiv(V, BV) >= multiprocessors(device):
+            break
+    return BV
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
@@ -467,11 +486,11 @@ def launch_phases(angles: torch.Tensor, dt: torch.Tensor, theta0: torch.Tensor,
 
 
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
-                        chunk_size: int = 64, block_v: int = 64,
+                        chunk_size: int = 64, block_v: int | None = None,
                         store: bool = False):
     """reference.mamba3_siso_recurrence's arguments (initial states required), chunked;
     outputs in q's dtype. Returns (out, final States), and with `store` the Saved buffers
-    after them."""
+    after them. block_v: chunk_fwd_kernel's V-block, forward_block_v's by default."""
     check_shapes(q, k, v, angles, states)
     args = [x.contiguous() if x is not None else None
             for x in (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z)]
@@ -496,7 +515,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
         num_warps=ROTATE_WARPS)
     # the last token's turned key: its row of kr, back from halves to pairs
     final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
-    BV = min(block_v, max(16, triton.next_power_of_2(V)))
+    BV = value_block(V, block_v) if block_v else forward_block_v(B * H, V, q.device)
     chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
         qr, kr, *args[2:6], *args[9:], *states[1:], out, final.ssm, final.v, *saved, T, H, K, V,
         BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,

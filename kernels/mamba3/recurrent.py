@@ -51,6 +51,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kdiff.kernels.gdn.host import value_block
 from kdiff.kernels.mamba3.ops import (
     PI,
     advance_phase,
@@ -364,7 +365,7 @@ def recurrent_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, stat
     B, T, _, K = q.shape
     H, V = v.shape[2], v.shape[3]
     A = angles.shape[-1]
-    BV = min(block_v, max(16, triton.next_power_of_2(V)))
+    BV = value_block(V, block_v)
     recurrent_fwd_kernel[(triton.cdiv(V, BV), H, B)](
         q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, *states, out, *final,
         when, T, H, H // q.shape[2], K, V, A, BK2=pair_block(K), BV=BV,
