@@ -1704,3 +1704,32 @@ def test_an_open_pick_leaves_the_range_gate_its_judging(tmp_path: Path):
                                  prelude=keep)
     result = judge(tmp_path, problem, candidate, ["PRC-03"])
     assert result.gates["PRC-03"].status is Status.PASS, result.gates["PRC-03"].detail
+
+
+# -- a tensor the reference makes in torch's default dtype -----------------------------------
+
+@pytest.mark.parametrize("result, honest, defective", [
+    ("torch.zeros(64).index_add(0, w, x)", "torch.zeros(64).scatter_add(0, w, x)",
+     "torch.zeros(64).scatter_add(0, (w + 1) % 64, x)"),
+    ("torch.addmm(torch.full((32,), 0.1), x, x.t()[:, :32])",
+     "x @ x.t()[:, :32] + 0.1", "x @ x.t()[:, :32]"),
+    ("x @ torch.tensor([[0.5], [0.25]]).expand(2, 8)", "(0.5 * x[:, :1] + 0.25 * x[:, 1:2])"
+     ".expand(-1, 8)", "(0.5 * x[:, :1] + 0.2 * x[:, 1:2]).expand(-1, 8)"),
+], ids=["zeros", "full", "literal"])
+def test_a_tensor_made_in_the_default_dtype_joins_the_float64_oracle(
+        tmp_path: Path, result: str, honest: str, defective: str):
+    """torch.zeros(n), torch.full(..., 0.1) and torch.tensor([...]) inside the forward are
+    float32 (torch's default dtype) also while the oracle runs in float64, and an op that
+    takes no mixed dtypes (index_add, addmm, matmul) raised: every gate skipped, so no
+    candidate could be accepted. They are held in float64 now, with the working run's values;
+    a wrong answer still fails."""
+    inputs = ("torch.randn(4096), torch.randint(0, 64, (4096,))" if "index_add" in result
+              else "torch.randn(32, 2)")
+    args = "x, w" if "index_add" in result else "x"
+    problem = problem_source(result, inputs, args)
+    passed = judge(tmp_path, problem, candidate_source(honest, args), ["CMP-01"])
+    assert passed.gates["CMP-01"].status is Status.PASS, passed.gates["CMP-01"].detail
+    (tmp_path / "defective").mkdir()
+    failed = judge(tmp_path / "defective", problem, candidate_source(defective, args),
+                   ["CMP-01"])
+    assert failed.gates["CMP-01"].status is Status.FAIL, failed.gates["CMP-01"].detail

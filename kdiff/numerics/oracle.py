@@ -430,12 +430,21 @@ class MagnitudeTracer(TorchDispatchMode):
         requested = _requested_float(kwargs)
         if requested is not None:  # the cast the reference asks for, evaluated in float64
             kwargs = {**kwargs, "dtype": torch.float64}
+        if func in _LITERALS and _is_float(args[0]) and args[0].dtype != torch.float64:
+            out = args[0].to(torch.float64)  # made in the default dtype, as the working run's
+            self.declare(out, args[0].dtype)
+            return out
         flat, spec = tree_flatten((args, kwargs))
         float_args = [a for a in flat if _is_float(a)]
         if not float_args or _is_fill(func):
             # A factory: exact constants, or memory to be written (empty_like: what a
             # reference's own kernel writes there, no traced operation saw it be computed).
             out = func(*args, **kwargs)
+            if not float_args and requested is None and _is_float(out) \
+                    and out.dtype != torch.float64:
+                # torch's default dtype (no dtype= given): the working run's values, held in
+                # float64 so that what is computed from them is too
+                requested, out = out.dtype, out.to(torch.float64)
             if not _is_fill(func):
                 self._integer_op(func, args, kwargs, flat, spec, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
@@ -828,6 +837,10 @@ _FILL_NAMES = {
     "empty_like", "new_empty", "new_empty_strided", "zeros_like", "ones_like", "full_like",
     "new_zeros", "new_ones", "new_full", "rand_like", "randn_like", "randint_like",
 }
+
+
+# A tensor literal (`torch.tensor(0.5)`) reaches the trace made already, in the default dtype.
+_LITERALS = {torch.ops.aten.lift_fresh.default, torch.ops.aten.lift_fresh_copy.default}
 
 
 def _is_fill(func) -> bool:
