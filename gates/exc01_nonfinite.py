@@ -71,22 +71,28 @@ def _index(flat: int, shape: torch.Size) -> tuple[int, ...]:
         else ()
 
 
-def influenced(ctx: GateContext, inputs: list) -> list[torch.Tensor] | None:
+def influenced(ctx: GateContext, inputs: list, nan_only: bool = False
+               ) -> list[torch.Tensor] | None:
     """Per output, where the injected positions have any effect: the float64 reference run
     with finite stand-ins for the injected values (PROBE_FACTORS), compared across stand-ins.
     An output no stand-in changes reads the injected positions only through paths of weight
     zero (a dense diag(a) @ B reads B[k, j] times 0 in every row but k): the oracle's 0 * NaN
     there is an artefact of its algorithm, which another honest algorithm need not share.
     An output that is non-finite at finite stand-ins counts as influenced, and so does every
-    output where the reference refuses the stand-ins."""
+    output where the reference refuses the stand-ins. `nan_only`: where the injected NaNs
+    have any effect, the stand-ins of the injected infinities held the same in every run."""
     g = torch.Generator().manual_seed(PROBE_SEED)
     runs = []
     for lo, hi in PROBE_FACTORS:
+        held = torch.Generator().manual_seed(PROBE_SEED + 1)
         probe = []
         for x in inputs:
             if isinstance(x, torch.Tensor) and x.is_floating_point():
                 x64 = x.detach().to(torch.float64)
                 factors = lo + (hi - lo) * torch.rand(x.shape, generator=g, dtype=torch.float64)
+                if nan_only:
+                    steady = 0.5 + 0.5 * torch.rand(x.shape, generator=held, dtype=torch.float64)
+                    factors = torch.where(torch.isnan(x64), factors, steady)
                 x = torch.where(torch.isfinite(x64), x64,
                                 (PROBE_MAGNITUDE * factors).to(x64.device))
             probe.append(x)
@@ -191,6 +197,7 @@ class NonFinitePropagation(Gate):
         check_structure(got.outputs, ev.reference)
         log.judged_labels.append(label)
         reach: list[torch.Tensor] | None = None  # computed only where a mismatch needs it
+        nan_reach: list[torch.Tensor] | None = None  # the injected NaNs' reach, likewise
         for i, (oracle, reference, out) in enumerate(zip(ev.oracle.values, ev.reference,
                                                          got.outputs)):
             oracle_cls, ref_cls, got_cls = classify(oracle), classify(reference), classify(out)
@@ -212,15 +219,18 @@ class NonFinitePropagation(Gate):
                     artefact |= (oracle_cls == NAN) & (got_cls != FINITE)
                 log.zero_weight += int((judged & artefact).sum())
                 judged = judged & ~artefact
-            if not injects_nan:
-                # With only +-Inf injected, a NaN of the reference comes from Inf - Inf or from
-                # 0 * Inf, and which one is a choice of its algorithm (a mask applied by
-                # multiplying, a zero-padded product) that the injection's reach does not
-                # reveal where a non-zero path reaches the same output: there an Inf that
-                # comes out as +-Inf is judged non-finite, as it is.
-                loose = judged & (oracle_cls == NAN) & ((got_cls == POS_INF) | (got_cls == NEG_INF))
-                log.inf_made_nan += int(loose.sum())
-                judged = judged & ~loose
+            # Where no injected NaN reaches an element, a NaN of the reference there comes
+            # from Inf - Inf or from 0 * Inf, and which one is a choice of its algorithm (a
+            # mask applied by multiplying, a zero-padded product) that the injection's reach
+            # does not reveal where a non-zero path reaches the same output: there an Inf
+            # that comes out as +-Inf is judged non-finite, as it is.
+            loose = judged & (oracle_cls == NAN) & ((got_cls == POS_INF) | (got_cls == NEG_INF))
+            if injects_nan and bool(loose.any()):
+                if nan_reach is None:
+                    nan_reach = influenced(ctx, inputs, nan_only=True) or []
+                loose &= ~nan_reach[i] if i < len(nan_reach) else torch.zeros_like(loose)
+            log.inf_made_nan += int(loose.sum())
+            judged = judged & ~loose
             for c in log.expected:
                 log.expected[c] += int((judged & (oracle_cls == c)).sum())
             wrong = {sig: mask & judged for sig, mask in _violation(oracle_cls, got_cls).items()}

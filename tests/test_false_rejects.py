@@ -1733,3 +1733,31 @@ def test_a_tensor_made_in_the_default_dtype_joins_the_float64_oracle(
     failed = judge(tmp_path / "defective", problem, candidate_source(defective, args),
                    ["CMP-01"])
     assert failed.gates["CMP-01"].status is Status.FAIL, failed.gates["CMP-01"].detail
+
+
+# -- a mask applied by multiplying, beside injected NaN --------------------------------------
+
+MASKED_MEAN = "torch.where(w, X, 0.0).sum(-1) / w.float().sum(-1).clamp_min(1)"
+
+
+@pytest.mark.parametrize("defect, defective", [
+    ("NaN swallowed", MASKED_MEAN.replace(
+        "X", "x.nan_to_num(0.0, posinf=torch.inf, neginf=-torch.inf)")),
+    ("Inf clamped", MASKED_MEAN.replace("X", "x.clamp(-1e30, 1e30)")),
+], ids=["nan swallowed", "inf clamped"])
+def test_exc01_accepts_a_where_mask_beside_a_reference_that_multiplies_by_it(
+        tmp_path: Path, defect: str, defective: str):
+    """`(x * mask).sum()` makes NaN of a masked-out Inf (Inf * 0); `where(mask, x, 0)` skips
+    it and returns the kept Inf. With NaN injected too, the weight-zero rule did not apply to
+    an element that a kept injection also reaches, and the honest where() failed EXC-01
+    (`nan_swallowed`). Where no injected NaN reaches an element, its NaN is judged as
+    non-finite only; a NaN swallowed or an Inf clamped still fails."""
+    problem = problem_source("(x * w).sum(-1) / w.sum(-1).clamp_min(1)",
+                             "torch.randn(32, 128), torch.rand(32, 128) > 0.3", "x, w")
+    result = judge(tmp_path, problem, candidate_source(MASKED_MEAN.replace("X", "x"), "x, w"),
+                   ["EXC-01"])
+    assert result.gates["EXC-01"].status is Status.PASS, result.gates["EXC-01"].detail
+    (tmp_path / "defective").mkdir()
+    result = judge(tmp_path / "defective", problem, candidate_source(defective, "x, w"),
+                   ["EXC-01"])
+    assert result.gates["EXC-01"].status is Status.FAIL, (defect, result.gates["EXC-01"].detail)
