@@ -4,10 +4,12 @@ probabilistic bound for fp32 accumulation, LAMBDA * u * sqrt(N) * sum|terms| (th
 traced magnitude is sum|terms|, so cancellation does not shrink the bound to nothing)."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator
+
+import torch
 
 from kdiff.gates.base import ThresholdedGate, Trial
-from kdiff.judging.context import GateContext
+from kdiff.judging.context import GateContext, ReferenceFailure
 from kdiff.numerics import inputs as gen
 
 # Dynamic range and cancellation: magnitudes over 8 decades with random signs; a common
@@ -19,6 +21,33 @@ ORDER_SENSITIVE = (
     gen.with_outliers(gen.scaled(gen.normal(), 1e-2), fraction=0.02, factor=1e5),
 )
 
+# These magnitudes are about order, not range: where the working-precision reference
+# overflows on a draw the oracle keeps finite (an fp16 GEMM: products of 1e4-sized values pass
+# fp16's 65504), the draw is scaled down by RANGE_STEP until it does not, which keeps its
+# dynamic range and its cancellation; a product of two scaled inputs shrinks by the square.
+RANGE_STEP = 2.0 ** -8
+RANGE_STEPS = 4  # 2^-32 at most: an fp16 output of 65504 from fp32-range draws
+
+
+def _overflows(ctx: GateContext, inputs: list[Any]) -> bool:
+    try:
+        ev = ctx.evaluate(inputs)
+    except ReferenceFailure:
+        return False  # the trial says so itself
+    return any(bool((~torch.isfinite(r.detach().cpu()) & torch.isfinite(o.cpu())).any())
+               for r, o in zip(ev.reference, ev.oracle.values)
+               if r.is_floating_point() and o.is_floating_point())
+
+
+def in_range(ctx: GateContext, inputs: list[Any]) -> tuple[list[Any], int]:
+    """The draw, scaled by RANGE_STEP as often as the reference needs to stay finite (at most
+    RANGE_STEPS times), and how often it was."""
+    steps, floating = 0, set(ctx.float_input_indices())
+    while steps < RANGE_STEPS and _overflows(ctx, inputs):
+        steps += 1
+        inputs = [x * RANGE_STEP if i in floating else x for i, x in enumerate(inputs)]
+    return inputs, steps
+
 
 class SummationOrder(ThresholdedGate):
     id = "ORD-01"
@@ -29,4 +58,6 @@ class SummationOrder(ThresholdedGate):
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
         for seed in range(ctx.options.seeds):
             for strategy in ORDER_SENSITIVE:
-                yield Trial(f"{strategy.name} seed {seed}", ctx.draw(strategy, 200 + seed))
+                inputs, steps = in_range(ctx, ctx.draw(strategy, 200 + seed))
+                scaled = f" x 2^-{8 * steps} (the reference's range)" if steps else ""
+                yield Trial(f"{strategy.name} seed {seed}{scaled}", inputs)

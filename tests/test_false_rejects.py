@@ -1761,3 +1761,27 @@ def test_exc01_accepts_a_where_mask_beside_a_reference_that_multiplies_by_it(
     result = judge(tmp_path / "defective", problem, candidate_source(defective, "x, w"),
                    ["EXC-01"])
     assert result.gates["EXC-01"].status is Status.FAIL, (defect, result.gates["EXC-01"].detail)
+
+
+# -- ORD-01's draws in an fp16 problem's range ------------------------------------------------
+
+FP16_GEMM_INPUTS = ("torch.randn(64, 512, dtype=torch.float16), "
+                    "torch.randn(512, 64, dtype=torch.float16)")
+FP16_CHUNKED = "sum((x[:, k:k + 32].float() @ w[k:k + 32].float()).half() for k in range(0, 512, 32))"
+
+
+def test_ord01_scales_its_draws_into_an_fp16_problems_range(tmp_path: Path):
+    """ORD-01 draws magnitudes of 1e4 (and a 1e4 offset) for order, not range: an fp16 GEMM's
+    reference overflows on them (products past 65504), every trial was under-specified, and
+    no fp16 GEMM could be accepted. The draws are scaled down until the reference stays
+    finite; an honest fp32-accumulating GEMM passes, and one that rounds each 32-term partial
+    sum to fp16 fails."""
+    problem = problem_source("x @ w", FP16_GEMM_INPUTS, "x, w")
+    honest = judge(tmp_path, problem, candidate_source("(x.float() @ w.float()).half()", "x, w"),
+                   ["ORD-01"])
+    gate = honest.gates["ORD-01"]
+    assert gate.status is Status.PASS and "under-specified" not in gate.detail, gate.detail
+    (tmp_path / "chunked").mkdir()
+    chunked = judge(tmp_path / "chunked", problem, candidate_source(FP16_CHUNKED, "x, w"),
+                    ["ORD-01"])
+    assert chunked.gates["ORD-01"].status is Status.FAIL, chunked.gates["ORD-01"].detail
