@@ -1785,3 +1785,12 @@ def test_ord01_scales_its_draws_into_an_fp16_problems_range(tmp_path: Path):
     chunked = judge(tmp_path / "chunked", problem, candidate_source(FP16_CHUNKED, "x, w"),
                     ["ORD-01"])
     assert chunked.gates["ORD-01"].status is Status.FAIL, chunked.gates["ORD-01"].detail
+
+
+def test_ord01_reads_the_range_of_an_fp8_output(tmp_path: Path):
+    """The range check classifies the reference's outputs, fp8 among them (torch has no
+    isfinite for fp8): it raised, and ORD-01 was a kdiff error on every fp8 quantizer."""
+    quantize = "(x * (448.0 / x.abs().amax(1, keepdim=True))).to(torch.float8_e4m3fn)"
+    problem = problem_source(quantize, "torch.randn(32, 256)")
+    result = judge(tmp_path, problem, candidate_source(quantize), ["ORD-01"])
+    assert result.gates["ORD-01"].status is Status.PASS, result.gates["ORD-01"].detail
