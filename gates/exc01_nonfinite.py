@@ -4,6 +4,8 @@ floating inputs must come out where the reference says they do, element for elem
 Expected classes come from the float64 oracle where it agrees with the reference run in the
 working precision; where the two disagree (overflow in the working precision, a library
 algorithm that turns Inf into NaN) the position is not judged, and the count is reported.
+A NaN of the reference that only paths of weight zero carry there, or that no injected NaN
+reaches (Inf - Inf, 0 * Inf: a choice of its algorithm), is judged non-finite only.
 Tolerance-free: an element's class (finite, NaN, +Inf, -Inf) either matches or it does not.
 """
 from __future__ import annotations

@@ -31,7 +31,9 @@ function at both ends of that interval, enters the magnitude as `step_magnitude`
 the integers (integers.carried) into what is computed from them.
 
 Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
-`.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too; beside each
+`.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too, and so is a
+tensor it makes in torch's default dtype (`torch.zeros(n)`, a literal), from the working
+run's values; beside each
 tensor the trace keeps the format it is *stored* in when the reference runs at its working
 precision (an input's or parameter's own dtype, a cast's target, the promotion of an op's
 operands) and its *quantization*: the sum of the unit roundoffs of the storage roundings
