@@ -1767,7 +1767,8 @@ def test_exc01_accepts_a_where_mask_beside_a_reference_that_multiplies_by_it(
 
 FP16_GEMM_INPUTS = ("torch.randn(64, 512, dtype=torch.float16), "
                     "torch.randn(512, 64, dtype=torch.float16)")
-FP16_CHUNKED = "sum((x[:, k:k + 32].float() @ w[k:k + 32].float()).half() for k in range(0, 512, 32))"
+FP16_CHUNKED = ("sum((x[:, k:k + 32].float() @ w[k:k + 32].float()).half() "
+                "for k in range(0, 512, 32))")
 
 
 def test_ord01_scales_its_draws_into_an_fp16_problems_range(tmp_path: Path):

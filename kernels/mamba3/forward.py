@@ -367,7 +367,8 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with q' and k' as
     rotate_fwd_kernel's halves (qr, kr) in place of q, k, their biases and the phases.
     STORE: what the backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] fp32 as
-    halves (state_halves_offsets), the state entering each chunk and the final one; ybuf [B, T, H, V] fp32, y before the gate."""
+    halves (state_halves_offsets), the state entering each chunk and the final one; ybuf
+    [B, T, H, V] fp32, y before the gate."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
