@@ -112,13 +112,14 @@ throughput_gpu() {  # issue 30: kernels judged an hour on one GPU at --max-eleme
   #   mkdir -p .audit/tbs/data && cp -r .audit/tb/data/TritonBench_T_v1* .audit/tbs/data/ &&
   #   cp .audit/tb/LLM_generated/Bench_T_general_purpose/output_{gpt-4o,claude-3-5-sonnet-20240620}.jsonl .audit/tbs/
   # The first file pays the gold tests' recording, the next reads it from the cache (the
-  # steady rate of an audit).
-  local f start report
+  # steady rate of an audit). `all` names every answer file in .audit/tbs, in one command.
+  local f start report generated
   for f in ${TP_FILES:-output_claude-3-5-sonnet-20240620 output_gpt-4o}; do
     log "throughput: $f, $JOBS judges"
-    report=$ART/throughput_$f.json start=$(date +%s.%N)
+    report=$ART/throughput_$f.json start=$(date +%s.%N) generated=.audit/tbs/$f.jsonl
+    [ "$f" = all ] && generated=.audit/tbs
     run_logged budget "${T_TP:-100}" kdiff run --bench tritonbench --root .audit/tbs \
-      --generated ".audit/tbs/$f.jsonl" --device cuda --jobs "$JOBS" --fail-on never \
+      --generated "$generated" --device cuda --jobs "$JOBS" --fail-on never \
       --max-elements 1048576 --store "$ART/throughput_$f.sqlite" --json "$report"
     python3 - "$report" "$start" "$(date +%s.%N)" <<'PY' | tee -a "$OUT/session.log"
 import json, sys

@@ -155,6 +155,11 @@ class Progress:
         self.stream.flush()
         self._spoke()
 
+    def note(self, text: str) -> None:
+        """A line of its own above the progress line (what a case's preparation says)."""
+        with self._lock:
+            self._note(text)
+
     def __call__(self, verdict: "Verdict") -> None:
         from kdiff.reports.terminal import verdict_line
         with self._lock:

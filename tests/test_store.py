@@ -35,6 +35,7 @@ def _verdict(case: Case, gates: list[str], fail: str | None = None) -> Verdict:
 def _judge_all_fake(calls: list):
     """A judge_all that records what it was asked to judge and fails EXC-01 on 'bad'."""
     def judge_all(cases, config):
+        cases = list(cases)  # a stream: one pass
         gates = config.gates or GATES
         calls.append(([c.id for c in cases], list(gates)))
         for c in cases:

@@ -8,9 +8,8 @@ does not run here, no call can be replayed) is still a case, with `discovery_err
 """
 from __future__ import annotations
 
-import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from kdiff.adapters.tritonbench.layout import (
@@ -31,6 +30,7 @@ from kdiff.adapters.tritonbench.materialise import (
     prepare_gold,
 )
 from kdiff.data.model import Case
+from kdiff.data.stream import CaseStream
 from kdiff.judging.hookspecs import DiscoveryError
 from kdiff.judging.runconfig import RunConfig
 
@@ -74,41 +74,65 @@ def _case_id(row: GeneratedRow, name: str) -> str:
     return f"{row.source.stem}/{row.variant}/{name}"
 
 
-def discover(config: RunConfig) -> list[Case]:
+def discover(config: RunConfig) -> CaseStream:
+    """The rows' cases, each ready once its gold test is recorded (`config.jobs` recordings
+    at once, each a child process): judging starts with the first."""
     rows = _rows(config)
+    listing = _listing(rows)
     golds = list({g.path: g for _, g in rows if isinstance(g, GoldFile)}.values())
-    start = time.monotonic()
-    prepared = {}
-    with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
-        done = pool.map(lambda g: prepare_gold(g, config.device, config.limits), golds)
-        for i, (gold, case) in enumerate(zip(golds, done), 1):
-            prepared[gold.path] = case
-            # Recording runs every gold test once: minutes for a whole file, so say so.
-            print(f"[gold {i:>{len(str(len(golds)))}}/{len(golds)} "
-                  f"{time.monotonic() - start:6.1f}s] {gold.name}: "
-                  f"{'cannot be judged: ' + case.error if case.error else 'calls recorded'}"
-                  [:160], file=sys.stderr, flush=True)
-    cases: list[Case] = []
+
+    def produce(stream: CaseStream) -> None:
+        for (row, gold), case_id in zip(rows, listing):
+            if isinstance(gold, LayoutError):
+                stream.put(Case(case_id, row.source, row.source, BENCH,
+                                {"generated": _origin(row)}, discovery_error=str(gold)))
+        users: dict[Path, list[tuple[GeneratedRow, str]]] = {}
+        for (row, gold), case_id in zip(rows, listing):
+            if isinstance(gold, GoldFile):
+                users.setdefault(gold.path, []).append((row, case_id))
+        start = time.monotonic()
+        width = len(str(len(golds)))
+        with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
+            pending = {pool.submit(prepare_gold, g, config.device, config.limits): g
+                       for g in golds}
+            for i, done in enumerate(as_completed(pending), 1):
+                prepared = done.result()
+                said = ("cannot be judged: " + prepared.error if prepared.error
+                        else "calls recorded")
+                # Recording runs every gold test once: minutes for a whole file, so say so.
+                stream.note(f"[gold {i:>{width}}/{len(golds)} {time.monotonic() - start:6.1f}s] "
+                            f"{prepared.gold.name}: {said}"[:160])
+                for row, case_id in users[pending[done].path]:
+                    stream.put(_case(row, prepared, case_id))
+
+    return CaseStream.produced(listing, produce)
+
+
+def _listing(rows: list[tuple[GeneratedRow, GoldFile | LayoutError]]) -> list[str]:
+    """Each row's case id, in the rows' order; a gold file answered twice in one file gets
+    the second answer's line in its id."""
+    ids: list[str] = []
     seen: set[str] = set()
     for row, gold in rows:
-        origin = f"{row.source.name} line {row.line}"
         if isinstance(gold, LayoutError):
-            cases.append(Case(f"{row.source.stem}/{row.variant}/line-{row.line}", row.source,
-                              row.source, BENCH, {"generated": origin},
-                              discovery_error=str(gold)))
+            ids.append(f"{row.source.stem}/{row.variant}/line-{row.line}")
             continue
-        cases.append(_case(row, prepared[gold.path], origin, seen))
-    return cases
+        case_id = _case_id(row, gold.name)
+        if case_id in seen:
+            case_id = f"{case_id}@{row.line}"
+        seen.add(case_id)
+        ids.append(case_id)
+    return ids
 
 
-def _case(row: GeneratedRow, gold: GoldCase, origin: str, seen: set[str]) -> Case:
-    case_id = _case_id(row, gold.gold.name)
-    if case_id in seen:  # the same gold file answered twice in one file
-        case_id = f"{case_id}@{row.line}"
-    seen.add(case_id)
+def _origin(row: GeneratedRow) -> str:
+    return f"{row.source.name} line {row.line}"
+
+
+def _case(row: GeneratedRow, gold: GoldCase, case_id: str) -> Case:
     folder = case_folder(row.source, row.variant, gold.gold.name, row.line)
-    candidate = prepare_candidate(gold, candidate_code(row), folder, origin)
-    metadata = {"variant": row.variant, "file": gold.gold.path.name, "generated": origin,
+    candidate = prepare_candidate(gold, candidate_code(row), folder, _origin(row))
+    metadata = {"variant": row.variant, "file": gold.gold.path.name, "generated": _origin(row),
                 "target": gold.target, "call": gold.call_index,
                 "script": str(folder / gold.gold.path.name), "gold_script": str(gold.script)}
     if gold.error:

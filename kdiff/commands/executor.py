@@ -30,11 +30,12 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import pluggy
 
 from kdiff.data.model import Case, Verdict
+from kdiff.data.stream import CaseStream, as_stream
 from kdiff.judging.interrupts import deferred_sigint
 from kdiff.judging.runconfig import RunConfig
 from kdiff.verdicts.fresh_judges import JudgeFn, bind_to, goes_further, judge_died, stop
@@ -44,9 +45,10 @@ MEMORY_PER_JOB = 2 << 30  # a judge (torch, the oracle) and its worker (torch, T
 
 
 class Executor(Protocol):
-    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+    def judge(self, cases: Iterable[Case] | CaseStream, judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
-        """Verdicts of `cases`, as they finish."""
+        """Verdicts of `cases`, as they finish; a stream's cases judged as they become
+        ready."""
 
 
 def default_jobs(device: str) -> int:
@@ -93,7 +95,7 @@ def broke_undecided(verdict: Verdict) -> bool:
 
 
 class SerialExecutor:
-    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+    def judge(self, cases: Iterable[Case] | CaseStream, judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
         for case in cases:
             yield judge(case, config, pm, preset)
@@ -143,7 +145,7 @@ class PoolExecutor:
                                    initializer=_slot_init,
                                    initargs=(judge, config, pm, preset, None, os.getpid()))
 
-    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+    def judge(self, cases: Iterable[Case] | CaseStream, judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
         gpus = _visible_gpus() if self.device == "cuda" else [None]
         judges: list[ProcessPoolExecutor | None] = [None] * self.jobs
@@ -162,7 +164,7 @@ class PoolExecutor:
         finished = False
         try:
             with deferred_sigint() as interrupted:
-                yield from self._judge(cases, start, replace, preset, interrupted)
+                yield from self._judge(as_stream(cases), start, replace, preset, interrupted)
             finished = True
         finally:
             pools = [pool for pool in judges if pool is not None]
@@ -178,10 +180,14 @@ class PoolExecutor:
                 for pool in pools:
                     stop(pool)
 
-    def _judge(self, cases: list[Case], start: Callable[[int], ProcessPoolExecutor],
+    def _judge(self, source: CaseStream, start: Callable[[int], ProcessPoolExecutor],
                replace: Callable[[int], None], preset: str,
                interrupted: threading.Event) -> Iterator[Verdict]:
-        queue = list(reversed(cases))
+        queue: list[Case] = []  # the next case last
+        if self.device != "cuda" and source.producing:
+            # A forked judge would inherit the locks the producer's threads hold, not the
+            # threads: on the CPU every case is ready before the first judge starts.
+            queue = list(reversed(list(source)))
         # A case whose worker died (a crash, out of memory) beside other judges may have met a
         # neighbour's doing (the memory is the machine's), and a case whose judge died may
         # have met anything: it is judged again with nothing beside it, once the cases in
@@ -201,8 +207,11 @@ class PoolExecutor:
                 beside.update({case.id, *(c.id for c, _ in running.values())})
             running[start(slot).submit(_slot_judge, case, resumes.get(case.id))] = (case, slot)
 
-        while queue or suspects or running:
+        while queue or suspects or running or not source.complete:
             free = sorted(set(range(self.jobs)) - {slot for _, slot in running.values()})
+            if free and not queue and not source.complete:
+                # new cases go after those waiting; with no case in flight, wait for one
+                queue[:0] = reversed(source.take(0.0 if running or suspects else 0.5))
             if alone is None and suspects and not running:
                 alone = suspects.pop()
                 submit(alone, free[0])
@@ -291,7 +300,7 @@ class RayExecutor:
     def __init__(self, jobs: int, device: str) -> None:
         self.jobs, self.device = jobs, device
 
-    def judge(self, cases: list[Case], judge: JudgeFn, config: RunConfig,
+    def judge(self, cases: Iterable[Case] | CaseStream, judge: JudgeFn, config: RunConfig,
               pm: pluggy.PluginManager, preset: str) -> Iterator[Verdict]:
         import ray
         if not ray.is_initialized():

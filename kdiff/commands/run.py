@@ -25,6 +25,7 @@ from kdiff.commands.invocation import (
     write_reports,
 )
 from kdiff.data.model import Case, NativeVerdict, Status, Verdict
+from kdiff.data.stream import CaseStream, as_stream
 from kdiff.gates.registry import GATE_IDS, select
 from kdiff.judging.hookspecs import DiscoveryError
 from kdiff.judging.plugins import manager
@@ -57,7 +58,7 @@ def ran_out_of_device_memory(verdict: Verdict) -> bool:
     return any(words in text for text in texts for words in OUT_OF_DEVICE_MEMORY)
 
 
-def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager,
+def judge_all(cases: Iterable[Case] | CaseStream, config: RunConfig, pm: pluggy.PluginManager,
               preset: str, executor: Executor | None = None) -> Iterator[Verdict]:
     """Judge each case, yielding verdicts as they finish (not necessarily in input order
     when config.jobs > 1); local processes unless another executor is given.
@@ -68,7 +69,7 @@ def judge_all(cases: Iterable[Case], config: RunConfig, pm: pluggy.PluginManager
     its neighbours hold, and an oracle out of memory would leave the verdict open."""
     executor = executor or make_executor("local", config.jobs, config.device)
     crowded = []
-    for verdict in executor.judge(list(cases), judge_one, config, pm, preset):
+    for verdict in executor.judge(cases, judge_one, config, pm, preset):
         if config.jobs > 1 and ran_out_of_device_memory(verdict):
             crowded.append(verdict.case)
         else:
@@ -95,19 +96,19 @@ class RunOptions:
     require_own_kernel: bool = False  # a kernel not seen running its own kernel is a violation
 
 
-def discover(config: RunConfig, pm: pluggy.PluginManager) -> list[Case]:
+def discover(config: RunConfig, pm: pluggy.PluginManager) -> CaseStream:
     try:
         cases = pm.hook.kdiff_discover(bench=config.bench, config=config)
     except DiscoveryError as exc:
         raise UsageError(str(exc)) from None
     if cases is None:
         raise UsageError(f"the {config.bench} adapter does not discover cases")
-    if not cases:
+    if not len(cases):
         raise UsageError(f"no {config.bench} cases match the selection")
-    return cases
+    return as_stream(cases)
 
 
-def header(config: RunConfig, pm: pluggy.PluginManager, preset: str, cases: list[Case],
+def header(config: RunConfig, pm: pluggy.PluginManager, preset: str, cases: CaseStream,
            gates: list[str]) -> Header:
     """What `kdiff run` found and how it will judge it, printed before the first kernel."""
     return (Header("kdiff run")
@@ -133,27 +134,35 @@ def run(config: RunConfig, options: RunOptions) -> int:
     except IndexError:
         raise UsageError(f"the {config.bench} adapter declares no native check") from None
     cases = discover(config, pm)
-    order = {case.id: i for i, case in enumerate(cases)}
+    order = {ident: i for i, ident in enumerate(cases.ids)}
     gates = [g.id for g in select(config.gates)]
     # Every verdict is stored as it lands; the same command again judges only what is missing.
     store = open_store(config.store)
     print(header(config, pm, preset, cases, gates).render(), file=sys.stderr, flush=True)
     progress = Progress(len(cases))
+    cases.on_note = progress.note
     verdicts: list[Verdict] = []
     status = None
-    store.begin_run(cases, config, preset, gates, options.command)
     executor = make_executor(options.executor, config.jobs, config.device)
+    # The run is recorded once its every case is known: a stream's may still be in the
+    # making while the first are judged.
+    recorded = cases.finished
+    if recorded:
+        store.begin_run(cases.listed(), config, preset, gates, options.command)
     try:
-        for verdict in judge_resuming(store, cases, config, preset, gates,
-                                      lambda todo, cfg: judge_all(todo, cfg, pm, preset,
-                                                                  executor)):
-            verdicts.append(verdict)
-            progress(verdict)
-    except KeyboardInterrupt:
-        progress.close()
-        print(f"kdiff: interrupted after {len(verdicts)} of {len(cases)} kernels; "
-              "reporting those", file=sys.stderr)
-        status = EXIT_UNFINISHED
+        try:
+            for verdict in judge_resuming(store, cases, config, preset, gates,
+                                          lambda todo, cfg: judge_all(todo, cfg, pm, preset,
+                                                                      executor)):
+                verdicts.append(verdict)
+                progress(verdict)
+        except KeyboardInterrupt:
+            progress.close()
+            print(f"kdiff: interrupted after {len(verdicts)} of {len(cases)} kernels; "
+                  "reporting those", file=sys.stderr)
+            status = EXIT_UNFINISHED
+        if not recorded and cases.finished:
+            store.begin_run(cases.listed(), config, preset, gates, options.command)
     except UnreadableStore as exc:  # a stored verdict that does not parse
         progress.close()
         raise UsageError(str(exc)) from None

@@ -32,6 +32,7 @@ from kdiff.data.code import source_digest
 from kdiff.data.files import UnreadableFile
 from kdiff.data.model import TRANSIENT_ERROR_KIND, Case, GateResult, NativeVerdict, Verdict
 from kdiff.data.provenance import Provenance
+from kdiff.data.stream import CaseStream, as_stream
 from kdiff.gates.registry import GATE_IDS
 from kdiff.judging.runconfig import RunConfig
 from kdiff.verdicts.code import case_code, gate_code
@@ -308,31 +309,48 @@ class ResultsStore:
                                   f"not parse: {type(exc).__name__}: {exc})") from None
 
 
-def judge_resuming(store: ResultsStore, cases: list[Case], config: RunConfig, preset: str,
-                   gates: list[str], judge_all: Callable[[list[Case], RunConfig], Iterable[Verdict]]
+def judge_resuming(store: ResultsStore, cases: Iterable[Case] | CaseStream, config: RunConfig,
+                   preset: str, gates: list[str],
+                   judge_all: Callable[[CaseStream, RunConfig], Iterable[Verdict]]
                    ) -> Iterator[Verdict]:
-    """The run's verdicts: those already stored first, then the missing ones, judged through
-    `judge_all` and stored one by one as they land. A case stored with some of `gates` is
-    judged again on the missing gates only."""
-    pending: dict[tuple[str, ...], list[tuple[Case, Verdict | None]]] = {}
-    for case in cases:
+    """The run's verdicts: those already stored, and the missing ones judged through
+    `judge_all` and stored one by one as they land, as the cases become ready. A case stored
+    with some of `gates` is judged again on the missing gates only, after the rest."""
+    stored: list[Verdict] = []
+    partial: dict[tuple[str, ...], list[tuple[Case, Verdict]]] = {}
+
+    def unjudged(case: Case) -> Case | None:
         verdict, missing = store.get(case, config, preset, gates)
         if verdict is not None and not missing:
-            yield verdict
-        else:
-            pending.setdefault(tuple(missing), []).append((case, verdict))
-    for missing, items in pending.items():
-        partial = list(missing) != list(gates)
-        sub = dataclasses.replace(config, gates=list(missing)) if partial else config
+            stored.append(verdict)
+        elif verdict is not None and list(missing) != list(gates):
+            partial.setdefault(tuple(missing), []).append((case, verdict))
+        else:  # nothing of it stored, or nothing by today's gates
+            return case
+        return None
+
+    def landed(verdict: Verdict, before: Verdict | None = None) -> Verdict:
+        if before is not None and verdict.error is None:
+            merged = {**before.gates, **verdict.gates}
+            verdict = dataclasses.replace(
+                verdict, gates={gid: merged[gid] for gid in gates if gid in merged})
+        store.put(verdict.case, config, preset, verdict)
+        return verdict
+
+    for verdict in judge_all(as_stream(cases).routed(unjudged), config):
+        yield from _drain(stored)
+        yield landed(verdict)
+    yield from _drain(stored)
+    for missing, items in partial.items():
         earlier = {case.id: verdict for case, verdict in items}
-        for verdict in judge_all([case for case, _ in items], sub):
-            before = earlier.get(verdict.case.id)
-            if before is not None and verdict.error is None:
-                merged = {**before.gates, **verdict.gates}
-                verdict = dataclasses.replace(
-                    verdict, gates={gid: merged[gid] for gid in gates if gid in merged})
-            store.put(verdict.case, config, preset, verdict)
-            yield verdict
+        sub = dataclasses.replace(config, gates=list(missing))
+        for verdict in judge_all(CaseStream.of(case for case, _ in items), sub):
+            yield landed(verdict, earlier.get(verdict.case.id))
+
+
+def _drain(items: list[Verdict]) -> Iterator[Verdict]:
+    while items:
+        yield items.pop(0)
 
 
 class _Transaction:

@@ -1,0 +1,166 @@
+"""A run's cases as they become ready: listed upfront by id (the adapter's order, which the
+reports keep), handed over one by one as each is prepared.
+
+TritonBench's cases wait for their gold test to be recorded (a child process each, over a
+minute for a benchmark file on a GPU machine). An adapter returns its cases as a stream so
+that the judges start on the first prepared case instead of after the last; a list is the
+stream whose cases are all ready at once (`CaseStream.of`).
+
+Producers `put` cases and `end` the stream (`CaseStream.produced` runs a producer on a
+thread of its own); the one consumer `take`s them, in the order they became ready, on its own
+thread: whatever it does with a case (a store lookup, a submission) stays on that thread.
+"""
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from typing import Callable, Iterable, Iterator, Sequence
+
+from kdiff.data.model import Case
+
+
+class _End:
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+class CaseStream:
+    """The cases of `ids`, ready over time. `note` carries the producer's progress lines
+    (`on_note`, stderr by default; a progress display sets its own)."""
+
+    def __init__(self, ids: Sequence[str]) -> None:
+        self.ids = tuple(ids)
+        self.on_note: Callable[[str], None] = _to_stderr
+        self._ready: queue.SimpleQueue[Case | _End] = queue.SimpleQueue()
+        self._put: list[Case] = []
+        self._finished = threading.Event()  # the producer is done: every case is known
+        self._complete = False  # the consumer has taken every case
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def of(cls, cases: Iterable[Case]) -> "CaseStream":
+        cases = list(cases)
+        stream = cls([c.id for c in cases])
+        for case in cases:
+            stream.put(case)
+        stream.end()
+        return stream
+
+    @classmethod
+    def produced(cls, ids: Sequence[str], produce: Callable[["CaseStream"], None]
+                 ) -> "CaseStream":
+        """The stream `produce(stream)` fills on a thread of its own; it ends when `produce`
+        returns, and an exception it raises is raised again by the consumer's `take`."""
+        stream = cls(ids)
+
+        def run() -> None:
+            try:
+                produce(stream)
+            except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+                stream.end(exc)
+            else:
+                stream.end()
+
+        stream._thread = threading.Thread(target=run, daemon=True, name="kdiff-cases")
+        stream._thread.start()
+        return stream
+
+    # -- the producer's side ----------------------------------------------------------------
+    def put(self, case: Case) -> None:
+        self._put.append(case)
+        self._ready.put(case)
+
+    def end(self, error: BaseException | None = None) -> None:
+        self._finished.set()
+        self._ready.put(_End(error))
+
+    def note(self, text: str) -> None:
+        self.on_note(text)
+
+    # -- the consumer's side ----------------------------------------------------------------
+    @property
+    def finished(self) -> bool:
+        """Every case is known (`listed` has them all), taken or not."""
+        return self._finished.is_set()
+
+    @property
+    def complete(self) -> bool:
+        """Every case has been taken."""
+        return self._complete
+
+    @property
+    def producing(self) -> bool:
+        """A producer thread is still running (a forked process would inherit the locks it
+        holds, not the thread)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def take(self, timeout: float | None = 0.0) -> list[Case]:
+        """The cases ready since the last take, waiting up to `timeout` seconds (None: for
+        ever) for the first of them; [] when none came in time or the stream is complete."""
+        out: list[Case] = []
+        block = True
+        while not self._complete:
+            try:
+                item = self._ready.get(block, timeout) if block else self._ready.get_nowait()
+            except queue.Empty:
+                break
+            block = False
+            if isinstance(item, _End):
+                self._complete = True
+                if item.error is not None:
+                    raise item.error
+            else:
+                out.append(item)
+        return out
+
+    def __iter__(self) -> Iterator[Case]:
+        while not self.complete:
+            yield from self.take(None)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def listed(self) -> list[Case]:
+        """Every case in the listing's order; only once `finished`."""
+        if not self.finished:
+            raise RuntimeError("the stream's cases are not all known yet")
+        order = {ident: i for i, ident in enumerate(self.ids)}
+        return sorted(self._put, key=lambda c: order.get(c.id, len(order)))
+
+    def routed(self, route: Callable[[Case], Case | None]) -> "CaseStream":
+        """This stream as its consumer passes each case through `route` (None: kept back,
+        as a case whose verdict is stored already), on the consumer's thread."""
+        return _Routed(self, route)
+
+
+class _Routed(CaseStream):
+    def __init__(self, source: CaseStream, route: Callable[[Case], Case | None]) -> None:
+        super().__init__(source.ids)
+        self._source, self._route = source, route
+
+    @property
+    def finished(self) -> bool:
+        return self._source.finished
+
+    @property
+    def complete(self) -> bool:
+        return self._source.complete
+
+    @property
+    def producing(self) -> bool:
+        return self._source.producing
+
+    def take(self, timeout: float | None = 0.0) -> list[Case]:
+        return [r for c in self._source.take(timeout) if (r := self._route(c)) is not None]
+
+    def listed(self) -> list[Case]:
+        return self._source.listed()
+
+
+def as_stream(cases: Iterable[Case] | CaseStream) -> CaseStream:
+    return cases if isinstance(cases, CaseStream) else CaseStream.of(cases)
+
+
+def _to_stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
