@@ -146,3 +146,34 @@ def test_spawned_judges_start_while_the_producer_still_makes_cases(tmp_path):
         more.set()
     assert first.case.id == "a" and not made_all_first
     assert [v.case.id for v in verdicts] == ["b"]
+
+
+def test_closing_a_stream_cancels_the_work_not_yet_started(tmp_path):
+    """An interrupted run does not wait for every pending recording (TritonBench's
+    discovery cancels its pool's queue the same way)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kdiff.data.stream import finished
+
+    started: list[int] = []
+    release = threading.Event()
+
+    def work(i: int) -> int:
+        started.append(i)
+        release.wait(30)
+        return i
+
+    def produce(stream: CaseStream) -> None:
+        with ThreadPoolExecutor(1) as pool:
+            futures = [pool.submit(work, i) for i in range(50)]
+            stream.on_close(lambda: pool.shutdown(wait=False, cancel_futures=True))
+            for _ in finished(futures):
+                stream.put(_cases(tmp_path, "a")[0])
+
+    stream = CaseStream.produced(["a"], produce)
+    while not started:
+        threading.Event().wait(0.01)
+    stream.close()
+    release.set()
+    stream._thread.join(30)
+    assert not stream.producing and started == [0]

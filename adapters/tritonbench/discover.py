@@ -9,7 +9,7 @@ does not run here, no call can be replayed) is still a case, with `discovery_err
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kdiff.adapters.tritonbench.layout import (
@@ -30,7 +30,7 @@ from kdiff.adapters.tritonbench.materialise import (
     prepare_gold,
 )
 from kdiff.data.model import Case
-from kdiff.data.stream import CaseStream
+from kdiff.data.stream import CaseStream, finished
 from kdiff.judging.hookspecs import DiscoveryError
 from kdiff.judging.runconfig import RunConfig
 
@@ -95,7 +95,9 @@ def discover(config: RunConfig) -> CaseStream:
         with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
             pending = {pool.submit(prepare_gold, g, config.device, config.limits): g
                        for g in golds}
-            for i, done in enumerate(as_completed(pending), 1):
+            # An interrupted run waits for the recordings in progress, not the rest.
+            stream.on_close(lambda: pool.shutdown(wait=False, cancel_futures=True))
+            for i, done in enumerate(finished(pending), 1):
                 prepared = done.result()
                 said = ("cannot be judged: " + prepared.error if prepared.error
                         else "calls recorded")

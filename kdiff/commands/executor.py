@@ -184,10 +184,12 @@ class PoolExecutor:
                replace: Callable[[int], None], preset: str,
                interrupted: threading.Event) -> Iterator[Verdict]:
         queue: list[Case] = []  # the next case last
-        if self.device != "cuda" and source.producing:
-            # A forked judge would inherit the locks the producer's threads hold, not the
-            # threads: on the CPU every case is ready before the first judge starts.
-            queue = list(reversed(list(source)))
+        # A forked judge would inherit the locks the producer's threads hold, not the
+        # threads: on the CPU every case is ready before the first judge starts.
+        while self.device != "cuda" and source.producing and not source.complete:
+            queue[:0] = reversed(source.take(0.5))
+            if interrupted.is_set():
+                raise KeyboardInterrupt
         # A case whose worker died (a crash, out of memory) beside other judges may have met a
         # neighbour's doing (the memory is the machine's), and a case whose judge died may
         # have met anything: it is judged again with nothing beside it, once the cases in

@@ -168,6 +168,7 @@ def run(config: RunConfig, options: RunOptions) -> int:
         raise UsageError(str(exc)) from None
     finally:
         progress.close()
+        cases.close()
         store.close()
     verdicts.sort(key=lambda v: order.get(v.case.id, len(order)))
     from kdiff.reports.terminal import explain_run, run_report

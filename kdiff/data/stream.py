@@ -15,9 +15,12 @@ from __future__ import annotations
 import queue
 import sys
 import threading
-from typing import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 from kdiff.data.model import Case
+
+T = TypeVar("T")
 
 
 class _End:
@@ -37,6 +40,8 @@ class CaseStream:
         self._finished = threading.Event()  # the producer is done: every case is known
         self._complete = False  # the consumer has taken every case
         self._thread: threading.Thread | None = None
+        self._on_close: list[Callable[[], None]] = []
+        self._closed = False
 
     @classmethod
     def of(cls, cases: Iterable[Case]) -> "CaseStream":
@@ -76,7 +81,15 @@ class CaseStream:
         self._ready.put(_End(error))
 
     def note(self, text: str) -> None:
-        self.on_note(text)
+        if not self._closed:  # once the run has reported, the work still ending says nothing
+            self.on_note(text)
+
+    def on_close(self, stop: Callable[[], None]) -> None:
+        """`stop` is called when the consumer closes the stream (cancel what has not
+        started), at once if it has."""
+        self._on_close.append(stop)
+        if self._closed:
+            stop()
 
     # -- the consumer's side ----------------------------------------------------------------
     @property
@@ -128,6 +141,13 @@ class CaseStream:
         order = {ident: i for i, ident in enumerate(self.ids)}
         return sorted(self._put, key=lambda c: order.get(c.id, len(order)))
 
+    def close(self) -> None:
+        """The consumer wants no more cases (the run ends, or was interrupted): the
+        producer's pending work is cancelled; work in progress ends by its own deadline."""
+        self._closed = True
+        for stop in self._on_close:
+            stop()
+
     def routed(self, route: Callable[[Case], Case | None]) -> "CaseStream":
         """This stream as its consumer passes each case through `route` (None: kept back,
         as a case whose verdict is stored already), on the consumer's thread."""
@@ -156,6 +176,23 @@ class _Routed(CaseStream):
 
     def listed(self) -> list[Case]:
         return self._source.listed()
+
+    def close(self) -> None:
+        self._source.close()
+
+
+def finished(futures: Iterable[Future[T]]) -> Iterator[Future[T]]:
+    """The futures as they finish, less those cancelled: a producer's loop over its pool's
+    work. (`as_completed` waits for ever on a future that `shutdown(cancel_futures=True)`
+    cancelled: it is never notified.)"""
+    done: queue.SimpleQueue[Future[T]] = queue.SimpleQueue()
+    futures = list(futures)
+    for future in futures:
+        future.add_done_callback(done.put)
+    for _ in futures:
+        future = done.get()
+        if not future.cancelled():
+            yield future
 
 
 def as_stream(cases: Iterable[Case] | CaseStream) -> CaseStream:
