@@ -1,6 +1,6 @@
 """Honest production-style kernels, written in plain torch for the false-reject controls
-(docs/false-rejects.md, "Computed integers, picks and normalisations" and "More honest torch
-kernels"): each computes a
+(docs/false-rejects.md, "Computed integers, picks and normalisations", "More honest torch
+kernels" and "Folded affines, distances, norms"): each computes a
 reference's function another way, as production kernels do (a reciprocal scale, a stored
 log-sum-exp, top-k of the logits, fp32 arithmetic behind a bf16 interface), and is judged by
 every gate on the CPU. A rejection is either the candidate's own (read, and listed in the docs)
@@ -9,7 +9,7 @@ or a mistake of kdiff's.
     python benchmarks/honest_battery.py [NAME ...]
 
 prints, per candidate, each gate's status and the detail of every gate that neither passed
-nor skipped. About a minute on 2 cores for all 67.
+nor skipped. About a minute on 2 cores for all 78.
 """
 from __future__ import annotations
 
@@ -229,6 +229,39 @@ CASES = {  # name: (get_inputs, the reference's forward, the candidate's forward
  "moe_top2_bf16": ("torch.randn(64, 32, dtype=torch.bfloat16), torch.randn(32, 8, dtype=torch.bfloat16)",
    "p = torch.softmax((x @ w).float(), -1)\n        v, i = torch.topk(p, 2, -1)\n        v = v / v.sum(-1, keepdim=True)\n        experts = torch.stack([x.float() * (e + 1) for e in range(8)], 1)\n        return (torch.gather(experts, 1, i[:, :, None].expand(-1, -1, 32)) * v[:, :, None]).sum(1)",
    "l = (x.float() @ w.float())\n        v, i = torch.topk(l, 2, -1)\n        v = torch.softmax(v, -1)\n        out = torch.zeros(x.shape, dtype=torch.float32)\n        for e in range(8):\n            m = (i == e)\n            out = out + (m.float() * v).sum(-1, keepdim=True) * (x.float() * (e + 1))\n        return out"),
+ "bn_eval_folded": ("torch.randn(16, 64, 256) * 2 + 10",
+   "m, v = torch.linspace(8, 12, 64), torch.linspace(1, 6, 64)\n        g, b = torch.linspace(0.5, 1.5, 64), torch.linspace(-1, 1, 64)\n        return F.batch_norm(x, m, v, g, b, False, 0.0, 1e-5)",
+   "m, v = torch.linspace(8, 12, 64), torch.linspace(1, 6, 64)\n        g, b = torch.linspace(0.5, 1.5, 64), torch.linspace(-1, 1, 64)\n        a = g / torch.sqrt(v + 1e-5)\n        return x * a[:, None] + (b - m * a)[:, None]"),
+ "cdist_direct": ("torch.randn(256, 64), torch.randn(300, 64)",
+   "return torch.cdist(x, w)",
+   "return ((x[:, None, :] - w[None, :, :]) ** 2).sum(-1).sqrt()"),
+ "cdist_via_mm": ("torch.randn(256, 64), torch.randn(300, 64)",
+   "return ((x[:, None, :] - w[None, :, :]) ** 2).sum(-1).sqrt()",
+   "d = (x * x).sum(-1)[:, None] + (w * w).sum(-1)[None, :] - 2 * x @ w.t()\n        return d.clamp_min(0).sqrt()"),
+ "frobenius_norm": ("torch.randn(64, 1024)",
+   "return torch.linalg.vector_norm(x, dim=-1)",
+   "return torch.sqrt((x * x).sum(-1))"),
+ "huber_loss": ("torch.randn(64, 512), torch.randn(64, 512)",
+   "return F.huber_loss(x, w, delta=1.0)",
+   "d = (x - w).abs()\n        return torch.where(d < 1.0, 0.5 * d * d, d - 0.5).mean()"),
+ "batched_gemv_mulsum": ("torch.randn(32, 256), torch.randn(32, 256, 128)",
+   "return torch.bmm(x[:, None, :], w)[:, 0]",
+   "return (x[:, :, None] * w).sum(1)"),
+ "mean_two_dims": ("torch.randn(16, 64, 32, 32)",
+   "return x.mean((2, 3))",
+   "return x.sum(3).sum(2) / 1024"),
+ "std_two_pass": ("torch.randn(64, 1000) * 4 + 2",
+   "return x.std(-1)",
+   "d = x - x.mean(-1, keepdim=True)\n        return torch.sqrt((d * d).sum(-1) / (x.shape[-1] - 1))"),
+ "softmax_temperature": ("torch.randn(64, 1000)",
+   "return torch.softmax(x / 0.7, -1)",
+   "e = torch.exp((x - x.amax(-1, keepdim=True)) * (1 / 0.7))\n        return e / e.sum(-1, keepdim=True)"),
+ "gelu_erf_fp16": ("torch.randn(64, 1024, dtype=torch.float16)",
+   "return F.gelu(x)",
+   "xf = x.float()\n        return (0.5 * xf * (1 + torch.erf(xf * 0.7071067811865476))).half()"),
+ "argmin_negated": ("torch.randn(64, 1000)",
+   "return x.argmin(-1)",
+   "return (-x).argmax(-1)"),
 }
 
 
