@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from kdiff.data.model import Case, NativeVerdict
+    from kdiff.data.stream import CaseStream
     from kdiff.judging.context import GateContext
     from kdiff.judging.runconfig import RunConfig
 
@@ -44,10 +45,11 @@ def kdiff_default_preset(bench: str, config: "RunConfig") -> str | None:
 
 
 @hookspec(firstresult=True)
-def kdiff_discover(bench: str, config: "RunConfig") -> list["Case"] | None:
-    """The cases of `bench` under the run's options (root, runs, filters). A case whose files
-    are broken is still returned, with `discovery_error` set: it gets its own error row.
-    Raise `DiscoveryError` when there is nothing readable to discover from."""
+def kdiff_discover(bench: str, config: "RunConfig") -> "list[Case] | CaseStream | None":
+    """The cases of `bench` under the run's options (root, runs, filters): a list, or a
+    CaseStream whose cases become ready over time (judging starts with the first). A case
+    whose files are broken is still returned, with `discovery_error` set: it gets its own
+    error row. Raise `DiscoveryError` when there is nothing readable to discover from."""
 
 
 @hookspec(firstresult=True)
