@@ -118,6 +118,10 @@ throughput_gpu() {  # issue 30: kernels judged an hour on one GPU at --max-eleme
     log "throughput: $f, $JOBS judges"
     report=$ART/throughput_$f.json start=$(date +%s.%N) generated=.audit/tbs/$f.jsonl
     [ "$f" = all ] && generated=.audit/tbs
+    # What the machine runs, every 10 s: the busiest processes, and how many there are
+    ( while sleep 10; do date +%T; ps -eo pid,ppid,uid,stat,etimes,pcpu,rss,args --sort=-pcpu \
+        | cut -c1-160 | head -n 25; echo "processes: $(ps -e --no-headers | wc -l)"; done \
+      > "$ART/ps_$f.log" 2>&1 ) & local sampler=$!
     run_logged budget "${T_TP:-100}" kdiff run --bench tritonbench --root .audit/tbs \
       --generated "$generated" --device cuda --jobs "$JOBS" --fail-on never \
       --max-elements 1048576 --store "$ART/throughput_$f.sqlite" --json "$report"
@@ -128,6 +132,7 @@ seconds = float(sys.argv[3]) - float(sys.argv[2])
 print(f"throughput {sys.argv[1]}: {len(kernels)} kernels in {seconds:.1f} s, "
       f"{3600 * len(kernels) / seconds:.0f} an hour (wall clock, the command's start included)")
 PY
+    kill "$sampler" 2>/dev/null
   done
   pack
 }

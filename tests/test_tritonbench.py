@@ -440,3 +440,22 @@ def test_a_gold_recording_is_made_again_by_changed_recording_code(tmp_path, monk
     monkeypatch.setattr(materialise, "recording_code", lambda: "another recorder")
     assert materialise.prepare_gold(gold, "cpu", SandboxLimits()).folder != first
     assert len(recorded) == 2
+
+
+@pytest.mark.parametrize("left", [None, "{not json", '{"calls": []}'])
+def test_a_recording_that_is_missing_or_unreadable_is_the_case_s_error(tmp_path, monkeypatch,
+                                                                       left):
+    """A recording child that exits 0 without writing its file (seen on an H100 with judges
+    beside it), or writes one that does not read, leaves that gold's cases an error row each;
+    it must not end the run's discovery, and so every other case's verdict."""
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path))
+
+    def record(code, test, out, device, limits):
+        if left is not None:
+            out.write_text(left)
+        return ScriptResult(0, "", "", 0.1)
+    monkeypatch.setattr(materialise, "record_calls", record)
+    gold = layout.read_gold(FIXTURES / "data" / "TritonBench_T_v1" / "leaky_relu_scale.py", "T")
+    case = materialise.prepare_gold(gold, "cuda", SandboxLimits())
+    assert case.error and ("could not be recorded" in case.error
+                           or "does not read" in case.error)

@@ -92,15 +92,18 @@ def discover(config: RunConfig) -> CaseStream:
                 users.setdefault(gold.path, []).append((row, case_id))
         start = time.monotonic()
         width = len(str(len(golds)))
+        def record(gold: GoldFile) -> tuple[GoldCase, float]:
+            began = time.monotonic()
+            return prepare_gold(gold, config.device, config.limits), time.monotonic() - began
+
         with ThreadPoolExecutor(max(1, config.jobs)) as pool:  # each recording is a child process
-            pending = {pool.submit(prepare_gold, g, config.device, config.limits): g
-                       for g in golds}
+            pending = {pool.submit(record, g): g for g in golds}
             # An interrupted run waits for the recordings in progress, not the rest.
             stream.on_close(lambda: pool.shutdown(wait=False, cancel_futures=True))
             for i, done in enumerate(finished(pending), 1):
-                prepared = done.result()
+                prepared, seconds = done.result()
                 said = ("cannot be judged: " + prepared.error if prepared.error
-                        else "calls recorded")
+                        else f"calls recorded in {seconds:.1f} s")
                 # Recording runs every gold test once: minutes for a whole file, so say so.
                 stream.note(f"[gold {i:>{width}}/{len(golds)} {time.monotonic() - start:6.1f}s] "
                             f"{prepared.gold.name}: {said}"[:160])

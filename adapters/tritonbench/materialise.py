@@ -119,14 +119,18 @@ def prepare_gold(gold: GoldFile, device: str, limits: SandboxLimits) -> GoldCase
     recorded = folder / "calls.json"
     if not recorded.is_file():
         result = record_calls(folder / "gold.py", folder / "test.py", recorded, device, limits)
-        if result.returncode != 0 and not recorded.is_file():
+        if not recorded.is_file():  # a child that ended without writing one, whatever its status
             case.error = f"the gold test could not be recorded: {result.failure()}"
             return case
-    data = json.loads(recorded.read_text())
-    if data["status"] != "ok":
-        case.error = f"the gold test does not run on {device}: {data['status'].splitlines()[-1]}"
+    try:
+        data = json.loads(recorded.read_text())
+        status, calls = data["status"], data["calls"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        case.error = f"the gold test's recording does not read: {type(exc).__name__}: {exc}"
         return case
-    calls = data["calls"]
+    if status != "ok":
+        case.error = f"the gold test does not run on {device}: {status.splitlines()[-1]}"
+        return case
     case.calls_recorded = len(calls)
     if not calls:
         case.error = "the gold test calls no function of the gold code by name"
