@@ -84,3 +84,40 @@ def test_a_script_and_its_children_are_killed_at_the_deadline(tmp_path, limits):
     marker.unlink(missing_ok=True)
     time.sleep(0.5)
     assert not marker.exists(), "the script's child outlived the deadline"
+
+
+def test_programs_run_side_by_side_through_one_zygote(tmp_path):
+    """Threads share the judge's zygote (TritonBench records its gold tests that way, a
+    thread each): while one waits for its program, another's program starts and ends. Here
+    the first program waits for a file the test writes only once the second program has
+    run; when a wait held the zygote, the second could not start until the first gave up."""
+    import threading
+
+    waiting, quick = tmp_path / "waiting", tmp_path / "quick"
+    waiting.mkdir()
+    quick.mkdir()
+    (waiting / "w.py").write_text(
+        "import os, time\n"
+        "for _ in range(600):\n"
+        "    if os.path.exists('go'):\n"
+        "        print('went')\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "else:\n"
+        "    print('never went')\n")
+    (quick / "q.py").write_text("print('quick')\n")
+    runs = {}
+
+    def first():
+        runs["waiting"] = run_python([str(waiting / "w.py")], "cpu", WARM, waiting,
+                                     confined_environment(os.environ, "cpu", waiting))
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    time.sleep(2.0)  # the first program is running, its judge thread waiting for it
+    second = run_python([str(quick / "q.py")], "cpu", WARM, quick,
+                        confined_environment(os.environ, "cpu", quick))
+    (waiting / "go").write_text("")  # the waiting program's own folder, which it may read
+    thread.join(60)
+    assert second.returncode == 0 and second.stdout.strip() == "quick"
+    assert runs["waiting"].returncode == 0 and runs["waiting"].stdout.strip() == "went"

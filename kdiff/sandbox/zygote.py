@@ -31,6 +31,10 @@ from typing import Any
 from kdiff.sandbox.confine import Confinement, die_with, remove_leftovers, run_confined
 
 _MAX_REQUEST = 1 << 20
+# The longest sleep between two asks of a child's status (ForkedWorker.wait): a child's end
+# is seen at most this late, and the zygote answers at most 1/WAIT_POLL_S asks a second per
+# waiting thread.
+WAIT_POLL_S = 0.02
 
 
 class ZygoteUnavailable(Exception):
@@ -111,9 +115,18 @@ class ForkedWorker:
         return self._status(0.0)
 
     def wait(self, timeout: float | None = None) -> int:
-        code = self._status(timeout)
-        if code is None:
-            raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+        # The zygote answers one request at a time, and threads may share it (TritonBench's
+        # gold recordings, a child each): a wait that blocked it until this child ended held
+        # every other thread's spawn and wait, so their children ran one after another and
+        # the longest held them all. It is asked, never blocked, between short sleeps.
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.001
+        while (code := self._status(0.0)) is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
+            time.sleep(pause if left is None else min(pause, left))
+            pause = min(2 * pause, WAIT_POLL_S)
         return code
 
     def _status(self, timeout: float | None) -> int | None:
