@@ -1,10 +1,10 @@
 """A run's cases as they become ready: listed upfront by id (the adapter's order, which the
 reports keep), handed over one by one as each is prepared.
 
-TritonBench's cases wait for their gold test to be recorded (a child process each, over a
-minute for a benchmark file on a GPU machine). An adapter returns its cases as a stream so
-that the judges start on the first prepared case instead of after the last; a list is the
-stream whose cases are all ready at once (`CaseStream.of`).
+TritonBench's cases wait for their gold test to be recorded (a child process for each of a
+file's gold tests, CUDA's start and Triton's compiles in each). An adapter returns its cases
+as a stream so that the judges start on the first prepared case instead of after the last; a
+list is the stream whose cases are all ready at once (`CaseStream.of`).
 
 Producers `put` cases and `end` the stream (`CaseStream.produced` runs a producer on a
 thread of its own); the one consumer `take`s them, in the order they became ready, on its own
