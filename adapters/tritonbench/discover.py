@@ -82,16 +82,16 @@ def discover(config: RunConfig) -> CaseStream:
     golds = list({g.path: g for _, g in rows if isinstance(g, GoldFile)}.values())
 
     def produce(stream: CaseStream) -> None:
+        users: dict[Path, list[tuple[GeneratedRow, str]]] = {}  # a gold file's rows
         for (row, gold), case_id in zip(rows, listing):
             if isinstance(gold, LayoutError):
                 stream.put(Case(case_id, row.source, row.source, BENCH,
                                 {"generated": _origin(row)}, discovery_error=str(gold)))
-        users: dict[Path, list[tuple[GeneratedRow, str]]] = {}
-        for (row, gold), case_id in zip(rows, listing):
-            if isinstance(gold, GoldFile):
+            else:
                 users.setdefault(gold.path, []).append((row, case_id))
         start = time.monotonic()
         width = len(str(len(golds)))
+
         def record(gold: GoldFile) -> tuple[GoldCase, float]:
             began = time.monotonic()
             return prepare_gold(gold, config.device, config.limits), time.monotonic() - began
