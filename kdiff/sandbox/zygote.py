@@ -31,10 +31,10 @@ from typing import Any
 from kdiff.sandbox.confine import Confinement, die_with, remove_leftovers, run_confined
 
 _MAX_REQUEST = 1 << 20
-# The longest sleep between two asks of a child's status (ForkedWorker.wait): a child's end
-# is seen at most this late, and the zygote answers at most 1/WAIT_POLL_S asks a second per
-# waiting thread.
-WAIT_POLL_S = 0.02
+# How long one ask for a child's status may hold the zygote (ForkedWorker.wait): the most
+# another thread waits to spawn or ask, while the zygote still sees the child's end as soon
+# as it reaps it.
+WAIT_SLICE_S = 0.02
 
 
 class ZygoteUnavailable(Exception):
@@ -118,16 +118,16 @@ class ForkedWorker:
         # The zygote answers one request at a time, and threads may share it (TritonBench's
         # gold recordings, a child each): a wait that blocked it until this child ended held
         # every other thread's spawn and wait, so their children ran one after another and
-        # the longest held them all. It is asked, never blocked, between short sleeps.
+        # the longest held them all. It waits in slices, letting the others in between.
         deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.001
-        while (code := self._status(0.0)) is None:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+        while True:
+            left = WAIT_SLICE_S if deadline is None else deadline - time.monotonic()
+            code = self._status(max(0.0, min(WAIT_SLICE_S, left)))
+            if code is not None:
+                return code
+            if deadline is not None and time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
-            time.sleep(pause if left is None else min(pause, left))
-            pause = min(2 * pause, WAIT_POLL_S)
-        return code
+            time.sleep(0.001)  # a lock is not fair: the waiting threads get theirs first
 
     def _status(self, timeout: float | None) -> int | None:
         if self.returncode is None:
