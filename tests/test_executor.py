@@ -383,3 +383,21 @@ def test_a_dead_judge_leaves_the_case_beside_it_to_finish_once(tmp_path, monkeyp
     got, runs = _journalled(tmp_path, monkeypatch, 2, _judge_of_b_dies)
     assert got["b"].error_kind == "judge" and all(got[n].native.accept for n in "ac")
     assert len(runs["a"]) == 1
+
+
+def test_a_stopped_pool_is_not_woken_again_at_exit():
+    """concurrent.futures' exit hook writes to each pool's wake-up pipe, which a stopped pool's
+    manager thread closes as it ends: the two raced, and an interrupted run's stderr got an
+    "Exception ignored ... Bad file descriptor" traceback. A stopped pool leaves the hook."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import _threads_wakeups
+
+    from kdiff.verdicts.fresh_judges import stop
+
+    pool = ProcessPoolExecutor(1)
+    pool.submit(time.sleep, 30)
+    manager = pool._executor_manager_thread
+    assert manager in _threads_wakeups
+    stop(pool)
+    assert manager not in _threads_wakeups
+    manager.join(30)

@@ -12,7 +12,7 @@ import multiprocessing
 import os
 import signal
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures.process import BrokenProcessPool, _threads_wakeups
 from typing import Any, Protocol
 
 import pluggy
@@ -58,9 +58,16 @@ def bind_to(parent: int) -> None:
 def stop(pool: ProcessPoolExecutor) -> None:
     """End a pool's judges now: their cases are not reported, and their workers leave when the
     judge's socket closes. (ProcessPoolExecutor has no public terminate before 3.14.)"""
+    manager = pool._executor_manager_thread
     for process in list((pool._processes or {}).values()):
         process.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
+    # At exit, concurrent.futures wakes every pool's manager thread through a pipe that the
+    # thread closes as it ends; it checks the pipe is open, then writes, and a stopped pool's
+    # thread could close it in between ("Exception ignored ... Bad file descriptor" on an
+    # interrupted run's stderr). This pool was woken by its shutdown: no wake at exit.
+    if manager is not None:
+        _threads_wakeups.pop(manager, None)
 
 
 def _judge_fresh(judge: JudgeFn, case: Case, config: RunConfig, preset: str,
