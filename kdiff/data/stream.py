@@ -42,6 +42,7 @@ class CaseStream:
         self._thread: threading.Thread | None = None
         self._on_close: list[Callable[[], None]] = []
         self._closed = False
+        self._route: Callable[[Case], Case | None] = _kept
 
     @classmethod
     def of(cls, cases: Iterable[Case]) -> "CaseStream":
@@ -123,8 +124,8 @@ class CaseStream:
                 self._complete = True
                 if item.error is not None:
                     raise item.error
-            else:
-                out.append(item)
+            elif (routed := self._route(item)) is not None:
+                out.append(routed)
         return out
 
     def __iter__(self) -> Iterator[Case]:
@@ -149,36 +150,10 @@ class CaseStream:
             stop()
 
     def routed(self, route: Callable[[Case], Case | None]) -> "CaseStream":
-        """This stream as its consumer passes each case through `route` (None: kept back,
-        as a case whose verdict is stored already), on the consumer's thread."""
-        return _Routed(self, route)
-
-
-class _Routed(CaseStream):
-    def __init__(self, source: CaseStream, route: Callable[[Case], Case | None]) -> None:
-        super().__init__(source.ids)
-        self._source, self._route = source, route
-
-    @property
-    def finished(self) -> bool:
-        return self._source.finished
-
-    @property
-    def complete(self) -> bool:
-        return self._source.complete
-
-    @property
-    def producing(self) -> bool:
-        return self._source.producing
-
-    def take(self, timeout: float | None = 0.0) -> list[Case]:
-        return [r for c in self._source.take(timeout) if (r := self._route(c)) is not None]
-
-    def listed(self) -> list[Case]:
-        return self._source.listed()
-
-    def close(self) -> None:
-        self._source.close()
+        """This stream, its consumer passing each case it takes through `route` (None: kept
+        back, as a case whose verdict is stored already), on the consumer's thread."""
+        self._route = route
+        return self
 
 
 def finished(futures: Iterable[Future[T]]) -> Iterator[Future[T]]:
@@ -197,6 +172,10 @@ def finished(futures: Iterable[Future[T]]) -> Iterator[Future[T]]:
 
 def as_stream(cases: Iterable[Case] | CaseStream) -> CaseStream:
     return cases if isinstance(cases, CaseStream) else CaseStream.of(cases)
+
+
+def _kept(case: Case) -> Case:
+    return case
 
 
 def _to_stderr(text: str) -> None:
