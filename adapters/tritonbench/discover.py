@@ -104,7 +104,7 @@ def discover(config: RunConfig) -> CaseStream:
                 prepared, seconds = done.result()
                 said = ("cannot be judged: " + prepared.error if prepared.error
                         else f"calls recorded in {seconds:.1f} s")
-                # Recording runs every gold test once: minutes for a whole file, so say so.
+                # Recording runs every gold test of the file once: say how it goes.
                 stream.note(f"[gold {i:>{width}}/{len(golds)} {time.monotonic() - start:6.1f}s] "
                             f"{prepared.gold.name}: {said}"[:160])
                 for row, case_id in users[pending[done].path]:
@@ -136,8 +136,9 @@ def _origin(row: GeneratedRow) -> str:
 
 def _case(row: GeneratedRow, gold: GoldCase, case_id: str) -> Case:
     folder = case_folder(row.source, row.variant, gold.gold.name, row.line)
-    candidate = prepare_candidate(gold, candidate_code(row), folder, _origin(row))
-    metadata = {"variant": row.variant, "file": gold.gold.path.name, "generated": _origin(row),
+    origin = _origin(row)
+    candidate = prepare_candidate(gold, candidate_code(row), folder, origin)
+    metadata = {"variant": row.variant, "file": gold.gold.path.name, "generated": origin,
                 "target": gold.target, "call": gold.call_index,
                 "script": str(folder / gold.gold.path.name), "gold_script": str(gold.script)}
     if gold.error:

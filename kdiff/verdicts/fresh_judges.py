@@ -8,11 +8,12 @@ that judged in its own process (`kdiff verify`, `kdiff tune`).
 """
 from __future__ import annotations
 
+import concurrent.futures.process as futures_process
 import multiprocessing
 import os
 import signal
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool, _threads_wakeups
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol
 
 import pluggy
@@ -66,8 +67,9 @@ def stop(pool: ProcessPoolExecutor) -> None:
     # thread closes as it ends; it checks the pipe is open, then writes, and a stopped pool's
     # thread could close it in between ("Exception ignored ... Bad file descriptor" on an
     # interrupted run's stderr). This pool was woken by its shutdown: no wake at exit.
+    # (A private table of concurrent.futures: where a Python has none, there is nothing to do.)
     if manager is not None:
-        _threads_wakeups.pop(manager, None)
+        getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
 
 
 def _judge_fresh(judge: JudgeFn, case: Case, config: RunConfig, preset: str,
