@@ -171,7 +171,8 @@ def compile_one(job) -> dict:
     with contextlib.redirect_stdout(log):
         compiled = triton.compile(source(job), target=GPUTarget("cuda", 90, 32), options=options)
     text = log.getvalue()
-    resources = measure(compiled, "sm_90", text)  # RES-02's reading of the same log
+    md = compiled.metadata  # RES-02's reading of the same log
+    resources = measure({"shared": md.shared, "num_warps": md.num_warps}, "", "sm_90", text)
     loads = [int(n) for n in re.findall(r"(\d+) bytes spill loads", text)]
     return {"regs": resources.registers, "spill_st": resources.spill_store_bytes,
             "spill_ld": max(loads) if loads else None, "shared": resources.shared_bytes,

@@ -16,8 +16,9 @@ Four parts, each tolerance-free:
   by the sandbox after its call timeout (`hang`), on every device.
 - *compiled Triton resources*: every Triton launch those calls made is compiled for each
   declared target (GateOptions.targets) without a GPU (kdiff.sandbox.launches) and its shared
-  memory, registers and, on sm_100, tensor-memory columns are held against the limits below
-  (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
+  memory, registers (where a launch's `maxnreg` lets them exceed a block's: without it ptxas
+  fits them to the block) and, on sm_100, tensor-memory columns are held against the limits
+  below (`shared_over_budget`, `registers_over_budget`, `tmem_over_budget`). Launches an
   autotuner chose among are alternatives: on hardware the autotuner drops a config that does
   not fit, so they fail only when none fits. A candidate that launches no Triton kernel has
   nothing to compile: that part is skipped, with the reason; but a candidate whose source
@@ -165,9 +166,8 @@ def violations(res: KernelResources, limits: TargetLimits) -> list[Violation]:
         found.append(Violation("shared_over_budget", f"shared memory {res.shared_bytes} B > "
                                f"{limits.shared_bytes} B per block"))
     if limits.tmem_columns is not None and res.tmem_columns > limits.tmem_columns:
-        trap = " (Triton compiled the kernel to a bare trap)" if res.trap_only else ""
         found.append(Violation("tmem_over_budget", f"tensor memory {res.tmem_columns} columns "
-                               f"> {limits.tmem_columns} per CTA{trap}"))
+                               f"> {limits.tmem_columns} per CTA"))
     if res.registers is not None:
         per_warp = math.ceil(res.registers * 32 / limits.register_unit) * limits.register_unit
         per_block = per_warp * res.num_warps

@@ -5,9 +5,12 @@ tile on a machine without a GPU, the budget arithmetic, and the kernels of compi
 extensions (judged from what cuobjdump reads; on a GPU, the corpus's load_inline Swish)."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
@@ -86,12 +89,110 @@ def test_sm100_compile_of_wide_tile_needs_1024_tmem_columns():
     assert res.tmem_columns == 1024  # a 128 x 1024 fp32 accumulator, one column per element
     found = violations(res, LIMITS["sm_100"])
     assert [v.signature for v in found] == ["tmem_over_budget"], found
-    assert res.trap_only  # Triton lowers a kernel whose TMEM does not fit to a bare trap
+
+
+RESOURCES = Path(__file__).resolve().parent / "fixtures" / "resources"
+
+
+@pytest.mark.parametrize("candidate,signature", [("fits", None),
+                                                 ("past_the_block", "registers_over_budget")])
+def test_registers_three_states(candidate: str, signature: str | None):
+    """One kernel at 16 warps: uncapped, ptxas fits it to the block; with `maxnreg=255` its
+    block needs twice a GPU's registers. The native check (the interpreter) accepts both."""
+    case = Case(candidate, RESOURCES / "scale_by_sum.py", RESOURCES / f"{candidate}.py")
+    verdict = judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-02"]),
+                         manager())
+    assert verdict.native.accept is True, verdict.native.reason
+    result = verdict.gates["RES-02"]
+    assert result.signature == signature, result.detail
+    assert result.status is (Status.PASS if signature is None else Status.FAIL), result.detail
+
+
+FULL_COMPILE = """
+import contextlib, dataclasses, io, json, sys
+import triton
+from kdiff.sandbox.launches import Launch, _decode_constexpr, _find_kernel, parse_target
+job = json.loads(sys.argv[1])
+launch = Launch(**job["launch"])
+src = triton.compiler.ASTSource(fn=_find_kernel(launch), signature=launch.signature,
+    constexprs={k: _decode_constexpr(v) for k, v in launch.constexprs.items()})
+log = io.StringIO()
+with contextlib.redirect_stdout(log):
+    md = triton.compile(src, target=parse_target(job["target"]), options=launch.options).metadata
+print(json.dumps([md.shared, md.tmem_size, md.num_warps, log.getvalue()]))
+"""
+
+
+def full_compile(launch: Launch, target: str) -> tuple[int, int, int, str]:
+    """Triton's whole pipeline, ptxas included (its log): shared bytes, tensor-memory
+    columns, warps and the log."""
+    env = {**compiler_environment(), "TRITON_DUMP_PTXAS_LOG": "1"}
+    with tempfile.TemporaryDirectory() as cache:
+        env["TRITON_CACHE_DIR"] = cache
+        out = subprocess.run([sys.executable, "-c", FULL_COMPILE,
+                              json.dumps({"launch": asdict(launch), "target": target})],
+                             capture_output=True, text=True, env=env, check=True)
+    return tuple(json.loads(out.stdout.splitlines()[-1]))  # type: ignore[return-value]
+
+
+def scale_by_sum_launch(**options: int) -> Launch:
+    return Launch(module="loaded_candidate_scale_by_sum", file=str(RESOURCES / "fits.py"),
+                  qualname="scale_by_sum_kernel",
+                  signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"},
+                  constexprs={"BLOCK": 65536}, options={"num_warps": 16, **options})
+
+
+def test_without_maxnreg_ptxas_fits_registers_to_the_block():
+    """Why RES-02 reads registers only where a launch sets `maxnreg`: Triton's PTX requires
+    its block size (.reqntid), and ptxas keeps the registers within the block's share,
+    spilling the rest; with `maxnreg=255` it does not."""
+    limits = LIMITS["sm_90"]
+    *_, log = full_compile(scale_by_sum_launch(), "sm_90")
+    [registers] = map(int, re.findall(r"Used (\d+) registers", log))
+    assert registers * 16 * 32 <= limits.registers_per_block, log
+    assert re.search(r"[1-9]\d* bytes spill stores", log), log  # the pressure was there
+    [outcome] = compile_launches([(scale_by_sum_launch(maxnreg=255), "sm_90")])
+    assert violations(KernelResources(**outcome["resources"]), limits), outcome
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launch,target", [
+    (triu_matmul_launch := Launch(
+        module="loaded_candidate_triu", qualname="triu_matmul_kernel",
+        file=str(KERNELS / "runs" / "controls" / "level_1_problem_20_sample_0_kernel.py"),
+        signature={**{n: "*fp32" for n in ("a_ptr", "b_ptr", "c_ptr")},
+                   **{n: "i32" for n in ("N", "stride_am", "stride_bk", "stride_cm")},
+                   **{n: "constexpr" for n in ("stride_ak", "stride_bn", "stride_cn", "BLOCK",
+                                               "BLOCK_K")}},
+        constexprs={"stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "BLOCK": 128,
+                    "BLOCK_K": 64}, options={"num_warps": 8}), "sm_90"),
+    (triu_matmul_launch, "sm_100"),
+    (scale_by_sum_launch(), "sm_90"),
+    (wide_tile_launch(), "sm_100"),
+], ids=["pipelined-matmul-sm90", "pipelined-matmul-sm100", "reduction-sm90",
+        "tmem-tile-sm100"])
+def test_the_allocation_is_what_the_whole_compile_reads(launch: Launch, target: str):
+    """RES-02 stops Triton's compile at its allocation passes: the shared memory, tensor
+    memory and warps read there are those of the whole pipeline, on the Triton installed."""
+    [outcome] = compile_launches([(launch, target)])
+    res = KernelResources(**outcome["resources"])
+    assert (res.shared_bytes, res.tmem_columns, res.num_warps) \
+        == full_compile(launch, target)[:3]
+
+
+def test_tensor_memory_allocated_in_inline_assembly_is_counted():
+    """The allocator does not see a `tcgen05.alloc` in inline assembly; the judge reads it
+    from the kernel's IR."""
+    launch = Launch(module="loaded_candidate_tmem", file=str(RESOURCES / "tmem_inline_asm.py"),
+                    qualname="grabs_tensor_memory",
+                    signature={"x_ptr": "*i32", "BLOCK": "constexpr"}, constexprs={"BLOCK": 128})
+    [outcome] = compile_launches([(launch, "sm_100")])
+    assert KernelResources(**outcome["resources"]).tmem_columns == 512, outcome
 
 
 def resources(target: str, shared: int = 0, tmem: int = 0, regs: int | None = 32,
               warps: int = 4) -> KernelResources:
-    return KernelResources(target, shared, tmem, warps, regs, 0, 0, False)
+    return KernelResources(target, shared, tmem, warps, regs, 0, 0)
 
 
 def test_limits_are_inclusive_and_per_target():

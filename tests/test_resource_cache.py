@@ -43,7 +43,7 @@ def test_a_forged_fit_is_not_cached_for_the_kernel_it_names(tmp_path, monkeypatc
 
 
 FITS = {"shared_bytes": 0, "tmem_columns": 0, "num_warps": 4, "registers": 32,
-        "spill_store_bytes": 0, "stack_bytes": 0, "trap_only": False}
+        "spill_store_bytes": 0, "stack_bytes": 0}
 
 # A compiler child that compiles nothing: it notes the files of the jobs it was sent and
 # reports that every job fits, twice over, and once for a target nobody asked for.

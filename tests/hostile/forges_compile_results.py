@@ -18,7 +18,7 @@ import triton.language as tl
 from kdiff.data.problem import load_module
 
 FITS = {"shared_bytes": 0, "tmem_columns": 0, "num_warps": 4, "registers": 32,
-        "spill_store_bytes": 0, "stack_bytes": 0, "trap_only": False}
+        "spill_store_bytes": 0, "stack_bytes": 0}
 
 if "TRITON_INTERPRET" not in os.environ and Path("request.json").is_file():  # the compiler child
     with open("results.jsonl", "a") as out:
