@@ -2,7 +2,9 @@
 judges start on the first, and the reports keep the listing's order."""
 from __future__ import annotations
 
+import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -146,6 +148,39 @@ def test_spawned_judges_start_while_the_producer_still_makes_cases(tmp_path):
         more.set()
     assert first.case.id == "a" and not made_all_first
     assert [v.case.id for v in verdicts] == ["b"]
+
+
+def _spawned_judges() -> int:
+    """Processes this one has spawned through multiprocessing (the CUDA path's judges)."""
+    count = 0
+    for pid in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat.rsplit(b")", 1)[1].split()[1]) == os.getpid() and b"spawn_main" in cmdline:
+            count += 1
+    return count
+
+
+def test_spawned_judges_start_before_the_first_case_is_made(tmp_path):
+    """On CUDA every judge starts (spawned, its imports made) while the producer is still
+    making its first case: TritonBench's first gold test takes seconds to record."""
+    [a] = _cases(tmp_path, "a")
+    seen = []
+
+    def produce(stream: CaseStream) -> None:
+        give_up = time.monotonic() + 30  # the guard, should no judge start before a case
+        while _spawned_judges() < 2 and time.monotonic() < give_up:
+            time.sleep(0.05)
+        seen.append(_spawned_judges())
+        stream.put(a)
+
+    stream = CaseStream.produced(["a"], produce)
+    verdicts = PoolExecutor(2, "cuda").judge(stream, _accepts, RunConfig(), None, "kb")
+    assert [v.case.id for v in verdicts] == ["a"]
+    assert seen == [2]
 
 
 def test_closing_a_stream_cancels_the_work_not_yet_started(tmp_path):
