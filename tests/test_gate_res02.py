@@ -123,15 +123,17 @@ print(json.dumps([md.shared, md.tmem_size, md.num_warps, log.getvalue()]))
 """
 
 
-def full_compile(launch: Launch, target: str) -> tuple[int, int, int, str]:
+def full_compile(launch: Launch, target: str) -> tuple[int, int, int, str] | None:
     """Triton's whole pipeline, ptxas included (its log): shared bytes, tensor-memory
-    columns, warps and the log."""
+    columns, warps and the log; None where it does not compile."""
     env = {**compiler_environment(), "TRITON_DUMP_PTXAS_LOG": "1"}
     with tempfile.TemporaryDirectory() as cache:
         env["TRITON_CACHE_DIR"] = cache
         out = subprocess.run([sys.executable, "-c", FULL_COMPILE,
                               json.dumps({"launch": asdict(launch), "target": target})],
-                             capture_output=True, text=True, env=env, check=True)
+                             capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return None
     return tuple(json.loads(out.stdout.splitlines()[-1]))  # type: ignore[return-value]
 
 
@@ -147,7 +149,9 @@ def test_without_maxnreg_ptxas_fits_registers_to_the_block():
     its block size (.reqntid), and ptxas keeps the registers within the block's share,
     spilling the rest; with `maxnreg=255` it does not."""
     limits = LIMITS["sm_90"]
-    *_, log = full_compile(scale_by_sum_launch(), "sm_90")
+    compiled = full_compile(scale_by_sum_launch(), "sm_90")
+    assert compiled is not None
+    log = compiled[3]
     [registers] = map(int, re.findall(r"Used (\d+) registers", log))
     assert registers * 16 * 32 <= limits.registers_per_block, log
     assert re.search(r"[1-9]\d* bytes spill stores", log), log  # the pressure was there
@@ -173,11 +177,15 @@ def test_without_maxnreg_ptxas_fits_registers_to_the_block():
         "tmem-tile-sm100"])
 def test_the_allocation_is_what_the_whole_compile_reads(launch: Launch, target: str):
     """RES-02 stops Triton's compile at its allocation passes: the shared memory, tensor
-    memory and warps read there are those of the whole pipeline, on the Triton installed."""
+    memory and warps read there are those of the whole pipeline, on the Triton installed
+    (which may refuse a launch both ways: Triton 3.6 has no tl.dot with K < 16)."""
     [outcome] = compile_launches([(launch, target)])
+    whole = full_compile(launch, target)
+    if whole is None:
+        assert "does not compile" in outcome["error"], outcome
+        return
     res = KernelResources(**outcome["resources"])
-    assert (res.shared_bytes, res.tmem_columns, res.num_warps) \
-        == full_compile(launch, target)[:3]
+    assert (res.shared_bytes, res.tmem_columns, res.num_warps) == whole[:3]
 
 
 def test_tensor_memory_allocated_in_inline_assembly_is_counted():
