@@ -4,7 +4,7 @@ it) and a static count of SASS instructions by class (nvdisasm from Triton's whe
 launch options, at the paper's layer shapes (kernels/mamba3/bench.py: B 16, T 2048, 4 key
 heads x 8, K 128, V 64, A 32; the decode step at B 128, T 1).
 
-    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_bwd,state_bwd,rotate_bwd,decode,phase,rotate]
+    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_state_bwd,chunk_intra_bwd,state_bwd,rotate_bwd,decode,phase,rotate]
         [--dtypes bf16,fp32] [--jobs 2] [--timeout 300] [--out table.txt]
 
 Each compile runs in its own process (a fresh Triton cache, so ptxas runs and logs) and is
@@ -56,7 +56,8 @@ def kernel_jobs(kernels, dtypes):
     """(kernel, dtype, options) for every point of the sweep."""
     grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64),
                               STORE=(False, True)),
-            "chunk_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
+            "chunk_state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
+            "chunk_intra_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,), BV=(16, 32, 64)),
             "decode": dict(num_warps=(1, 2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64)),
             "phase": dict(num_warps=(1, 2, 4, 8), num_stages=(1,), BS=(16, 32, 64, 128)),
@@ -112,9 +113,13 @@ def source(job):
         fn = forward.rotate_fwd_kernel
         const = dict(BT=job["BT"], BK2=K // 2, BS=job["BS"], STORE=False)
         types = dict(lows, sums="*fp64", carry="*fp64", walked="*i32")
-    elif job["kernel"] == "chunk_bwd":
-        fn = backward.chunk_bwd_kernel
+    elif job["kernel"] == "chunk_state_bwd":
+        fn = backward.chunk_state_bwd_kernel
         const = dict(flags, BT=job["BT"], BV=V)
+        types = lows
+    elif job["kernel"] == "chunk_intra_bwd":
+        fn = backward.chunk_intra_bwd_kernel
+        const = dict(BK2=K // 2, HAS_Z=True, BT=job["BT"], BV=V)
         types = lows
     elif job["kernel"] == "state_bwd":
         fn = backward.state_bwd_kernel
@@ -205,7 +210,7 @@ COLUMNS = ["kernel", "dtype", "num_warps", "num_stages", "BT", "BV", "BS", "STOR
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--kernels", default="chunk_fwd,chunk_bwd,decode")
+    ap.add_argument("--kernels", default="chunk_fwd,chunk_state_bwd,chunk_intra_bwd,decode")
     ap.add_argument("--dtypes", default="bf16,fp32")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=300)

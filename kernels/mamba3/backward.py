@@ -1,4 +1,4 @@
-"""Chunked Mamba-3 SISO training backward: four Triton kernels after forward.py's (which
+"""Chunked Mamba-3 SISO training backward: five Triton kernels after forward.py's (which
 keeps the state entering each chunk, the phases, y before its gate, and the turned keys q'
 and k'), and the autograd Function that joins them.
 
@@ -8,9 +8,12 @@ state's cotangent) into a buffer, and dS <- exp(la_last) dS + (exp(la) dY)^T Q' 
 chunk before. The state entering the first chunk is S_init + prev0 v_init k_init^T: its
 gradient gives dS_init, dv_init, dk_init and d prev0.
 
-chunk_bwd_kernel, one program per (chunk, head, sequence), every chunk at once, reads q'
-and k' as the forward's products did, recomputes the forward's tiles (la, weights, P) with
-the state entering the chunk and dS leaving it, and forms:
+chunk_state_bwd_kernel and chunk_intra_bwd_kernel, each one program per (chunk, head,
+sequence), every chunk at once, read q' and k' as the forward's products did and recompute
+the forward's tiles (la, weights); the first the gradients through the state entering the
+chunk and dS leaving it, the second, after it, adds those through the products within the
+chunk (P), so that neither holds the other's tiles (one kernel spilled 1.8 kB a thread at 8
+warps; apart, 148 B and 52 B):
 
     dy = dout silu(z),  dz = dout y silu'(z),  dD's share sum dy . v
     dP = dY V^T,  dQK = dP * decay * weight (lower triangle)
@@ -24,8 +27,8 @@ the state entering the chunk and dS leaving it, and forms:
 storing dq' and dk' (fp32). rotate_bwd_kernel, one program per block of rows and head,
 turns them back (R(theta)^T) into the gradients of q + q_bias and k + k_bias, and forms the
 phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's), with q' and k' formed again
-in fp32 from the stored phases. Apart, the chunk kernel holds neither the rotation's cosines
-and sines nor its fp32 keys beside its ten tile products.
+in fp32 from the stored phases. Apart, the chunk kernels hold neither the rotation's cosines
+and sines nor its fp32 keys beside their tile products.
 
 gates_bwd_kernel, one program per (head, sequence), walks the chunks backwards with the
 running sum of the phase gradients (the phase is a running sum of pi tanh(angles) dt; the mod
@@ -137,26 +140,20 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
 
 
 @triton.jit
-def chunk_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dkT, dvT,
-                     dqr, dkr, dv, dz, dadt, dscale, dgamma, dDc, T, H, K, V,
-                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
-                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (chunks, H, B), every chunk at once. Inputs as chunk_fwd_kernel's, with its STORE
-    buffers and state_bwd_kernel's dhbuf; cotangents dout [B, T, H, V], dkT [B, H, K], dvT
-    [B, H, V]. Outputs fp32: dqr, dkr [B, T, H, K] (of q', k', halves as qr's), dv, dz
-    [B, T, H, V], dadt, dscale, dgamma [B, H, T], and dDc [B * H * chunks], each chunk's
-    share of dD."""
+def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dkT, dvT,
+                           dqr, dkr, dv, dz, dadt, dscale, dDc, T, H, K, V,
+                           BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
+                           HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
+    """Grid (chunks, H, B), every chunk at once: the gradients through the state entering the
+    chunk (hbuf) and dS leaving it (state_bwd_kernel's dhbuf), and the pointwise ones; the
+    products within the chunk are chunk_intra_bwd_kernel's, which adds them. Inputs as
+    chunk_fwd_kernel's, with its STORE buffers; cotangents dout [B, T, H, V], dkT [B, H, K],
+    dvT [B, H, V]. Writes fp32: dqr, dkr [B, T, H, K] (of q', k', halves as qr's), dv, dz
+    [B, T, H, V], dadt, dscale [B, H, T], and dDc [B * H * chunks], each chunk's share of
+    dD."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
-    r = tl.arange(0, BT)
-    dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
-    dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
-    if HAS_D:
-        d_h = tl.load(D + h).to(tl.float32)
-    causal = r[None, :] <= r[:, None]
-    below = r[None, :] < r[:, None]
-    diagonal = r[None, :] == r[:, None]
     NC = tl.cdiv(T, BT)
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
     pm, first, second, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
@@ -176,23 +173,64 @@ def chunk_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dk
     tail = tl.exp((la_last - la).to(tl.float32))
     wl = tail * scale
     last = t == T - 1
-    # In an order that lets each tile go as soon as it has served (the state's tiles first,
-    # each result stored when formed): registers, not arithmetic; the values are the same.
+    # Each tile goes as soon as it has served, each result stored when formed: registers.
     hoff = state_halves_offsets(bh, c, NC + 1, V, K, cv, j)
     Se = tl.load(hbuf + hoff, mask=sm, other=0.0)
     So = tl.load(hbuf + hoff + K // 2, mask=sm, other=0.0)
     ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
     adt_out = tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
-    dqe_state = e[:, None] * mm(dy, Se, DT)
-    dqo_state = e[:, None] * mm(dy, So, DT)
+    tl.store(dqr + first, e[:, None] * mm(dy, Se, DT), mask=pm)
+    tl.store(dqr + second, e[:, None] * mm(dy, So, DT), mask=pm)
     doff = state_halves_offsets(bh, c, NC, V, K, cv, j)
     dSe = tl.load(dhbuf + doff, mask=sm, other=0.0)
     dSo = tl.load(dhbuf + doff + K // 2, mask=sm, other=0.0)
     adt_state = carry * tl.sum(dSe * Se + dSo * So)
+    dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
+    tl.store(dkr + first, wl[:, None] * mm(vt, dSe, DT)
+             + tl.where(last[:, None], dkTe[None, :], 0.0), mask=pm)
+    tl.store(dkr + second, wl[:, None] * mm(vt, dSo, DT)
+             + tl.where(last[:, None], dkTo[None, :], 0.0), mask=pm)
     kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
-    dke_state = wl[:, None] * mm(vt, dSe, DT)
-    dko_state = wl[:, None] * mm(vt, dSo, DT)
     u = tl.sum(vt * kd, 1)
+    dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
+    dvt = wl[:, None] * kd + tl.where(last[:, None], dvTv[None, :], 0.0)
+    if HAS_D:
+        dvt = dvt + tl.load(D + h).to(tl.float32) * dy
+    tl.store(dv + v_off, dvt, mask=tm)
+    tl.store(dscale + g, tail * u, mask=rm)
+    # d adt_j collects only the terms whose decay contains adt_j: exp(la_r) (r >= j), the
+    # state step's exp(la_last - la_s) (s < j) and exp(la_last) (all j) here, P's
+    # exp(la_r - la_s) (s < j <= r) in chunk_intra_bwd_kernel. Row sums minus column sums and
+    # <dS, S_next> - w_last u, then a reverse cumsum, are equal in exact arithmetic but cancel
+    # large terms: where adt_j's true gradient is 0 (a decay of 0 crossing j) they left errors
+    # of u times the terms (kdiff ORD-01 at normal + 1e4, PRC-03 at normal x 100: -2e10 where
+    # the oracle has -0)
+    tl.store(dadt + g, adt_out + exclusive_cumsum(wl * u, BT) + adt_state, mask=rm)
+
+
+@triton.jit
+def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt, dscale,
+                           dgamma, T, H, K, V, BT: tl.constexpr, BK2: tl.constexpr,
+                           BV: tl.constexpr, HAS_Z: tl.constexpr):
+    """Grid (chunks, H, B), after chunk_state_bwd_kernel: adds the gradients through the
+    products within each chunk, P = (Q'K'^T * decay * weight) on its lower triangle, to its
+    dqr, dkr, dv, dadt and dscale, and writes dgamma [B, H, T] (fp32)."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    DT: tl.constexpr = qr.dtype.element_ty
+    bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
+    r = tl.arange(0, BT)
+    causal = r[None, :] <= r[:, None]
+    below = r[None, :] < r[:, None]
+    diagonal = r[None, :] == r[:, None]
+    t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
+    pm, first, second, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
+    v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
+    tm = rm[:, None] & vm[None, :]
+    vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
+    dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
+    if HAS_Z:
+        zt = tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32)
+        dy = dy * (zt * sigmoid(zt))
     qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
     decay = tl.exp(tl.where(causal, la[:, None] - la[None, :], 0.0).to(tl.float32))
     weight = tl.where(diagonal, gamma[None, :], scale[None, :])
@@ -200,34 +238,26 @@ def chunk_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dk
     dP = mm(dy, tl.trans(vt), DT)
     dQK = tl.where(causal, dP * decay * weight, 0.0)
     Gm = qk * decay * dP
-    tl.store(dscale + g, tl.sum(tl.where(below, Gm, 0.0), 0) + tail * u, mask=rm)
+    tl.store(dscale + g, tl.load(dscale + g, mask=rm, other=0.0)
+             + tl.sum(tl.where(below, Gm, 0.0), 0), mask=rm)
     tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
-    adt_pairs = rectangle_sums(tl.where(below, dP * P, 0.0), BT)
-    dvt = mm(tl.trans(P), dy, DT) + wl[:, None] * kd + tl.where(last[:, None],
-                                                                dvTv[None, :], 0.0)
-    if HAS_D:
-        dvt = dvt + d_h * dy
-    tl.store(dv + v_off, dvt, mask=tm)
-    # d adt_j collects only the terms whose decay contains adt_j: exp(la_r) (r >= j),
-    # P's exp(la_r - la_s) (s < j <= r), the state step's exp(la_last - la_s) (s < j) and
-    # exp(la_last) (all j). Row sums minus column sums and <dS, S_next> - w_last u, then a
-    # reverse cumsum, are equal in exact arithmetic but cancel large terms: where adt_j's
-    # true gradient is 0 (a decay of 0 crossing j) they left errors of u times the terms
-    # (kdiff ORD-01 at normal + 1e4, PRC-03 at normal x 100: -2e10 where the oracle has -0)
-    tl.store(dadt + g, adt_out + adt_pairs + exclusive_cumsum(wl * u, BT) + adt_state,
-             mask=rm)
-    tl.store(dqr + first, dqe_state + mm(dQK, ke, DT), mask=pm)
-    tl.store(dqr + second, dqo_state + mm(dQK, ko, DT), mask=pm)
-    tl.store(dkr + first, mm(tl.trans(dQK), qe, DT) + dke_state + tl.where(
-        last[:, None], dkTe[None, :], 0.0), mask=pm)
-    tl.store(dkr + second, mm(tl.trans(dQK), qo, DT) + dko_state + tl.where(
-        last[:, None], dkTo[None, :], 0.0), mask=pm)
+    tl.store(dadt + g, tl.load(dadt + g, mask=rm, other=0.0)
+             + rectangle_sums(tl.where(below, dP * P, 0.0), BT), mask=rm)
+    tl.store(dv + v_off, tl.load(dv + v_off, mask=tm, other=0.0) + mm(tl.trans(P), dy, DT),
+             mask=tm)
+    tl.store(dqr + first, tl.load(dqr + first, mask=pm, other=0.0) + mm(dQK, ke, DT), mask=pm)
+    tl.store(dqr + second, tl.load(dqr + second, mask=pm, other=0.0) + mm(dQK, ko, DT),
+             mask=pm)
+    tl.store(dkr + first, tl.load(dkr + first, mask=pm, other=0.0)
+             + mm(tl.trans(dQK), qe, DT), mask=pm)
+    tl.store(dkr + second, tl.load(dkr + second, mask=pm, other=0.0)
+             + mm(tl.trans(dQK), qo, DT), mask=pm)
 
 
 @triton.jit
 def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, T, H, G, K, A,
                       BT: tl.constexpr, BK2: tl.constexpr):
-    """Grid (blocks of BT rows, H, B): chunk_bwd_kernel's dq', dk' (dqr, dkr, halves) turned
+    """Grid (blocks of BT rows, H, B): the chunk kernels' dq', dk' (dqr, dkr, halves) turned
     back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, fp32), and the phase
     gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
     (as chunk_keys forms them everywhere)."""
@@ -257,7 +287,7 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, T, 
 def gates_bwd_kernel(dt, trap, angles, dtheta, dthetaT, dscale, dgamma, dprev0,
                      ddt, dtrap, dangles, dtheta0, T, H, A,
                      BT: tl.constexpr, BA: tl.constexpr):
-    """Grid (H, B). dtheta [B, T, H, A] (chunk_bwd_kernel's), dthetaT [B, H, A] the final
+    """Grid (H, B). dtheta [B, T, H, A] (rotate_bwd_kernel's), dthetaT [B, H, A] the final
     phase's cotangent, dscale, dgamma [B, H, T], dprev0 [B * H]. Writes ddt, dtrap [B, H, T],
     dangles [B, T, H, A] and dtheta0 [B, H, A], fp32."""
     h, b = tl.program_id(0), tl.program_id(1)
@@ -297,7 +327,7 @@ def gates_bwd_kernel(dt, trap, angles, dtheta, dthetaT, dscale, dgamma, dprev0,
 
 class HeadGradients(NamedTuple):
     """The backward's fp32 results per head, before the sums over the batch (the biases, D)
-    and over the heads that share a key head: what chunk_bwd_kernel and gates_bwd_kernel
+    and over the heads that share a key head: what the chunk kernels and gates_bwd_kernel
     write, and what the token-by-token fallback (recurrent.recurrent_backward) overwrites.
     dq, dk [B, T, H, K] (of q + q_bias, k + k_bias), dv, dz [B, T, H, V], dadt, ddt, dtrap
     [B, H, T], dangles [B, T, H, A], dD [B * H] (each sequence's share), then the initial
@@ -372,10 +402,14 @@ class Mamba3SISOFunction(torch.autograd.Function):
         # the V-blocks' shares summed in a fixed order: deterministic
         torch.sum(dk0_shares, 1, out=grads.dk0.view(B * H, K))
         dprev0 = dprev0_shares.sum(1)
-        chunk_bwd_kernel[(NC, H, B)](
+        chunk_state_bwd_kernel[(NC, H, B)](
             saved.qr, saved.kr, v, adt, dt, trap, D, z, saved.hbuf, dhbuf, saved.ybuf, cot[0],
-            cot[3], cot[4], dqr, dkr, grads.dv, grads.dz, grads.dadt, dscale, dgamma, dDc, T, H,
-            K, V, BT=C, BK2=BK2, BV=BV, HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
+            cot[3], cot[4], dqr, dkr, grads.dv, grads.dz, grads.dadt, dscale, dDc, T, H, K, V,
+            BT=C, BK2=BK2, BV=BV, HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
+        chunk_intra_bwd_kernel[(NC, H, B)](
+            saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr, dkr, grads.dv, grads.dadt,
+            dscale, dgamma, T, H, K, V, BT=C, BK2=BK2, BV=BV, HAS_Z=has_z,
+            **launch("backward", q.dtype))
         rotate_bwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
             q, k, saved.phase, q_bias, k_bias, dqr, dkr, grads.dq, grads.dk, dtheta, T, H,
             H // Hq, K, A, BT=ROTATE_ROWS, BK2=BK2, num_warps=ROTATE_WARPS)

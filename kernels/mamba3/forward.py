@@ -47,26 +47,28 @@ from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
 from kdiff.kernels.mamba3.reference import States
 
 # Warps and pipeline stages of the chunk kernels (chunk_fwd_kernel: "forward", backward.py's
-# chunk_bwd_kernel: "backward"), by working dtype: "fp32" or "low" (bf16, fp16). Read at each
+# chunk_state_bwd_kernel and chunk_intra_bwd_kernel: "backward"), by working dtype: "fp32" or
+# "low" (bf16, fp16). Read at each
 # launch, so a caller may set them before its first (kernels/tune_examples/mamba3_tunable.py).
 # fp32 (IEEE products on the FMA units): 8 warps and one stage; with 4 warps and the default 3
 # stages chunk_fwd_kernel at K = 128, V = 64, C = 64 needed 267 kB of shared memory on sm_90
 # (Triton 3.9, compiled here), over its 227 kB, and 82 kB with these. Both kernels hold
 # [C, K/2] and [V, K/2] fp32 tiles that do not fit 4 warps' registers: on sm_90
 # (benchmarks/mamba3_compile_sweep.py, C = 64, BV = 64) bf16 chunk_fwd_kernel spills 1.7 kB at
-# 4 warps and 0.66 kB at 8; chunk_bwd_kernel (a chunk a program) 4.8 kB at 4 warps and 2.5
-# kB at 8 (a second stage only adds shared memory). Timed whole, the bf16
+# 4 warps and 0.66 kB at 8 (a second stage only adds shared memory). Timed whole, the bf16
 # forward at 16 x 2048 (C 64, one stage) still ran faster at 4 warps than at 8: 3.56 against
 # 3.98 ms on the H200, 3.63 against 4.07 ms on an H100 (mamba3_profile.py --parts
-# forward_sweep; NOTES.md). chunk_bwd_kernel, a chunk a program: the bf16 forward + backward
-# at 16 x 2048 on an H100 took 26.20 ms at 4 warps and 27.38 at 8 (--parts backward_sweep).
+# forward_sweep; NOTES.md). The backward's chunk kernels (Triton 3.6, bf16, C 64): at 8 warps
+# 148 B (state) and 52 B (intra) of spills, at 4 warps 648 B and 72 B; in fp32 at 8 warps
+# 2.5 kB and 29 kB (one kernel doing both spilled 1.75 kB at 8 warps in bf16, 2.7 kB at 4,
+# and 42.7 kB in fp32). Not yet timed apart on a GPU.
 # backward.py's state_bwd_kernel ("state"): one [V, C] x [C, K / 2] product for each half of K
 # and the rotation of q a chunk. Compiled for sm_90 (Triton 3.6, K 128, V 64, C 64;
 # mamba3_compile_sweep.py --kernels state_bwd): at 8 warps 255 registers, 8 B of spills in fp32
 # and 16 B in bf16 at one stage; Triton's default of 3 stages needed 246 kB of shared memory in
 # fp32 (over sm_90's 227 kB: the launch failed on an H100 at these sizes) and 49 kB at one;
 # at 4 warps 18 kB of spills in fp32.
-WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 4},
+WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 8},
          "state": {"fp32": 8, "low": 8}}
 STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1},
           "state": {"fp32": 1, "low": 1}}
