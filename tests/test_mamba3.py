@@ -191,7 +191,7 @@ def forward_backward(fn, args, states, dtype):
 @pytest.mark.parametrize("state_block_v", [None, 16])
 def test_triton_backward_matches_the_oracle(monkeypatch, state_block_v):
     """Every gradient (q, k, v, adt, dt, trap, the biases, the angles, D, z and the four
-    initial states) through chunk_bwd_kernel and gates_bwd_kernel. The backward walks the
+    initial states) through the chunk kernels and gates_bwd_kernel. The backward walks the
     adjoint of the forward's maps (non-expansive too) with the same contractions plus the
     reverse sums over a chunk (C) and, for the phase, over the sequence (T): N grows by T.
     With state_bwd_kernel over all of V, and over blocks of 16 of its 24 rows."""
@@ -208,6 +208,34 @@ def test_triton_backward_matches_the_oracle(monkeypatch, state_block_v):
     for i, (a, b) in enumerate(zip(got, want)):
         err = (a.double() - b).abs().max().item()
         assert err <= bound * b.abs().max().item(), f"gradient of input {i}: {err:.3e}"
+
+
+@pytest.mark.slow
+def test_every_kernel_compiles_for_the_gpus(monkeypatch):
+    """The interpreter runs what a GPU's compiler refuses (a name bound before a loop and
+    rebound in it to another type: Triton's loop-carried variables keep one type). Every
+    kernel the forward, the backward and the decode step launch, as they launched it here,
+    is compiled for sm_90 and sm_100 up to Triton's allocation (RES-02's compile)."""
+    from triton.runtime import autotuner, interpreter, jit
+
+    from kdiff.sandbox.launches import LaunchRecorder, compile_launches
+    for cls in (interpreter.InterpretedFunction, jit.JITFunction, autotuner.Autotuner):
+        monkeypatch.setattr(cls, "run", cls.run)  # put back after the test
+    recorder = LaunchRecorder()
+    recorder.install()
+    args, states = recurrence_args(1, 20, 1, 2, 16, 16, seed=6)
+    forward_backward(lambda *a: mamba3_siso(*a, chunk_size=16), args, states, torch.float32)
+    q, k, v, adt, dt, trap, qb, kb, angles, D, z = args
+    mamba3_siso_step(q[:, 0], k[:, 0], v[:, 0], adt[..., 0], dt[..., 0], trap[..., 0], qb, kb,
+                     angles[:, 0], D, z[:, 0], states)
+    launches = list(recorder.launches.values())
+    names = {launch.qualname for launch in launches}
+    assert {"chunk_fwd_kernel", "chunk_state_bwd_kernel", "chunk_intra_bwd_kernel",
+            "recurrent_fwd_kernel", "recurrent_bwd_kernel"} <= names, names
+    jobs = [(launch, target) for launch in launches for target in ("sm_90", "sm_100")]
+    refused = [f"{launch.label()} {target}: {outcome['error']}" for (launch, target), outcome
+               in zip(jobs, compile_launches(jobs)) if "resources" not in outcome]
+    assert not refused, refused
 
 
 def test_forward_is_bitwise_deterministic():

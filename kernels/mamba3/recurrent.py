@@ -120,7 +120,8 @@ def recurrent_fwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
         if tl.load(when) == 0:
             return
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    bh, hq, Hq, j, jm, am, cv, vm, sm, _ = head_tile(b, h, i_v, H, G, K, V, A, BK2, BV)
+    # not `_`: the loop below binds `_`, and Triton keeps a name bound before a loop at one type
+    bh, hq, Hq, j, jm, am, cv, vm, sm, _soff = head_tile(b, h, i_v, H, G, K, V, A, BK2, BV)
     Se, So = load_state_rows(S0, bh, cv, vm, V, K, BK2)
     theta = tl.load(theta0 + bh * A + j, mask=am, other=0.0).to(tl.float64)
     kpe, kpo = load_halves(k0, bh * K, j, jm)
