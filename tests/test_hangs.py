@@ -158,29 +158,3 @@ def test_a_candidate_that_does_not_import_is_started_once_for_all_gates():
     assert [r.status for r in results] == [Status.FAIL] * len(gates)
     assert {r.signature for r in results} == {"does_not_import"}
     assert all("no module named fancy_cuda_ext" in r.detail for r in results)
-
-
-def test_a_worker_started_beside_other_work_is_the_one_the_first_request_uses():
-    """start_beside (a CUDA judge's, during TritonBench's native check) starts the worker on
-    a thread; the first request waits for it and uses it: one start."""
-    with CandidateProcess(DOUBLE, HERE / "hostile" / "honest.py") as process:
-        process.start_beside()
-        assert process.request("launches")["ok"]
-        assert process.starts == 1
-        pid = process.pid
-        assert pid is not None and process.request("launches")["ok"]
-        assert process.pid == pid and process.starts == 1
-
-
-def test_a_start_beside_that_fails_to_import_raises_at_the_first_request():
-    with CandidateProcess(DOUBLE, HERE / "fixtures" / "core" / "raises_on_import.py") as process:
-        process.start_beside()
-        with pytest.raises(sandbox.CandidateLoadError, match="fancy_cuda_ext"):
-            process.request("launches")
-        assert process.starts == 1  # the start beside, not another one
-
-
-def test_closing_while_a_worker_starts_beside_leaves_none_running():
-    with CandidateProcess(DOUBLE, HERE / "hostile" / "honest.py") as process:
-        process.start_beside()
-    assert process.pid is None

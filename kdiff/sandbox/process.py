@@ -56,7 +56,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -103,16 +102,12 @@ def judge_folder() -> Path:
 _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
 
 
-_ZYGOTES_LOCK = threading.Lock()  # a worker started beside (start_beside) asks from a thread
-
-
 def zygote_for(env: dict[str, str]) -> Zygote:
     """This judge's zygote for processes of environment `env` (its device and GPUs)."""
     key = (os.getpid(), env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
-    with _ZYGOTES_LOCK:
-        if key not in _ZYGOTES:
-            _ZYGOTES[key] = Zygote(env, judge_folder())
-        return _ZYGOTES[key]
+    if key not in _ZYGOTES:
+        _ZYGOTES[key] = Zygote(env, judge_folder())
+    return _ZYGOTES[key]
 
 
 @atexit.register
@@ -289,7 +284,6 @@ class CandidateProcess:
         # candidate gains nothing by failing on purpose). Each start is seconds on CUDA.
         self.load_error: str | None = None
         self.starts = 0  # workers started (each one imported the candidate)
-        self._starting: threading.Thread | None = None  # start_beside's
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -361,27 +355,6 @@ class CandidateProcess:
             self._kill()
             raise
 
-    def start_beside(self) -> None:
-        """Starts the worker on a thread of its own while the caller does other work first
-        (TritonBench's native check runs scripts, not the worker; a worker's start is seconds
-        on CUDA). The worker is this object's alone all the same: whatever uses it next waits
-        for the start, and a start that failed is made again there, raising as it did."""
-        if self._proc is None and self._starting is None:
-            self._starting = threading.Thread(target=self._start_quietly, daemon=True)
-            self._starting.start()
-
-    def _start_quietly(self) -> None:
-        try:
-            self._spawn()
-        except Exception:  # noqa: BLE001 - the next request starts it again, and raises
-            pass
-
-    def _started(self) -> None:
-        # Not from the starting thread itself: a start that fails closes its worker.
-        if self._starting is not None and self._starting is not threading.current_thread():
-            self._starting.join()
-            self._starting = None
-
     def compile_launches(self, jobs: list[tuple[Launch, str]],
                          timeout: float = COMPILE_TIMEOUT_S,
                          stop: Callable[[Outcomes], str | None] | None = None
@@ -433,7 +406,6 @@ class CandidateProcess:
         return (spec.landlock and landlock_abi() > 0) or (spec.own_uid and os.geteuid() == 0)
 
     def close(self) -> None:
-        self._started()
         if self._proc is None:
             return
         try:
@@ -560,7 +532,6 @@ class CandidateProcess:
         return reply
 
     def request(self, cmd: str, timeout: float | None = None, **payload: Any) -> dict[str, Any]:
-        self._started()
         if self._proc is None:
             self._spawn()
         msg = {"cmd": cmd, **payload}

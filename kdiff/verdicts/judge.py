@@ -93,11 +93,6 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     with CheckedCandidate(case.problem, case.candidate, config.device, tuple(entry),
                           config.limits) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
-        if config.device == "cuda" and resume is None:
-            # A worker's start on CUDA (its context, the candidate's import) is seconds; a
-            # native check that runs the benchmark's scripts (TritonBench) leaves it to the
-            # first gate. Started beside it, the two overlap.
-            candidate.start_beside()
         start = time.perf_counter()
         if on_start is not None and resume is None:
             on_start("the native check")
