@@ -43,6 +43,22 @@ def test_strategies_are_reproducible_and_distinct():
     assert torch.equal(a, b) and not torch.equal(a, c)
 
 
+def test_a_gram_matrix_off_by_its_rounding_is_still_positive_definite(tmp_path):
+    """A product's kernel may sum entry (i, j) in another order than (j, i) (AVX-512 CPU
+    kernels, GPU ones): a Gram matrix is then symmetric only up to its rounding, and is still
+    what a cholesky needs. Here its upper triangle is one ulp off, on every machine."""
+    problem = write_problem(tmp_path, (
+        "def get_inputs():\n"
+        "    g = torch.randn(64, 64)\n"
+        "    a = g @ g.T + torch.eye(64)\n"
+        "    off = torch.triu(torch.nextafter(a, torch.full_like(a, float('inf'))), 1)\n"
+        "    return [torch.tril(a) + off, torch.randn(64, 64)]\n"))
+    templates = gen.learn_templates(problem)
+    assert [t.matrix for t in templates] == [gen.MatrixStructure.POSITIVE_DEFINITE, None]
+    spd, _ = gen.realize(templates, gen.COVERAGE[0], seed=3)
+    assert torch.equal(spd, spd.T) and int(torch.linalg.cholesky_ex(spd).info) == 0
+
+
 def test_noncontiguous_keeps_values():
     x = torch.randn(3, 5)
     y = gen.noncontiguous(x)

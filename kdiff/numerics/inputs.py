@@ -141,11 +141,27 @@ class MatrixStructure(enum.Enum):
     POSITIVE_DEFINITE = "symmetric positive definite"
 
 
-def matrix_structure(values: list[torch.Tensor]) -> MatrixStructure | None:
-    """The structure every one of `values` (same-shaped draws) has, if any."""
+def symmetric_up_to_rounding(x: torch.Tensor, dtype: torch.dtype) -> bool:
+    """Whether `x` (made in `dtype`) equals its transpose but for the rounding of the products
+    that made it. A
+    Gram matrix G G^T computed in floating point is not bitwise symmetric where the product's
+    kernel sums entry (i, j) in another order than (j, i) (AVX-512 CPU kernels, GPU ones). Its
+    entries' rounding is at most gamma_m sum_k |g_ik g_jk| <= gamma_m max|x| (Cauchy-Schwarz:
+    sum_k |g_ik g_jk| <= sqrt(x_ii x_jj)), under sqrt(u) max|x| for up to 1 / sqrt(u) terms
+    (4096 in fp32); entries of a matrix drawn without the relation differ by about max|x|."""
+    if not dtype.is_floating_point:
+        return torch.equal(x, x.transpose(-1, -2))
+    scale = x.abs().amax()
+    tolerance = torch.finfo(dtype).eps ** 0.5 * scale
+    return bool(torch.isfinite(scale)) and bool(
+        ((x - x.transpose(-1, -2)).abs() <= tolerance).all())
+
+
+def matrix_structure(values: list[torch.Tensor], dtype: torch.dtype) -> MatrixStructure | None:
+    """The structure every one of `values` (same-shaped draws, made in `dtype`) has, if any."""
     v = values[0]
     if (v.dim() < 2 or v.shape[-1] != v.shape[-2] or v.shape[-1] < 2 or v.is_complex()
-            or any(x.shape != v.shape or not torch.equal(x, x.transpose(-1, -2))
+            or any(x.shape != v.shape or not symmetric_up_to_rounding(x, dtype)
                    for x in values)):
         return None
     if all(int(torch.linalg.cholesky_ex(x.to(torch.float64)).info.max()) == 0 for x in values):
@@ -167,6 +183,7 @@ def with_structure(x: torch.Tensor, structure: MatrixStructure | None) -> torch.
         return (x + x.transpose(-1, -2)) / 2
     n = x.shape[-1]
     gram = x @ x.transpose(-1, -2) / n
+    gram = (gram + gram.transpose(-1, -2)) / 2  # bitwise symmetric, whatever the product's order
     mean_diagonal = gram.diagonal(dim1=-2, dim2=-1).mean(-1)[..., None, None]
     shift = (DIAGONAL_SHARE * mean_diagonal).clamp_min(torch.finfo(torch.float32).tiny)
     return gram + shift * torch.eye(n, dtype=x.dtype)
@@ -236,7 +253,8 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
         norm_dim = _normalized_dim(values) if nonneg else None
         fixed = structural is not None and bool(structural.all())  # nothing drawn
         templates.append(InputTemplate(example, True, structural, nonneg, norm_dim,
-                                       matrix=None if fixed else matrix_structure(values)))
+                                       matrix=None if fixed
+                                       else matrix_structure(values, example.dtype)))
     return templates
 
 
