@@ -140,6 +140,16 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
 
 
 @triton.jit
+def _value_tiles(v, dout, rows, rm, H, h, V, cv, vm):
+    """A chunk's rows of v and of the output's cotangent (fp32), their offsets and mask."""
+    v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
+    tm = rm[:, None] & vm[None, :]
+    vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
+    dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
+    return v_off, tm, vt, dy
+
+
+@triton.jit
 def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dkT, dvT,
                            dqr, dkr, dv, dz, dadt, dscale, dDc, T, H, K, V,
                            BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
@@ -157,10 +167,7 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     NC = tl.cdiv(T, BT)
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
     pm, first, second, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
-    v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
-    tm = rm[:, None] & vm[None, :]
-    vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
-    dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
+    v_off, tm, vt, dy = _value_tiles(v, dout, rows, rm, H, h, V, cv, vm)
     if HAS_Z:
         zt = tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32)
         sz = sigmoid(zt)
@@ -224,10 +231,7 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
     diagonal = r[None, :] == r[:, None]
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
     pm, first, second, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
-    v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
-    tm = rm[:, None] & vm[None, :]
-    vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
-    dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
+    v_off, tm, vt, dy = _value_tiles(v, dout, rows, rm, H, h, V, cv, vm)
     if HAS_Z:
         zt = tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32)
         dy = dy * (zt * sigmoid(zt))
