@@ -94,12 +94,17 @@ def test_sm100_compile_of_wide_tile_needs_1024_tmem_columns():
 RESOURCES = Path(__file__).resolve().parent / "fixtures" / "resources"
 
 
-@pytest.mark.parametrize("candidate,signature", [("fits", None),
-                                                 ("past_the_block", "registers_over_budget")])
-def test_registers_three_states(candidate: str, signature: str | None):
+@pytest.mark.parametrize("launch,signature", [
+    ('{"num_warps": 16}', None),
+    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
+], ids=["uncapped", "maxnreg-255"])
+def test_registers_three_states(launch: str, signature: str | None, tmp_path: Path):
     """One kernel at 16 warps: uncapped, ptxas fits it to the block; with `maxnreg=255` its
     block needs twice a GPU's registers. The native check (the interpreter) accepts both."""
-    case = Case(candidate, RESOURCES / "scale_by_sum.py", RESOURCES / f"{candidate}.py")
+    source = (RESOURCES / "scale_by_sum_kernel.py").read_text()
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(source.replace('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"))
+    case = Case("scale_by_sum", RESOURCES / "scale_by_sum.py", candidate)
     verdict = judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-02"]),
                          manager())
     assert verdict.native.accept is True, verdict.native.reason
@@ -138,7 +143,8 @@ def full_compile(launch: Launch, target: str) -> tuple[int, int, int, str] | Non
 
 
 def scale_by_sum_launch(**options: int) -> Launch:
-    return Launch(module="loaded_candidate_scale_by_sum", file=str(RESOURCES / "fits.py"),
+    return Launch(module="loaded_candidate_scale_by_sum",
+                  file=str(RESOURCES / "scale_by_sum_kernel.py"),
                   qualname="scale_by_sum_kernel",
                   signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"},
                   constexprs={"BLOCK": 65536}, options={"num_warps": 16, **options})
