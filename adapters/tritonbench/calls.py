@@ -68,7 +68,7 @@ def encode(value: Any) -> Any:
                 and value.numel() <= KEEP_VALUES_UP_TO):
             spec["values"] = value.detach().cpu().reshape(-1).tolist()
         # a constant fill (torch.ones) is symmetric by accident, not by contract
-        structure = (matrix_structure([value.detach().cpu()])
+        structure = (matrix_structure([value.detach().cpu()], value.dtype)
                      if value.is_floating_point() and lo != hi else None)
         if structure is not None:
             spec["matrix"] = structure.value
