@@ -59,6 +59,22 @@ def test_a_gram_matrix_off_by_its_rounding_is_still_positive_definite(tmp_path):
     assert torch.equal(spd, spd.T) and int(torch.linalg.cholesky_ex(spd).info) == 0
 
 
+def test_probabilities_stay_normalised_whatever_their_rounding(tmp_path):
+    """Rows of probabilities sum to one only up to their rounding: stored in bf16 by about
+    2^-9, and summed over 32768 classes in fp32 by up to n u. Both stay distributions; a
+    non-negative input whose rows sum elsewhere does not become one."""
+    problem = write_problem(tmp_path, (
+        "def get_inputs():\n"
+        "    return [torch.randn(4, 1000).softmax(-1).to(torch.bfloat16),\n"
+        "            torch.randn(2, 32768).mul(4).softmax(-1), torch.rand(4, 1000)]\n"))
+    templates = gen.learn_templates(problem)
+    assert [t.normalized_dim for t in templates] == [1, 1, None]
+    low, long_rows, _ = gen.realize(templates, gen.COVERAGE[0], seed=2)
+    for x in (low, long_rows):
+        assert float((x.double().sum(-1) - 1).abs().max()) <= gen.normalization_tolerance(
+            x.shape[-1], x.dtype)
+
+
 def test_noncontiguous_keeps_values():
     x = torch.randn(3, 5)
     y = gen.noncontiguous(x)

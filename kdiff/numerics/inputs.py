@@ -250,7 +250,7 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
                                            byte_data=data))
             continue
         nonneg = bool(flat.numel()) and bool((flat >= 0).all())
-        norm_dim = _normalized_dim(values) if nonneg else None
+        norm_dim = _normalized_dim(values, example.dtype) if nonneg else None
         fixed = structural is not None and bool(structural.all())  # nothing drawn
         templates.append(InputTemplate(example, True, structural, nonneg, norm_dim,
                                        matrix=None if fixed
@@ -267,10 +267,20 @@ def _structural(values: list[torch.Tensor]) -> torch.Tensor | None:
     return structural if bool(structural.any()) else None
 
 
-def _normalized_dim(values: list[torch.Tensor]) -> int | None:
+def normalization_tolerance(n: int, dtype: torch.dtype) -> float:
+    """How far from one a slice of n probabilities stored in `dtype` may sum: a normaliser
+    summed in fp32 or wider is off by at most gamma_n ~ n u_fp32 relative, which scales every
+    value alike, and each value's rounding to `dtype` by u_dtype relative, at most u_dtype over
+    the slice (the values are non-negative and sum to about one)."""
+    u = torch.finfo(dtype).eps / 2 if dtype.is_floating_point else 0.0
+    return 1.01 * n * (torch.finfo(torch.float32).eps / 2) + u
+
+
+def _normalized_dim(values: list[torch.Tensor], dtype: torch.dtype) -> int | None:
     v = values[0]
     for d in range(v.dim() - 1, -1, -1):
-        if v.shape[d] > 1 and all(bool(((x.sum(d) - 1).abs() < 1e-5).all())
+        tolerance = normalization_tolerance(v.shape[d], dtype)
+        if v.shape[d] > 1 and all(bool(((x.sum(d) - 1).abs() <= tolerance).all())
                                   for x in values if x.shape == v.shape):
             return d
     return None
