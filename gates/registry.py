@@ -133,6 +133,8 @@ SIGNATURES = {s.name: s for s in (
     Signature("tmem_over_budget", ("RES-02",), "a kernel needs more tensor memory than the "
               "target has"),
     Signature("memory_leak", ("RES-02",), "memory held by the candidate grows with every call"),
+    Signature("does_not_compile", ("RES-02",), "Triton refuses to compile a kernel the "
+              "candidate launched: it runs through the interpreter only, on no GPU"),
     Signature("launches_hidden", ("RES-02",), "the candidate's source launches a Triton kernel "
               "but no launch was recorded: its process hid them"),
     Signature("time_over_budget", ("RES-02",), "the median call takes longer than the "

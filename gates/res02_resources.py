@@ -25,7 +25,11 @@ Four parts, each tolerance-free:
   (read by the judge) launches a `@triton.jit` kernel (`kernel[grid](...)`) while the worker
   recorded none has hidden its launches from the recorder in its process: `launches_hidden`.
   A kernel launched in the source and missing from a non-empty record is named in the detail
-  (a branch the calls did not take cannot be told from a hidden launch).
+  (a branch the calls did not take cannot be told from a hidden launch). A kernel Triton's
+  front end refuses (a name it does not define, item assignment to a tensor: what the
+  interpreter runs and no GPU's compiler will) is `does_not_compile` once the kernel's own
+  file is refused as well as the judge's module of it; any other compile error leaves the
+  launch not measured.
   The judge compiles a kernel from its own module of the kernel's file
   (kdiff.sandbox.kernel_source); a kernel that needs its module's code run is compiled by importing
   it, and a fit only that code reported (outside kdiff's own corpus) leaves the gate
@@ -425,6 +429,13 @@ class ResourceBudget(Gate):
         groups: dict[str, list[tuple[Launch, list[Violation]]]] = {}
         fitting, unmeasured, unverified = [], [], []
         for launch, outcome in zip(launches, outcomes):
+            if outcome.get("refused"):
+                # Triton's front end refused the source, the file's own module included: it
+                # runs through the interpreter only, on no GPU.
+                groups.setdefault(launch.alternatives_key() or launch.key(), []).append(
+                    (launch, [Violation("does_not_compile", f"Triton refuses to compile it "
+                                        f"({outcome['error']})")]))
+                continue
             if "resources" not in outcome:
                 unmeasured.append(f"{launch.label()}: {outcome['error']}")
                 continue

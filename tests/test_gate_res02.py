@@ -91,7 +91,8 @@ def test_sm100_compile_of_wide_tile_needs_1024_tmem_columns():
     assert [v.signature for v in found] == ["tmem_over_budget"], found
 
 
-RESOURCES = Path(__file__).resolve().parent / "fixtures" / "resources"
+HERE = Path(__file__).resolve().parent
+RESOURCES = HERE / "fixtures" / "resources"
 
 
 @pytest.mark.parametrize("launch,signature", [
@@ -105,6 +106,27 @@ def test_registers_three_states(launch: str, signature: str | None, tmp_path: Pa
     candidate = tmp_path / "candidate.py"
     candidate.write_text(source.replace('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"))
     case = Case("scale_by_sum", RESOURCES / "scale_by_sum.py", candidate)
+    verdict = judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-02"]),
+                         manager())
+    assert verdict.native.accept is True, verdict.native.reason
+    result = verdict.gates["RES-02"]
+    assert result.signature == signature, result.detail
+    assert result.status is (Status.PASS if signature is None else Status.FAIL), result.detail
+
+
+@pytest.mark.parametrize("helper,signature", [("@triton.jit\ndef twice", None),
+                                              ("def twice", "does_not_compile")],
+                         ids=["jit-helper", "python-helper"])
+def test_a_kernel_only_the_interpreter_runs_does_not_compile(helper: str,
+                                                             signature: str | None,
+                                                             tmp_path: Path):
+    """A kernel calling a plain Python function runs through the interpreter (the native
+    check accepts it on the CPU) and no GPU's compiler takes it; with the helper a Triton
+    function it compiles and fits."""
+    source = (RESOURCES / "doubles_through_python.py").read_text()
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(source.replace("def twice", helper, 1))
+    case = Case("double", HERE / "hostile" / "problem.py", candidate)
     verdict = judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-02"]),
                          manager())
     assert verdict.native.accept is True, verdict.native.reason

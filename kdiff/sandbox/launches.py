@@ -80,7 +80,7 @@ from kdiff.sandbox.workerenv import TRITON_PINNED, allowed_environment, judges_u
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
-CACHE_FORMAT = 5  # bump when what a cache entry holds changes
+CACHE_FORMAT = 6  # bump when what a cache entry holds changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
 
@@ -446,6 +446,8 @@ def checked_outcome(outcome: Any, target: str) -> dict[str, Any]:
         return outcome
     if not isinstance(outcome.get("error"), str):
         raise ValueError("neither resources nor an error")
+    if not isinstance(outcome.get("refused", False), bool):
+        raise ValueError("`refused` is not a bool")
     return outcome
 
 
@@ -528,6 +530,13 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
             continue
         extracted = extracted_kernels(file, {jobs[i][0].qualname for i in group})
         _compile_file(jobs, group, results, timeout, start, folder, stop, extracted)
+        refused = [i for i in group if (results[i] or {}).get("refused")
+                   and (results[i] or {}).get("checked")]
+        if refused:
+            # The judge's module may lack what the file gives its kernels: a refusal counts
+            # once the file's own module is refused too (its word, believed against itself).
+            _compile_file(jobs, refused, results, timeout, start, folder, stop,
+                          "compiled from its own module: the judge's was refused")
     return results  # type: ignore[return-value]
 
 
@@ -783,6 +792,14 @@ def compile_for_target(launch: Launch, target: str) -> dict[str, Any]:
     return {"resources": asdict(res)}
 
 
+def _refused_by_the_compiler(exc: Exception) -> bool:
+    """Whether Triton's front end refused the kernel's source (a name it does not define, a
+    construct it does not support, item assignment to a tensor): what the interpreter runs
+    and no GPU's compiler will."""
+    from triton.compiler.errors import CompilationError
+    return isinstance(exc, CompilationError)
+
+
 def main(argv: list[str]) -> int:
     """Compile each requested (launch, target), appending one JSON line per result."""
     with open(argv[2], "a") as out:
@@ -791,9 +808,12 @@ def main(argv: list[str]) -> int:
             try:
                 result = compile_for_target(Launch(**job["launch"]), job["target"])
             except Exception as exc:  # noqa: BLE001 - this launch's result, not the child's end
-                first = (str(exc).strip().splitlines() or [""])[0][:400]
+                # a front-end error's first line is its place ("at 4:27:"), its reason last
+                text = str(getattr(exc, "error_message", None) or exc)
+                first = (text.strip().splitlines() or [""])[0][:400]
                 result = {"error": f"does not compile for {job['target']}: "
-                                   f"{type(exc).__name__}: {first}", "timeout": False}
+                                   f"{type(exc).__name__}: {first}", "timeout": False,
+                          "refused": _refused_by_the_compiler(exc)}
             result["seconds"] = round(time.perf_counter() - start, 2)
             out.write(json.dumps(result) + "\n")
             out.flush()
