@@ -95,6 +95,20 @@ HERE = Path(__file__).resolve().parent
 RESOURCES = HERE / "fixtures" / "resources"
 
 
+def assert_variant_judged(problem: Path, fixture: str, change: tuple[str, str],
+                          signature: str | None, tmp_path: Path) -> None:
+    """The fixture with its first `change[0]` made `change[1]`, judged by RES-02: accepted by
+    the native check, and failing with `signature` (None: passing)."""
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text((RESOURCES / fixture).read_text().replace(*change, 1))
+    verdict = judge_case(Case(candidate.stem, problem, candidate),
+                         RunConfig(native="kernelbench-v0.1", gates=["RES-02"]), manager())
+    assert verdict.native.accept is True, verdict.native.reason
+    result = verdict.gates["RES-02"]
+    assert result.signature == signature, result.detail
+    assert result.status is (Status.PASS if signature is None else Status.FAIL), result.detail
+
+
 @pytest.mark.parametrize("launch,signature", [
     ('{"num_warps": 16}', None),
     ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
@@ -102,16 +116,9 @@ RESOURCES = HERE / "fixtures" / "resources"
 def test_registers_three_states(launch: str, signature: str | None, tmp_path: Path):
     """One kernel at 16 warps: uncapped, ptxas fits it to the block; with `maxnreg=255` its
     block needs twice a GPU's registers. The native check (the interpreter) accepts both."""
-    source = (RESOURCES / "scale_by_sum_kernel.py").read_text()
-    candidate = tmp_path / "candidate.py"
-    candidate.write_text(source.replace('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"))
-    case = Case("scale_by_sum", RESOURCES / "scale_by_sum.py", candidate)
-    verdict = judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-02"]),
-                         manager())
-    assert verdict.native.accept is True, verdict.native.reason
-    result = verdict.gates["RES-02"]
-    assert result.signature == signature, result.detail
-    assert result.status is (Status.PASS if signature is None else Status.FAIL), result.detail
+    assert_variant_judged(RESOURCES / "scale_by_sum.py", "scale_by_sum_kernel.py",
+                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
+                          tmp_path)
 
 
 @pytest.mark.parametrize("helper,signature", [("@triton.jit\ndef twice", None),
@@ -123,16 +130,8 @@ def test_a_kernel_only_the_interpreter_runs_does_not_compile(helper: str,
     """A kernel calling a plain Python function runs through the interpreter (the native
     check accepts it on the CPU) and no GPU's compiler takes it; with the helper a Triton
     function it compiles and fits."""
-    source = (RESOURCES / "doubles_through_python.py").read_text()
-    candidate = tmp_path / "candidate.py"
-    candidate.write_text(source.replace("def twice", helper, 1))
-    case = Case("double", HERE / "hostile" / "problem.py", candidate)
-    verdict = judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["RES-02"]),
-                         manager())
-    assert verdict.native.accept is True, verdict.native.reason
-    result = verdict.gates["RES-02"]
-    assert result.signature == signature, result.detail
-    assert result.status is (Status.PASS if signature is None else Status.FAIL), result.detail
+    assert_variant_judged(HERE / "hostile" / "problem.py", "doubles_through_python.py",
+                          ("def twice", helper), signature, tmp_path)
 
 
 FULL_COMPILE = """
