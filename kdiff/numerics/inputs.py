@@ -23,6 +23,7 @@ import torch
 
 from kdiff.data.problem import ProblemModule
 from kdiff.data.seeding import set_seed
+from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
 
 TEMPLATE_SEEDS = (0, 1, 2, 3)
 
@@ -143,12 +144,12 @@ class MatrixStructure(enum.Enum):
 
 def symmetric_up_to_rounding(x: torch.Tensor, dtype: torch.dtype) -> bool:
     """Whether `x` (made in `dtype`) equals its transpose but for the rounding of the products
-    that made it. A
-    Gram matrix G G^T computed in floating point is not bitwise symmetric where the product's
-    kernel sums entry (i, j) in another order than (j, i) (AVX-512 CPU kernels, GPU ones). Its
-    entries' rounding is at most gamma_m sum_k |g_ik g_jk| <= gamma_m max|x| (Cauchy-Schwarz:
-    sum_k |g_ik g_jk| <= sqrt(x_ii x_jj)), under sqrt(u) max|x| for up to 1 / sqrt(u) terms
-    (4096 in fp32); entries of a matrix drawn without the relation differ by about max|x|."""
+    that made it. A Gram matrix G G^T computed in floating point is not bitwise symmetric where
+    the product's kernel sums entry (i, j) in another order than (j, i) (AVX-512 CPU kernels,
+    GPU ones). Its entries' rounding is at most gamma_m sum_k |g_ik g_jk| <= gamma_m max|x|
+    (Cauchy-Schwarz: sum_k |g_ik g_jk| <= sqrt(x_ii x_jj)), under sqrt(eps) max|x| for up to
+    1 / sqrt(eps) terms (2896 in fp32; eps = 2u); entries of a matrix drawn without the
+    relation differ by about max|x|."""
     if not dtype.is_floating_point:
         return torch.equal(x, x.transpose(-1, -2))
     scale = x.abs().amax()
@@ -269,11 +270,11 @@ def _structural(values: list[torch.Tensor]) -> torch.Tensor | None:
 
 def normalization_tolerance(n: int, dtype: torch.dtype) -> float:
     """How far from one a slice of n probabilities stored in `dtype` may sum: a normaliser
-    summed in fp32 or wider is off by at most gamma_n ~ n u_fp32 relative, which scales every
-    value alike, and each value's rounding to `dtype` by u_dtype relative, at most u_dtype over
-    the slice (the values are non-negative and sum to about one)."""
-    u = torch.finfo(dtype).eps / 2 if dtype.is_floating_point else 0.0
-    return 1.01 * n * (torch.finfo(torch.float32).eps / 2) + u
+    summed in fp32 or wider is off by at most gamma_n relative, which scales every value
+    alike, and each value's rounding to `dtype` by u_dtype relative, at most u_dtype over the
+    slice (the values are non-negative and sum to about one)."""
+    gamma_n = WORST_CASE_C * growth(n, BoundModel.WORST_CASE) * unit_roundoff(torch.float32)
+    return gamma_n + unit_roundoff(dtype)
 
 
 def _normalized_dim(values: list[torch.Tensor], dtype: torch.dtype) -> int | None:
