@@ -429,9 +429,11 @@ class ResourceBudget(Gate):
         groups: dict[str, list[tuple[Launch, list[Violation]]]] = {}
         fitting, unmeasured, unverified = [], [], []
         for launch, outcome in zip(launches, outcomes):
-            if outcome.get("refused"):
-                # Triton's front end refused the source, the file's own module included: it
-                # runs through the interpreter only, on no GPU.
+            if outcome.get("refused") and outcome.get("checked") is False:
+                # Triton's front end refused the file's own module of the kernel, not only
+                # the judge's (kdiff.sandbox.launches.compile_launches compiles it again so
+                # for a refusal; one still compiling is not yet confirmed): it runs through
+                # the interpreter only, on no GPU.
                 groups.setdefault(launch.alternatives_key() or launch.key(), []).append(
                     (launch, [Violation("does_not_compile", f"Triton refuses to compile it "
                                         f"({outcome['error']})")]))
