@@ -169,15 +169,15 @@ def compile_one(job) -> dict:
     import triton
     from triton.backends.compiler import GPUTarget
 
-    from kdiff.sandbox.launches import measure
+    from kdiff.sandbox.launches import compiled_metadata, measure
     os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"
     options = {"num_warps": job["num_warps"], "num_stages": job["num_stages"]}
     log = io.StringIO()
     with contextlib.redirect_stdout(log):
         compiled = triton.compile(source(job), target=GPUTarget("cuda", 90, 32), options=options)
     text = log.getvalue()
-    md = compiled.metadata  # RES-02's reading of the same log
-    resources = measure({"shared": md.shared, "num_warps": md.num_warps}, "", "sm_90", text)
+    # RES-02's reading of the same log
+    resources = measure(compiled_metadata(compiled), "", "sm_90", text)
     loads = [int(n) for n in re.findall(r"(\d+) bytes spill loads", text)]
     return {"regs": resources.registers, "spill_st": resources.spill_store_bytes,
             "spill_ld": max(loads) if loads else None, "shared": resources.shared_bytes,

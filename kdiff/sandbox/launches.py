@@ -750,6 +750,13 @@ def _stop_after_allocation() -> Iterator[None]:
         compiler.CUDABackend.make_llir = make_llir
 
 
+def compiled_metadata(compiled: Any) -> dict[str, Any]:
+    """What `measure` reads of a whole compile's metadata (a CompiledKernel's)."""
+    md = compiled.metadata
+    return {"shared": md.shared, "tmem_size": getattr(md, "tmem_size", 0),
+            "num_warps": md.num_warps}
+
+
 def measure(metadata: dict[str, Any], ir_text: str, target: str, ptxas_log: str
             ) -> KernelResources:
     """A kernel's resources from its compile metadata, its IR (inline-assembly `tcgen05.alloc`
@@ -778,9 +785,7 @@ def compile_for_target(launch: Launch, target: str) -> dict[str, Any]:
         log = io.StringIO()
         with contextlib.redirect_stdout(log):  # TRITON_DUMP_PTXAS_LOG prints ptxas -v here
             compiled = triton.compile(src, target=parse_target(target), options=options)
-        md = compiled.metadata
-        res = measure({"shared": md.shared, "tmem_size": getattr(md, "tmem_size", 0),
-                       "num_warps": md.num_warps}, compiled.asm.get("ttgir", ""), target,
+        res = measure(compiled_metadata(compiled), compiled.asm.get("ttgir", ""), target,
                       log.getvalue())
     else:
         try:
