@@ -9,6 +9,8 @@ a side-stream timing hack on CUDA (`gpu`)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -281,6 +283,38 @@ def test_work_left_on_a_side_stream_is_outstanding_on_cuda():
     honest = judge_case(Case("own", PROBLEM, FIXTURES / "own_triton.py"), config,
                         manager()).provenance
     assert honest.kind is ProvenanceKind.OWN and honest.outstanding == [], honest
+
+
+def test_the_first_trace_of_a_process_imports_no_compiler():
+    """torch wraps a dispatch mode's __torch_dispatch__ in dynamo's `disable`, which imports
+    torch._dynamo and torch._inductor on the first call: seconds of every worker's first
+    recorded call where the zygote cannot import them first (CUDA machines)."""
+    program = ("import sys, torch\n"
+               "from kdiff.sandbox.provenance import traced_ops\n"
+               "print(traced_ops(lambda: torch.ones(2) + 1), 'torch._dynamo' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "['aten.add.Tensor'] False", out
+
+
+@pytest.mark.gpu
+def test_the_first_recording_on_cuda_records_the_device_and_imports_no_compiler():
+    """A fresh process's first recorded call: its device kernels are recorded, and the
+    recorder imports nothing more (torch.profiler.profile's start imports torch._inductor,
+    seconds of every worker's first call)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    program = (
+        "import sys, torch\n"
+        "from kdiff.sandbox.provenance import ProvenanceRecorder\n"
+        "recorder, model = ProvenanceRecorder('cuda'), torch.nn.Identity()\n"
+        "recorder.watch(model)\n"
+        "with recorder.candidate(model):\n"
+        "    (torch.ones(1024, device='cuda') * 2).sum().item()\n"
+        "print(len(recorder.record.device), 'torch._inductor' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert int(out[-2]) >= 1 and out[-1] == "False", out
 
 
 @pytest.mark.gpu

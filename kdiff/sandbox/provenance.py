@@ -77,6 +77,14 @@ class OpTrace(TorchDispatchMode):
         self.paused = paused
 
     @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """Otherwise torch wraps __torch_dispatch__ in dynamo's `disable`, whose first call
+        imports torch._dynamo and torch._inductor: 1.4 s of a worker's first recorded call
+        here, 4 to 6 s on the GPU machines, where the zygote cannot import them before its
+        forks. Dynamo compiling under the mode is ignore_compile_internals' part."""
+        return False
+
+    @classmethod
     def ignore_compile_internals(cls) -> bool:
         """Dynamo compiles and runs compiled code under this mode as without it (otherwise it
         falls back to eager, and the candidate judged would not be the one the benchmark
@@ -348,8 +356,11 @@ class ProvenanceRecorder:
     def _profiler(self) -> Any:
         if self.device != "cuda" or not torch.cuda.is_available():
             return None
-        from torch.profiler import ProfilerActivity, profile
-        return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        # autograd's profiler, which torch.profiler.profile wraps: the wrapper's first start
+        # imports torch._inductor (a `hasattr(torch, "_inductor")`), 4 to 6 s of a fresh
+        # worker's first recorded call on the GPU machines (benchmarks/profiler_start.py).
+        from torch.autograd.profiler import profile
+        return profile(use_cpu=True, use_device="cuda", use_kineto=True)
 
     def _returned(self) -> None:
         """The current stream finished, then a marker, then the whole device: a kernel that
@@ -360,7 +371,7 @@ class ProvenanceRecorder:
         torch.cuda.synchronize()
 
     def _add_device(self, profiler: Any) -> None:
-        events = profiler.profiler.kineto_results.events()
+        events = profiler.kineto_results.events()
         marker = next((e.start_ns() for e in events if e.name() == self.RETURNED), None)
         tuning = [(e.start_ns(), e.end_ns()) for e in events if e.name() == self.TUNING]
         late: dict[int, int] = {}

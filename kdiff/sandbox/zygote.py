@@ -306,16 +306,13 @@ def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
     if interpreting and not NVIDIA_DEVICES.exists():
         # Warmed here rather than in a candidate's first call, which a call timeout of 1 s
         # would judge a hang: cpp_extension, whose loaders every worker's provenance recorder
-        # wraps (0.7 s to import), and a dispatch mode's first use, which imports
-        # torch._dynamo (2.5 s). Not where there are NVIDIA devices: with them every candidate
-        # on the H200 failed to import ("Cannot re-initialize CUDA in forked subprocess"), so
-        # a CUDA machine's zygote imports only what it did before provenance. Nor for a CPU
-        # zygote without the interpreter: it forks RES-02's compiler children only
-        # (kdiff.sandbox.workerenv gives every CPU worker the interpreter).
-        import torch.utils.cpp_extension
-
-        from kdiff.sandbox.provenance import traced_ops
-        traced_ops(lambda: torch.ones(1) + 1)
+        # wraps (0.7 s to import). Not where there are NVIDIA devices: with them every
+        # candidate on the H200 failed to import ("Cannot re-initialize CUDA in forked
+        # subprocess"), so a CUDA machine's zygote imports only what it did before
+        # provenance. Nor for a CPU zygote without the interpreter: it forks RES-02's
+        # compiler children only (kdiff.sandbox.workerenv gives every CPU worker the
+        # interpreter).
+        import torch.utils.cpp_extension  # noqa: F401
         # A Triton launch's argument specialisation imports gluon on first use: 80 ms of
         # every Triton candidate's first call (4.6 s of the CPU default run), paid once here.
         try:
