@@ -3,7 +3,7 @@
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
 # T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_TP, T_M3_CHECK, T_M3_BENCH,
-# T_M3_PROFILE, T_M3_SANITIZE, T_PRECISION, T_PROV, T_TUNE; the training runs keep h200.sh's BUDGET),
+# T_M3_PROFILE, T_M3_SANITIZE, T_FIRST, T_PRECISION, T_PROV, T_TUNE; the training runs keep h200.sh's BUDGET),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
@@ -134,6 +134,15 @@ print(f"throughput {sys.argv[1]}: {len(kernels)} kernels in {seconds:.1f} s, "
 PY
     kill "$sampler" 2>/dev/null
   done
+  pack
+}
+
+first_call() {  # a case's first seconds in its worker on CUDA: start, build, recorded calls
+  log "first call: 1 and $JOBS workers at once, recorded, then unrecorded"
+  run_logged budget "${T_FIRST:-120}" python3 benchmarks/first_call.py --device cuda \
+    --jobs "1,$JOBS" --json "$ART/first_call.json"
+  run_logged budget "${T_FIRST:-120}" python3 benchmarks/first_call.py --device cuda \
+    --jobs "$JOBS" --unrecorded --json "$ART/first_call_unrecorded.json"
   pack
 }
 
