@@ -4,7 +4,10 @@ A candidate's worker records its first calls under the torch profiler (kdiff.san
 provenance); on CUDA the first recording in a process cost about 4 s (benchmarks/
 first_call.py). Each variant runs in fresh interpreters, N at once, and prints the seconds of
 its steps: the CUDA context, a warm-up if the variant has one, the first recorded call and
-the second.
+the second. On an H100 (2026-12-06) every variant's first start took 4.3 to 6.7 s, CPU
+activities alone too, before the context or on a thread alike: torch.profiler.profile's
+start asks `hasattr(torch, "_inductor")`, which imports the compiler (the recorder now uses
+autograd's profiler, which it wraps).
 
     python benchmarks/profiler_start.py --jobs 1,14
 """

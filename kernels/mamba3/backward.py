@@ -1,4 +1,4 @@
-"""Chunked Mamba-3 SISO training backward: five Triton kernels after forward.py's (which
+"""Chunked Mamba-3 SISO training backward: six Triton kernels after forward.py's (which
 keeps the state entering each chunk, the phases, y before its gate, and the turned keys q'
 and k'), and the autograd Function that joins them.
 
@@ -30,6 +30,10 @@ phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's), with q' and k' 
 in fp32 from the stored phases. Apart, the chunk kernels hold neither the rotation's cosines
 and sines nor its fp32 keys beside their tile products.
 
+head_sums_kernel, one program per block of rows and key head, reads those per head once
+more: their sums over the heads that share a key head (dq, dk, in the working dtype) and,
+per block, over the sequence (the biases' gradients).
+
 gates_bwd_kernel, one program per (head, sequence), walks the chunks backwards with the
 running sum of the phase gradients (the phase is a running sum of pi tanh(angles) dt; the mod
 passes gradients through): dangles, dt's share, dtheta_init; and the trapezoid weights'
@@ -37,7 +41,8 @@ chain rule: gamma_t = lam_t dt_t, scale_t = gamma_t + (1 - lam_{t+1}) dt_{t+1},
 prev0 = (1 - lam_0) dt_0, lam = sigmoid(trap).
 
 Deterministic: no atomics; the sums over the chunks (D), the batch (biases, D) and the heads
-sharing a key head are fixed-order torch reductions of per-program partials.
+sharing a key head are in a fixed order: head_sums_kernel's over the heads and a block's
+rows, then fixed-order torch reductions of per-program partials.
 
 Non-finite values: the chunked gradients are exact only for finite values (0 * Inf in the
 masked triangles, and the forward's buffers are the chunked forward's even where it fell
@@ -79,6 +84,11 @@ from kdiff.kernels.mamba3.reference import States
 # V gives 32 programs of 256 steps each; blocks of rows give more programs, each reading the
 # same q' tiles. Not yet timed (benchmarks/mamba3_profile.py --parts state_block_sweep).
 STATE_BLOCK_V: int | None = None
+
+# head_sums_kernel's rows a program: a [32, K <= 256] fp32 tile and its sum on 4 warps. The
+# kernel moves dq and dk once (read per head, written per key head in the working dtype); the
+# three torch reductions and the cast it replaces read them three times.
+HEAD_SUM_ROWS = 32
 
 
 @triton.jit
@@ -288,6 +298,42 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, T, 
 
 
 @triton.jit
+def head_sums_kernel(dh, out, partial, T, H, G, K, BT: tl.constexpr, BK: tl.constexpr):
+    """Grid (blocks of BT rows, H // G, B). dh [B, T, H, K] fp32, a gradient per head (of
+    q + q_bias or k + k_bias): the G heads of key head hq summed in order into out [B, T,
+    H // G, K] (its dtype), and each head's BT rows into partial [B, blocks, H, K] fp32 (the
+    bias's gradient, once the blocks are summed). One read of dh for both sums."""
+    c, hq, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    t = c * BT + tl.arange(0, BT)
+    kk = tl.arange(0, BK)
+    km = kk < K
+    m = (t < T)[:, None] & km[None, :]
+    rows = b.to(tl.int64) * T + t
+    acc = tl.zeros([BT, BK], dtype=tl.float32)
+    for g in range(0, G):
+        h = hq * G + g
+        x = tl.load(dh + ((rows * H + h) * K)[:, None] + kk[None, :], mask=m, other=0.0)
+        acc += x
+        block = b.to(tl.int64) * tl.cdiv(T, BT) + c
+        tl.store(partial + (block * H + h) * K + kk, tl.sum(x, axis=0), mask=km)
+    tl.store(out + ((rows * (H // G) + hq) * K)[:, None] + kk[None, :],
+             acc.to(out.dtype.element_ty), mask=m)
+
+
+def head_sums(dh: torch.Tensor, G: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """head_sums_kernel on dh [B, T, H, K]: (the sum over each key head's G heads [B, T,
+    H // G, K] in `dtype`, the sum over the batch and the sequence [H, K] fp32)."""
+    B, T, H, K = dh.shape
+    out = torch.empty(B, T, H // G, K, dtype=dtype, device=dh.device)
+    partial = torch.empty(B, triton.cdiv(T, HEAD_SUM_ROWS), H, K, dtype=torch.float32,
+                          device=dh.device)
+    head_sums_kernel[(triton.cdiv(T, HEAD_SUM_ROWS), H // G, B)](
+        dh, out, partial, T, H, G, K, BT=HEAD_SUM_ROWS, BK=triton.next_power_of_2(K),
+        num_warps=4)
+    return out, partial.sum((0, 1))  # a fixed order: deterministic
+
+
+@triton.jit
 def gates_bwd_kernel(dt, trap, angles, dtheta, dthetaT, dscale, dgamma, dprev0,
                      ddt, dtrap, dangles, dtheta0, T, H, A,
                      BT: tl.constexpr, BA: tl.constexpr):
@@ -428,11 +474,11 @@ class Mamba3SISOFunction(torch.autograd.Function):
         recurrent_backward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
                            States(theta0, S0, k0, v0), saved.phase, cot, grads,
                            ctx.chunk_size, when=saved.fallback | fallback_flag(*checked))
-        dq = grads.dq.view(B, T, Hq, H // Hq, K).sum(3)
-        dk = grads.dk.view(B, T, Hq, H // Hq, K).sum(3)
+        dq, dq_bias = head_sums(grads.dq, H // Hq, q.dtype)
+        dk, dk_bias = head_sums(grads.dk, H // Hq, k.dtype)
         inputs = (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, theta0, S0, k0, v0)
-        result = (dq, dk, grads.dv, grads.dadt, grads.ddt, grads.dtrap, grads.dq.sum((0, 1)),
-                  grads.dk.sum((0, 1)), grads.dangles,
+        result = (dq, dk, grads.dv, grads.dadt, grads.ddt, grads.dtrap, dq_bias, dk_bias,
+                  grads.dangles,
                   grads.dD.view(B, H).sum(0) if has_d else None, grads.dz if has_z else None,
                   grads.dtheta0, grads.dS0, grads.dk0, grads.dv0)
         return (*(None if g is None else g.to(x.dtype) for g, x in zip(result, inputs)), None)
