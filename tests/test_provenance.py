@@ -285,18 +285,6 @@ def test_work_left_on_a_side_stream_is_outstanding_on_cuda():
     assert honest.kind is ProvenanceKind.OWN and honest.outstanding == [], honest
 
 
-def test_the_first_trace_of_a_process_imports_no_compiler():
-    """torch wraps a dispatch mode's __torch_dispatch__ in dynamo's `disable`, which imports
-    torch._dynamo and torch._inductor on the first call: seconds of every worker's first
-    recorded call where the zygote cannot import them first (CUDA machines)."""
-    program = ("import sys, torch\n"
-               "from kdiff.sandbox.provenance import traced_ops\n"
-               "print(traced_ops(lambda: torch.ones(2) + 1), 'torch._dynamo' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                         check=True).stdout.strip()
-    assert out == "['aten.add.Tensor'] False", out
-
-
 @pytest.mark.gpu
 def test_the_first_recording_on_cuda_records_the_device_and_imports_no_compiler():
     """A fresh process's first recorded call: its device kernels are recorded, and the

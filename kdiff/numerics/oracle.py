@@ -49,9 +49,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 
+from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.numerics.integers import (
     BINARY_STEPS,
     COMPARISONS,
@@ -260,7 +260,7 @@ def _promoted(operands: list[tuple[torch.Tensor, torch.dtype]]) -> torch.dtype:
     return result
 
 
-class MagnitudeTracer(TorchDispatchMode):
+class MagnitudeTracer(EagerDispatchMode):
     """Runs float64 code and records, per produced tensor, its magnitude, depth, stored
     format and quantization."""
 

@@ -33,7 +33,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterator
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from kdiff.data.dispatch import EagerDispatchMode
 
 # Bounds on what one record holds, so that a reply stays small whatever the candidate runs:
 # distinct entries per table, ops per sequence, distinct sequences, characters per name.
@@ -68,21 +69,13 @@ def is_setup(op: torch._ops.OpOverload) -> bool:
                                  for r in returns)
 
 
-class OpTrace(TorchDispatchMode):
+class OpTrace(EagerDispatchMode):
     """The operators that compute (not `is_setup`), in order, while `paused()` is 0."""
 
     def __init__(self, paused: Callable[[], bool] = lambda: False) -> None:
         super().__init__()
         self.ops: list[str] = []
         self.paused = paused
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        """Otherwise torch wraps __torch_dispatch__ in dynamo's `disable`, whose first call
-        imports torch._dynamo and torch._inductor: 1.4 s of a worker's first recorded call
-        here, 4 to 6 s on the GPU machines, where the zygote cannot import them before its
-        forks. Dynamo compiling under the mode is ignore_compile_internals' part."""
-        return False
 
     @classmethod
     def ignore_compile_internals(cls) -> bool:
