@@ -325,6 +325,51 @@ def test_a_non_finite_input_gives_the_oracles_gradient_masks(index, element, val
                                  f"{wrong.nonzero()[0].tolist()}")
 
 
+def test_the_backwards_flags_mark_the_blocks_whose_gradients_are_not_finite(monkeypatch):
+    """The fallback decides on flags the kernels set where they form dq, dk (a block of rows),
+    dv and dz (a chunk), rather than reading those gradients again: with a NaN in the output's
+    cotangent, each block's flag is NaN exactly where its part of the chunked gradients
+    (before the fallback overwrites them) holds a NaN or an Inf, and the call falls back."""
+    B, T, Hqk, G, K, V, C = 1, 20, 1, 2, 8, 8, 8
+    args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
+    seen = {}
+
+    def flags_of(*tensors):
+        seen["flags"] = [t.clone() for t in tensors[:3]]
+        return real_flag(*tensors)
+
+    def grads_of(*a, when, **kw):
+        seen["grads"] = [g.clone() for g in a[14][:4]]  # dq, dk, dv, dz per head
+        seen["when"] = int(when.item())
+        return real_backward(*a, when=when, **kw)
+
+    real_flag, real_backward = m3_backward.fallback_flag, m3_backward.recurrent_backward
+    monkeypatch.setattr(m3_backward, "fallback_flag", flags_of)
+    monkeypatch.setattr(m3_backward, "recurrent_backward", grads_of)
+    leaves = [x.clone().requires_grad_() for x in [*args, *states]]
+    out, *final = flat(mamba3_siso(*leaves[:11], States(*leaves[11:]), chunk_size=C))
+    dout = torch.randn_like(out)
+    dout[0, 11, 1, 3] = math.nan
+    torch.autograd.grad([out, *final], leaves, [dout, *(torch.ones_like(f) for f in final)],
+                        allow_unused=True)
+    assert seen["when"] == 1
+    qk_flags, dv_flags, dz_flags = seen["flags"]
+    dq, dk, dv, dz = seen["grads"]
+    H = dv.shape[2]
+
+    def blocks(x, rows):  # [B, T, H, :] -> whether each (b, h, block of rows) is non-finite
+        bad = ~x.isfinite().all(-1)  # [B, T, H]
+        n = math.ceil(T / rows)
+        bad = torch.nn.functional.pad(bad, (0, 0, 0, n * rows - T))
+        return bad.view(B, n, rows, H).any(2).permute(0, 2, 1).reshape(-1)
+
+    rows = m3_backward.ROTATE_ROWS
+    assert torch.equal(qk_flags.isnan(), blocks(dq, rows) | blocks(dk, rows))
+    assert torch.equal(dv_flags.isnan(), blocks(dv, C)) and dv_flags.isnan().any()
+    assert torch.equal(dz_flags.isnan(), blocks(dz, C)) and dz_flags.isnan().any()
+    assert qk_flags.isnan().any() and not qk_flags.isnan().all()
+
+
 def test_decode_steps_match_the_oracle():
     """Three decode steps, each handing its states to the next, against the recurrence over
     the three tokens."""

@@ -47,7 +47,9 @@ rows, then fixed-order torch reductions of per-program partials.
 Non-finite values: the chunked gradients are exact only for finite values (0 * Inf in the
 masked triangles, and the forward's buffers are the chunked forward's even where it fell
 back). As kernels/gdn's backward, each call decides on the device whether the forward fell
-back or a chunked gradient is NaN or Inf (gdn.fallback.fallback_flag), and launches the
+back or a chunked gradient is NaN or Inf (gdn.fallback.fallback_flag: of dq, dk, dv and dz
+through the flags their kernels set as they store them, gdn.tile_ops.store_flag, of the
+smaller gradients through the gradients themselves), and launches the
 token-by-token backward (recurrent.py) gated by that flag: it returns at once where the flag
 is 0 and otherwise overwrites every gradient with autograd's derivatives of the reference's
 operations, whose NaN and Inf masks are the reference's.
@@ -61,7 +63,13 @@ import triton
 import triton.language as tl
 
 from kdiff.kernels.gdn.fallback import fallback_flag
-from kdiff.kernels.gdn.tile_ops import exclusive_cumsum, mm, rectangle_sums
+from kdiff.kernels.gdn.tile_ops import (
+    count_nonfinite,
+    exclusive_cumsum,
+    mm,
+    rectangle_sums,
+    store_flag,
+)
 from kdiff.kernels.mamba3.forward import (
     ROTATE_ROWS,
     ROTATE_WARPS,
@@ -161,7 +169,7 @@ def _value_tiles(v, dout, rows, rm, H, h, V, cv, vm):
 
 @triton.jit
 def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dkT, dvT,
-                           dqr, dkr, dv, dz, dadt, dscale, dDc, T, H, K, V,
+                           dqr, dkr, dv, dz, dadt, dscale, dDc, dz_flags, T, H, K, V,
                            BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                            HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
     """Grid (chunks, H, B), every chunk at once: the gradients through the state entering the
@@ -170,7 +178,8 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     chunk_fwd_kernel's, with its STORE buffers; cotangents dout [B, T, H, V], dkT [B, H, K],
     dvT [B, H, V]. Writes fp32: dqr, dkr [B, T, H, K] (of q', k', halves as qr's), dv, dz
     [B, T, H, V], dadt, dscale [B, H, T], and dDc [B * H * chunks], each chunk's share of
-    dD."""
+    dD; with HAS_Z, dz_flags [B * H * chunks] (store_flag's: NaN where the chunk's dz is not
+    finite)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
@@ -182,7 +191,9 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
         zt = tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32)
         sz = sigmoid(zt)
         y = tl.load(ybuf + v_off, mask=tm, other=0.0)
-        tl.store(dz + v_off, dy * y * (sz * (1 + zt * (1 - sz))), mask=tm)
+        dzt = dy * y * (sz * (1 + zt * (1 - sz)))
+        tl.store(dz + v_off, dzt, mask=tm)
+        store_flag(dz_flags, bh * NC + c, count_nonfinite(dzt, tm))
         dy = dy * (zt * sz)
     tl.store(dDc + bh * NC + c, tl.sum(tl.sum(dy * vt, 0), 0))
     e = tl.exp(la.to(tl.float32))
@@ -227,11 +238,12 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
 
 @triton.jit
 def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt, dscale,
-                           dgamma, T, H, K, V, BT: tl.constexpr, BK2: tl.constexpr,
+                           dgamma, dv_flags, T, H, K, V, BT: tl.constexpr, BK2: tl.constexpr,
                            BV: tl.constexpr, HAS_Z: tl.constexpr):
     """Grid (chunks, H, B), after chunk_state_bwd_kernel: adds the gradients through the
     products within each chunk, P = (Q'K'^T * decay * weight) on its lower triangle, to its
-    dqr, dkr, dv, dadt and dscale, and writes dgamma [B, H, T] (fp32)."""
+    dqr, dkr, dv, dadt and dscale, and writes dgamma [B, H, T] (fp32) and dv_flags [B * H *
+    chunks] (store_flag's, of dv as it leaves)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
@@ -257,8 +269,9 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
     tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
     tl.store(dadt + g, tl.load(dadt + g, mask=rm, other=0.0)
              + rectangle_sums(tl.where(below, dP * P, 0.0), BT), mask=rm)
-    tl.store(dv + v_off, tl.load(dv + v_off, mask=tm, other=0.0) + mm(tl.trans(P), dy, DT),
-             mask=tm)
+    dvt = tl.load(dv + v_off, mask=tm, other=0.0) + mm(tl.trans(P), dy, DT)
+    tl.store(dv + v_off, dvt, mask=tm)
+    store_flag(dv_flags, bh * tl.cdiv(T, BT) + c, count_nonfinite(dvt, tm))
     tl.store(dqr + first, tl.load(dqr + first, mask=pm, other=0.0) + mm(dQK, ke, DT), mask=pm)
     tl.store(dqr + second, tl.load(dqr + second, mask=pm, other=0.0) + mm(dQK, ko, DT),
              mask=pm)
@@ -269,12 +282,13 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
 
 
 @triton.jit
-def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, T, H, G, K, A,
-                      BT: tl.constexpr, BK2: tl.constexpr):
+def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_flags,
+                      T, H, G, K, A, BT: tl.constexpr, BK2: tl.constexpr):
     """Grid (blocks of BT rows, H, B): the chunk kernels' dq', dk' (dqr, dkr, halves) turned
     back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, fp32), and the phase
     gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
-    (as chunk_keys forms them everywhere)."""
+    (as chunk_keys forms them everywhere); qk_flags [B * H * blocks] (store_flag's, of the
+    block's dq and dk)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     j, jm = pair_offsets(K, BK2)
     am = j < A
@@ -291,10 +305,15 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, T, 
     tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
              mask=rm[:, None] & am[None, :])
     d_off = ((rows * H + h) * K)[:, None]
-    _store_pairs(dq, d_off, j, pm, tl.where(am[None, :], dqe * cos + dqo * sin, dqe),
-                 tl.where(am[None, :], dqo * cos - dqe * sin, dqo))
-    _store_pairs(dk, d_off, j, pm, tl.where(am[None, :], dke * cos + dko * sin, dke),
-                 tl.where(am[None, :], dko * cos - dke * sin, dko))
+    dq0 = tl.where(am[None, :], dqe * cos + dqo * sin, dqe)
+    dq1 = tl.where(am[None, :], dqo * cos - dqe * sin, dqo)
+    dk0 = tl.where(am[None, :], dke * cos + dko * sin, dke)
+    dk1 = tl.where(am[None, :], dko * cos - dke * sin, dko)
+    _store_pairs(dq, d_off, j, pm, dq0, dq1)
+    _store_pairs(dk, d_off, j, pm, dk0, dk1)
+    store_flag(qk_flags, (b * H + h) * tl.cdiv(T, BT) + c,
+               count_nonfinite(dq0, pm) + count_nonfinite(dq1, pm)
+               + count_nonfinite(dk0, pm) + count_nonfinite(dk1, pm))
 
 
 @triton.jit
@@ -452,25 +471,33 @@ class Mamba3SISOFunction(torch.autograd.Function):
         # the V-blocks' shares summed in a fixed order: deterministic
         torch.sum(dk0_shares, 1, out=grads.dk0.view(B * H, K))
         dprev0 = dprev0_shares.sum(1)
+        # store_flag's flags of the large gradients, each set where it is formed: reading
+        # them again for the fallback's decision moved 1.6 GB at the paper's 16 x 2048
+        dz_flags, dv_flags = (torch.empty(B * H * NC, **f32) for _ in range(2))
+        qk_flags = torch.empty(B * H * triton.cdiv(T, ROTATE_ROWS), **f32)
         chunk_state_bwd_kernel[(NC, H, B)](
             saved.qr, saved.kr, v, adt, dt, trap, D, z, saved.hbuf, dhbuf, saved.ybuf, cot[0],
-            cot[3], cot[4], dqr, dkr, grads.dv, grads.dz, grads.dadt, dscale, dDc, T, H, K, V,
+            cot[3], cot[4], dqr, dkr, grads.dv, grads.dz, grads.dadt, dscale, dDc, dz_flags,
+            T, H, K, V,
             BT=C, BK2=BK2, BV=BV, HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
         chunk_intra_bwd_kernel[(NC, H, B)](
             saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr, dkr, grads.dv, grads.dadt,
-            dscale, dgamma, T, H, K, V, BT=C, BK2=BK2, BV=BV, HAS_Z=has_z,
+            dscale, dgamma, dv_flags, T, H, K, V, BT=C, BK2=BK2, BV=BV, HAS_Z=has_z,
             **launch("backward", q.dtype))
         rotate_bwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
-            q, k, saved.phase, q_bias, k_bias, dqr, dkr, grads.dq, grads.dk, dtheta, T, H,
-            H // Hq, K, A, BT=ROTATE_ROWS, BK2=BK2, num_warps=ROTATE_WARPS)
+            q, k, saved.phase, q_bias, k_bias, dqr, dkr, grads.dq, grads.dk, dtheta, qk_flags,
+            T, H, H // Hq, K, A, BT=ROTATE_ROWS, BK2=BK2, num_warps=ROTATE_WARPS)
         torch.sum(dDc.view(B * H, NC), 1, out=grads.dD)  # a fixed order: deterministic
         gates_bwd_kernel[(H, B)](dt, trap, angles, dtheta, cot[1], dscale, dgamma, dprev0,
                                  grads.ddt, grads.dtrap, grads.dangles, grads.dtheta0, T, H, A,
                                  BT=ctx.chunk_size, BA=max(16, triton.next_power_of_2(A)),
                                  num_warps=4)
         # decided on the device, as the forward's: the forward fell back, or a chunked
-        # gradient is not finite (dz is not written without z)
-        checked = grads._replace(dz=grads.dz if has_z else None)
+        # gradient is not finite (dq, dk, dv and dz by their kernels' flags; dz is not written
+        # without z)
+        checked = (qk_flags, dv_flags, dz_flags if has_z else None, grads.dadt, grads.ddt,
+                   grads.dtrap, grads.dangles, grads.dD, grads.dtheta0, grads.dS0, grads.dk0,
+                   grads.dv0)
         recurrent_backward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
                            States(theta0, S0, k0, v0), saved.phase, cot, grads,
                            ctx.chunk_size, when=saved.fallback | fallback_flag(*checked))
