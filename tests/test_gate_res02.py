@@ -134,6 +134,15 @@ def test_a_kernel_only_the_interpreter_runs_does_not_compile(helper: str,
                           ("def twice", helper), signature, tmp_path)
 
 
+def test_a_name_absent_from_triton_in_a_branch_not_taken_leaves_the_kernel_judged(
+        tmp_path: Path):
+    """`tl.libdevice.trunc` (Triton 2's path) in a constexpr branch the launch does not take:
+    the judge's module keeps it (no compiler reaches it), so RES-02 decides from its own
+    compile; it had left the kernel undecided (only the candidate's module compiled)."""
+    assert_variant_judged(HERE / "hostile" / "problem.py", "absent_name_branch.py",
+                          ("ROUNDING = False", "ROUNDING = False"), None, tmp_path)
+
+
 FULL_COMPILE = """
 import contextlib, dataclasses, io, json, sys
 import triton

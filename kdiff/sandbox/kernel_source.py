@@ -10,8 +10,9 @@ recorded launch). A kernel body is compiled, not run, but Triton's front end cal
 Python functions a body names, with constant arguments; so a body may name only its own
 variables, the module's kernels and constants, Triton's builtins, and paths inside
 `ALLOWED_MODULES` (resolved here, every module on the way checked, none ending at a module:
-a module held in a variable would reach what was never resolved), and no attribute that
-starts with an underscore. What a chain rooted at a variable reaches is not resolved
+a module held in a variable would reach what was never resolved; a name absent from such a
+module reaches nothing, and Triton's front end raises where a taken branch evaluates it), and
+no attribute that starts with an underscore. What a chain rooted at a variable reaches is not resolved
 (variables hold Triton values, or the non-module objects those paths give). A file that
 needs more is not extractable: its kernels are compiled by importing it, and that compile is
 its own word.
@@ -141,7 +142,7 @@ def _resolve(path: str) -> object:
         obj: object = importlib.import_module(root)
     except ImportError:  # a torch without inductor
         raise NotExtractable(f"{path}: {root} cannot be imported here") from None
-    for n, part in enumerate(rest, 1):
+    for part in rest:
         try:
             obj = getattr(obj, part)
         except AttributeError:
@@ -150,11 +151,13 @@ def _resolve(path: str) -> object:
             try:  # a submodule not imported yet (triton.language.extra.libdevice)
                 obj = importlib.import_module(f"{obj.__name__}.{part}")
             except ImportError:
-                # A name a module of Triton's language binds only once a backend is chosen
-                # (libdevice's functions): taken as the last part, nothing reached through it.
-                if n == len(rest):
-                    return None
-                raise NotExtractable(f"{path}: no such name") from None
+                # Absent from the module: a name Triton's language binds only once a backend
+                # is chosen (libdevice's functions), or one of another Triton's
+                # (`tl.libdevice`, Triton 2's), often in a constexpr branch a launch does not
+                # take. Nothing is reached through it, and the compiler child, which holds
+                # the same modules, raises where a taken branch evaluates it, as the
+                # candidate's own module would.
+                return None
         if isinstance(obj, types.ModuleType) and not any(
                 obj.__name__ == m or obj.__name__.startswith(m + ".") for m in ALLOWED_MODULES):
             raise NotExtractable(f"{path}: reaches module {obj.__name__}")
