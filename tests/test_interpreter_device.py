@@ -60,7 +60,7 @@ def shipped_interpreter():
     from triton.runtime.autotuner import Autotuner
     builder = interpreter.interpreter_builder
     saved_builder = dict(vars(builder))
-    module_names = ("_implicit_cvt", "_patch_lang")
+    module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin")
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
                                           interpreter.ScanOps)}
@@ -95,6 +95,31 @@ def test_kernels_give_the_same_bits_with_the_dropped_work_off(shipped_interprete
         assert torch.equal(a.view(torch.int32), b.view(torch.int32))
     hashed = before[1]
     assert int(hashed.min()) < 0  # the products wrapped: the sanitiser had something to check
+
+
+def test_each_module_s_builtins_are_listed_at_its_first_patch(shipped_interpreter,
+                                                             monkeypatch):
+    """A launch's patch of `tl` wraps the builtins listed at each module's first patch, not a
+    fresh listing of its members each launch, and the kernel gives the same bits."""
+    import inspect
+    shipped = _run_mixed()
+    interpreter_device.install()
+    languages = (tl, tl.core, tl.math, tl.core.tensor, tl.core.tensor_descriptor_base)
+    listings = []
+    real = inspect.getmembers
+
+    def counting(obj, *args):
+        if any(obj is m for m in languages):
+            listings.append(obj)
+        return real(obj, *args)
+    monkeypatch.setattr(inspect, "getmembers", counting)
+    first = _run_mixed()
+    n = len(listings)
+    second = _run_mixed()
+    assert n > 0 and len(listings) == n, (n, len(listings))
+    for a, b, c in zip(shipped, first, second):
+        assert torch.equal(a.view(torch.int32), b.view(torch.int32))
+        assert torch.equal(b.view(torch.int32), c.view(torch.int32))
 
 
 def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):
