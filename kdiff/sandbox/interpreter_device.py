@@ -310,15 +310,13 @@ def _list_the_builtins_once(interpreter) -> None:
             interpreter, "_patch_attr"):
         return
     import triton.language as tl
-    listed: dict[int, tuple[object, list[tuple[str, object]]]] = {}
+    listed: dict[object, list[tuple[str, object]]] = {}  # a module or class: its builtins
 
     def patch_builtin_listed(pkg, builder, scope) -> None:
-        entry = listed.get(id(pkg))
-        if entry is None or entry[0] is not pkg:
-            entry = listed[id(pkg)] = (pkg, [(name, member) for name, member
-                                             in inspect.getmembers(pkg)
-                                             if tl.core.is_builtin(member)])
-        for name, member in entry[1]:
+        if pkg not in listed:
+            listed[pkg] = [(name, member) for name, member in inspect.getmembers(pkg)
+                           if tl.core.is_builtin(member)]
+        for name, member in listed[pkg]:
             interpreter._patch_attr(pkg, name, member, builder, scope)
 
     patch_builtin_listed.listed_once = True

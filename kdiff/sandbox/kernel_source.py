@@ -12,8 +12,8 @@ variables, the module's kernels and constants, Triton's builtins, and paths insi
 `ALLOWED_MODULES` (resolved here, every module on the way checked, none ending at a module:
 a module held in a variable would reach what was never resolved; a name absent from such a
 module reaches nothing, and Triton's front end raises where a taken branch evaluates it), and
-no attribute that starts with an underscore. What a chain rooted at a variable reaches is not resolved
-(variables hold Triton values, or the non-module objects those paths give). A file that
+no attribute that starts with an underscore. What a chain rooted at a variable reaches is not
+resolved (variables hold Triton values, or the non-module objects those paths give). A file that
 needs more is not extractable: its kernels are compiled by importing it, and that compile is
 its own word.
 
