@@ -328,12 +328,12 @@ def head_sums_kernel(dh, out, partial, T, H, G, K, BT: tl.constexpr, BK: tl.cons
     km = kk < K
     m = (t < T)[:, None] & km[None, :]
     rows = b.to(tl.int64) * T + t
+    block = b.to(tl.int64) * tl.cdiv(T, BT) + c
     acc = tl.zeros([BT, BK], dtype=tl.float32)
     for g in range(0, G):
         h = hq * G + g
         x = tl.load(dh + ((rows * H + h) * K)[:, None] + kk[None, :], mask=m, other=0.0)
         acc += x
-        block = b.to(tl.int64) * tl.cdiv(T, BT) + c
         tl.store(partial + (block * H + h) * K + kk, tl.sum(x, axis=0), mask=km)
     tl.store(out + ((rows * (H // G) + hq) * K)[:, None] + kk[None, :],
              acc.to(out.dtype.element_ty), mask=m)
