@@ -20,6 +20,8 @@ calls disagreeing beyond rounding is `allocator_history`.
 """
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,9 +155,9 @@ class MemoryHygiene(Gate):
         poison = ctx.call(_clones(pristine), poison=True, churn=True, churn_seed=CHURN_SEED)
         check_structure(poison.outputs, ev.reference)
         log.judged_labels.append(label)
-        calls = [call for call in (history, decoyed, poison) if call is not None]
-        return (self.check_poison(label, poison, history, ev)
-                or self.check_inputs(label, pristine, calls, log)
+        unpoisoned = [call for call in (history, decoyed) if call is not None]
+        return (self.check_poison(label, poison, unpoisoned, ev)
+                or self.check_inputs(label, pristine, [*unpoisoned, poison], log)
                 or (self.check_history(
                     label, decoyed, "after the reference's freed output on other inputs",
                     history, ev, log) if decoyed is not None else None)
@@ -170,12 +172,18 @@ class MemoryHygiene(Gate):
         return {i for i, (a, p) in enumerate(zip(args, pristine)) if isinstance(p, torch.Tensor)
                 and bool(bitwise_differs(a, p).any())}
 
-    def check_poison(self, label: str, poison: CallResult, history: CallResult,
+    def check_poison(self, label: str, poison: CallResult, unpoisoned: list[CallResult],
                      ev: Evaluation) -> GateResult | None:
+        """`unpoisoned`: the history call, then the decoy call where one was made."""
+        history = unpoisoned[0]
         for i, (out, ref) in enumerate(zip(poison.outputs, ev.reference)):
             hit = poisoned(out, ref)
-            # A NaN the unpoisoned call produces too is not poison: the value gates own it.
-            hit &= ~poisoned(history.outputs[i], ref)
+            # A NaN every unpoisoned call produces too is the candidate's own: the value gates
+            # own it. One call's is not enough: its uninitialised memory may hold a NaN by
+            # chance (freed bytes, an earlier call's poison), and the poison would go unseen.
+            own = functools.reduce(operator.and_,
+                                   (poisoned(call.outputs[i], ref) for call in unpoisoned))
+            hit &= ~own
             if bool(hit.any()):
                 flat = int(hit.nonzero()[0])
                 return self.result(

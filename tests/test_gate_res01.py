@@ -88,3 +88,28 @@ def test_allocator_history_is_told_from_rounding(tmp_path: Path):
                                     HygieneLog())
         assert result is not None and result.signature == "allocator_history", result
         assert "(3, 5)" in result.detail
+
+
+def test_poison_is_seen_when_one_unpoisoned_call_holds_a_nan_by_chance(tmp_path: Path):
+    """Uninitialised memory may hold a NaN in an unpoisoned call (freed bytes, an earlier
+    call's poison): only a NaN every unpoisoned call produces is the candidate's own."""
+    problem = PROBLEMS / "19_ReLU.py"
+    with CandidateProcess(problem, tmp_path / "never_started.py") as unused:
+        ctx = GateContext(load_problem(problem), unused)
+        ev = ctx.evaluate(ctx.benchmark_inputs(0))
+        ref = ev.reference[0]
+
+        def call(*nan_at: tuple[int, int]) -> CallResult:
+            out = ref.clone()
+            for where in nan_at:
+                out[where] = math.nan
+            return CallResult([out], [], 0.0)
+
+        gate = MemoryHygiene()
+        poison = call((3, 5), (7, 1))
+        result = gate.check_poison("set", poison, [call((3, 5)), call()], ev)
+        assert result is not None and result.signature == "uninitialised_output", result
+        assert "2 of" in result.detail and "(3, 5)" in result.detail
+        own = gate.check_poison("set", poison, [call((3, 5), (7, 1)), call((3, 5), (7, 1))], ev)
+        assert own is None  # the candidate's own NaN: the value gates judge it
+        assert gate.check_poison("set", poison, [call((3, 5), (7, 1))], ev) is None
