@@ -61,6 +61,15 @@ def test_aliasing_is_judged_from_the_payload_not_the_workers_word():
     assert "shares storage with input 0" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
+def test_an_output_of_another_dtype_fails_every_gate():
+    """The values are right; the dtype is part of the contract, as the shape is."""
+    gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]
+    verdict = _verdict("widens_output", gates)
+    assert verdict.native.accept is False and "dtype" in verdict.native.reason
+    for gate in gates:
+        assert "dtype torch.float64" in _failed(verdict, gate, "output_mismatch")
+
+
 def test_launches_hidden_from_the_recorder_are_suspect():
     verdict = _verdict("hides_launches", ["RES-02"])
     assert "double_kernel" in _failed(verdict, "RES-02", "launches_hidden")

@@ -794,3 +794,7 @@ def check_structure(got: list[torch.Tensor], expected: list[torch.Tensor]) -> No
         if tuple(g.shape) != tuple(e.shape):
             raise OutputStructureError(f"output {i} has shape {tuple(g.shape)}, "
                                        f"the reference's is {tuple(e.shape)}")
+        # Part of the contract as the shape is: a caller stores, sends or indexes with it.
+        if g.dtype != e.dtype:
+            raise OutputStructureError(f"output {i} has dtype {g.dtype}, "
+                                       f"the reference's is {e.dtype}")
