@@ -167,9 +167,8 @@ class MemoryHygiene(Gate):
     @staticmethod
     def mutated_by_reference(ctx: GateContext, pristine: list[Any]) -> set[int]:
         """Inputs the reference itself modifies: the contract allows the candidate to, too."""
-        args = _clones(pristine)
-        ctx.run_reference(args)
-        return {i for i, (a, p) in enumerate(zip(args, pristine)) if isinstance(p, torch.Tensor)
+        after = ctx.reference_arguments_after(pristine)
+        return {i for i, (a, p) in enumerate(zip(after, pristine)) if isinstance(p, torch.Tensor)
                 and bool(bitwise_differs(a, p).any())}
 
     def check_poison(self, label: str, poison: CallResult, unpoisoned: list[CallResult],

@@ -113,3 +113,14 @@ def test_poison_is_seen_when_one_unpoisoned_call_holds_a_nan_by_chance(tmp_path:
         own = gate.check_poison("set", poison, [call((3, 5), (7, 1)), call((3, 5), (7, 1))], ev)
         assert own is None  # the candidate's own NaN: the value gates judge it
         assert gate.check_poison("set", poison, [call((3, 5), (7, 1))], ev) is None
+
+
+def test_an_input_the_reference_modifies_may_be_modified_by_the_candidate():
+    """The reference rectifies its input in place; so does the candidate, as a clamp."""
+    memory = Path(__file__).parent / "fixtures" / "memory"
+    case = Case("clamp_in_place", memory / "relu_in_place.py", memory / "clamp_in_place.py")
+    config = RunConfig(gates=["RES-01"])
+    config.gate_options.device = "cpu"
+    result = judge_case(case, config, manager()).gates["RES-01"]
+    assert result.status is Status.PASS, result.detail
+    assert "input(s) [0] not judged for mutation" in result.detail

@@ -480,6 +480,11 @@ class GateContext:
         outs, args = self._reference_call(inputs, seed, NATIVE, None)
         return outs, set(shared_storage(outs, args, []))
 
+    def reference_arguments_after(self, inputs: list[Any]) -> list[Any]:
+        """The arguments the reference was called with, as its call left them (copies of
+        `inputs`: what it writes into them is seen here, never in `inputs`)."""
+        return self._reference_call(inputs, BENCHMARK_SEED, NATIVE, None)[1]
+
     def _reference_call(self, inputs: list[Any], seed: int, dtype: torch.dtype | None,
                         cotangents: list[torch.Tensor] | None
                         ) -> tuple[list[torch.Tensor], list[Any]]:
