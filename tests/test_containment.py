@@ -165,3 +165,27 @@ def test_a_worker_of_its_own_uid_still_has_a_user_name(tmp_path):
                           limits=UID_ALONE) as worker:
         assert _call(worker)["ok"]
         assert "uid" in worker.containment.split(",")
+
+
+@pytest.mark.skipif(confine.landlock_abi() < 1, reason="no Landlock on this kernel")
+def test_landlock_keeps_a_process_of_the_same_uid_out_of_the_unreadable_folder(tmp_path):
+    """Without a uid of its own (a judge that is not root), Landlock's read rules alone: the
+    folder is unreadable, its siblings and everything above stay readable."""
+    hidden, beside = tmp_path / "cache" / "private", tmp_path / "cache" / "open"
+    for folder in (hidden, beside):
+        folder.mkdir(parents=True)
+        (folder / "f").write_text("x")
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            confine.apply(confine.Confinement(unreadable=[str(hidden)], namespaces=False))
+            (beside / "f").read_text()
+            os.listdir(tmp_path / "cache")
+            try:
+                (hidden / "f").read_text()
+            except PermissionError:
+                status = 0
+        finally:
+            os._exit(status)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0

@@ -17,6 +17,7 @@ from processes import named  # beside this file
 
 from kdiff.commands.executor import PoolExecutor, SerialExecutor
 from kdiff.commands.run import judge_one
+from kdiff.data.cache import private_root
 from kdiff.data.model import Verdict
 from kdiff.judging import plugins
 from kdiff.judging.runconfig import RunConfig
@@ -59,6 +60,10 @@ EXPECT = {
     "kill_judge": ("raised", ("ProcessLookupError", "PermissionError"),
                    ("pid-namespace", "landlock-signal-scope", "uid")),
     "write_files": ("raised", ("PermissionError",), ("landlock-fs", "uid")),
+    # The judges' private cache: a folder of root's (0700) for a uid of its own; out of
+    # Landlock's read rules for one under the judge's uid.
+    "reads_judges_cache": ("raised", ("PermissionError",),
+                           ("landlock-unreadable-judge-cache", "uid")),
     "network": ("raised", ("PermissionError",), ("landlock-no-tcp", "seccomp")),
     "malicious_pickle": ("crash", ("unreadable reply",), ()),
     "forges_tensorfile": ("crash", ("unreadable reply",), ()),
@@ -88,7 +93,7 @@ def suite(tmp_path_factory):
     # What the attackers are told, beside them: a worker inherits no variable of the judge's.
     (folder / "hostile.json").write_text(json.dumps(
         {"targets": [str(store)], "marker": str(marker), "port": listener.getsockname()[1],
-         "shm_bytes": 2 * MEMORY}))
+         "shm_bytes": 2 * MEMORY, "private": str(private_root())}))
     try:
         pm = plugins.manager()
         config = _config()

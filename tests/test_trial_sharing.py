@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from kdiff.data.cache import PRIVATE
 from kdiff.data.model import Case, Profile, Status
 from kdiff.data.problem import load_problem
 from kdiff.gates.cmp01_distributions import DistributionCoverage
@@ -115,7 +116,7 @@ def test_the_oracle_cache_is_keyed_by_the_problems_content(tmp_path: Path, candi
     inputs = GateContext(load_problem(problem), None).benchmark_inputs(0)
     GateContext(load_problem(problem), None).evaluate(inputs)
     oracle_cache.WRITER.flush()
-    entries = list((tmp_path / "cache" / "oracle").rglob("*"))
+    entries = list((tmp_path / "cache" / PRIVATE / "oracle").rglob("*"))
     assert [p.suffix for p in entries if p.is_file()] == [".entry"]  # atomic: no .tmp left
     problem.write_text(RELU.read_text().replace("torch.relu(x)", "torch.relu(x) * 2"))
     doubled = GateContext(load_problem(problem), None).evaluate(inputs)
@@ -195,7 +196,7 @@ def test_a_judge_prunes_the_oracle_cache_once_and_again_after_storing_enough(
     oracle_cache.OracleCache.store(cache.path("entry"), {"values": [torch.zeros(1000)]})
     oracle_cache.OracleCache(RELU, "cpu")
     oracle_cache.OracleCache(RELU, "cpu")
-    assert pruned == [tmp_path / "cache" / "oracle"] * 2
+    assert pruned == [tmp_path / "cache" / PRIVATE / "oracle"] * 2
 
 
 def test_a_remembered_digest_is_the_digest_of_the_same_values():

@@ -1,7 +1,8 @@
 """Where kdiff keeps what it can compute again but would rather not: $KDIFF_CACHE, else
 $XDG_CACHE_HOME/kdiff, else ~/.cache/kdiff. Each user of it takes a folder of its own
 (RES-02's compile results, the TritonBench adapter's materialised cases, the float64
-oracle's evaluations); deleting the whole folder is always safe."""
+oracle's evaluations); deleting the whole folder is always safe. What only judges may read
+(the oracle's answers, the call lock) is in `private_root()`, which no worker can open."""
 from __future__ import annotations
 
 import hashlib
@@ -15,6 +16,19 @@ def cache_root() -> Path:
     if named:
         return Path(named)
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kdiff"
+
+
+PRIVATE = "judges-only"
+
+
+def private_root() -> Path:
+    """The cache's folder for judges alone, made 0700: a worker under a uid of its own cannot
+    enter it, and Landlock keeps one under the judge's uid out (kdiff.sandbox.confine)."""
+    folder = cache_root() / PRIVATE
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o077:
+        folder.chmod(0o700)  # made by hand, or by a kdiff before this folder was private
+    return folder
 
 
 def cache_key(version: int, *parts: str) -> str:

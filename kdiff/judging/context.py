@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from kdiff.data.cache import cache_root
+from kdiff.data.cache import private_root
 from kdiff.data.digest import DigestMemo, digest
 from kdiff.data.model import Profile
 from kdiff.data.problem import ProblemModule
@@ -82,13 +82,12 @@ class _CallLock:
     """Every candidate call of every kdiff judge that shares this cache (kdiff.data.cache: the
     user's, on one machine) holds this lock shared; a call judged again after a timeout holds
     it alone, so that no other judge's call runs beside it. It lives in the cache, which
-    outlives runs, not in a run's temporary folder, which must not."""
+    outlives runs, not in a run's temporary folder, which must not; in its private folder,
+    which no worker can open (a worker holding it would stop every judge)."""
 
     @contextlib.contextmanager
     def held(self, exclusive: bool) -> Iterator[None]:
-        root = cache_root()
-        root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(root / "calls.lock", os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(private_root() / "calls.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             yield

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from kdiff.data.cache import cache_key, cache_root, write_atomic
+from kdiff.data.cache import cache_key, private_root, write_atomic
 from kdiff.data.files import UnreadableFile, joined, with_named_siblings
 from kdiff.data.tensorfile import dumps, loads
 from kdiff.sandbox.protocol import materialised_bytes
@@ -88,10 +88,11 @@ class OracleCache:
             content = problem_sources(problem)
         except (OSError, UnreadableFile):
             content = None  # not cached: no content to name the entries by
-        self.folder = None if content is None else cache_root() / "oracle" / cache_key(
+        # A judge's own folder: a candidate that read it would find the answers it is asked.
+        self.folder = None if content is None else private_root() / "oracle" / cache_key(
             FORMAT, hashlib.sha256(content).hexdigest(), device_name(device),
             oracle_code())
-        root = cache_root() / "oracle"
+        root = private_root() / "oracle"
         if _STORED_SINCE_PRUNE.get(root, PRUNE_AFTER_BYTES) >= PRUNE_AFTER_BYTES:
             prune(root, MAX_TOTAL_BYTES)
             _STORED_SINCE_PRUNE[root] = 0

@@ -39,6 +39,7 @@ import signal
 import struct
 import sys
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable, NoReturn
 
 CLONE_NEWUSER = 0x10000000
@@ -52,7 +53,8 @@ CLUSTER_VARIABLES = ("RAY_",)  # a Ray worker's (the judge's, under --executor r
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
-FS_WRITE_FILE, FS_REMOVE_DIR, FS_REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+FS_WRITE_FILE, FS_READ_FILE = 1 << 1, 1 << 2
+FS_REMOVE_DIR, FS_REMOVE_FILE = 1 << 4, 1 << 5
 FS_MAKE = sum(1 << b for b in range(6, 13))  # char, dir, reg, sock, fifo, block, sym
 FS_REFER, FS_TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
@@ -62,6 +64,8 @@ SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 @dataclass
 class Confinement:
     writable: list[str] = field(default_factory=list)
+    # Folders it may not read (the judges' private cache): everything else stays readable.
+    unreadable: list[str] = field(default_factory=list)
     memory_bytes: int | None = None
     max_tasks: int | None = None
     max_file_bytes: int | None = None  # any one file it writes, its log (stdout) included
@@ -105,37 +109,72 @@ def landlock_abi() -> int:
     return max(int(version), 0)
 
 
-def _landlock(writable: list[str], block_network: bool) -> list[str]:
+def readable_beside(unreadable: list[str]) -> list[str]:
+    """The paths whose hierarchies hold everything but `unreadable`: for each folder above
+    an unreadable one, its other entries (Landlock grants by hierarchy, never denies)."""
+    hidden = {os.path.realpath(p) for p in unreadable}
+    above = {a for p in hidden for a in map(str, Path(p).parents)}
+
+    def reaches_hidden(path: str) -> bool:  # a link resolves where it points (pytest-current)
+        real = os.path.realpath(path)
+        return real in above or any(real == h or real.startswith(h + os.sep) for h in hidden)
+
+    paths = []
+    for folder in sorted(above):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        paths += [path for path in (os.path.join(folder, n) for n in names)
+                  if not reaches_hidden(path)]
+    return paths
+
+
+def _add_rules(ruleset: int, paths: list[str], allowed: int) -> bool:
+    """Grants `allowed` beneath each of `paths` (those it may not open are left out)."""
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        # A rule on a file (a device) may grant only the rights that apply to files.
+        on_file = allowed & (FS_WRITE_FILE | FS_TRUNCATE | FS_READ_FILE)
+        try:
+            rule = struct.pack("<Qi", allowed if os.path.isdir(path) else on_file, fd)
+            if _libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
+                             ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), rule,
+                             ctypes.c_uint32(0)) < 0:
+                return False
+        finally:
+            os.close(fd)
+    return True
+
+
+def _landlock(writable: list[str], readable: list[str] | None, block_network: bool
+              ) -> list[str]:
+    """`readable`: with a list, reading files is confined to it (and `writable`); None, not.
+    Folders stay listable everywhere (a name is no answer), so that listing one above an
+    unreadable folder (/, a home) fails nothing."""
     abi = landlock_abi()
     if abi < 1:
         return []
+    read = FS_READ_FILE if readable is not None else 0
     write = FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE
     write |= FS_REFER if abi >= 2 else 0
     write |= FS_TRUNCATE if abi >= 3 else 0
     net = NET_BIND_TCP | NET_CONNECT_TCP if block_network and abi >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
     # struct landlock_ruleset_attr grew by one u64 per feature: pass only what the ABI knows.
-    attr = struct.pack("<QQQ", write, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
+    attr = struct.pack("<QQQ", write | read, net, scoped)[: 8 if abi < 4 else 16 if abi < 6
+                                                           else 24]
     ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(len(attr)),
                             ctypes.c_uint32(0))
     if ruleset < 0:
         return []
     try:
-        for path in writable:
-            try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
-            # A rule on a file (a device) may grant only the rights that apply to files.
-            allowed = write if os.path.isdir(path) else write & (FS_WRITE_FILE | FS_TRUNCATE)
-            try:
-                rule = struct.pack("<Qi", allowed, fd)  # landlock_path_beneath_attr is packed
-                if _libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
-                                 ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH), rule,
-                                 ctypes.c_uint32(0)) < 0:
-                    return []
-            finally:
-                os.close(fd)
+        if not (_add_rules(ruleset, writable, write | read)
+                and _add_rules(ruleset, readable or [], read)):
+            return []
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             return []
         if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset),
@@ -144,6 +183,8 @@ def _landlock(writable: list[str], block_network: bool) -> list[str]:
     finally:
         os.close(ruleset)
     applied = [f"landlock-fs(abi {abi})"]
+    if read:
+        applied.append("landlock-unreadable-judge-cache")
     if net:
         applied.append("landlock-no-tcp")
     if scoped:
@@ -629,6 +670,8 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
     namespace was entered (the next fork is its init)."""
     applied: list[str] = []
     root = os.geteuid() == 0  # asked now: in a new user namespace it reads as unmapped
+    # Listed now, while this process may still read every folder above them.
+    readable = readable_beside(spec.unreadable) if spec.unreadable else None
     for path in spec.cgroups:  # first, while this process may still write cgroup files
         try:
             with open(os.path.join(path, "cgroup.procs"), "w") as f:
@@ -665,7 +708,7 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
         if _set_limit(resource.RLIMIT_NPROC, spec.max_tasks):
             applied.append(f"tasks {spec.max_tasks}")
     if spec.landlock:
-        applied += _landlock(spec.writable, spec.block_network)
+        applied += _landlock(spec.writable, readable, spec.block_network)
     if spec.seccomp:
         applied += _seccomp()
     if spec.parent is not None:

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Callable
 
+from kdiff.data.cache import private_root
 from kdiff.sandbox import protocol
 from kdiff.sandbox.confine import (
     CONTAINMENT_LINE,
@@ -199,7 +200,7 @@ def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any)
     confined: it writes only in `workdir` (and the devices it needs), under the memory, task
     and file-size caps, with no network, and dies with this process."""
     return Confinement(
-        writable=[str(workdir), *_writable_devices()],
+        writable=[str(workdir), *_writable_devices()], unreadable=[str(private_root())],
         own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
         parent=os.getpid(),
         memory_bytes=limits.memory_bytes if device == "cpu" else None,
