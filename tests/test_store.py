@@ -103,6 +103,22 @@ def test_a_file_that_names_nothing_is_keyed_by_its_bytes(tmp_path):
         assert source_digest(path) == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def test_a_file_the_candidate_reads_by_name_is_part_of_its_key(tmp_path):
+    """A candidate that runs `body.dat` (or builds `kernel.cu`) beside it is another kernel
+    once that file changes; a file it does not name changes nothing."""
+    from kdiff.data.code import source_digest
+    candidate = tmp_path / "k.py"
+    candidate.write_text("exec(open(__file__.replace('k.py', 'body.dat')).read())\n")
+    body, other = tmp_path / "body.dat", tmp_path / "notes.txt"
+    body.write_text("class ModelNew: pass\n")
+    other.write_text("a")
+    before = source_digest(candidate)
+    other.write_text("b")
+    assert source_digest(candidate) == before
+    body.write_text("class ModelNew: x = 1\n")
+    assert source_digest(candidate) != before
+
+
 def test_a_store_written_before_verdicts_kept_their_sizes_opens(tmp_path):
     path = tmp_path / "old.sqlite"
     old = sqlite3.connect(str(path))

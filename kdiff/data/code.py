@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 from kdiff import __version__
-from kdiff.data.files import joined, with_named_siblings
+from kdiff.data.files import joined, named_data_files, with_named_siblings
 
 
 @functools.lru_cache(maxsize=None)
@@ -108,6 +108,9 @@ def source_digest(path: Path) -> str:
     file."""
     files = with_named_siblings(path)
     h = hashlib.sha256(joined(files))
+    for data in named_data_files(files):  # read at run time: a changed one is another kernel
+        with open(data, "rb") as f:
+            h.update(f"\0{data.name}\0{hashlib.file_digest(f, 'sha256').hexdigest()}".encode())
     imported = frozenset().union(*(_parsed_imports(body) for _, body in files))
     if imported:
         h.update(f"\0{_digest(closure(*sorted(imported)))}".encode())

@@ -82,6 +82,16 @@ def with_named_siblings(path: Path) -> list[tuple[Path, bytes]]:
     return found
 
 
+def named_data_files(files: list[tuple[Path, bytes]]) -> list[Path]:
+    """The files other than modules beside the first of `files` (with_named_siblings') whose
+    names any of them has in its text: what it reads by name (a `.cu` source it builds, a
+    table it loads). Links and folders are left out."""
+    folder = files[0][0].parent
+    text = b"\n".join(body for _, body in files).decode("utf-8", "replace")
+    return [p for p in sorted(folder.iterdir()) if p.suffix != ".py" and not p.is_symlink()
+            and p.is_file() and re.search(rf"(?<![\w.]){re.escape(p.name)}(?![\w.])", text)]
+
+
 def joined(files: list[tuple[Path, bytes]]) -> bytes:
     """The first file's content, then the name and content of each other one: what names a
     file together with the siblings it runs beside (with_named_siblings). A file alone is its
