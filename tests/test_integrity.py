@@ -61,6 +61,14 @@ def test_aliasing_is_judged_from_the_payload_not_the_workers_word():
     assert "shares storage with input 0" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
+def test_inputs_changed_in_place_are_read_by_the_judge_not_from_the_reply():
+    """Changes its input and sends a pristine copy of it back: on the CPU the judge reads the
+    input's memory (the arena) itself. On CUDA the inputs after a call are the worker's word."""
+    verdict = _verdict("forges_its_inputs", ["RES-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "input 0 modified in place" in _failed(verdict, "RES-01", "input_mutated")
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]

@@ -26,6 +26,7 @@ from kdiff.numerics import sizes, tolerance
 from kdiff.numerics.oracle import OracleResult, TrustedStaleEntry, run_oracle
 from kdiff.numerics.tolerance import BoundModel
 from kdiff.sandbox.process import (
+    JUDGE_READ_INPUTS,
     CandidateFailure,
     CandidateOverBudget,
     CandidateProcess,
@@ -712,12 +713,17 @@ class GateContext:
             payload, seed, dtype, calls=1,
             # inputs kept in the worker do not survive the restart after a timeout
             retry=not options.get("use_stored_inputs"))
-        try:  # aliasing and the inputs after the call are judged here, from the payload
+        try:  # aliasing is judged here, from the payload
             parsed = CallReply.parse(reply, None if options.get("use_stored_inputs")
                                      else len(payload))
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
-        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, parsed.inputs_after)
+        # The inputs after the call as the judge read them from the arena (a CPU worker's),
+        # else as the payload has them.
+        read = reply.get(JUDGE_READ_INPUTS) or [None] * len(parsed.inputs_after)
+        after = [mine if mine is not None else theirs
+                 for mine, theirs in zip(read, parsed.inputs_after)]
+        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after)
 
     def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
                              seed: int, dtype: torch.dtype | None, calls: int,

@@ -64,6 +64,7 @@ from typing import Any, BinaryIO, Callable
 
 from kdiff.data.cache import private_root
 from kdiff.sandbox import protocol
+from kdiff.sandbox.arena import InputArena
 from kdiff.sandbox.confine import (
     CONTAINMENT_LINE,
     Confinement,
@@ -84,6 +85,11 @@ from kdiff.sandbox.workerenv import confined_environment
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
 _JUDGE_FOLDERS: dict[int, Path] = {}
+
+
+# The key under which a `call` reply carries the inputs as the judge read them from the arena
+# after the call (a worker's own key of that name is dropped first).
+JUDGE_READ_INPUTS = "inputs_read_by_judge"
 
 
 def judge_folder() -> Path:
@@ -285,6 +291,9 @@ class CandidateProcess:
         # candidate gains nothing by failing on purpose). Each start is seconds on CUDA.
         self.load_error: str | None = None
         self.starts = 0  # workers started (each one imported the candidate)
+        # A CPU worker computes on inputs in this memory, which the judge reads after each
+        # call itself (kdiff.sandbox.arena); a CUDA worker copies them to its device.
+        self._arena: InputArena | None = None
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -306,6 +315,8 @@ class CandidateProcess:
         if self._deadline is None and self.limits.case_timeout:
             self._deadline = time.monotonic() + self.limits.case_timeout
         self._budgeted(0.0)  # a spent budget starts nothing
+        if self.device == "cpu" and self._arena is None:
+            self._arena = InputArena()
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
         protocol.widen_pipe(judge_to_worker_w)
@@ -318,7 +329,8 @@ class CandidateProcess:
                                                limits.memory_bytes, limits.max_tasks)
         spec = confinement(self.device, limits, self.workdir,
                            cgroups=self._cgroup.paths if self._cgroup else [],
-                           pipe_fds=[judge_to_worker_r, worker_to_judge_w])
+                           pipe_fds=[judge_to_worker_r, worker_to_judge_w,
+                                     *([self._arena.fd] if self._arena else [])])
         self._proc = None
         if limits.warm_start:
             try:
@@ -327,12 +339,12 @@ class CandidateProcess:
             except ZygoteUnavailable:
                 pass  # a cold start below
         if self._proc is None:
-            worker = [sys.executable, "-m", "kdiff.sandbox.zygote", "worker", str(judge_to_worker_r),
-                      str(worker_to_judge_w)]
+            worker = [sys.executable, "-m", "kdiff.sandbox.zygote", "worker",
+                      *map(str, spec.pipe_fds)]
             self._proc = subprocess.Popen(
                 spec.command(worker),
                 stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                pass_fds=(judge_to_worker_r, worker_to_judge_w), env=env,
+                pass_fds=tuple(spec.pipe_fds), env=env,
                 start_new_session=True, cwd=str(self.workdir))
         os.close(judge_to_worker_r)
         os.close(worker_to_judge_w)
@@ -445,6 +457,9 @@ class CandidateProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+        if self._arena is not None:
+            self._arena.close()
+            self._arena = None
         try:
             os.unlink(self._log.name)
         except OSError:
@@ -536,6 +551,7 @@ class CandidateProcess:
         if self._proc is None:
             self._spawn()
         msg = {"cmd": cmd, **payload}
+        places = self._place_inputs(msg)
         started = time.perf_counter()
         # The default deadline shrinks once the candidate is known to hang (HangRecord); a
         # deadline the caller sets is kept (a timeout judged again alone).
@@ -552,7 +568,23 @@ class CandidateProcess:
         reply = self._checked(reply)
         if cmd == "build":
             self._replay.append(msg)
+        reply.pop(JUDGE_READ_INPUTS, None)  # the judge's own reading, never the worker's
+        if places is not None:
+            reply[JUDGE_READ_INPUTS] = self._arena.read(places)
         return reply
+
+    def _place_inputs(self, msg: dict[str, Any]) -> list[dict[str, Any] | None] | None:
+        """A call's inputs put in the arena (their places in the message, the tensors left out
+        of it), where there is one; not the inputs a worker keeps across calls by name, which
+        later calls would overwrite there."""
+        if self._arena is None or msg["cmd"] != "call" or msg.get("store_inputs_as") \
+                or msg.get("use_stored_inputs"):
+            return None
+        places = self._arena.place(msg["inputs"])
+        if places is not None:
+            msg["inputs"] = [None if p is not None else x for x, p in zip(msg["inputs"], places)]
+            msg["arena"] = places
+        return places
 
     def provenance(self, recording: bool) -> dict[str, Any]:
         """The worker's provenance record since the last reading (which this one clears);

@@ -3,17 +3,18 @@ the native check sees the allocator history the benchmark's own harness would), 
 instances, and calls them on inputs the judge sends.
 
 Nothing here decides a verdict: outputs go back to the judge, which holds the oracle and
-does every comparison. Nor does anything here report evidence the judge takes on its word:
-a call's reply holds the outputs, the inputs as they are after the call and the outputs kept
-from earlier calls in one payload, and the judge finds shared storage and modified inputs in
-it itself. A candidate that patches this module, torch, or builtins can only change what it
-sends back about itself.
+does every comparison. A call's reply holds the outputs, the inputs as they are after the
+call and the outputs kept from earlier calls in one payload, in which the judge finds shared
+storage itself; on the CPU the inputs are in the judge's memory (kdiff.sandbox.arena), which
+it reads after the call instead of the reply's copies. A candidate that patches this module,
+torch, or builtins can change what it sends back about itself: its outputs, and (on CUDA
+only its word) its inputs after the call, aliasing and kept outputs.
 
 Every call, the native check's and every gate's, goes through `cmd_call`: the request is
 taken out of its message and its preparations done before the candidate runs, so that no
 frame the candidate can walk holds what a gate asked for (churn, poison, kept outputs).
 
-Run as `python -m kdiff.sandbox.worker READ_FD WRITE_FD`.
+Run as `python -m kdiff.sandbox.worker READ_FD WRITE_FD [ARENA_FD]`.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ import torch
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.seeding import set_seed
 from kdiff.sandbox import interpreter_device, protocol
+from kdiff.sandbox.arena import on_arena
 from kdiff.sandbox.launches import LaunchRecorder
 from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
 from kdiff.sandbox.provenance import ProvenanceRecorder
@@ -71,6 +73,7 @@ class CallRequest:
 
     key: str
     inputs: list[Any] = field(default_factory=list)
+    arena: list[dict[str, Any] | None] | None = None  # where placed inputs are (InputArena)
     use_stored_inputs: str | None = None
     store_inputs_as: str | None = None
     churn: bool = False
@@ -111,7 +114,8 @@ def to_cpu_sharing(tensors: list[Any]) -> list[Any]:
 
 
 class Worker:
-    def __init__(self) -> None:
+    def __init__(self, arena_fd: int | None = None) -> None:
+        self.arena_fd = arena_fd  # the judge's input arena (kdiff.sandbox.arena), CPU only
         self.device = "cpu"
         self.problem = None
         self.candidate_cls: type | None = None
@@ -176,8 +180,10 @@ class Worker:
         if request.use_stored_inputs:
             inputs = self.stored_inputs[request.use_stored_inputs]
         else:
-            inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
-                      for x in request.inputs]
+            inputs = request.inputs
+            if request.arena is not None and self.arena_fd is not None:
+                inputs = on_arena(self.arena_fd, request.arena, inputs)
+            inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
         if request.store_inputs_as:
             self.stored_inputs[request.store_inputs_as] = inputs
         if request.churn:
@@ -338,9 +344,9 @@ def disguise_process() -> None:
     ctypes.memmove(start, name.ljust(end - start, b"\0"), end - start)
 
 
-def main(read_fd: int, write_fd: int) -> None:
+def main(read_fd: int, write_fd: int, arena_fd: int | None = None) -> None:
     disguise_process()
-    worker = Worker()
+    worker = Worker(arena_fd)
     while True:
         try:
             msg = protocol.read_message(read_fd, None, trusted=True)
@@ -364,4 +370,4 @@ def main(read_fd: int, write_fd: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    main(*map(int, sys.argv[1:4]))

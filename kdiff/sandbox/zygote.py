@@ -224,14 +224,14 @@ def run_python(argv: list[str]) -> None:
         os._exit(code)
 
 
-def run_worker(read_fd: int, write_fd: int) -> None:
+def run_worker(read_fd: int, write_fd: int, arena_fd: int | None = None) -> None:
     """The worker loop, warm or cold (its `init` request caps a CUDA worker's allocator)."""
     from kdiff.data.seeding import fp32_means_fp32, one_thread
     from kdiff.sandbox import worker
     one_thread()  # as the judge: the zygote's torch was started with one thread per core
     fp32_means_fp32()  # as the judge's reference
     try:
-        worker.main(read_fd, write_fd)
+        worker.main(read_fd, write_fd, arena_fd)
     finally:
         sys.stdout.flush()
         os._exit(0)
@@ -363,7 +363,7 @@ def _serve(sock: socket.socket, children: _Children) -> None:
     """Answer the judge's requests until it goes away."""
     while True:
         try:
-            data, fds, _, _ = socket.recv_fds(sock, _MAX_REQUEST, 3)
+            data, fds, _, _ = socket.recv_fds(sock, _MAX_REQUEST, 4)  # 2 pipes, arena, log
         except OSError:
             return
         if not data:
@@ -404,4 +404,4 @@ if __name__ == "__main__":
         finally:
             os._exit(0)  # no interpreter teardown: the frozen imports are never collected
     else:
-        run_worker(int(sys.argv[2]), int(sys.argv[3]))
+        run_worker(*map(int, sys.argv[2:5]))

@@ -1,0 +1,126 @@
+"""A CPU worker's inputs in memory the judge owns: a sealed memfd both map, so that what a
+call leaves in its inputs is read by the judge itself, not taken from the worker's reply.
+
+The judge writes each call's input storages into the arena (`InputArena.place`) and sends
+their places; the worker builds its input tensors on its own mapping of them (`on_arena`), so
+that the candidate computes on that memory; after the reply the judge reads its own mapping
+(`InputArena.read`). A worker that rewrites its reply (kdiff.sandbox.worker's serialiser
+patched) can still send a pristine copy as its inputs, but the arena holds what it left in
+them. To leave them pristine it must restore them before replying: then no caller sees them
+changed either. The seals keep the worker from shrinking the file under the judge's mapping.
+
+CUDA workers copy their inputs to the device, where the judge cannot look: there the inputs
+after a call are the worker's word (its reply), as are aliasing and kept outputs everywhere.
+"""
+from __future__ import annotations
+
+import fcntl
+import mmap
+import os
+from typing import Any
+
+import torch
+
+# Virtual size: the file is sparse, and only what a call's inputs cover is ever touched (by the
+# judge, whose memory it counts as) or mapped (by the worker). Inputs larger than this go
+# through the pipe as before.
+ARENA_BYTES = 1 << 34
+ALIGN = 64  # each storage on a cache line, as an allocator places it
+_SEALS = getattr(fcntl, "F_SEAL_SHRINK", 2) | getattr(fcntl, "F_SEAL_GROW", 4) | \
+    getattr(fcntl, "F_SEAL_SEAL", 1)
+_ADD_SEALS = getattr(fcntl, "F_ADD_SEALS", 1033)
+
+
+def _dtype(name: str) -> torch.dtype:
+    dtype = getattr(torch, name.removeprefix("torch."), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ValueError(f"not a dtype: {name!r}")
+    return dtype
+
+
+def _bytes_of(storage: torch.UntypedStorage) -> torch.Tensor:
+    return torch.empty(0, dtype=torch.uint8).set_(storage)
+
+
+class InputArena:
+    """The judge's side: the memfd (passed to each worker it starts) and its mapping."""
+
+    def __init__(self, size: int = ARENA_BYTES) -> None:
+        self.fd = os.memfd_create("inputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(self.fd, size)
+        fcntl.fcntl(self.fd, _ADD_SEALS, _SEALS)
+        self.size = size
+        self._map = mmap.mmap(self.fd, size)
+
+    def place(self, inputs: list[Any]) -> list[dict[str, Any] | None] | None:
+        """Writes the storages of `inputs`' CPU tensors into the arena, each once (tensors that
+        share storage here share it in the worker); returns each input's place (None for what
+        is not such a tensor), or None where they do not fit."""
+        places: list[dict[str, Any] | None] = []
+        at: dict[int, tuple[int, int]] = {}
+        end = 0
+        for x in inputs:
+            if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.layout != \
+                    torch.strided or x.untyped_storage().nbytes() == 0:
+                places.append(None)
+                continue
+            storage = x.untyped_storage()
+            if storage.data_ptr() not in at:
+                start = -(-end // ALIGN) * ALIGN
+                if start + storage.nbytes() > self.size:
+                    return None
+                at[storage.data_ptr()] = (start, storage.nbytes())
+                end = start + storage.nbytes()
+            start, nbytes = at[storage.data_ptr()]
+            places.append({"at": start, "nbytes": nbytes, "dtype": str(x.dtype),
+                           "shape": list(x.shape), "stride": list(x.stride()),
+                           "offset": x.storage_offset()})
+        for x, place in zip(inputs, places):
+            if place is not None:
+                self._view(place).copy_(_bytes_of(x.untyped_storage()))
+        return places
+
+    def read(self, places: list[dict[str, Any] | None]) -> list[torch.Tensor | None]:
+        """The inputs as the arena holds them now (copies), None where not placed."""
+        copies: dict[int, torch.UntypedStorage] = {}
+        result: list[torch.Tensor | None] = []
+        for place in places:
+            if place is None:
+                result.append(None)
+                continue
+            if place["at"] not in copies:
+                copies[place["at"]] = self._view(place).clone().untyped_storage()
+            result.append(torch.empty(0, dtype=_dtype(place["dtype"])).set_(
+                copies[place["at"]], place["offset"], place["shape"], place["stride"]))
+        return result
+
+    def _view(self, place: dict[str, Any]) -> torch.Tensor:
+        return torch.frombuffer(self._map, dtype=torch.uint8, count=place["nbytes"],
+                                offset=place["at"])
+
+    def close(self) -> None:
+        self._map.close()
+        os.close(self.fd)
+
+
+def on_arena(fd: int, places: list[dict[str, Any] | None], inputs: list[Any]) -> list[Any]:
+    """The worker's side: `inputs` with each placed tensor built on its mapping of the arena
+    (the rest as sent)."""
+    placed = [p for p in places if p is not None]
+    if not placed:
+        return inputs
+    end = max(p["at"] + p["nbytes"] for p in placed)
+    mapping = mmap.mmap(fd, -(-end // mmap.PAGESIZE) * mmap.PAGESIZE)
+    storages: dict[int, torch.UntypedStorage] = {}
+    result = []
+    for x, place in zip(inputs, places):
+        if place is None:
+            result.append(x)
+            continue
+        if place["at"] not in storages:
+            storages[place["at"]] = torch.frombuffer(
+                mapping, dtype=torch.uint8, count=place["nbytes"],
+                offset=place["at"]).untyped_storage()
+        result.append(torch.empty(0, dtype=_dtype(place["dtype"])).set_(
+            storages[place["at"]], place["offset"], place["shape"], place["stride"]))
+    return result
