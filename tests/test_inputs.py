@@ -36,6 +36,20 @@ def test_probability_inputs_stay_distributions(tmp_path):
     assert torch.allclose(x.sum(-1), torch.ones(4))
 
 
+def test_inputs_always_in_ascending_order_stay_so(tmp_path):
+    """Bucket boundaries (what searchsorted and bucketize require) are drawn sorted; a
+    random input, and a sorted one of two values (in order by chance too often), are not."""
+    problem = write_problem(tmp_path, (
+        "def get_inputs():\n"
+        "    return [torch.randn(64), torch.sort(torch.randn(31)).values,\n"
+        "            torch.sort(torch.randn(5, 7), dim=0).values, torch.sort(torch.randn(2)).values]\n"))
+    templates = gen.learn_templates(problem)
+    assert [t.sorted_dim for t in templates] == [None, 0, 0, None]
+    x, boundaries, columns, _ = gen.realize(templates, gen.heavy_tailed(), seed=4)
+    assert bool((boundaries.diff() >= 0).all()) and bool((columns.diff(dim=0) >= 0).all())
+    assert not bool((x.diff() >= 0).all())
+
+
 def test_strategies_are_reproducible_and_distinct():
     a = gen.with_outliers(gen.normal())((100,), torch.Generator().manual_seed(5))
     b = gen.with_outliers(gen.normal())((100,), torch.Generator().manual_seed(5))
