@@ -1795,3 +1795,35 @@ def test_ord01_reads_the_range_of_an_fp8_output(tmp_path: Path):
     problem = problem_source(quantize, "torch.randn(32, 256)")
     result = judge(tmp_path, problem, candidate_source(quantize), ["ORD-01"])
     assert result.gates["ORD-01"].status is Status.PASS, result.gates["ORD-01"].detail
+
+
+# -- a -inf mask the reference writes ----------------------------------------------------------
+
+MASKED_SOFTMAX = ("torch.softmax(x.masked_fill(~m, float('-inf')), -1)",
+                  "torch.randn(32, 128), (torch.rand(32, 128) > 0.3) | (torch.arange(128) == 0)",
+                  "e / e.sum(-1, keepdim=True)",
+                  "xm = torch.where(m, X, float('-inf')); e = torch.exp(xm - xm.amax(-1, keepdim=True))")
+CAUSAL_ATTENTION = ("torch.softmax(x @ m.transpose(-1, -2) / 8.0 + torch.full((64, 64), float('-inf'))"
+                    ".triu(1), -1) @ m", "torch.randn(2, 64, 64), torch.randn(2, 64, 64)",
+                    "torch.nn.functional.scaled_dot_product_attention(X, M, M, is_causal=True)", "")
+
+
+@pytest.mark.parametrize("reference, inputs, result, prelude", [MASKED_SOFTMAX, CAUSAL_ATTENTION],
+                         ids=["masked_fill", "causal additive"])
+def test_a_minus_inf_mask_leaves_the_value_gates_judging(tmp_path: Path, reference: str,
+                                                         inputs: str, result: str, prelude: str):
+    """The -inf a mask writes made every magnitude of the softmax behind it inf or NaN: each
+    value gate reported every trial under-specified ('every pick is a near tie') and the
+    verifier accepted, a softmax computed in bf16 too (397x the bound now). The honest
+    kernel is judged on every trial and passes; the bf16 one fails."""
+    gates = ["CMP-01", "ORD-01", "PRC-03"]
+    problem = problem_source(reference, inputs, "x, m")
+    for name, cast, status in [("honest", "", Status.PASS), ("bf16", ".bfloat16()", Status.FAIL)]:
+        body = result.replace("X", f"x{cast}").replace("M", f"m{cast}")
+        candidate = candidate_source(f"({body}).float()", "x, m", prelude.replace("X", f"x{cast}"))
+        (tmp_path / name).mkdir()
+        verdict = judge(tmp_path / name, problem, candidate, gates)
+        for gate in gates:
+            detail = verdict.gates[gate].detail
+            assert verdict.gates[gate].status is status, (name, gate, detail)
+            assert "under-specified" not in detail or gate == "PRC-03", (name, gate, detail)

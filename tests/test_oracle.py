@@ -118,6 +118,35 @@ def test_the_peak_is_the_largest_magnitude_behind_an_output():
     assert run_oracle(Lambda(torch.sigmoid), [torch.ones(3)]).peaks[0] < 2
 
 
+MASKS = {  # the reference's -inf mask, written four ways
+    "masked_fill": lambda x, m: x.masked_fill(~m, float("-inf")),
+    "where": lambda x, m: torch.where(m, x, float("-inf")),
+    "additive": lambda x, m: x + torch.zeros(x.shape, dtype=x.dtype).masked_fill(~m, float("-inf")),
+    # a comparison of computed values (a step), far from its threshold: where's allowance
+    # for a flipped mask, 0 times |x - (-inf)|, was NaN
+    "computed": lambda x, m: torch.where(x - 1e9 * (~m).to(x.dtype) > -1e3, x, float("-inf")),
+}
+
+
+@pytest.mark.parametrize("mask", list(MASKS))
+def test_a_minus_inf_mask_adds_nothing_to_a_softmax_s_scale(mask):
+    """|-inf| as the magnitude of a masked position made every magnitude of a masked
+    softmax inf or NaN (its finite differences shifted -inf by h * inf): no value was judged,
+    a bf16 softmax was accepted. A masked position is exact now: its output's scale is 0, and
+    a row the mask keeps whole has the scale it has under a mask that keeps everything."""
+    g = torch.Generator().manual_seed(0)
+    x, m = torch.randn(8, 16, generator=g), torch.rand(8, 16, generator=g) > 0.3
+    m[:, 0] = True
+    m[0] = True
+    model = Lambda(lambda x, m: torch.softmax(MASKS[mask](x, m), -1))
+    r = run_oracle(model, [x, m])
+    scale = r.magnitudes[0]
+    assert bool(torch.isfinite(scale).all()) and r.peaks[0] < 1e3
+    assert bool((scale[~m] == 0).all()) and bool((scale[m] >= r.values[0][m]).all())
+    unmasked = run_oracle(model, [x, torch.ones_like(m)])
+    assert torch.equal(scale[0], unmasked.magnitudes[0][0])
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_a_random_op_is_differenced_with_its_own_draw(device):
     """Dropout in training mode (bernoulli_ on CPU, one fused op on CUDA): the finite

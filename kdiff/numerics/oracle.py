@@ -13,6 +13,8 @@ Magnitude propagation rules (a first-order forward error analysis):
   derivative of the operation along that operand's magnitude, |J_k M_k|, taken by a central
   difference in float64. For elementwise ops this is exactly |f'(x)| M, the first-order
   propagation of an operand error of size u*M.
+A non-finite value (a mask's -inf fill) is exact: its own scale is 0, and an output the
+finite differences leave unchanged (-inf, NaN) has slope 0.
 Depth: contractions add their reduction length (matmul K, convolution C_in/groups*kh*kw, the
 number of summed elements); other reductions (softmax, norms, variance) add the number of
 elements each output reads; elementwise ops add 1; data movement adds 0.
@@ -310,7 +312,7 @@ class MagnitudeTracer(EagerDispatchMode):
     def declare(self, t: torch.Tensor, stored: torch.dtype) -> None:
         """An input or parameter (upcast to float64) stored as `stored` in the working run."""
         if self.coarse(stored):
-            own = t.detach().abs()
+            own = _own_scale(t)
             self.record(t, Traced(own, 0, _largest(own), stored, 0.0))
 
     def coarse(self, stored: torch.dtype) -> bool:
@@ -326,7 +328,7 @@ class MagnitudeTracer(EagerDispatchMode):
             return entry[1]
         if entry is not None and torch.equal(entry[2], _fingerprint(t)):
             return entry[1]
-        own = t.detach().abs()
+        own = _own_scale(t)
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
 
     def _read(self, table: dict, t: torch.Tensor) -> Any:
@@ -368,7 +370,7 @@ class MagnitudeTracer(EagerDispatchMode):
     def worst_error(self, x: torch.Tensor, known: Traced) -> torch.Tensor:
         """The worst-case error of `x` in the working arithmetic: the rounding of every step
         of depth behind it, all of one sign, and the storage roundings, at its scale."""
-        scale = known.magnitude.to(x.device) if self.magnitudes else x.detach().abs()
+        scale = known.magnitude.to(x.device) if self.magnitudes else _own_scale(x)
         return (WORST_CASE_C * unit_roundoff(self.arithmetic)
                 * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
 
@@ -517,8 +519,7 @@ class MagnitudeTracer(EagerDispatchMode):
                     out.device)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
-                magnitudes = magnitudes + (row * out.detach().abs() if ROUNDED_LSE[func]
-                                           else row)
+                magnitudes = magnitudes + (row * _own_scale(out) if ROUNDED_LSE[func] else row)
             steps = self._steps(func, args, kwargs, out) if is_step(func, out, kwargs) else None
             if steps is not None:
                 allowance[id(out)] = steps
@@ -526,7 +527,7 @@ class MagnitudeTracer(EagerDispatchMode):
             if condition is not None:  # a flipped mask picks the other operand
                 apart = (args[1] - args[2]).abs()
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
-                    apart > 0, condition.magnitude * apart, 0.0)
+                    (apart > 0) & (condition.magnitude > 0), condition.magnitude * apart, 0.0)
             self._keep_integral(func, args, kwargs, flat, out, steps)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
@@ -535,11 +536,11 @@ class MagnitudeTracer(EagerDispatchMode):
                 allowance[id(o)] = allowance.get(id(o), 0.0) + extra
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
-                magnitude = torch.maximum(m.abs(), o.detach().abs())
+                magnitude = torch.maximum(m.abs(), _own_scale(o))
                 # the peak is the size of what was computed: a step's or an open pick's
                 # allowance, or an infinite magnitude carried from one (not judged there),
                 # is no value that could leave the format's range
-                sized = torch.where(torch.isfinite(magnitude), magnitude, o.detach().abs())
+                sized = torch.where(torch.isfinite(magnitude), magnitude, _own_scale(o))
                 peak = torch.maximum(peak_in, _largest(sized))
                 self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                       peak, *stored))
@@ -643,6 +644,16 @@ class MagnitudeTracer(EagerDispatchMode):
         smallest_out = min(max(1, o.numel()) for o in float_outs)
         return max(1, biggest_in // smallest_out)
 
+
+def _own_scale(t: torch.Tensor) -> torch.Tensor:
+    """|t| as an error scale, 0 where t is not finite. A non-finite value (a mask's -inf
+    fill, an injected NaN) is judged by its class and no finite error moves it, so it adds
+    nothing to what is computed from it: as |-inf| it made every magnitude of a masked
+    softmax inf or NaN through the finite differences, and no value there was judged."""
+    t = t.detach()
+    return torch.where(torch.isfinite(t), t.abs(), 0.0)
+
+
 def _largest(t: torch.Tensor) -> torch.Tensor:
     """max |t| in float64 as a 0-d tensor (0 for an empty one), on t's device: no sync."""
     t = t.detach()
@@ -740,7 +751,7 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
     group's signs agree got 1e-3 where r ~ 1.5, and the fp32 reference used 11x the
     bound. Larger groups, and the other operands, keep the one sample."""
     outs, out_spec = tree_flatten(out)
-    total = [o.detach().abs() if _is_float(o) else o for o in outs]
+    total = [_own_scale(o) if _is_float(o) else o for o in outs]
     for k, a in enumerate(flat):
         if not _is_float(a):
             continue
@@ -810,7 +821,10 @@ def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
             evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
         except RuntimeError:
             return []
-    return [(i, torch.nan_to_num(((o_hi - o_lo) / (2 * h)).abs(), nan=math.inf))
+    # An output both evaluations leave the same (a -inf fill, NaN) has slope 0, not the NaN of
+    # (-inf) - (-inf); elsewhere a NaN difference is a slope nothing bounds.
+    return [(i, torch.where((o_hi == o_lo) | (o_hi.isnan() & o_lo.isnan()), 0.0,
+                            torch.nan_to_num(((o_hi - o_lo) / (2 * h)).abs(), nan=math.inf)))
             for i, (o_hi, o_lo) in enumerate(zip(*evaluations)) if _is_float(o_hi)]
 
 
@@ -961,6 +975,7 @@ def opaque_scale(o: torch.Tensor, float_input_numel: int) -> tuple[torch.Tensor,
     TritonBench gold Triton kernel say): nothing is known of its operands, so each element is
     judged against the output's typical magnitude (its mean |value|) as well as its own, and
     every output is taken to read every input element (the longest reduction possible)."""
-    typical = o.abs().mean() if o.numel() else o.new_zeros(())
+    own = _own_scale(o)
+    typical = own.mean() if o.numel() else o.new_zeros(())
     depth = max(1, float_input_numel // max(1, o.numel()) + 1)
-    return o.abs() + typical, depth
+    return own + typical, depth
