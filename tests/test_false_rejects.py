@@ -1827,3 +1827,34 @@ def test_a_minus_inf_mask_leaves_the_value_gates_judging(tmp_path: Path, referen
             detail = verdict.gates[gate].detail
             assert verdict.gates[gate].status is status, (name, gate, detail)
             assert "under-specified" not in detail or gate == "PRC-03", (name, gate, detail)
+
+
+# -- a scan of log-sum-exps ---------------------------------------------------------------------
+
+LOGADDEXP_SCAN = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = [x[:, 0].to(DTYPE)]
+        for j in range(1, x.shape[1]):
+            out.append(torch.logaddexp(out[-1], x[:, j].to(DTYPE)))
+        return torch.stack(out, 1).float()
+"""
+
+
+def test_a_logaddexp_scan_is_judged_as_the_scan_it_is(tmp_path: Path):
+    """logcumsumexp was in no table of the oracle's: depth 1 where its last output reads the
+    whole axis, and no unit term for the log of a rounded sum. An fp32 scan of logaddexp
+    failed CMP-01 (1.2x) and CMP-03 at dim 1000 (3.5x); it passes, and a bf16 scan fails."""
+    gates = ["CMP-01", "CMP-03"]
+    problem = problem_source("torch.logcumsumexp(x, -1)", "torch.randn(16, 128) * 4")
+    honest = judge(tmp_path, problem, LOGADDEXP_SCAN.replace("DTYPE", "torch.float32"), gates)
+    for gate in gates:
+        assert honest.gates[gate].status is Status.PASS, honest.gates[gate].detail
+    (tmp_path / "bf16").mkdir()
+    bf16 = judge(tmp_path / "bf16", problem, LOGADDEXP_SCAN.replace("DTYPE", "torch.bfloat16"),
+                 ["CMP-01"])
+    assert bf16.gates["CMP-01"].status is Status.FAIL, bf16.gates["CMP-01"].detail

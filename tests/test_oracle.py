@@ -40,6 +40,16 @@ def test_depth_adds_along_the_longest_chain():
     assert r.depths[0] <= 27 + 64 + 4
 
 
+def test_a_log_sum_exp_scan_is_as_deep_as_its_axis_and_gains_the_unit_term():
+    """logcumsumexp's last output reads the whole axis, and each is the log of a rounded sum
+    (as logsumexp: an absolute error u whatever the output's size)."""
+    x = torch.full((2, 50), -30.0)
+    r = run_oracle(Lambda(lambda t: torch.logcumsumexp(t, -1)), [x])
+    assert r.depths == [50]
+    # the first output is x_0: |out| + |J M| + the sign pattern's |J (s M)|, 30 each, + 1
+    assert r.magnitudes[0][:, 0].tolist() == pytest.approx([3 * 30 + 1] * 2)
+
+
 def test_elementwise_scale_includes_the_derivative():
     x = torch.tensor([10.0])
     r = run_oracle(Lambda(torch.exp), [x])

@@ -135,6 +135,7 @@ AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten.var_mean.correction: _reduced_count,
     aten.linalg_vector_norm.default: lambda a, k: _reduced_count((a[0], a[2] if len(a) > 2 else None), {}),
     aten.cumprod.default: _dim_size,
+    aten.logcumsumexp.default: _dim_size,  # a scan: its last output reads the whole axis
 }
 
 _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
@@ -144,8 +145,9 @@ _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magni
 # the output's own size. At a row's maximum, log_softmax is -log S ~ 0 and its derivative
 # along the inputs' magnitudes ~ 0, so without this unit term the bound there fell below the
 # half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
-# the N additions that make S).
-LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default}
+# the N additions that make S). logcumsumexp is log S_k for each prefix; a scan of
+# logaddexp(a, b) = max + log1p(exp(-|a - b|)) rounds log1p at the scale of 1 at each step.
+LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default, aten.logcumsumexp.default}
 
 # Normalisations an honest kernel may form from the row's log-sum-exp, rounded: log_softmax as
 # x - lse, softmax as exp(x - lse) (flash attention's stored lse, a fused cross entropy). The
