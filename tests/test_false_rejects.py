@@ -94,6 +94,44 @@ def test_batchnorm_reference_as_its_own_candidate_passes(tmp_path: Path):
     assert result.status is Status.PASS, result.detail
 
 
+EMA_PROBLEM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.register_buffer("ema", torch.zeros(dim))
+
+    def forward(self, x):
+        self.ema.mul_(0.9).add_(0.1 * x.mean(0))
+        return x - self.ema
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return [16]
+"""
+
+
+def test_a_reference_whose_output_depends_on_its_calls_is_refused_not_judged(tmp_path: Path):
+    """Every evaluation starts from the buffers as built, the candidate's instance keeps its
+    own: an honest running average failed every gate. Such a problem is refused in one line;
+    training-mode BatchNorm, which updates its statistics without reading them, is judged."""
+    honest = EMA_PROBLEM.replace("class Model", "class ModelNew").replace(
+        "self.ema.mul_(0.9).add_(0.1 * x.mean(0))", "self.ema.lerp_(x.sum(0) / x.shape[0], 0.1)")
+    verdict = judge(tmp_path, EMA_PROBLEM, honest, ["CMP-01"])
+    assert verdict.verifier_accept is None and verdict.error_kind == "problem"
+    assert "updates buffer `ema`" in verdict.error and verdict.native.accept is None
+    batchnorm = judge(tmp_path, BATCHNORM_PROBLEM,
+                      BATCHNORM_PROBLEM.replace("class Model", "class ModelNew"), ["CMP-01"])
+    assert batchnorm.error is None and batchnorm.gates["CMP-01"].status is Status.PASS
+
+
 def test_running_statistics_do_not_carry_from_one_evaluation_to_the_next(tmp_path: Path):
     """Training-mode BatchNorm updates running statistics it does not read; a trial near the
     range's end left variances past fp32's range in them, and every later trial's traced

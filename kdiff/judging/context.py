@@ -439,6 +439,38 @@ class GateContext:
                 b.copy_(buffers[name])
         return model
 
+    def history_dependence(self) -> str | None:
+        """Why the reference's output depends on the calls before it, or None: a buffer its
+        forward updates (a running average it subtracts) that changes its next output on
+        the same inputs and seed. Every evaluation here starts from the buffers as built;
+        the candidate's instance keeps its own across calls (resetting them would tell
+        kdiff's calls from a caller's), so such a problem has no judgement that is fair to
+        both. Training-mode BatchNorm updates its statistics without reading them: no."""
+        model = self.reference()
+        built = {n: b.detach().clone() for n, b in model.named_buffers()}
+        if not built:
+            return None
+        inputs = self.to_device(self.benchmark_inputs(0), NATIVE)
+        outputs = []
+        with torch.no_grad():
+            for _ in range(2):
+                gen.set_seed(BENCHMARK_SEED)
+                try:
+                    out = model(*[x.clone() if isinstance(x, torch.Tensor) else x
+                                  for x in inputs])
+                except Exception:  # noqa: BLE001 - the gates report a reference that raises
+                    return None
+                outputs.append([o.detach().clone() for o in
+                                (out if isinstance(out, (tuple, list)) else [out])
+                                if isinstance(o, torch.Tensor)])
+        changed = [n for n, b in model.named_buffers() if not torch.equal(b, built[n])]
+        self.reference()  # its buffers as built again
+        if not changed or all(_same_bits(a, b) for a, b in zip(*outputs)):
+            return None
+        return (f"the reference's output depends on the calls before it: its forward "
+                f"updates buffer `{changed[0]}`, and its next output on the same inputs "
+                f"differs; kdiff judges a model whose calls are independent")
+
     def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE,
                       instance: str = "") -> str:
         """The worker's name for the candidate built with `seed` and `dtype` (built on first
@@ -786,6 +818,11 @@ class GateContext:
                     f"{self.candidate.limits.call_timeout:g} s: too busy a machine to judge "
                     f"a timeout") from None
         return seconds[-1]
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(
+        a.reshape(-1).contiguous().view(torch.uint8), b.reshape(-1).contiguous().view(torch.uint8))
 
 
 def _nonfinite(outputs: list[torch.Tensor]) -> int:

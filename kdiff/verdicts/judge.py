@@ -93,6 +93,9 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     with CheckedCandidate(case.problem, case.candidate, config.device, tuple(entry),
                           config.limits) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
+        if resume is None and (history := ctx.history_dependence()) is not None:
+            return Verdict(case, NativeVerdict(None, preset, reason=history), {},
+                           error=history)
         start = time.perf_counter()
         if on_start is not None and resume is None:
             on_start("the native check")
