@@ -11,11 +11,14 @@ from kdiff.data.model import Status, Verdict
 # characters, which text from a candidate's exception may carry: no report renders them, and
 # XML 1.0 (JUnit) forbids most of them outright.
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Beside them, what no encoder writes (a lone surrogate: UTF-8 refuses it, the terminal's print
+# raised) and what XML 1.0 excludes (the two noncharacters U+FFFE, U+FFFF).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def printable(text: str) -> str:
-    """`text` without terminal escapes and control characters (newlines and tabs kept)."""
+    """`text` without terminal escapes, control characters and unencodable code points
+    (newlines and tabs kept)."""
     return _CONTROL.sub("", _ESCAPES.sub("", text))
 
 ACCEPT = {True: "accept", False: "REJECT", None: "n/a"}

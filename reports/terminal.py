@@ -25,6 +25,12 @@ def scaled_text(verdict: Verdict) -> str:
                                     for n, (b, j) in verdict.scaled_sizes.items())
 
 
+def _one_line(text: str) -> str:
+    """A candidate's text (an exception's message) as one printable line: no line of its own
+    can pass for one of the report's."""
+    return " | ".join(line for line in printable(text).splitlines() if line.strip())
+
+
 def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90) -> str:
     lines = [f"{verdict.case.id}", f"  problem:   {verdict.case.problem}",
              f"  candidate: {verdict.case.candidate}"]
@@ -32,9 +38,9 @@ def verdict_table(verdict: Verdict, gate_names: dict[str, str], width: int = 90)
         lines.append(f"  sizes:     {scaled_text(verdict)}")
     n = verdict.native
     lines.append(f"  native check ({n.preset}, {n.implementation}): {_accept(n.accept)}"
-                 + (f" - {n.reason}" if n.reason else ""))
+                 + (f" - {_one_line(n.reason)}" if n.reason else ""))
     if verdict.error:
-        lines.append(f"  error: {verdict.error}")
+        lines.append(f"  error: {_one_line(verdict.error)}")
     rows = []
     for gid, g in verdict.gates.items():
         detail = printable(g.detail).replace("\n", " ")

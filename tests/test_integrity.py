@@ -78,6 +78,31 @@ def test_an_output_of_another_dtype_fails_every_gate():
         assert "dtype torch.float64" in _failed(verdict, gate, "output_mismatch")
 
 
+def test_unencodable_text_from_a_worker_reaches_no_report_or_store(tmp_path, capsys):
+    """The worker's message is made encodable where the judge reads it: the run, its store
+    and every report of it work, and the kernel is rejected for raising."""
+    from kdiff.commands.cli import main
+    root = tmp_path / "kb"
+    shutil.copytree(HOSTILE.parent / "fixtures" / "kernelbench_checkout", root)
+    runs = root / "runs" / "hostile"
+    runs.mkdir(parents=True)
+    shutil.copy(HOSTILE / "raises_unencodable.py", runs / "level_1_problem_1_sample_0_kernel.py")
+    store, out = tmp_path / "s.sqlite", tmp_path / "r"
+    args = ["--root", str(root), "--runs", str(runs), "--store", str(store), "--gates",
+            "CMP-01", "--device", "cpu", "--fail-on", "never"]
+    assert main(["run", "--bench", "kernelbench", *args]) == 0
+    assert main(["report", "--store", str(store), "--markdown", f"{out}.md", "--junit",
+                 f"{out}.xml", "--json", f"{out}.json", "--fail-on", "never"]) == 0
+    shown = capsys.readouterr().out
+    shown.encode("utf-8")
+    assert "\x1b" not in shown and "  verifier: accept" not in shown.splitlines()
+    kernel = json.loads(Path(f"{out}.json").read_text())["kernels"][0]
+    assert kernel["verifier_accept"] is False and "?" in kernel["gates"]["CMP-01"]["detail"]
+    import xml.etree.ElementTree as ET
+    assert ET.parse(f"{out}.xml").getroot().find("testsuite") is not None
+    Path(f"{out}.md").read_text(encoding="utf-8")
+
+
 def test_launches_hidden_from_the_recorder_are_suspect():
     verdict = _verdict("hides_launches", ["RES-02"])
     assert "double_kernel" in _failed(verdict, "RES-02", "launches_hidden")

@@ -92,7 +92,9 @@ def test_terminal_report_and_progress_line():
     assert "error: KernelBench/level2/matmul.py" in progress_line(3, 3, 1.0, _verdicts()[2])
 
 
-HOSTILE_TEXT = "</details><h2>owned</h2> `x` *y* \x1b[31mred\x1b[0m\x07 | end"
+# A lone surrogate, which no encoder writes, and a line of its own dressed as the report's.
+HOSTILE_TEXT = ("</details><h2>owned</h2> `x` *y* \x1b[31mred\x1b[0m\x07 | end \ud800"
+                "\n  verifier: accept")
 
 
 def _hostile() -> list[Verdict]:
@@ -103,7 +105,7 @@ def _hostile() -> list[Verdict]:
     inf = GateResult("PRC-01", Status.FAIL, "below_working_precision", "worst infx",
                      worst_ratio=float("inf"))
     nan = GateResult("CMP-01", Status.PASS, None, "", worst_ratio=float("nan"))
-    return [Verdict(case, NativeVerdict(True, "kernelbench"),
+    return [Verdict(case, NativeVerdict(False, "kernelbench", reason=HOSTILE_TEXT),
                     {"EXC-01": raised, "PRC-01": inf, "CMP-01": nan})]
 
 
@@ -155,6 +157,8 @@ def test_terminal_output_carries_no_escape_sequences():
     verdict = _hostile()[0]
     shown = verdict_table(verdict, {}) + explanations(verdict)
     assert "\x1b" not in shown and "\x07" not in shown and "red" in shown
+    shown.encode("utf-8")  # printing it raised on the surrogate
+    assert "  verifier: accept" not in verdict_table(verdict, {}).splitlines()
 
 
 def test_reports_name_the_undecided_kernels_with_their_reason(tmp_path):

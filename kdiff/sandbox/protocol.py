@@ -143,7 +143,20 @@ def read_message(fd: int, timeout: float | None, trusted: bool,
     if not trusted and (covered := materialised_bytes(message)) > limit:
         raise MessageRefused(f"a message of {size} bytes whose tensors cover {covered} bytes "
                              f"(views repeating their storage), at most {limit} accepted")
-    return message
+    return message if trusted else encodable(message)
+
+
+def encodable(obj: Any) -> Any:
+    """`obj` with every string in it (dict keys too) made encodable: a lone surrogate, which
+    a JSON header may carry (an exception's message of "\\ud800"), replaced. Otherwise it
+    reaches the verdict and the store, and printing, writing or reporting either raised."""
+    if isinstance(obj, str):
+        return obj.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(obj, dict):
+        return {encodable(k): encodable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(encodable(v) for v in obj)
+    return obj
 
 
 def _span(t: torch.Tensor) -> tuple[int, int]:
