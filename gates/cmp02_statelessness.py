@@ -13,6 +13,9 @@ When a call fails, the gate works out which pattern broke it:
   loop, are answered correctly;
 - `seed_specialised`: only an instance built with another seed is wrong;
 - `input_specialised`: otherwise (an answer that holds only for the benchmark's inputs).
+A call on the kept tensors that leaves them changed (where the reference leaves its own
+unchanged) fails `input_mutated`: a kernel that writes into its inputs only once it sees the
+same tensors again escapes RES-01, whose every call has new ones.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from typing import Any, Iterator
 
 import torch
 
-from kdiff.data.model import GateResult
+from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, TrialLog, benchmark_draw, normal_draw
 from kdiff.gates.ord02_determinism import bitwise_equal
 from kdiff.judging.context import (
@@ -141,6 +144,7 @@ class Statelessness(ThresholdedGate):
         made: list[Call] = []
         stored: Call | None = None  # the last call on the worker's kept tensors
         self._evaluations: dict[tuple[str, int], Evaluation] = {}
+        self._reference_mutates: set[int] | None = None
         try:
             for call in self.trials(ctx):
                 if call.pattern in (OVERWRITE, STORED_AGAIN) and stored is None:
@@ -150,7 +154,9 @@ class Statelessness(ThresholdedGate):
                     call.inputs = _clone(stored.inputs_after)
                     # Unchanged unless a call wrote into its inputs (RES-01 judges that).
                     call.data = stored.data if _same(stored.inputs, call.inputs) else ""
-                failure = self.judge_trial(ctx, call, log)
+                failure = self.judge_trial(ctx, call, log) or self.kept_unchanged(ctx, call)
+                if failure is not None and failure.signature == "input_mutated":
+                    return failure
                 if failure is not None:
                     signature, why = self.diagnose(ctx, call, made)
                     failure.signature = signature
@@ -169,6 +175,26 @@ class Statelessness(ThresholdedGate):
         result = self.summarize(log)
         result.detail = f"{len(made)} calls; {result.detail}"
         return result
+
+    def kept_unchanged(self, ctx: GateContext, call: Call) -> GateResult | None:
+        """A call on the kept tensors must leave in them what they held before it (the judge
+        reads them from its own memory on the CPU: kdiff.sandbox.arena)."""
+        if call.pattern not in (STORE, OVERWRITE, STORED_AGAIN) or call.inputs_after is None:
+            return None
+        before = gen.cast_inputs(call.inputs, call.dtype)
+        if self._reference_mutates is None:
+            after = ctx.reference_arguments_after(_clone(before))
+            self._reference_mutates = {i for i, (a, b) in enumerate(zip(after, before))
+                                       if isinstance(b, torch.Tensor)
+                                       and not bitwise_equal(a.cpu(), b.cpu())}
+        for i, (b, a) in enumerate(zip(before, call.inputs_after)):
+            if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor) and \
+                    i not in self._reference_mutates and not bitwise_equal(a.cpu(), b.cpu()):
+                changed = int((a.cpu() != b.cpu()).sum())
+                return self.result(Status.FAIL, f"{call.label}: input {i} modified in place: "
+                                   f"{changed} of {b.numel()} elements changed (the reference "
+                                   f"leaves it unchanged)", "input_mutated")
+        return None
 
     def evaluate_trial(self, ctx: GateContext, trial: Trial) -> Evaluation:
         assert isinstance(trial, Call)

@@ -69,6 +69,14 @@ def test_inputs_changed_in_place_are_read_by_the_judge_not_from_the_reply():
     assert "input 0 modified in place" in _failed(verdict, "RES-01", "input_mutated")
 
 
+def test_inputs_changed_only_when_handed_again_fail_cmp02():
+    """RES-01's calls all have new tensors; CMP-02's kept ones come back: changed, they fail."""
+    verdict = _verdict("mutates_kept_inputs", ["RES-01", "CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["RES-01"].status is Status.PASS, verdict.gates["RES-01"]
+    assert "modified in place" in _failed(verdict, "CMP-02", "input_mutated")
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]

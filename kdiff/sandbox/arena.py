@@ -21,9 +21,10 @@ from typing import Any
 
 import torch
 
-# Virtual size: the file is sparse, and only what a call's inputs cover is ever touched (by the
-# judge, whose memory it counts as) or mapped (by the worker). Inputs larger than this go
-# through the pipe as before.
+# Virtual size at most: the file is sparse, and only what a call's inputs cover is ever
+# touched by the judge or mapped by the worker. A worker may dirty the rest, charged to its
+# memory cgroup; the file lives as long as that worker (InputArena is made for each start and
+# closed when it ends), so what it holds is freed with it. Inputs larger go through the pipe.
 ARENA_BYTES = 1 << 34
 ALIGN = 64  # each storage on a cache line, as an allocator places it
 _SEALS = getattr(fcntl, "F_SEAL_SHRINK", 2) | getattr(fcntl, "F_SEAL_GROW", 4) | \
@@ -43,22 +44,27 @@ def _bytes_of(storage: torch.UntypedStorage) -> torch.Tensor:
 
 
 class InputArena:
-    """The judge's side: the memfd (passed to each worker it starts) and its mapping."""
+    """The judge's side: the memfd (passed to the worker it is made for) and its mapping. A
+    call's inputs go after those a worker keeps across calls by name (`keep`), which stay
+    until `release`; every call's inputs are here, so that none differs in where it lives."""
 
     def __init__(self, size: int = ARENA_BYTES) -> None:
-        self.fd = os.memfd_create("inputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        self.fd = os.memfd_create("", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         os.ftruncate(self.fd, size)
         fcntl.fcntl(self.fd, _ADD_SEALS, _SEALS)
         self.size = size
         self._map = mmap.mmap(self.fd, size)
+        self._kept_end = 0  # the inputs kept across calls lie below
 
-    def place(self, inputs: list[Any]) -> list[dict[str, Any] | None] | None:
+    def place(self, inputs: list[Any], keep: bool = False
+              ) -> list[dict[str, Any] | None] | None:
         """Writes the storages of `inputs`' CPU tensors into the arena, each once (tensors that
         share storage here share it in the worker); returns each input's place (None for what
-        is not such a tensor), or None where they do not fit."""
+        is not such a tensor), or None where they do not fit. With `keep` they stay until
+        `release`, and later calls' inputs go after them."""
         places: list[dict[str, Any] | None] = []
         at: dict[int, tuple[int, int]] = {}
-        end = 0
+        end = self._kept_end
         for x in inputs:
             if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.layout != \
                     torch.strided or x.untyped_storage().nbytes() == 0:
@@ -78,7 +84,13 @@ class InputArena:
         for x, place in zip(inputs, places):
             if place is not None:
                 self._view(place).copy_(_bytes_of(x.untyped_storage()))
+        if keep:
+            self._kept_end = end
         return places
+
+    def release(self) -> None:
+        """The inputs kept across calls are no longer used: their room is the next call's."""
+        self._kept_end = 0
 
     def read(self, places: list[dict[str, Any] | None]) -> list[torch.Tensor | None]:
         """The inputs as the arena holds them now (copies), None where not placed."""

@@ -64,7 +64,7 @@ from typing import Any, BinaryIO, Callable
 
 from kdiff.data.cache import private_root
 from kdiff.sandbox import protocol
-from kdiff.sandbox.arena import InputArena
+from kdiff.sandbox.arena import ARENA_BYTES, InputArena
 from kdiff.sandbox.confine import (
     CONTAINMENT_LINE,
     Confinement,
@@ -294,6 +294,7 @@ class CandidateProcess:
         # A CPU worker computes on inputs in this memory, which the judge reads after each
         # call itself (kdiff.sandbox.arena); a CUDA worker copies them to its device.
         self._arena: InputArena | None = None
+        self._kept_places: dict[str, list[dict[str, Any] | None]] = {}  # by stored name
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
@@ -315,8 +316,9 @@ class CandidateProcess:
         if self._deadline is None and self.limits.case_timeout:
             self._deadline = time.monotonic() + self.limits.case_timeout
         self._budgeted(0.0)  # a spent budget starts nothing
-        if self.device == "cpu" and self._arena is None:
-            self._arena = InputArena()
+        if self.device == "cpu":  # a fresh one: what a worker left in the last is freed
+            self._close_arena()
+            self._arena = InputArena(min(ARENA_BYTES, self.limits.memory_bytes or ARENA_BYTES))
         judge_to_worker_r, judge_to_worker_w = os.pipe()
         worker_to_judge_r, worker_to_judge_w = os.pipe()
         protocol.widen_pipe(judge_to_worker_w)
@@ -457,9 +459,7 @@ class CandidateProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-        if self._arena is not None:
-            self._arena.close()
-            self._arena = None
+        self._close_arena()
         try:
             os.unlink(self._log.name)
         except OSError:
@@ -575,16 +575,31 @@ class CandidateProcess:
 
     def _place_inputs(self, msg: dict[str, Any]) -> list[dict[str, Any] | None] | None:
         """A call's inputs put in the arena (their places in the message, the tensors left out
-        of it), where there is one; not the inputs a worker keeps across calls by name, which
-        later calls would overwrite there."""
-        if self._arena is None or msg["cmd"] != "call" or msg.get("store_inputs_as") \
-                or msg.get("use_stored_inputs"):
+        of it), where there is one; those a worker keeps by name stay there until `forget`,
+        and a call on them reads them there."""
+        if self._arena is None:
             return None
-        places = self._arena.place(msg["inputs"])
+        if msg["cmd"] == "forget":
+            self._arena.release()
+            self._kept_places.clear()
+        if msg["cmd"] != "call":
+            return None
+        if msg.get("use_stored_inputs"):
+            return self._kept_places.get(msg["use_stored_inputs"])
+        name = msg.get("store_inputs_as")
+        places = self._arena.place(msg["inputs"], keep=bool(name))
         if places is not None:
             msg["inputs"] = [None if p is not None else x for x, p in zip(msg["inputs"], places)]
             msg["arena"] = places
+            if name:
+                self._kept_places[name] = places
         return places
+
+    def _close_arena(self) -> None:
+        if self._arena is not None:
+            self._arena.close()
+            self._arena = None
+        self._kept_places = {}
 
     def provenance(self, recording: bool) -> dict[str, Any]:
         """The worker's provenance record since the last reading (which this one clears);
