@@ -20,6 +20,7 @@ from kdiff.data.digest import DigestMemo, digest
 from kdiff.data.model import Profile
 from kdiff.data.problem import ProblemModule
 from kdiff.data.seeding import random_state, set_random_state
+from kdiff.data.vjp import input_gradients
 from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes, tolerance
@@ -538,11 +539,8 @@ class GateContext:
                 outs = [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs]
                 if cotangents is not None:
                     wrt = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
-                    grads = torch.autograd.grad(outs, wrt, [c.to(o) for c, o in
-                                                            zip(cotangents, outs)],
-                                                allow_unused=True)
-                    outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
-                                                         for g, a in zip(grads, wrt)]
+                    outs = [o.detach() for o in outs] + input_gradients(outs, wrt,
+                                                                        cotangents)
             self._synchronize()  # a device-side assert surfaces here, not in a later gate
         except Exception as exc:  # noqa: BLE001
             error = f"{type(exc).__name__}: {exc}"
@@ -702,10 +700,12 @@ class GateContext:
 
     @staticmethod
     def cotangents(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
-        """Fixed random output gradients (a seeded normal draw per output)."""
+        """Fixed random output gradients (a seeded normal draw per output). An integer output
+        has no gradient: zeros, its draw made all the same so that the others' stay put."""
         gen_ = torch.Generator().manual_seed(4242)
-        return [torch.randn(o.shape, generator=gen_, dtype=torch.float64).to(o.dtype)
-                for o in outputs]
+        draws = [torch.randn(o.shape, generator=gen_, dtype=torch.float64) for o in outputs]
+        return [d.to(o.dtype) if o.is_floating_point() or o.is_complex()
+                else torch.zeros(o.shape, dtype=o.dtype) for d, o in zip(draws, outputs)]
 
     def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
              dtype: torch.dtype | None = NATIVE, instance: str = "",

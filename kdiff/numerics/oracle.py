@@ -54,6 +54,7 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
 from kdiff.data.dispatch import EagerDispatchMode
+from kdiff.data.vjp import input_gradients
 from kdiff.numerics.integers import (
     BINARY_STEPS,
     COMPARISONS,
@@ -932,10 +933,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
             wrt = [a for a in args if _is_float(a)]
-            grads = torch.autograd.grad(outs, wrt, [c.to(o) for c, o in zip(cotangents, outs)],
-                                        allow_unused=True)
-            outs = [o.detach() for o in outs] + [torch.zeros_like(a) if g is None else g
-                                                 for g, a in zip(grads, wrt)]
+            outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
     values, mags, depths, peaks, quantizations = [], [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_float(a))
     outs = [o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)

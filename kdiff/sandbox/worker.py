@@ -31,6 +31,7 @@ import torch
 
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.seeding import set_seed
+from kdiff.data.vjp import input_gradients
 from kdiff.sandbox import interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
 from kdiff.sandbox.launches import LaunchRecorder
@@ -225,7 +226,7 @@ class Worker:
             if cotangents is not None:
                 with PROVENANCE.candidate(model, call=False):
                     outputs = [o.detach() for o in outputs] + input_gradients(
-                        outputs, inputs, cotangents)
+                        outputs, [x for x in inputs if _is_float(x)], cotangents)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         finally:
@@ -287,15 +288,6 @@ class Worker:
 
 def _is_float(x: Any) -> bool:
     return isinstance(x, torch.Tensor) and x.is_floating_point()
-
-
-def input_gradients(outputs: list[torch.Tensor], inputs: list[Any],
-                    cotangents: list[torch.Tensor]) -> list[torch.Tensor]:
-    """The VJP of the outputs against every floating input (zeros where unused)."""
-    wrt = [x for x in inputs if _is_float(x)]
-    cots = [c.to(o.device, o.dtype) for c, o in zip(cotangents, outputs)]
-    grads = torch.autograd.grad(outputs, wrt, cots, allow_unused=True)
-    return [torch.zeros_like(x) if g is None else g.detach() for g, x in zip(grads, wrt)]
 
 
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
