@@ -7,8 +7,9 @@ ProblemModule.set_sizes) and all of them together,
 draws the benchmark's inputs again at the new sizes, and judges the candidate against the
 oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
 not multiples of any power-of-two block (17, 127, 1000), and the same values in a non-contiguous
-(transposed) layout. A size at which the reference itself raises is outside the class and is
-not judged. A problem's variants (ProblemModule.variants: the other configurations its
+(transposed) layout. A size at which the reference itself raises, or returns an output with
+no elements that has some at the benchmark's sizes, is outside the class and is not judged.
+A problem's variants (ProblemModule.variants: the other configurations its
 benchmark judges, such as the other calls of a TritonBench test) are judged at their own
 sizes too: a kernel right on the one configuration replayed and wrong on another its
 benchmark tests is specialised to that configuration.
@@ -26,7 +27,12 @@ import torch
 from kdiff.data.files import UnreadableFile, read_regular_file
 from kdiff.data.model import GateResult, Profile, Status
 from kdiff.gates.base import SHARED_BENCHMARK_SEED, ThresholdedGate, Trial, TrialLog
-from kdiff.judging.context import GateContext, GateOptions, OutputStructureError
+from kdiff.judging.context import (
+    GateContext,
+    GateOptions,
+    OutputStructureError,
+    ReferenceFailure,
+)
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes
 from kdiff.sandbox.launches import MAX_RECORDED
@@ -129,6 +135,9 @@ class ShapeLog(TrialLog):
     interpreted: bool | None = None
     timed_out: list[GateResult] = field(default_factory=list)
     held_out_judged: int = 0
+    # per output, whether the reference's has elements at the benchmark's sizes (None until
+    # the benchmark shape is evaluated)
+    filled: list[bool] | None = None
 
 
 @dataclass
@@ -139,6 +148,11 @@ class ShapeTrial(Trial):
     # What the trial varies (the benchmark shape, one constant, all of them, a layout, a
     # variant): the gate reports one failure per class and goes on to the other classes.
     kind: str = ""
+
+    @property
+    def held_out(self) -> bool:
+        """Sizes other than the benchmark's (a variant's are the benchmark's own too)."""
+        return bool(self.constants) and self.signature != "variant_specialised"
 
 
 @dataclass
@@ -303,12 +317,37 @@ class ShapePolymorphism(ThresholdedGate):
                 and isinstance(exc, CandidateTimeout)
                 and not isinstance(exc, CandidateOverBudget))
 
+    def outside_class(self, ctx: GateContext, trial: ShapeTrial, log: ShapeLog) -> bool:
+        """Whether the reference leaves a held-out size outside the problem's class, noted as
+        not judged: it raises there, or an output of its has no elements where it has some at
+        the benchmark's sizes (interleaved RoPE at head_dim 1: `x[..., 1::2]` is empty), which
+        no candidate can be held to. At the benchmark shape it notes which outputs have
+        elements. The evaluation is the one judge_trial reuses."""
+        if not (trial.held_out or trial.kind == "benchmark shape"):
+            return False
+        try:
+            reference = self.evaluate_trial(ctx, trial).reference
+        except ReferenceFailure as exc:
+            log.skipped.append(f"{trial.label}: {exc}")
+            return True
+        if not trial.held_out:
+            log.filled = [r.numel() > 0 for r in reference]
+            return False
+        empty = [i for i, (r, filled) in enumerate(zip(reference, log.filled or []))
+                 if filled and r.numel() == 0]
+        if empty:
+            log.skipped.append(f"{trial.label}: the reference's output {empty[0]} has no "
+                               f"elements here (shape {tuple(reference[empty[0]].shape)})")
+        return bool(empty)
+
     def judge_shape(self, ctx: GateContext, trial: ShapeTrial, log: ShapeLog
                     ) -> GateResult | None:
         """One trial through the bound; a failure of values carries the trial's signature.
         A candidate that raises, or returns the wrong shape, fails the gate at once (the
         exception, raised on, names the trial): with the trial's signature on a
         non-contiguous layout or for a wrong shape, else the exception's own."""
+        if self.outside_class(ctx, trial, log):
+            return None
         try:
             failure = self.judge_trial(ctx, trial, log)
         except CandidateFailure as exc:

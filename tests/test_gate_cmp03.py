@@ -103,6 +103,69 @@ def test_sizes_the_reference_refuses_are_skipped_not_failed(tmp_path: Path):
     assert "not judged (dim=" in result.detail  # dim=1, 17, 127, ...: get_inputs() raised
 
 
+PAIR_ROTATION_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Rotates adjacent feature pairs, as interleaved RoPE does: at dim 1 no pair is whole and
+    the output is empty; odd dims above 1 raise."""
+
+    def forward(self, x):
+        x1, x2 = x[:, 0::2], x[:, 1::2]
+        return torch.stack([x1 - x2, x1 + x2], dim=-1).flatten(-2)
+
+
+batch_size = 8
+dim = 16
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# Returns the input's shape, as a masked kernel writing into empty_like(x) does: at dim 1 the
+# lone feature passes through.
+PAIR_ROTATION_CANDIDATE = '''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        n = x.shape[1] // 2
+        a, b = x[:, 0:2 * n:2], x[:, 1:2 * n:2]
+        out = x.clone()
+        out[:, 0:2 * n:2], out[:, 1:2 * n:2] = a - b, a + b
+        return out
+'''
+
+
+def test_a_size_where_the_reference_s_output_is_empty_is_skipped_not_failed(tmp_path: Path):
+    """Interleaved RoPE at head_dim 1 failed `shape_specialised` (the candidate's (8, 1)
+    against the reference's (8, 0)); a wrong shape where the reference's output has elements
+    still fails."""
+    problem = tmp_path / "93_PairRotation.py"
+    problem.write_text(PAIR_ROTATION_PROBLEM)
+    candidate = tmp_path / "pair_rotation.py"
+    candidate.write_text(PAIR_ROTATION_CANDIDATE)
+    result = judge(problem, candidate).gates["CMP-03"]
+    assert result.status is Status.PASS, result.detail
+    assert "not judged (dim=1 (benchmark 16): inputs (8, 1): the reference's output 0 has no " \
+        "elements here (shape (8, 0))" in result.detail, result.detail
+    padded = tmp_path / "padded_to_the_benchmark_batch.py"
+    padded.write_text(PAIR_ROTATION_CANDIDATE.replace(
+        "        return out", "        return torch.cat([out, out.new_zeros(max(0, 8 - len(out)), "
+        "out.shape[1])])").replace("import torch.nn", "import torch\nimport torch.nn"))
+    result = judge(problem, padded).gates["CMP-03"]
+    assert result.status is Status.FAIL and result.signature == "shape_specialised", result.detail
+    assert result.detail.startswith("batch_size=1 (benchmark 8)"), result.detail
+
+
 WIDE_DOUBLING_PROBLEM = '''
 import torch
 import torch.nn as nn
