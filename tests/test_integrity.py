@@ -77,6 +77,17 @@ def test_inputs_changed_only_when_handed_again_fail_cmp02():
     assert "modified in place" in _failed(verdict, "CMP-02", "input_mutated")
 
 
+def test_a_hang_is_timed_against_the_reference_in_the_judge():
+    """The reference's time that excuses a timeout as load is measured in the judge: the
+    candidate's worker, which slows the reference there, cannot pass its hang off as load."""
+    relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+    case = Case(id="hides_hang_as_load", problem=relu,
+                candidate=HOSTILE / "hides_hang_as_load.py")
+    config = RunConfig(gates=["CMP-03"], limits=SandboxLimits(call_timeout=3.0))
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert "again alone" in _failed(verdict, "CMP-03", "hang")
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]

@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -803,21 +804,20 @@ class GateContext:
 
     def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype | None
                           ) -> float:
-        """The reference's time for one call on `inputs`, in the candidate's worker, after a
-        warm-up call."""
-        key = self.reference_key_in_worker(seed, dtype)
-        seconds = []
+        """The reference's time for one call on `inputs`, in the judge, after a warm-up
+        call. Not in the candidate's worker: its code, imported there, can slow the
+        reference's calls down and pass its own hang off as a busy machine."""
+        seconds = 0.0
         for _ in range(2):
-            try:
-                seconds.append(self.candidate.request(
-                    "call", timeout=self.candidate.limits.call_timeout, key=key,
-                    inputs=inputs)["seconds"])
-            except CandidateTimeout:
-                raise MachineTooBusy(
-                    f"the reference itself gave no answer within the call timeout of "
-                    f"{self.candidate.limits.call_timeout:g} s: too busy a machine to judge "
-                    f"a timeout") from None
-        return seconds[-1]
+            start = time.perf_counter()
+            self.run_reference(inputs, seed, dtype)
+            seconds = time.perf_counter() - start
+        if seconds > self.candidate.limits.call_timeout:
+            raise MachineTooBusy(
+                f"the reference itself took {seconds:.3g} s, past the call timeout of "
+                f"{self.candidate.limits.call_timeout:g} s: too busy a machine to judge a "
+                f"timeout")
+        return seconds
 
 
 def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
