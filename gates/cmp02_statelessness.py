@@ -11,6 +11,8 @@ When a call fails, the gate works out which pattern broke it:
   the answer depends on the calls made before (statistics kept after a warm-up, counters);
 - `stack_sniffing`: the same inputs, called from a frame named as the benchmark's correctness
   loop, are answered correctly;
+- `grad_mode_specialised`: wrong only with autograd on (a training loop's forward), where the
+  benchmark calls with it off;
 - `seed_specialised`: only an instance built with another seed is wrong;
 - `input_specialised`: otherwise (an answer that holds only for the benchmark's inputs).
 A call on the kept tensors that leaves them changed (where the reference leaves its own
@@ -51,8 +53,8 @@ FRESH_SEEDS = (7, 1234)
 STORED = "cmp02"  # the name of the input set the worker keeps across calls
 
 # How the inputs of a call relate to earlier calls.
-FRESH, REPEAT, STORE, OVERWRITE, STORED_AGAIN, FRESH_PARAMETERS = (
-    "fresh", "repeat", "store", "overwrite", "stored_again", "fresh_parameters")
+FRESH, REPEAT, STORE, OVERWRITE, STORED_AGAIN, FRESH_PARAMETERS, AUTOGRAD = (
+    "fresh", "repeat", "store", "overwrite", "stored_again", "fresh_parameters", "autograd")
 
 
 @dataclass
@@ -127,6 +129,8 @@ class Statelessness(ThresholdedGate):
                  data="normal"),
             Call("A again in new tensors", _clone(a), pattern=REPEAT, data="A"),
             Call("E again in new tensors", _clone(e), pattern=REPEAT, data="E"),
+            Call("B again in new tensors, autograd on", _clone(b), pattern=AUTOGRAD, data="B",
+                 call_options={"grad": True}),
         ]
         assert len(sequence) >= MIN_CALLS
         for i, call in enumerate(sequence):
@@ -230,6 +234,9 @@ class Statelessness(ThresholdedGate):
         for prev in reversed(same_instance):
             if within_bound(failed.outputs, self.evaluate_trial(ctx, prev), prev.bound_model):
                 return "stateful_cache", f"the answer is that of an earlier {prev.label}"
+        if failed.pattern == AUTOGRAD and self._answers(ctx, failed, stack="neutral"):
+            return "grad_mode_specialised", ("the same inputs with autograd off, as the "
+                                             "benchmark calls, are answered correctly")
         # The instance has answered earlier calls (the native check's, other gates', this
         # gate's): a fresh one that gets these inputs right shows the history broke it.
         if self._answers(ctx, failed, stack="neutral", instance="fresh"):

@@ -123,7 +123,7 @@ SIGNATURES = {s.name: s for s in (
               "another output"),
     Signature("uninitialised_output", ("RES-01",), "output elements read from memory the "
               "candidate never wrote (poisoned allocations showed through)"),
-    Signature("input_mutated", ("RES-01",), "an input was modified in place"),
+    Signature("input_mutated", ("RES-01", "CMP-02"), "an input was modified in place"),
     Signature("allocator_history", ("RES-01",), "the output depends on what earlier "
               "allocations left behind"),
     Signature("shared_over_budget", ("RES-02",), "a kernel needs more shared memory than the "
@@ -151,6 +151,8 @@ SIGNATURES = {s.name: s for s in (
               "calls than a fresh one does"),
     Signature("stack_sniffing", ("CMP-02",), "the answer depends on who calls it (the call "
               "stack), not on the inputs"),
+    Signature("grad_mode_specialised", ("CMP-02",), "right only with autograd off, as the "
+              "benchmark calls it; wrong in a training loop's forward"),
     Signature("seed_specialised", ("CMP-02",), "right only for parameters built with the "
               "benchmark's seed"),
     Signature("shape_specialised", ("CMP-03",), "beyond the bound (or failing) at sizes other "

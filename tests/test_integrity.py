@@ -88,6 +88,12 @@ def test_a_hang_is_timed_against_the_reference_in_the_judge():
     assert "again alone" in _failed(verdict, "CMP-03", "hang")
 
 
+def test_an_answer_that_holds_only_with_autograd_off_fails_cmp02():
+    verdict = _verdict("knows_autograd_is_off", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "autograd on" in _failed(verdict, "CMP-02", "grad_mode_specialised")
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]

@@ -84,6 +84,7 @@ class CallRequest:
     poison: bool = False
     cotangents: list[torch.Tensor] | None = None  # backward problems
     stack: str = "neutral"  # or "benchmark": frames named as the benchmark's harness
+    grad: bool = False  # autograd on for a forward call (a training loop's), off as benchmarks
 
     @classmethod
     def take(cls, msg: dict) -> "CallRequest":
@@ -207,7 +208,7 @@ class Worker:
     def cmd_call(self, msg: dict) -> dict:
         request = CallRequest.take(msg)
         model, sent, reference = self._prepare(request)
-        cotangents, stack = request.cotangents, request.stack
+        cotangents, stack, grad = request.cotangents, request.stack, request.grad
         poison = AllocationPoison(self.device) if request.poison else None
         del request  # nothing the gate asked for is left in a frame the candidate can walk
         inputs = sent
@@ -217,7 +218,7 @@ class Worker:
         if poison:
             poison.arm()
         try:
-            with torch.set_grad_enabled(cotangents is not None):
+            with torch.set_grad_enabled(cotangents is not None or grad):
                 if stack == "benchmark":
                     out = run_and_check_correctness(reference, model, inputs, self.device)
                 else:
