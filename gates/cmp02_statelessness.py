@@ -67,6 +67,12 @@ class Call(Trial):
     inputs_after: list[Any] | None = None  # what kept tensors hold after the call
 
 
+def _broadcast(x: Any) -> bool:
+    """A tensor whose elements share memory (an `expand`: a stride of 0 over a dim of 2+)."""
+    return isinstance(x, torch.Tensor) and any(
+        stride == 0 and size > 1 for stride, size in zip(x.stride(), x.shape))
+
+
 def _clone(inputs: list[Any]) -> list[Any]:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
@@ -147,12 +153,17 @@ class Statelessness(ThresholdedGate):
         log = TrialLog()
         made: list[Call] = []
         stored: Call | None = None  # the last call on the worker's kept tensors
+        broadcast_kept = False  # whether those are broadcast views
         self._evaluations: dict[tuple[str, int], Evaluation] = {}
         self._reference_mutates: set[int] | None = None
         try:
             for call in self.trials(ctx):
                 if call.pattern in (OVERWRITE, STORED_AGAIN) and stored is None:
                     log.skipped.append(f"{call.label}: no kept tensors")
+                    continue
+                if call.pattern == OVERWRITE and broadcast_kept:
+                    log.skipped.append(f"{call.label}: the kept tensors are broadcast views "
+                                       f"(stride 0), which no caller can overwrite in place")
                     continue
                 if call.pattern == STORED_AGAIN:
                     call.inputs = _clone(stored.inputs_after)
@@ -171,6 +182,8 @@ class Statelessness(ThresholdedGate):
                 made.append(call)
                 if call.pattern in (STORE, OVERWRITE, STORED_AGAIN):
                     stored = call
+                if call.pattern == STORE:
+                    broadcast_kept = any(map(_broadcast, call.inputs))
         finally:
             try:  # release the kept tensors: later gates measure the worker's live memory
                 ctx.candidate.request("forget")

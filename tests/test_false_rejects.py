@@ -1896,3 +1896,19 @@ def test_a_logaddexp_scan_is_judged_as_the_scan_it_is(tmp_path: Path):
     bf16 = judge(tmp_path / "bf16", problem, LOGADDEXP_SCAN.replace("DTYPE", "torch.bfloat16"),
                  ["CMP-01"])
     assert bf16.gates["CMP-01"].status is Status.FAIL, bf16.gates["CMP-01"].detail
+
+
+@pytest.mark.parametrize("inputs, gate", [
+    ("torch.randn(1, 32).expand(8, 32), torch.randn(8, 32)", "CMP-02"),  # a broadcast input
+    ("torch.randn(8, 32), torch.randn(8, 0)", "PRC-02"),  # a zero-size dimension
+], ids=["expanded", "zero_size"])
+def test_an_odd_input_layout_is_judged_not_raised(tmp_path: Path, inputs: str, gate: str):
+    """The problem as its own candidate: CMP-02 overwrote a broadcast input in place (which
+    no caller can) and read the worker's own error as the candidate's `raised`; PRC-02's
+    draw reshaped a zero-size last dim and left the verdict open."""
+    problem = problem_source("x * y.sum(-1, keepdim=True).exp()", inputs, args="x, y")
+    verdict = judge(tmp_path, problem, problem.replace("class Model", "class ModelNew"),
+                    [gate])
+    result = verdict.gates[gate]
+    assert result.status in (Status.PASS, Status.SKIP), result.detail
+    assert "raised" not in (result.signature or "") and "kdiff error" not in result.detail

@@ -99,7 +99,7 @@ def one_large_many_small(small: float = 1e-4) -> Strategy:
     growing once the small terms fall below half an ulp of it."""
     def draw(s: tuple[int, ...], g: torch.Generator) -> torch.Tensor:
         x = small * (0.5 + torch.rand(s, generator=g, dtype=torch.float64))
-        if len(s):
+        if len(s) and s[-1]:  # a zero-size last dim has no rows to lead
             flat = x.reshape(-1, s[-1])
             flat[:, 0] = 1.0
         return x
