@@ -1912,3 +1912,27 @@ def test_an_odd_input_layout_is_judged_not_raised(tmp_path: Path, inputs: str, g
     result = verdict.gates[gate]
     assert result.status in (Status.PASS, Status.SKIP), result.detail
     assert "raised" not in (result.signature or "") and "kdiff error" not in result.detail
+
+
+FUSED_QKV = "x @ w[:, :16], x @ w[:, 16:32], x @ w[:, 32:]"
+
+
+@pytest.mark.parametrize("candidate, aliased", [
+    ("(x @ w).split(16, dim=1)", False),  # one GEMM, three views that share no element
+    ("(x @ w)[:, :16], (x @ w)[:, 16:32], (x @ w)[:, 32:]", False),
+    ("(lambda y: (y[:, :16], y[:, :16], y[:, 32:]))(x @ w[:, [*range(16), *range(16), *range(32, 48)]])",
+     True),  # the first two outputs are one view twice
+], ids=["split", "separate", "one_view_twice"])
+def test_outputs_that_share_a_buffer_but_no_element_are_not_aliased(
+        tmp_path: Path, candidate: str, aliased: bool):
+    """A fused QKV projection returns non-overlapping views of one GEMM's result (as torch's
+    own MultiheadAttention does): ORD-02 failed it as aliasing; outputs that share an element
+    still fail."""
+    problem = problem_source(FUSED_QKV, "torch.randn(8, 32), torch.randn(32, 48)", args="x, w")
+    verdict = judge(tmp_path, problem, candidate_source(candidate, args="x, w"), ["ORD-02"])
+    result = verdict.gates["ORD-02"]
+    if aliased:
+        assert (result.status, result.signature) == (Status.FAIL, "output_aliasing"), result
+        assert "output 1 shares storage with output 0" in result.detail
+    else:
+        assert result.status is Status.PASS, result.detail

@@ -168,11 +168,38 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1] and a[1] > a[0] and b[1] > b[0]
 
 
+# Outputs up to this many elements are compared element by element; larger ones whose spans
+# meet are taken to overlap (a copy of their offsets costs what a comparison of them does).
+EXACT_OVERLAP_ELEMENTS = 1 << 24
+
+
+def _byte_offsets(t: torch.Tensor) -> torch.Tensor:
+    """Where each element of `t` starts, in bytes from its storage's start."""
+    offsets = torch.full((), t.storage_offset(), dtype=torch.int64)
+    for d, (size, stride) in enumerate(zip(t.shape, t.stride())):
+        shape = [1] * t.dim()
+        shape[d] = size
+        offsets = offsets + (torch.arange(size, dtype=torch.int64) * stride).reshape(shape)
+    return offsets.reshape(-1) * t.element_size()
+
+
+def _elements_overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors sharing a storage address a byte in common: views a split (a fused
+    QKV projection's q, k, v) makes share a storage and none of its elements."""
+    if not _overlap(_span(a), _span(b)):
+        return False
+    if a.element_size() != b.element_size() or \
+            max(a.numel(), b.numel()) > EXACT_OVERLAP_ELEMENTS:
+        return True
+    return bool(torch.isin(_byte_offsets(a), _byte_offsets(b)).any())
+
+
 def shared_storage(outputs: list[torch.Tensor], inputs: list[Any],
                    kept: list[torch.Tensor]) -> list[str]:
-    """Every storage an output shares with an input, another output, or an output kept from
-    an earlier call, read from the tensors of one decoded payload (each storage in it is
-    one allocation here, shared by every tensor that shared it in the worker)."""
+    """Every storage an output shares with an input, another output (where they address an
+    element in common), or an output kept from an earlier call, read from the tensors of one
+    decoded payload (each storage in it is one allocation here, shared by every tensor that
+    shared it in the worker)."""
     found = []
     in_spans = [(i, _span(x)) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
     out_spans = [_span(o) for o in outputs]
@@ -182,7 +209,7 @@ def shared_storage(outputs: list[torch.Tensor], inputs: list[Any],
             if _overlap(span, ispan):
                 found.append(f"output {j} shares storage with input {i}")
         for k in range(j):
-            if _overlap(span, out_spans[k]):
+            if _elements_overlap(outputs[j], outputs[k]):
                 found.append(f"output {j} shares storage with output {k}")
         if any(_overlap(span, ks) for ks in kept_spans):
             found.append(f"output {j} shares storage with an output of an earlier call")
