@@ -94,6 +94,18 @@ def test_an_answer_that_holds_only_with_autograd_off_fails_cmp02():
     assert "autograd on" in _failed(verdict, "CMP-02", "grad_mode_specialised")
 
 
+def test_a_grid_that_covers_only_the_cpus_sizes_fails_at_the_next_size_up():
+    """On the CPU held-out sizes stop at 2^16 elements an input; one size above the
+    benchmark's per dimension may reach four times that, where the capped grid shows."""
+    relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+    case = Case(id="caps_its_grid", problem=relu, candidate=HOSTILE / "caps_its_grid.py")
+    config = RunConfig(gates=["CMP-03"], limits=SandboxLimits(call_timeout=30.0))
+    config.gate_options.device = "cpu"
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    _failed(verdict, "CMP-03", "shape_specialised")
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]
