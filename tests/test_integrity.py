@@ -106,6 +106,12 @@ def test_a_grid_that_covers_only_the_cpus_sizes_fails_at_the_next_size_up():
     _failed(verdict, "CMP-03", "shape_specialised")
 
 
+def test_a_negated_view_is_judged_as_it_reads():
+    verdict = _verdict("negated_view", ["CMP-01"])
+    assert verdict.native.accept is False, verdict.native
+    _failed(verdict, "CMP-01", "distribution_dependent")
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]

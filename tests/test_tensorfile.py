@@ -68,6 +68,14 @@ def test_bytes_that_are_not_one_are_refused(damage: str):
         loads(damaged)
 
 
+def test_a_tensor_is_stored_as_it_reads_not_as_its_storage_holds():
+    """A negated or conjugated view's storage holds the other sign; its bit is not stored."""
+    x = torch.randn(3, 4)
+    z = torch.randn(5, dtype=torch.complex64)
+    neg, conj = loads(dumps([torch._neg_view(x), z.conj()]))
+    assert torch.equal(neg, -x) and torch.equal(conj, z.conj().resolve_conj())
+
+
 def test_only_plain_data_is_stored():
     with pytest.raises(TypeError):
         dumps({"values": [object()]})

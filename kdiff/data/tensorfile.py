@@ -49,7 +49,9 @@ def dumps_parts(obj: Any) -> list[bytes | memoryview]:
     tensors: list[dict[str, Any]] = []
 
     def tensor(t: torch.Tensor) -> dict[str, Any]:
-        t = t.detach()
+        # What it reads as: a negated or conjugated view keeps its storage as it was and a
+        # bit that says how to read it, which the storage's bytes alone would drop.
+        t = t.detach().resolve_neg().resolve_conj()
         if t.layout is not torch.strided or t.is_quantized or t.dtype not in DTYPES.values():
             raise TypeError(f"cannot store a {t.layout} {t.dtype} tensor")
         t = t.cpu()
