@@ -1,9 +1,10 @@
 """ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set,
 with allocator churn between runs, must give bitwise-identical outputs; no output may share
-storage with an input, another output, or an output of an earlier call, unless the
-reference's own outputs share it the same way (a view is the problem's contract). Storage sharing is
-read by the judge from the reply's payload (kdiff.sandbox.protocol.shared_storage), where outputs,
-inputs and the kept outputs of earlier calls travel together."""
+storage with an input or address an element of another output, unless the reference's own
+outputs share it the same way (a view is the problem's contract), nor lie in the storage of
+the last call's outputs (a buffer handed out twice). Sharing is read by the judge from the
+reply's payload (kdiff.sandbox.protocol.shared_storage); reuse of the last call's storage is
+the worker's word, from the outputs it keeps alive through every call alike."""
 from __future__ import annotations
 
 import torch
@@ -11,7 +12,6 @@ import torch
 from kdiff.data.model import GateClass, Status
 from kdiff.gates.base import Gate
 from kdiff.judging.context import GateContext, check_structure
-from kdiff.sandbox.process import CandidateFailure
 
 
 def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -37,14 +37,7 @@ class Determinism(Gate):
         expected, contract = ctx.run_reference_sharing(inputs)
         if ctx.backward:
             expected = ctx.run_reference(inputs, cotangents=ctx.cotangents(expected))
-        ctx.candidate.request("forget")
-        try:
-            return self.judge_runs(ctx, inputs, expected, runs, contract)
-        finally:  # kept outputs travel with every later reply until forgotten
-            try:
-                ctx.candidate.request("forget")
-            except CandidateFailure:
-                pass
+        return self.judge_runs(ctx, inputs, expected, runs, contract)
 
     def judge_runs(self, ctx: GateContext, inputs: list, expected: list[torch.Tensor],
                    runs: int, contract: set[str]) -> object:
@@ -57,9 +50,8 @@ class Determinism(Gate):
             # The reference's shapes before any comparison: a reply's outputs are not
             # materialised at a size the reference does not have.
             check_structure(got.outputs, expected)
-            # Kept alive (in a request of its own, after the call: nothing the candidate can
-            # see while it runs says so), so that no later call can reuse their storage.
-            ctx.candidate.request("keep")
+            # The worker keeps each call's outputs alive through the next, in every call alike
+            # (kdiff.sandbox.worker): one in their storage is a buffer handed out twice.
             aliases = [a for a in got.aliases if a not in contract]
             if aliases:
                 return self.result(Status.FAIL, f"run {k}: {aliases[0]}", "output_aliasing")

@@ -112,6 +112,13 @@ def test_a_negated_view_is_judged_as_it_reads():
     _failed(verdict, "CMP-01", "distribution_dependent")
 
 
+def test_a_buffer_reused_unless_the_last_answer_is_held_fails_ord02():
+    """No call keeps outputs alive that another call does not: the reference count of the
+    last answer tells no gate's call from another."""
+    verdict = _verdict("reuses_unless_watched", ["ORD-02"])
+    assert "an output of the last call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]
@@ -294,11 +301,11 @@ class ModelNew(nn.Module):
 
 
 def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
-    """The outputs kept from earlier calls travel with each reply: the judge sees that the
-    new output is the old one's storage."""
+    """The worker keeps each call's outputs alive through the next, in every call alike: an
+    output in their storage is seen, whatever the candidate counts of its references."""
     candidate = tmp_path / "reused.py"
     candidate.write_text(REUSED_BUFFER)
     config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
     verdict = judge_one(Case(id="reused", problem=HOSTILE / "problem.py", candidate=candidate),
                         config, plugins.manager(), "kernelbench")
-    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+    assert "an output of the last call" in _failed(verdict, "ORD-02", "output_aliasing")

@@ -41,7 +41,7 @@ def test_an_unusable_output_rejects_the_candidate(candidate, says, tmp_path):
     ({"outputs": "no"}, "unusable `outputs` (str)"),
     ({"outputs": [], "seconds": float("nan")}, "unusable `seconds`"),
     ({"outputs": [], "seconds": "1"}, "unusable `seconds`"),
-    ({"outputs": [], "kept": [0]}, "unusable `kept`"),
+    ({"outputs": [], "reused": ["0"]}, "unusable `reused`"),
     ({"bytes": 1.5}, "unusable `bytes`"),
     ({"extra": {"deep": [torch.eye(2).to_sparse()]}}, "extra.deep[0] is layout"),
 ])
@@ -53,7 +53,7 @@ def test_unusable_replies_are_refused(reply, says):
 
 def test_usable_replies_pass_and_missing_fields_fail_when_read():
     reply = checked_reply("call", {"outputs": [torch.ones(2), torch.ones(1)], "seconds": 0.5,
-                                   "kept": [], "inputs_after": [torch.ones(1), None]})
+                                   "reused": [], "inputs_after": [torch.ones(1), None]})
     assert reply["seconds"] == 0.5 and reply.get("bytes") is None
     with pytest.raises(UnusableOutput, match="has no `bytes`"):
         reply["bytes"]

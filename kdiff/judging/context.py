@@ -512,7 +512,7 @@ class GateContext:
         other (a view, an expand, a broadcast): the same sharing in a candidate is the
         problem's contract, not a defect."""
         outs, args = self._reference_call(inputs, seed, NATIVE, None)
-        return outs, set(shared_storage(outs, args, []))
+        return outs, set(shared_storage(outs, args))
 
     def reference_arguments_after(self, inputs: list[Any]) -> list[Any]:
         """The arguments the reference was called with, as its call left them (copies of

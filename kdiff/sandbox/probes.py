@@ -70,13 +70,12 @@ def churn_allocator(device: str, seed: int) -> None:
     del keep[rng.randrange(len(keep))]
 
 
-def live_bytes(exclude: list[torch.Tensor]) -> int:
-    """Bytes of tensor storage reachable from Python, without the outputs kdiff keeps itself
-    (the CPU has no allocator counter that torch exposes). Objects in the collector's
+def live_bytes() -> int:
+    """Bytes of tensor storage reachable from Python (the CPU has no allocator counter that
+    torch exposes). Objects in the collector's
     permanent generation (gc.freeze: what existed when the candidate had been imported) are
     not visited: a leak is growth from call to call, and every tensor a call keeps is new."""
     gc.collect()
-    excluded = {t.untyped_storage().data_ptr() for t in exclude}
     seen: set[int] = set()
     total = 0
     for obj in gc.get_objects():
@@ -86,7 +85,7 @@ def live_bytes(exclude: list[torch.Tensor]) -> int:
                 ptr = st.data_ptr()  # FakeTensors torch.compile keeps have no data
             except (RuntimeError, NotImplementedError):
                 continue
-            if ptr in seen or ptr in excluded:
+            if ptr in seen:
                 continue
             seen.add(ptr)
             total += st.nbytes()

@@ -194,16 +194,13 @@ def _elements_overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.isin(_byte_offsets(a), _byte_offsets(b)).any())
 
 
-def shared_storage(outputs: list[torch.Tensor], inputs: list[Any],
-                   kept: list[torch.Tensor]) -> list[str]:
-    """Every storage an output shares with an input, another output (where they address an
-    element in common), or an output kept from an earlier call, read from the tensors of one
-    decoded payload (each storage in it is one allocation here, shared by every tensor that
-    shared it in the worker)."""
+def shared_storage(outputs: list[torch.Tensor], inputs: list[Any]) -> list[str]:
+    """Every storage an output shares with an input or another output (where they address an
+    element in common), read from the tensors of one decoded payload (each storage in it is
+    one allocation here, shared by every tensor that shared it in the worker)."""
     found = []
     in_spans = [(i, _span(x)) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
     out_spans = [_span(o) for o in outputs]
-    kept_spans = [_span(k) for k in kept]
     for j, span in enumerate(out_spans):
         for i, ispan in in_spans:
             if _overlap(span, ispan):
@@ -211,8 +208,6 @@ def shared_storage(outputs: list[torch.Tensor], inputs: list[Any],
         for k in range(j):
             if _elements_overlap(outputs[j], outputs[k]):
                 found.append(f"output {j} shares storage with output {k}")
-        if any(_overlap(span, ks) for ks in kept_spans):
-            found.append(f"output {j} shares storage with an output of an earlier call")
     return found
 
 
@@ -222,24 +217,27 @@ class MalformedReply(ValueError):
 
 @dataclass
 class CallReply:
-    """A worker's answer to `call`: the outputs, the inputs as they are after the call, and
-    the outputs kept from earlier calls, from one payload."""
+    """A worker's answer to `call`: the outputs and the inputs as they are after the call, from
+    one payload, and which outputs lie in the storage of the last call's (which the worker
+    keeps alive through every call alike: its word, as the payload is)."""
 
     outputs: list[torch.Tensor]
     inputs_after: list[torch.Tensor | None]
-    kept: list[torch.Tensor]
+    reused: list[int]
     seconds: float
 
     @classmethod
     def parse(cls, reply: dict[str, Any], inputs_sent: int | None) -> "CallReply":
         try:
             parsed = cls(list(reply["outputs"]), list(reply["inputs_after"]),
-                         list(reply["kept"]), float(reply["seconds"]))
+                         list(reply["reused"]), float(reply["seconds"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise MalformedReply(f"malformed reply to `call`: {exc!r}") from None
-        if not all(isinstance(t, torch.Tensor) for t in parsed.outputs + parsed.kept) or \
+        if not all(isinstance(t, torch.Tensor) for t in parsed.outputs) or \
                 not all(t is None or isinstance(t, torch.Tensor) for t in parsed.inputs_after):
             raise MalformedReply("malformed reply to `call`: not tensors")
+        if not all(type(j) is int and 0 <= j < len(parsed.outputs) for j in parsed.reused):
+            raise MalformedReply("malformed reply to `call`: `reused` names no output")
         if inputs_sent is not None and len(parsed.inputs_after) != inputs_sent:
             raise MalformedReply(f"malformed reply to `call`: {len(parsed.inputs_after)} "
                                  f"inputs back, {inputs_sent} sent")
@@ -247,4 +245,5 @@ class CallReply:
 
     @property
     def aliases(self) -> list[str]:
-        return shared_storage(self.outputs, self.inputs_after, self.kept)
+        return shared_storage(self.outputs, self.inputs_after) + [
+            f"output {j} shares storage with an output of the last call" for j in self.reused]

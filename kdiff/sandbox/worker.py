@@ -3,16 +3,17 @@ the native check sees the allocator history the benchmark's own harness would), 
 instances, and calls them on inputs the judge sends.
 
 Nothing here decides a verdict: outputs go back to the judge, which holds the oracle and
-does every comparison. A call's reply holds the outputs, the inputs as they are after the
-call and the outputs kept from earlier calls in one payload, in which the judge finds shared
-storage itself; on the CPU the inputs are in the judge's memory (kdiff.sandbox.arena), which
-it reads after the call instead of the reply's copies. A candidate that patches this module,
-torch, or builtins can change what it sends back about itself: its outputs, and (on CUDA
-only its word) its inputs after the call, aliasing and kept outputs.
+does every comparison. A call's reply holds the outputs and the inputs as they are after the
+call in one payload, in which the judge finds shared storage itself, and which outputs lie
+in the storage of the last call's (kept alive through every call alike); on the CPU the
+inputs are in the judge's memory (kdiff.sandbox.arena), which it reads after the call
+instead of the reply's copies. A candidate that patches this module, torch, or builtins can
+change what it sends back about itself: its outputs, aliasing, reuse of the last call's
+storage, and (on CUDA) its inputs after the call.
 
 Every call, the native check's and every gate's, goes through `cmd_call`: the request is
 taken out of its message and its preparations done before the candidate runs, so that no
-frame the candidate can walk holds what a gate asked for (churn, poison, kept outputs).
+frame the candidate can walk holds what a gate asked for (churn, poison).
 
 Run as `python -m kdiff.sandbox.worker READ_FD WRITE_FD [ARENA_FD]`.
 """
@@ -122,7 +123,6 @@ class Worker:
         self.problem = None
         self.candidate_cls: type | None = None
         self.instances: dict[str, torch.nn.Module] = {}
-        self.kept_outputs: list[torch.Tensor] = []  # outputs of earlier calls, kept alive
         # The last call's outputs, alive until the next call has run (as a harness's loop
         # variable is, by every call alike) or another command arrives.
         self.latest: list[torch.Tensor] = []
@@ -214,6 +214,9 @@ class Worker:
         inputs = sent
         if cotangents is not None:  # backward problems: gradients are outputs too
             inputs = [x.detach().requires_grad_() if _is_float(x) else x for x in sent]
+        # The last call's outputs stay alive through this one (`latest`), in every call alike:
+        # an output in their storage is one buffer handed out twice.
+        previous = [_storage_span(o) for o in self.latest]
         start = time.perf_counter()
         if poison:
             poison.arm()
@@ -234,26 +237,22 @@ class Worker:
             if poison:
                 poison.disarm()
         seconds = time.perf_counter() - start
+        reused = [j for j, o in enumerate(outputs)
+                  if any(_spans_meet(_storage_span(o), p) for p in previous)]
         self.latest = outputs
-        # Outputs, the inputs as they are after the call, and the outputs kept from earlier
-        # calls, in one payload: storage they share survives serialisation, and the judge
-        # judges aliasing and mutated inputs from it, not from anything the worker computes.
-        sent_back = to_cpu_sharing([*outputs, *sent, *self.kept_outputs])
-        n_out, n_in = len(outputs), len(sent)
+        # Outputs and the inputs as they are after the call in one payload: storage they share
+        # survives serialisation, and the judge finds it there.
+        sent_back = to_cpu_sharing([*outputs, *sent])
+        n_out = len(outputs)
         return {"seconds": seconds, "outputs": sent_back[:n_out],
-                "inputs_after": sent_back[n_out:n_out + n_in], "kept": sent_back[n_out + n_in:]}
-
-    def cmd_keep(self, msg: dict) -> dict:
-        """Keep the last call's outputs alive (ORD-02: a later call must not reuse them)."""
-        self.kept_outputs.extend(self.latest)
-        return {}
+                "inputs_after": sent_back[n_out:], "reused": reused}
 
     def cmd_memory(self, msg: dict) -> dict:
         if self.device == "cuda":
             gc.collect()
             torch.cuda.synchronize()
             return {"bytes": int(torch.cuda.memory_allocated())}
-        return {"bytes": live_bytes(exclude=self.kept_outputs)}
+        return {"bytes": live_bytes()}
 
     def cmd_launches(self, msg: dict) -> dict:
         """The Triton launches recorded since the last `clear` (the judge has them compiled
@@ -281,10 +280,18 @@ class Worker:
         return {}
 
     def cmd_forget(self, msg: dict) -> dict:
-        self.kept_outputs.clear()
         self.stored_inputs.clear()
         gc.collect()
         return {}
+
+
+def _storage_span(t: torch.Tensor) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def _spans_meet(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def _is_float(x: Any) -> bool:
@@ -347,7 +354,7 @@ def main(read_fd: int, write_fd: int, arena_fd: int | None = None) -> None:
             return
         if msg["cmd"] == "exit":
             return
-        if msg["cmd"] not in ("call", "keep"):
+        if msg["cmd"] != "call":
             worker.latest = []
         try:
             reply = getattr(worker, "cmd_" + msg["cmd"])(msg)

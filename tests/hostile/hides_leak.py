@@ -5,7 +5,7 @@ import torch.nn as nn
 try:
     from kdiff.sandbox import worker
 
-    worker.live_bytes = lambda exclude: 0
+    worker.live_bytes = lambda: 0
 except ImportError:
     pass
 
