@@ -149,6 +149,7 @@ class ShapeLog(TrialLog):
 class ShapeTrial(Trial):
     constants: dict[str, int] = field(default_factory=dict)
     noncontiguous: bool = False
+    offset: bool = False  # each input a contiguous view starting inside a larger storage
     signature: str = "shape_specialised"
     # What the trial varies (the benchmark shape, one constant, all of them, a layout, a
     # variant): the gate reports one failure per class and goes on to the other classes.
@@ -171,7 +172,7 @@ class ShapePolymorphism(ThresholdedGate):
     id = "CMP-03"
     name = "shape polymorphism"
     summary = ("held-out sizes: 1, scaled down/up, primes, non-multiples of a block "
-               "(17, 127, 1000); non-contiguous inputs")
+               "(17, 127, 1000); non-contiguous inputs, inputs at a storage offset")
     signature = "shape_specialised"
 
     def trials(self, ctx: GateContext) -> Iterator[ShapeTrial]:
@@ -181,6 +182,8 @@ class ShapePolymorphism(ThresholdedGate):
                          kind="benchmark shape")
         yield ShapeTrial("benchmark shape, non-contiguous inputs", [], noncontiguous=True,
                          signature="noncontiguous_unsupported", kind="non-contiguous inputs")
+        yield ShapeTrial("benchmark shape, inputs at a storage offset", [], offset=True,
+                         signature="offset_unsupported", kind="inputs at a storage offset")
         for label, setting in ctx.problem.variants().items():
             yield ShapeTrial(label, [], constants=setting, signature="variant_specialised",
                              kind=label)
@@ -288,6 +291,8 @@ class ShapePolymorphism(ThresholdedGate):
         if any_over(inputs, cap):
             too_large.append(trial.label)
             return False
+        if trial.offset:
+            inputs = [gen.at_offset(x) for x in inputs]
         if trial.noncontiguous:
             inputs = [gen.noncontiguous(x) for x in inputs]
             if all(not isinstance(x, torch.Tensor) or x.is_contiguous() for x in inputs):
@@ -369,7 +374,7 @@ class ShapePolymorphism(ThresholdedGate):
                     Status.FAIL, f"{trial.label}: {exc.signature}: {exc.detail}; no held-out "
                     "size was judged", exc.signature))
                 return None
-            if trial.noncontiguous or isinstance(exc, OutputStructureError):
+            if trial.noncontiguous or trial.offset or isinstance(exc, OutputStructureError):
                 exc.detail, exc.signature = f"{trial.label}: {exc.detail}", trial.signature
             else:
                 exc.detail = f"{trial.label}: {exc.signature}: {exc.detail}"

@@ -50,7 +50,7 @@ GATES = (
               "in place, neutral call stack; fresh parameters"),
     GateEntry("CMP-03", "cmp03_shapes", "shape polymorphism", TH,
               "held-out sizes: 1, scaled down/up, primes, non-multiples of a block (17, 127, "
-              "1000); non-contiguous inputs"),
+              "1000); non-contiguous inputs, inputs at a storage offset"),
     GateEntry("ORD-01", "ord01_summation", "summation-order bound", TH,
               "wide dynamic range and cancellation; error within c*u*sqrt(N)*sum|terms|"),
     GateEntry("PRC-01", "prc01_precision", "precision regime", TH,
@@ -159,6 +159,8 @@ SIGNATURES = {s.name: s for s in (
               "than the benchmark's"),
     Signature("noncontiguous_unsupported", ("CMP-03",), "wrong or failing on non-contiguous "
               "inputs"),
+    Signature("offset_unsupported", ("CMP-03",), "wrong or failing on inputs that start inside "
+              "a larger storage (a slice: a storage offset other than 0)"),
     Signature("variant_specialised", ("CMP-03",), "wrong in another configuration the problem "
               "declares"),
     Signature("exceeds_bound", ("CMP-03",), "beyond the bound at the benchmark's own shape"),

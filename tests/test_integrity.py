@@ -119,6 +119,28 @@ def test_a_buffer_reused_unless_the_last_answer_is_held_fails_ord02():
     assert "an output of the last call" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
+def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
+    """Fresh inputs start where their storage does; CMP-03 also hands them over as a slice."""
+    case = Case(id="reads_from_storage_start", problem=HOSTILE / "problem.py",
+                candidate=HOSTILE / "reads_from_storage_start.py")
+    verdict = judge_one(case, RunConfig(gates=["CMP-03"]), plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    assert "storage offset" in _failed(verdict, "CMP-03", "offset_unsupported")
+
+
+@pytest.mark.gpu
+def test_an_input_at_a_storage_offset_keeps_its_layout_on_the_device():
+    from kdiff.numerics.inputs import at_offset
+    from kdiff.sandbox.worker import on_device
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    x = at_offset(torch.randn(3, 5))
+    moved = on_device(x, "cuda")
+    assert moved.storage_offset() == x.storage_offset() and torch.equal(moved.cpu(), x)
+    t = on_device(torch.randn(5, 3).t(), "cuda")
+    assert t.stride() == (1, 3)
+
+
 def test_an_output_of_another_dtype_fails_every_gate():
     """The values are right; the dtype is part of the contract, as the shape is."""
     gates = ["CMP-01", "ORD-02", "RES-01", "PRC-03"]

@@ -1,7 +1,7 @@
 """A content digest of the values a call or an evaluation is made on: what the call cache and
 the oracle cache key on. Two argument lists with the same digest are the same arguments to
-any function of their values and layout: every tensor's dtype, shape, strides, device type
-and bytes, and every other value's type and repr, in order."""
+any function of their values and layout: every tensor's dtype, shape, strides, storage
+offset, device type and bytes, and every other value's type and repr, in order."""
 from __future__ import annotations
 
 import hashlib
@@ -14,7 +14,9 @@ import torch
 def _update(h: Any, x: Any) -> None:
     if isinstance(x, torch.Tensor):
         t = x.detach()
-        h.update(f"T{t.dtype}{tuple(t.shape)}{t.stride()}{t.device.type}\0".encode())
+        # A view's start inside its storage is layout too (written only where it is not 0).
+        at = f"@{t.storage_offset()}" if t.storage_offset() else ""
+        h.update(f"T{t.dtype}{tuple(t.shape)}{t.stride()}{at}{t.device.type}\0".encode())
         h.update(t.cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     elif isinstance(x, (list, tuple)):
         h.update(f"{type(x).__name__}{len(x)}\0".encode())

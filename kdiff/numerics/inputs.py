@@ -387,6 +387,23 @@ def noncontiguous(x: Any) -> Any:
     return view
 
 
+# Elements before an input laid out at an offset: 16 is 16 bytes or more for every dtype, so
+# the view stays as aligned as a fresh allocation (what an aligned vector load needs), and a
+# kernel that reads from its storage's start instead of the tensor's reads the wrong values.
+OFFSET_ELEMENTS = 16
+
+
+def at_offset(x: Any) -> Any:
+    """The same values, contiguous, starting OFFSET_ELEMENTS into a larger storage (a slice
+    `buffer[16:]`, as a caller's view hands them over); the elements before it are zeros."""
+    if not isinstance(x, torch.Tensor) or x.layout != torch.strided:
+        return x
+    buffer = torch.zeros(OFFSET_ELEMENTS + x.numel(), dtype=x.dtype, device=x.device)
+    view = buffer[OFFSET_ELEMENTS:].view(x.shape)
+    view.copy_(x)
+    return view
+
+
 COVERAGE = (
     normal(),
     uniform(-1.0, 1.0),

@@ -185,7 +185,7 @@ class Worker:
             inputs = request.inputs
             if request.arena is not None and self.arena_fd is not None:
                 inputs = on_arena(self.arena_fd, request.arena, inputs)
-            inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+            inputs = [on_device(x, self.device) for x in inputs]
         if request.store_inputs_as:
             self.stored_inputs[request.store_inputs_as] = inputs
         if request.churn:
@@ -283,6 +283,16 @@ class Worker:
         self.stored_inputs.clear()
         gc.collect()
         return {}
+
+
+def on_device(x: Any, device: str) -> Any:
+    """`x` on `device` laid out as sent: its storage moved whole, so that a view starting inside
+    it (a storage offset) or a transposed one is one there too (`.to` makes a fresh tensor)."""
+    if not isinstance(x, torch.Tensor) or x.device.type == device:
+        return x
+    storage = x.untyped_storage().to(device=device)
+    return torch.empty(0, dtype=x.dtype, device=device).set_(
+        storage, x.storage_offset(), x.shape, x.stride())
 
 
 def _storage_span(t: torch.Tensor) -> tuple[int, int]:
