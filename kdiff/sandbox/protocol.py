@@ -159,12 +159,12 @@ def encodable(obj: Any) -> Any:
     return obj
 
 
-def _span(t: torch.Tensor) -> tuple[int, int]:
+def storage_span(t: torch.Tensor) -> tuple[int, int]:
     st = t.untyped_storage()
     return st.data_ptr(), st.data_ptr() + st.nbytes()
 
 
-def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+def spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1] and a[1] > a[0] and b[1] > b[0]
 
 
@@ -186,7 +186,7 @@ def _byte_offsets(t: torch.Tensor) -> torch.Tensor:
 def _elements_overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Whether two tensors sharing a storage address a byte in common: views a split (a fused
     QKV projection's q, k, v) makes share a storage and none of its elements."""
-    if not _overlap(_span(a), _span(b)):
+    if not spans_overlap(storage_span(a), storage_span(b)):
         return False
     if a.element_size() != b.element_size() or \
             max(a.numel(), b.numel()) > EXACT_OVERLAP_ELEMENTS:
@@ -199,11 +199,11 @@ def shared_storage(outputs: list[torch.Tensor], inputs: list[Any]) -> list[str]:
     element in common), read from the tensors of one decoded payload (each storage in it is
     one allocation here, shared by every tensor that shared it in the worker)."""
     found = []
-    in_spans = [(i, _span(x)) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
-    out_spans = [_span(o) for o in outputs]
+    in_spans = [(i, storage_span(x)) for i, x in enumerate(inputs) if isinstance(x, torch.Tensor)]
+    out_spans = [storage_span(o) for o in outputs]
     for j, span in enumerate(out_spans):
         for i, ispan in in_spans:
-            if _overlap(span, ispan):
+            if spans_overlap(span, ispan):
                 found.append(f"output {j} shares storage with input {i}")
         for k in range(j):
             if _elements_overlap(outputs[j], outputs[k]):

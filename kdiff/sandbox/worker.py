@@ -216,7 +216,7 @@ class Worker:
             inputs = [x.detach().requires_grad_() if _is_float(x) else x for x in sent]
         # The last call's outputs stay alive through this one (`latest`), in every call alike:
         # an output in their storage is one buffer handed out twice.
-        previous = [_storage_span(o) for o in self.latest]
+        previous = [protocol.storage_span(o) for o in self.latest]
         start = time.perf_counter()
         if poison:
             poison.arm()
@@ -238,7 +238,7 @@ class Worker:
                 poison.disarm()
         seconds = time.perf_counter() - start
         reused = [j for j, o in enumerate(outputs)
-                  if any(_spans_meet(_storage_span(o), p) for p in previous)]
+                  if any(protocol.spans_overlap(protocol.storage_span(o), p) for p in previous)]
         self.latest = outputs
         # Outputs and the inputs as they are after the call in one payload: storage they share
         # survives serialisation, and the judge finds it there.
@@ -293,15 +293,6 @@ def on_device(x: Any, device: str) -> Any:
     storage = x.untyped_storage().to(device=device)
     return torch.empty(0, dtype=x.dtype, device=device).set_(
         storage, x.storage_offset(), x.shape, x.stride())
-
-
-def _storage_span(t: torch.Tensor) -> tuple[int, int]:
-    storage = t.untyped_storage()
-    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
-
-
-def _spans_meet(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
 
 
 def _is_float(x: Any) -> bool:
