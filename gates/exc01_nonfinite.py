@@ -100,6 +100,9 @@ def influenced(ctx: GateContext, inputs: list, nan_only: bool = False
             probe.append(x)
         try:
             outs = ctx.run_reference(probe, dtype=torch.float64)
+            if ctx.backward:  # the gradients too, along the gate's output gradients
+                outs = ctx.run_reference(probe, dtype=torch.float64,
+                                         cotangents=ctx.cotangents(outs))
         except ReferenceFailure:
             return None
         runs.append([tolerance.comparable(o.detach().cpu()) for o in outs])
@@ -209,8 +212,8 @@ class NonFinitePropagation(Gate):
             if bool(missing.any()):
                 if reach is None:
                     reach = influenced(ctx, inputs) or []
-                # The reach covers the forward's outputs; what it does not cover (a VJP's
-                # gradients, which follow them) counts as reached: judged strictly.
+                # The reach covers every output, a VJP's gradients included; what it does
+                # not cover (the reference refused the stand-ins) counts as reached.
                 reached = reach[i] if i < len(reach) else torch.ones(oracle_cls.shape,
                                                                      dtype=torch.bool)
                 artefact = (oracle_cls != FINITE) & ~reached

@@ -1936,3 +1936,47 @@ def test_outputs_that_share_a_buffer_but_no_element_are_not_aliased(
         assert "output 1 shares storage with output 0" in result.detail
     else:
         assert result.status is Status.PASS, result.detail
+
+
+IGNORED_ROWS = """
+import torch
+import torch.nn.functional as F
+
+
+class Model(torch.nn.Module):
+    def forward(self, logits, target):
+        return F.cross_entropy(logits, target, ignore_index=-100)
+
+
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    target = torch.randint(0, 12, (16,))
+    target[::4] = -100  # padding tokens
+    return [torch.randn(16, 12), target]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("kept, honest", [
+    ("logits[keep]", True),  # the padding rows never enter: their gradient is 0
+    ("torch.nan_to_num(logits[keep])", False),  # swallows a NaN of a row that counts
+], ids=["drops_padding", "swallows"])
+def test_a_gradient_reached_only_through_zero_weights_is_not_judged(
+        tmp_path: Path, kept: str, honest: bool):
+    """Cross entropy with ignored rows: the reference's gradient of an ignored row holds a
+    NaN injected there (0 * NaN in its backward) though no finite stand-in changes it; a
+    candidate that leaves those rows out failed EXC-01 nan_swallowed."""
+    candidate = ("import torch\nimport torch.nn.functional as F\n\n\n"
+                 "class ModelNew(torch.nn.Module):\n    def forward(self, logits, target):\n"
+                 "        keep = target != -100\n"
+                 f"        return F.cross_entropy({kept}, target[keep])\n")
+    result = judge(tmp_path, IGNORED_ROWS, candidate, ["EXC-01"]).gates["EXC-01"]
+    if honest:
+        assert result.status is Status.PASS, result.detail
+    else:
+        assert (result.status, result.signature) == (Status.FAIL, "nan_swallowed"), result
