@@ -41,9 +41,12 @@ SEEDS = (0, 1)
 # influences: 1e4, far beyond the standard normal draws around them (|x| < 8 in 10^15 draws),
 # so that a max or a clamp lets them through; of either sign and two sizes, so that an even
 # function (x^2, |x|) or a sign test still sees a change; drawn per position, so that two
-# injected positions cannot cancel (x_i - x_j).
+# injected positions cannot cancel (x_i - x_j); and once of the draws' own size, where a
+# saturating function (tanh, a sigmoid, a softmax) still moves: at 1e4 only a path of weight
+# zero and a saturated one leave an output unchanged alike. (magnitude, factor range) each.
 PROBE_MAGNITUDE = 1e4
-PROBE_FACTORS = ((0.5, 1.0), (-1.0, -0.5), (0.5, 1.0))
+PROBE_FACTORS = ((PROBE_MAGNITUDE, 0.5, 1.0), (PROBE_MAGNITUDE, -1.0, -0.5),
+                 (PROBE_MAGNITUDE, 0.5, 1.0), (1.0, 0.5, 1.0))
 PROBE_SEED = 7
 
 
@@ -85,18 +88,19 @@ def influenced(ctx: GateContext, inputs: list, nan_only: bool = False
     have any effect, the stand-ins of the injected infinities held the same in every run."""
     g = torch.Generator().manual_seed(PROBE_SEED)
     runs = []
-    for lo, hi in PROBE_FACTORS:
+    for magnitude, lo, hi in PROBE_FACTORS:
         held = torch.Generator().manual_seed(PROBE_SEED + 1)
         probe = []
         for x in inputs:
             if isinstance(x, torch.Tensor) and x.is_floating_point():
                 x64 = x.detach().to(torch.float64)
-                factors = lo + (hi - lo) * torch.rand(x.shape, generator=g, dtype=torch.float64)
+                stand_ins = magnitude * (lo + (hi - lo) * torch.rand(
+                    x.shape, generator=g, dtype=torch.float64))
                 if nan_only:
-                    steady = 0.5 + 0.5 * torch.rand(x.shape, generator=held, dtype=torch.float64)
-                    factors = torch.where(torch.isnan(x64), factors, steady)
-                x = torch.where(torch.isfinite(x64), x64,
-                                (PROBE_MAGNITUDE * factors).to(x64.device))
+                    steady = PROBE_MAGNITUDE * (0.5 + 0.5 * torch.rand(
+                        x.shape, generator=held, dtype=torch.float64))
+                    stand_ins = torch.where(torch.isnan(x64), stand_ins, steady)
+                x = torch.where(torch.isfinite(x64), x64, stand_ins.to(x64.device))
             probe.append(x)
         try:
             outs = ctx.run_reference(probe, dtype=torch.float64)
