@@ -50,6 +50,15 @@ def test_a_log_sum_exp_scan_is_as_deep_as_its_axis_and_gains_the_unit_term():
     assert r.magnitudes[0][:, 0].tolist() == pytest.approx([3 * 30 + 1] * 2)
 
 
+def test_a_special_function_gains_its_librarys_ulps():
+    """lgamma is accurate to 6 ulps in CUDA's library (its guide's table), not to one: the
+    output's scale gains 6 |out| beside |out| + |lgamma'(x)| |x|."""
+    x = torch.tensor([3.5])
+    r = run_oracle(Lambda(torch.lgamma), [x])
+    out, slope = torch.lgamma(x.double()), torch.digamma(x.double())
+    assert torch.allclose(r.magnitudes[0], 7 * out.abs() + slope.abs() * 3.5, rtol=1e-6)
+
+
 def test_elementwise_scale_includes_the_derivative():
     x = torch.tensor([10.0])
     r = run_oracle(Lambda(torch.exp), [x])
