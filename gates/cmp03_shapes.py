@@ -47,10 +47,11 @@ from kdiff.sandbox.process import CandidateFailure, CandidateOverBudget, Candida
 # judged at a handful of sizes, their benchmark shape not among them.)
 CPU_MAX_ELEMENTS = 1 << 16
 DEVICE_JUDGED_ELEMENTS = 1 << 22
-# On the CPU the first size above the benchmark's of each dimension group may reach this many
-# times the cap: a kernel whose grid covers exactly the CPU's judged sizes (its programs capped
-# at 2^16 elements' worth) is wrong at the next size up, and no smaller size shows it. One
-# trial per group, at most 2^18 elements an input (the 2v+1 scale-up of an input at the cap).
+# On the CPU the first size above the benchmark's may reach this many times the cap: a kernel
+# whose grid covers exactly the CPU's judged sizes (its programs capped at 2^16 elements'
+# worth) is wrong at the next size up, and no smaller size shows it. One trial a problem (each
+# costs up to four benchmark calls through the interpreter), at most 2^18 elements an input
+# (the 2v+1 scale-up of an input at the cap).
 CPU_SCALE_UP_FACTOR = 4
 
 
@@ -209,7 +210,7 @@ class ShapePolymorphism(ThresholdedGate):
         log = ShapeLog(benchmark_elements=base_numel)
         originals = ctx.problem.size_constants()
         cap = max_trial_elements(ctx.options)
-        scaled_up: set[str] = set()  # groups judged above the cap once (CPU_SCALE_UP_FACTOR)
+        scaled_up = False  # a size above the cap judged (CPU_SCALE_UP_FACTOR)
         failures: list[ClassFailure] = []
         try:
             for trial in self.trials(ctx):
@@ -219,7 +220,7 @@ class ShapePolymorphism(ThresholdedGate):
                 growth = math.prod(s / originals[k] for k, s in trial.constants.items()
                                    if k in originals)
                 room = cap
-                if ctx.device == "cpu" and growth > 1 and trial.kind not in scaled_up:
+                if ctx.device == "cpu" and growth > 1 and not scaled_up:
                     room = CPU_SCALE_UP_FACTOR * cap
                 if base_numel * growth > room:
                     too_large.append(trial.label)
@@ -227,8 +228,7 @@ class ShapePolymorphism(ThresholdedGate):
                 ctx.set_constants(trial.constants)
                 if not self.prepare(ctx, trial, log, too_large, room):
                     continue
-                if base_numel * growth > cap:
-                    scaled_up.add(trial.kind)
+                scaled_up |= base_numel * growth > cap
                 judged = log.judged
                 try:
                     failure = self.judge_shape(ctx, trial, log)
