@@ -290,9 +290,9 @@ def on_device(x: Any, device: str) -> Any:
     it (a storage offset) or a transposed one is one there too (`.to` makes a fresh tensor)."""
     if not isinstance(x, torch.Tensor) or x.device.type == device:
         return x
-    storage = x.untyped_storage().to(device=device)
+    storage_bytes = torch.empty(0, dtype=torch.uint8).set_(x.untyped_storage()).to(device)
     return torch.empty(0, dtype=x.dtype, device=device).set_(
-        storage, x.storage_offset(), x.shape, x.stride())
+        storage_bytes.untyped_storage(), x.storage_offset(), x.shape, x.stride())
 
 
 def _is_float(x: Any) -> bool:
