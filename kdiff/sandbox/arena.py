@@ -17,7 +17,7 @@ from __future__ import annotations
 import fcntl
 import mmap
 import os
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -94,17 +94,7 @@ class InputArena:
 
     def read(self, places: list[dict[str, Any] | None]) -> list[torch.Tensor | None]:
         """The inputs as the arena holds them now (copies), None where not placed."""
-        copies: dict[int, torch.UntypedStorage] = {}
-        result: list[torch.Tensor | None] = []
-        for place in places:
-            if place is None:
-                result.append(None)
-                continue
-            if place["at"] not in copies:
-                copies[place["at"]] = self._view(place).clone().untyped_storage()
-            result.append(torch.empty(0, dtype=_dtype(place["dtype"])).set_(
-                copies[place["at"]], place["offset"], place["shape"], place["stride"]))
-        return result
+        return _tensors_at(places, lambda place: self._view(place).clone().untyped_storage())
 
     def _view(self, place: dict[str, Any]) -> torch.Tensor:
         return torch.frombuffer(self._map, dtype=torch.uint8, count=place["nbytes"],
@@ -123,16 +113,24 @@ def on_arena(fd: int, places: list[dict[str, Any] | None], inputs: list[Any]) ->
         return inputs
     end = max(p["at"] + p["nbytes"] for p in placed)
     mapping = mmap.mmap(fd, -(-end // mmap.PAGESIZE) * mmap.PAGESIZE)
+    placed_tensors = _tensors_at(places, lambda place: torch.frombuffer(
+        mapping, dtype=torch.uint8, count=place["nbytes"], offset=place["at"]).untyped_storage())
+    return [x if t is None else t for x, t in zip(inputs, placed_tensors)]
+
+
+def _tensors_at(places: list[dict[str, Any] | None],
+                storage_of: Callable[[dict[str, Any]], torch.UntypedStorage]
+                ) -> list[torch.Tensor | None]:
+    """A tensor for each place (None where none), on `storage_of` it: one storage per place
+    in the arena, shared by the tensors that share it there."""
     storages: dict[int, torch.UntypedStorage] = {}
-    result = []
-    for x, place in zip(inputs, places):
+    result: list[torch.Tensor | None] = []
+    for place in places:
         if place is None:
-            result.append(x)
+            result.append(None)
             continue
         if place["at"] not in storages:
-            storages[place["at"]] = torch.frombuffer(
-                mapping, dtype=torch.uint8, count=place["nbytes"],
-                offset=place["at"]).untyped_storage()
+            storages[place["at"]] = storage_of(place)
         result.append(torch.empty(0, dtype=_dtype(place["dtype"])).set_(
             storages[place["at"]], place["offset"], place["shape"], place["stride"]))
     return result
