@@ -28,7 +28,6 @@ import torch
 
 from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, TrialLog, benchmark_draw, normal_draw
-from kdiff.gates.ord02_determinism import bitwise_equal
 from kdiff.judging.context import (
     BENCHMARK_SEED,
     CallResult,
@@ -40,6 +39,7 @@ from kdiff.judging.context import (
 )
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
+from kdiff.numerics.tolerance import bitwise_equal
 from kdiff.sandbox.process import CandidateFailure
 
 # KernelBench's correctness check makes 5 calls and its timer 3 warm-up calls before it
@@ -200,10 +200,7 @@ class Statelessness(ThresholdedGate):
             return None
         before = gen.cast_inputs(call.inputs, call.dtype)
         if self._reference_mutates is None:
-            after = ctx.reference_arguments_after(_clone(before))
-            self._reference_mutates = {i for i, (a, b) in enumerate(zip(after, before))
-                                       if isinstance(b, torch.Tensor)
-                                       and not bitwise_equal(a.cpu(), b.cpu())}
+            self._reference_mutates = ctx.inputs_the_reference_modifies(before)
         for i, (b, a) in enumerate(zip(before, call.inputs_after)):
             if isinstance(b, torch.Tensor) and isinstance(a, torch.Tensor) and \
                     i not in self._reference_mutates and not bitwise_equal(a.cpu(), b.cpu()):

@@ -12,16 +12,7 @@ import torch
 from kdiff.data.model import GateClass, Status
 from kdiff.gates.base import Gate
 from kdiff.judging.context import GateContext, check_structure
-
-
-def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal bit patterns (NaN payloads and signed zeros included)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.itemsize in (1, 2, 4, 8):
-        view = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.dtype.itemsize]
-        return bool(torch.equal(a.contiguous().view(view), b.contiguous().view(view)))
-    return bool(torch.equal(a, b))
+from kdiff.numerics.tolerance import bitwise_equal
 
 
 class Determinism(Gate):

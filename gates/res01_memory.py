@@ -132,7 +132,7 @@ class MemoryHygiene(Gate):
                   log: HygieneLog) -> GateResult | None:
         pristine = _clones(inputs)  # as ctx.call sends them, at the problem's own precision
         try:
-            log.reference_mutates |= self.mutated_by_reference(ctx, pristine)
+            log.reference_mutates |= ctx.inputs_the_reference_modifies(pristine)
             ev = ctx.evaluate(_clones(pristine))
         except ReferenceFailure as exc:
             log.skipped.append(f"{label}: {exc}")
@@ -163,13 +163,6 @@ class MemoryHygiene(Gate):
                     history, ev, log) if decoyed is not None else None)
                 or self.check_history(label, poison, "after churn, poisoned", history, ev,
                                       log))
-
-    @staticmethod
-    def mutated_by_reference(ctx: GateContext, pristine: list[Any]) -> set[int]:
-        """Inputs the reference itself modifies: the contract allows the candidate to, too."""
-        after = ctx.reference_arguments_after(pristine)
-        return {i for i, (a, p) in enumerate(zip(after, pristine)) if isinstance(p, torch.Tensor)
-                and bool(bitwise_differs(a, p).any())}
 
     def check_poison(self, label: str, poison: CallResult, unpoisoned: list[CallResult],
                      ev: Evaluation) -> GateResult | None:

@@ -80,6 +80,16 @@ def comparable(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.float32) if t.dtype in FP8 else t
 
 
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal bit patterns (NaN payloads and signed zeros included)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.itemsize in (1, 2, 4, 8):
+        view = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[a.dtype.itemsize]
+        return bool(torch.equal(a.contiguous().view(view), b.contiguous().view(view)))
+    return bool(torch.equal(a, b))
+
+
 class BoundModel(Enum):
     """How rounding errors add up along a chain of N roundings."""
 
