@@ -370,7 +370,10 @@ class ProvenanceRecorder:
         late: dict[int, int] = {}
         tables = ({k.name: k for k in self.record.device}, {k.name: k for k in self.record.tuning})
         for event in events:
-            if event.device_type() != torch.autograd.DeviceType.CUDA:
+            # A range (record_function) on the device's timeline is a span, not work: the
+            # judge's own markers, and any the candidate names.
+            if (event.device_type() != torch.autograd.DeviceType.CUDA
+                    or event.is_user_annotation()):
                 continue
             tuned = any(start <= event.start_ns() and event.end_ns() <= end
                         for start, end in tuning)
