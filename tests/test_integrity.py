@@ -195,6 +195,15 @@ def test_a_reply_that_repeats_its_storage_is_refused_before_use():
             worker.request("call", key="c", inputs=[torch.randn(4, 8)])
 
 
+def test_a_reply_whose_storages_overlap_is_refused_before_any_is_copied():
+    """One 4 MiB body named by 64 storages: each would be a copy of its own."""
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "repeats_storages.py") as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        with pytest.raises(CandidateCrashed, match="not where the last one ended"):
+            worker.request("call", key="c", inputs=[torch.randn(4, 8)])
+
+
 _JUDGE = """
 import json, resource, sys
 from pathlib import Path
