@@ -116,7 +116,15 @@ def test_a_buffer_reused_unless_the_last_answer_is_held_fails_ord02():
     """No call keeps outputs alive that another call does not: the reference count of the
     last answer tells no gate's call from another."""
     verdict = _verdict("reuses_unless_watched", ["ORD-02"])
-    assert "an output of the last call" in _failed(verdict, "ORD-02", "output_aliasing")
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_buffers_handed_out_in_turn_fail_ord02():
+    """Two output buffers in turn: no output lies in the last call's, each in the one before;
+    the candidate keeps that one alive, so the worker still sees it."""
+    verdict = _verdict("alternates_buffers", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
@@ -339,4 +347,4 @@ def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
     config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
     verdict = judge_one(Case(id="reused", problem=HOSTILE / "problem.py", candidate=candidate),
                         config, plugins.manager(), "kernelbench")
-    assert "an output of the last call" in _failed(verdict, "ORD-02", "output_aliasing")
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
