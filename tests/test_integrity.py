@@ -88,6 +88,25 @@ def test_a_hang_is_timed_against_the_reference_in_the_judge():
     assert "again alone" in _failed(verdict, "CMP-03", "hang")
 
 
+def test_a_cache_keyed_by_the_version_counter_fails_cmp02():
+    """The kept tensors are overwritten through their memory, not by a torch write that moves
+    their version counter: the cached answer is stale."""
+    verdict = _verdict("caches_by_version", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    _failed(verdict, "CMP-02", "stateful_cache")
+
+
+def test_the_workers_overwrite_moves_no_version_counter():
+    """Where the judge cannot write the kept tensors itself (CUDA), the worker writes them as
+    the judge's arena write does: through their memory."""
+    from kdiff.sandbox.worker import Worker
+    worker, kept = Worker(), torch.zeros(2, 3).t()
+    worker.stored_inputs["kept"] = [kept, 7]
+    version = kept._version
+    worker.cmd_overwrite_stored({"name": "kept", "values": [torch.ones(3, 2), None]})
+    assert kept._version == version and bool((kept == 1).all())
+
+
 def test_an_answer_that_holds_only_with_autograd_off_fails_cmp02():
     verdict = _verdict("knows_autograd_is_off", ["CMP-02"])
     assert verdict.native.accept is True, verdict.native

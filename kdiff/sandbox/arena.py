@@ -92,6 +92,15 @@ class InputArena:
         """The inputs kept across calls are no longer used: their room is the next call's."""
         self._kept_end = 0
 
+    def write(self, places: list[dict[str, Any] | None], values: list[Any]) -> None:
+        """`values` written over the placed inputs, in place, by the judge: the worker sees
+        its tensors change as under a write through their memory (another kernel's, not
+        torch's: no version counter of theirs moves), with no request it could intercept."""
+        for target, value in zip(_tensors_at(places, lambda place: self._view(
+                place).untyped_storage()), values):
+            if target is not None and value is not None:
+                target.copy_(value)
+
     def read(self, places: list[dict[str, Any] | None]) -> list[torch.Tensor | None]:
         """The inputs as the arena holds them now (copies), None where not placed."""
         return _tensors_at(places, lambda place: self._view(place).clone().untyped_storage())

@@ -284,11 +284,14 @@ class Worker:
 
     def cmd_overwrite_stored(self, msg: dict) -> dict:
         """Write new values into a stored input set in place (same tensors, same storage);
-        `values` holds one entry per input, None where an input keeps its values."""
+        `values` holds one entry per input, None where an input keeps its values. Through a
+        tensor of its own on each one's storage, as another kernel writes through its memory:
+        the stored tensor's version counter stays as it was (a cache keyed by it is stale)."""
         for x, v in zip(self.stored_inputs[msg["name"]], msg["values"]):
             if v is not None:
                 with torch.no_grad():
-                    x.copy_(v)
+                    torch.empty(0, dtype=x.dtype, device=x.device).set_(
+                        x.untyped_storage(), x.storage_offset(), x.shape, x.stride()).copy_(v)
         return {}
 
     def cmd_forget(self, msg: dict) -> dict:
