@@ -1,12 +1,14 @@
 """CMP-02 input sensitivity and statelessness: one model instance answers a long sequence of
 calls (more than a benchmark's correctness trials and timer warm-up make together), each judged
 against the oracle: different inputs interleaved (A, B, A', ...), the same data in new tensors,
-one set of input tensors kept in the worker and overwritten in place between calls, all from a
-neutral call stack; then instances built with other seeds (freshly initialised parameters).
+one set of input tensors kept in the worker and overwritten in place between calls (through
+their memory, as another kernel writes: on the CPU by the judge in its arena, and never moving
+their version counters), all from a neutral call stack; then instances built with other seeds
+(freshly initialised parameters).
 
 When a call fails, the gate works out which pattern broke it:
 - `stateful_cache`: the answer is the oracle of an earlier call's inputs (cached by pointer,
-  shape or seed);
+  shape, version counter or seed);
 - `state_carried`: a freshly built instance answers the failed call's inputs correctly, so
   the answer depends on the calls made before (statistics kept after a warm-up, counters);
 - `stack_sniffing`: the same inputs, called from a frame named as the benchmark's correctness
@@ -226,7 +228,7 @@ class Statelessness(ThresholdedGate):
             ctx.candidate_key(trial.seed, trial.dtype)
             values = [x.cpu() if isinstance(x, torch.Tensor) else None
                       for x in gen.cast_inputs(trial.inputs, trial.dtype)]
-            ctx.candidate.request("overwrite_stored", name=STORED, values=values)
+            ctx.candidate.overwrite_stored(STORED, values)
         send = [] if "use_stored_inputs" in options else trial.inputs
         if ctx.backward and not send:  # the output gradients follow the kept tensors' values
             options["cotangents"] = ctx.cotangents(

@@ -2,9 +2,10 @@
 with allocator churn between runs, must give bitwise-identical outputs; no output may share
 storage with an input or address an element of another output, unless the reference's own
 outputs share it the same way (a view is the problem's contract), nor lie in the storage of
-the last call's outputs (a buffer handed out twice). Sharing is read by the judge from the
-reply's payload (kdiff.sandbox.protocol.shared_storage); reuse of the last call's storage is
-the worker's word, from the outputs it keeps alive through every call alike."""
+an earlier call's outputs still alive (a buffer handed out twice). Sharing is read by the judge
+from the reply's payload (kdiff.sandbox.protocol.shared_storage); reuse of an earlier call's
+storage is the worker's word, from the outputs it keeps alive through every call alike and
+the storages of older ones the candidate keeps."""
 from __future__ import annotations
 
 import torch
@@ -41,8 +42,9 @@ class Determinism(Gate):
             # The reference's shapes before any comparison: a reply's outputs are not
             # materialised at a size the reference does not have.
             check_structure(got.outputs, expected)
-            # The worker keeps each call's outputs alive through the next, in every call alike
-            # (kdiff.sandbox.worker): one in their storage is a buffer handed out twice.
+            # The worker keeps each call's outputs alive through the next, in every call alike,
+            # and watches older ones the candidate keeps (kdiff.sandbox.worker): an output in
+            # their storage is a buffer handed out twice.
             aliases = [a for a in got.aliases if a not in contract]
             if aliases:
                 return self.result(Status.FAIL, f"run {k}: {aliases[0]}", "output_aliasing")

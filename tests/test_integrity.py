@@ -88,6 +88,25 @@ def test_a_hang_is_timed_against_the_reference_in_the_judge():
     assert "again alone" in _failed(verdict, "CMP-03", "hang")
 
 
+def test_a_cache_keyed_by_the_version_counter_fails_cmp02():
+    """The kept tensors are overwritten through their memory, not by a torch write that moves
+    their version counter: the cached answer is stale."""
+    verdict = _verdict("caches_by_version", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    _failed(verdict, "CMP-02", "stateful_cache")
+
+
+def test_the_workers_overwrite_moves_no_version_counter():
+    """Where the judge cannot write the kept tensors itself (CUDA), the worker writes them as
+    the judge's arena write does: through their memory."""
+    from kdiff.sandbox.worker import Worker
+    worker, kept = Worker(), torch.zeros(2, 3).t()
+    worker.stored_inputs["kept"] = [kept, 7]
+    version = kept._version
+    worker.cmd_overwrite_stored({"name": "kept", "values": [torch.ones(3, 2), None]})
+    assert kept._version == version and bool((kept == 1).all())
+
+
 def test_an_answer_that_holds_only_with_autograd_off_fails_cmp02():
     verdict = _verdict("knows_autograd_is_off", ["CMP-02"])
     assert verdict.native.accept is True, verdict.native
@@ -116,7 +135,15 @@ def test_a_buffer_reused_unless_the_last_answer_is_held_fails_ord02():
     """No call keeps outputs alive that another call does not: the reference count of the
     last answer tells no gate's call from another."""
     verdict = _verdict("reuses_unless_watched", ["ORD-02"])
-    assert "an output of the last call" in _failed(verdict, "ORD-02", "output_aliasing")
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_buffers_handed_out_in_turn_fail_ord02():
+    """Two output buffers in turn: no output lies in the last call's, each in the one before;
+    the candidate keeps that one alive, so the worker still sees it."""
+    verdict = _verdict("alternates_buffers", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
@@ -192,6 +219,15 @@ def test_a_reply_that_repeats_its_storage_is_refused_before_use():
         worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
                        init_inputs=[])
         with pytest.raises(CandidateCrashed, match="views repeating their storage"):
+            worker.request("call", key="c", inputs=[torch.randn(4, 8)])
+
+
+def test_a_reply_whose_storages_overlap_is_refused_before_any_is_copied():
+    """One 4 MiB body named by 64 storages: each would be a copy of its own."""
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "repeats_storages.py") as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        with pytest.raises(CandidateCrashed, match="not where the last one ended"):
             worker.request("call", key="c", inputs=[torch.randn(4, 8)])
 
 
@@ -330,4 +366,4 @@ def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
     config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
     verdict = judge_one(Case(id="reused", problem=HOSTILE / "problem.py", candidate=candidate),
                         config, plugins.manager(), "kernelbench")
-    assert "an output of the last call" in _failed(verdict, "ORD-02", "output_aliasing")
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")

@@ -2,12 +2,21 @@
 shared as it was, and bytes that are not one are refused before anything of them is used."""
 from __future__ import annotations
 
+import json
 import struct
 
 import pytest
 import torch
 
-from kdiff.data.tensorfile import DTYPES, MAGIC, TensorFileError, dumps, loads
+from kdiff.data.tensorfile import (
+    DTYPES,
+    MAGIC,
+    MAX_HEADER_BYTES,
+    TENSOR,
+    TensorFileError,
+    dumps,
+    loads,
+)
 
 
 def _same(a, b) -> bool:
@@ -49,9 +58,15 @@ def test_shared_storage_is_shared_again_and_only_it():
     assert float(loaded[1][1]) == -1.0
 
 
+def _file(header: dict, body: bytes) -> bytes:
+    text = json.dumps(header).encode()
+    return MAGIC + struct.pack("<Q", len(text)) + text + body
+
+
 @pytest.mark.parametrize("damage", ["not one", "cut in the header", "cut in the storages",
                                     "an unknown dtype", "a view past its storage",
-                                    "a storage past the end", "a deep header"])
+                                    "a storage past the end", "storages that overlap",
+                                    "a header past its cap", "a deep header"])
 def test_bytes_that_are_not_one_are_refused(damage: str):
     data = dumps({"values": [torch.arange(6.0)]})
     damaged = {"not one": b"PK\x03\x04" + data,
@@ -61,6 +76,14 @@ def test_bytes_that_are_not_one_are_refused(damage: str):
                "an unknown dtype": data.replace(b'"float32"', b'"float99"'),
                "a view past its storage": data.replace(b'"shape": [6]', b'"shape": [7]'),
                "a storage past the end": data.replace(b'"nbytes": 24', b'"nbytes": 25'),
+               # two storages, each a copy of the one body
+               "storages that overlap": _file({
+                   "tree": [{TENSOR: 0}, {TENSOR: 1}],
+                   "storages": [{"offset": 0, "nbytes": 24}] * 2,
+                   "tensors": [{"storage": i, "dtype": "float32", "shape": [6], "stride": [1],
+                                "offset": 0} for i in range(2)]}, bytes(24)),
+               "a header past its cap": _file({"tree": None, "storages": [], "tensors": [],
+                                               "padding": "x" * MAX_HEADER_BYTES}, b""),
                "a deep header": MAGIC + struct.pack("<Q", 200_000) + b"[" * 100_000
                + b"]" * 100_000}[damage]
     assert damaged != data

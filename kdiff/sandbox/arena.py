@@ -4,9 +4,10 @@ call leaves in its inputs is read by the judge itself, not taken from the worker
 The judge writes each call's input storages into the arena (`InputArena.place`) and sends
 their places; the worker builds its input tensors on its own mapping of them (`on_arena`), so
 that the candidate computes on that memory; after the reply the judge reads its own mapping
-(`InputArena.read`). A worker that rewrites its reply (kdiff.sandbox.worker's serialiser
-patched) can still send a pristine copy as its inputs, but the arena holds what it left in
-them. To leave them pristine it must restore them before replying: then no caller sees them
+(`InputArena.read`); the inputs a worker keeps across calls (CMP-02's) it overwrites there
+itself between calls (`InputArena.write`). A worker that rewrites its reply
+(kdiff.sandbox.worker's serialiser patched) can still send a pristine copy as its inputs, but
+the arena holds what it left in them. To leave them pristine it must restore them before replying: then no caller sees them
 changed either. The seals keep the worker from shrinking the file under the judge's mapping.
 
 CUDA workers copy their inputs to the device, where the judge cannot look: there the inputs
@@ -91,6 +92,15 @@ class InputArena:
     def release(self) -> None:
         """The inputs kept across calls are no longer used: their room is the next call's."""
         self._kept_end = 0
+
+    def write(self, places: list[dict[str, Any] | None], values: list[Any]) -> None:
+        """`values` written over the placed inputs, in place, by the judge: the worker sees
+        its tensors change as under a write through their memory (another kernel's, not
+        torch's: no version counter of theirs moves), with no request it could intercept."""
+        for target, value in zip(_tensors_at(places, lambda place: self._view(
+                place).untyped_storage()), values):
+            if target is not None and value is not None:
+                target.copy_(value)
 
     def read(self, places: list[dict[str, Any] | None]) -> list[torch.Tensor | None]:
         """The inputs as the arena holds them now (copies), None where not placed."""

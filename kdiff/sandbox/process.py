@@ -595,6 +595,17 @@ class CandidateProcess:
                 self._kept_places[name] = places
         return places
 
+    def overwrite_stored(self, name: str, values: list[Any]) -> None:
+        """New values written into the input set the worker keeps as `name`, in place (None
+        where an input keeps its own): by the judge in the arena where every one of them lies
+        there, so that nothing in the worker sees the write happen; else by the worker."""
+        places = self._kept_places.get(name) if self._proc is not None else None
+        if places is not None and all(p is not None for p, v in zip(places, values)
+                                      if v is not None):
+            self._arena.write(places, values)
+            return
+        self.request("overwrite_stored", name=name, values=values)
+
     def _close_arena(self) -> None:
         if self._arena is not None:
             self._arena.close()

@@ -218,8 +218,9 @@ class MalformedReply(ValueError):
 @dataclass
 class CallReply:
     """A worker's answer to `call`: the outputs and the inputs as they are after the call, from
-    one payload, and which outputs lie in the storage of the last call's (which the worker
-    keeps alive through every call alike: its word, as the payload is)."""
+    one payload, and which outputs lie in the storage of an earlier call's still alive (the
+    worker keeps the last call's alive through every call alike: its word, as the payload
+    is)."""
 
     outputs: list[torch.Tensor]
     inputs_after: list[torch.Tensor | None]
@@ -246,4 +247,4 @@ class CallReply:
     @property
     def aliases(self) -> list[str]:
         return shared_storage(self.outputs, self.inputs_after) + [
-            f"output {j} shares storage with an output of the last call" for j in self.reused]
+            f"output {j} shares storage with an output of an earlier call" for j in self.reused]

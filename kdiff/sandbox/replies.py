@@ -29,8 +29,8 @@ def _list_of(ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
 
 # What each field of a worker's reply must hold, wherever the judge reads it: `call` answers
 # outputs and the inputs after the call (tensors; an input that is not a tensor comes back as
-# None), which outputs lie in the last call's storage (indices) and seconds; `memory` bytes; `launches` a list;
-# `provenance` a dict (its fields: kdiff.sandbox.provenance.RecordedProvenance.parse).
+# None), which outputs lie in an earlier call's storage (indices) and seconds; `memory` bytes;
+# `launches` a list; `provenance` a dict (its fields: kdiff.sandbox.provenance.RecordedProvenance.parse).
 _TENSORS = _list_of(_tensors())
 REPLY_FIELDS: dict[str, Callable[[Any], bool]] = {
     "outputs": _TENSORS,

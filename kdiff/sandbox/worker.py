@@ -5,10 +5,11 @@ instances, and calls them on inputs the judge sends.
 Nothing here decides a verdict: outputs go back to the judge, which holds the oracle and
 does every comparison. A call's reply holds the outputs and the inputs as they are after the
 call in one payload, in which the judge finds shared storage itself, and which outputs lie
-in the storage of the last call's (kept alive through every call alike); on the CPU the
+in the storage of an earlier call's that is still alive (the last call's kept alive through
+every call alike, older ones where the candidate keeps them); on the CPU the
 inputs are in the judge's memory (kdiff.sandbox.arena), which it reads after the call
 instead of the reply's copies. A candidate that patches this module, torch, or builtins can
-change what it sends back about itself: its outputs, aliasing, reuse of the last call's
+change what it sends back about itself: its outputs, aliasing, reuse of an earlier call's
 storage, and (on CUDA) its inputs after the call.
 
 Every call, the native check's and every gate's, goes through `cmd_call`: the request is
@@ -25,6 +26,7 @@ import os
 import sys
 import time
 import traceback
+import weakref
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -126,6 +128,11 @@ class Worker:
         # The last call's outputs, alive until the next call has run (as a harness's loop
         # variable is, by every call alike) or another command arrives.
         self.latest: list[torch.Tensor] = []
+        # Every earlier call's output storages, held weakly, with their spans: one still alive
+        # when a later output lies in it was kept by the candidate (a ring of buffers handed
+        # out in turn, each call's output not the last call's) and is one buffer handed out
+        # twice, however many calls ago; one freed was the allocator's to hand out again.
+        self.handed_out: list[tuple[weakref.ref, tuple[int, int]]] = []
         # Input sets kept across calls by name (`call` with store_inputs_as), so that a gate
         # can overwrite one in place and call again on the same tensors (CMP-02).
         self.stored_inputs: dict[str, list[Any]] = {}
@@ -214,9 +221,12 @@ class Worker:
         inputs = sent
         if cotangents is not None:  # backward problems: gradients are outputs too
             inputs = [x.detach().requires_grad_() if _is_float(x) else x for x in sent]
-        # The last call's outputs stay alive through this one (`latest`), in every call alike:
-        # an output in their storage is one buffer handed out twice.
-        previous = [protocol.storage_span(o) for o in self.latest]
+        # The last call's outputs stay alive through this one (`latest`), in every call alike,
+        # and earlier ones while the candidate keeps them: an output in their storage is one
+        # buffer handed out twice.
+        self.handed_out = [(alive, span) for alive, span in self.handed_out
+                           if alive() is not None]
+        previous = [span for _, span in self.handed_out]
         start = time.perf_counter()
         if poison:
             poison.arm()
@@ -240,6 +250,8 @@ class Worker:
         reused = [j for j, o in enumerate(outputs)
                   if any(protocol.spans_overlap(protocol.storage_span(o), p) for p in previous)]
         self.latest = outputs
+        self.handed_out += [(weakref.ref(o.untyped_storage()), protocol.storage_span(o))
+                            for o in outputs]
         # Outputs and the inputs as they are after the call in one payload: storage they share
         # survives serialisation, and the judge finds it there.
         sent_back = to_cpu_sharing([*outputs, *sent])
@@ -272,11 +284,14 @@ class Worker:
 
     def cmd_overwrite_stored(self, msg: dict) -> dict:
         """Write new values into a stored input set in place (same tensors, same storage);
-        `values` holds one entry per input, None where an input keeps its values."""
+        `values` holds one entry per input, None where an input keeps its values. Through a
+        tensor of its own on each one's storage, as another kernel writes through its memory:
+        the stored tensor's version counter stays as it was (a cache keyed by it is stale)."""
         for x, v in zip(self.stored_inputs[msg["name"]], msg["values"]):
             if v is not None:
                 with torch.no_grad():
-                    x.copy_(v)
+                    torch.empty(0, dtype=x.dtype, device=x.device).set_(
+                        x.untyped_storage(), x.storage_offset(), x.shape, x.stride()).copy_(v)
         return {}
 
     def cmd_forget(self, msg: dict) -> dict:
