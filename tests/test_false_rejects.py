@@ -1462,7 +1462,10 @@ def test_an_index_picked_at_a_near_tie_is_not_judged(tmp_path: Path):
 
 
 def test_near_ties_are_the_picks_that_rest_on_roundings():
-    from kdiff.numerics.integers import near_ties
+    from kdiff.numerics.integers import open_picks
+
+    def near_ties(values, error, index, dim):
+        return open_picks(values, error, index, dim)[0]
     x = torch.tensor([[1.0, 1.0 + 1e-9, 0.5], [1.0, 2.0, 0.5]], dtype=torch.float64)
     error = torch.full_like(x, 1e-8)
     assert near_ties(x, error, x.argmax(1), 1).tolist() == [True, False]
@@ -1479,6 +1482,31 @@ def test_near_ties_are_the_picks_that_rest_on_roundings():
     # top-k: the second pick meets the third, which it was chosen over
     assert near_ties(x, error, x.topk(2, 1).indices, 1).tolist() == [[True, True],
                                                                       [False, False]]
+
+
+def _others(values, error, index, dim) -> list[list]:
+    from kdiff.numerics.integers import open_picks
+    picks = open_picks(values, error, index, dim)[1]
+    return sorted({tuple(t.reshape(-1).tolist()) for t in picks.others()} - {
+        tuple(index.reshape(-1).tolist())})
+
+
+def test_an_open_pick_moves_to_every_element_its_tie_set_admits():
+    """Another honest pick is any element whose error interval lets it hold the pick's
+    rank, however far along the dim: not a neighbour at +-1. An element chained to the
+    pick only through a third (10, 9.5, 9 with errors 0.3) cannot be the maximum; NaN is
+    larger than every number and NaNs tie among themselves."""
+    x = torch.tensor([[1.0, 0.2, 0.3, 1.0, 0.4, 1.0 + 1e-9]], dtype=torch.float64)
+    assert _others(x, torch.full_like(x, 1e-8), x.argmax(1), 1) == [(0,), (3,)]
+    chain = torch.tensor([[9.0, 10.0, 9.5]], dtype=torch.float64)
+    assert _others(chain, torch.full_like(chain, 0.3), chain.argmax(1), 1) == [(2,)]
+    nan = torch.tensor([[1.0, math.nan, math.inf, math.nan]], dtype=torch.float64)
+    assert _others(nan, torch.zeros_like(nan), nan.argmax(1), 1) == [(3,)]
+    # a sort: tied elements change places, never with a distinct one
+    tied = torch.tensor([[2.0, 1.0, 2.0, 0.0, 2.0]], dtype=torch.float64)
+    order = tied.sort(1).indices
+    for other in _others(tied, torch.zeros_like(tied), order, 1):
+        assert sorted(other[2:]) == [0, 2, 4] and other[:2] == (3, 1)
 
 
 def test_exact_ties_of_stored_values_are_judged_only_where_the_pick_is_documented():
@@ -1980,3 +2008,30 @@ def test_a_gradient_reached_only_through_zero_weights_is_not_judged(
         assert result.status is Status.PASS, result.detail
     else:
         assert (result.status, result.signature) == (Status.FAIL, "nan_swallowed"), result
+
+
+STRAIGHT_THROUGH = "x + (torch.round(x * 2) - x).detach()"  # ties, and a gradient of 1
+
+
+# -- where an open pick writes: the whole tie set, not a neighbour ----------------------------
+
+TOPK_BACKWARD_PROBLEM = problem_source(f"torch.topk({STRAIGHT_THROUGH}, 8, dim=1).values",
+                                       "torch.randn(16, 64)") + "\nKDIFF_BACKWARD = True\n"
+
+
+@pytest.mark.parametrize("order, status", [
+    ("n - 1 - torch.sort(y.flip(1), dim=1, descending=True, stable=True).indices[:, :8]",
+     Status.PASS),
+    ("(torch.topk(y, 8, dim=1).indices + 1) % n", Status.FAIL),  # the element beside each pick
+], ids=["tied last first", "beside"])
+def test_a_topk_gradient_may_land_on_any_tied_element(tmp_path: Path, order: str,
+                                                      status: Status):
+    """top-k's backward scatters the gradient to the picked indices: among tied values an
+    honest top-k may pick any of them, several positions from the reference's pick. The
+    scatter was taken again with each open pick moved to a neighbour at +-1 only, so the
+    tied-last-first top-k failed CMP-01; now each open pick moves to every element of its
+    tie set, and a gradient landing beside each pick still fails."""
+    candidate = candidate_source("y.gather(1, idx)", prelude=(
+        f"y = {STRAIGHT_THROUGH}\n        n = y.shape[1]\n        idx = {order}"))
+    result = judge(tmp_path, TOPK_BACKWARD_PROBLEM, candidate, ["CMP-01"])
+    assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
