@@ -2010,7 +2010,95 @@ def test_a_gradient_reached_only_through_zero_weights_is_not_judged(
         assert (result.status, result.signature) == (Status.FAIL, "nan_swallowed"), result
 
 
+# -- max pools: an index among a window's tied maxima ---------------------------------------
+
 STRAIGHT_THROUGH = "x + (torch.round(x * 2) - x).detach()"  # ties, and a gradient of 1
+MAX_POOL_PROBLEM = problem_source("F.max_pool2d(torch.round(x * 2), 2, return_indices=True)",
+                                  "torch.randn(2, 3, 8, 8)")
+# a scan with >=: the last of a window's tied maxima
+LAST_OF_TIES = (
+    "n, c, h, w = y.shape\n        "
+    "win = y.unfold(2, 2, 2).unfold(3, 2, 2).reshape(n, c, h // 2, w // 2, 4)\n        "
+    "last = 3 - win.flip(-1).argmax(-1)\n        "
+    "oh = torch.arange(h // 2).view(1, 1, -1, 1) * 2 + last // 2\n        "
+    "ow = torch.arange(w // 2).view(1, 1, 1, -1) * 2 + last % 2")
+
+
+@pytest.mark.parametrize("indices, status", [
+    ("oh * w + ow", Status.PASS),
+    ("(oh // 2 * 2) * w + ow // 2 * 2", Status.FAIL),  # the window's first position, always
+], ids=["last tied", "first position"])
+def test_a_max_pool_index_among_tied_maxima_is_not_judged(tmp_path: Path, indices: str,
+                                                          status: Status):
+    """Max pooling picks an index by comparing values, as argmax does, but was in no table of
+    decisions: the index a 2x2 pool picked among a window's tied maxima was judged exactly,
+    and an honest pool taking the last of them failed CMP-01 (176 of 768 indices). A window's
+    pick is now open where another of its elements may hold the maximum; an index off the
+    maximum still fails."""
+    candidate = candidate_source(f"win.amax(-1), {indices}",
+                                 prelude=f"y = torch.round(x * 2)\n        {LAST_OF_TIES}")
+    result = judge(tmp_path, MAX_POOL_PROBLEM, candidate, ["CMP-01"])
+    assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
+
+
+@pytest.mark.parametrize("pool, args", [
+    ("max_pool2d", (3, 2, 1, 2, True)), ("max_pool1d", (4, 3, 1)),
+    ("max_pool3d", (2, 1)), ("adaptive_max_pool2d", ((3, 5),)),
+    ("adaptive_max_pool1d", (6,)), ("adaptive_max_pool3d", (3,)),
+])
+def test_a_pools_windows_hold_its_picks(pool: str, args: tuple):
+    """Each pool's windows (padding, dilation, ceil_mode, adaptive bounds) hold the index it
+    picks, and an input of one value throughout leaves every pick open to its whole
+    window: the index is not judged, where distinct values judge every one."""
+    shape = {"1d": (2, 3, 13), "2d": (2, 3, 9, 11), "3d": (1, 2, 5, 6, 7)}[pool[-2:]]
+    pooled = getattr(torch.nn.functional, pool)
+
+    class Pool(nn.Module):
+        def forward(self, x):
+            return pooled(x, *args, return_indices=True)
+    x = torch.randn(shape, dtype=torch.float64)
+    for values, judged in ((x, True), (torch.ones_like(x), False)):
+        oracle = run_oracle(Pool().double(), [values])
+        assert bool((oracle.magnitudes[1] == 0).all()) is judged, pool
+
+
+MAX_POOL_BACKWARD_PROBLEM = problem_source(f"F.max_pool2d({STRAIGHT_THROUGH}, 2)",
+                                           "torch.randn(2, 3, 8, 8)") + "\nKDIFF_BACKWARD = True\n"
+POOL_FUNCTION = """
+class _Pool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, y):
+        n, c, h, w = y.shape
+        win = y.unfold(2, 2, 2).unfold(3, 2, 2).reshape(n, c, h // 2, w // 2, 4)
+        last = PICK
+        ctx.save_for_backward(last)
+        ctx.shape = y.shape
+        return win.amax(-1)
+
+    @staticmethod
+    def backward(ctx, g):
+        (last,) = ctx.saved_tensors
+        n, c, h, w = ctx.shape
+        win = torch.zeros(n, c, h // 2, w // 2, 4, dtype=g.dtype).scatter(
+            -1, last.unsqueeze(-1), g.unsqueeze(-1))
+        return win.view(n, c, h // 2, w // 2, 2, 2).permute(0, 1, 2, 4, 3, 5).reshape(n, c, h, w)
+"""
+
+
+@pytest.mark.parametrize("pick, status", [
+    ("3 - win.flip(-1).argmax(-1)", Status.PASS),
+    ("(win.argmax(-1) + 1) % 4", Status.FAIL),  # the gradient beside the maximum
+], ids=["last tied", "beside"])
+def test_a_max_pools_gradient_may_land_on_any_tied_maximum(tmp_path: Path, pick: str,
+                                                           status: Status):
+    """The gradient of a max pool lands at the index it picked: at a window's tied maxima
+    (straight-through rounding), an honest pool that sends it to the last of them failed
+    CMP-01; one that sends it beside the maximum still fails."""
+    candidate = candidate_source(f"_Pool.apply({STRAIGHT_THROUGH})",
+                                 prelude="pass").replace(
+        "\n\nclass ModelNew", POOL_FUNCTION.replace("PICK", pick) + "\n\nclass ModelNew")
+    result = judge(tmp_path, MAX_POOL_BACKWARD_PROBLEM, candidate, ["CMP-01"])
+    assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
 
 
 # -- where an open pick writes: the whole tie set, not a neighbour ----------------------------

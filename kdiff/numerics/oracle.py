@@ -60,6 +60,7 @@ from kdiff.numerics.integers import (
     COMPARISONS,
     DECISIONS,
     INTEGRAL_STEPS,
+    Decision,
     IntegerTrace,
     OpenPicks,
     bound_arguments,
@@ -76,6 +77,7 @@ from kdiff.numerics.tolerance import (
     step_magnitude,
     unit_roundoff,
 )
+from kdiff.numerics.windows import POOLS, pooled_picks
 
 aten = torch.ops.aten
 
@@ -389,9 +391,10 @@ class MagnitudeTracer(EagerDispatchMode):
                 * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
 
     def _decide(self, func, args: tuple, kwargs: dict, out: Any) -> None:
-        """Records the near ties of a decision's index output and the other picks they admit: the operand's worst-case error from its trace, at the working
+        """Records the near ties of a decision's (or a max pool's) index output and the other
+        picks they admit: the operand's worst-case error from its trace, at the working
         arithmetic and the depth behind it."""
-        decision = DECISIONS[func]
+        decision = DECISIONS.get(func, Decision(1))  # a pool: (values, indices)
         arguments = bound_arguments(func, args, kwargs)
         x = args[0]
         index = out if isinstance(out, torch.Tensor) else out[decision.index]
@@ -402,7 +405,10 @@ class MagnitudeTracer(EagerDispatchMode):
             error = torch.zeros_like(x, dtype=torch.float64)  # only exact ties are open
         else:
             error = self.worst_error(x, known)
-        ties, picks = open_picks(x, error, index, arguments.get("dim"))
+        if func in POOLS:
+            ties, picks = pooled_picks(func, arguments, x, error, index)
+        else:
+            ties, picks = open_picks(x, error, index, arguments.get("dim"))
         self._record_integer(index, IntegerTrace(torch.where(ties, math.inf, 0.0).to(
             torch.float64), 1, picks if picks.count else None))
 
@@ -477,7 +483,7 @@ class MagnitudeTracer(EagerDispatchMode):
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
         out = func(*args, **kwargs)
-        if func in DECISIONS:
+        if func in DECISIONS or func in POOLS:
             self._decide(func, args, kwargs, out)
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
