@@ -2123,3 +2123,37 @@ def test_a_topk_gradient_may_land_on_any_tied_element(tmp_path: Path, order: str
         f"y = {STRAIGHT_THROUGH}\n        n = y.shape[1]\n        idx = {order}"))
     result = judge(tmp_path, TOPK_BACKWARD_PROBLEM, candidate, ["CMP-01"])
     assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
+
+
+# -- EXC-01: an injected value read at an open pick -------------------------------------------
+
+ARGMAX_GATHER_PROBLEM = problem_source("w.gather(1, torch.round(x * 2).argmax(1, keepdim=True))",
+                                       "torch.randn(16, 64), torch.randn(16, 64)", args="x, w")
+
+
+@pytest.mark.parametrize("read, status", [
+    ("w.gather(1, y.shape[1] - 1 - y.flip(1).argmax(1, keepdim=True))", Status.PASS),
+    ("w.gather(1, y.topk(2, 1).indices[:, 1:])", Status.FAIL),  # right only at a tie
+    ("torch.nan_to_num(w).gather(1, y.argmax(1, keepdim=True))", Status.FAIL),
+], ids=["last tied", "second largest", "nan swallowed"])
+def test_exc01_judges_a_value_read_at_an_open_pick_as_the_value_gates_do(
+        tmp_path: Path, read: str, status: Status):
+    """w read at the argmax of round(2x): an honest kernel taking the last of the tied
+    maxima reads another element of w, which an injection made -Inf or NaN where the
+    reference's was finite: EXC-01 judged that element's class exactly and failed it. An
+    element an open pick decides is now judged by EXC-01 as by the value gates (not at all);
+    the second largest, right only at a tie, and a gather that swallows NaN still fail."""
+    candidate = candidate_source(read, args="x, w", prelude="y = torch.round(x * 2)")
+    result = judge(tmp_path, ARGMAX_GATHER_PROBLEM, candidate, ["EXC-01"])
+    assert result.gates["EXC-01"].status is status, result.gates["EXC-01"].detail
+
+
+def test_exc01_still_judges_a_rounding_of_an_injected_value(tmp_path: Path):
+    """round(NaN) is no value near a step: the oracle carried an infinite step there, which
+    read as an open pick would leave EXC-01 judging nothing; a pool that swallows the NaN
+    of a rounded input still fails."""
+    candidate = candidate_source("F.max_pool2d(torch.nan_to_num(torch.round(x * 2)), 2, "
+                                 "return_indices=True)").replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n")
+    result = judge(tmp_path, MAX_POOL_PROBLEM, candidate, ["EXC-01"])
+    assert result.gates["EXC-01"].status is Status.FAIL, result.gates["EXC-01"].detail

@@ -437,7 +437,9 @@ class MagnitudeTracer(EagerDispatchMode):
                     for x, e, sign in zip(operands, errors, signs)]
             moved = func(*ends, *args[len(operands):], **kwargs).to(torch.float64)
             reach = torch.maximum(reach, torch.nan_to_num((moved - exact).abs(), nan=math.inf))
-        return step_magnitude(reach, self.arithmetic)
+        # a non-finite result (round(NaN), floor(inf)) lies near no step: it is exact, as every
+        # non-finite value is (_own_scale), not a step of unknown size
+        return step_magnitude(torch.where(torch.isfinite(exact), reach, 0.0), self.arithmetic)
 
     def trusted_a_stale_entry(self) -> bool:
         """Whether a trusting lookup used an entry that something unseen had written over
