@@ -5,7 +5,11 @@ Expected classes come from the float64 oracle where it agrees with the reference
 working precision; where the two disagree (overflow in the working precision, a library
 algorithm that turns Inf into NaN) the position is not judged, and the count is reported.
 A NaN of the reference that only paths of weight zero carry there, or that no injected NaN
-reaches (Inf - Inf, 0 * Inf: a choice of its algorithm), is judged non-finite only.
+reaches (Inf - Inf, 0 * Inf: a choice of its algorithm), is judged non-finite only. An element
+an open pick decides (the oracle's infinite magnitude: another pick the error model admits
+gives it another value, integers.TieSets) is judged by no class, as the value gates judge it by
+no bound: which tied element an honest kernel picks, and so which injected value it reads or
+where it writes one, is its own.
 Tolerance-free: an element's class (finite, NaN, +Inf, -Inf) either matches or it does not.
 """
 from __future__ import annotations
@@ -129,6 +133,7 @@ class InjectionLog(TrialLog):
 
     expected: dict[int, int] = field(default_factory=lambda: {NAN: 0, POS_INF: 0, NEG_INF: 0})
     unjudged: int = 0  # the float64 oracle and the working-precision reference disagree
+    open_picks: int = 0  # decided by an open pick: another admissible pick changes them
     zero_weight: int = 0  # expected non-finite only through paths of weight zero
     inf_made_nan: int = 0  # NaN expected from injected Inf alone, where +-Inf came out
     formats_without_inf: bool = False
@@ -183,6 +188,9 @@ class NonFinitePropagation(Gate):
         if log.unjudged:
             detail += (f"; {log.unjudged} element(s) not judged (float64 oracle and working-"
                        f"precision reference disagree)")
+        if log.open_picks:
+            detail += (f"; {log.open_picks} element(s) not judged (an open pick decides them: "
+                       f"another pick among near ties changes them)")
         if log.zero_weight:
             detail += (f"; {log.zero_weight} element(s) not judged (non-finite in the "
                        f"reference only through paths of weight zero: 0 * NaN)")
@@ -207,11 +215,14 @@ class NonFinitePropagation(Gate):
         log.judged_labels.append(label)
         reach: list[torch.Tensor] | None = None  # computed only where a mismatch needs it
         nan_reach: list[torch.Tensor] | None = None  # the injected NaNs' reach, likewise
-        for i, (oracle, reference, out) in enumerate(zip(ev.oracle.values, ev.reference,
-                                                         got.outputs)):
+        for i, (oracle, magnitude, reference, out) in enumerate(zip(
+                ev.oracle.values, ev.oracle.magnitudes, ev.reference, got.outputs)):
             oracle_cls, ref_cls, got_cls = classify(oracle), classify(reference), classify(out)
             judged = oracle_cls == ref_cls
             log.unjudged += int((~judged).sum())
+            picked = judged & torch.isinf(magnitude).cpu()
+            log.open_picks += int(picked.sum())
+            judged &= ~picked
             missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls)
             if bool(missing.any()):
                 if reach is None:

@@ -1462,7 +1462,10 @@ def test_an_index_picked_at_a_near_tie_is_not_judged(tmp_path: Path):
 
 
 def test_near_ties_are_the_picks_that_rest_on_roundings():
-    from kdiff.numerics.integers import near_ties
+    from kdiff.numerics.integers import open_picks
+
+    def near_ties(values, error, index, dim):
+        return open_picks(values, error, index, dim)[0]
     x = torch.tensor([[1.0, 1.0 + 1e-9, 0.5], [1.0, 2.0, 0.5]], dtype=torch.float64)
     error = torch.full_like(x, 1e-8)
     assert near_ties(x, error, x.argmax(1), 1).tolist() == [True, False]
@@ -1479,6 +1482,31 @@ def test_near_ties_are_the_picks_that_rest_on_roundings():
     # top-k: the second pick meets the third, which it was chosen over
     assert near_ties(x, error, x.topk(2, 1).indices, 1).tolist() == [[True, True],
                                                                       [False, False]]
+
+
+def _others(values, error, index, dim) -> list[list]:
+    from kdiff.numerics.integers import open_picks
+    picks = open_picks(values, error, index, dim)[1]
+    return sorted({tuple(t.reshape(-1).tolist()) for t in picks.others()} - {
+        tuple(index.reshape(-1).tolist())})
+
+
+def test_an_open_pick_moves_to_every_element_its_tie_set_admits():
+    """Another honest pick is any element whose error interval lets it hold the pick's
+    rank, however far along the dim: not a neighbour at +-1. An element chained to the
+    pick only through a third (10, 9.5, 9 with errors 0.3) cannot be the maximum; NaN is
+    larger than every number and NaNs tie among themselves."""
+    x = torch.tensor([[1.0, 0.2, 0.3, 1.0, 0.4, 1.0 + 1e-9]], dtype=torch.float64)
+    assert _others(x, torch.full_like(x, 1e-8), x.argmax(1), 1) == [(0,), (3,)]
+    chain = torch.tensor([[9.0, 10.0, 9.5]], dtype=torch.float64)
+    assert _others(chain, torch.full_like(chain, 0.3), chain.argmax(1), 1) == [(2,)]
+    nan = torch.tensor([[1.0, math.nan, math.inf, math.nan]], dtype=torch.float64)
+    assert _others(nan, torch.zeros_like(nan), nan.argmax(1), 1) == [(3,)]
+    # a sort: tied elements change places, never with a distinct one
+    tied = torch.tensor([[2.0, 1.0, 2.0, 0.0, 2.0]], dtype=torch.float64)
+    order = tied.sort(1).indices
+    for other in _others(tied, torch.zeros_like(tied), order, 1):
+        assert sorted(other[2:]) == [0, 2, 4] and other[:2] == (3, 1)
 
 
 def test_exact_ties_of_stored_values_are_judged_only_where_the_pick_is_documented():
@@ -1980,3 +2008,152 @@ def test_a_gradient_reached_only_through_zero_weights_is_not_judged(
         assert result.status is Status.PASS, result.detail
     else:
         assert (result.status, result.signature) == (Status.FAIL, "nan_swallowed"), result
+
+
+# -- max pools: an index among a window's tied maxima ---------------------------------------
+
+STRAIGHT_THROUGH = "x + (torch.round(x * 2) - x).detach()"  # ties, and a gradient of 1
+MAX_POOL_PROBLEM = problem_source("F.max_pool2d(torch.round(x * 2), 2, return_indices=True)",
+                                  "torch.randn(2, 3, 8, 8)")
+# a scan with >=: the last of a window's tied maxima
+LAST_OF_TIES = (
+    "n, c, h, w = y.shape\n        "
+    "win = y.unfold(2, 2, 2).unfold(3, 2, 2).reshape(n, c, h // 2, w // 2, 4)\n        "
+    "last = 3 - win.flip(-1).argmax(-1)\n        "
+    "oh = torch.arange(h // 2).view(1, 1, -1, 1) * 2 + last // 2\n        "
+    "ow = torch.arange(w // 2).view(1, 1, 1, -1) * 2 + last % 2")
+
+
+@pytest.mark.parametrize("indices, status", [
+    ("oh * w + ow", Status.PASS),
+    ("(oh // 2 * 2) * w + ow // 2 * 2", Status.FAIL),  # the window's first position, always
+], ids=["last tied", "first position"])
+def test_a_max_pool_index_among_tied_maxima_is_not_judged(tmp_path: Path, indices: str,
+                                                          status: Status):
+    """Max pooling picks an index by comparing values, as argmax does, but was in no table of
+    decisions: the index a 2x2 pool picked among a window's tied maxima was judged exactly,
+    and an honest pool taking the last of them failed CMP-01 (176 of 768 indices). A window's
+    pick is now open where another of its elements may hold the maximum; an index off the
+    maximum still fails."""
+    candidate = candidate_source(f"win.amax(-1), {indices}",
+                                 prelude=f"y = torch.round(x * 2)\n        {LAST_OF_TIES}")
+    result = judge(tmp_path, MAX_POOL_PROBLEM, candidate, ["CMP-01"])
+    assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
+
+
+@pytest.mark.parametrize("pool, args", [
+    ("max_pool2d", (3, 2, 1, 2, True)), ("max_pool1d", (4, 3, 1)),
+    ("max_pool3d", (2, 1)), ("adaptive_max_pool2d", ((3, 5),)),
+    ("adaptive_max_pool1d", (6,)), ("adaptive_max_pool3d", (3,)),
+])
+def test_a_pools_windows_hold_its_picks(pool: str, args: tuple):
+    """Each pool's windows (padding, dilation, ceil_mode, adaptive bounds) hold the index it
+    picks, and an input of one value throughout leaves every pick open to its whole
+    window: the index is not judged, where distinct values judge every one."""
+    shape = {"1d": (2, 3, 13), "2d": (2, 3, 9, 11), "3d": (1, 2, 5, 6, 7)}[pool[-2:]]
+    pooled = getattr(torch.nn.functional, pool)
+
+    class Pool(nn.Module):
+        def forward(self, x):
+            return pooled(x, *args, return_indices=True)
+    x = torch.randn(shape, dtype=torch.float64)
+    for values, judged in ((x, True), (torch.ones_like(x), False)):
+        oracle = run_oracle(Pool().double(), [values])
+        assert bool((oracle.magnitudes[1] == 0).all()) is judged, pool
+
+
+MAX_POOL_BACKWARD_PROBLEM = problem_source(f"F.max_pool2d({STRAIGHT_THROUGH}, 2)",
+                                           "torch.randn(2, 3, 8, 8)") + "\nKDIFF_BACKWARD = True\n"
+POOL_FUNCTION = """
+class _Pool(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, y):
+        n, c, h, w = y.shape
+        win = y.unfold(2, 2, 2).unfold(3, 2, 2).reshape(n, c, h // 2, w // 2, 4)
+        last = PICK
+        ctx.save_for_backward(last)
+        ctx.shape = y.shape
+        return win.amax(-1)
+
+    @staticmethod
+    def backward(ctx, g):
+        (last,) = ctx.saved_tensors
+        n, c, h, w = ctx.shape
+        win = torch.zeros(n, c, h // 2, w // 2, 4, dtype=g.dtype).scatter(
+            -1, last.unsqueeze(-1), g.unsqueeze(-1))
+        return win.view(n, c, h // 2, w // 2, 2, 2).permute(0, 1, 2, 4, 3, 5).reshape(n, c, h, w)
+"""
+
+
+@pytest.mark.parametrize("pick, status", [
+    ("3 - win.flip(-1).argmax(-1)", Status.PASS),
+    ("(win.argmax(-1) + 1) % 4", Status.FAIL),  # the gradient beside the maximum
+], ids=["last tied", "beside"])
+def test_a_max_pools_gradient_may_land_on_any_tied_maximum(tmp_path: Path, pick: str,
+                                                           status: Status):
+    """The gradient of a max pool lands at the index it picked: at a window's tied maxima
+    (straight-through rounding), an honest pool that sends it to the last of them failed
+    CMP-01; one that sends it beside the maximum still fails."""
+    candidate = candidate_source(f"_Pool.apply({STRAIGHT_THROUGH})",
+                                 prelude="pass").replace(
+        "\n\nclass ModelNew", POOL_FUNCTION.replace("PICK", pick) + "\n\nclass ModelNew")
+    result = judge(tmp_path, MAX_POOL_BACKWARD_PROBLEM, candidate, ["CMP-01"])
+    assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
+
+
+# -- where an open pick writes: the whole tie set, not a neighbour ----------------------------
+
+TOPK_BACKWARD_PROBLEM = problem_source(f"torch.topk({STRAIGHT_THROUGH}, 8, dim=1).values",
+                                       "torch.randn(16, 64)") + "\nKDIFF_BACKWARD = True\n"
+
+
+@pytest.mark.parametrize("order, status", [
+    ("n - 1 - torch.sort(y.flip(1), dim=1, descending=True, stable=True).indices[:, :8]",
+     Status.PASS),
+    ("(torch.topk(y, 8, dim=1).indices + 1) % n", Status.FAIL),  # the element beside each pick
+], ids=["tied last first", "beside"])
+def test_a_topk_gradient_may_land_on_any_tied_element(tmp_path: Path, order: str,
+                                                      status: Status):
+    """top-k's backward scatters the gradient to the picked indices: among tied values an
+    honest top-k may pick any of them, several positions from the reference's pick. The
+    scatter was taken again with each open pick moved to a neighbour at +-1 only, so the
+    tied-last-first top-k failed CMP-01; now each open pick moves to every element of its
+    tie set, and a gradient landing beside each pick still fails."""
+    candidate = candidate_source("y.gather(1, idx)", prelude=(
+        f"y = {STRAIGHT_THROUGH}\n        n = y.shape[1]\n        idx = {order}"))
+    result = judge(tmp_path, TOPK_BACKWARD_PROBLEM, candidate, ["CMP-01"])
+    assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
+
+
+# -- EXC-01: an injected value read at an open pick -------------------------------------------
+
+ARGMAX_GATHER_PROBLEM = problem_source("w.gather(1, torch.round(x * 2).argmax(1, keepdim=True))",
+                                       "torch.randn(16, 64), torch.randn(16, 64)", args="x, w")
+
+
+@pytest.mark.parametrize("read, status", [
+    ("w.gather(1, y.shape[1] - 1 - y.flip(1).argmax(1, keepdim=True))", Status.PASS),
+    ("w.gather(1, y.topk(2, 1).indices[:, 1:])", Status.FAIL),  # right only at a tie
+    ("torch.nan_to_num(w).gather(1, y.argmax(1, keepdim=True))", Status.FAIL),
+], ids=["last tied", "second largest", "nan swallowed"])
+def test_exc01_judges_a_value_read_at_an_open_pick_as_the_value_gates_do(
+        tmp_path: Path, read: str, status: Status):
+    """w read at the argmax of round(2x): an honest kernel taking the last of the tied
+    maxima reads another element of w, which an injection made -Inf or NaN where the
+    reference's was finite: EXC-01 judged that element's class exactly and failed it. An
+    element an open pick decides is now judged by EXC-01 as by the value gates (not at all);
+    the second largest, right only at a tie, and a gather that swallows NaN still fail."""
+    candidate = candidate_source(read, args="x, w", prelude="y = torch.round(x * 2)")
+    result = judge(tmp_path, ARGMAX_GATHER_PROBLEM, candidate, ["EXC-01"])
+    assert result.gates["EXC-01"].status is status, result.gates["EXC-01"].detail
+
+
+def test_exc01_still_judges_a_rounding_of_an_injected_value(tmp_path: Path):
+    """round(NaN) is no value near a step: the oracle carried an infinite step there, which
+    read as an open pick would leave EXC-01 judging nothing; a pool that swallows the NaN
+    of a rounded input still fails."""
+    candidate = candidate_source("F.max_pool2d(torch.nan_to_num(torch.round(x * 2)), 2, "
+                                 "return_indices=True)").replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n")
+    result = judge(tmp_path, MAX_POOL_PROBLEM, candidate, ["EXC-01"])
+    assert result.gates["EXC-01"].status is Status.FAIL, result.gates["EXC-01"].detail

@@ -55,54 +55,113 @@ def bound_arguments(func, args: tuple, kwargs: dict) -> dict:
     return bound
 
 
-def rank_ambiguous(values: torch.Tensor, error: torch.Tensor, dim: int) -> torch.Tensor:
-    """Per element: whether another element along `dim` lies within both elements'
-    worst-case error (`error`) of it, so that their order rests on roundings (an exact tie
-    at zero error included). Sorted, an element's interval meets an earlier one's exactly
-    when the earlier upper ends reach its lower end, and a later one's when the later lower
-    ends reach its upper end: two running extremes, not all pairs."""
-    ordered, order = values.detach().sort(dim)
-    e = error.gather(dim, order)
-    low, high = ordered - e, ordered + e
-    n = ordered.shape[dim]
-    if n < 2:
-        return torch.zeros(values.shape, dtype=torch.bool, device=values.device)
-    before = high.narrow(dim, 0, n - 1).cummax(dim).values  # for ranks 1..n-1
-    after = low.narrow(dim, 1, n - 1).flip(dim).cummin(dim).values.flip(dim)  # ranks 0..n-2
-    meets = torch.zeros(ordered.shape, dtype=torch.bool, device=values.device)
-    meets.narrow(dim, 1, n - 1).logical_or_(before >= low.narrow(dim, 1, n - 1))
-    meets.narrow(dim, 0, n - 1).logical_or_(after <= high.narrow(dim, 0, n - 1))
-    return torch.zeros_like(meets).scatter(dim, order, meets)
+class TieSets:
+    """Along the last dim of `values`, with each element's worst-case error: which elements
+    a pick may honestly take in place of the one it took. The error intervals [v - e, v + e]
+    that chain together in sorted order (each meeting the reach of those before it) form a
+    cluster; clusters keep their order whatever the roundings, so a rank is only ever held
+    by an element of the cluster that holds it exactly (found in one pass: running extremes,
+    not all pairs). Within the cluster an element may hold rank r where r lies between the
+    number of elements certainly below it and n - 1 less the number certainly above it:
+    that is every rank some rounding of the values gives it. NaN ranks above every number,
+    as torch's max, sort and pools order it, and NaNs tie among themselves."""
+
+    def __init__(self, values: torch.Tensor, error: torch.Tensor) -> None:
+        values, error = values.detach(), error.detach().to(values.device)
+        ordered, self.order = values.sort(-1)  # NaN last
+        e = error.gather(-1, self.order)
+        nan = ordered.isnan()
+        # an unknown value (an infinite error) reaches everywhere; NaN sits above all numbers
+        low = torch.where(nan, math.inf, torch.where(torch.isinf(e), -math.inf, ordered - e))
+        high = torch.where(nan, math.inf, torch.where(torch.isinf(e), math.inf, ordered + e))
+        n = ordered.shape[-1]
+        at = torch.arange(n, device=values.device).expand(ordered.shape)
+        starts = torch.ones_like(nan)
+        if n > 1:
+            reach = high.narrow(-1, 0, n - 1).cummax(-1).values
+            starts.narrow(-1, 1, n - 1).copy_((low.narrow(-1, 1, n - 1) > reach)
+                                              | (nan.narrow(-1, 1, n - 1)
+                                                 & ~nan.narrow(-1, 0, n - 1)))
+        ends = torch.ones_like(nan)
+        ends.narrow(-1, 0, n - 1).copy_(starts.narrow(-1, 1, n - 1))
+        self.first = torch.where(starts, at, 0).cummax(-1).values
+        last = torch.where(ends, at, n).flip(-1).cummin(-1).values.flip(-1)
+        self.size = last - self.first + 1
+        # each element's ranks, by the numbers certainly below and above it (NaNs apart)
+        nans = nan.sum(-1, keepdim=True)
+        below = torch.searchsorted(high.sort(-1).values, low.contiguous())
+        above_numbers = n - torch.searchsorted(torch.where(nan, -math.inf, low).sort(-1).values,
+                                               high.contiguous(), right=True)
+        self.lowest = torch.where(nan, n - nans, below)
+        self.highest = torch.where(nan, n - 1, n - 1 - above_numbers - nans)
+        self.rank = torch.empty_like(self.order).scatter_(-1, self.order, at.contiguous())
+
+    def picks(self, index: torch.Tensor) -> "tuple[torch.Tensor, int, Callable[[int], torch.Tensor]]":
+        """For picks `index` along the last dim (any number of them per row): where another
+        element may hold a pick's rank (it lies in a cluster of several), the largest such
+        cluster less one, and the m-th other pick: each open pick moved to the m-th next
+        element of its cluster, cyclically, where that element may hold its rank (else kept)."""
+        p = self.rank.gather(-1, index)
+        first, size = self.first.gather(-1, p), self.size.gather(-1, p)
+        open_ = size > 1
+        count = int(size[open_].max()) - 1 if bool(open_.any()) else 0
+
+        def nth(m: int) -> torch.Tensor:
+            q = first + (p - first + m) % size
+            fits = (self.lowest.gather(-1, q) <= p) & (p <= self.highest.gather(-1, q))
+            return torch.where(open_ & fits, self.order.gather(-1, q), index)
+
+        return open_, count, nth
 
 
-def near_ties(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
-              dim: int | None) -> torch.Tensor:
+@dataclass(frozen=True)
+class OpenPicks:
+    """The other values an integer tensor may honestly hold where open picks decided it: the
+    m-th (m = 1..count) holds each open pick moved to the m-th next element of its tie set
+    (TieSets), the rest as it is; a tensor computed from picks, the op taken again on them."""
+
+    count: int
+    nth: Callable[[int], torch.Tensor]
+
+    def others(self) -> list[torch.Tensor]:
+        return [self.nth(m) for m in range(1, self.count + 1)]
+
+
+def open_picks(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
+               dim: int | None) -> tuple[torch.Tensor, OpenPicks]:
     """Where an index output `index` (shaped as its op returns it) picked, along `dim` of
-    `values` (None: over all elements), an element whose rank rests on roundings
-    (rank_ambiguous)."""
+    `values` (None: over all elements), an element whose rank rests on roundings (TieSets),
+    and the other picks the error model admits there."""
+    shape = index.shape
     if dim is None:
         values, error, dim = values.reshape(-1), error.reshape(-1), 0
-    dim %= max(values.dim(), 1)
     if values.dim() == 0:
-        return torch.zeros(index.shape, dtype=torch.bool, device=index.device)
-    ambiguous = rank_ambiguous(values, error, dim)
+        return torch.zeros(shape, dtype=torch.bool, device=index.device), OpenPicks(
+            0, lambda m: index)
+    dim %= values.dim()
     picked = index.reshape(1) if index.dim() == 0 else index
     if picked.dim() < values.dim():  # keepdim=False
         picked = picked.unsqueeze(dim)
-    return ambiguous.gather(dim, picked.to(ambiguous.device)).reshape(index.shape)
+    ties = TieSets(values.movedim(dim, -1), error.movedim(dim, -1))
+    open_, count, nth = ties.picks(picked.movedim(dim, -1).to(values.device))
+    return (open_.movedim(-1, dim).reshape(shape).to(index.device),
+            OpenPicks(count, lambda m: nth(m).movedim(-1, dim).reshape(shape).to(index.device)))
 
 
-def moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, picks: bool,
-           count: int | None) -> list[torch.Tensor]:
-    """`a` moved where `where` holds, both ways: a mask flipped; an open pick to a neighbour
-    inside the indices' range (0 .. count - 1, else the picks' own); a stepped integer by its
-    number of steps, inside its format."""
+def moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, open_: bool,
+          picks: OpenPicks | None) -> list[torch.Tensor]:
+    """`a` moved where `where` holds, every way the trace admits: a mask flipped; open picks
+    to each other element of their tie sets (`picks`), or, where nothing is known of what
+    else they may hold (an integer computed through a float from an open pick), to a
+    neighbour either way inside the picks' own range; a stepped integer by its number of
+    steps, both ways, inside its format."""
     if a.dtype == torch.bool:
         return [torch.where(where, ~a, a)]
     wide = a.long()
-    if picks:
-        top = count - 1 if count is not None else int(a.max())
-        low = min(int(a.min()), 0)
+    if open_ and picks is not None:
+        return [torch.where(where, other.to(a.device), a) for other in picks.others()]
+    if open_:
+        top, low = int(a.max()), min(int(a.min()), 0)
         return [torch.where(where, (wide + d).clamp(low, top), wide).to(a.dtype) for d in (1, -1)]
     info = torch.iinfo(a.dtype)
     n = torch.where(where, steps.ceil(), 0.0).long()
@@ -126,9 +185,8 @@ class IntegerTrace(NamedTuple):
 
     magnitude: torch.Tensor  # float64
     depth: int
-    # how many values an index may take (a decision's dim size): another honest pick is one
-    # of 0..count-1; None where unknown (then the picks' own range stands in)
-    count: int | None = None
+    # the other values its open picks may honestly take (None: none known)
+    picks: OpenPicks | None = None
 
 
 # Step functions of a floating operand: where the operand lies within its rounding error of

@@ -60,13 +60,15 @@ from kdiff.numerics.integers import (
     COMPARISONS,
     DECISIONS,
     INTEGRAL_STEPS,
+    Decision,
     IntegerTrace,
+    OpenPicks,
     bound_arguments,
     carried,
     how_far,
     is_step,
     moves,
-    near_ties,
+    open_picks,
 )
 from kdiff.numerics.tolerance import (
     WORST_CASE_C,
@@ -75,6 +77,7 @@ from kdiff.numerics.tolerance import (
     step_magnitude,
     unit_roundoff,
 )
+from kdiff.numerics.windows import POOLS, pooled_picks
 
 aten = torch.ops.aten
 
@@ -388,9 +391,10 @@ class MagnitudeTracer(EagerDispatchMode):
                 * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
 
     def _decide(self, func, args: tuple, kwargs: dict, out: Any) -> None:
-        """Records the near ties of a decision's index output: the operand's worst-case
-        error from its trace, at the working arithmetic and the depth behind it."""
-        decision = DECISIONS[func]
+        """Records the near ties of a decision's (or a max pool's) index output and the other
+        picks they admit: the operand's worst-case error from its trace, at the working
+        arithmetic and the depth behind it."""
+        decision = DECISIONS.get(func, Decision(1))  # a pool: (values, indices)
         arguments = bound_arguments(func, args, kwargs)
         x = args[0]
         index = out if isinstance(out, torch.Tensor) else out[decision.index]
@@ -401,11 +405,12 @@ class MagnitudeTracer(EagerDispatchMode):
             error = torch.zeros_like(x, dtype=torch.float64)  # only exact ties are open
         else:
             error = self.worst_error(x, known)
-        dim = arguments.get("dim")
-        ties = near_ties(x, error, index, dim)
-        count = x.numel() if dim is None else x.shape[dim] if x.dim() else 1
+        if func in POOLS:
+            ties, picks = pooled_picks(func, arguments, x, error, index)
+        else:
+            ties, picks = open_picks(x, error, index, arguments.get("dim"))
         self._record_integer(index, IntegerTrace(torch.where(ties, math.inf, 0.0).to(
-            torch.float64), 1, count))
+            torch.float64), 1, picks if picks.count else None))
 
     def _steps(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
         """The magnitude of what a step function (STEPS) of an operand `x` computed with
@@ -432,7 +437,9 @@ class MagnitudeTracer(EagerDispatchMode):
                     for x, e, sign in zip(operands, errors, signs)]
             moved = func(*ends, *args[len(operands):], **kwargs).to(torch.float64)
             reach = torch.maximum(reach, torch.nan_to_num((moved - exact).abs(), nan=math.inf))
-        return step_magnitude(reach, self.arithmetic)
+        # a non-finite result (round(NaN), floor(inf)) lies near no step: it is exact, as every
+        # non-finite value is (_own_scale), not a step of unknown size
+        return step_magnitude(torch.where(torch.isfinite(exact), reach, 0.0), self.arithmetic)
 
     def trusted_a_stale_entry(self) -> bool:
         """Whether a trusting lookup used an entry that something unseen had written over
@@ -478,7 +485,7 @@ class MagnitudeTracer(EagerDispatchMode):
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
         out = func(*args, **kwargs)
-        if func in DECISIONS:
+        if func in DECISIONS or func in POOLS:
             self._decide(func, args, kwargs, out)
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_float(o)]
@@ -580,11 +587,11 @@ class MagnitudeTracer(EagerDispatchMode):
             if trace is None or not bool((trace.magnitude > 0).any()):
                 continue
             magnitude = trace.magnitude.to(a.device)
-            for open_, picks in ((torch.isinf(magnitude), True),
+            for where, picks in ((torch.isinf(magnitude), True),
                                  (torch.isfinite(magnitude) & (magnitude > 0), False)):
-                if not bool(open_.any()):
+                if not bool(where.any()):
                     continue
-                for moved in moves(a, open_, magnitude / self._step_unit, picks, trace.count):
+                for moved in moves(a, where, magnitude / self._step_unit, picks, trace.picks):
                     shifted = list(flat)
                     shifted[k] = moved
                     s_args, s_kwargs = spec.unflatten(shifted)
@@ -623,13 +630,35 @@ class MagnitudeTracer(EagerDispatchMode):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
             self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
         elif moved is not None:
-            self._record_integer(out, IntegerTrace(moved, depth))
+            self._record_integer(out, IntegerTrace(moved, depth, self._derived_picks(
+                func, flat, spec, 0)))
         else:
             outs = tree_flatten(out)[0]
-            for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
+            for i, (o, extra) in enumerate(zip(outs, self._moved_integers(func, flat, spec,
+                                                                           outs))):
                 if extra is not None and isinstance(o, torch.Tensor) and not _is_float(o) \
                         and bool((extra > 0).any()):
-                    self._record_integer(o, IntegerTrace(extra, depth))
+                    self._record_integer(o, IntegerTrace(extra, depth, self._derived_picks(
+                        func, flat, spec, i)))
+
+    def _derived_picks(self, func, flat: list, spec, position: int) -> OpenPicks | None:
+        """The other values output `position` of an op on open picks may honestly hold: the
+        op taken again with each operand's m-th other picks (None where no operand has open
+        picks, or the op writes an operand or draws anew)."""
+        if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
+            return None
+        picks = {k: trace.picks for k, a in enumerate(flat)
+                 if isinstance(a, torch.Tensor) and not _is_float(a)
+                 and (trace := self.integer(a)) is not None and trace.picks is not None}
+        if not picks:
+            return None
+
+        def nth(m: int) -> torch.Tensor:
+            moved = [picks[k].nth(m) if k in picks else a for k, a in enumerate(flat)]
+            s_args, s_kwargs = spec.unflatten(moved)
+            return tree_flatten(func(*s_args, **s_kwargs))[0][position]
+
+        return OpenPicks(max(p.count for p in picks.values()), nth)
 
     def _stored(self, func, flat: list, known: list[Traced | None], float_outs: list,
                 requested: torch.dtype | None) -> tuple[torch.dtype, float]:
