@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from kdiff.data.problem import ProblemModule
+from kdiff.data.recast import recast
 from kdiff.data.seeding import set_seed
 from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
 
@@ -373,8 +374,7 @@ def cast_inputs(inputs: list[Any], dtype: torch.dtype | None) -> list[Any]:
     """Floating inputs recast to `dtype`; None: as they are (the problem's own precision)."""
     if dtype is None:
         return list(inputs)
-    return [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-            for x in inputs]
+    return [recast(x, dtype) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 def noncontiguous(x: Any) -> Any:
