@@ -55,7 +55,13 @@ PROBE_SEED = 7
 
 
 def classify(t: torch.Tensor) -> torch.Tensor:
-    """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite."""
+    """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite.
+    A complex element is FINITE or, with any component not finite, NAN: which of its
+    components is NaN or Inf is its formula's choice (the textbook product makes NaN of Inf *
+    0 where C99's Annex G keeps the infinity, Gauss's three-product one NaN of Inf - Inf), so
+    only whether it is finite is judged: a swallowed one is `nan_swallowed`."""
+    if t.is_complex():
+        return (~torch.isfinite(t.detach().cpu())).to(torch.int8) * NAN
     if not t.is_floating_point():
         return torch.zeros(t.shape, dtype=torch.int8)
     x = tolerance.comparable(t.detach().cpu())
@@ -96,15 +102,17 @@ def influenced(ctx: GateContext, inputs: list, nan_only: bool = False
         held = torch.Generator().manual_seed(PROBE_SEED + 1)
         probe = []
         for x in inputs:
-            if isinstance(x, torch.Tensor) and x.is_floating_point():
-                x64 = x.detach().to(torch.float64)
+            if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
+                # a complex input's stand-ins go into its components, where they were injected
+                x64 = tolerance.components(x.detach()).to(torch.float64)
                 stand_ins = magnitude * (lo + (hi - lo) * torch.rand(
-                    x.shape, generator=g, dtype=torch.float64))
+                    x64.shape, generator=g, dtype=torch.float64))
                 if nan_only:
                     steady = PROBE_MAGNITUDE * (0.5 + 0.5 * torch.rand(
-                        x.shape, generator=held, dtype=torch.float64))
+                        x64.shape, generator=held, dtype=torch.float64))
                     stand_ins = torch.where(torch.isnan(x64), stand_ins, steady)
-                x = torch.where(torch.isfinite(x64), x64, stand_ins.to(x64.device))
+                probed = torch.where(torch.isfinite(x64), x64, stand_ins.to(x64.device))
+                x = torch.view_as_complex(probed.contiguous()) if x.is_complex() else probed
             probe.append(x)
         try:
             outs = ctx.run_reference(probe, dtype=torch.float64)
@@ -119,7 +127,7 @@ def influenced(ctx: GateContext, inputs: list, nan_only: bool = False
         nonfinite = torch.zeros(outs[0].shape, dtype=torch.bool)
         changed = torch.zeros(outs[0].shape, dtype=torch.bool)
         for o in outs:
-            if o.is_floating_point():
+            if o.is_floating_point() or o.is_complex():
                 nonfinite |= ~torch.isfinite(o)
             changed |= o != outs[0]
         result.append(changed | nonfinite)

@@ -49,9 +49,11 @@ def subnormal_input_scales(dtype: torch.dtype) -> tuple[float, float]:
 
 
 def is_subnormal(t: torch.Tensor) -> torch.Tensor:
+    """Per element (of a complex tensor: per component, `tolerance.components`)."""
+    t = tolerance.components(t.detach())
     if not t.is_floating_point():
         return torch.zeros(t.shape, dtype=torch.bool)
-    a = tolerance.comparable(t.detach().cpu()).abs()
+    a = tolerance.comparable(t.cpu()).abs()
     return (a > 0) & (a < torch.finfo(t.dtype).tiny)
 
 
@@ -69,7 +71,8 @@ def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
                 - tolerance.SMALLEST_NORMAL[ev.dtype])
     # the spacing of gradual underflow in the format the result is stored in
     stored = ev.reference[i].dtype
-    finfo = torch.finfo(stored if stored.is_floating_point else ev.dtype)
+    finfo = torch.finfo(stored.to_real() if stored.is_complex else
+                        stored if stored.is_floating_point else ev.dtype)
     underflow = depth * finfo.tiny * finfo.eps / 2  # smallest subnormal = tiny * eps
     return relative.cpu().clamp_min(0) + underflow
 
@@ -187,18 +190,22 @@ class SubnormalHandling(Gate):
         check_structure(got.outputs, ev.reference)
         log.judged_labels.append(label)
         for i, (ref, out) in enumerate(zip(ev.reference, got.outputs)):
-            if not (ref.is_floating_point() and out.is_floating_point()):
+            margin = honest_margin(ev, i)
+            if ref.is_complex() and out.is_complex():  # component by component
+                margin = tolerance.per_component(margin, ref.cpu())
+                ref, out = tolerance.components(ref), tolerance.components(out)
+            elif not (ref.is_floating_point() and out.is_floating_point()):
                 continue
             kept = is_subnormal(ref)  # in its own format's range
             ref, out = (tolerance.comparable(t.detach().cpu()) for t in (ref, out))
-            oracle = ev.oracle.values[i].cpu()
+            oracle = tolerance.components(ev.oracle.values[i]).cpu()
             spurious = torch.isfinite(ref) & ~torch.isfinite(out)
             if bool(spurious.any()):
                 return self.fail(label, i, spurious, ref, out, "nonfinite_from_subnormal",
                                  f"non-finite where the {ctx.dtype_name(DTYPE)} reference is "
                                  f"finite")
             judged = (kept & (torch.sign(oracle) == torch.sign(ref.double()))
-                      & (oracle.abs() > honest_margin(ev, i)))
+                      & (oracle.abs() > margin))
             log.kept += int(kept.sum())
             log.results_judged += int(judged.sum())
             flushed = judged & (out == 0)

@@ -11,7 +11,7 @@ import torch
 from kdiff.gates.base import ThresholdedGate, Trial
 from kdiff.judging.context import GateContext, ReferenceFailure
 from kdiff.numerics import inputs as gen
-from kdiff.numerics.tolerance import comparable
+from kdiff.numerics.tolerance import comparable, inexact
 
 # Dynamic range and cancellation: magnitudes over 8 decades with random signs; a common
 # offset 10^4 times the spread (anything that subtracts a mean cancels ~13 of fp32's 24
@@ -37,7 +37,7 @@ def _overflows(ctx: GateContext, inputs: list[Any]) -> bool:
         return False  # the trial says so itself
     return any(bool((~torch.isfinite(comparable(r.detach().cpu())) & torch.isfinite(o.cpu())).any())
                for r, o in zip(ev.reference, ev.oracle.values)
-               if r.is_floating_point() and o.is_floating_point())
+               if inexact(r) and inexact(o))
 
 
 def in_range(ctx: GateContext, inputs: list[Any]) -> tuple[list[Any], int]:

@@ -13,7 +13,13 @@ from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
 from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
-from kdiff.numerics.tolerance import REFERENCE_MARGIN, compare, difference, unit_roundoff
+from kdiff.numerics.tolerance import (
+    REFERENCE_MARGIN,
+    compare,
+    difference,
+    in_double,
+    unit_roundoff,
+)
 
 
 def range_strategies(dtype: torch.dtype) -> list[gen.Strategy]:
@@ -70,7 +76,8 @@ class RangeAndCancellation(ThresholdedGate):
         covered = missed = 0
         for i, (ref, want, bnd, scale, peak) in enumerate(zip(
                 ev.reference, ev.oracle.values, kept, ev.oracle.magnitudes, ev.oracle.peaks)):
-            ref64, want64 = ref.detach().double().cpu(), want.detach().double().cpu()
+            # a complex element is accurate where the modulus of its error is within its bound
+            ref64, want64 = in_double(ref.detach()).cpu(), in_double(want.detach()).cpu()
             fmax = torch.finfo(trial.dtype or (ref.dtype if ref.is_floating_point()
                                                else ev.dtype)).max
             accurate = torch.isfinite(ref64) & (

@@ -63,10 +63,10 @@ def bitwise_differs(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def poisoned(out: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
     """Per element (flat): the poison pattern where the reference has no such value. For
     floats any NaN counts (arithmetic on a poisoned NaN keeps it a NaN, not its payload)."""
-    if out.is_floating_point():
+    if tolerance.inexact(out):  # a complex element is poisoned where a component is
         got = torch.isnan(tolerance.comparable(out.detach().cpu())).reshape(-1)
         want = torch.isnan(tolerance.comparable(ref.detach().cpu().to(out.dtype))).reshape(-1) \
-            if ref.is_floating_point() else torch.zeros_like(got)
+            if tolerance.inexact(ref) else torch.zeros_like(got)
         return got & ~want
     got = (_bytes(out) == POISON_BYTE).all(1)
     want = (_bytes(ref) == POISON_BYTE).all(1) if ref.dtype == out.dtype \
@@ -219,7 +219,7 @@ class MemoryHygiene(Gate):
             differs = bitwise_differs(a, b).reshape(a.shape)
             if not bool(differs.any()):
                 continue
-            if not (a.is_floating_point() and b.is_floating_point()):
+            if not (tolerance.inexact(a) and tolerance.inexact(b)):
                 garbage = differs
             else:
                 bound = ev.bounds()[i]

@@ -2157,3 +2157,48 @@ def test_exc01_still_judges_a_rounding_of_an_injected_value(tmp_path: Path):
         "import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n")
     result = judge(tmp_path, MAX_POOL_PROBLEM, candidate, ["EXC-01"])
     assert result.gates["EXC-01"].status is Status.FAIL, result.gates["EXC-01"].detail
+
+
+# -- complex tensors: upcast to complex128, traced, compared per component ----------------
+
+COMPLEX = Path(__file__).parent / "fixtures" / "complex"
+VALUE_AND_EXCEPTION_GATES = ["EXC-01", "EXC-02", "CMP-01", "PRC-03"]
+
+
+def _judge_complex(tmp_path: Path, problem: str, candidate: str, gates: list[str]):
+    return judge(tmp_path, (COMPLEX / problem).read_text(), (COMPLEX / candidate).read_text(),
+                 gates)
+
+
+@pytest.mark.parametrize("candidate", ["cmul_triton.py", "cmul_gauss.py"])
+def test_an_honest_complex_multiply_passes_the_value_and_exception_gates(
+        tmp_path: Path, candidate: str):
+    """complex64 inputs were no floating inputs (EXC-01 and EXC-02 skipped), their outputs
+    were judged as exact on their real parts alone; the Gauss product failed CMP-03."""
+    verdict = _judge_complex(tmp_path, "cmul_problem.py", candidate, VALUE_AND_EXCEPTION_GATES)
+    for gate in VALUE_AND_EXCEPTION_GATES:
+        assert verdict.gates[gate].status is Status.PASS, (gate, verdict.gates[gate].detail)
+
+
+@pytest.mark.parametrize("candidate, gate, signature", [
+    ("cmul_bf16_cross_term.py", "CMP-01", "distribution_dependent"),
+    ("cmul_nan_swallowing.py", "EXC-01", "nan_swallowed"),
+    ("cmul_flushing.py", "EXC-02", "subnormal_flushed"),
+])
+def test_a_defective_complex_multiply_fails_its_gate(tmp_path: Path, candidate: str,
+                                                      gate: str, signature: str):
+    """Each defect lives in the components: the imaginary part in bf16 (the real part
+    exact), a NaN or a subnormal component of the product swallowed."""
+    result = _judge_complex(tmp_path, "cmul_problem.py", candidate, [gate]).gates[gate]
+    assert (result.status, result.signature) == (Status.FAIL, signature), result.detail
+
+
+def test_a_spectral_filter_with_a_complex_parameter_is_judged(tmp_path: Path):
+    """rfft, a complex64 filter parameter, irfft: the float64 reference was built with
+    `Module.to(dtype=torch.float64)`, which keeps a complex parameter's real part only, and
+    the complex intermediates were untraced: every value gate was under-specified (the
+    reference itself at 1e7 times its bound). An honest DFT by fp32 matmuls passes."""
+    gates = ["CMP-01", "PRC-03"]
+    verdict = _judge_complex(tmp_path, "spectral_problem.py", "spectral_dft.py", gates)
+    for gate in gates:
+        assert verdict.gates[gate].status is Status.PASS, (gate, verdict.gates[gate].detail)

@@ -344,3 +344,68 @@ def test_the_judge_runs_the_oracle_again_checking_where_trusting_was_wrong(tmp_p
         evaluations.append(ctx.evaluate_uncached(inputs))
         assert not ctx.oracle_trusting
     assert _same(_fields(evaluations[0].oracle), _fields(evaluations[1].oracle))
+
+
+def _within_half_the_bound(reference: torch.Tensor, r, i: int = 0) -> float:
+    """The worst ratio of a working-precision reference to half its oracle bound (fp32)."""
+    from kdiff.numerics import tolerance
+    bound = tolerance.bound(r.magnitudes[i], r.depths[i], torch.float32,
+                            margin=tolerance.REFERENCE_MARGIN)
+    return tolerance.compare(reference, r.values[i], bound).worst_ratio
+
+
+def test_a_complex_product_is_evaluated_in_complex128_and_traced():
+    """complex64 was neither upcast nor traced: the oracle was the complex64 result itself,
+    with magnitude 0 (judged as exact). Now complex128, with a real magnitude bounding the
+    modulus of the error: |ab| plus, per operand, sqrt(2) |f'| M (both directions)."""
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(256, dtype=torch.complex64, generator=g)
+    b = torch.randn(256, dtype=torch.complex64, generator=g)
+    r = run_oracle(Lambda(torch.mul), [a, b])
+    assert r.values[0].dtype == torch.complex128 and r.magnitudes[0].dtype == torch.float64
+    a64, b64 = a.to(torch.complex128), b.to(torch.complex128)
+    assert torch.equal(r.values[0], a64 * b64)
+    expected = (a64 * b64).abs() + 2 * 2 ** 0.5 * a64.abs() * b64.abs()
+    assert torch.allclose(r.magnitudes[0], expected, rtol=1e-6)
+    assert _within_half_the_bound(a * b, r) < 1
+
+
+def test_a_complex_matmul_sums_two_real_products_per_component():
+    g = torch.Generator().manual_seed(1)
+    A = torch.randn(4, 33, dtype=torch.complex64, generator=g)
+    B = torch.randn(33, 5, dtype=torch.complex64, generator=g)
+    r = run_oracle(Lambda(torch.matmul), [A, B])
+    assert r.depths == [66]
+    assert torch.allclose(r.magnitudes[0], A.abs().double() @ B.abs().double())
+    assert _within_half_the_bound(A @ B, r) < 1
+
+
+@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
+def test_a_fourier_transform_is_judged_against_the_sum_of_its_signal(norm):
+    """Every output of a DFT of length n sums all n inputs times unit twiddles: |F| M is the
+    normalised sum of the input magnitudes; depth n + 1 for a real input, 2n + 1 for a
+    complex one (two real products per term), the twiddle's rounding the one more."""
+    x = torch.randn(3, 16, generator=torch.Generator().manual_seed(2))
+    scale = {"backward": 1.0, "ortho": 16 ** -0.5, "forward": 1 / 16}[norm]
+    r = run_oracle(Lambda(lambda t: torch.fft.rfft(t, norm=norm)), [x])
+    assert r.depths == [17]
+    want = scale * x.double().abs().sum(-1, keepdim=True)
+    assert torch.allclose(r.magnitudes[0], want.expand(3, 9))
+    assert _within_half_the_bound(torch.fft.rfft(x, norm=norm), r) < 1
+    r = run_oracle(Lambda(lambda t: torch.fft.fft(t.to(torch.complex64), norm=norm)), [x])
+    assert r.depths == [33]
+
+
+def test_a_filter_in_the_spectrum_traces_back_to_real_outputs():
+    """rfft, a complex filter, irfft: a real output whose error comes through complex
+    intermediates, and through views of their components (view_as_real, view_as_complex)."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(4, 32, generator=g)
+    filt = torch.randn(17, dtype=torch.complex64, generator=g)
+
+    def spectral(t, f):
+        y = torch.view_as_real(torch.fft.rfft(t) * f)
+        return torch.fft.irfft(torch.view_as_complex(y.contiguous()), n=32)
+    r = run_oracle(Lambda(spectral), [x, filt])
+    assert r.values[0].dtype == torch.float64 and r.depths[0] > 32
+    assert _within_half_the_bound(spectral(x, filt), r) < 1

@@ -114,3 +114,14 @@ def test_an_angle_away_from_the_turn_keeps_its_own_bound():
     assert not bool(extra[1:].any())
     assert float(tolerance.difference(torch.tensor(6.28), torch.tensor(-3e-3),
                                       2 * math.pi)) < 1e-2
+
+
+def test_a_complex_output_is_judged_component_by_component():
+    """An error in the imaginary part alone is an error: `.to(torch.float64)` of a complex
+    tensor keeps its real part only, and compared so, a kernel could return anything there."""
+    expected = torch.tensor([1.0 + 2.0j, -3.0 + 0.5j], dtype=torch.complex128)
+    bound = torch.full((2,), 1e-6, dtype=torch.float64)
+    got = (expected + torch.tensor([0.0, 1e-3j], dtype=torch.complex128)).to(torch.complex64)
+    m = tolerance.compare(got, expected, bound)
+    assert not m.ok and m.judged == 4 and m.worst_index == (1, 1), m.describe()
+    assert tolerance.compare(expected.to(torch.complex64), expected, bound).ok

@@ -20,6 +20,7 @@ from kdiff.data.cache import private_root
 from kdiff.data.digest import DigestMemo, digest
 from kdiff.data.model import Profile
 from kdiff.data.problem import ProblemModule
+from kdiff.data.recast import recast_module
 from kdiff.data.seeding import random_state, set_random_state
 from kdiff.data.vjp import input_gradients
 from kdiff.judging.oracle_cache import OracleCache
@@ -167,7 +168,7 @@ class Evaluation:
         """Whether some output holds a pick at a near tie, or a value computed from one,
         which is not judged (kdiff.numerics.integers.DECISIONS: an infinite magnitude where
         the oracle's value is finite)."""
-        return any(bool((torch.isinf(m) & torch.isfinite(v.to(m.dtype))).any())
+        return any(bool((torch.isinf(m) & torch.isfinite(v)).any())
                    for v, m in zip(self.oracle.values, self.oracle.magnitudes))
 
     def stored_coarser(self) -> list[bool]:
@@ -350,7 +351,7 @@ class GateContext:
         if self._native_dtypes is None:
             model = self.reference()
             found = {t.dtype for t in [*model.parameters(), *model.buffers()]
-                     if t.is_floating_point()}
+                     if t.is_floating_point() or t.is_complex()}
             found |= {t.example.dtype for t in self.templates() if t.floating}
             self._native_dtypes = found or {torch.float32}
         return self._native_dtypes
@@ -428,7 +429,7 @@ class GateContext:
                 # The mode the benchmark runs it in: KernelBench never calls eval(), so
                 # BatchNorm normalises by the batch and Dropout drops (a random reference,
                 # `random_reference`).
-                model = model.to(device=self.device, dtype=dtype)
+                model = recast_module(model, self.device, dtype)
             buffers = {n: b.detach().clone() for n, b in model.named_buffers()}
             self._references[key] = (model, buffers)
         model, buffers = self._references[key]

@@ -13,6 +13,8 @@ every input of a problem while keeping the problem's preconditions, learned from
   what `searchsorted` and `bucketize` require) is sorted the same way;
 - a square matrix (over the last two dimensions) that was always symmetric stays symmetric,
   and one always symmetric positive definite (what a cholesky or a solve needs) stays so.
+A complex input is drawn as its real and imaginary components (torch.view_as_real), each a
+free value like any floating one; the relations above are of real values and not looked for.
 """
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ from typing import Any, Callable, Iterator
 import torch
 
 from kdiff.data.problem import ProblemModule
+from kdiff.data.recast import recast
 from kdiff.data.seeding import set_seed
-from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
+from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, components, growth, unit_roundoff
 
 TEMPLATE_SEEDS = (0, 1, 2, 3)
 
@@ -204,11 +207,16 @@ class InputTemplate:
     matrix: MatrixStructure | None = None  # kept by every draw (last two dims)
 
     @property
+    def complex(self) -> bool:
+        """Drawn as its components (`components`): `structural` is theirs, shape (..., 2)."""
+        return isinstance(self.example, torch.Tensor) and self.example.is_complex()
+
+    @property
     def free_count(self) -> int:
         if not self.floating:
             return 0
         return int((~self.structural).sum()) if self.structural is not None \
-            else self.example.numel()
+            else components(self.example).numel()
 
 
 def draw_benchmark_inputs(problem: ProblemModule, seed: int) -> list[Any]:
@@ -241,10 +249,14 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
     templates = []
     for i, example in enumerate(draws[0]):
         if not isinstance(example, torch.Tensor) or not (
-                example.is_floating_point() or example.dtype in BYTE_DATA):
+                example.is_floating_point() or example.is_complex()
+                or example.dtype in BYTE_DATA):
             templates.append(InputTemplate(example, floating=False))
             continue
-        values = [d[i].detach().to(torch.float64).cpu() for d in draws]
+        values = [components(d[i].detach()).to(torch.float64).cpu() for d in draws]
+        if example.is_complex():
+            templates.append(InputTemplate(example, True, _structural(values)))
+            continue
         structural = _structural(values)
         flat = torch.cat([v.reshape(-1) for v in values])
         if not example.is_floating_point():
@@ -319,6 +331,13 @@ def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
             out.append(t.example.clone() if isinstance(t.example, torch.Tensor) else t.example)
             continue
         ex: torch.Tensor = t.example
+        if t.complex:
+            x = strategy(tuple(components(ex).shape), gen)
+            if t.structural is not None:
+                x = torch.where(t.structural, components(ex.detach()).to(torch.float64).cpu(), x)
+            x = representable(x, ex.dtype.to_real())
+            out.append(torch.view_as_complex(x.contiguous()).to(dtype=ex.dtype, device=ex.device))
+            continue
         x = strategy(tuple(ex.shape), gen)
         if t.nonnegative:
             x = x.abs()
@@ -350,7 +369,8 @@ NO_INFINITY = frozenset({torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float
 
 
 def holds_infinity(dtype: torch.dtype) -> bool:
-    return dtype.is_floating_point and dtype not in NO_INFINITY
+    """Whether the format holds +-Inf (a complex one: in its components)."""
+    return dtype.is_complex or (dtype.is_floating_point and dtype not in NO_INFINITY)
 
 
 def representable(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -373,8 +393,7 @@ def cast_inputs(inputs: list[Any], dtype: torch.dtype | None) -> list[Any]:
     """Floating inputs recast to `dtype`; None: as they are (the problem's own precision)."""
     if dtype is None:
         return list(inputs)
-    return [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-            for x in inputs]
+    return [recast(x, dtype) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 def noncontiguous(x: Any) -> Any:

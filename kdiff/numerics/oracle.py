@@ -128,6 +128,71 @@ CONTRACTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten.cumsum.default: _dim_size,
 }
 
+# The contractions that add their operands' elements, with no product: a complex term adds
+# one value to each component, of size at most its modulus.
+SUMS = {aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.mean.default,
+        aten.cumsum.default}
+
+# A complex product ab = (ar br - ai bi) + i (ar bi + ai br) is two real products per
+# component, so a contraction of complex operands of length K sums 2K real products in each
+# component; their sizes |ar br| + |ai bi| and |ar bi| + |ai br| are at most |a| |b|
+# (Cauchy-Schwarz), so the contraction of the operands' moduli, |A| @ |B|, bounds each
+# component's sum of |terms|. (A real operand has one product per component, so this counts
+# a mixed product at most twice over.)
+COMPLEX_PRODUCT_TERMS = 2
+
+
+class Spectral(NamedTuple):
+    """A discrete Fourier transform of torch.fft (aten's _fft_r2c, _fft_c2c, _fft_c2r: self,
+    dim, normalization, a last argument): how long its signal is, how many real products a
+    term makes in each output component, and how many times an input element enters |F| M."""
+
+    length: Callable[[tuple], int]
+    products: int
+    hermitian: int
+
+
+# Each output of a DFT of length n is sum_j x_j w^(jk), |w| = 1, times the normalisation
+# the op applies (args[2]: 0 none, 1 by 1/sqrt(n), 2 by 1/n), so |F| M = (sum_j M_j) times
+# it at every output: the componentwise bound of the direct sum, whose error no order beats
+# by more than the sqrt(N) model allows. A fast transform errs less: log2 n stages of one
+# rotation each (Higham, 2nd ed., Thm 24.2: normwise log2(n) eta ||y||, eta ~ (4 sqrt(2) + 1) u),
+# independent errors of about sqrt(log2 n) eta ||x||_2 <= sqrt(log2 n) eta sum_j |x_j| per
+# element. A c2r transform reads the half spectrum and its Hermitian mirror, each input
+# element up to twice (`hermitian`). Depth: each output component sums n terms of `products`
+# real products (a real x_j times w: one; a complex one: two, Re(X w) = Xr wr - Xi wi), and
+# every term carries its twiddle factor's own rounding (|w^ - w| <= u for factors computed
+# in the working precision or finer), one more factor on every term's chain: products * n +
+# 1, as a dot product of length m is depth m.
+SPECTRAL: dict[Any, Spectral] = {
+    aten._fft_r2c.default: Spectral(lambda a: math.prod(a[0].shape[d] for d in a[1]), 1, 1),
+    aten._fft_c2c.default: Spectral(lambda a: math.prod(a[0].shape[d] for d in a[1]), 2, 1),
+    aten._fft_c2r.default: Spectral(lambda a: math.prod(a[0].shape[d] for d in a[1][:-1])
+                                    * int(a[3]), 2, 2),
+}
+
+
+def _spectral_magnitude(func, args: tuple, magnitude: torch.Tensor, out: torch.Tensor
+                        ) -> torch.Tensor:
+    """|F| M of a transform (SPECTRAL): the input's magnitudes summed over the signal's
+    dims, times the normalisation and the Hermitian count, at every output element."""
+    spectral = SPECTRAL[func]
+    n = max(1, spectral.length(args))
+    norm = {0: 1.0, 1: n ** -0.5, 2: 1.0 / n}[int(args[2])]
+    total = magnitude.sum(dim=[int(d) for d in args[1]], keepdim=True) if magnitude.dim() \
+        else magnitude
+    return (spectral.hermitian * norm * total).expand(out.shape)
+
+
+# Views between a complex tensor and its components (torch.view_as_real: a trailing dim of
+# 2). A complex magnitude bounds the modulus of the error, so each component's error too;
+# components whose errors are each within M_r and M_i make a complex error of modulus at most
+# hypot(M_r, M_i).
+COMPONENT_VIEWS: dict[Any, Callable[[torch.Tensor], torch.Tensor]] = {
+    aten.view_as_real.default: lambda m: m.unsqueeze(-1).expand(*m.shape, 2),
+    aten.view_as_complex.default: lambda m: torch.hypot(m[..., 0], m[..., 1]),
+}
+
 # Reductions traced by finite differences whose depth is the length of the reduced axis.
 AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten._softmax.default: _dim_size,
@@ -242,8 +307,14 @@ GROUPED_OPERAND: dict[Any, Callable[[tuple, dict], torch.Tensor | None]] = {
 PROBED_GROUP = 64
 
 
-def _is_float(x: Any) -> bool:
-    return isinstance(x, torch.Tensor) and x.is_floating_point()
+def _is_inexact(x: Any) -> bool:
+    """A floating or complex tensor: what the oracle evaluates in double precision."""
+    return isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
+
+
+def _double(dtype: torch.dtype) -> torch.dtype:
+    """The double-precision format of a floating or complex one: float64, complex128."""
+    return torch.complex128 if dtype.is_complex else torch.float64
 
 
 class Traced(NamedTuple):
@@ -257,9 +328,11 @@ class Traced(NamedTuple):
 
 
 def _requested_float(kwargs: dict) -> torch.dtype | None:
-    """The floating `dtype=` an op is asked for, other than float64 (None if none)."""
+    """The floating or complex `dtype=` an op is asked for, other than double precision
+    (None if none)."""
     dtype = kwargs.get("dtype")
-    if isinstance(dtype, torch.dtype) and dtype.is_floating_point and dtype != torch.float64:
+    if isinstance(dtype, torch.dtype) and (dtype.is_floating_point or dtype.is_complex) \
+            and dtype != _double(dtype):
         return dtype
     return None
 
@@ -319,8 +392,9 @@ class MagnitudeTracer(EagerDispatchMode):
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
+        # a conjugate view (x.conj()) shares x's storage, offset, shape and strides
         return (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape),
-                t.stride(), t.dtype)
+                t.stride(), t.dtype, t.is_conj())
 
     def record(self, t: torch.Tensor, traced: Traced) -> None:
         self._entries[self._key(t)] = (t, traced, _fingerprint(t))
@@ -369,7 +443,7 @@ class MagnitudeTracer(EagerDispatchMode):
                        steps: torch.Tensor | None) -> None:
         """Marks the result of a rounding to integers (its `steps`), or of an op that keeps
         integers exact applied to such tensors (integers.carried), with the steps it carries."""
-        if not isinstance(out, torch.Tensor) or not _is_float(out):
+        if not isinstance(out, torch.Tensor) or not _is_inexact(out):
             return
         if func in INTEGRAL_STEPS:
             marked = steps if steps is not None else torch.zeros(out.shape, dtype=torch.float64,
@@ -417,7 +491,7 @@ class MagnitudeTracer(EagerDispatchMode):
         rounding error may give beyond `out`, its exact result: f at the ends of x's
         worst-case error interval, less f(x), carried as step_magnitude; None where x is
         read as it is stored (every implementation rounds the same value)."""
-        two = (func in COMPARISONS or func in BINARY_STEPS) and _is_float(args[1])
+        two = (func in COMPARISONS or func in BINARY_STEPS) and _is_inexact(args[1])
         own = self.integral_steps(args[0])
         if own is not None and not two and func not in COMPARISONS:
             return own  # exact integers: a cast keeps them and the steps they carry
@@ -447,48 +521,49 @@ class MagnitudeTracer(EagerDispatchMode):
         return self._stale is not None and bool(self._stale)
 
     def _known(self, flat: list) -> list[Traced | None]:
-        return [self.lookup(a) if _is_float(a) else None for a in flat]
+        return [self.lookup(a) if _is_inexact(a) else None for a in flat]
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         requested = _requested_float(kwargs)
         if requested is not None:  # the cast the reference asks for, evaluated in float64
-            kwargs = {**kwargs, "dtype": torch.float64}
-        if func in _LITERALS and _is_float(args[0]) and args[0].dtype != torch.float64:
-            out = args[0].to(torch.float64)  # made in the default dtype, as the working run's
+            kwargs = {**kwargs, "dtype": _double(requested)}
+        if func in _LITERALS and _is_inexact(args[0]) and args[0].dtype != _double(args[0].dtype):
+            out = args[0].to(_double(args[0].dtype))  # made in the default dtype, as the working run's
             self.declare(out, args[0].dtype)
             return out
         flat, spec = tree_flatten((args, kwargs))
-        float_args = [a for a in flat if _is_float(a)]
+        float_args = [a for a in flat if _is_inexact(a)]
         if not float_args or _is_fill(func):
             # A factory: exact constants, or memory to be written (empty_like: what a
             # reference's own kernel writes there, no traced operation saw it be computed).
             out = func(*args, **kwargs)
-            if not float_args and requested is None and _is_float(out) \
-                    and out.dtype != torch.float64:
+            if not float_args and requested is None and _is_inexact(out) \
+                    and out.dtype != _double(out.dtype):
                 # torch's default dtype (no dtype= given): the working run's values, held in
                 # float64 so that what is computed from them is too
-                requested, out = out.dtype, out.to(torch.float64)
+                requested, out = out.dtype, out.to(_double(out.dtype))
             if not _is_fill(func):
                 self._integer_op(func, args, kwargs, flat, spec, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
                 for o in tree_flatten(out)[0]:
-                    if _is_float(o):
+                    if _is_inexact(o):
                         self.declare(o, stored)
             return out
         # An op that writes into an operand (add_, out=) changes what it holds: its trace is
         # read, and for the finite differences its values kept, before the op runs.
         mutates = func._schema.is_mutable
         known = self._known(flat) if mutates else None
-        differences = self.magnitudes and func not in CONTRACTIONS and not _is_data_movement(func)
+        differences = self.magnitudes and func not in CONTRACTIONS and func not in SPECTRAL \
+            and not _is_data_movement(func)
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
         out = func(*args, **kwargs)
         if func in DECISIONS or func in POOLS:
             self._decide(func, args, kwargs, out)
         outs, _ = tree_flatten(out)
-        float_outs = [o for o in outs if _is_float(o)]
+        float_outs = [o for o in outs if _is_inexact(o)]
         if not float_outs:
             if is_step(func, out, kwargs):  # a rounding to an integer format
                 steps = self._steps(func, args, kwargs, out)
@@ -515,14 +590,20 @@ class MagnitudeTracer(EagerDispatchMode):
         allowance: dict[int, Any] = {}
         if not self.magnitudes:
             magnitudes = out
-            local = CONTRACTIONS[func](args, kwargs) if func in CONTRACTIONS else \
-                self._local_depth(func, args, kwargs, float_args, float_outs)
+            local = self._local_depth(func, args, kwargs, float_args, float_outs)
         elif func in CONTRACTIONS:
             m_args = _abs_scalars(func, m_args)
             magnitudes = func(*m_args[0], **m_args[1])
-            local = CONTRACTIONS[func](args, kwargs)
+            local = self._local_depth(func, args, kwargs, float_args, float_outs)
+        elif func in SPECTRAL:
+            magnitudes = _spectral_magnitude(func, args, known[0].magnitude, out)
+            local = self._local_depth(func, args, kwargs, float_args, float_outs)
         elif _is_data_movement(func):
-            magnitudes = func(*m_args[0], **m_args[1])
+            magnitudes = COMPONENT_VIEWS[func](m_args[0][0]) if func in COMPONENT_VIEWS \
+                else func(*m_args[0], **m_args[1])
+            # a cast to a complex format moves a real magnitude into the real part
+            magnitudes = tree_map(lambda m: m.abs() if isinstance(m, torch.Tensor)
+                                  and m.is_complex() else m, magnitudes)
             local = 0
             self._keep_integral(func, args, kwargs, flat, out, None)
         else:
@@ -533,7 +614,7 @@ class MagnitudeTracer(EagerDispatchMode):
                                                 mixing=local > 1, groups=groups,
                                                 trusting=self.trusting)
             if func in LOG_OF_SUM:
-                magnitudes = tree_map(lambda m: m + 1 if _is_float(m) else m, magnitudes)
+                magnitudes = tree_map(lambda m: m + 1 if _is_inexact(m) else m, magnitudes)
             if func in LIBRARY_ULPS:
                 magnitudes = magnitudes + LIBRARY_ULPS[func] * _own_scale(out)
             if func in TAIL_CANCELLATION:
@@ -581,7 +662,7 @@ class MagnitudeTracer(EagerDispatchMode):
         if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
             return found  # taken again, it would write an operand again or draw anew
         for k, a in enumerate(flat):
-            if not isinstance(a, torch.Tensor) or _is_float(a):
+            if not isinstance(a, torch.Tensor) or _is_inexact(a):
                 continue
             trace = self.integer(a)
             if trace is None or not bool((trace.magnitude > 0).any()):
@@ -615,7 +696,7 @@ class MagnitudeTracer(EagerDispatchMode):
         floating format as a dequantization, clamps, sums), else by taking it again with
         them moved (_moved_integers: a packing of nibbles, a lookup)."""
         traces = [self.integer(a) for a in flat
-                  if isinstance(a, torch.Tensor) and not _is_float(a)]
+                  if isinstance(a, torch.Tensor) and not _is_inexact(a)]
         depth = max((t.depth for t in traces if t is not None), default=None)
         if depth is None:
             return  # every operand exact: so is the result
@@ -626,7 +707,7 @@ class MagnitudeTracer(EagerDispatchMode):
 
         moved = carried(func, args, kwargs, flat, out, _is_data_movement(func), steps_of,
                         unknown_exact=True)
-        if moved is not None and _is_float(out):
+        if moved is not None and _is_inexact(out):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
             self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
         elif moved is not None:
@@ -636,7 +717,7 @@ class MagnitudeTracer(EagerDispatchMode):
             outs = tree_flatten(out)[0]
             for i, (o, extra) in enumerate(zip(outs, self._moved_integers(func, flat, spec,
                                                                            outs))):
-                if extra is not None and isinstance(o, torch.Tensor) and not _is_float(o) \
+                if extra is not None and isinstance(o, torch.Tensor) and not _is_inexact(o) \
                         and bool((extra > 0).any()):
                     self._record_integer(o, IntegerTrace(extra, depth, self._derived_picks(
                         func, flat, spec, i)))
@@ -648,7 +729,7 @@ class MagnitudeTracer(EagerDispatchMode):
         if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
             return None
         picks = {k: trace.picks for k, a in enumerate(flat)
-                 if isinstance(a, torch.Tensor) and not _is_float(a)
+                 if isinstance(a, torch.Tensor) and not _is_inexact(a)
                  and (trace := self.integer(a)) is not None and trace.picks is not None}
         if not picks:
             return None
@@ -682,6 +763,11 @@ class MagnitudeTracer(EagerDispatchMode):
                      ) -> int:
         if _is_data_movement(func):
             return 0
+        if func in CONTRACTIONS:
+            products = func not in SUMS and any(a.is_complex() for a in float_args)
+            return CONTRACTIONS[func](args, kwargs) * (COMPLEX_PRODUCT_TERMS if products else 1)
+        if func in SPECTRAL:
+            return SPECTRAL[func].products * SPECTRAL[func].length(args) + 1
         if func in AXIS_REDUCTIONS:
             return AXIS_REDUCTIONS[func](args, kwargs)
         biggest_in = max(a.numel() for a in float_args)
@@ -708,8 +794,11 @@ def _largest(t: torch.Tensor) -> torch.Tensor:
 
 def _fingerprint(t: torch.Tensor) -> torch.Tensor:
     """The sum of t's bit patterns as integers: changes with any write into t."""
+    t = t.detach()
+    if t.is_complex():  # its bits as stored: a conjugate view reads the same storage
+        t = torch.view_as_real(t.conj() if t.is_conj() else t)
     bits = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.int8}[t.element_size()]
-    return t.detach().view(bits).sum()
+    return t.view(bits).sum()
 
 
 def _copy(a: Any) -> Any:
@@ -795,9 +884,9 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
     group's signs agree got 1e-3 where r ~ 1.5, and the fp32 reference used 11x the
     bound. Larger groups, and the other operands, keep the one sample."""
     outs, out_spec = tree_flatten(out)
-    total = [_own_scale(o) if _is_float(o) else o for o in outs]
+    total = [_own_scale(o) if _is_inexact(o) else o for o in outs]
     for k, a in enumerate(flat):
-        if not _is_float(a):
+        if not _is_inexact(a):
             continue
         m = known[k].magnitude
         # An operand of magnitude 0 adds nothing. Trusting, that is decided on the device
@@ -835,17 +924,33 @@ def _add_slopes(func, flat: list, spec, k: int, a: torch.Tensor,
     """Adds to `total`, output by output, the root mean square over `directions` of
     |J_k direction| (one direction: its absolute value), each by a central difference."""
     if len(directions) == 1:
-        for i, slope in _slopes_along(func, flat, spec, k, a, directions[0], mutates, draw):
+        for i, slope in _complex_slopes(func, flat, spec, k, a, directions[0], mutates, draw):
             if slope.shape == total[i].shape:
                 total[i] = total[i] + slope
         return
     squares: dict[int, torch.Tensor] = {}
     for direction in directions:
-        for i, slope in _slopes_along(func, flat, spec, k, a, direction, mutates, draw):
+        for i, slope in _complex_slopes(func, flat, spec, k, a, direction, mutates, draw):
             if slope.shape == total[i].shape:
                 squares[i] = squares.get(i, 0) + slope * slope
     for i, sq in squares.items():
         total[i] = total[i] + torch.sqrt(sq / len(directions))
+
+
+def _complex_slopes(func, flat: list, spec, k: int, a: torch.Tensor,
+                    direction: torch.Tensor, mutates: bool, draw: _Draw | None
+                    ) -> list[tuple[int, torch.Tensor]]:
+    """|J_k direction| of a real operand; of a complex one, whose magnitude bounds the modulus
+    of its error d = d_r + i d_i, the slopes along the real and the imaginary direction
+    combined as sqrt(|J_r M|^2 + |J_i M|^2): the op moves by J_r d_r + J_i d_i, at most
+    sqrt(|J_r|^2 + |J_i|^2) |d| (Cauchy-Schwarz), whether it is holomorphic (a product:
+    |J_r| = |J_i| = |f'|, sqrt 2 |f'| M) or not (abs, angle, conj: one direction may be flat)."""
+    along_real = _slopes_along(func, flat, spec, k, a, direction, mutates, draw)
+    if not a.is_complex():
+        return along_real
+    along_imaginary = dict(_slopes_along(func, flat, spec, k, a, 1j * direction, mutates, draw))
+    return [(i, torch.sqrt(s * s + along_imaginary[i] ** 2) if i in along_imaginary else s)
+            for i, s in along_real]
 
 
 def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
@@ -869,7 +974,7 @@ def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
     # (-inf) - (-inf); elsewhere a NaN difference is a slope nothing bounds.
     return [(i, torch.where((o_hi == o_lo) | (o_hi.isnan() & o_lo.isnan()), 0.0,
                             torch.nan_to_num(((o_hi - o_lo) / (2 * h)).abs(), nan=math.inf)))
-            for i, (o_hi, o_lo) in enumerate(zip(*evaluations)) if _is_float(o_hi)]
+            for i, (o_hi, o_lo) in enumerate(zip(*evaluations)) if _is_inexact(o_hi)]
 
 
 def _abs_scalars(func, m_args: tuple) -> tuple:
@@ -889,6 +994,8 @@ _MOVEMENT_NAMES = {
     "unbind", "chunk", "masked_select", "take", "_reshape_alias", "pixel_shuffle",
     "im2col", "col2im", "upsample_nearest2d", "max_pool2d_with_indices", "max_pool1d",
     "max_pool3d_with_indices", "amax", "amin", "max", "min", "sort", "topk",
+    "view_as_real", "view_as_complex", "_conj", "conj", "conj_physical", "resolve_conj",
+    "resolve_neg", "_neg_view",
 }
 
 
@@ -943,8 +1050,8 @@ class TrustedStaleEntry(Exception):
     written over: its result is not the checking trace's, so run it again checking."""
 
 
-def to_float64(x: Any) -> Any:
-    return x.detach().to(torch.float64) if _is_float(x) else x
+def to_double(x: Any) -> Any:
+    return x.detach().to(_double(x.dtype)) if _is_inexact(x) else x
 
 
 def run_oracle(model: torch.nn.Module, inputs: list[Any],
@@ -959,27 +1066,27 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
     traced through the backward pass like any other operation. `trusting` traces without a
     synchronisation per operand and raises TrustedStaleEntry where that made a difference
     (the caller runs it again without)."""
-    args = [to_float64(x) for x in inputs]
+    args = [to_double(x) for x in inputs]
     if cotangents is not None:
-        args = [a.requires_grad_() if _is_float(a) else a for a in args]
+        args = [a.requires_grad_() if _is_inexact(a) else a for a in args]
     tracer = MagnitudeTracer(magnitudes, arithmetic, trusting)
     for x, a in zip(inputs, args):
-        if _is_float(a):
+        if _is_inexact(a):
             tracer.declare(a, x.dtype)
     for name, t in [*model.named_parameters(), *model.named_buffers()]:
-        if stored and name in stored and _is_float(t):
+        if stored and name in stored and _is_inexact(t):
             tracer.declare(t, stored[name])
     with torch.set_grad_enabled(cotangents is not None), tracer:
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
-            wrt = [a for a in args if _is_float(a)]
+            wrt = [a for a in args if _is_inexact(a)]
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
     values, mags, depths, peaks, quantizations = [], [], [], [], []
-    float_numel = sum(a.numel() for a in args if _is_float(a))
+    float_numel = sum(a.numel() for a in args if _is_inexact(a))
     outs = [o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
             for o in outs]
-    found = [tracer.lookup(o) if o.is_floating_point() else None for o in outs]
+    found = [tracer.lookup(o) if _is_inexact(o) else None for o in outs]
     if tracer.trusted_a_stale_entry():
         raise TrustedStaleEntry("an operand was written outside the traced operations")
     for o, traced in zip(outs, found):
@@ -1008,7 +1115,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
 
 def _is_input(o: torch.Tensor, args: list[Any]) -> bool:
     ptr = o.untyped_storage().data_ptr()
-    return any(_is_float(a) and a.untyped_storage().data_ptr() == ptr for a in args)
+    return any(_is_inexact(a) and a.untyped_storage().data_ptr() == ptr for a in args)
 
 
 def opaque_scale(o: torch.Tensor, float_input_numel: int) -> tuple[torch.Tensor, int]:

@@ -57,7 +57,10 @@ REFERENCE_MARGIN = 2.0
 
 
 def unit_roundoff(dtype: torch.dtype) -> float:
-    """u of a floating format: the table above, else eps / 2 (eps = 2^(1-p))."""
+    """u of a floating format: the table above, else eps / 2 (eps = 2^(1-p)); of a complex
+    one, its components' (complex64: fp32)."""
+    if dtype.is_complex:
+        dtype = dtype.to_real()
     return UNIT_ROUNDOFF.get(dtype) or torch.finfo(dtype).eps / 2
 
 
@@ -72,6 +75,32 @@ def underflow(dtype: torch.dtype) -> float:
 # Formats torch has no comparison, isfinite or sign for on the CPU.
 FP8 = frozenset({torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz,
                  torch.float8_e5m2fnuz})
+
+
+def inexact(t: torch.Tensor) -> bool:
+    """A floating or complex tensor: one judged by value against a bound."""
+    return t.is_floating_point() or t.is_complex()
+
+
+def in_double(t: torch.Tensor) -> torch.Tensor:
+    """`t` in float64, or complex128 where it is complex (`.double()` drops the imaginary
+    part)."""
+    return t.to(torch.complex128 if t.is_complex() else torch.float64)
+
+
+def components(t: torch.Tensor) -> torch.Tensor:
+    """A complex tensor as its real and imaginary components (torch.view_as_real: a trailing
+    dim of 2, of a copy where `t` is a lazy conjugate); any other as it is."""
+    return torch.view_as_real(t.resolve_conj()) if t.is_complex() else t
+
+
+def per_component(t: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor | None:
+    """A per-element tensor (a bound, a mask) of the complex tensor `like` for each of its
+    components (`components`): the bound of a complex element bounds the modulus of its
+    error, and so each component's; any other as it is."""
+    if t is None or not like.is_complex():
+        return t
+    return t.expand(like.shape).unsqueeze(-1).expand(*like.shape, 2)
 
 
 def comparable(t: torch.Tensor) -> torch.Tensor:
@@ -213,7 +242,9 @@ def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, out
     """Judge `got` against the float64 `expected` element by element. Elements where the
     oracle is not finite, or the bound is not, are not judged here (EXC-01 owns them); `mask`
     restricts judging further (False: not judged); `period`, an output defined modulo it,
-    is judged by the distance around the circle (`difference`).
+    is judged by the distance around the circle (`difference`). A complex output is judged
+    component by component (`components`), each against its element's bound; its index
+    ends with the component (0 real, 1 imaginary).
 
     `allowance` is the deterministic part of the bound (q_i * scale_i: the storage roundings,
     which any honest implementation may use up to the last bit): the ratio reported is the
@@ -228,6 +259,10 @@ def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, out
     value, a correctly rounded division, comparisons, counts; argmax takes the first maximum),
     so the verdict does not depend on the device."""
     device = expected.device
+    if expected.is_complex():
+        bound_, mask, allowance = (per_component(t, expected) for t in (bound_, mask, allowance))
+        got = components(got.detach().to(device=device, dtype=torch.complex128))
+        expected = components(expected.detach())
     got64 = got.detach().to(device=device).to(torch.float64)
     exp64 = expected.detach().to(torch.float64)
     bnd = bound_.detach().to(device=device, dtype=torch.float64).expand_as(exp64)

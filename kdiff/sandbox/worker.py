@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
+from kdiff.data.recast import recast_module
 from kdiff.data.seeding import set_seed
 from kdiff.data.vjp import input_gradients
 from kdiff.sandbox import interpreter_device, protocol
@@ -174,7 +175,7 @@ class Worker:
         with torch.no_grad():
             set_seed(msg["seed"])
             instance = cls(*init_inputs)
-            instance = instance.to(device=self.device, dtype=DTYPES[msg["dtype"]])
+            instance = recast_module(instance, self.device, DTYPES[msg["dtype"]])
         self.instances[msg["key"]] = instance
         if msg["role"] == "candidate":
             PROVENANCE.watch(instance)
