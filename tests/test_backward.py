@@ -1,9 +1,12 @@
 """Problems that declare KDIFF_BACKWARD are judged on their gradients too."""
 from pathlib import Path
 
+import pytest
 import torch
 
+from kdiff.data.differentiated import ForwardParameters, differentiated_inputs
 from kdiff.data.model import Case, Status
+from kdiff.data.problem import LoadError
 from kdiff.judging.context import GateContext, GateOptions
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
@@ -12,6 +15,8 @@ from kdiff.verdicts.judge import judge_case
 CORE = Path(__file__).parent / "fixtures" / "core"
 PROBLEM = CORE / "tanh_matmul_backward.py"
 ROW_MAX = CORE / "row_max_backward.py"
+ROPE = CORE / "rope_backward.py"
+ATTENTION = CORE / "attention_mask_backward.py"
 
 
 def reference_as_candidate(tmp_path: Path, problem: Path = PROBLEM) -> Path:
@@ -66,3 +71,106 @@ def test_an_integer_output_takes_a_zero_cotangent_and_leaves_the_others_draws():
     floats = GateContext.cotangents([values, values, values])
     assert index.dtype == mixed[1].dtype and not mixed[1].any()
     assert torch.equal(mixed[0], floats[0]) and torch.equal(mixed[2], floats[2])
+
+
+def declared_as(tmp_path: Path, problem: Path, declaration: str) -> Path:
+    """`problem` with its KDIFF_BACKWARD line replaced by `declaration`."""
+    lines = [f"KDIFF_BACKWARD = {declaration}" if line.startswith("KDIFF_BACKWARD") else line
+             for line in problem.read_text().splitlines()]
+    path = tmp_path / problem.name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("problem, honest", [
+    (ROPE, CORE / "rope_own_backward.py"),
+    (ATTENTION, CORE / "attention_own_backward.py"),
+], ids=["rope", "attention_float_mask"])
+def test_an_input_declared_not_differentiable_is_asked_no_gradient(tmp_path, problem, honest):
+    """RoPE's cos/sin tables and attention's float mask: an honest backward forms no gradient
+    for them (None). Judged against every floating input (True), every gate but those without
+    a gradient to compare failed it; judged against the inputs the problem names, it passes."""
+    gates = ["CMP-01", "ORD-01", "ORD-02"]
+    named = judge(honest, gates, problem)
+    assert named.native.accept is True
+    assert all(g.status is Status.PASS for g in named.gates.values()), named.gates
+    every = judge(honest, ["CMP-01"], declared_as(tmp_path, problem, "True")).gates["CMP-01"]
+    assert every.status is Status.FAIL, every.detail  # a table's gradient, asked and missing
+
+
+def test_a_wrong_gradient_of_a_declared_input_still_fails():
+    cmp = judge(CORE / "rope_wrong_sign_backward.py", ["CMP-01"], ROPE).gates["CMP-01"]
+    assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail  # x's gradient
+
+
+def test_a_declared_input_s_gradient_is_judged_and_the_others_are_not(tmp_path):
+    """Naming the mask asks the honest kernel for a gradient it does not form: rejected, as a
+    problem that declares the mask learned means it to be."""
+    problem = declared_as(tmp_path, ATTENTION, '("q", "mask")')
+    cmp = judge(CORE / "attention_own_backward.py", ["CMP-01"], problem).gates["CMP-01"]
+    assert cmp.status is Status.FAIL and "output 2" in cmp.detail, cmp.detail  # the mask's
+
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v, mask, lengths):
+        return q
+
+
+class Varargs(torch.nn.Module):
+    @staticmethod
+    def forward(x, *rest):
+        return x
+
+
+ATTENTION_INPUTS = [torch.randn(2, 2), torch.randn(2, 2), torch.randn(2, 2),
+                    torch.zeros(2, 2), torch.tensor([2, 2])]
+
+
+@pytest.mark.parametrize("declared, positions", [
+    (True, (0, 1, 2, 3)),  # every floating input, as before
+    (("v", "q"), (0, 2)),  # by name, in input order whatever the declaration's
+    ((2, "k"), (1, 2)),  # positions and names together
+    ("q", (0,)),  # one name alone
+])
+def test_the_declaration_names_inputs_by_forward_name_or_position(declared, positions):
+    parameters = ForwardParameters.of(Attention)
+    assert parameters.names == ("q", "k", "v", "mask", "lengths")
+    assert differentiated_inputs(declared, parameters, ATTENTION_INPUTS,
+                                 Path("p.py")) == positions
+
+
+@pytest.mark.parametrize("declared, cause", [
+    (("q", "kk"), "names 'kk', which is not a parameter of Model.forward (q, k, v, mask, "
+                  "lengths)"),
+    ((5,), "names position 5, but get_inputs() gives 5 input(s) (positions 0 to 4)"),
+    (("lengths",), "names 'lengths' (input 4), which is a tensor of dtype int64: only a "
+                   "floating tensor has a gradient"),
+    ((), "must be True or a non-empty tuple"),
+    (1, "must be True or a non-empty tuple"),
+    ((True,), "must be True or a non-empty tuple"),
+])
+def test_a_declaration_that_names_no_floating_input_is_one_line_naming_the_file(declared,
+                                                                               cause):
+    with pytest.raises(LoadError) as raised:
+        differentiated_inputs(declared, ForwardParameters.of(Attention), ATTENTION_INPUTS,
+                              Path("problems/attention.py"))
+    message = str(raised.value)
+    assert message.startswith("problems/attention.py: KDIFF_BACKWARD ") and cause in message
+    assert "\n" not in message
+
+
+def test_inputs_that_varargs_take_are_named_by_position():
+    parameters = ForwardParameters.of(Varargs)
+    assert parameters == ForwardParameters(("x",), True)
+    inputs = [torch.randn(2), torch.randn(2)]
+    assert differentiated_inputs((1,), parameters, inputs, Path("p.py")) == (1,)
+    with pytest.raises(LoadError, match="named by position"):
+        differentiated_inputs(("rest",), parameters, inputs, Path("p.py"))
+
+
+def test_a_misdeclared_problem_is_an_error_of_the_problem_before_anything_is_judged(tmp_path):
+    problem = declared_as(tmp_path, ROPE, '("x", "angles")')
+    verdict = judge(CORE / "rope_own_backward.py", ["CMP-01"], problem)
+    assert verdict.error == (f"{problem}: KDIFF_BACKWARD names 'angles', which is not a "
+                             f"parameter of Model.forward (x, cos, sin)")
+    assert verdict.native.accept is None and verdict.gates == {}

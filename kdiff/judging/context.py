@@ -17,12 +17,18 @@ from typing import Any, Callable, Iterator
 import torch
 
 from kdiff.data.cache import private_root
+from kdiff.data.differentiated import (
+    DECLARATION,
+    ForwardParameters,
+    declares_backward,
+    differentiated_inputs,
+)
 from kdiff.data.digest import DigestMemo, digest
 from kdiff.data.model import Profile
-from kdiff.data.problem import ProblemModule
+from kdiff.data.problem import LoadError, ProblemModule
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import random_state, set_random_state
-from kdiff.data.vjp import input_gradients
+from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes, tolerance
@@ -60,7 +66,7 @@ STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
 # from the inputs): such a call may serve every gate that makes it. Any other option (churn,
 # poison, kept inputs, the reference run first, a call stack, an instance) makes a call that
 # is always sent.
-SHAREABLE_OPTIONS = frozenset({"cotangents"})
+SHAREABLE_OPTIONS = frozenset({"cotangents", "differentiated"})
 
 
 # Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
@@ -267,6 +273,7 @@ class GateContext:
         self._built: set[str] = set()
         self._random_reference: str | None = None  # "" once checked and not random
         self._native_dtypes: set[torch.dtype] | None = None
+        self._differentiated: tuple[int, ...] | None = None
         self._original_constants = problem.constants()
         # Trial sharing: a call's result by the digest of what it was made on, served again
         # to any gate that makes the same call while `sharing_calls` (Gate.shares_calls).
@@ -532,8 +539,7 @@ class GateContext:
         args = [a.clone() if isinstance(a, torch.Tensor) else a
                 for a in self.to_device(inputs, dtype)]
         if cotangents is not None:
-            args = [a.detach().requires_grad_() if isinstance(a, torch.Tensor)
-                    and a.is_floating_point() else a for a in args]
+            args = differentiable(args, self.differentiated)
         self._refuse_broken_draw(inputs, seed, dtype)
         self._device_clean()
         try:
@@ -542,7 +548,7 @@ class GateContext:
                 outs = list(out) if isinstance(out, (tuple, list)) else [out]
                 outs = [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs]
                 if cotangents is not None:
-                    wrt = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
+                    wrt = [args[i] for i in self.differentiated]
                     outs = [o.detach() for o in outs] + input_gradients(outs, wrt,
                                                                         cotangents)
             self._synchronize()  # a device-side assert surfaces here, not in a later gate
@@ -602,7 +608,7 @@ class GateContext:
         content = self.inputs_digest(inputs, dtype)
         # The entry traced with magnitudes first: it serves both kinds of request.
         keys = [digest(content, seed, str(dtype), sorted(self.constants.items()), traced,
-                       self.backward) for traced in (True, False)[:2 - magnitudes]]
+                       self.differentiated) for traced in (True, False)[:2 - magnitudes]]
         for key in keys:
             if key in self._evaluations:
                 return self._evaluations[key]
@@ -662,12 +668,12 @@ class GateContext:
         state = random_state(self.device) if trusting else None
         try:
             return run_oracle(model, self.to_device(rounded), cotangents, magnitudes,
-                              arithmetic, stored, trusting=trusting)
+                              arithmetic, stored, self.differentiated, trusting=trusting)
         except TrustedStaleEntry:
             self.oracle_trusting = False  # this reference writes unseen: check from now on
             set_random_state(self.device, state)
             return run_oracle(self.reference(seed, torch.float64), self.to_device(rounded),
-                              cotangents, magnitudes, arithmetic, stored)
+                              cotangents, magnitudes, arithmetic, stored, self.differentiated)
 
     def random_reference(self) -> str | None:
         """Why the reference's values cannot be judged element by element, or None. Two runs
@@ -699,8 +705,34 @@ class GateContext:
     @property
     def backward(self) -> bool:
         """A problem that declares KDIFF_BACKWARD is judged on its VJP too: the gradients
-        against every floating input follow the outputs."""
-        return bool(self.problem.declared("KDIFF_BACKWARD", False))
+        against the inputs it declares differentiable follow the outputs."""
+        return bool(self.differentiated)
+
+    @property
+    def differentiated(self) -> tuple[int, ...]:
+        """The get_inputs() positions whose gradients are judged (kdiff.data.differentiated):
+        every floating input's for `KDIFF_BACKWARD = True`, those it names for a tuple, none
+        for a problem judged on its forward alone. A declaration that names no floating
+        input raises LoadError (`declaration_error`)."""
+        if self._differentiated is None:
+            self._differentiated = self._resolve_differentiated()
+        return self._differentiated
+
+    def _resolve_differentiated(self) -> tuple[int, ...]:
+        declared = self.problem.declared(DECLARATION, False)
+        if not declares_backward(declared):
+            return ()
+        return differentiated_inputs(declared, ForwardParameters.of(self.problem.Model),
+                                     [t.example for t in self.templates()], self.problem.path)
+
+    def declaration_error(self) -> str | None:
+        """Why the problem's KDIFF_BACKWARD cannot be judged (one line naming the file and
+        the cause), or None: asked before anything is judged, an error of the problem's."""
+        try:
+            self._differentiated = self._resolve_differentiated()
+        except LoadError as exc:
+            return str(exc)
+        return None
 
     @staticmethod
     def cotangents(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -717,9 +749,11 @@ class GateContext:
         key = self.candidate_key(seed, dtype, instance)
         payload = [x.cpu() if isinstance(x, torch.Tensor) else x
                    for x in gen.cast_inputs(inputs, dtype)]
-        if self.backward and "cotangents" not in options:
-            shapes = self.run_reference(payload, seed, dtype)
-            options["cotangents"] = self.cotangents(shapes)
+        if self.backward:
+            if "cotangents" not in options:
+                shapes = self.run_reference(payload, seed, dtype)
+                options["cotangents"] = self.cotangents(shapes)
+            options["differentiated"] = list(self.differentiated)
         shared = None
         if self.sharing_calls and options.keys() <= SHAREABLE_OPTIONS:
             shared = digest(key, self.inputs_digest(inputs, dtype), options)

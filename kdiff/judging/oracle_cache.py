@@ -33,9 +33,11 @@ from kdiff.sandbox.protocol import materialised_bytes
 FORMAT = 2
 SUFFIX = ".entry"
 # The modules whose code decides an evaluation's values: drawing and rounding inputs, sizes,
-# loading and building the reference, running it, and the oracle's trace.
+# loading and building the reference, running it, the gradients a backward problem adds (which
+# inputs, and how), and the oracle's trace.
 ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.inputs", "kdiff.numerics.sizes",
-                  "kdiff.data.problem", "kdiff.data.seeding", "kdiff.judging.context")
+                  "kdiff.data.problem", "kdiff.data.seeding", "kdiff.data.differentiated",
+                  "kdiff.data.vjp", "kdiff.judging.context")
 # Entries larger than this stay in memory only: at --max-elements 2^20 one evaluation of a
 # three-output problem is ~40 MB (float64 values and magnitudes, the reference), and a level
 # of a benchmark has hundreds of problems of some 50 evaluations each; 16 MiB keeps the

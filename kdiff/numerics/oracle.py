@@ -48,13 +48,13 @@ import contextlib
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
 from kdiff.data.dispatch import EagerDispatchMode
-from kdiff.data.vjp import input_gradients
+from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.numerics.integers import (
     BINARY_STEPS,
     COMPARISONS,
@@ -1058,17 +1058,17 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
                cotangents: list[torch.Tensor] | None = None, magnitudes: bool = True,
                arithmetic: torch.dtype = torch.float32,
                stored: dict[str, torch.dtype] | None = None,
-               trusting: bool = False) -> OracleResult:
+               differentiated: Sequence[int] = (), trusting: bool = False) -> OracleResult:
     """`model` must already be in float64 (parameters and buffers upcast); `stored` names the
     working format of each of its parameters and buffers, `inputs` are in theirs, and
     `arithmetic` is the precision the working run computes in. With `cotangents`, the
-    gradients of the outputs against every floating input (the VJP) follow the outputs,
-    traced through the backward pass like any other operation. `trusting` traces without a
+    gradients of the outputs against the inputs at `differentiated` (the VJP) follow the
+    outputs, traced through the backward pass like any other operation. `trusting` traces without a
     synchronisation per operand and raises TrustedStaleEntry where that made a difference
     (the caller runs it again without)."""
     args = [to_double(x) for x in inputs]
     if cotangents is not None:
-        args = [a.requires_grad_() if _is_inexact(a) else a for a in args]
+        args = differentiable(args, differentiated)
     tracer = MagnitudeTracer(magnitudes, arithmetic, trusting)
     for x, a in zip(inputs, args):
         if _is_inexact(a):
@@ -1080,7 +1080,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
-            wrt = [a for a in args if _is_inexact(a)]
+            wrt = [args[i] for i in differentiated]
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
     values, mags, depths, peaks, quantizations = [], [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_inexact(a))

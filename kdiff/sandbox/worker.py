@@ -35,7 +35,7 @@ import torch
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import set_seed
-from kdiff.data.vjp import input_gradients
+from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.sandbox import interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
 from kdiff.sandbox.launches import LaunchRecorder
@@ -87,6 +87,7 @@ class CallRequest:
     reference_inputs: list[Any] | None = None  # what it runs on, when not the call's inputs
     poison: bool = False
     cotangents: list[torch.Tensor] | None = None  # backward problems
+    differentiated: list[int] | None = None  # the inputs their gradients are judged against
     stack: str = "neutral"  # or "benchmark": frames named as the benchmark's harness
     grad: bool = False  # autograd on for a forward call (a training loop's), off as benchmarks
 
@@ -217,11 +218,12 @@ class Worker:
         request = CallRequest.take(msg)
         model, sent, reference = self._prepare(request)
         cotangents, stack, grad = request.cotangents, request.stack, request.grad
+        differentiated = request.differentiated or []
         poison = AllocationPoison(self.device) if request.poison else None
         del request  # nothing the gate asked for is left in a frame the candidate can walk
         inputs = sent
         if cotangents is not None:  # backward problems: gradients are outputs too
-            inputs = [x.detach().requires_grad_() if _is_float(x) else x for x in sent]
+            inputs = differentiable(sent, differentiated)
         # The last call's outputs stay alive through this one (`latest`), in every call alike,
         # and earlier ones while the candidate keeps them: an output in their storage is one
         # buffer handed out twice.
@@ -241,7 +243,7 @@ class Worker:
             if cotangents is not None:
                 with PROVENANCE.candidate(model, call=False):
                     outputs = [o.detach() for o in outputs] + input_gradients(
-                        outputs, [x for x in inputs if _is_float(x)], cotangents)
+                        outputs, [inputs[i] for i in differentiated], cotangents)
             if self.device == "cuda":
                 torch.cuda.synchronize()
         finally:
@@ -309,10 +311,6 @@ def on_device(x: Any, device: str) -> Any:
     storage_bytes = torch.empty(0, dtype=torch.uint8).set_(x.untyped_storage()).to(device)
     return torch.empty(0, dtype=x.dtype, device=device).set_(
         storage_bytes.untyped_storage(), x.storage_offset(), x.shape, x.stride())
-
-
-def _is_float(x: Any) -> bool:
-    return isinstance(x, torch.Tensor) and x.is_floating_point()
 
 
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:

@@ -93,6 +93,9 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     with CheckedCandidate(case.problem, case.candidate, config.device, tuple(entry),
                           config.limits) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
+        if (declared := ctx.declaration_error()) is not None:
+            return Verdict(case, NativeVerdict(None, preset, reason=declared), {},
+                           error=declared)
         if resume is None and (history := ctx.history_dependence()) is not None:
             return Verdict(case, NativeVerdict(None, preset, reason=history), {},
                            error=history)
