@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -18,8 +19,9 @@ import torch
 from processes import alive, descendants, named  # beside this file
 from test_hostile import DEVICE, MEMORY
 
+from kdiff.data.cache import private_root
 from kdiff.sandbox import confine
-from kdiff.sandbox.process import CandidateProcess, SandboxLimits
+from kdiff.sandbox.process import CandidateProcess, SandboxLimits, code_folders
 
 HOSTILE = Path(__file__).parent / "hostile"
 CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
@@ -35,18 +37,32 @@ def _call(worker: CandidateProcess) -> dict:
     return worker.request("call", key="c", inputs=[torch.randn(4, 8)])
 
 
+@pytest.fixture
+def open_folder():
+    """A folder anyone may read, as a user's runs usually are (pytest's own are its owner's
+    alone, where a worker keeps the judge's read capability)."""
+    folder = Path(tempfile.mkdtemp(prefix="kdiff-open-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @root_only
-@pytest.mark.parametrize("attack", ["write_files", "kill_judge", "network"])
-def test_uid_and_seccomp_alone_contain_the_attack(attack, tmp_path):
+@pytest.mark.parametrize("attack", ["write_files", "kill_judge", "network", "reads_judges_cache"])
+def test_uid_and_seccomp_alone_contain_the_attack(attack, open_folder):
     """What the hostile suite checks with Landlock and namespaces, with neither."""
-    folder = tmp_path / "kernels"
+    private_code = confine.reads_need_capability(code_folders())
+    if attack == "reads_judges_cache" and private_code:
+        pytest.skip(f"{private_code[0]} is its owner's alone: the worker keeps the judge's reads")
+    folder = open_folder / "kernels"
     shutil.copytree(HOSTILE, folder)
     honest = (folder / "honest.py").read_text()
-    target = tmp_path / "store.sqlite"
+    target = open_folder / "store.sqlite"
     target.write_bytes(b"results")
     listener = socket.create_server(("127.0.0.1", 0))
     (folder / "hostile.json").write_text(json.dumps(
-        {"targets": [str(target)], "port": listener.getsockname()[1]}))
+        {"targets": [str(target)], "port": listener.getsockname()[1],
+         "private": str(private_root())}))
     try:
         with CandidateProcess(folder / "problem.py", folder / f"{attack}.py", device=DEVICE,
                               limits=UID_ALONE) as worker:
@@ -57,9 +73,25 @@ def test_uid_and_seccomp_alone_contain_the_attack(attack, tmp_path):
         listener.close()
     assert type(refused.value).__name__ == "CandidateRaised"
     assert "PermissionError" in str(refused.value), refused.value
-    assert "uid" in containment and "seccomp" in containment, containment
+    assert {"uid", "seccomp"} <= set(containment), containment
+    assert ("uid-reads" in containment) == (not private_code), containment
     assert not [m for m in containment if "landlock" in m or "namespace" in m], containment
     assert (folder / "honest.py").read_text() == honest and target.read_bytes() == b"results"
+
+
+@root_only
+def test_a_private_candidate_keeps_the_read_capability_and_the_judge_says_so(tmp_path, capsys):
+    """A candidate only its owner may read (pytest's folders are) is read through the judge's
+    capability: the worker's reads are then uncontained without Landlock, and the judge says
+    which file made it so."""
+    folder = tmp_path / "kernels"
+    shutil.copytree(HOSTILE, folder)
+    with CandidateProcess(folder / "problem.py", folder / "honest.py", device=DEVICE,
+                          limits=UID_ALONE) as worker:
+        _call(worker)
+        containment = worker.containment.split(",")
+    assert "uid" in containment and "uid-reads" not in containment, containment
+    assert "readable by its owner alone" in capsys.readouterr().err
 
 
 @root_only

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,7 +64,7 @@ EXPECT = {
     # The judges' private cache: a folder of root's (0700) for a uid of its own; out of
     # Landlock's read rules for one under the judge's uid.
     "reads_judges_cache": ("raised", ("PermissionError",),
-                           ("landlock-unreadable-judge-cache", "uid")),
+                           ("landlock-unreadable-judge-cache", "uid-reads")),
     "network": ("raised", ("PermissionError",), ("landlock-no-tcp", "seccomp")),
     "malicious_pickle": ("crash", ("unreadable reply",), ()),
     "forges_tensorfile": ("crash", ("unreadable reply",), ()),
@@ -81,8 +82,12 @@ def _config(**limits) -> RunConfig:
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("hostile") / "kernels"
+def suite():
+    # Where anyone may read, as a user's runs usually are: a worker of its own uid then
+    # reads no more than any user (pytest's folders are their owner's alone).
+    top = Path(tempfile.mkdtemp(prefix="kdiff-hostile-"))
+    top.chmod(0o755)
+    folder = top / "kernels"
     shutil.copytree(HOSTILE, folder)
     honest_text = (folder / "honest.py").read_text()
     store = folder.parent / "store.sqlite"
@@ -114,9 +119,10 @@ def suite(tmp_path_factory):
     deadline = time.monotonic() + 10
     while named(MARK) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return dict(folder=folder, alone=alone, together=together, containment=containment,
+    yield dict(folder=folder, alone=alone, together=together, containment=containment,
                 honest_text=honest_text, store=store, store_bytes=store_bytes, marker=marker,
                 seconds=seconds, leftovers=named(MARK))
+    shutil.rmtree(top, ignore_errors=True)
 
 
 def _case(folder: Path, name: str):

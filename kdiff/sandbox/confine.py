@@ -24,8 +24,9 @@ process PROGRAM starts inherits and cannot undo:
   the judge, not another candidate's worker. Landlock also denies ptrace of outside processes,
   so /proc/<judge>/mem, environ and fd are closed to it;
 - PR_SET_PDEATHSIG: every process of the launcher's dies with its parent.
-Reads are not restricted: a candidate can read any file its user can (see kdiff.sandbox.process for
-what is and is not contained). Each mechanism that the kernel refuses is skipped; the ones
+Reads: a worker's own uid reads what any user may, unless it keeps the judge's read capability
+for a private file it needs (`read_capability`); Landlock also keeps it out of `unreadable`
+(see kdiff.sandbox.process for what is and is not contained). Each mechanism that the kernel refuses is skipped; the ones
 in force are written to the first line of the program's log for the record.
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import struct
 import sys
 from dataclasses import asdict, dataclass, field
@@ -77,6 +79,10 @@ class Confinement:
     # namespaces nor Landlock, which the CUDA driver fails under.
     own_uid: bool = False
     own: list[str] = field(default_factory=list)
+    # Whether that uid keeps CAP_DAC_READ_SEARCH (reads_need_capability): only where a file
+    # it must read is private to the judge, since the capability opens every folder,
+    # `unreadable` too where Landlock is not in force (CUDA).
+    read_capability: bool = False
     seccomp: bool = False
     # The cgroups to join first (made by the judge: WorkerCgroup): a memory limit that
     # counts shared memory; a task cap for root, whom the kernel exempts from RLIMIT_NPROC.
@@ -487,6 +493,32 @@ def remove_orphaned_files() -> None:
 
 
 # -- an unprivileged user of its own, and a seccomp filter ----------------------------------
+def readable_by_anyone(path: str) -> bool:
+    """Whether a process of another uid, in no group of the owner's and with no capability,
+    may read `path`: it (a folder: and list it) and every folder above it open to others.
+    A path that does not exist needs nothing."""
+    try:
+        real = os.path.realpath(path)
+        mode = os.stat(real).st_mode
+        need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+        if mode & need != need:
+            return False
+        folder = os.path.dirname(real)
+        while True:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                return False
+            if folder == os.path.dirname(folder):
+                return True
+            folder = os.path.dirname(folder)
+    except OSError:
+        return True
+
+
+def reads_need_capability(paths: list[str]) -> list[str]:
+    """Of `paths`, those a worker's own uid could not read without CAP_DAC_READ_SEARCH."""
+    return [p for p in paths if not readable_by_anyone(p)]
+
+
 # Each worker runs as a uid of its own: UID_BASE plus the launcher's pid, unique among live
 # workers since pids are. pid_max is at most 2**22 (4194304), so the range ends below 2**31
 # and clear of the uids distributions hand out (below 2**16, or 100000 + 65536k for
@@ -524,24 +556,28 @@ def _device_groups(writable: list[str]) -> list[int]:
     return sorted(groups - {0})
 
 
-def _drop_to_own_uid(own: list[str], groups: list[int]) -> list[str]:
+def _drop_to_own_uid(own: list[str], groups: list[int], read_capability: bool) -> list[str]:
     """Becomes uid (and gid) worker_uid(pid), owner of the folders in `own` and of nothing
-    else: it writes only where any user may, signals and traces no process of another uid.
-    It keeps one capability, CAP_DAC_READ_SEARCH (ambient, so that the programs it runs keep
-    it too): it reads what the judge reads (reads are not contained), which the CUDA driver
-    and the candidate's files under a root-only folder need. Writes are not reads: that
-    capability grants none."""
+    else: it writes only where any user may, signals and traces no process of another uid,
+    and reads what any user may ("uid-reads"). With `read_capability` it keeps one
+    capability, CAP_DAC_READ_SEARCH (ambient, so that the programs it runs keep it too), for
+    files of the judge's that only their owner may read: it then reads whatever the judge
+    reads, and only Landlock keeps it out of a folder. Writes are not reads: that capability
+    grants none."""
     uid = worker_uid(os.getpid())
     try:
         for folder in own:
             _chown_tree(folder, uid)
-        if _libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
+        # Without KEEPCAPS, leaving uid 0 clears every capability.
+        if read_capability and _libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
             return []
         os.setgroups(groups)
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     except OSError:
         return []
+    if not read_capability:
+        return ["uid", "uid-reads"]
     # struct __user_cap_header_struct {u32 version; int pid}; two __user_cap_data_struct
     # {u32 effective, permitted, inheritable} (capabilities 0-31, then 32-63).
     header = struct.pack("<Ii", _LINUX_CAPABILITY_VERSION_3, 0)
@@ -551,7 +587,7 @@ def _drop_to_own_uid(own: list[str], groups: list[int]) -> list[str]:
             and _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_DAC_READ_SEARCH, 0, 0) == 0):
         os.environ["HOME"] = own[0] if own else "/"
         return ["uid"]  # its own: one per worker
-    return ["uid (no read capability)"]
+    return ["uid", "uid-reads"]  # the capability refused: it reads what any user may
 
 
 # (AUDIT_ARCH_*, syscall numbers) of the architectures the filter knows; elsewhere it is not
@@ -694,7 +730,8 @@ def apply(spec: Confinement) -> tuple[list[str], bool]:
             new_pid_ns = True
             applied.append("pid-namespace")
             applied += _no_network(spec)
-        dropped = _drop_to_own_uid(spec.own, _device_groups(spec.writable))
+        dropped = _drop_to_own_uid(spec.own, _device_groups(spec.writable),
+                                   spec.read_capability)
         applied += dropped
         root = root and not dropped
     if spec.namespaces and not new_pid_ns:

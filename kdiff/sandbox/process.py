@@ -55,6 +55,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections import Counter
@@ -71,6 +72,7 @@ from kdiff.sandbox.confine import (
     WorkerCgroup,
     judge_tag,
     landlock_abi,
+    reads_need_capability,
     remove_orphaned_files,
     remove_stale_judges,
 )
@@ -201,13 +203,40 @@ class SandboxLimits:
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
-def confinement(device: str, limits: SandboxLimits, workdir: Path, **extra: Any) -> Confinement:
+def code_folders() -> list[str]:
+    """Where a worker imports from: Python's own library, the installed packages, kdiff."""
+    paths = sysconfig.get_paths()
+    return sorted({paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+                  | {str(Path(__file__).resolve().parents[2])})
+
+
+_PRIVATE_READS_TOLD: set[tuple[str, ...]] = set()
+
+
+def read_capability(reads: list[str]) -> bool:
+    """Whether a worker that must read `reads` (and code_folders) keeps the judge's read
+    capability: only where one of them is private to its owner. Told once per set on
+    stderr, since on CUDA nothing then keeps that worker out of the judges' cache."""
+    private = tuple(reads_need_capability([*code_folders(), *reads]))
+    if private and private not in _PRIVATE_READS_TOLD:
+        _PRIVATE_READS_TOLD.add(private)
+        print(f"kdiff: {private[0]}: readable by its owner alone: workers keep the judge's "
+              f"read access (uncontained reads where Landlock is not in force, as on CUDA); "
+              f"`chmod o+rx` its folders to contain them", file=sys.stderr)
+    return bool(private)
+
+
+def confinement(device: str, limits: SandboxLimits, workdir: Path,
+                reads: tuple[Path, ...] = (), **extra: Any) -> Confinement:
     """How a process running candidate code on `device`, started by this process, is
-    confined: it writes only in `workdir` (and the devices it needs), under the memory, task
-    and file-size caps, with no network, and dies with this process."""
+    confined: it writes only in `workdir` (and the devices it needs), reads what any user may
+    besides the files `reads` names (read_capability), under the memory, task and file-size
+    caps, with no network, and dies with this process."""
+    root = os.geteuid() == 0
     return Confinement(
         writable=[str(workdir), *_writable_devices()], unreadable=[str(private_root())],
         own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
+        read_capability=root and limits.own_uid and read_capability([str(p) for p in reads]),
         parent=os.getpid(),
         memory_bytes=limits.memory_bytes if device == "cpu" else None,
         max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
@@ -329,7 +358,7 @@ class CandidateProcess:
         if os.geteuid() == 0:  # cgroups are root's to make
             self._cgroup = WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}",
                                                limits.memory_bytes, limits.max_tasks)
-        spec = confinement(self.device, limits, self.workdir,
+        spec = confinement(self.device, limits, self.workdir, (self.problem, self.candidate),
                            cgroups=self._cgroup.paths if self._cgroup else [],
                            pipe_fds=[judge_to_worker_r, worker_to_judge_w,
                                      *([self._arena.fd] if self._arena else [])])
@@ -390,7 +419,8 @@ class CandidateProcess:
                   if os.geteuid() == 0 else None)
 
         def start(argv: list[str], child_env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
-            spec = confinement(self.device, self.limits, cwd, pipe_fds=[],
+            spec = confinement(self.device, self.limits, cwd, (self.problem, self.candidate),
+                               pipe_fds=[],
                                cgroups=cgroup.paths if cgroup else [])
             if self.limits.warm_start:
                 try:

@@ -36,7 +36,7 @@ def run_python(argv: list[str], device: str, limits: SandboxLimits, workdir: Pat
     """`python ARGV` (`-m MODULE ...` or `SCRIPT ...`) with environment `env`, confined in
     `workdir` (its working folder, the one it may write), killed with everything it started
     at limits.start_timeout from its start."""
-    spec = confinement(device, limits, workdir)
+    spec = confinement(device, limits, workdir, tuple(Path(a) for a in argv if os.path.isfile(a)))
     if limits.warm_start:
         try:
             return _warm(argv, spec, env, workdir, limits.start_timeout)
