@@ -123,6 +123,18 @@ def test_the_oracle_cache_is_keyed_by_the_problems_content(tmp_path: Path, candi
     assert torch.equal(doubled.oracle.values[0], 2 * torch.relu(inputs[0].double()))
 
 
+def test_a_judge_whose_workers_may_write_anywhere_keeps_no_oracle_on_disk(candidate: Path):
+    """A non-root judge's CUDA workers (no Landlock, no uid of their own) write what the judge
+    may: an oracle entry they wrote would judge every later candidate of the problem."""
+    from kdiff.sandbox.process import SandboxLimits
+    unconfined = CandidateProcess(RELU, candidate, limits=SandboxLimits(confine=False,
+                                                                        own_uid=False))
+    confined = CandidateProcess(RELU, candidate)
+    assert not unconfined.writes_confined
+    assert GateContext(load_problem(RELU), unconfined).oracle_cache.folder is None
+    assert GateContext(load_problem(RELU), confined).oracle_cache.folder is not None
+
+
 def test_the_oracle_cache_is_keyed_by_the_modules_a_problem_names_beside_it(tmp_path: Path):
     """A problem that imports a helper from its folder (GPU MODE's reference.py imports
     `utils`) is another problem when the helper changes; a sibling it never names is not."""

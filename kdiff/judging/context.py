@@ -285,7 +285,10 @@ class GateContext:
         # The content digest of a trial's inputs, taken once for the oracle's key and the
         # call's (a gate evaluates and calls on the same tensors).
         self._inputs_digests = DigestMemo()
-        self.oracle_cache = OracleCache(problem.path, self.device)
+        # On disk only where the judge's workers cannot write there: an entry a candidate
+        # wrote would be the oracle of every later candidate of the problem.
+        self.oracle_cache = OracleCache(problem.path, self.device,
+                                        on_disk=candidate is None or candidate.writes_confined)
         # Whether the oracle's trace trusts its entries (_traced_oracle): on a GPU, where each
         # check is a synchronisation, until the reference is seen to write unseen.
         self.oracle_trusting = self.device.startswith("cuda")

@@ -83,11 +83,12 @@ def problem_sources(problem: Path) -> bytes:
 
 
 class OracleCache:
-    """The evaluations of one problem (problem_sources) on one device."""
+    """The evaluations of one problem (problem_sources) on one device; none where not
+    `on_disk` (a judge whose workers could write the folder keeps its evaluations in memory)."""
 
-    def __init__(self, problem: Path, device: str) -> None:
+    def __init__(self, problem: Path, device: str, on_disk: bool = True) -> None:
         try:
-            content = problem_sources(problem)
+            content = problem_sources(problem) if on_disk else None
         except (OSError, UnreadableFile):
             content = None  # not cached: no content to name the entries by
         # A judge's own folder: a candidate that read it would find the answers it is asked.
