@@ -224,12 +224,6 @@ class Worker:
         inputs = sent
         if cotangents is not None:  # backward problems: gradients are outputs too
             inputs = differentiable(sent, differentiated)
-        # The last call's outputs stay alive through this one (`latest`), in every call alike,
-        # and earlier ones while the candidate keeps them: an output in their storage is one
-        # buffer handed out twice.
-        self.handed_out = [(alive, span) for alive, span in self.handed_out
-                           if alive() is not None]
-        previous = [span for _, span in self.handed_out]
         start = time.perf_counter()
         if poison:
             poison.arm()
@@ -250,11 +244,20 @@ class Worker:
             if poison:
                 poison.disarm()
         seconds = time.perf_counter() - start
-        reused = [j for j, o in enumerate(outputs)
-                  if any(protocol.spans_overlap(protocol.storage_span(o), p) for p in previous)]
+        # The last call's outputs stay alive through this one (`latest`), in every call alike,
+        # and earlier ones while the candidate keeps them: an output in their storage is one
+        # buffer handed out twice. Alive after the call, not before: one freed during it was
+        # the allocator's to hand out again.
+        self.handed_out = [(alive, span) for alive, span in self.handed_out
+                           if alive() is not None]
+        # Only a strided tensor has one storage; the judge refuses the others (unusable).
+        strided = [(j, o) for j, o in enumerate(outputs) if o.layout is torch.strided]
+        reused = [j for j, o in strided
+                  if any(protocol.spans_overlap(protocol.storage_span(o), span)
+                         for _, span in self.handed_out)]
         self.latest = outputs
         self.handed_out += [(weakref.ref(o.untyped_storage()), protocol.storage_span(o))
-                            for o in outputs]
+                            for _, o in strided]
         # Outputs and the inputs as they are after the call in one payload: storage they share
         # survives serialisation, and the judge finds it there.
         sent_back = to_cpu_sharing([*outputs, *sent])
