@@ -213,16 +213,16 @@ def code_folders() -> list[str]:
 _PRIVATE_READS_TOLD: set[tuple[str, ...]] = set()
 
 
-def read_capability(reads: list[str]) -> bool:
+def read_capability(reads: list[str], landlock: bool) -> bool:
     """Whether a worker that must read `reads` (and code_folders) keeps the judge's read
     capability: only where one of them is private to its owner. Told once per set on
-    stderr, since on CUDA nothing then keeps that worker out of the judges' cache."""
+    stderr where no Landlock rule keeps that worker out of the judges' cache (CUDA)."""
     private = tuple(reads_need_capability([*code_folders(), *reads]))
-    if private and private not in _PRIVATE_READS_TOLD:
+    if private and not landlock and private not in _PRIVATE_READS_TOLD:
         _PRIVATE_READS_TOLD.add(private)
-        print(f"kdiff: {private[0]}: readable by its owner alone: workers keep the judge's "
-              f"read access (uncontained reads where Landlock is not in force, as on CUDA); "
-              f"`chmod o+rx` its folders to contain them", file=sys.stderr)
+        print(f"kdiff: {private[0]}: readable by its owner alone, so workers keep the "
+              f"judge's read access and can read the judges' cache; `chmod o+rx` its "
+              f"folders to keep them out", file=sys.stderr)
     return bool(private)
 
 
@@ -233,18 +233,20 @@ def confinement(device: str, limits: SandboxLimits, workdir: Path,
     besides the files `reads` names (read_capability), under the memory, task and file-size
     caps, with no network, and dies with this process."""
     root = os.geteuid() == 0
+    # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
+    # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel 6.18:
+    # CUDA processes keep the limits, the cgroups, the uid and the seccomp filter.
+    landlock = limits.confine and device != "cuda"
     return Confinement(
         writable=[str(workdir), *_writable_devices()], unreadable=[str(private_root())],
         own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
-        read_capability=root and limits.own_uid and read_capability([str(p) for p in reads]),
+        read_capability=root and limits.own_uid and read_capability(
+            [str(p) for p in reads], landlock and landlock_abi() > 0),
         parent=os.getpid(),
         memory_bytes=limits.memory_bytes if device == "cpu" else None,
         max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
-        # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
-        # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel 6.18:
-        # CUDA processes keep the limits, the cgroups, the uid and the seccomp filter.
-        namespaces=limits.confine and device != "cuda",
-        landlock=limits.confine and device != "cuda",
+        namespaces=landlock,
+        landlock=landlock,
         **extra)
 
 
