@@ -58,6 +58,12 @@ def declares_backward(declared: Any) -> bool:
     return declared is not None and declared is not False
 
 
+def floating_positions(inputs: list[Any]) -> tuple[int, ...]:
+    """The positions of every floating tensor of `inputs`: what `KDIFF_BACKWARD = True`
+    differentiates."""
+    return tuple(i for i, x in enumerate(inputs) if _has_gradient(x))
+
+
 def differentiated_inputs(declared: Any, parameters: ForwardParameters, inputs: list[Any],
                           path: Path) -> tuple[int, ...]:
     """The get_inputs() positions whose gradients are judged, ascending, for a declaration
@@ -65,7 +71,7 @@ def differentiated_inputs(declared: Any, parameters: ForwardParameters, inputs: 
     declaration that names no floating input raises LoadError: one line naming `path` and
     the cause."""
     if declared is True:
-        return tuple(i for i, x in enumerate(inputs) if _has_gradient(x))
+        return floating_positions(inputs)
     named = (declared,) if isinstance(declared, str) else declared
     if not isinstance(named, (tuple, list)) or not named or not all(
             isinstance(n, (str, int)) and not isinstance(n, bool) for n in named):

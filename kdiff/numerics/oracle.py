@@ -53,6 +53,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import torch
 from torch.utils._pytree import tree_flatten, tree_map
 
+from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.numerics.integers import (
@@ -1058,16 +1059,19 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
                cotangents: list[torch.Tensor] | None = None, magnitudes: bool = True,
                arithmetic: torch.dtype = torch.float32,
                stored: dict[str, torch.dtype] | None = None,
-               differentiated: Sequence[int] = (), trusting: bool = False) -> OracleResult:
+               differentiated: Sequence[int] | None = None, trusting: bool = False
+               ) -> OracleResult:
     """`model` must already be in float64 (parameters and buffers upcast); `stored` names the
     working format of each of its parameters and buffers, `inputs` are in theirs, and
     `arithmetic` is the precision the working run computes in. With `cotangents`, the
-    gradients of the outputs against the inputs at `differentiated` (the VJP) follow the
-    outputs, traced through the backward pass like any other operation. `trusting` traces without a
+    gradients of the outputs against the inputs at `differentiated` (None: every floating
+    input, kdiff.data.differentiated.floating_positions) follow the outputs, traced through the backward pass like any other operation. `trusting` traces without a
     synchronisation per operand and raises TrustedStaleEntry where that made a difference
     (the caller runs it again without)."""
     args = [to_double(x) for x in inputs]
     if cotangents is not None:
+        if differentiated is None:
+            differentiated = floating_positions(args)
         args = differentiable(args, differentiated)
     tracer = MagnitudeTracer(magnitudes, arithmetic, trusting)
     for x, a in zip(inputs, args):
