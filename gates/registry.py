@@ -123,7 +123,8 @@ SIGNATURES = {s.name: s for s in (
               "another output"),
     Signature("uninitialised_output", ("RES-01",), "output elements read from memory the "
               "candidate never wrote (poisoned allocations showed through)"),
-    Signature("input_mutated", ("RES-01", "CMP-02"), "an input was modified in place"),
+    Signature("input_mutated", (ANY_GATE,), "an input was modified in place: by a call (RES-01, "
+              "CMP-02), or after it returned, seen at whatever request came next"),
     Signature("allocator_history", ("RES-01",), "the output depends on what earlier "
               "allocations left behind"),
     Signature("shared_over_budget", ("RES-02",), "a kernel needs more shared memory than the "

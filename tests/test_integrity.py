@@ -77,6 +77,15 @@ def test_inputs_changed_only_when_handed_again_fail_cmp02():
     assert "modified in place" in _failed(verdict, "CMP-02", "input_mutated")
 
 
+def test_inputs_written_after_the_call_returned_are_found_before_the_next_request():
+    """Zeroes inputs the judge leaves in place while other requests run, and puts them back
+    as a request that reads them arrives: the judge compares its memory with what it read
+    back before every request it sends (on the CPU; on CUDA the inputs are the worker's word)."""
+    verdict = _verdict("writes_kept_inputs_between_calls", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "changed after the call had returned" in _failed(verdict, "CMP-02", "input_mutated")
+
+
 def test_a_hang_is_timed_against_the_reference_in_the_judge():
     """The reference's time that excuses a timeout as load is measured in the judge: the
     candidate's worker, which slows the reference there, cannot pass its hang off as load."""

@@ -5,7 +5,10 @@ The judge writes each call's input storages into the arena (`InputArena.place`) 
 their places; the worker builds its input tensors on its own mapping of them (`on_arena`), so
 that the candidate computes on that memory; after the reply the judge reads its own mapping
 (`InputArena.read`); the inputs a worker keeps across calls (CMP-02's) it overwrites there
-itself between calls (`InputArena.write`). A worker that rewrites its reply
+itself between calls (`InputArena.write`). What the judge read stays with it until the
+arena's next use of that memory, so that a write the worker makes after it replied (a
+thread of the candidate's, left running) is found when the judge next looks
+(`InputArena.written_since_read`), even one it undoes as the next request arrives. A worker that rewrites its reply
 (kdiff.sandbox.worker's serialiser patched) can still send a pristine copy as its inputs, but
 the arena holds what it left in them. To leave them pristine it must restore them before replying: then no caller sees them
 changed either. The seals keep the worker from shrinking the file under the judge's mapping.
@@ -56,6 +59,9 @@ class InputArena:
         self.size = size
         self._map = mmap.mmap(self.fd, size)
         self._kept_end = 0  # the inputs kept across calls lie below
+        # What the judge last read or wrote at each place still in use (its start -> the
+        # place and a copy of its bytes), to compare with what the arena holds later.
+        self._last_seen: dict[int, tuple[dict[str, Any], torch.Tensor]] = {}
 
     def place(self, inputs: list[Any], keep: bool = False
               ) -> list[dict[str, Any] | None] | None:
@@ -66,6 +72,7 @@ class InputArena:
         places: list[dict[str, Any] | None] = []
         at: dict[int, tuple[int, int]] = {}
         end = self._kept_end
+        self._forget_seen(end)  # the last call's inputs are overwritten below
         for x in inputs:
             if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.layout != \
                     torch.strided or x.untyped_storage().nbytes() == 0:
@@ -92,6 +99,7 @@ class InputArena:
     def release(self) -> None:
         """The inputs kept across calls are no longer used: their room is the next call's."""
         self._kept_end = 0
+        self._forget_seen(0)
 
     def write(self, places: list[dict[str, Any] | None], values: list[Any]) -> None:
         """`values` written over the placed inputs, in place, by the judge: the worker sees
@@ -101,10 +109,27 @@ class InputArena:
                 place).untyped_storage()), values):
             if target is not None and value is not None:
                 target.copy_(value)
+        self._remember(places)
 
     def read(self, places: list[dict[str, Any] | None]) -> list[torch.Tensor | None]:
         """The inputs as the arena holds them now (copies), None where not placed."""
+        self._remember(places)
         return _tensors_at(places, lambda place: self._view(place).clone().untyped_storage())
+
+    def written_since_read(self) -> list[dict[str, Any]]:
+        """The places whose bytes differ from what the judge last read or wrote there: the
+        worker wrote them since (one pass over them, no copy)."""
+        return [place for place, seen in self._last_seen.values()
+                if not torch.equal(self._view(place), seen)]
+
+    def _remember(self, places: list[dict[str, Any] | None]) -> None:
+        for place in places:
+            if place is not None:
+                self._last_seen[place["at"]] = (place, self._view(place).clone())
+
+    def _forget_seen(self, start: int) -> None:
+        """The judge is about to write at `start` and above: what it saw there is gone."""
+        self._last_seen = {at: seen for at, seen in self._last_seen.items() if at < start}
 
     def _view(self, place: dict[str, Any]) -> torch.Tensor:
         return torch.frombuffer(self._map, dtype=torch.uint8, count=place["nbytes"],

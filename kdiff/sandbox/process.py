@@ -164,6 +164,15 @@ class CandidateLoadError(CandidateFailure):
     signature = "does_not_import"
 
 
+class CandidateWroteInputsLate(CandidateFailure):
+    """An input changed in the arena after the judge had read it back at the call's reply,
+    before the judge's next request or write: work of the candidate's left running after the
+    call returned (a thread, a child process) wrote it, as it would into a caller's tensor
+    that the caller reads after the call."""
+
+    signature = "input_mutated"
+
+
 class CandidateOutOfMemory(CandidateFailure):
     """The kernel's out-of-memory killer took the worker at its own memory limit."""
 
@@ -582,6 +591,7 @@ class CandidateProcess:
     def request(self, cmd: str, timeout: float | None = None, **payload: Any) -> dict[str, Any]:
         if self._proc is None:
             self._spawn()
+        self._check_inputs_left_alone()
         msg = {"cmd": cmd, **payload}
         places = self._place_inputs(msg)
         started = time.perf_counter()
@@ -604,6 +614,24 @@ class CandidateProcess:
         if places is not None:
             reply[JUDGE_READ_INPUTS] = self._arena.read(places)
         return reply
+
+    def _check_inputs_left_alone(self) -> None:
+        """Before the judge next sends or writes anything: the inputs it read back after the
+        worker's replies hold what it read then. The judge looks at its own memory, so that
+        a worker can neither hide the write nor time its undoing after this look (it learns
+        of a request only once this has passed); a write undone before it goes unseen."""
+        if self._arena is None or self._proc is None:
+            return
+        written = self._arena.written_since_read()
+        if not written:
+            return
+        self._arena.read(written)  # reported once: the next look compares with this
+        first = written[0]
+        raise CandidateWroteInputsLate(
+            f"an input ({tuple(first['shape'])} {first['dtype'].removeprefix('torch.')}) "
+            f"changed after the call had returned and its inputs were read back: written "
+            f"by work the candidate left running (a thread, a child process) before the next "
+            f"request")
 
     def _place_inputs(self, msg: dict[str, Any]) -> list[dict[str, Any] | None] | None:
         """A call's inputs put in the arena (their places in the message, the tensors left out
@@ -632,6 +660,7 @@ class CandidateProcess:
         where an input keeps its own): by the judge in the arena where every one of them lies
         there, so that nothing in the worker sees the write happen; else by the worker."""
         places = self._kept_places.get(name) if self._proc is not None else None
+        self._check_inputs_left_alone()
         if places is not None and all(p is not None for p, v in zip(places, values)
                                       if v is not None):
             self._arena.write(places, values)
