@@ -2202,3 +2202,29 @@ def test_a_spectral_filter_with_a_complex_parameter_is_judged(tmp_path: Path):
     verdict = _judge_complex(tmp_path, "spectral_problem.py", "spectral_dft.py", gates)
     for gate in gates:
         assert verdict.gates[gate].status is Status.PASS, (gate, verdict.gates[gate].detail)
+
+
+def test_a_tie_set_past_the_limit_is_not_followed_pick_by_pick():
+    """A row of equal values (a mostly-zero draw) would take every later op again once per
+    element of it: past MAX_OTHER_PICKS the picks' consequences are unknown, not enumerated,
+    and an op on them is then judged nowhere they are open."""
+    from kdiff.numerics.integers import MAX_OTHER_PICKS, OpenPicks, moves
+
+    def never(m: int) -> torch.Tensor:
+        raise AssertionError("followed pick by pick")
+
+    index = torch.zeros(4, dtype=torch.long)
+    where = torch.ones(4, dtype=torch.bool)
+    assert moves(index, where, torch.zeros(4), True,
+                 OpenPicks(MAX_OTHER_PICKS + 1, never)) == [None]
+    followed = moves(index, where, torch.zeros(4), True,
+                     OpenPicks(2, lambda m: torch.full((4,), m)))
+    assert [int(t[0]) for t in followed] == [1, 2]
+
+    class GatherAtArgmax(torch.nn.Module):
+        def forward(self, x, w):
+            return w[(x * 1.1).argmax(-1)] * 2
+
+    n = 4 * MAX_OTHER_PICKS  # every element of a row tied
+    r = run_oracle(GatherAtArgmax(), [torch.ones(2, n), torch.randn(n)])
+    assert (r.magnitudes[0] >= torch.finfo(torch.float64).max).all(), r.magnitudes[0]

@@ -148,17 +148,28 @@ def open_picks(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
             OpenPicks(count, lambda m: nth(m).movedim(-1, dim).reshape(shape).to(index.device)))
 
 
+# The most other picks taken one by one: an op after an open pick is taken again for each,
+# and a tie set as large as a row (a mostly-zero draw's, an argmax over equal values) would
+# cost one run of every later op per element of it, n^2 for a scatter. Past this many the
+# op's result is not followed pick by pick: moves gives None, and what the op computes from
+# the picks is taken as unknown wherever they are open (sound; looser on such draws alone).
+MAX_OTHER_PICKS = 64
+
+
 def moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, open_: bool,
-          picks: OpenPicks | None) -> list[torch.Tensor]:
+          picks: OpenPicks | None) -> list[torch.Tensor | None]:
     """`a` moved where `where` holds, every way the trace admits: a mask flipped; open picks
     to each other element of their tie sets (`picks`), or, where nothing is known of what
     else they may hold (an integer computed through a float from an open pick), to a
     neighbour either way inside the picks' own range; a stepped integer by its number of
-    steps, both ways, inside its format."""
+    steps, both ways, inside its format. None: too many other picks to follow
+    (MAX_OTHER_PICKS)."""
     if a.dtype == torch.bool:
         return [torch.where(where, ~a, a)]
     wide = a.long()
     if open_ and picks is not None:
+        if picks.count > MAX_OTHER_PICKS:
+            return [None]
         return [torch.where(where, other.to(a.device), a) for other in picks.others()]
     if open_:
         top, low = int(a.max()), min(int(a.min()), 0)

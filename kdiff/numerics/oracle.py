@@ -674,13 +674,15 @@ class MagnitudeTracer(EagerDispatchMode):
                 if not bool(where.any()):
                     continue
                 for moved in moves(a, where, magnitude / self._step_unit, picks, trace.picks):
-                    shifted = list(flat)
-                    shifted[k] = moved
-                    s_args, s_kwargs = spec.unflatten(shifted)
-                    try:
-                        again = tree_flatten(func(*s_args, **s_kwargs))[0]
-                    except (RuntimeError, IndexError):
-                        again = [None] * len(outs)
+                    again = [None] * len(outs)  # nothing known of it: infinitely far
+                    if moved is not None:
+                        shifted = list(flat)
+                        shifted[k] = moved
+                        s_args, s_kwargs = spec.unflatten(shifted)
+                        try:
+                            again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                        except (RuntimeError, IndexError):
+                            pass
                     for i, (o, o2) in enumerate(zip(outs, again)):
                         if not isinstance(o, torch.Tensor):
                             continue
