@@ -17,6 +17,8 @@ PROBLEM = CORE / "tanh_matmul_backward.py"
 ROW_MAX = CORE / "row_max_backward.py"
 ROPE = CORE / "rope_backward.py"
 ATTENTION = CORE / "attention_mask_backward.py"
+HEADS = CORE / "attention_heads_mask_backward.py"
+FLASH = CORE / "attention_flash_backward.py"
 
 
 def reference_as_candidate(tmp_path: Path, problem: Path = PROBLEM) -> Path:
@@ -109,6 +111,41 @@ def test_a_declared_input_s_gradient_is_judged_and_the_others_are_not(tmp_path):
     problem = declared_as(tmp_path, ATTENTION, '("q", "mask")')
     cmp = judge(CORE / "attention_own_backward.py", ["CMP-01"], problem).gates["CMP-01"]
     assert cmp.status is Status.FAIL and "output 2" in cmp.detail, cmp.detail  # the mask's
+
+
+def flash_with(tmp_path: Path, name: str, line: str, replacement: str) -> Path:
+    """The FlashAttention backward with one line of its source replaced: a defect."""
+    source = FLASH.read_text()
+    assert line in source
+    path = tmp_path / f"attention_flash_{name}.py"
+    path.write_text(source.replace(line, replacement))
+    return path
+
+
+def test_flashattention_s_row_term_formed_from_the_output_is_within_the_bound(tmp_path):
+    """FlashAttention's backward forms D = rowsum(dO O), equal to softmax's rowsum(dP P) in
+    exact arithmetic. At the first query of a causal mask (one key, P = 1) the reference's
+    softmax backward cancels exactly, and its bound was almost nothing: the honest kernel
+    failed CMP-03 at seq_len 9, 2.41x on that row's dQ (expected 0, got -4.0e-8, bound
+    1.66e-8). The fused softmax backward is traced as its formula now, with the size of the
+    terms it subtracts. A row term in bf16 or none at all, and NaN swallowed, still fail."""
+    honest = judge(FLASH, ["CMP-03"], HEADS)
+    assert honest.native.accept is True
+    assert honest.gates["CMP-03"].status is Status.PASS, honest.gates["CMP-03"].detail
+    row_term = "    return (do * o).sum(-1, keepdim=True)"
+    for name, replacement in [
+        ("bf16_d", "    return (do.bfloat16() * o.bfloat16()).sum(-1, keepdim=True).float()"),
+        ("no_d", "    return torch.zeros_like(o[..., :1])"),
+    ]:
+        cmp = judge(flash_with(tmp_path, name, row_term, replacement), ["CMP-03"],
+                    HEADS).gates["CMP-03"]
+        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, (name, cmp.detail)
+    ds = "        ds = p * (do @ v.transpose(-2, -1) - row_term(do, o))"
+    swallowing = flash_with(tmp_path, "nan_swallowing", ds, ds.replace(
+        "ds = p * (do @ v.transpose(-2, -1) - row_term(do, o))",
+        "ds = torch.nan_to_num(p * (do @ v.transpose(-2, -1) - row_term(do, o)))"))
+    exc = judge(swallowing, ["EXC-01"], HEADS).gates["EXC-01"]
+    assert exc.status is Status.FAIL and exc.signature == "nan_swallowed", exc.detail
 
 
 class Attention(torch.nn.Module):

@@ -1,0 +1,53 @@
+"""Softmax's backward, traced as its formula rather than by finite differences.
+
+aten's `_softmax_backward_data(g, y, dim, dtype)` is dx = y (g - s), s = sum_j y_j g_j along
+`dim`. At an element where y is exact the two terms cancel exactly whatever g's error: a row
+of one unmasked key (the first query of a causal mask) has y = 1, dx = g - g, and the slopes
+along g and y vanish there, so the finite differences gave a bound of almost nothing. An honest
+kernel forming the same quantity otherwise does not cancel: FlashAttention's backward (every
+production one) forms s as rowsum(dO * O), equal to sum_j P_j (dO . V_j) in exact arithmetic,
+whose error comes from the rounding of O and of the dot product, not from g's. So the fused op
+is traced as the reference would be if it wrote the formula out, op by op.
+
+Magnitude (oracle.py's rules, op by op): the product y_j g_j has |y_j| M_g,j + |g_j| M_y,j, the
+sum s their sum along the row (M_s), the difference g - s has M_g + M_s, and the product with y
+|y| (M_g + M_s) + |g - s| M_y. M_s bounds the rowsum(dO * O) form too: O's rounding is at most
+u (|P| @ |V|) and enters through dO, u sum_k |dO_k| (|P| @ |V|)_k = u sum_j |P_j| M_g,j for
+M_g = |dO| @ |V|^T, and the dot product's own rounding is at most u sum_k |dO_k| |O_k|, no
+more. This dominates every slope the finite differences took (|J_g M_g|, |J_y M_y| and the root
+mean square along a row), so they are not taken.
+
+Depth: the formula adds the row's sum and three elementwise roundings, `dim`'s length + 3. And
+the reassociated form puts both operands' chains on one: dO . (sum_j P_j V_j) rounds O (y's
+chain, then the row's sum) and then the dot product that made g (g's chain), so the result's
+depth is the sum of the operands' depths, not their maximum.
+"""
+from __future__ import annotations
+
+import torch
+
+SOFTMAX_BACKWARD = torch.ops.aten._softmax_backward_data.default
+
+# the product y_j g_j, the difference g - s and the product y (g - s): one rounding each
+ELEMENTWISE_ROUNDINGS = 3
+
+
+def _finite_abs(t: torch.Tensor) -> torch.Tensor:
+    """|t|, 0 where t is not finite: a non-finite value is exact (oracle._own_scale)."""
+    return torch.where(torch.isfinite(t), t.abs(), 0.0)
+
+
+def magnitude(args: tuple, grad_magnitude: torch.Tensor, output_magnitude: torch.Tensor
+              ) -> torch.Tensor:
+    """|y| (M_g + M_s) + |g - s| M_y for dx = y (g - s), s = sum_j y_j g_j along the row."""
+    g, y, dim = args[0].detach(), args[1].detach(), int(args[2])
+    m_g, m_y = grad_magnitude.to(g.device), output_magnitude.to(g.device)
+    abs_g, abs_y = _finite_abs(g), _finite_abs(y)
+    m_s = (abs_y * m_g + abs_g * m_y).sum(dim, keepdim=True)
+    difference = _finite_abs(g - (g * y).sum(dim, keepdim=True))
+    return abs_y * (m_g + m_s) + difference * m_y
+
+
+def depth(args: tuple, grad_depth: int, output_depth: int) -> int:
+    """The result's depth: both operands' chains, the row's sum and the elementwise roundings."""
+    return grad_depth + output_depth + int(args[0].shape[int(args[2])]) + ELEMENTWISE_ROUNDINGS
