@@ -1607,6 +1607,41 @@ def test_the_oracle_carries_a_step_only_where_the_operand_is_near_one():
     assert rounded.tolist() == [0.0, 0.0]
 
 
+def test_a_cast_of_a_value_the_integer_format_does_not_hold_is_not_judged():
+    """round(x / s).to(int8) at a NaN or at 300 has no defined value (C, C++ and CUDA leave
+    it undefined; torch's CPU gives 0 and 44, CUDA's cvt 0 and 127): the oracle leaves it
+    open (an infinite magnitude). A clamped value, or one int8 holds, is judged as before."""
+
+    class Quantize(nn.Module):
+        def forward(self, x, s):
+            v = torch.round(x / s)
+            return v.to(torch.int8), v.clamp(-127, 127).to(torch.int8), x.to(torch.int8)
+
+    x, s = torch.tensor([math.nan, 600.0, 6.0]), torch.tensor([2.0, 2.0, 2.0])
+    unclamped, clamped, stored = run_oracle(Quantize().double(), [x, s]).magnitudes
+    assert unclamped.tolist() == [math.inf, math.inf, 0.0]
+    assert clamped.tolist() == [math.inf, 0.0, 0.0]
+    assert stored.tolist() == [math.inf, math.inf, 0.0]  # an input's own NaN, 600: undefined too
+
+
+QUANTIZED_FIXTURES = Path(__file__).parent / "fixtures" / "quantized"
+
+
+def test_an_honest_quantizer_is_not_held_to_the_cpus_cast_of_nan(tmp_path: Path):
+    """A row of zeros makes the reference's scale 0 and its x / scale NaN, which torch's CPU
+    casts to 0; an honest kernel clamping with NaN-ignoring fmax/fmin (as CUDA and Triton
+    clamp) gives -127 there, and failed CMP-01 (64 of 2,048 elements, 1.08e+40x)."""
+    result = judge(tmp_path, (QUANTIZED_FIXTURES / "row_quant_problem.py").read_text(),
+                   (QUANTIZED_FIXTURES / "row_quant_fmax_clamp.py").read_text(), ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.PASS, result.gates["CMP-01"].detail
+
+
+def test_a_quantizer_that_wraps_where_the_reference_saturates_still_fails(tmp_path: Path):
+    result = judge(tmp_path, (QUANTIZED_FIXTURES / "saturating_quant_problem.py").read_text(),
+                   (QUANTIZED_FIXTURES / "saturating_quant_wraps.py").read_text(), ["CMP-01"])
+    assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
+
+
 def test_a_mask_of_a_computed_value_may_flip_at_its_threshold():
     """x / s > 0.5 at x / s = 0.5 exactly may be either side for an honest kernel; at 1.5 it
     is true whatever the rounding. A where() on that mask may pick either operand there."""

@@ -269,6 +269,24 @@ COMPARISONS = {aten.gt.Tensor, aten.gt.Scalar, aten.ge.Tensor, aten.ge.Scalar,
                aten.lt.Tensor, aten.lt.Scalar, aten.le.Tensor, aten.le.Scalar}
 
 
+def undefined_cast(func, x: torch.Tensor, error: torch.Tensor | None,
+                   out: torch.Tensor) -> torch.Tensor | None:
+    """Where a cast of floating `x` (worst-case `error`, None: as stored) to an integer format
+    has no defined value: x is NaN or infinite, or its truncation may lie outside the format.
+    C, C++ and CUDA leave such a conversion undefined, and implementations differ (torch's CPU
+    gives INT_MIN or wraps, CUDA's cvt saturates and makes NaN 0, Triton's interpreter does
+    what numpy does), so no value there is the reference's contract. None: not such a cast.
+    A bool is defined for every value (x != 0)."""
+    if func is not aten._to_copy.default or out.dtype == torch.bool or out.is_floating_point() \
+            or out.is_complex() or not x.is_floating_point():
+        return None
+    info = torch.iinfo(out.dtype)
+    value = x.detach().to(torch.float64)
+    reach = torch.zeros_like(value) if error is None else error.to(value.device, torch.float64)
+    low, high = (value - reach).trunc(), (value + reach).trunc()
+    return ~torch.isfinite(value) | (low < info.min) | (high > info.max)
+
+
 def is_step(func, out: Any, kwargs: dict) -> bool:
     if func in (aten.div.Tensor_mode, aten.div.Scalar_mode):
         return kwargs.get("rounding_mode") is not None  # None: a true division

@@ -71,6 +71,7 @@ from kdiff.numerics.integers import (
     is_step,
     moves,
     open_picks,
+    undefined_cast,
 )
 from kdiff.numerics.softmax_backward import SOFTMAX_BACKWARD
 from kdiff.numerics.tolerance import (
@@ -497,15 +498,23 @@ class MagnitudeTracer(EagerDispatchMode):
         two = (func in COMPARISONS or func in BINARY_STEPS) and _is_inexact(args[1])
         own = self.integral_steps(args[0])
         if own is not None and not two and func not in COMPARISONS:
-            return own  # exact integers: a cast keeps them and the steps they carry
+            # exact integers: a cast keeps them and the steps they carry (their range is the
+            # reference's clamp's, which a step does not leave), but not a NaN or a value
+            # the format does not hold
+            undefined = undefined_cast(func, args[0], None, out)
+            return own if undefined is None else torch.where(undefined.to(own.device),
+                                                             math.inf, own)
         operands = args[:2] if two else args[:1]
         errors = []
         for x in operands:
             known = self.lookup(x)
             errors.append(None if known.depth == 0 and known.quantization == 0.0
                           else self.worst_error(x, known))
+        undefined = undefined_cast(func, args[0], errors[0], out)
         if all(e is None for e in errors):
-            return None
+            if undefined is None or not bool(undefined.any()):
+                return None
+            return torch.where(undefined, math.inf, 0.0).to(torch.float64)
         exact = out.detach().to(torch.float64)
         reach = torch.zeros_like(exact)
         # every corner of the operands' error box: the step may lie in any direction
@@ -516,7 +525,9 @@ class MagnitudeTracer(EagerDispatchMode):
             reach = torch.maximum(reach, torch.nan_to_num((moved - exact).abs(), nan=math.inf))
         # a non-finite result (round(NaN), floor(inf)) lies near no step: it is exact, as every
         # non-finite value is (_own_scale), not a step of unknown size
-        return step_magnitude(torch.where(torch.isfinite(exact), reach, 0.0), self.arithmetic)
+        steps = step_magnitude(torch.where(torch.isfinite(exact), reach, 0.0), self.arithmetic)
+        # a cast with no defined value there (undefined_cast): any integer is honest
+        return steps if undefined is None else torch.where(undefined, math.inf, steps)
 
     def trusted_a_stale_entry(self) -> bool:
         """Whether a trusting lookup used an entry that something unseen had written over
