@@ -257,3 +257,23 @@ def test_an_entry_is_read_back_before_and_after_its_writer_thread_wrote_it(tmp_p
         os._exit(0 if cache.path("b").is_file() else 1)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_oracle_cache_key_reads_every_kdiff_module_the_oracle_imports():
+    """An entry holds the oracle's magnitudes, which the steps and picks of
+    kdiff.numerics.integers decide as much as the oracle's own code: with integers.py left out
+    of the key, a changed step rule (bucketize made a step) was judged against the entries the
+    old rule had written."""
+    import ast
+    import importlib.util
+
+    seen, todo = set(), ["kdiff.numerics.oracle"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        tree = ast.parse(Path(importlib.util.find_spec(name).origin).read_text())
+        todo += [node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                 and node.level == 0 and (node.module or "").startswith("kdiff")]
+    assert seen <= set(oracle_cache.ORACLE_SOURCES), seen - set(oracle_cache.ORACLE_SOURCES)

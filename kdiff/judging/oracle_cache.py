@@ -34,10 +34,13 @@ FORMAT = 2
 SUFFIX = ".entry"
 # The modules whose code decides an evaluation's values: drawing and rounding inputs, sizes,
 # loading and building the reference, running it, the gradients a backward problem adds (which
-# inputs, and how), and the oracle's trace.
-ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.inputs", "kdiff.numerics.sizes",
-                  "kdiff.data.problem", "kdiff.data.seeding", "kdiff.data.differentiated",
-                  "kdiff.data.vjp", "kdiff.judging.context")
+# inputs, and how), and the oracle's trace with every kdiff module it imports (the steps and
+# picks of integers, windows' pools, tolerance's step magnitude, the dispatch mode): a change
+# there changes the magnitudes an entry holds.
+ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.integers", "kdiff.numerics.windows",
+                  "kdiff.numerics.tolerance", "kdiff.data.dispatch", "kdiff.numerics.inputs",
+                  "kdiff.numerics.sizes", "kdiff.data.problem", "kdiff.data.seeding",
+                  "kdiff.data.differentiated", "kdiff.data.vjp", "kdiff.judging.context")
 # Entries larger than this stay in memory only: at --max-elements 2^20 one evaluation of a
 # three-output problem is ~40 MB (float64 values and magnitudes, the reference), and a level
 # of a benchmark has hundreds of problems of some 50 evaluations each; 16 MiB keeps the
