@@ -1671,6 +1671,37 @@ def test_half_up_fails_where_the_reference_meets_exact_ties(tmp_path: Path, cand
     assert result.gates["PRC-03"].status is status, result.gates["PRC-03"].detail
 
 
+def test_bucketize_of_a_computed_value_steps_at_its_boundaries():
+    """bucketize(x / 3, boundaries) at x / 3 = 0.25, a boundary, may land in either bucket for
+    an honest kernel; at 0.4 it is the one bucket whatever the rounding; a value read as it
+    is stored is bucketed alike by every implementation."""
+    from kdiff.numerics.tolerance import step_magnitude
+
+    boundaries = torch.tensor([0.25, 0.5], dtype=torch.float64)
+
+    class Bucket(nn.Module):
+        def forward(self, x):
+            return torch.bucketize(x / 3, boundaries), torch.bucketize(x, boundaries)
+
+    computed, stored = run_oracle(Bucket().double(), [torch.tensor([0.75, 1.2])]).magnitudes
+    step = float(step_magnitude(1.0, torch.float32))
+    assert computed.tolist() == [step, 0.0]
+    assert stored.tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("candidate, status", [("nf4_quantize_reciprocal.py", Status.PASS),
+                                               ("nf4_quantize_code_boundaries.py", Status.FAIL)])
+def test_a_codebook_quantizer_may_land_a_code_away_at_a_boundary(tmp_path: Path,
+                                                                  candidate: str, status):
+    """NF4 codes by bucketize over the midpoints: x times the reciprocal absmax lands on the
+    other side of a midpoint where x / absmax lies within an ulp of it, and failed CMP-01 (1
+    of 16,384 codes of a normal draw, 8.51e+37x): bucketize was judged exactly. Boundaries
+    at the codes themselves still fail."""
+    result = judge(tmp_path, (QUANTIZED_FIXTURES / "nf4_quantize_problem.py").read_text(),
+                   (QUANTIZED_FIXTURES / candidate).read_text(), ["CMP-01"])
+    assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
+
+
 def test_a_mask_of_a_computed_value_may_flip_at_its_threshold():
     """x / s > 0.5 at x / s = 0.5 exactly may be either side for an honest kernel; at 1.5 it
     is true whatever the rounding. A where() on that mask may pick either operand there."""

@@ -202,10 +202,11 @@ class IntegerTrace(NamedTuple):
 
 # Step functions of a floating operand: where the operand lies within its rounding error of
 # a step, an honest implementation may land on the other side of it. Besides these, any
-# cast of a floating tensor to an integer format (truncation).
+# cast of a floating tensor to an integer format (truncation). bucketize is a step at each
+# of its boundaries (a codebook quantizer's nearest code, by the midpoints between codes).
 INTEGRAL_STEPS = {aten.round.default, aten.floor.default, aten.ceil.default,
                   aten.trunc.default, aten.sign.default, aten.floor_divide.default,
-                  aten.div.Tensor_mode, aten.div.Scalar_mode}
+                  aten.div.Tensor_mode, aten.div.Scalar_mode, aten.bucketize.Tensor}
 # Steps of two operands (the dividend's and the divisor's errors both move the step). Not
 # remainder and fmod: where they wrap by the divisor, the output is periodic, and a problem
 # declares it so (KDIFF_PERIODIC_OUTPUTS) to have it judged around the circle.
