@@ -1674,19 +1674,22 @@ def test_half_up_fails_where_the_reference_meets_exact_ties(tmp_path: Path, cand
 def test_bucketize_of_a_computed_value_steps_at_its_boundaries():
     """bucketize(x / 3, boundaries) at x / 3 = 0.25, a boundary, may land in either bucket for
     an honest kernel; at 0.4 it is the one bucket whatever the rounding; a value read as it
-    is stored is bucketed alike by every implementation."""
+    is stored is bucketed alike by every implementation. searchsorted, its values second,
+    the same."""
     from kdiff.numerics.tolerance import step_magnitude
 
     boundaries = torch.tensor([0.25, 0.5], dtype=torch.float64)
 
     class Bucket(nn.Module):
         def forward(self, x):
-            return torch.bucketize(x / 3, boundaries), torch.bucketize(x, boundaries)
+            return (torch.bucketize(x / 3, boundaries), torch.bucketize(x, boundaries),
+                    torch.searchsorted(boundaries, x / 3), torch.searchsorted(boundaries, x))
 
-    computed, stored = run_oracle(Bucket().double(), [torch.tensor([0.75, 1.2])]).magnitudes
+    computed, stored, placed, placed_stored = run_oracle(
+        Bucket().double(), [torch.tensor([0.75, 1.2])]).magnitudes
     step = float(step_magnitude(1.0, torch.float32))
-    assert computed.tolist() == [step, 0.0]
-    assert stored.tolist() == [0.0, 0.0]
+    assert computed.tolist() == placed.tolist() == [step, 0.0]
+    assert stored.tolist() == placed_stored.tolist() == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("candidate, status", [("nf4_quantize_reciprocal.py", Status.PASS),

@@ -207,10 +207,12 @@ class IntegerTrace(NamedTuple):
 INTEGRAL_STEPS = {aten.round.default, aten.floor.default, aten.ceil.default,
                   aten.trunc.default, aten.sign.default, aten.floor_divide.default,
                   aten.div.Tensor_mode, aten.div.Scalar_mode, aten.bucketize.Tensor}
-# Steps of two operands (the dividend's and the divisor's errors both move the step). Not
-# remainder and fmod: where they wrap by the divisor, the output is periodic, and a problem
-# declares it so (KDIFF_PERIODIC_OUTPUTS) to have it judged around the circle.
-BINARY_STEPS = {aten.floor_divide.default, aten.div.Tensor_mode, aten.div.Scalar_mode}
+# Steps of two operands (the dividend's and the divisor's errors both move the step; a
+# sorted sequence's and the values' searchsorted places in it). Not remainder and fmod: where
+# they wrap by the divisor, the output is periodic, and a problem declares it so
+# (KDIFF_PERIODIC_OUTPUTS) to have it judged around the circle.
+BINARY_STEPS = {aten.floor_divide.default, aten.div.Tensor_mode, aten.div.Scalar_mode,
+                aten.searchsorted.Tensor}
 STEPS = INTEGRAL_STEPS | BINARY_STEPS | {aten.round.decimals, aten.frac.default}
 # Ops that give integers exactly from integers and integer constants (moving none by more
 # than the largest step an operand carries).
