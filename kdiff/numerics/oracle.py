@@ -213,6 +213,13 @@ AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
 
 _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
 
+# Ops that return the logarithm of a sum they compute (log S, S = sum exp(x - max) >= 1):
+# S rounded with relative error d gives log S an absolute error |log(1 + d)| ~ |d|, whatever
+# the output's own size. At a row's maximum, log_softmax is -log S ~ 0 and its derivative
+# along the inputs' magnitudes ~ 0, so without this unit term the bound there fell below the
+# half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
+# the N additions that make S). logcumsumexp is log S_k for each prefix; a scan of
+# logaddexp(a, b) = max + log1p(exp(-|a - b|)) rounds log1p at the scale of 1 at each step.
 # A product with, or a quotient by, a power of two given as a number changes the exponent
 # alone: exact in every binary format (below the smallest normal it rounds, but correctly, so
 # every IEEE implementation alike, and a flush to zero is EXC-02's). No rounding step then,
@@ -232,13 +239,6 @@ def _scales_by_a_power_of_two(func, args: tuple) -> bool:
     return False
 
 
-# Ops that return the logarithm of a sum they compute (log S, S = sum exp(x - max) >= 1):
-# S rounded with relative error d gives log S an absolute error |log(1 + d)| ~ |d|, whatever
-# the output's own size. At a row's maximum, log_softmax is -log S ~ 0 and its derivative
-# along the inputs' magnitudes ~ 0, so without this unit term the bound there fell below the
-# half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
-# the N additions that make S). logcumsumexp is log S_k for each prefix; a scan of
-# logaddexp(a, b) = max + log1p(exp(-|a - b|)) rounds log1p at the scale of 1 at each step.
 LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default, aten.logcumsumexp.default}
 
 # Normalisations an honest kernel may form from the row's log-sum-exp, rounded: log_softmax as
