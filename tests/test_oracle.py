@@ -119,7 +119,7 @@ def test_in_place_operations_keep_their_values_and_first_order_scale():
     assert r.values[0].tolist() == [6.0] * 3
     # |z1| = 2 (x times 1, its own size and x's); |z2| = 3 + 2 + 2; |z3| = 6 + 2 * 7 + 3 * 2
     assert torch.allclose(r.magnitudes[0], torch.full((3,), 26.0, dtype=torch.float64))
-    assert r.depths == [2]  # x * 1.0 is exact (a power of two): add_ and mul_ round
+    assert r.depths == [3]
 
 
 def test_boolean_outputs_are_exact():
