@@ -3,7 +3,7 @@
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
 # T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_TP, T_M3_CHECK, T_M3_BENCH,
-# T_M3_PROFILE, T_M3_SANITIZE, T_FIRST, T_PRECISION, T_PROV, T_TUNE; the training runs keep h200.sh's BUDGET),
+# T_M3_PROFILE, T_M3_SANITIZE, T_FIRST, T_PRECISION, T_PROV, T_TUNE, T_CAP; the training runs keep h200.sh's BUDGET),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
@@ -364,6 +364,11 @@ tritonbench_g() {
 prov_kbf() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=.audit/prov_kbf.sqlite audit_kbf; provenance_table "$ART/audit_prov_kbf_l1.json"; }
 prov_yh() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=.audit/prov_yh.sqlite audit_yh; provenance_table "$ART/audit_prov_yh_codex_l1.json"; }
 prov_tb() { AUDIT_GATES=ORD-02 AUDIT_PREFIX=prov_ STORE=.audit/prov_tb.sqlite tritonbench; provenance_table "$ART/audit_prov_tb_t.json"; }
+
+capability() {  # what a CUDA worker can do with no capability (benchmarks/capability_probe.py)
+  log "capability: CUDA, cuBLAS, Triton, inductor, load_inline as another uid, no capability"
+  run_logged timeout "${T_CAP:-180}" python3 benchmarks/capability_probe.py
+}
 
 hostile() {  # the hostile suite and the containment tests with --device cuda workers
   log "hostile suite on cuda (uid, seccomp, cgroups; no namespaces or Landlock there)"
