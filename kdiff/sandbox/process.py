@@ -50,6 +50,7 @@ removes those of judges gone without a zygote). What is contained and what is no
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import signal
@@ -212,6 +213,7 @@ class SandboxLimits:
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
+@functools.cache
 def code_folders() -> list[str]:
     """Where a worker imports from: Python's own library, the installed packages, kdiff."""
     paths = sysconfig.get_paths()
@@ -235,6 +237,14 @@ def read_capability(reads: list[str], landlock: bool) -> bool:
     return bool(private)
 
 
+def landlock_applies(device: str, limits: SandboxLimits) -> bool:
+    """Whether a worker on `device` is put under Landlock (and namespaces). On CUDA both
+    user/PID namespaces and Landlock (each alone) make the driver fail (cudaGetDeviceCount:
+    error 304), seen on an H200 under Firecracker, kernel 6.18: CUDA processes keep the
+    limits, the cgroups, the uid and the seccomp filter."""
+    return limits.confine and device != "cuda"
+
+
 def confinement(device: str, limits: SandboxLimits, workdir: Path,
                 reads: tuple[Path, ...] = (), **extra: Any) -> Confinement:
     """How a process running candidate code on `device`, started by this process, is
@@ -242,10 +252,7 @@ def confinement(device: str, limits: SandboxLimits, workdir: Path,
     besides the files `reads` names (read_capability), under the memory, task and file-size
     caps, with no network, and dies with this process."""
     root = os.geteuid() == 0
-    # On CUDA both user/PID namespaces and Landlock (each alone) make the driver fail
-    # (cudaGetDeviceCount: error 304), seen on an H200 under Firecracker, kernel 6.18:
-    # CUDA processes keep the limits, the cgroups, the uid and the seccomp filter.
-    landlock = limits.confine and device != "cuda"
+    landlock = landlock_applies(device, limits)
     return Confinement(
         writable=[str(workdir), *_writable_devices()], unreadable=[str(private_root())],
         own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
@@ -458,8 +465,8 @@ class CandidateProcess:
         (and the folders anyone may write), as the judge sets them up, not as a worker says:
         Landlock on a kernel that has it, or an unprivileged uid of their own (a root judge).
         Otherwise any file, the judge's caches included, may hold what a candidate wrote."""
-        spec = confinement(self.device, self.limits, self.workdir)
-        return (spec.landlock and landlock_abi() > 0) or (spec.own_uid and os.geteuid() == 0)
+        return ((landlock_applies(self.device, self.limits) and landlock_abi() > 0)
+                or (self.limits.own_uid and os.geteuid() == 0))
 
     def close(self) -> None:
         if self._proc is None:
