@@ -114,8 +114,7 @@ def to_cpu_sharing(tensors: list[Any]) -> list[Any]:
             storage = t.untyped_storage()
             if storage.data_ptr() not in copies:
                 copies[storage.data_ptr()] = storage.cpu()
-            t = torch.empty(0, dtype=t.dtype).set_(copies[storage.data_ptr()],
-                                                   t.storage_offset(), t.shape, t.stride())
+            t = laid_out_as(t, copies[storage.data_ptr()])
         result.append(t)
     return result
 
@@ -296,8 +295,7 @@ class Worker:
         for x, v in zip(self.stored_inputs[msg["name"]], msg["values"]):
             if v is not None:
                 with torch.no_grad():
-                    torch.empty(0, dtype=x.dtype, device=x.device).set_(
-                        x.untyped_storage(), x.storage_offset(), x.shape, x.stride()).copy_(v)
+                    laid_out_as(x, x.untyped_storage()).copy_(v)
         return {}
 
     def cmd_forget(self, msg: dict) -> dict:
@@ -312,8 +310,13 @@ def on_device(x: Any, device: str) -> Any:
     if not isinstance(x, torch.Tensor) or x.device.type == device:
         return x
     storage_bytes = torch.empty(0, dtype=torch.uint8).set_(x.untyped_storage()).to(device)
-    return torch.empty(0, dtype=x.dtype, device=device).set_(
-        storage_bytes.untyped_storage(), x.storage_offset(), x.shape, x.stride())
+    return laid_out_as(x, storage_bytes.untyped_storage())
+
+
+def laid_out_as(x: torch.Tensor, storage: torch.UntypedStorage) -> torch.Tensor:
+    """A new tensor on `storage` (on its device) with `x`'s dtype, offset, shape and strides."""
+    return torch.empty(0, dtype=x.dtype, device=storage.device).set_(
+        storage, x.storage_offset(), x.shape, x.stride())
 
 
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
