@@ -102,7 +102,7 @@ def influenced(ctx: GateContext, inputs: list, nan_only: bool = False
         held = torch.Generator().manual_seed(PROBE_SEED + 1)
         probe = []
         for x in inputs:
-            if isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex()):
+            if isinstance(x, torch.Tensor) and tolerance.inexact(x):
                 # a complex input's stand-ins go into its components, where they were injected
                 x64 = tolerance.components(x.detach()).to(torch.float64)
                 stand_ins = magnitude * (lo + (hi - lo) * torch.rand(
@@ -127,7 +127,7 @@ def influenced(ctx: GateContext, inputs: list, nan_only: bool = False
         nonfinite = torch.zeros(outs[0].shape, dtype=torch.bool)
         changed = torch.zeros(outs[0].shape, dtype=torch.bool)
         for o in outs:
-            if o.is_floating_point() or o.is_complex():
+            if tolerance.inexact(o):
                 nonfinite |= ~torch.isfinite(o)
             changed |= o != outs[0]
         result.append(changed | nonfinite)

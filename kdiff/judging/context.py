@@ -361,7 +361,7 @@ class GateContext:
         if self._native_dtypes is None:
             model = self.reference()
             found = {t.dtype for t in [*model.parameters(), *model.buffers()]
-                     if t.is_floating_point() or t.is_complex()}
+                     if tolerance.inexact(t)}
             found |= {t.example.dtype for t in self.templates() if t.floating}
             self._native_dtypes = found or {torch.float32}
         return self._native_dtypes
@@ -743,7 +743,7 @@ class GateContext:
         has no gradient: zeros, its draw made all the same so that the others' stay put."""
         gen_ = torch.Generator().manual_seed(4242)
         draws = [torch.randn(o.shape, generator=gen_, dtype=torch.float64) for o in outputs]
-        return [d.to(o.dtype) if o.is_floating_point() or o.is_complex()
+        return [d.to(o.dtype) if tolerance.inexact(o)
                 else torch.zeros(o.shape, dtype=o.dtype) for d, o in zip(draws, outputs)]
 
     def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,

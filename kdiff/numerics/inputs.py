@@ -28,7 +28,14 @@ import torch
 from kdiff.data.problem import ProblemModule
 from kdiff.data.recast import recast
 from kdiff.data.seeding import set_seed
-from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, components, growth, unit_roundoff
+from kdiff.numerics.tolerance import (
+    WORST_CASE_C,
+    BoundModel,
+    components,
+    growth,
+    inexact,
+    unit_roundoff,
+)
 
 TEMPLATE_SEEDS = (0, 1, 2, 3)
 
@@ -249,8 +256,7 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
     templates = []
     for i, example in enumerate(draws[0]):
         if not isinstance(example, torch.Tensor) or not (
-                example.is_floating_point() or example.is_complex()
-                or example.dtype in BYTE_DATA):
+                inexact(example) or example.dtype in BYTE_DATA):
             templates.append(InputTemplate(example, floating=False))
             continue
         values = [components(d[i].detach()).to(torch.float64).cpu() for d in draws]

@@ -78,6 +78,7 @@ from kdiff.numerics.tolerance import (
     WORST_CASE_C,
     BoundModel,
     growth,
+    inexact,
     step_magnitude,
     unit_roundoff,
 )
@@ -313,7 +314,7 @@ PROBED_GROUP = 64
 
 def _is_inexact(x: Any) -> bool:
     """A floating or complex tensor: what the oracle evaluates in double precision."""
-    return isinstance(x, torch.Tensor) and (x.is_floating_point() or x.is_complex())
+    return isinstance(x, torch.Tensor) and inexact(x)
 
 
 def _double(dtype: torch.dtype) -> torch.dtype:
