@@ -445,8 +445,8 @@ mamba3_gates() {  # kernels/mamba3: kdiff's twelve gates, fp32 and bf16, on prob
     done
   done | xargs -P "${M3_JOBS:-14}" -L 1 bash -c '
     case " ${M3_SKIP:-} " in *" $0_$1_$2 "*) exit 0 ;; esac
-    left=$(( M3_END - $(date +%s) )); [ "$left" -gt 30 ] || exit 0
-    timeout -s INT -k 10 "$left" kdiff verify --device "${M3_DEVICE:-cuda}" --fail-on never --gates "$2" \
+    left=$(( M3_END - $(date +%s) - 30 )); [ "$left" -gt 30 ] || exit 0
+    timeout -s INT -k 30 "$left" kdiff verify --device "${M3_DEVICE:-cuda}" --fail-on never --gates "$2" \
       --dtypes float32,bfloat16 --problem "$(ls "$M3_PROBLEM_DIR/$1"_*.py)" \
       --candidate "$M3_RUNS/$0/level_3_problem_$1_sample_0_kernel.py" \
       --json "$ART/m3_$0_$1_$2.json" > "$ART/m3_$0_$1_$2.log" 2>&1

@@ -114,6 +114,14 @@ def _kdiff_frame(exc: BaseException) -> str:
     return f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{line}"
 
 
+class GateInterrupted(KeyboardInterrupt):
+    """Ctrl-C inside gate `gate`, with what its trials had shown by then."""
+
+    def __init__(self, gate: str, so_far: str) -> None:
+        super().__init__()
+        self.gate, self.so_far = gate, so_far
+
+
 @dataclass
 class Trial:
     label: str
@@ -153,10 +161,17 @@ class ThresholdedGate(Gate):
 
     def judge(self, ctx: GateContext) -> GateResult:
         log = TrialLog()
-        for trial in self.trials(ctx):
-            failure = self.judge_trial(ctx, trial, log)
-            if failure is not None:
-                return failure
+        try:
+            for trial in self.trials(ctx):
+                failure = self.judge_trial(ctx, trial, log)
+                if failure is not None:
+                    return failure
+        except KeyboardInterrupt:
+            # Ctrl-C (a device budget's SIGINT) minutes into a long gate: the gate stays open,
+            # and what its trials showed so far reaches the report
+            so_far = (f"after {self.summarize(log).detail}" if log.judged
+                      else "before any trial of it was judged")
+            raise GateInterrupted(self.id, so_far) from None
         return self.summarize(log)
 
     def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:

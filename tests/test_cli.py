@@ -129,6 +129,30 @@ def test_verify_names_the_gate_in_work_while_it_takes_long(monkeypatch, capsys):
                            for line in between), lines
 
 
+def test_a_gate_interrupted_between_its_trials_reports_what_they_showed(tmp_path, monkeypatch):
+    """Ctrl-C during CMP-01's third trial: the gate stays open (not run), and its detail
+    keeps the two trials judged before, with their worst ratio."""
+    from kdiff.gates.base import ThresholdedGate
+
+    judge_trial, calls = ThresholdedGate.judge_trial, []
+
+    def third_interrupts(self, ctx, trial, log):
+        calls.append(trial.label)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return judge_trial(self, ctx, trial, log)
+
+    monkeypatch.setattr(ThresholdedGate, "judge_trial", third_interrupts)
+    out = tmp_path / "v.json"
+    assert main(["verify", "--problem", str(PROBLEM), "--candidate",
+                 str(CORE / "scale_sum_honest.py"), "--device", "cpu", "--json", str(out),
+                 "--gates", "CMP-01"]) == 3
+    entry = json.loads(out.read_text())["kernels"][0]["gates"]["CMP-01"]
+    assert entry["status"] == "error"
+    assert entry["detail"].startswith("not run: the judging was interrupted in it, after 2 "
+                                      "trial(s) within bound; worst "), entry["detail"]
+
+
 def test_an_interrupted_verify_reports_the_gates_judged_so_far(tmp_path, monkeypatch, capsys):
     """Ctrl-C (a device session's budget) during the third gate: the two judged are reported,
     the rest are open, and the exit status says unfinished."""

@@ -17,6 +17,7 @@ from kdiff.data.model import (
 )
 from kdiff.data.problem import LoadError, load_problem
 from kdiff.data.seeding import fp32_means_fp32, one_thread
+from kdiff.gates.base import GateInterrupted
 from kdiff.gates.registry import in_judging_order, select
 from kdiff.judging.context import GateContext, JudgeDeviceBroken, ReferenceBrokeDevice
 from kdiff.judging.runconfig import RunConfig
@@ -58,11 +59,13 @@ StartCallback = Callable[[str], None]
 
 
 def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], gates: list,
-            ctx: GateContext, why: str) -> Verdict:
-    """The verdict of the gates judged so far; the others are errors that say why not."""
-    full = {gate.id: results.get(gate.id) or GateResult(gate.id, Status.ERROR,
-                                                        detail=f"{NOT_RUN}{why}",
-                                                        klass=gate.klass) for gate in gates}
+            ctx: GateContext, why: str, why_for: dict[str, str] | None = None) -> Verdict:
+    """The verdict of the gates judged so far; the others are errors that say why not
+    (`why_for` a gate's own reason, else `why`)."""
+    why_for = why_for or {}
+    full = {gate.id: results.get(gate.id) or GateResult(
+        gate.id, Status.ERROR, detail=f"{NOT_RUN}{why_for.get(gate.id, why)}",
+        klass=gate.klass) for gate in gates}
     return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
 
 
@@ -160,9 +163,11 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                             results[gate.id], len(results))
                 if config.exitfirst and results[gate.id].status is Status.FAIL:
                     break
-        except KeyboardInterrupt:
-            raise JudgingInterrupted(_so_far(case, native, results, gates, ctx,
-                                             "the judging was interrupted"),
+        except KeyboardInterrupt as exc:
+            why = "the judging was interrupted"
+            inside = ({exc.gate: f"{why} in it, {exc.so_far}"}
+                      if isinstance(exc, GateInterrupted) else {})
+            raise JudgingInterrupted(_so_far(case, native, results, gates, ctx, why, inside),
                                      len(results)) from None
         if provenance.calls == 0:
             provenance = judge_provenance(ctx)
