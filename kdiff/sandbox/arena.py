@@ -60,8 +60,11 @@ class InputArena:
         self._map = mmap.mmap(self.fd, size)
         self._kept_end = 0  # the inputs kept across calls lie below
         # What the judge last read or wrote at each place still in use (its start -> the
-        # place and a copy of its bytes), to compare with what the arena holds later.
-        self._last_seen: dict[int, tuple[dict[str, Any], torch.Tensor]] = {}
+        # place and a copy of its bytes), to compare with what the arena holds later. Bytes,
+        # not tensors: a slice of the mapping is one memcpy and `==` one memcmp, where
+        # torch's uint8 clone and torch.equal took 4x and 15-30x as long (4 MiB: 0.09 and
+        # 0.21 ms against 0.38 and 3-6 ms on this machine's CPU), once per input per call.
+        self._last_seen: dict[int, tuple[dict[str, Any], bytes]] = {}
 
     def place(self, inputs: list[Any], keep: bool = False
               ) -> list[dict[str, Any] | None] | None:
@@ -112,20 +115,25 @@ class InputArena:
         self._remember(places)
 
     def read(self, places: list[dict[str, Any] | None]) -> list[torch.Tensor | None]:
-        """The inputs as the arena holds them now (copies), None where not placed."""
+        """The inputs as the arena holds them now (copies of their own, apart from the
+        copies kept to compare with), None where not placed."""
         self._remember(places)
-        return _tensors_at(places, lambda place: self._view(place).clone().untyped_storage())
+        return _tensors_at(places, lambda place: torch.frombuffer(
+            bytearray(self._bytes(place)), dtype=torch.uint8).untyped_storage())
 
     def written_since_read(self) -> list[dict[str, Any]]:
         """The places whose bytes differ from what the judge last read or wrote there: the
-        worker wrote them since (one pass over them, no copy)."""
+        worker wrote them since."""
         return [place for place, seen in self._last_seen.values()
-                if not torch.equal(self._view(place), seen)]
+                if self._bytes(place) != seen]
 
     def _remember(self, places: list[dict[str, Any] | None]) -> None:
         for place in places:
             if place is not None:
-                self._last_seen[place["at"]] = (place, self._view(place).clone())
+                self._last_seen[place["at"]] = (place, self._bytes(place))
+
+    def _bytes(self, place: dict[str, Any]) -> bytes:
+        return self._map[place["at"]:place["at"] + place["nbytes"]]
 
     def _forget_seen(self, start: int) -> None:
         """The judge is about to write at `start` and above: what it saw there is gone."""
