@@ -235,6 +235,26 @@ class Evaluation:
                                                      self.bounds(model, margin),
                                                      self.allowances(model)))]
 
+    def entry(self) -> dict[str, Any]:
+        """What the oracle cache keeps of this evaluation (kdiff.judging.oracle_cache): all
+        but the working dtype and periods, which the problem gives, and the reference's
+        ratio under the probabilistic model where it is known."""
+        return {"values": self.oracle.values, "magnitudes": self.oracle.magnitudes,
+                "depths": self.oracle.depths, "peaks": self.oracle.peaks,
+                "quantizations": self.oracle.quantizations, "reference": self.reference,
+                "cotangents": self.cotangents,
+                "reference_ratio": self._reference_ratios.get(BoundModel.PROBABILISTIC)}
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any], dtype: torch.dtype,
+                   periods: dict[int, float]) -> Evaluation:
+        ev = cls(OracleResult(entry["values"], entry["magnitudes"], entry["depths"],
+                              entry["peaks"], entry["quantizations"]),
+                 entry["reference"], dtype, entry["cotangents"], periods)
+        if entry.get("reference_ratio") is not None:
+            ev._reference_ratios[BoundModel.PROBABILISTIC] = float(entry["reference_ratio"])
+        return ev
+
     def reference_ratio(self, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
         """The reference's own worst error in units of the bound it must keep: the arithmetic
         part divided by REFERENCE_MARGIN (tolerance.bound); above 1, the contract is
@@ -618,20 +638,17 @@ class GateContext:
         for key in keys:
             entry = OracleCache.load(self.oracle_cache.path(key), self.device)
             if entry is not None:
-                ev = Evaluation(OracleResult(entry["values"], entry["magnitudes"],
-                                             entry["depths"], entry["peaks"],
-                                             entry["quantizations"]),
-                                entry["reference"], self.arithmetic(dtype), entry["cotangents"],
-                                self.periods())
+                ev = Evaluation.from_entry(entry, self.arithmetic(dtype), self.periods())
                 self._evaluations[key] = ev
                 return ev
         ev = self.evaluate_uncached(gen.cast_inputs(inputs, dtype), seed, dtype, magnitudes)
         self._evaluations[keys[-1]] = ev
-        OracleCache.store(self.oracle_cache.path(keys[-1]), {
-            "values": ev.oracle.values, "magnitudes": ev.oracle.magnitudes,
-            "depths": ev.oracle.depths, "peaks": ev.oracle.peaks,
-            "quantizations": ev.oracle.quantizations, "reference": ev.reference,
-            "cotangents": ev.cotangents})
+        if magnitudes:
+            # every thresholded trial asks it, and every later candidate would compare the
+            # same reference with the same oracle again (a fifth of the gates' judge time
+            # with two candidates a problem on the CPU, under py-spy)
+            ev.reference_ratio()
+        OracleCache.store(self.oracle_cache.path(keys[-1]), ev.entry())
         return ev
 
     def evaluate_uncached(self, rounded: list[Any], seed: int = BENCHMARK_SEED,

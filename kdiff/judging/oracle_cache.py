@@ -30,7 +30,7 @@ from kdiff.data.files import UnreadableFile, joined, with_named_siblings
 from kdiff.data.tensorfile import dumps, loads
 from kdiff.sandbox.protocol import materialised_bytes
 
-FORMAT = 2
+FORMAT = 3  # the layout of an entry's fields: a change makes every entry again
 SUFFIX = ".entry"
 # The modules whose code decides an evaluation's values: drawing and rounding inputs, sizes,
 # loading and building the reference, running it, the gradients a backward problem adds (which
