@@ -32,13 +32,13 @@ from tabulate import tabulate
 from kdiff.adapters.kernelbench.native import PRESETS, run_native
 from kdiff.data.model import Profile
 from kdiff.data.problem import load_problem
-from kdiff.data.seeding import fp32_means_fp32
 from kdiff.gates.registry import QUICK_GATES, in_judging_order, select
 from kdiff.judging.context import GateContext, GateOptions
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.numerics.oracle import run_oracle
 from kdiff.sandbox.process import CandidateFailure, CandidateProcess, SandboxLimits
+from kdiff.verdicts.judge import as_a_judge
 
 
 class Requests:
@@ -115,7 +115,7 @@ def main() -> None:
     ap.add_argument("--profile", choices=[p.value for p in Profile], default="full")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    fp32_means_fp32()
+    as_a_judge()  # as judge_case sets up a judge's process
     warm_judge(args.device)
     pm = manager()
     config = RunConfig(root=args.root, runs=args.runs, level=args.level,

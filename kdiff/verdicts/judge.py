@@ -20,6 +20,7 @@ from kdiff.data.seeding import fp32_means_fp32, one_thread
 from kdiff.gates.base import GateInterrupted
 from kdiff.gates.registry import in_judging_order, select
 from kdiff.judging.context import GateContext, JudgeDeviceBroken, ReferenceBrokeDevice
+from kdiff.judging.heap import keep_freed_memory
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.process import CandidateFailure, CandidateLoadError, _sticky_device_error
 from kdiff.sandbox.replies import CheckedCandidate
@@ -74,6 +75,13 @@ def decided(verdict: Verdict) -> dict[str, GateResult]:
     return {g: r for g, r in verdict.gates.items() if not r.not_run}
 
 
+def as_a_judge() -> None:
+    """This process's settings for judging: fp32 as fp32, one thread, freed memory kept."""
+    fp32_means_fp32()
+    one_thread()
+    keep_freed_memory()
+
+
 def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                preset: str | None = None, on_gate: GateCallback | None = None,
                resume: Verdict | None = None, on_start: StartCallback | None = None
@@ -81,8 +89,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     """The verdict of `case`. With `resume` (a resumable verdict of this case, from a judge
     whose CUDA context the reference broke), its native check and decided gates stand and
     the gates after them are judged here."""
-    fp32_means_fp32()
-    one_thread()
+    as_a_judge()
     preset = preset or native_preset(pm, config)
     gates = select(config.gates)
     if case.discovery_error:
