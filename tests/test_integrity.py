@@ -155,6 +155,37 @@ def test_buffers_handed_out_in_turn_fail_ord02():
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
+def test_buffers_on_memory_the_candidate_keeps_fail_ord02():
+    """Two bytearrays in turn, a fresh storage on one each call and the collector run first:
+    no earlier output's storage object is alive, only its memory, which the worker holds."""
+    verdict = _verdict("rings_foreign_buffers", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+FRESH_FOREIGN_MEMORY = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.from_numpy(x.numpy() * np.float32(2))
+'''
+
+
+def test_fresh_foreign_memory_each_call_is_no_reuse(tmp_path):
+    """Memory torch did not allocate, new each call (numpy's), is held by the worker, never
+    handed out again while it watches: no output is taken for an earlier call's."""
+    candidate = tmp_path / "fresh_numpy.py"
+    candidate.write_text(FRESH_FOREIGN_MEMORY)
+    config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(Case(id="fresh_numpy", problem=HOSTILE / "problem.py",
+                             candidate=candidate), config, plugins.manager(), "kernelbench")
+    assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
+
+
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
     """Fresh inputs start where their storage does; CMP-03 also hands them over as a slice."""
     case = Case(id="reads_from_storage_start", problem=HOSTILE / "problem.py",
