@@ -44,7 +44,7 @@ GATES = (
               "device memory back to baseline after a call; no hang"),
     GateEntry("CMP-01", "cmp01_distributions", "input-distribution coverage", TH,
               "normal, uniform(-1,1), uniform[0,1), x1e3, x1e-3, heavy tails, outliers, mostly "
-              "zeros; several seeds"),
+              "zeros; several seeds, one of them chosen per verdict"),
     GateEntry("CMP-02", "cmp02_statelessness", "input sensitivity and statelessness", TH,
               ">= 16 calls on one instance: interleaved inputs, new tensors, inputs overwritten "
               "in place, neutral call stack; fresh parameters"),

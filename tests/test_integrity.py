@@ -186,6 +186,15 @@ def test_fresh_foreign_memory_each_call_is_no_reuse(tmp_path):
     assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
 
 
+def test_a_kernel_that_knows_every_fixed_draw_fails_cmp01s_draw_chosen_per_verdict():
+    """Exact on every draw kdiff's gates make from their fixed seeds (it makes them first with
+    kdiff's own code), 2.5 x on anything else: it passed every gate. CMP-01's draw at a seed
+    chosen when the gate runs is one no table made beforehand holds."""
+    verdict = _verdict("knows_the_judges_draws", ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "CMP-01", "distribution_dependent")
+
+
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
     """Fresh inputs start where their storage does; CMP-03 also hands them over as a slice."""
     case = Case(id="reads_from_storage_start", problem=HOSTILE / "problem.py",
