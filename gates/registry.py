@@ -50,7 +50,8 @@ GATES = (
               "in place, neutral call stack; fresh parameters"),
     GateEntry("CMP-03", "cmp03_shapes", "shape polymorphism", TH,
               "held-out sizes: 1, scaled down/up, primes, non-multiples of a block (17, 127, "
-              "1000); non-contiguous inputs, inputs at a storage offset"),
+              "1000), one chosen per verdict; non-contiguous inputs, inputs at a storage "
+              "offset"),
     GateEntry("ORD-01", "ord01_summation", "summation-order bound", TH,
               "wide dynamic range and cancellation; error within c*u*sqrt(N)*sum|terms|"),
     GateEntry("PRC-01", "prc01_precision", "precision regime", TH,

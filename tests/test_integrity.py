@@ -195,6 +195,19 @@ def test_a_kernel_that_knows_every_fixed_draw_fails_cmp01s_draw_chosen_per_verdi
     assert "chosen for this verdict" in _failed(verdict, "CMP-01", "distribution_dependent")
 
 
+def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_verdict():
+    """Lists the shapes CMP-03 tries by running its trials with no candidate, and leaves the
+    last column unwritten at any other: it passed every gate. The size chosen when the gate
+    runs is one it could not list."""
+    relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+    case = Case(id="knows_the_judges_sizes", problem=relu,
+                candidate=HOSTILE / "knows_the_judges_sizes.py")
+    config = RunConfig(gates=["CMP-03"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
+
+
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
     """Fresh inputs start where their storage does; CMP-03 also hands them over as a slice."""
     case = Case(id="reads_from_storage_start", problem=HOSTILE / "problem.py",
