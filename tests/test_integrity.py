@@ -16,6 +16,7 @@ import torch
 
 from kdiff.commands.run import judge_one
 from kdiff.data.model import Case, Status, Verdict
+from kdiff.data.provenance import Origin, ProvenanceKind
 from kdiff.judging import plugins
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox import confine
@@ -206,6 +207,15 @@ def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_ve
     verdict = judge_one(case, config, plugins.manager(), "kernelbench")
     assert verdict.native.accept is True, verdict.native
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
+
+
+def test_library_work_in_a_thread_the_call_joins_is_the_calls():
+    """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
+    joins: provenance said `own` while dispatch modes traced the calling thread alone."""
+    provenance = _verdict("computes_in_a_thread", ["ORD-02"]).provenance
+    assert provenance.kind is not ProvenanceKind.OWN, provenance
+    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY
+               for k in provenance.kernels), provenance
 
 
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
