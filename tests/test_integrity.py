@@ -164,6 +164,31 @@ def test_buffers_on_memory_the_candidate_keeps_fail_ord02():
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
+def test_one_file_mapped_anew_each_call_fails_ord02():
+    """A new mapping of one memfd each call: outputs at addresses of their own, all of them
+    the same memory, which the worker finds by the file each one maps."""
+    verdict = _verdict("maps_one_file_twice", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
+    import mmap
+
+    from kdiff.sandbox.mappings import memory_of
+    fd = os.memfd_create("kdiff-test")
+    os.ftruncate(fd, mmap.PAGESIZE)
+    maps = [mmap.mmap(fd, mmap.PAGESIZE), mmap.mmap(fd, mmap.PAGESIZE),
+            mmap.mmap(fd, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE)]
+    spans = [(t.data_ptr(), t.data_ptr() + 64) for t in
+             (torch.frombuffer(m, dtype=torch.uint8) for m in maps)]
+    first, second, private = memory_of(spans, [True] * 3)
+    assert first.span != second.span and first.overlaps(second)
+    assert private.file is None and not private.overlaps(first)
+    assert memory_of(spans[:1], [False])[0].file is None  # torch's own: its address names it
+    os.close(fd)
+
+
 FRESH_FOREIGN_MEMORY = '''
 import numpy as np
 import torch

@@ -39,6 +39,7 @@ from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.sandbox import interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
 from kdiff.sandbox.launches import LaunchRecorder
+from kdiff.sandbox.mappings import Memory, memory_of
 from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
 from kdiff.sandbox.provenance import ProvenanceRecorder
 
@@ -129,12 +130,12 @@ class Worker:
         # The last call's outputs, alive until the next call has run (as a harness's loop
         # variable is, by every call alike) or another command arrives.
         self.latest: list[torch.Tensor] = []
-        # Every earlier call's output storages, watched (`watched`), with their spans: one
+        # Every earlier call's output storages, watched (`watched`), with their memory: one
         # still alive when a later output lies in it was kept by the candidate (a ring of
         # buffers handed out in turn, each call's output not the last call's) and is one
         # buffer handed out twice, however many calls ago; one freed was the allocator's to
         # hand out again.
-        self.handed_out: list[tuple[Callable[[], Any], tuple[int, int]]] = []
+        self.handed_out: list[tuple[Callable[[], Any], Memory]] = []
         # Input sets kept across calls by name (`call` with store_inputs_as), so that a gate
         # can overwrite one in place and call again on the same tensors (CMP-02).
         self.stored_inputs: dict[str, list[Any]] = {}
@@ -248,19 +249,20 @@ class Worker:
         # and earlier ones while the candidate keeps them: an output in their storage is one
         # buffer handed out twice. Alive after the call, not before: one freed during it was
         # the allocator's to hand out again.
-        self.handed_out = [(alive, span) for alive, span in self.handed_out
+        self.handed_out = [(alive, memory) for alive, memory in self.handed_out
                            if alive() is not None]
         # Only a strided tensor has one storage; the judge refuses the others (unusable).
         strided = [(j, o) for j, o in enumerate(outputs) if o.layout is torch.strided]
-        reused = [j for j, o in strided
-                  if any(protocol.spans_overlap(protocol.storage_span(o), span)
-                         for _, span in self.handed_out)]
+        memories = memory_of([protocol.storage_span(o) for _, o in strided],
+                             [not o.untyped_storage().resizable() for _, o in strided])
+        reused = [j for (j, _), memory in zip(strided, memories)
+                  if any(memory.overlaps(held) for _, held in self.handed_out)]
         self.latest = outputs
         in_inputs = [protocol.storage_span(x) for x in sent if isinstance(x, torch.Tensor)
                      and x.layout is torch.strided]
-        self.handed_out += [(watched(o.untyped_storage()), span) for span, o in
-                            ((protocol.storage_span(o), o) for _, o in strided)
-                            if not any(protocol.spans_overlap(span, s) for s in in_inputs)]
+        self.handed_out += [(watched(o.untyped_storage()), memory)
+                            for (_, o), memory in zip(strided, memories)
+                            if not any(protocol.spans_overlap(memory.span, s) for s in in_inputs)]
         # Outputs and the inputs as they are after the call in one payload: storage they share
         # survives serialisation, and the judge finds it there.
         sent_back = to_cpu_sharing([*outputs, *sent])
