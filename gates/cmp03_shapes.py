@@ -6,8 +6,8 @@ together: sizes.tied_groups; values the module derives from them follow:
 ProblemModule.set_sizes) and all of them together,
 draws the benchmark's inputs again at the new sizes, and judges the candidate against the
 oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
-not multiples of any power-of-two block (17, 127, 1000), and the same values in a non-contiguous
-(transposed) layout. A size at which the reference itself raises, or returns an output with
+not multiples of any power-of-two block (17, 127, 1000), one smaller size chosen per verdict
+(`fresh_size`), and the same values in a non-contiguous (transposed) layout. A size at which the reference itself raises, or returns an output with
 no elements that has some at the benchmark's sizes, is outside the class and is not judged.
 A problem's variants (ProblemModule.variants: the other configurations its
 benchmark judges, such as the other calls of a TritonBench test) are judged at their own
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import math
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -111,6 +112,20 @@ def held_out_sizes(v: int) -> list[int]:
     return [s for s in dict.fromkeys(sizes) if s != v]
 
 
+def fresh_size(v: int) -> int | None:
+    """A size below the benchmark's `v`, none of `held_out_sizes(v)`, chosen when the gate runs
+    (None where no such size is left). Every held-out size is a function of kdiff's code and
+    the problem's sizes, which a candidate can list beforehand and be right at alone
+    (tests/hostile/knows_the_judges_sizes.py); one chosen now it cannot. Below `v`, so that
+    its call costs less than the benchmark's."""
+    taken = {s for s in held_out_sizes(v) if 2 <= s < v}
+    if v - 2 <= len(taken):
+        return None
+    while (size := 2 + secrets.randbelow(v - 2)) in taken:
+        pass
+    return size
+
+
 def jit_kernel_names(path: Path) -> set[str]:
     """The functions the file, as the judge reads it, defines with a JIT decorator
     (`@triton.jit`, `@jit`, `@shape_jit`, with or without arguments)."""
@@ -173,7 +188,8 @@ class ShapePolymorphism(ThresholdedGate):
     id = "CMP-03"
     name = "shape polymorphism"
     summary = ("held-out sizes: 1, scaled down/up, primes, non-multiples of a block "
-               "(17, 127, 1000); non-contiguous inputs, inputs at a storage offset")
+               "(17, 127, 1000), one chosen per verdict; non-contiguous inputs, inputs at a "
+               "storage offset")
     signature = "shape_specialised"
 
     def trials(self, ctx: GateContext) -> Iterator[ShapeTrial]:
@@ -192,6 +208,10 @@ class ShapePolymorphism(ThresholdedGate):
             name, v = "=".join(group), constants[group[0]]
             for size in held_out_sizes(v)[:QUICK_SIZES if quick else None]:
                 yield ShapeTrial(f"{name}={size} (benchmark {v})", [],
+                                 constants={n: size for n in group}, kind=name)
+            size = None if quick else fresh_size(v)
+            if size is not None:
+                yield ShapeTrial(f"{name}={size} (benchmark {v}, chosen for this verdict)", [],
                                  constants={n: size for n in group}, kind=name)
         if quick:
             return

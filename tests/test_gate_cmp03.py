@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kdiff.data.model import Case, Profile, Status, Verdict
-from kdiff.gates.cmp03_shapes import OFF_BLOCK_SIZES, held_out_sizes, next_prime
+from kdiff.gates.cmp03_shapes import OFF_BLOCK_SIZES, fresh_size, held_out_sizes, next_prime
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.verdicts.judge import judge_case
@@ -43,6 +43,13 @@ def test_held_out_sizes_cover_one_odd_prime_scaled_and_off_block():
     assert set(OFF_BLOCK_SIZES) <= set(sizes)
     assert 1024 not in sizes
     assert next_prime(16) == 17 and next_prime(1) == 2
+
+
+def test_the_size_chosen_per_verdict_is_smaller_and_no_held_out_one():
+    chosen = {fresh_size(16) for _ in range(200)}
+    assert chosen <= set(range(2, 16)) - set(held_out_sizes(16)) and len(chosen) > 1
+    assert fresh_size(4) == 2  # 3 is held out (4 // 2 | 1)
+    assert fresh_size(2) is None  # no size between 1 and the benchmark's
 
 
 @pytest.mark.parametrize("problem,signature", PAIRS, ids=[p for p, _ in PAIRS])

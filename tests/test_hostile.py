@@ -150,6 +150,9 @@ def test_the_bystander_gets_the_verdict_it_gets_alone(suite):
     for data in (together, alone):
         for timed in (data["native"], *data["gates"].values()):
             timed.pop("seconds", None)
+            # CMP-01 draws at a seed chosen per verdict, and draws that coincide there (no
+            # outlier among 32 values) share one call: the count moves with the seed.
+            timed.pop("calls", None)
         # Device times (CUDA) are measurements: the share they give moves with the load.
         provenance = data.get("provenance") or {}
         provenance.pop("library_share", None)

@@ -16,6 +16,7 @@ import torch
 
 from kdiff.commands.run import judge_one
 from kdiff.data.model import Case, Status, Verdict
+from kdiff.data.provenance import Origin, ProvenanceKind
 from kdiff.judging import plugins
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox import confine
@@ -153,6 +154,93 @@ def test_buffers_handed_out_in_turn_fail_ord02():
     verdict = _verdict("alternates_buffers", ["ORD-02"])
     assert verdict.native.accept is True, verdict.native
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_buffers_on_memory_the_candidate_keeps_fail_ord02():
+    """Two bytearrays in turn, a fresh storage on one each call and the collector run first:
+    no earlier output's storage object is alive, only its memory, which the worker holds."""
+    verdict = _verdict("rings_foreign_buffers", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_one_file_mapped_anew_each_call_fails_ord02():
+    """A new mapping of one memfd each call: outputs at addresses of their own, all of them
+    the same memory, which the worker finds by the file each one maps."""
+    verdict = _verdict("maps_one_file_twice", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
+    import mmap
+
+    from kdiff.sandbox.mappings import memory_of
+    fd = os.memfd_create("kdiff-test")
+    os.ftruncate(fd, mmap.PAGESIZE)
+    maps = [mmap.mmap(fd, mmap.PAGESIZE), mmap.mmap(fd, mmap.PAGESIZE),
+            mmap.mmap(fd, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE)]
+    spans = [(t.data_ptr(), t.data_ptr() + 64) for t in
+             (torch.frombuffer(m, dtype=torch.uint8) for m in maps)]
+    first, second, private = memory_of(spans, [True] * 3)
+    assert first.span != second.span and first.overlaps(second)
+    assert private.file is None and not private.overlaps(first)
+    assert memory_of(spans[:1], [False])[0].file is None  # torch's own: its address names it
+    os.close(fd)
+
+
+FRESH_FOREIGN_MEMORY = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.from_numpy(x.numpy() * np.float32(2))
+'''
+
+
+def test_fresh_foreign_memory_each_call_is_no_reuse(tmp_path):
+    """Memory torch did not allocate, new each call (numpy's), is held by the worker, never
+    handed out again while it watches: no output is taken for an earlier call's."""
+    candidate = tmp_path / "fresh_numpy.py"
+    candidate.write_text(FRESH_FOREIGN_MEMORY)
+    config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(Case(id="fresh_numpy", problem=HOSTILE / "problem.py",
+                             candidate=candidate), config, plugins.manager(), "kernelbench")
+    assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
+
+
+def test_a_kernel_that_knows_every_fixed_draw_fails_cmp01s_draw_chosen_per_verdict():
+    """Exact on every draw kdiff's gates make from their fixed seeds (it makes them first with
+    kdiff's own code), 2.5 x on anything else: it passed every gate. CMP-01's draw at a seed
+    chosen when the gate runs is one no table made beforehand holds."""
+    verdict = _verdict("knows_the_judges_draws", ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "CMP-01", "distribution_dependent")
+
+
+def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_verdict():
+    """Lists the shapes CMP-03 tries by running its trials with no candidate, and leaves the
+    last column unwritten at any other: it passed every gate. The size chosen when the gate
+    runs is one it could not list."""
+    relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+    case = Case(id="knows_the_judges_sizes", problem=relu,
+                candidate=HOSTILE / "knows_the_judges_sizes.py")
+    config = RunConfig(gates=["CMP-03"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
+
+
+def test_library_work_in_a_thread_the_call_joins_is_the_calls():
+    """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
+    joins: provenance said `own` while dispatch modes traced the calling thread alone."""
+    provenance = _verdict("computes_in_a_thread", ["ORD-02"]).provenance
+    assert provenance.kind is not ProvenanceKind.OWN, provenance
+    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY
+               for k in provenance.kernels), provenance
 
 
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():

@@ -32,9 +32,9 @@ class ModelNew(torch.nn.Module):
     def forward(self, x):
         return torch.relu(x)
 """
-# CMP-01's trials: per seed (GateOptions.seeds, 2) the benchmark's draw and each of the eight
-# distributions of gen.COVERAGE.
-CMP01_CALLS = 2 * (1 + len(gen.COVERAGE))
+# CMP-01's trials: per seed (GateOptions.seeds, 2, and the one it chooses per verdict) the
+# benchmark's draw and each of the eight distributions of gen.COVERAGE.
+CMP01_CALLS = (2 + 1) * (1 + len(gen.COVERAGE))
 
 
 @pytest.fixture

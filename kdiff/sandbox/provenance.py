@@ -7,8 +7,9 @@ reference the benchmark's loop runs first), the recorder counts
   the CPU, the JIT's on CUDA);
 - calls into extension modules built with `torch.utils.cpp_extension` (`load`, `load_inline`),
   by the module's file and the function's name;
-- aten operators, through a TorchDispatchMode, in the order they ran (one sequence per call,
-  to compare with the reference's), leaving out those that compute nothing (SETUP: views,
+- aten operators, through a TorchDispatchMode in the calling thread and one in every Python
+  thread started after `install`, in the order they ran (one sequence per call, to compare
+  with the reference's), leaving out those that compute nothing (SETUP: views,
   allocations, constant fills) and those the Triton interpreter issues inside a launch;
 - on CUDA, every device activity of the torch profiler (kineto): name, launches, device
   time, and what was still running once the current stream had finished (work left on
@@ -70,12 +71,15 @@ def is_setup(op: torch._ops.OpOverload) -> bool:
 
 
 class OpTrace(EagerDispatchMode):
-    """The operators that compute (not `is_setup`), in order, while `paused()` is 0."""
+    """The operators that compute (not `is_setup`), in order, while `paused()` is 0: into
+    `ops`, or handed to `sink` (another thread's trace, which dispatch modes are per thread)."""
 
-    def __init__(self, paused: Callable[[], bool] = lambda: False) -> None:
+    def __init__(self, paused: Callable[[], bool] = lambda: False,
+                 sink: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self.ops: list[str] = []
         self.paused = paused
+        self.sink = sink or self.ops.append
 
     @classmethod
     def ignore_compile_internals(cls) -> bool:
@@ -88,7 +92,7 @@ class OpTrace(EagerDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
         if not self.paused() and not is_setup(func):
-            self.ops.append(str(func))
+            self.sink(str(func))
         return func(*args, **(kwargs or {}))
 
 
@@ -202,7 +206,12 @@ class ProvenanceRecorder:
         self.recording = True
         self.record = RecordedProvenance()
         self._active = False
-        self._in_triton = 0  # depth of Triton launches: the interpreter's own aten ops
+        # Per thread, the depth of Triton launches: the interpreter's own aten ops, in the
+        # thread that launched (another thread's work meanwhile is the candidate's).
+        self._triton_depth = threading.local()
+        # The running call's operators, to which every thread of the worker adds its own
+        # (`_tracing_thread`); None outside the candidate's calls.
+        self._ops: list[str] | None = None
         # The candidate's instances: the worker calls the reference's the same way (a gate's
         # timing, the benchmark's loop), and those calls are not recorded.
         self._candidates: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -221,6 +230,8 @@ class ProvenanceRecorder:
             autotuner.Autotuner._bench = self._marking_tuning(autotuner.Autotuner._bench)
         from torch.utils import cpp_extension
         cpp_extension.load = self._counting_extension_loader(cpp_extension.load)
+        threading.Thread._bootstrap_inner = self._tracing_thread(  # type: ignore[attr-defined]
+            threading.Thread._bootstrap_inner)  # type: ignore[attr-defined]
         cpp_extension.load_inline = self._counting_extension_loader(cpp_extension.load_inline)
 
     def clear(self) -> None:
@@ -248,12 +259,32 @@ class ProvenanceRecorder:
             code = getattr(fn, "__code__", None)
             self._add(self.record.triton, getattr(code, "co_filename", "?"),
                       getattr(fn, "__qualname__", repr(fn)))
-            self._in_triton += 1
+            depth = self._triton_depth
+            depth.n = getattr(depth, "n", 0) + 1
             try:
                 return run(kernel, *args, **kwargs)
             finally:
-                self._in_triton -= 1
+                depth.n -= 1
         return counted_run
+
+    def _in_triton(self) -> bool:
+        return getattr(self._triton_depth, "n", 0) > 0
+
+    def _tracing_thread(self, bootstrap: Callable[..., Any]) -> Callable[..., Any]:
+        """Every Python thread started after `install` (the candidate's, and a pool's it
+        starts at import) runs under a trace of its own that adds to the running call's
+        operators: a dispatch mode is the thread's that entered it, and work handed to a
+        thread the call joins was otherwise recorded nowhere (a Triton kernel of its own that
+        copies, torch doing the rest in a thread: tests/hostile/computes_in_a_thread.py)."""
+        @functools.wraps(bootstrap)
+        def traced(thread: threading.Thread) -> Any:
+            def add(op: str) -> None:
+                ops = self._ops
+                if ops is not None:
+                    ops.append(op)
+            with OpTrace(paused=lambda: self._ops is None or self._in_triton(), sink=add):
+                return bootstrap(thread)
+        return traced
 
     def _marking_tuning(self, bench: Callable[..., Any]) -> Callable[..., Any]:
         """The autotuner's benchmark of one configuration, as a profiler range between two
@@ -315,9 +346,10 @@ class ProvenanceRecorder:
             yield
             return
         threads = set(threading.enumerate())
-        trace = OpTrace(paused=lambda: self._in_triton > 0)
+        trace = OpTrace(paused=self._in_triton)
         profiler = self._profiler()
         self._active = True
+        self._ops = trace.ops
         try:
             with contextlib.ExitStack() as stack:
                 if profiler is not None:
@@ -329,6 +361,7 @@ class ProvenanceRecorder:
                     self._returned()
         finally:
             self._active = False
+            self._ops = None
         self.record.calls += call
         self._add_sequence(trace.ops)
         if profiler is not None:

@@ -28,7 +28,7 @@ import time
 import traceback
 import weakref
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -39,6 +39,7 @@ from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.sandbox import interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
 from kdiff.sandbox.launches import LaunchRecorder
+from kdiff.sandbox.mappings import Memory, memory_of
 from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
 from kdiff.sandbox.provenance import ProvenanceRecorder
 
@@ -129,11 +130,12 @@ class Worker:
         # The last call's outputs, alive until the next call has run (as a harness's loop
         # variable is, by every call alike) or another command arrives.
         self.latest: list[torch.Tensor] = []
-        # Every earlier call's output storages, held weakly, with their spans: one still alive
-        # when a later output lies in it was kept by the candidate (a ring of buffers handed
-        # out in turn, each call's output not the last call's) and is one buffer handed out
-        # twice, however many calls ago; one freed was the allocator's to hand out again.
-        self.handed_out: list[tuple[weakref.ref, tuple[int, int]]] = []
+        # Every earlier call's output storages, watched (`watched`), with their memory: one
+        # still alive when a later output lies in it was kept by the candidate (a ring of
+        # buffers handed out in turn, each call's output not the last call's) and is one
+        # buffer handed out twice, however many calls ago; one freed was the allocator's to
+        # hand out again.
+        self.handed_out: list[tuple[Callable[[], Any], Memory]] = []
         # Input sets kept across calls by name (`call` with store_inputs_as), so that a gate
         # can overwrite one in place and call again on the same tensors (CMP-02).
         self.stored_inputs: dict[str, list[Any]] = {}
@@ -247,16 +249,20 @@ class Worker:
         # and earlier ones while the candidate keeps them: an output in their storage is one
         # buffer handed out twice. Alive after the call, not before: one freed during it was
         # the allocator's to hand out again.
-        self.handed_out = [(alive, span) for alive, span in self.handed_out
+        self.handed_out = [(alive, memory) for alive, memory in self.handed_out
                            if alive() is not None]
         # Only a strided tensor has one storage; the judge refuses the others (unusable).
         strided = [(j, o) for j, o in enumerate(outputs) if o.layout is torch.strided]
-        reused = [j for j, o in strided
-                  if any(protocol.spans_overlap(protocol.storage_span(o), span)
-                         for _, span in self.handed_out)]
+        memories = memory_of([protocol.storage_span(o) for _, o in strided],
+                             [not o.untyped_storage().resizable() for _, o in strided])
+        reused = [j for (j, _), memory in zip(strided, memories)
+                  if any(memory.overlaps(held) for _, held in self.handed_out)]
         self.latest = outputs
-        self.handed_out += [(weakref.ref(o.untyped_storage()), protocol.storage_span(o))
-                            for _, o in strided]
+        in_inputs = [protocol.storage_span(x) for x in sent if isinstance(x, torch.Tensor)
+                     and x.layout is torch.strided]
+        self.handed_out += [(watched(o.untyped_storage()), memory)
+                            for (_, o), memory in zip(strided, memories)
+                            if not any(protocol.spans_overlap(memory.span, s) for s in in_inputs)]
         # Outputs and the inputs as they are after the call in one payload: storage they share
         # survives serialisation, and the judge finds it there.
         sent_back = to_cpu_sharing([*outputs, *sent])
@@ -302,6 +308,22 @@ class Worker:
         self.stored_inputs.clear()
         gc.collect()
         return {}
+
+
+def watched(storage: torch.UntypedStorage) -> Callable[[], Any]:
+    """What tells whether an output's memory is still the candidate's: memory torch's
+    allocator handed out to `storage` (a resizable one) lives exactly as long as the storage,
+    so a weak reference to it says so and keeps nothing alive. A storage torch made on memory
+    something else owns (`torch.frombuffer`, `from_numpy`, `from_dlpack`) can die while that
+    memory lives on, and a fresh storage on it each call would pass a weak watch (a ring of
+    bytearrays handed out in turn): such a storage is held, so that its memory cannot be
+    handed out again by anyone but the candidate. It costs memory only where a candidate
+    returns foreign memory, for the worker's life. An output in the call's inputs is left
+    out: the payload shows that sharing (kdiff.sandbox.protocol.shared_storage), and held,
+    each call's mapping of the judge's arena would stay mapped."""
+    if storage.resizable():
+        return weakref.ref(storage)
+    return lambda: storage
 
 
 def on_device(x: Any, device: str) -> Any:
