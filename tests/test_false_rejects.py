@@ -1676,6 +1676,35 @@ def test_a_codebook_quantizer_may_land_a_code_away_at_a_boundary(tmp_path: Path,
     assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
 
 
+def test_a_power_of_two_scaling_is_exact_so_its_ties_are_judged():
+    """x * 4 and x / 0.25 change the exponent alone: round() of them at 0.625 * 4 = 2.5 is a
+    tie every implementation meets exactly, judged as round(x) of an input is (no step in
+    its magnitude); x * 5 at 0.5 is exact too, but a product by 5 rounds in general, so
+    the tie stays open there."""
+    from kdiff.numerics.tolerance import step_magnitude
+
+    class Grid(nn.Module):
+        def forward(self, x):
+            return torch.round(x * 4.0), torch.round(x / 0.25), torch.round(x * 5.0)
+
+    step = float(step_magnitude(1.0, torch.float32))
+    four, quarter, five = run_oracle(Grid().double(), [torch.tensor([0.625, 0.5])]).magnitudes
+    assert float(four[0]) < step and float(quarter[0]) < step
+    assert float(five[1]) >= step
+
+
+@pytest.mark.parametrize("candidate, status", [("grid_round_divide.py", Status.PASS),
+                                               ("grid_round_half_up.py", Status.FAIL)])
+def test_half_up_fails_where_the_reference_meets_exact_ties(tmp_path: Path, candidate: str,
+                                                           status: Status):
+    """round(x * 4) / 4 at PRC-03's inputs x 10000 meets exact ties; floor(v + 0.5) rounds
+    them up where the reference rounds half to even. The oracle counted x * 4 as a rounding,
+    left every such tie open and accepted the half-up kernel in every gate."""
+    result = judge(tmp_path, (QUANTIZED_FIXTURES / "grid_round_problem.py").read_text(),
+                   (QUANTIZED_FIXTURES / candidate).read_text(), ["PRC-03"])
+    assert result.gates["PRC-03"].status is status, result.gates["PRC-03"].detail
+
+
 def test_a_mask_of_a_computed_value_may_flip_at_its_threshold():
     """x / s > 0.5 at x / s = 0.5 exactly may be either side for an honest kernel; at 1.5 it
     is true whatever the rounding. A where() on that mask may pick either operand there."""

@@ -221,6 +221,25 @@ _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magni
 # half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
 # the N additions that make S). logcumsumexp is log S_k for each prefix; a scan of
 # logaddexp(a, b) = max + log1p(exp(-|a - b|)) rounds log1p at the scale of 1 at each step.
+# A product with, or a quotient by, a power of two given as a number changes the exponent
+# alone: exact in every binary format (below the smallest normal it rounds, but correctly, so
+# every IEEE implementation alike, and a flush to zero is EXC-02's). No rounding step then,
+# so round(x * 4) at an input's exact tie is judged as round(x) is.
+POWER_OF_TWO_SCALINGS = {aten.mul.Tensor: (0, 1), aten.mul.Scalar: (0, 1),
+                         aten.div.Tensor: (1,), aten.div.Scalar: (1,)}
+
+
+def _scales_by_a_power_of_two(func, args: tuple) -> bool:
+    """Whether the op multiplies or divides by a number (at a position POWER_OF_TWO_SCALINGS
+    admits) that is a power of two."""
+    for i in POWER_OF_TWO_SCALINGS.get(func, ()):
+        if i < len(args) and isinstance(args[i], (int, float)) \
+                and not isinstance(args[i], bool) and math.isfinite(args[i]) and args[i] != 0 \
+                and math.frexp(abs(args[i]))[0] == 0.5:
+            return True
+    return False
+
+
 LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default, aten.logcumsumexp.default}
 
 # Normalisations an honest kernel may form from the row's log-sum-exp, rounded: log_softmax as
@@ -426,8 +445,18 @@ class MagnitudeTracer(EagerDispatchMode):
         own = _own_scale(t)
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
 
+    def produced(self, t: torch.Tensor) -> bool:
+        """Whether a traced operation (or a declaration) recorded `t` and nothing unseen wrote
+        it since: what tells an output the trace followed from one a reference's own kernel
+        wrote. Not its depth: an exact op (a product by a power of two, data movement) adds
+        none, and its result is still traced. Trusting, an entry's being there is enough: its
+        lookup already or-ed its staleness into the flag `trusted_a_stale_entry` reads."""
+        if self.trusting:
+            return self._key(t) in self._entries
+        return self._read(self._entries, t) is not None
+
     def _read(self, table: dict, t: torch.Tensor) -> Any:
-        """`t`'s entry in one of the integer tables, unless something wrote `t` since."""
+        """`t`'s entry in one of the tables, unless something wrote `t` since."""
         entry = table.get(self._key(t))
         if entry is None or not torch.equal(entry[2], _fingerprint(t)):
             return None
@@ -791,6 +820,8 @@ class MagnitudeTracer(EagerDispatchMode):
             return SPECTRAL[func].products * SPECTRAL[func].length(args) + 1
         if func in AXIS_REDUCTIONS:
             return AXIS_REDUCTIONS[func](args, kwargs)
+        if _scales_by_a_power_of_two(func, args):
+            return 0
         biggest_in = max(a.numel() for a in float_args)
         smallest_out = min(max(1, o.numel()) for o in float_outs)
         return max(1, biggest_in // smallest_out)
@@ -1124,7 +1155,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             quantizations.append(0.0)
             continue
         m, d, peak, _, q = traced
-        if d == 0 and not _is_input(o, args):
+        if not tracer.produced(o) and not _is_input(o, args):
             traced_m = m
             m, d = opaque_scale(o, float_numel)
             m = torch.where(torch.isinf(traced_m), traced_m, m)  # open picks stay open
