@@ -2326,3 +2326,45 @@ def test_a_tie_set_past_the_limit_is_not_followed_pick_by_pick():
     n = 4 * MAX_OTHER_PICKS  # every element of a row tied
     r = run_oracle(GatherAtArgmax(), [torch.ones(2, n), torch.randn(n)])
     assert (r.magnitudes[0] >= torch.finfo(torch.float64).max).all(), r.magnitudes[0]
+
+
+ACCUMULATION_FIXTURES = Path(__file__).parent / "fixtures" / "accumulation"
+
+
+def test_a_running_product_admits_what_a_working_accumulator_gives_past_its_range():
+    """The float64 cumprod of 0.01-sized factors stays finite where an fp32 accumulator holds
+    0, so an Inf after it is +-Inf there and NaN (0 * Inf) in fp32: that NaN is another
+    admissible evaluation. Past overflow, Inf * 0 is NaN where float64 gives 0. A product
+    that stays in range has none."""
+    class Products(nn.Module):
+        def forward(self, x, y):
+            return torch.cumprod(x * 0.01, 1), torch.prod(y, 0), torch.cumprod(x, 1)[:, :4]
+
+    x = torch.randn(2, 40, generator=torch.Generator().manual_seed(0))
+    x[0, 30] = math.inf
+    y = torch.tensor([1e30, 1e30, 0.0])
+    r = run_oracle(Products().double(), [x, y])
+    (scan,), (product,), in_range = r.alternatives
+    assert torch.isinf(r.values[0][0, 30:]).all() and torch.isnan(scan[0, 30:]).all()
+    assert torch.isfinite(r.values[0][1]).all() and torch.isfinite(scan[1]).all()
+    assert float(r.values[1]) == 0.0 and math.isnan(float(product))
+    assert in_range == []
+
+
+@pytest.mark.parametrize("candidate, status, signature", [
+    ("cumprod_fp32_loop.py", Status.PASS, None),
+    ("cumprod_fp32_nan_to_zero.py", Status.FAIL, "nan_swallowed"),
+    ("cumprod_fp32_zero_times_inf_as_zero.py", Status.FAIL, "inf_swallowed"),
+], ids=["fp32 accumulator", "nan swallowed", "0 * inf as 0"])
+def test_exc01_admits_the_nan_an_fp32_accumulator_makes_past_underflow(
+        tmp_path: Path, candidate: str, status: Status, signature: str | None):
+    """torch's CPU cumprod accumulates fp32 in double, as the float64 oracle does: an honest
+    fp32 running product, 0 past column ~17, met an injected Inf there as NaN and failed
+    EXC-01 (`inf_swallowed`, 113 of 1,024 elements). NaN there is now admitted beside the
+    oracle's +-Inf; a kernel replacing NaNs by 0 still fails, and so does one turning only
+    that 0 * Inf into 0 (finite where +-Inf or NaN is admitted)."""
+    result = judge(tmp_path, (ACCUMULATION_FIXTURES / "cumprod_decay_problem.py").read_text(),
+                   (ACCUMULATION_FIXTURES / candidate).read_text(), ["EXC-01"])
+    gate = result.gates["EXC-01"]
+    assert gate.status is status, gate.detail
+    assert gate.signature == signature or signature is None, gate.detail

@@ -620,7 +620,7 @@ class GateContext:
             if entry is not None:
                 ev = Evaluation(OracleResult(entry["values"], entry["magnitudes"],
                                              entry["depths"], entry["peaks"],
-                                             entry["quantizations"]),
+                                             entry["quantizations"], entry["alternatives"]),
                                 entry["reference"], self.arithmetic(dtype), entry["cotangents"],
                                 self.periods())
                 self._evaluations[key] = ev
@@ -630,7 +630,8 @@ class GateContext:
         OracleCache.store(self.oracle_cache.path(keys[-1]), {
             "values": ev.oracle.values, "magnitudes": ev.oracle.magnitudes,
             "depths": ev.oracle.depths, "peaks": ev.oracle.peaks,
-            "quantizations": ev.oracle.quantizations, "reference": ev.reference,
+            "quantizations": ev.oracle.quantizations, "alternatives": ev.oracle.alternatives,
+            "reference": ev.reference,
             "cotangents": ev.cotangents})
         return ev
 

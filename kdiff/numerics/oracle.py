@@ -47,7 +47,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
@@ -57,6 +57,8 @@ from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.numerics import softmax_backward
+from kdiff.numerics.accumulation import RUNNING_PRODUCTS
+from kdiff.numerics.classes import classes
 from kdiff.numerics.integers import (
     BINARY_STEPS,
     COMPARISONS,
@@ -411,6 +413,10 @@ class MagnitudeTracer(EagerDispatchMode):
         # clamped, moved): exact but for the steps they carry, which a cast to an integer
         # format keeps (it does not truncate them a step lower).
         self._integral: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        # Other values an honest working-precision run may give a floating tensor where some
+        # element's class differs from the float64 one (accumulation.py: a running product's
+        # accumulator leaving the format's range), and what is computed from them.
+        self._alternatives: dict[tuple, tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]] = {}
         # one step of an integer, as a magnitude (step_magnitude)
         self._step_unit = step_magnitude(1.0, arithmetic)
 
@@ -472,6 +478,44 @@ class MagnitudeTracer(EagerDispatchMode):
     def integral_steps(self, t: torch.Tensor) -> torch.Tensor | None:
         """The steps a floating tensor of integers by construction carries (None: not one)."""
         return self._read(self._integral, t)
+
+    def alternatives(self, t: torch.Tensor) -> list[torch.Tensor]:
+        """Other values an honest working-precision run may give the floating tensor `t`, each
+        with some element of another class (finite, NaN, +-Inf) than `t`'s own; none where
+        only the float64 one is known."""
+        return self._read(self._alternatives, t) or []
+
+    def _keep_alternatives(self, func, args: tuple, kwargs: dict, flat: list, spec,
+                           outs: list) -> None:
+        """Records the alternatives of an op's floating outputs: a running product's own
+        (RUNNING_PRODUCTS), and the op taken again with its operands' m-th alternatives in
+        their place (an operand with fewer keeps its last). Kept where some element's class
+        differs from the output's: only the classes tell an alternative from the value."""
+        found: list[list[torch.Tensor]] = [[] for _ in outs]
+        own = RUNNING_PRODUCTS.get(func)
+        if own is not None:
+            alternative = own(args, kwargs, self.arithmetic)
+            if alternative is not None:
+                found[0].append(alternative)
+        # taken again, an op that writes an operand would write it again, a random one draw anew
+        if not func._schema.is_mutable and torch.Tag.nondeterministic_seeded not in func.tags:
+            operands = {k: others for k, a in enumerate(flat)
+                        if _is_inexact(a) and (others := self.alternatives(a))}
+            for m in range(max((len(others) for others in operands.values()), default=0)):
+                shifted = [operands[k][min(m, len(operands[k]) - 1)] if k in operands else a
+                           for k, a in enumerate(flat)]
+                s_args, s_kwargs = spec.unflatten(shifted)
+                try:
+                    again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                except RuntimeError:
+                    continue
+                for i, (o, o2) in enumerate(zip(outs, again)):
+                    if _is_inexact(o) and isinstance(o2, torch.Tensor) and o2.shape == o.shape:
+                        found[i].append(o2)
+        for o, others in zip(outs, found):
+            kept = [a for a in others if bool((classes(a) != classes(o)).any())]
+            if kept:
+                self._alternatives[self._key(o)] = (o, kept, _fingerprint(o))
 
     def _keep_integral(self, func, args: tuple, kwargs: dict, flat: list, out: Any,
                        steps: torch.Tensor | None) -> None:
@@ -695,6 +739,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 peak = torch.maximum(peak_in, _largest(sized))
                 self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                       peak, *stored))
+        self._keep_alternatives(func, args, kwargs, flat, spec, outs)
         return out
 
     def _moved_integers(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
@@ -1095,6 +1140,9 @@ class OracleResult:
     peaks: list[float]  # per output, the largest magnitude on the chain behind it
     # per output, the sum of the unit roundoffs of its coarse storage roundings (Traced)
     quantizations: list[float]
+    # per output, other values an honest working-precision run may give it where some
+    # element's class differs (MagnitudeTracer.alternatives); empty: only `values` known
+    alternatives: list[list[torch.Tensor]] = field(default_factory=list)
 
 
 class TrustedStaleEntry(Exception):
@@ -1137,7 +1185,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         if cotangents is not None:
             wrt = [args[i] for i in differentiated]
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
-    values, mags, depths, peaks, quantizations = [], [], [], [], []
+    values, mags, depths, peaks, quantizations, alternatives = [], [], [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_inexact(a))
     outs = [o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
             for o in outs]
@@ -1153,6 +1201,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             depths.append(1)
             peaks.append(0.0)
             quantizations.append(0.0)
+            alternatives.append([])
             continue
         m, d, peak, _, q = traced
         if not tracer.produced(o) and not _is_input(o, args):
@@ -1165,7 +1214,8 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         depths.append(max(1, d))
         peaks.append(float(peak))
         quantizations.append(q)
-    return OracleResult(values, mags, depths, peaks, quantizations)
+        alternatives.append([a.detach() for a in tracer.alternatives(o)])
+    return OracleResult(values, mags, depths, peaks, quantizations, alternatives)
 
 
 def _is_input(o: torch.Tensor, args: list[Any]) -> bool:
