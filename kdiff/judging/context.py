@@ -229,11 +229,18 @@ class Evaluation:
 
     def mismatches(self, outputs: list[torch.Tensor], model: BoundModel = BoundModel.PROBABILISTIC,
                    margin: float = 1.0) -> list[tolerance.Mismatch]:
-        """`outputs` judged against the oracle, output by output."""
-        return [tolerance.compare(g, v, b, i, allowance=a, period=self.periods.get(i))
-                for i, (g, v, b, a) in enumerate(zip(outputs, self.oracle.values,
-                                                     self.bounds(model, margin),
-                                                     self.allowances(model)))]
+        """`outputs` judged against the oracle, output by output (an index at a near tie
+        against the pick it holds where that is admissible: `expected`)."""
+        return [tolerance.compare(g, self.expected(i, g), b, i, allowance=a,
+                                  period=self.periods.get(i))
+                for i, (g, b, a) in enumerate(zip(outputs, self.bounds(model, margin),
+                                                  self.allowances(model)))]
+
+    def expected(self, i: int, got: torch.Tensor) -> torch.Tensor:
+        """The oracle's value of output `i` to judge `got` against: where `got` holds another
+        pick the oracle admits at a near tie (OracleResult.picks), that pick."""
+        picks = self.oracle.picks[i] if i < len(self.oracle.picks) else []
+        return tolerance.admitted(got, self.oracle.values[i], picks)
 
     def reference_ratio(self, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
         """The reference's own worst error in units of the bound it must keep: the arithmetic
@@ -620,7 +627,8 @@ class GateContext:
             if entry is not None:
                 ev = Evaluation(OracleResult(entry["values"], entry["magnitudes"],
                                              entry["depths"], entry["peaks"],
-                                             entry["quantizations"], entry["alternatives"]),
+                                             entry["quantizations"], entry["alternatives"],
+                                             entry["picks"]),
                                 entry["reference"], self.arithmetic(dtype), entry["cotangents"],
                                 self.periods())
                 self._evaluations[key] = ev
@@ -631,6 +639,7 @@ class GateContext:
             "values": ev.oracle.values, "magnitudes": ev.oracle.magnitudes,
             "depths": ev.oracle.depths, "peaks": ev.oracle.peaks,
             "quantizations": ev.oracle.quantizations, "alternatives": ev.oracle.alternatives,
+            "picks": ev.oracle.picks,
             "reference": ev.reference,
             "cotangents": ev.cotangents})
         return ev

@@ -67,6 +67,7 @@ from kdiff.numerics.integers import (
     Decision,
     IntegerTrace,
     OpenPicks,
+    admissible_picks,
     bound_arguments,
     carried,
     how_far,
@@ -562,7 +563,7 @@ class MagnitudeTracer(EagerDispatchMode):
         else:
             ties, picks = open_picks(x, error, index, arguments.get("dim"))
         self._record_integer(index, IntegerTrace(torch.where(ties, math.inf, 0.0).to(
-            torch.float64), 1, picks if picks.count else None))
+            torch.float64), 1, picks if picks.count else None, own_picks=True))
 
     def _steps(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
         """The magnitude of what a step function (STEPS) of an operand `x` computed with
@@ -1143,6 +1144,9 @@ class OracleResult:
     # per output, other values an honest working-precision run may give it where some
     # element's class differs (MagnitudeTracer.alternatives); empty: only `values` known
     alternatives: list[list[torch.Tensor]] = field(default_factory=list)
+    # per output, the other indices a decision's index output may honestly hold at its near
+    # ties (integers.admissible_picks), judged as one of them; empty: none
+    picks: list[list[torch.Tensor]] = field(default_factory=list)
 
 
 class TrustedStaleEntry(Exception):
@@ -1185,7 +1189,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         if cotangents is not None:
             wrt = [args[i] for i in differentiated]
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
-    values, mags, depths, peaks, quantizations, alternatives = [], [], [], [], [], []
+    values, mags, depths, peaks, quantizations, alternatives, picks = [], [], [], [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_inexact(a))
     outs = [o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
             for o in outs]
@@ -1196,8 +1200,13 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         if traced is None:  # indices, masks: exact, judged as such, but for near ties and steps
             values.append(o)
             integer = tracer.integer(o)
-            mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device)
-                        if integer is None else integer.magnitude.to(o.device))
+            magnitude = torch.zeros(o.shape, dtype=torch.float64, device=o.device) \
+                if integer is None else integer.magnitude.to(o.device)
+            others = admissible_picks(integer)
+            if others is not None:  # judged as one of its admissible picks, not left open
+                magnitude = torch.where(torch.isinf(magnitude), 0.0, magnitude)
+            mags.append(magnitude)
+            picks.append(others or [])
             depths.append(1)
             peaks.append(0.0)
             quantizations.append(0.0)
@@ -1215,7 +1224,8 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         peaks.append(float(peak))
         quantizations.append(q)
         alternatives.append([a.detach() for a in tracer.alternatives(o)])
-    return OracleResult(values, mags, depths, peaks, quantizations, alternatives)
+        picks.append([])
+    return OracleResult(values, mags, depths, peaks, quantizations, alternatives, picks)
 
 
 def _is_input(o: torch.Tensor, args: list[Any]) -> bool:
