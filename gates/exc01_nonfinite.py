@@ -1,14 +1,19 @@
 """EXC-01 non-finite propagation: NaN, +Inf and -Inf injected into the free positions of the
 floating inputs must come out where the reference says they do, element for element.
 
-Expected classes come from the float64 oracle where it agrees with the reference run in the
-working precision; where the two disagree (overflow in the working precision, a library
-algorithm that turns Inf into NaN) the position is not judged, and the count is reported.
-A NaN of the reference that only paths of weight zero carry there, or that no injected NaN
-reaches (Inf - Inf, 0 * Inf: a choice of its algorithm), is judged non-finite only. An element
-an open pick decides (the oracle's infinite magnitude: another pick the error model admits
-gives it another value, integers.TieSets) is judged by no class, as the value gates judge it by
-no bound: which tied element an honest kernel picks, and so which injected value it reads or
+Expected classes come from the float64 oracle and from the other evaluations an honest
+working-precision run may give (OracleResult.alternatives: a running product's accumulator
+that leaves the format's range, a read at each other admissible pick); an element is judged
+where the reference run in the working precision has one of those classes, and passes where
+the kernel's is one of them. Where the reference has none (overflow in the working precision,
+a library algorithm that turns Inf into NaN) the position is not judged, and the count is
+reported. A NaN of the reference that only paths of weight zero carry there, or that no
+injected NaN reaches (Inf - Inf, 0 * Inf: a choice of its algorithm), is judged non-finite
+only. An element an open pick decides (the oracle's infinite magnitude: another pick the
+error model admits gives it another value, integers.TieSets) is judged by the classes of
+every pick it admits where the oracle knows them all (a gather at a decision's index,
+OracleResult.classes_known), and elsewhere by no class, as the value gates judge it by no
+bound: which tied element an honest kernel picks, and so which injected value it reads or
 where it writes one, is its own.
 Tolerance-free: an element's class (finite, NaN, +Inf, -Inf) either matches or it does not.
 """
@@ -125,6 +130,8 @@ class InjectionLog(TrialLog):
     expected: dict[int, int] = field(default_factory=lambda: {NAN: 0, POS_INF: 0, NEG_INF: 0})
     unjudged: int = 0  # the float64 oracle and the working-precision reference disagree
     open_picks: int = 0  # decided by an open pick: another admissible pick changes them
+    # decided by an open pick whose every admissible value is known: judged by their classes
+    picks_judged: int = 0
     zero_weight: int = 0  # expected non-finite only through paths of weight zero
     # judged against another admissible class too (oracle.alternatives: a working-precision
     # accumulator may leave the format's range there)
@@ -185,9 +192,12 @@ class NonFinitePropagation(Gate):
         if log.open_picks:
             detail += (f"; {log.open_picks} element(s) not judged (an open pick decides them: "
                        f"another pick among near ties changes them)")
+        if log.picks_judged:
+            detail += (f"; {log.picks_judged} element(s) read at an open pick judged against "
+                       f"the classes of every pick it admits")
         if log.other_classes:
             detail += (f"; {log.other_classes} element(s) admit another class too (a working-"
-                       f"precision accumulator may leave the format's range there)")
+                       f"precision accumulator leaving the format's range, another pick)")
         if log.zero_weight:
             detail += (f"; {log.zero_weight} element(s) not judged (non-finite in the "
                        f"reference only through paths of weight zero: 0 * NaN)")
@@ -225,8 +235,11 @@ class NonFinitePropagation(Gate):
                 judged |= other == ref_cls
             log.unjudged += int((~judged).sum())
             picked = judged & torch.isinf(magnitude).cpu()
-            log.open_picks += int(picked.sum())
-            judged &= ~picked
+            if i < len(ev.oracle.classes_known) and ev.oracle.classes_known[i]:
+                log.picks_judged += int(picked.sum())  # by the classes of every pick
+            else:
+                log.open_picks += int(picked.sum())
+                judged &= ~picked
             log.other_classes += int(sum((judged & (other != oracle_cls) for other in others),
                                          torch.zeros_like(judged)).bool().sum())
             missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls) & ~admitted

@@ -2408,3 +2408,26 @@ def test_exc01_admits_the_nan_an_fp32_accumulator_makes_past_underflow(
     gate = result.gates["EXC-01"]
     assert gate.status is status, gate.detail
     assert gate.signature == signature or signature is None, gate.detail
+
+
+WIDE_ARGMAX_GATHER_PROBLEM = problem_source(
+    "w.gather(1, torch.round(x * 2).argmax(1, keepdim=True))",
+    "torch.randn(256, 64), torch.randn(256, 64)", args="x, w")
+
+
+@pytest.mark.parametrize("read, status", [
+    ("w.gather(1, y.shape[1] - 1 - y.flip(1).argmax(1, keepdim=True))", Status.PASS),
+    ("w.gather(1, torch.where(y.argmax(1, keepdim=True) != y.shape[1] - 1 - "
+     "y.flip(1).argmax(1, keepdim=True), y.argmin(1, keepdim=True), "
+     "y.argmax(1, keepdim=True)))", Status.FAIL),
+], ids=["last tied", "smallest at a tie"])
+def test_exc01_judges_a_read_at_an_open_pick_by_the_classes_of_every_pick(
+        tmp_path: Path, read: str, status: Status):
+    """w read at the argmax of round(2x): where the row's maximum is tied, EXC-01 judged the
+    element by no class, so a kernel reading w at the row's smallest element there (outside
+    the tie set: NaN where every tied w is finite) passed. A gather at a decision's index is
+    taken again at every other pick: the element is judged against their classes, and the
+    last tied pick passes (about 850 elements so judged over the eight injections)."""
+    candidate = candidate_source(read, args="x, w", prelude="y = torch.round(x * 2)")
+    result = judge(tmp_path, WIDE_ARGMAX_GATHER_PROBLEM, candidate, ["EXC-01"])
+    assert result.gates["EXC-01"].status is status, result.gates["EXC-01"].detail

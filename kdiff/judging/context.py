@@ -628,7 +628,7 @@ class GateContext:
                 ev = Evaluation(OracleResult(entry["values"], entry["magnitudes"],
                                              entry["depths"], entry["peaks"],
                                              entry["quantizations"], entry["alternatives"],
-                                             entry["picks"]),
+                                             entry["picks"], entry["classes_known"]),
                                 entry["reference"], self.arithmetic(dtype), entry["cotangents"],
                                 self.periods())
                 self._evaluations[key] = ev
@@ -639,7 +639,7 @@ class GateContext:
             "values": ev.oracle.values, "magnitudes": ev.oracle.magnitudes,
             "depths": ev.oracle.depths, "peaks": ev.oracle.peaks,
             "quantizations": ev.oracle.quantizations, "alternatives": ev.oracle.alternatives,
-            "picks": ev.oracle.picks,
+            "picks": ev.oracle.picks, "classes_known": ev.oracle.classes_known,
             "reference": ev.reference,
             "cotangents": ev.cotangents})
         return ev

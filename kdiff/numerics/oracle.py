@@ -344,6 +344,21 @@ def _double(dtype: torch.dtype) -> torch.dtype:
     return torch.complex128 if dtype.is_complex else torch.float64
 
 
+class Alternatives(NamedTuple):
+    """Other values an honest working-precision run may give a floating tensor
+    (MagnitudeTracer.alternatives)."""
+
+    values: list[torch.Tensor]
+    # whether they hold every value its open elements (read at open picks) may take
+    picks_complete: bool
+
+
+# Ops each of whose output elements reads an operand at the same element of an index operand:
+# taken again at each other pick of a decision's index, they give every value an element
+# read at an open pick may hold (MagnitudeTracer._read_at_picks).
+PICK_READS = {aten.gather.default}
+
+
 class Traced(NamedTuple):
     """What the trace knows of one tensor."""
 
@@ -417,7 +432,7 @@ class MagnitudeTracer(EagerDispatchMode):
         # Other values an honest working-precision run may give a floating tensor where some
         # element's class differs from the float64 one (accumulation.py: a running product's
         # accumulator leaving the format's range), and what is computed from them.
-        self._alternatives: dict[tuple, tuple[torch.Tensor, list[torch.Tensor], torch.Tensor]] = {}
+        self._alternatives: dict[tuple, tuple[torch.Tensor, Alternatives, torch.Tensor]] = {}
         # one step of an integer, as a magnitude (step_magnitude)
         self._step_unit = step_magnitude(1.0, arithmetic)
 
@@ -480,18 +495,39 @@ class MagnitudeTracer(EagerDispatchMode):
         """The steps a floating tensor of integers by construction carries (None: not one)."""
         return self._read(self._integral, t)
 
-    def alternatives(self, t: torch.Tensor) -> list[torch.Tensor]:
+    def alternatives(self, t: torch.Tensor) -> Alternatives:
         """Other values an honest working-precision run may give the floating tensor `t`, each
         with some element of another class (finite, NaN, +-Inf) than `t`'s own; none where
         only the float64 one is known."""
-        return self._read(self._alternatives, t) or []
+        return self._read(self._alternatives, t) or Alternatives([], False)
+
+    def _keep(self, o: torch.Tensor, others: list[torch.Tensor], picks_complete: bool) -> None:
+        """Records `others` as `o`'s alternatives, those where some element's class differs
+        from `o`'s: only the classes tell an alternative from the value."""
+        kept = [a for a in others if bool((classes(a) != classes(o)).any())]
+        if kept or picks_complete:
+            self._alternatives[self._key(o)] = (o, Alternatives(kept, picks_complete),
+                                                _fingerprint(o))
+
+    def _read_at_picks(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> None:
+        """A gather at a decision's own index output (PICK_READS) reads, at each open
+        element, whichever of its admissible picks an honest kernel took: taken again at each
+        other pick (integers.admissible_picks), every value an open element may hold is among
+        the results, so its classes are known in full there. Only where the gathered operand
+        is itself known (no open element, no alternatives of its own)."""
+        arguments = bound_arguments(func, args, kwargs)
+        others = admissible_picks(self.integer(arguments["index"]))
+        source = arguments["self"]
+        if not others or self.alternatives(source).values \
+                or bool(torch.isinf(self.lookup(source).magnitude).any()):
+            return
+        self._keep(out, [func(source, arguments["dim"], other) for other in others], True)
 
     def _keep_alternatives(self, func, args: tuple, kwargs: dict, flat: list, spec,
                            outs: list) -> None:
         """Records the alternatives of an op's floating outputs: a running product's own
         (RUNNING_PRODUCTS), and the op taken again with its operands' m-th alternatives in
-        their place (an operand with fewer keeps its last). Kept where some element's class
-        differs from the output's: only the classes tell an alternative from the value."""
+        their place (an operand with fewer keeps its last)."""
         found: list[list[torch.Tensor]] = [[] for _ in outs]
         own = RUNNING_PRODUCTS.get(func)
         if own is not None:
@@ -500,8 +536,15 @@ class MagnitudeTracer(EagerDispatchMode):
                 found[0].append(alternative)
         # taken again, an op that writes an operand would write it again, a random one draw anew
         if not func._schema.is_mutable and torch.Tag.nondeterministic_seeded not in func.tags:
-            operands = {k: others for k, a in enumerate(flat)
-                        if _is_inexact(a) and (others := self.alternatives(a))}
+            known = {k: self.alternatives(a) for k, a in enumerate(flat) if _is_inexact(a)}
+            operands = {k: alt.values for k, alt in known.items() if alt.values}
+            # data movement of one operand keeps each element's value: its picks' classes stay
+            # known in full where they were
+            sole = [alt for alt in known.values() if alt.values or alt.picks_complete]
+            complete = _is_data_movement(func) and len(known) == 1 and len(sole) == 1 \
+                and sole[0].picks_complete and not any(
+                    isinstance(a, torch.Tensor) and not _is_inexact(a)
+                    and self.integer(a) is not None for a in flat)
             for m in range(max((len(others) for others in operands.values()), default=0)):
                 shifted = [operands[k][min(m, len(operands[k]) - 1)] if k in operands else a
                            for k, a in enumerate(flat)]
@@ -513,10 +556,11 @@ class MagnitudeTracer(EagerDispatchMode):
                 for i, (o, o2) in enumerate(zip(outs, again)):
                     if _is_inexact(o) and isinstance(o2, torch.Tensor) and o2.shape == o.shape:
                         found[i].append(o2)
+        else:
+            complete = False
         for o, others in zip(outs, found):
-            kept = [a for a in others if bool((classes(a) != classes(o)).any())]
-            if kept:
-                self._alternatives[self._key(o)] = (o, kept, _fingerprint(o))
+            if _is_inexact(o) and (others or complete):
+                self._keep(o, others, complete)
 
     def _keep_integral(self, func, args: tuple, kwargs: dict, flat: list, out: Any,
                        steps: torch.Tensor | None) -> None:
@@ -741,6 +785,8 @@ class MagnitudeTracer(EagerDispatchMode):
                 self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                       peak, *stored))
         self._keep_alternatives(func, args, kwargs, flat, spec, outs)
+        if func in PICK_READS:
+            self._read_at_picks(func, args, kwargs, out)
         return out
 
     def _moved_integers(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
@@ -1147,6 +1193,9 @@ class OracleResult:
     # per output, the other indices a decision's index output may honestly hold at its near
     # ties (integers.admissible_picks), judged as one of them; empty: none
     picks: list[list[torch.Tensor]] = field(default_factory=list)
+    # per output, whether `alternatives` hold every value an open element (an infinite
+    # magnitude: a read at an open pick) may honestly take, so that EXC-01 judges its class
+    classes_known: list[bool] = field(default_factory=list)
 
 
 class TrustedStaleEntry(Exception):
@@ -1189,7 +1238,8 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         if cotangents is not None:
             wrt = [args[i] for i in differentiated]
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
-    values, mags, depths, peaks, quantizations, alternatives, picks = [], [], [], [], [], [], []
+    values, mags, depths, peaks, quantizations = [], [], [], [], []
+    alternatives, picks, classes_known = [], [], []
     float_numel = sum(a.numel() for a in args if _is_inexact(a))
     outs = [o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
             for o in outs]
@@ -1207,6 +1257,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
                 magnitude = torch.where(torch.isinf(magnitude), 0.0, magnitude)
             mags.append(magnitude)
             picks.append(others or [])
+            classes_known.append(False)
             depths.append(1)
             peaks.append(0.0)
             quantizations.append(0.0)
@@ -1223,9 +1274,12 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         depths.append(max(1, d))
         peaks.append(float(peak))
         quantizations.append(q)
-        alternatives.append([a.detach() for a in tracer.alternatives(o)])
+        alternative = tracer.alternatives(o)
+        alternatives.append([a.detach() for a in alternative.values])
+        classes_known.append(alternative.picks_complete)
         picks.append([])
-    return OracleResult(values, mags, depths, peaks, quantizations, alternatives, picks)
+    return OracleResult(values, mags, depths, peaks, quantizations, alternatives, picks,
+                        classes_known)
 
 
 def _is_input(o: torch.Tensor, args: list[Any]) -> bool:
