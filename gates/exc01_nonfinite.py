@@ -228,10 +228,12 @@ class NonFinitePropagation(Gate):
             # the classes of the other evaluations an honest working-precision run may give
             others = [classify(a) for a in
                       (ev.oracle.alternatives[i] if i < len(ev.oracle.alternatives) else [])]
-            admitted = torch.zeros(got_cls.shape, dtype=torch.bool)
+            admitted = torch.zeros(got_cls.shape, dtype=torch.bool)  # the kernel's among them
+            differs = torch.zeros(got_cls.shape, dtype=torch.bool)  # another class admitted
             judged = oracle_cls == ref_cls
             for other in others:
                 admitted |= got_cls == other
+                differs |= other != oracle_cls
                 judged |= other == ref_cls
             log.unjudged += int((~judged).sum())
             picked = judged & torch.isinf(magnitude).cpu()
@@ -240,8 +242,7 @@ class NonFinitePropagation(Gate):
             else:
                 log.open_picks += int(picked.sum())
                 judged &= ~picked
-            log.other_classes += int(sum((judged & (other != oracle_cls) for other in others),
-                                         torch.zeros_like(judged)).bool().sum())
+            log.other_classes += int((judged & differs).sum())
             missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls) & ~admitted
             if bool(missing.any()):
                 if reach is None:
