@@ -2158,20 +2158,21 @@ def test_a_max_pool_index_at_a_tie_is_judged_as_one_of_its_picks(tmp_path: Path,
     assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
 
 
-ARGMAX_OF_TIES_PROBLEM = problem_source("torch.round(x * 2).argmax(1)", "torch.randn(16, 64)")
-
-
+@pytest.mark.parametrize("moved", ["", ".int()", ".view(4, 4)"])
 @pytest.mark.parametrize("pick, status", [
     ("y.shape[1] - 1 - y.flip(1).argmax(1)", Status.PASS),
     ("torch.where(y.argmax(1) != y.shape[1] - 1 - y.flip(1).argmax(1), y.argmin(1), "
      "y.argmax(1))", Status.FAIL),
 ], ids=["last tied", "smallest at a tie"])
 def test_an_argmax_at_a_tie_is_judged_as_one_of_its_picks(tmp_path: Path, pick: str,
-                                                         status: Status):
+                                                         status: Status, moved: str):
     """argmax of round(2x): the rounding's ties leave a row's largest values equal, and the
-    index there was not judged; the smallest element's index at every tie passed CMP-01."""
-    result = judge(tmp_path, ARGMAX_OF_TIES_PROBLEM,
-                   candidate_source(pick, prelude="y = torch.round(x * 2)"), ["CMP-01"])
+    index there was not judged; the smallest element's index at every tie passed CMP-01. A
+    cast or a view of the index keeps each element's picks."""
+    problem = problem_source(f"torch.round(x * 2).argmax(1){moved}", "torch.randn(16, 64)")
+    result = judge(tmp_path, problem,
+                   candidate_source(f"({pick}){moved}", prelude="y = torch.round(x * 2)"),
+                   ["CMP-01"])
     assert result.gates["CMP-01"].status is status, result.gates["CMP-01"].detail
 
 

@@ -157,10 +157,10 @@ MAX_OTHER_PICKS = 64
 
 
 def admissible_picks(trace: IntegerTrace | None) -> list[torch.Tensor] | None:
-    """The other values a decision's index output may honestly hold, element by element
-    (its magnitude infinite there: a near tie), where they are known in full; None where not
-    (no decision's own output, or more than MAX_OTHER_PICKS of them)."""
-    if trace is None or not trace.own_picks or trace.picks is None \
+    """The other values a decision's index output (or a view, a cast of it) may honestly
+    hold, element by element (its magnitude infinite there: a near tie), where they are known
+    in full; None where not (an integer computed from picks, or more than MAX_OTHER_PICKS)."""
+    if trace is None or not trace.picks_complete or trace.picks is None \
             or trace.picks.count > MAX_OTHER_PICKS:
         return None
     return trace.picks.others()
@@ -209,9 +209,10 @@ class IntegerTrace(NamedTuple):
     # the other values its open picks may honestly take (None: none known)
     picks: OpenPicks | None = None
     # whether `picks` are each element's admissible values, every one: a decision's own index
-    # output (every element of a tie set that may hold the pick's rank), not an integer
-    # computed from picks, whose m-th other value moves every pick at once
-    own_picks: bool = False
+    # output (every element of a tie set that may hold the pick's rank) or data movement of
+    # it alone (a view, a cast), not an integer computed from picks, whose m-th other value
+    # moves every pick at once
+    picks_complete: bool = False
 
 
 # Step functions of a floating operand: where the operand lies within its rounding error of

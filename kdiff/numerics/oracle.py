@@ -510,7 +510,7 @@ class MagnitudeTracer(EagerDispatchMode):
                                                 _fingerprint(o))
 
     def _read_at_picks(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> None:
-        """A gather at a decision's own index output (PICK_READS) reads, at each open
+        """A gather at a decision's index output (or a view of it: PICK_READS) reads, at each open
         element, whichever of its admissible picks an honest kernel took: taken again at each
         other pick (integers.admissible_picks), every value an open element may hold is among
         the results, so its classes are known in full there. Only where the gathered operand
@@ -607,7 +607,7 @@ class MagnitudeTracer(EagerDispatchMode):
         else:
             ties, picks = open_picks(x, error, index, arguments.get("dim"))
         self._record_integer(index, IntegerTrace(torch.where(ties, math.inf, 0.0).to(
-            torch.float64), 1, picks if picks.count else None, own_picks=True))
+            torch.float64), 1, picks if picks.count else None, picks_complete=True))
 
     def _steps(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
         """The magnitude of what a step function (STEPS) of an operand `x` computed with
@@ -853,8 +853,11 @@ class MagnitudeTracer(EagerDispatchMode):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
             self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
         elif moved is not None:
+            # moved alone, each element keeps its own pick's admissible values
+            known = [t for t in traces if t is not None]
             self._record_integer(out, IntegerTrace(moved, depth, self._derived_picks(
-                func, flat, spec, 0)))
+                func, flat, spec, 0), picks_complete=_is_data_movement(func) and len(known) == 1
+                and known[0].picks_complete))
         else:
             outs = tree_flatten(out)[0]
             for i, (o, extra) in enumerate(zip(outs, self._moved_integers(func, flat, spec,
