@@ -1,14 +1,19 @@
 """EXC-01 non-finite propagation: NaN, +Inf and -Inf injected into the free positions of the
 floating inputs must come out where the reference says they do, element for element.
 
-Expected classes come from the float64 oracle where it agrees with the reference run in the
-working precision; where the two disagree (overflow in the working precision, a library
-algorithm that turns Inf into NaN) the position is not judged, and the count is reported.
-A NaN of the reference that only paths of weight zero carry there, or that no injected NaN
-reaches (Inf - Inf, 0 * Inf: a choice of its algorithm), is judged non-finite only. An element
-an open pick decides (the oracle's infinite magnitude: another pick the error model admits
-gives it another value, integers.TieSets) is judged by no class, as the value gates judge it by
-no bound: which tied element an honest kernel picks, and so which injected value it reads or
+Expected classes come from the float64 oracle and from the other evaluations an honest
+working-precision run may give (OracleResult.alternatives: a running product's accumulator
+that leaves the format's range, a read at each other admissible pick); an element is judged
+where the reference run in the working precision has one of those classes, and passes where
+the kernel's is one of them. Where the reference has none (overflow in the working precision,
+a library algorithm that turns Inf into NaN) the position is not judged, and the count is
+reported. A NaN of the reference that only paths of weight zero carry there, or that no
+injected NaN reaches (Inf - Inf, 0 * Inf: a choice of its algorithm), is judged non-finite
+only. An element an open pick decides (the oracle's infinite magnitude: another pick the
+error model admits gives it another value, integers.TieSets) is judged by the classes of
+every pick it admits where the oracle knows them all (a gather at a decision's index,
+OracleResult.classes_known), and elsewhere by no class, as the value gates judge it by no
+bound: which tied element an honest kernel picks, and so which injected value it reads or
 where it writes one, is its own.
 Tolerance-free: an element's class (finite, NaN, +Inf, -Inf) either matches or it does not.
 """
@@ -24,9 +29,7 @@ from kdiff.gates.base import Gate, TrialLog
 from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
-
-FINITE, NAN, POS_INF, NEG_INF = 0, 1, 2, 3
-CLASS_NAMES = {FINITE: "finite", NAN: "nan", POS_INF: "+inf", NEG_INF: "-inf"}
+from kdiff.numerics.classes import CLASS_NAMES, FINITE, NAN, NEG_INF, POS_INF, classify
 
 # Separate injections, so that a failure says which special value was lost; the mixed one
 # puts all three side by side (NaN next to Inf in one reduction, +Inf meeting -Inf). Each: its
@@ -52,21 +55,6 @@ PROBE_MAGNITUDE = 1e4
 PROBE_FACTORS = ((PROBE_MAGNITUDE, 0.5, 1.0), (PROBE_MAGNITUDE, -1.0, -0.5),
                  (PROBE_MAGNITUDE, 0.5, 1.0), (1.0, 0.5, 1.0))
 PROBE_SEED = 7
-
-
-def classify(t: torch.Tensor) -> torch.Tensor:
-    """Per element: FINITE, NAN, POS_INF or NEG_INF (int8). Non-floating tensors are finite.
-    A complex element is FINITE or, with any component not finite, NAN: which of its
-    components is NaN or Inf is its formula's choice (the textbook product makes NaN of Inf *
-    0 where C99's Annex G keeps the infinity, Gauss's three-product one NaN of Inf - Inf), so
-    only whether it is finite is judged: a swallowed one is `nan_swallowed`."""
-    if t.is_complex():
-        return (~torch.isfinite(t.detach().cpu())).to(torch.int8) * NAN
-    if not t.is_floating_point():
-        return torch.zeros(t.shape, dtype=torch.int8)
-    x = tolerance.comparable(t.detach().cpu())
-    return (torch.isnan(x).to(torch.int8) * NAN + (x == math.inf).to(torch.int8) * POS_INF
-            + (x == -math.inf).to(torch.int8) * NEG_INF)
 
 
 def _violation(expected: torch.Tensor, got: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -142,7 +130,12 @@ class InjectionLog(TrialLog):
     expected: dict[int, int] = field(default_factory=lambda: {NAN: 0, POS_INF: 0, NEG_INF: 0})
     unjudged: int = 0  # the float64 oracle and the working-precision reference disagree
     open_picks: int = 0  # decided by an open pick: another admissible pick changes them
+    # decided by an open pick whose every admissible value is known: judged by their classes
+    picks_judged: int = 0
     zero_weight: int = 0  # expected non-finite only through paths of weight zero
+    # judged against another admissible class too (oracle.alternatives: a working-precision
+    # accumulator may leave the format's range there)
+    other_classes: int = 0
     inf_made_nan: int = 0  # NaN expected from injected Inf alone, where +-Inf came out
     formats_without_inf: bool = False
 
@@ -199,6 +192,12 @@ class NonFinitePropagation(Gate):
         if log.open_picks:
             detail += (f"; {log.open_picks} element(s) not judged (an open pick decides them: "
                        f"another pick among near ties changes them)")
+        if log.picks_judged:
+            detail += (f"; {log.picks_judged} element(s) read at an open pick judged against "
+                       f"the classes of every pick it admits")
+        if log.other_classes:
+            detail += (f"; {log.other_classes} element(s) admit another class too (a working-"
+                       f"precision accumulator leaving the format's range, another pick)")
         if log.zero_weight:
             detail += (f"; {log.zero_weight} element(s) not judged (non-finite in the "
                        f"reference only through paths of weight zero: 0 * NaN)")
@@ -226,12 +225,25 @@ class NonFinitePropagation(Gate):
         for i, (oracle, magnitude, reference, out) in enumerate(zip(
                 ev.oracle.values, ev.oracle.magnitudes, ev.reference, got.outputs)):
             oracle_cls, ref_cls, got_cls = classify(oracle), classify(reference), classify(out)
+            # the classes of the other evaluations an honest working-precision run may give
+            others = [classify(a) for a in
+                      (ev.oracle.alternatives[i] if i < len(ev.oracle.alternatives) else [])]
+            admitted = torch.zeros(got_cls.shape, dtype=torch.bool)  # the kernel's among them
+            differs = torch.zeros(got_cls.shape, dtype=torch.bool)  # another class admitted
             judged = oracle_cls == ref_cls
+            for other in others:
+                admitted |= got_cls == other
+                differs |= other != oracle_cls
+                judged |= other == ref_cls
             log.unjudged += int((~judged).sum())
             picked = judged & torch.isinf(magnitude).cpu()
-            log.open_picks += int(picked.sum())
-            judged &= ~picked
-            missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls)
+            if i < len(ev.oracle.classes_known) and ev.oracle.classes_known[i]:
+                log.picks_judged += int(picked.sum())  # by the classes of every pick
+            else:
+                log.open_picks += int(picked.sum())
+                judged &= ~picked
+            log.other_classes += int((judged & differs).sum())
+            missing = judged & (oracle_cls != FINITE) & (got_cls != oracle_cls) & ~admitted
             if bool(missing.any()):
                 if reach is None:
                     reach = influenced(ctx, inputs) or []
@@ -261,7 +273,8 @@ class NonFinitePropagation(Gate):
             judged = judged & ~loose
             for c in log.expected:
                 log.expected[c] += int((judged & (oracle_cls == c)).sum())
-            wrong = {sig: mask & judged for sig, mask in _violation(oracle_cls, got_cls).items()}
+            wrong = {sig: mask & judged & ~admitted
+                     for sig, mask in _violation(oracle_cls, got_cls).items()}
             counts = {sig: int(m.sum()) for sig, m in wrong.items()}
             first = next((sig for sig, n in counts.items() if n), None)
             if first is None:

@@ -107,6 +107,17 @@ def test_a_buffer_a_foreign_kernel_writes_gets_the_opaque_scale(allocate):
     assert torch.allclose(r.magnitudes[0], r.values[0].abs() + typical)
 
 
+def test_an_exact_op_as_an_output_is_traced_not_opaque():
+    """x * 2 changes the exponent alone and adds no depth; its output is still one a traced
+    op produced, judged at its own scale, not at the opaque scale (the mean |value| at the
+    depth of every input), as it was when depth 0 told an untraced output."""
+    x = torch.tensor([[1.0, -1.0, 1e-8], [2.0, 3.0, 4.0]])
+    r = run_oracle(Lambda(lambda x: x * 2), [x])
+    assert r.depths == [1]
+    # |out| plus the slope along x's magnitude, 2 |x|: the first-order scale, no mean
+    assert torch.equal(r.magnitudes[0], (4 * x).abs().double())
+
+
 def test_in_place_operations_keep_their_values_and_first_order_scale():
     """The finite differences of an op that writes into an operand (add_, mul_) run on copies
     of what the operands held before it: they once ran on the reference's own tensor, so that
@@ -119,7 +130,7 @@ def test_in_place_operations_keep_their_values_and_first_order_scale():
     assert r.values[0].tolist() == [6.0] * 3
     # |z1| = 2 (x times 1, its own size and x's); |z2| = 3 + 2 + 2; |z3| = 6 + 2 * 7 + 3 * 2
     assert torch.allclose(r.magnitudes[0], torch.full((3,), 26.0, dtype=torch.float64))
-    assert r.depths == [3]
+    assert r.depths == [2]  # x * 1.0 is exact (a power of two): add_ and mul_ round
 
 
 def test_boolean_outputs_are_exact():

@@ -229,11 +229,18 @@ class Evaluation:
 
     def mismatches(self, outputs: list[torch.Tensor], model: BoundModel = BoundModel.PROBABILISTIC,
                    margin: float = 1.0) -> list[tolerance.Mismatch]:
-        """`outputs` judged against the oracle, output by output."""
-        return [tolerance.compare(g, v, b, i, allowance=a, period=self.periods.get(i))
-                for i, (g, v, b, a) in enumerate(zip(outputs, self.oracle.values,
-                                                     self.bounds(model, margin),
-                                                     self.allowances(model)))]
+        """`outputs` judged against the oracle, output by output (an index at a near tie
+        against the pick it holds where that is admissible: `expected`)."""
+        return [tolerance.compare(g, self.expected(i, g), b, i, allowance=a,
+                                  period=self.periods.get(i))
+                for i, (g, b, a) in enumerate(zip(outputs, self.bounds(model, margin),
+                                                  self.allowances(model)))]
+
+    def expected(self, i: int, got: torch.Tensor) -> torch.Tensor:
+        """The oracle's value of output `i` to judge `got` against: where `got` holds another
+        pick the oracle admits at a near tie (OracleResult.picks), that pick."""
+        picks = self.oracle.picks[i] if i < len(self.oracle.picks) else []
+        return tolerance.admitted(got, self.oracle.values[i], picks)
 
     def entry(self) -> dict[str, Any]:
         """What the oracle cache keeps of this evaluation (kdiff.judging.oracle_cache): all
@@ -241,7 +248,9 @@ class Evaluation:
         ratio under the probabilistic model where it is known."""
         return {"values": self.oracle.values, "magnitudes": self.oracle.magnitudes,
                 "depths": self.oracle.depths, "peaks": self.oracle.peaks,
-                "quantizations": self.oracle.quantizations, "reference": self.reference,
+                "quantizations": self.oracle.quantizations,
+                "alternatives": self.oracle.alternatives, "picks": self.oracle.picks,
+                "classes_known": self.oracle.classes_known, "reference": self.reference,
                 "cotangents": self.cotangents,
                 "reference_ratio": self._reference_ratios.get(BoundModel.PROBABILISTIC)}
 
@@ -249,7 +258,8 @@ class Evaluation:
     def from_entry(cls, entry: dict[str, Any], dtype: torch.dtype,
                    periods: dict[int, float]) -> Evaluation:
         ev = cls(OracleResult(entry["values"], entry["magnitudes"], entry["depths"],
-                              entry["peaks"], entry["quantizations"]),
+                              entry["peaks"], entry["quantizations"], entry["alternatives"],
+                              entry["picks"], entry["classes_known"]),
                  entry["reference"], dtype, entry["cotangents"], periods)
         if entry.get("reference_ratio") is not None:
             ev._reference_ratios[BoundModel.PROBABILISTIC] = float(entry["reference_ratio"])

@@ -156,6 +156,16 @@ def open_picks(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
 MAX_OTHER_PICKS = 64
 
 
+def admissible_picks(trace: IntegerTrace | None) -> list[torch.Tensor] | None:
+    """The other values a decision's index output (or a view, a cast of it) may honestly
+    hold, element by element (its magnitude infinite there: a near tie), where they are known
+    in full; None where not (an integer computed from picks, or more than MAX_OTHER_PICKS)."""
+    if trace is None or not trace.picks_complete or trace.picks is None \
+            or trace.picks.count > MAX_OTHER_PICKS:
+        return None
+    return trace.picks.others()
+
+
 def moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, open_: bool,
           picks: OpenPicks | None) -> list[torch.Tensor | None]:
     """`a` moved where `where` holds, every way the trace admits: a mask flipped; open picks
@@ -198,6 +208,11 @@ class IntegerTrace(NamedTuple):
     depth: int
     # the other values its open picks may honestly take (None: none known)
     picks: OpenPicks | None = None
+    # whether `picks` are each element's admissible values, every one: a decision's own index
+    # output (every element of a tie set that may hold the pick's rank) or data movement of
+    # it alone (a view, a cast), not an integer computed from picks, whose m-th other value
+    # moves every pick at once
+    picks_complete: bool = False
 
 
 # Step functions of a floating operand: where the operand lies within its rounding error of

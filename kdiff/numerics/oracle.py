@@ -47,7 +47,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
@@ -57,6 +57,8 @@ from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.numerics import softmax_backward
+from kdiff.numerics.accumulation import RUNNING_PRODUCTS
+from kdiff.numerics.classes import classes
 from kdiff.numerics.integers import (
     BINARY_STEPS,
     COMPARISONS,
@@ -65,6 +67,7 @@ from kdiff.numerics.integers import (
     Decision,
     IntegerTrace,
     OpenPicks,
+    admissible_picks,
     bound_arguments,
     carried,
     how_far,
@@ -221,6 +224,25 @@ _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magni
 # half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
 # the N additions that make S). logcumsumexp is log S_k for each prefix; a scan of
 # logaddexp(a, b) = max + log1p(exp(-|a - b|)) rounds log1p at the scale of 1 at each step.
+# A product with, or a quotient by, a power of two given as a number changes the exponent
+# alone: exact in every binary format (below the smallest normal it rounds, but correctly, so
+# every IEEE implementation alike, and a flush to zero is EXC-02's). No rounding step then,
+# so round(x * 4) at an input's exact tie is judged as round(x) is.
+POWER_OF_TWO_SCALINGS = {aten.mul.Tensor: (0, 1), aten.mul.Scalar: (0, 1),
+                         aten.div.Tensor: (1,), aten.div.Scalar: (1,)}
+
+
+def _scales_by_a_power_of_two(func, args: tuple) -> bool:
+    """Whether the op multiplies or divides by a number (at a position POWER_OF_TWO_SCALINGS
+    admits) that is a power of two."""
+    for i in POWER_OF_TWO_SCALINGS.get(func, ()):
+        if i < len(args) and isinstance(args[i], (int, float)) \
+                and not isinstance(args[i], bool) and math.isfinite(args[i]) and args[i] != 0 \
+                and math.frexp(abs(args[i]))[0] == 0.5:
+            return True
+    return False
+
+
 LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default, aten.logcumsumexp.default}
 
 # Normalisations an honest kernel may form from the row's log-sum-exp, rounded: log_softmax as
@@ -322,6 +344,21 @@ def _double(dtype: torch.dtype) -> torch.dtype:
     return torch.complex128 if dtype.is_complex else torch.float64
 
 
+class Alternatives(NamedTuple):
+    """Other values an honest working-precision run may give a floating tensor
+    (MagnitudeTracer.alternatives)."""
+
+    values: list[torch.Tensor]
+    # whether they hold every value its open elements (read at open picks) may take
+    picks_complete: bool
+
+
+# Ops each of whose output elements reads an operand at the same element of an index operand:
+# taken again at each other pick of a decision's index, they give every value an element
+# read at an open pick may hold (MagnitudeTracer._read_at_picks).
+PICK_READS = {aten.gather.default}
+
+
 class Traced(NamedTuple):
     """What the trace knows of one tensor."""
 
@@ -392,6 +429,10 @@ class MagnitudeTracer(EagerDispatchMode):
         # clamped, moved): exact but for the steps they carry, which a cast to an integer
         # format keeps (it does not truncate them a step lower).
         self._integral: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        # Other values an honest working-precision run may give a floating tensor where some
+        # element's class differs from the float64 one (accumulation.py: a running product's
+        # accumulator leaving the format's range), and what is computed from them.
+        self._alternatives: dict[tuple, tuple[torch.Tensor, Alternatives, torch.Tensor]] = {}
         # one step of an integer, as a magnitude (step_magnitude)
         self._step_unit = step_magnitude(1.0, arithmetic)
 
@@ -426,8 +467,18 @@ class MagnitudeTracer(EagerDispatchMode):
         own = _own_scale(t)
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
 
+    def produced(self, t: torch.Tensor) -> bool:
+        """Whether a traced operation (or a declaration) recorded `t` and nothing unseen wrote
+        it since: what tells an output the trace followed from one a reference's own kernel
+        wrote. Not its depth: an exact op (a product by a power of two, data movement) adds
+        none, and its result is still traced. Trusting, an entry's being there is enough: its
+        lookup already or-ed its staleness into the flag `trusted_a_stale_entry` reads."""
+        if self.trusting:
+            return self._key(t) in self._entries
+        return self._read(self._entries, t) is not None
+
     def _read(self, table: dict, t: torch.Tensor) -> Any:
-        """`t`'s entry in one of the integer tables, unless something wrote `t` since."""
+        """`t`'s entry in one of the tables, unless something wrote `t` since."""
         entry = table.get(self._key(t))
         if entry is None or not torch.equal(entry[2], _fingerprint(t)):
             return None
@@ -443,6 +494,73 @@ class MagnitudeTracer(EagerDispatchMode):
     def integral_steps(self, t: torch.Tensor) -> torch.Tensor | None:
         """The steps a floating tensor of integers by construction carries (None: not one)."""
         return self._read(self._integral, t)
+
+    def alternatives(self, t: torch.Tensor) -> Alternatives:
+        """Other values an honest working-precision run may give the floating tensor `t`, each
+        with some element of another class (finite, NaN, +-Inf) than `t`'s own; none where
+        only the float64 one is known."""
+        return self._read(self._alternatives, t) or Alternatives([], False)
+
+    def _keep(self, o: torch.Tensor, others: list[torch.Tensor], picks_complete: bool) -> None:
+        """Records `others` as `o`'s alternatives, those where some element's class differs
+        from `o`'s: only the classes tell an alternative from the value."""
+        kept = [a for a in others if bool((classes(a) != classes(o)).any())]
+        if kept or picks_complete:
+            self._alternatives[self._key(o)] = (o, Alternatives(kept, picks_complete),
+                                                _fingerprint(o))
+
+    def _read_at_picks(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> None:
+        """A gather at a decision's index output (or a view of it: PICK_READS) reads, at each open
+        element, whichever of its admissible picks an honest kernel took: taken again at each
+        other pick (integers.admissible_picks), every value an open element may hold is among
+        the results, so its classes are known in full there. Only where the gathered operand
+        is itself known (no open element, no alternatives of its own)."""
+        arguments = bound_arguments(func, args, kwargs)
+        others = admissible_picks(self.integer(arguments["index"]))
+        source = arguments["self"]
+        if not others or self.alternatives(source).values \
+                or bool(torch.isinf(self.lookup(source).magnitude).any()):
+            return
+        self._keep(out, [func(source, arguments["dim"], other) for other in others], True)
+
+    def _keep_alternatives(self, func, args: tuple, kwargs: dict, flat: list, spec,
+                           outs: list) -> None:
+        """Records the alternatives of an op's floating outputs: a running product's own
+        (RUNNING_PRODUCTS), and the op taken again with its operands' m-th alternatives in
+        their place (an operand with fewer keeps its last)."""
+        found: list[list[torch.Tensor]] = [[] for _ in outs]
+        own = RUNNING_PRODUCTS.get(func)
+        if own is not None:
+            alternative = own(args, kwargs, self.arithmetic)
+            if alternative is not None:
+                found[0].append(alternative)
+        # taken again, an op that writes an operand would write it again, a random one draw anew
+        if not func._schema.is_mutable and torch.Tag.nondeterministic_seeded not in func.tags:
+            known = {k: self.alternatives(a) for k, a in enumerate(flat) if _is_inexact(a)}
+            operands = {k: alt.values for k, alt in known.items() if alt.values}
+            # data movement of one operand keeps each element's value: its picks' classes stay
+            # known in full where they were
+            sole = [alt for alt in known.values() if alt.values or alt.picks_complete]
+            complete = _is_data_movement(func) and len(known) == 1 and len(sole) == 1 \
+                and sole[0].picks_complete and not any(
+                    isinstance(a, torch.Tensor) and not _is_inexact(a)
+                    and self.integer(a) is not None for a in flat)
+            for m in range(max((len(others) for others in operands.values()), default=0)):
+                shifted = [operands[k][min(m, len(operands[k]) - 1)] if k in operands else a
+                           for k, a in enumerate(flat)]
+                s_args, s_kwargs = spec.unflatten(shifted)
+                try:
+                    again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                except RuntimeError:
+                    continue
+                for i, (o, o2) in enumerate(zip(outs, again)):
+                    if _is_inexact(o) and isinstance(o2, torch.Tensor) and o2.shape == o.shape:
+                        found[i].append(o2)
+        else:
+            complete = False
+        for o, others in zip(outs, found):
+            if _is_inexact(o) and (others or complete):
+                self._keep(o, others, complete)
 
     def _keep_integral(self, func, args: tuple, kwargs: dict, flat: list, out: Any,
                        steps: torch.Tensor | None) -> None:
@@ -489,7 +607,7 @@ class MagnitudeTracer(EagerDispatchMode):
         else:
             ties, picks = open_picks(x, error, index, arguments.get("dim"))
         self._record_integer(index, IntegerTrace(torch.where(ties, math.inf, 0.0).to(
-            torch.float64), 1, picks if picks.count else None))
+            torch.float64), 1, picks if picks.count else None, picks_complete=True))
 
     def _steps(self, func, args: tuple, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
         """The magnitude of what a step function (STEPS) of an operand `x` computed with
@@ -666,6 +784,9 @@ class MagnitudeTracer(EagerDispatchMode):
                 peak = torch.maximum(peak_in, _largest(sized))
                 self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                       peak, *stored))
+        self._keep_alternatives(func, args, kwargs, flat, spec, outs)
+        if func in PICK_READS:
+            self._read_at_picks(func, args, kwargs, out)
         return out
 
     def _moved_integers(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
@@ -732,8 +853,11 @@ class MagnitudeTracer(EagerDispatchMode):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
             self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
         elif moved is not None:
+            # moved alone, each element keeps its own pick's admissible values
+            known = [t for t in traces if t is not None]
             self._record_integer(out, IntegerTrace(moved, depth, self._derived_picks(
-                func, flat, spec, 0)))
+                func, flat, spec, 0), picks_complete=_is_data_movement(func) and len(known) == 1
+                and known[0].picks_complete))
         else:
             outs = tree_flatten(out)[0]
             for i, (o, extra) in enumerate(zip(outs, self._moved_integers(func, flat, spec,
@@ -791,6 +915,8 @@ class MagnitudeTracer(EagerDispatchMode):
             return SPECTRAL[func].products * SPECTRAL[func].length(args) + 1
         if func in AXIS_REDUCTIONS:
             return AXIS_REDUCTIONS[func](args, kwargs)
+        if _scales_by_a_power_of_two(func, args):
+            return 0
         biggest_in = max(a.numel() for a in float_args)
         smallest_out = min(max(1, o.numel()) for o in float_outs)
         return max(1, biggest_in // smallest_out)
@@ -1064,6 +1190,15 @@ class OracleResult:
     peaks: list[float]  # per output, the largest magnitude on the chain behind it
     # per output, the sum of the unit roundoffs of its coarse storage roundings (Traced)
     quantizations: list[float]
+    # per output, other values an honest working-precision run may give it where some
+    # element's class differs (MagnitudeTracer.alternatives); empty: only `values` known
+    alternatives: list[list[torch.Tensor]] = field(default_factory=list)
+    # per output, the other indices a decision's index output may honestly hold at its near
+    # ties (integers.admissible_picks), judged as one of them; empty: none
+    picks: list[list[torch.Tensor]] = field(default_factory=list)
+    # per output, whether `alternatives` hold every value an open element (an infinite
+    # magnitude: a read at an open pick) may honestly take, so that EXC-01 judges its class
+    classes_known: list[bool] = field(default_factory=list)
 
 
 class TrustedStaleEntry(Exception):
@@ -1107,6 +1242,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             wrt = [args[i] for i in differentiated]
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
     values, mags, depths, peaks, quantizations = [], [], [], [], []
+    alternatives, picks, classes_known = [], [], []
     float_numel = sum(a.numel() for a in args if _is_inexact(a))
     outs = [o.detach() if isinstance(o, torch.Tensor) else torch.tensor(o, dtype=torch.float64)
             for o in outs]
@@ -1117,14 +1253,21 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         if traced is None:  # indices, masks: exact, judged as such, but for near ties and steps
             values.append(o)
             integer = tracer.integer(o)
-            mags.append(torch.zeros(o.shape, dtype=torch.float64, device=o.device)
-                        if integer is None else integer.magnitude.to(o.device))
+            magnitude = torch.zeros(o.shape, dtype=torch.float64, device=o.device) \
+                if integer is None else integer.magnitude.to(o.device)
+            others = admissible_picks(integer)
+            if others is not None:  # judged as one of its admissible picks, not left open
+                magnitude = torch.where(torch.isinf(magnitude), 0.0, magnitude)
+            mags.append(magnitude)
+            picks.append(others or [])
+            classes_known.append(False)
             depths.append(1)
             peaks.append(0.0)
             quantizations.append(0.0)
+            alternatives.append([])
             continue
         m, d, peak, _, q = traced
-        if d == 0 and not _is_input(o, args):
+        if not tracer.produced(o) and not _is_input(o, args):
             traced_m = m
             m, d = opaque_scale(o, float_numel)
             m = torch.where(torch.isinf(traced_m), traced_m, m)  # open picks stay open
@@ -1134,7 +1277,12 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         depths.append(max(1, d))
         peaks.append(float(peak))
         quantizations.append(q)
-    return OracleResult(values, mags, depths, peaks, quantizations)
+        alternative = tracer.alternatives(o)
+        alternatives.append([a.detach() for a in alternative.values])
+        classes_known.append(alternative.picks_complete)
+        picks.append([])
+    return OracleResult(values, mags, depths, peaks, quantizations, alternatives, picks,
+                        classes_known)
 
 
 def _is_input(o: torch.Tensor, args: list[Any]) -> bool:

@@ -136,6 +136,21 @@ def growth(depth: int, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
 WORST_CASE_C = 1.01  # gamma_N <= 1.01 * N * u for N * u <= 0.01 (Higham, Lemma 3.1)
 
 
+def admitted(got: torch.Tensor, expected: torch.Tensor, others: list[torch.Tensor]
+             ) -> torch.Tensor:
+    """Per element, the one of `others` that `got` equals (the other indices a decision's
+    index output may honestly hold at a near tie: OracleResult.picks), else `expected`: an
+    index among tied values is judged as the pick it is, any other against the oracle's."""
+    if not others:
+        return expected
+    held = got.detach().to(expected.device)
+    chosen = expected
+    for other in others:
+        other = other.to(expected.device)
+        chosen = torch.where(held == other, other, chosen)
+    return chosen
+
+
 def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
           model: BoundModel = BoundModel.PROBABILISTIC, quantization: float = 0.0,
           margin: float = 1.0, floor: float = 0.0) -> torch.Tensor:
