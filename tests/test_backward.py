@@ -19,6 +19,8 @@ ROPE = CORE / "rope_backward.py"
 ATTENTION = CORE / "attention_mask_backward.py"
 HEADS = CORE / "attention_heads_mask_backward.py"
 FLASH = CORE / "attention_flash_backward.py"
+POOLED_NORM = CORE / "layer_norm_pooled_backward.py"
+OWN_NORM = CORE / "layer_norm_own_backward.py"
 
 
 def reference_as_candidate(tmp_path: Path, problem: Path = PROBLEM) -> Path:
@@ -146,6 +148,28 @@ def test_flashattention_s_row_term_formed_from_the_output_is_within_the_bound(tm
         "ds = torch.nan_to_num(p * (do @ v.transpose(-2, -1) - row_term(do, o)))"))
     exc = judge(swallowing, ["EXC-01"], HEADS).gates["EXC-01"]
     assert exc.status is Status.FAIL and exc.signature == "nan_swallowed", exc.detail
+
+
+def test_layer_norm_s_backward_where_its_terms_cancel_is_judged_against_their_size(tmp_path):
+    """A LayerNorm pooled over its features gets a cotangent equal along each row, and its
+    backward rstd (g - mean(g) - xhat mean(g xhat)) cancels to 0. The finite differences of
+    aten's backward cancelled as dx does: an honest fp32 backward written out failed CMP-01 at
+    6.69x (expected 0, got 4.7e-08, bound 7e-09) and PRC-03 at 6.4e+33x (inputs x 1e-19). The
+    backward is traced as its formula now; its row means in bf16 still fail."""
+    honest = judge(OWN_NORM, ["CMP-01", "PRC-03"], POOLED_NORM)
+    assert honest.native.accept is True
+    assert all(g.status is Status.PASS for g in honest.gates.values()), honest.gates
+    source = OWN_NORM.read_text()
+    means = "(g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))"
+    assert means in source
+    defective = tmp_path / "layer_norm_bf16_means.py"
+    defective.write_text(source.replace(means, (
+        "(g - g.bfloat16().mean(-1, keepdim=True).float()"
+        " - xhat * (g * xhat).bfloat16().mean(-1, keepdim=True).float())")))
+    judged = judge(defective, ["CMP-01"], POOLED_NORM)
+    assert judged.native.accept is True  # the benchmark only checks the forward
+    cmp = judged.gates["CMP-01"]
+    assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail
 
 
 class Attention(torch.nn.Module):

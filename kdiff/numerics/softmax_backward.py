@@ -24,6 +24,8 @@ depth is the sum of the operands' depths, not their maximum.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 
 SOFTMAX_BACKWARD = torch.ops.aten._softmax_backward_data.default
@@ -37,17 +39,18 @@ def _finite_abs(t: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(t), t.abs(), 0.0)
 
 
-def magnitude(args: tuple, grad_magnitude: torch.Tensor, output_magnitude: torch.Tensor
+def magnitude(args: tuple, magnitude_of: Callable[[torch.Tensor], torch.Tensor]
               ) -> torch.Tensor:
     """|y| (M_g + M_s) + |g - s| M_y for dx = y (g - s), s = sum_j y_j g_j along the row."""
     g, y, dim = args[0].detach(), args[1].detach(), int(args[2])
-    m_g, m_y = grad_magnitude.to(g.device), output_magnitude.to(g.device)
+    m_g, m_y = magnitude_of(args[0]).to(g.device), magnitude_of(args[1]).to(g.device)
     abs_g, abs_y = _finite_abs(g), _finite_abs(y)
     m_s = (abs_y * m_g + abs_g * m_y).sum(dim, keepdim=True)
     difference = _finite_abs(g - (g * y).sum(dim, keepdim=True))
     return abs_y * (m_g + m_s) + difference * m_y
 
 
-def depth(args: tuple, grad_depth: int, output_depth: int) -> int:
+def depth(args: tuple, depth_of: Callable[[torch.Tensor], int]) -> int:
     """The result's depth: both operands' chains, the row's sum and the elementwise roundings."""
-    return grad_depth + output_depth + int(args[0].shape[int(args[2])]) + ELEMENTWISE_ROUNDINGS
+    return depth_of(args[0]) + depth_of(args[1]) + int(args[0].shape[int(args[2])]) \
+        + ELEMENTWISE_ROUNDINGS
