@@ -56,7 +56,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.data.vjp import differentiable, input_gradients
-from kdiff.numerics import layer_norm_backward, softmax_backward
+from kdiff.numerics import normalisation_backward, softmax_backward
 from kdiff.numerics.integers import (
     BINARY_STEPS,
     COMPARISONS,
@@ -73,8 +73,6 @@ from kdiff.numerics.integers import (
     open_picks,
     undefined_cast,
 )
-from kdiff.numerics.layer_norm_backward import LAYER_NORM_BACKWARD
-from kdiff.numerics.softmax_backward import SOFTMAX_BACKWARD
 from kdiff.numerics.tolerance import (
     WORST_CASE_C,
     BoundModel,
@@ -254,7 +252,7 @@ LIBRARY_ULPS = {aten.lgamma.default: 6, aten.erfinv.default: 2, aten.i0.default:
 # their formulas written out (each module says why): the finite differences took |J M| along
 # each operand's magnitudes, which cancels where the result does, and bounded an honest
 # kernel's rounding of the cancelling terms by almost nothing.
-WRITTEN_OUT = {SOFTMAX_BACKWARD: softmax_backward, LAYER_NORM_BACKWARD: layer_norm_backward}
+WRITTEN_OUT = {**softmax_backward.FORMULAS, **normalisation_backward.FORMULAS}
 
 # Sign pattern of the second direction the finite differences of a mixing op take (below).
 _SIGNS_SEED = 20261203
@@ -577,8 +575,9 @@ class MagnitudeTracer(EagerDispatchMode):
         # read, and for the finite differences its values kept, before the op runs.
         mutates = func._schema.is_mutable
         known = self._known(flat) if mutates else None
+        written = WRITTEN_OUT[func](args) if func in WRITTEN_OUT else None
         differences = self.magnitudes and func not in CONTRACTIONS and func not in SPECTRAL \
-            and func not in WRITTEN_OUT and not _is_data_movement(func)
+            and written is None and not _is_data_movement(func)
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
         out = func(*args, **kwargs)
@@ -620,8 +619,8 @@ class MagnitudeTracer(EagerDispatchMode):
         elif func in SPECTRAL:
             magnitudes = _spectral_magnitude(func, args, known[0].magnitude, out)
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
-        elif func in WRITTEN_OUT:  # as its formula: the terms it subtracts (depth below)
-            magnitudes = WRITTEN_OUT[func].magnitude(args, lambda t: self.lookup(t).magnitude)
+        elif written is not None:  # as its formula: the terms it subtracts (depth below)
+            magnitudes = written.magnitude(lambda t: self.lookup(t).magnitude)
         elif _is_data_movement(func):
             magnitudes = COMPONENT_VIEWS[func](m_args[0][0]) if func in COMPONENT_VIEWS \
                 else func(*m_args[0], **m_args[1])
@@ -656,8 +655,8 @@ class MagnitudeTracer(EagerDispatchMode):
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
                     (apart > 0) & (condition.magnitude > 0), condition.magnitude * apart, 0.0)
             self._keep_integral(func, args, kwargs, flat, out, steps)
-        if func in WRITTEN_OUT:  # the chains its formula puts together
-            depth_in, local = 0, WRITTEN_OUT[func].depth(args, lambda t: self.lookup(t).depth)
+        if written is not None:  # the chains its formula puts together
+            depth_in, local = 0, written.depth(lambda t: self.lookup(t).depth)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
