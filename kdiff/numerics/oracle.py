@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._pytree import tree_flatten, tree_map
 
 from kdiff.data.differentiated import floating_positions
@@ -200,6 +201,7 @@ COMPONENT_VIEWS: dict[Any, Callable[[torch.Tensor], torch.Tensor]] = {
 # Reductions traced by finite differences whose depth is the length of the reduced axis.
 AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten._softmax.default: _dim_size,
+    aten._safe_softmax.default: _dim_size,
     aten._log_softmax.default: _dim_size,
     aten.logsumexp.default: _reduced_count,
     aten.native_layer_norm.default: lambda a, k: max(1, math.prod(a[1])),
@@ -228,7 +230,8 @@ LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default, aten.logcumsume
 # softmax relative to its value, at every element of the row: at a row's maximum both are
 # flat along the inputs' magnitudes, and the max-subtracted reference never rounds at that
 # scale. Values: whether the term is relative to the output (softmax) or absolute.
-ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True}
+ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True,
+               aten._safe_softmax.default: True}
 
 # Elementwise functions whose standard formula cancels in a tail: GELU is 0.5 x (1 + erf(x /
 # sqrt 2)) (or 1 + tanh(...)), and 1 + erf is rounded at the scale of 1 where erf -> -1, an
@@ -298,6 +301,7 @@ GROUPED_OPERAND: dict[Any, Callable[[tuple, dict], torch.Tensor | None]] = {
         tuple(a[0].shape), list(range(a[0].dim() - len(a[1]), a[0].dim()))),
     aten.native_batch_norm.default: _batch_norm_groups,
     aten._softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
+    aten._safe_softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
     aten._log_softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
     aten.var.correction: lambda a, k: _positions_over(
         tuple(a[0].shape), _reduced_dims(a[0], a[1] if len(a) > 1 else k.get("dim"))),
@@ -1106,7 +1110,9 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
     for name, t in [*model.named_parameters(), *model.named_buffers()]:
         if stored and name in stored and _is_inexact(t):
             tracer.declare(t, stored[name])
-    with torch.set_grad_enabled(cotangents is not None), tracer:
+    # torch's fused attention kernels (the CPU's flash kernel takes float64) are one op to the
+    # trace; its math backend writes the same attention out as matmuls and a softmax
+    with torch.set_grad_enabled(cotangents is not None), sdpa_kernel(SDPBackend.MATH), tracer:
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
