@@ -623,3 +623,51 @@ def test_a_loop_index_is_a_tensor_of_the_compiled_type(tmp_path):
                                text=True, timeout=120, check=True)
     assert installed.stdout.split("\n")[-2] == str(
         [32000, 32001, 32002, 32003, 64004, 64005, 64006, 64007, 0, 1])
+
+
+@triton.jit
+def _widen_fp8(x_ptr, f32_ptr, f16_ptr, bf16_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    tl.store(f32_ptr + r, x.to(tl.float32))
+    tl.store(f16_ptr + r, x.to(tl.float16))
+    tl.store(bf16_ptr + r, x.to(tl.bfloat16))
+
+
+@pytest.mark.parametrize("fp8", [torch.float8_e4m3fn, torch.float8_e5m2,
+                                 torch.float8_e4m3fnuz, torch.float8_e5m2fnuz])
+def test_fp8_widens_to_its_value_nan_and_inf_kept(shipped_interpreter, fp8):
+    """As a GPU's cvt from e4m3/e5m2: the interpreter as shipped moved the bit fields and
+    clamped the exponent, so E4M3's NaN came out as +-480 and E5M2's Inf as +-65536 (an
+    honest fp8 GEMM loading its operands as fp8 failed EXC-01 on the CPU)."""
+    interpreter_device.install()
+    x = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(fp8)
+    outs = [torch.empty(256, dtype=d) for d in (torch.float32, torch.float16, torch.bfloat16)]
+    _widen_fp8[(1,)](x, *outs, BLOCK=256)
+    for out in outs:
+        expected = x.to(out.dtype)
+        assert torch.equal(out.isnan(), expected.isnan()), out.dtype
+        assert torch.equal(out[~out.isnan()], expected[~expected.isnan()]), out.dtype
+
+
+@triton.jit
+def _fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr):
+    r = tl.arange(0, M)
+    a = tl.load(a_ptr + r[:, None] * M + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * M + r[None, :])
+    tl.store(c_ptr + r[:, None] * M + r[None, :], tl.dot(a, b))
+
+
+def test_a_dot_of_fp8_operands_keeps_their_nan_and_inf(shipped_interpreter):
+    """tl.dot widened fp8 operands by moving their bit fields too: a NaN in A's row 0 gave
+    finite outputs; an fp32 product of the exact values is what a GPU's fp8 MMA gives."""
+    interpreter_device.install()
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(16, 16, generator=g).to(torch.float8_e4m3fn)
+    b = torch.randn(16, 16, generator=g).to(torch.float8_e4m3fn)
+    a[0, 3] = float("nan")
+    c = torch.empty(16, 16)
+    _fp8_dot[(1,)](a, b, c, M=16)
+    expected = a.float() @ b.float()
+    assert bool(c[0].isnan().all())
+    assert torch.allclose(c[1:], expected[1:], rtol=1e-6, atol=1e-6)
