@@ -2432,3 +2432,23 @@ def test_exc01_judges_a_read_at_an_open_pick_by_the_classes_of_every_pick(
     candidate = candidate_source(read, args="x, w", prelude="y = torch.round(x * 2)")
     result = judge(tmp_path, WIDE_ARGMAX_GATHER_PROBLEM, candidate, ["EXC-01"])
     assert result.gates["EXC-01"].status is status, result.gates["EXC-01"].detail
+
+
+def test_attention_by_sdpa_is_judged_against_attention_written_out(tmp_path):
+    """SDPA's fused CPU kernel was one op to the oracle's trace (depth the head dim alone), and
+    the fp32 reference itself used 43.4x of ORD-01's bound at inputs + 10000 and 2.27x of
+    CMP-01's at normal + outliers: those trials judged nothing. Traced through its math
+    backend (matmuls and `_safe_softmax`, in the softmax tables now), every trial is judged;
+    the honest written-out attention passes and its scores in bf16 still fail."""
+    core = Path(__file__).parent / "fixtures" / "core"
+    problem = (core / "attention_sdpa.py").read_text()
+    honest = (core / "attention_sdpa_explicit.py").read_text()
+    judged = judge(tmp_path, problem, honest, ["CMP-01", "ORD-01"], device="cpu")
+    for gate in judged.gates.values():
+        assert gate.status is Status.PASS and "under-specified" not in gate.detail, gate
+    line = "    return q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5"
+    assert line in honest
+    bf16 = honest.replace(line, "    return (q.bfloat16() @ k.bfloat16().transpose(-2, -1)).float()"
+                                " * q.shape[-1] ** -0.5")
+    ord01 = judge(tmp_path, problem, bf16, ["ORD-01"], device="cpu").gates["ORD-01"]
+    assert ord01.status is Status.FAIL, ord01.detail

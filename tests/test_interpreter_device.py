@@ -623,3 +623,83 @@ def test_a_loop_index_is_a_tensor_of_the_compiled_type(tmp_path):
                                text=True, timeout=120, check=True)
     assert installed.stdout.split("\n")[-2] == str(
         [32000, 32001, 32002, 32003, 64004, 64005, 64006, 64007, 0, 1])
+
+
+@triton.jit
+def _widen_fp8(x_ptr, f32_ptr, f16_ptr, bf16_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    tl.store(f32_ptr + r, x.to(tl.float32))
+    tl.store(f16_ptr + r, x.to(tl.float16))
+    tl.store(bf16_ptr + r, x.to(tl.bfloat16))
+
+
+@pytest.mark.parametrize("fp8", [torch.float8_e4m3fn, torch.float8_e5m2,
+                                 torch.float8_e4m3fnuz, torch.float8_e5m2fnuz])
+def test_fp8_widens_to_its_value_nan_and_inf_kept(shipped_interpreter, fp8):
+    """As a GPU's cvt from e4m3/e5m2: the interpreter as shipped moved the bit fields and
+    clamped the exponent, so E4M3's NaN came out as +-480 and E5M2's Inf as +-65536 (an
+    honest fp8 GEMM loading its operands as fp8 failed EXC-01 on the CPU)."""
+    interpreter_device.install()
+    x = torch.arange(256, dtype=torch.int32).to(torch.uint8).view(fp8)
+    outs = [torch.empty(256, dtype=d) for d in (torch.float32, torch.float16, torch.bfloat16)]
+    _widen_fp8[(1,)](x, *outs, BLOCK=256)
+    for out in outs:
+        expected = x.to(out.dtype)
+        assert torch.equal(out.isnan(), expected.isnan()), out.dtype
+        assert torch.equal(out[~out.isnan()], expected[~expected.isnan()]), out.dtype
+
+
+@triton.jit
+def _fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr):
+    r = tl.arange(0, M)
+    a = tl.load(a_ptr + r[:, None] * M + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * M + r[None, :])
+    tl.store(c_ptr + r[:, None] * M + r[None, :], tl.dot(a, b))
+
+
+def test_a_dot_of_fp8_operands_keeps_their_nan_and_inf(shipped_interpreter):
+    """tl.dot widened fp8 operands by moving their bit fields too: a NaN in A's row 0 gave
+    finite outputs; an fp32 product of the exact values is what a GPU's fp8 MMA gives."""
+    interpreter_device.install()
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(16, 16, generator=g).to(torch.float8_e4m3fn)
+    b = torch.randn(16, 16, generator=g).to(torch.float8_e4m3fn)
+    a[0, 3] = float("nan")
+    c = torch.empty(16, 16)
+    _fp8_dot[(1,)](a, b, c, M=16)
+    expected = a.float() @ b.float()
+    assert bool(c[0].isnan().all())
+    assert torch.allclose(c[1:], expected[1:], rtol=1e-6, atol=1e-6)
+
+
+@triton.jit
+def _narrow_to_fp8(x_ptr, e4m3_ptr, e5m2_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    tl.store(e4m3_ptr + r, x.to(tl.float8e4nv))
+    tl.store(e5m2_ptr + r, x.to(tl.float8e5))
+
+
+def test_narrowing_to_fp8_rounds_to_nearest_even_and_saturates(shipped_interpreter):
+    """As Triton's cvt.rn.satfinite.e4m3x2.f32 (and e5m2x2): the interpreter as shipped moved
+    the bit fields, and 1,903 of these 16,384 values landed on another E4M3 value (833 for
+    E5M2), subnormals and carries among them. Past the largest finite value (an infinity
+    too) it saturates; NaN stays NaN."""
+    interpreter_device.install()
+    g = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.randn(4000, generator=g) * s for s in (1e-3, 1, 30, 300)]
+                  + [torch.tensor([448.0, 464.0, 1e4, 61440.0, float("inf"), -float("inf"),
+                                   float("nan")])])
+    x = torch.cat([x, torch.zeros(16384 - x.numel())])
+    e4m3, e5m2 = torch.empty(16384, dtype=torch.float8_e4m3fn), torch.empty(
+        16384, dtype=torch.float8_e5m2)
+    _narrow_to_fp8[(1,)](x, e4m3, e5m2, BLOCK=16384)
+    for got, fp8 in ((e4m3, torch.float8_e4m3fn), (e5m2, torch.float8_e5m2)):
+        expected = x.to(fp8).float()
+        largest = torch.finfo(fp8).max
+        expected = torch.where(expected.isinf(), torch.full_like(x, largest).copysign(x),
+                               expected)
+        got = got.float()
+        assert torch.equal(got.isnan(), expected.isnan()), fp8
+        assert torch.equal(got[~got.isnan()], expected[~expected.isnan()]), fp8

@@ -420,3 +420,25 @@ def test_a_filter_in_the_spectrum_traces_back_to_real_outputs():
     r = run_oracle(Lambda(spectral), [x, filt])
     assert r.values[0].dtype == torch.float64 and r.depths[0] > 32
     assert _within_half_the_bound(spectral(x, filt), r) < 1
+
+
+def test_safe_softmax_is_traced_as_softmax():
+    """aten._safe_softmax (softmax with 0 for a row masked whole; what SDPA's math backend
+    calls) was in no table: depth 1, no row term, no rounded-lse term."""
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(0))
+    safe = run_oracle(Lambda(lambda t: torch.ops.aten._safe_softmax(t, -1)), [x])
+    plain = run_oracle(Lambda(lambda t: torch.softmax(t, -1)), [x])
+    assert safe.depths == plain.depths
+    assert torch.equal(safe.magnitudes[0], plain.magnitudes[0])
+
+
+def test_fused_attention_is_traced_through_its_math_backend():
+    """On the CPU, SDPA's fused flash kernel takes float64 and was one op to the trace: depth
+    the head dim alone (its inputs' size over the smallest output's), the keys' sum and the
+    softmax's row never counted. It is traced written out now: both products and the row."""
+    g = torch.Generator().manual_seed(0)
+    t, d = 32, 8
+    q, k, v = (torch.randn(1, 2, t, d, generator=g) for _ in range(3))
+    r = run_oracle(Lambda(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True)), [q, k, v])
+    assert r.depths[0] >= t + d

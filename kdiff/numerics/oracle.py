@@ -51,12 +51,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._pytree import tree_flatten, tree_map
 
 from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.data.vjp import differentiable, input_gradients
-from kdiff.numerics import softmax_backward
+from kdiff.numerics import normalisation_backward, softmax_backward
 from kdiff.numerics.accumulation import RUNNING_PRODUCTS
 from kdiff.numerics.classes import classes
 from kdiff.numerics.integers import (
@@ -76,7 +77,6 @@ from kdiff.numerics.integers import (
     open_picks,
     undefined_cast,
 )
-from kdiff.numerics.softmax_backward import SOFTMAX_BACKWARD
 from kdiff.numerics.tolerance import (
     WORST_CASE_C,
     BoundModel,
@@ -204,6 +204,7 @@ COMPONENT_VIEWS: dict[Any, Callable[[torch.Tensor], torch.Tensor]] = {
 # Reductions traced by finite differences whose depth is the length of the reduced axis.
 AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten._softmax.default: _dim_size,
+    aten._safe_softmax.default: _dim_size,
     aten._log_softmax.default: _dim_size,
     aten.logsumexp.default: _reduced_count,
     aten.native_layer_norm.default: lambda a, k: max(1, math.prod(a[1])),
@@ -251,7 +252,8 @@ LOG_OF_SUM = {aten._log_softmax.default, aten.logsumexp.default, aten.logcumsume
 # softmax relative to its value, at every element of the row: at a row's maximum both are
 # flat along the inputs' magnitudes, and the max-subtracted reference never rounds at that
 # scale. Values: whether the term is relative to the output (softmax) or absolute.
-ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True}
+ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True,
+               aten._safe_softmax.default: True}
 
 # Elementwise functions whose standard formula cancels in a tail: GELU is 0.5 x (1 + erf(x /
 # sqrt 2)) (or 1 + tanh(...)), and 1 + erf is rounded at the scale of 1 where erf -> -1, an
@@ -270,6 +272,12 @@ TAIL_CANCELLATION = {aten.gelu.default: 0.5, aten.gelu_backward.default: 0.5}
 LIBRARY_ULPS = {aten.lgamma.default: 6, aten.erfinv.default: 2, aten.i0.default: 6,
                 aten.special_i0e.default: 6, aten.special_i1.default: 6,
                 aten.special_i1e.default: 6}
+
+# Backwards whose result is a difference of terms that cancel for some cotangents, traced as
+# their formulas written out (each module says why): the finite differences took |J M| along
+# each operand's magnitudes, which cancels where the result does, and bounded an honest
+# kernel's rounding of the cancelling terms by almost nothing.
+WRITTEN_OUT = {**softmax_backward.FORMULAS, **normalisation_backward.FORMULAS}
 
 # Sign pattern of the second direction the finite differences of a mixing op take (below).
 _SIGNS_SEED = 20261203
@@ -315,6 +323,7 @@ GROUPED_OPERAND: dict[Any, Callable[[tuple, dict], torch.Tensor | None]] = {
         tuple(a[0].shape), list(range(a[0].dim() - len(a[1]), a[0].dim()))),
     aten.native_batch_norm.default: _batch_norm_groups,
     aten._softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
+    aten._safe_softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
     aten._log_softmax.default: lambda a, k: _positions_over(tuple(a[0].shape), [a[1]]),
     aten.var.correction: lambda a, k: _positions_over(
         tuple(a[0].shape), _reduced_dims(a[0], a[1] if len(a) > 1 else k.get("dim"))),
@@ -688,8 +697,9 @@ class MagnitudeTracer(EagerDispatchMode):
         # read, and for the finite differences its values kept, before the op runs.
         mutates = func._schema.is_mutable
         known = self._known(flat) if mutates else None
+        written = WRITTEN_OUT[func](args) if func in WRITTEN_OUT else None
         differences = self.magnitudes and func not in CONTRACTIONS and func not in SPECTRAL \
-            and func is not SOFTMAX_BACKWARD and not _is_data_movement(func)
+            and written is None and not _is_data_movement(func)
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
         out = func(*args, **kwargs)
@@ -731,8 +741,8 @@ class MagnitudeTracer(EagerDispatchMode):
         elif func in SPECTRAL:
             magnitudes = _spectral_magnitude(func, args, known[0].magnitude, out)
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
-        elif func is SOFTMAX_BACKWARD:  # as its formula: the terms it subtracts (depth below)
-            magnitudes = softmax_backward.magnitude(args, known[0].magnitude, known[1].magnitude)
+        elif written is not None:  # as its formula: the terms it subtracts (depth below)
+            magnitudes = written.magnitude(lambda t: self.lookup(t).magnitude)
         elif _is_data_movement(func):
             magnitudes = COMPONENT_VIEWS[func](m_args[0][0]) if func in COMPONENT_VIEWS \
                 else func(*m_args[0], **m_args[1])
@@ -767,8 +777,8 @@ class MagnitudeTracer(EagerDispatchMode):
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
                     (apart > 0) & (condition.magnitude > 0), condition.magnitude * apart, 0.0)
             self._keep_integral(func, args, kwargs, flat, out, steps)
-        if func is SOFTMAX_BACKWARD:  # both operands' chains on one, in the reassociated form
-            depth_in, local = 0, softmax_backward.depth(args, known[0].depth, known[1].depth)
+        if written is not None:  # the chains its formula puts together
+            depth_in, local = 0, written.depth(lambda t: self.lookup(t).depth)
         m_outs, _ = tree_flatten(magnitudes)
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
@@ -1235,7 +1245,9 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
     for name, t in [*model.named_parameters(), *model.named_buffers()]:
         if stored and name in stored and _is_inexact(t):
             tracer.declare(t, stored[name])
-    with torch.set_grad_enabled(cotangents is not None), tracer:
+    # torch's fused attention kernels (the CPU's flash kernel takes float64) are one op to the
+    # trace; its math backend writes the same attention out as matmuls and a softmax
+    with torch.set_grad_enabled(cotangents is not None), sdpa_kernel(SDPBackend.MATH), tracer:
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:

@@ -24,6 +24,9 @@ depth is the sum of the operands' depths, not their maximum.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import torch
 
 SOFTMAX_BACKWARD = torch.ops.aten._softmax_backward_data.default
@@ -37,17 +40,26 @@ def _finite_abs(t: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(t), t.abs(), 0.0)
 
 
-def magnitude(args: tuple, grad_magnitude: torch.Tensor, output_magnitude: torch.Tensor
-              ) -> torch.Tensor:
-    """|y| (M_g + M_s) + |g - s| M_y for dx = y (g - s), s = sum_j y_j g_j along the row."""
-    g, y, dim = args[0].detach(), args[1].detach(), int(args[2])
-    m_g, m_y = grad_magnitude.to(g.device), output_magnitude.to(g.device)
-    abs_g, abs_y = _finite_abs(g), _finite_abs(y)
-    m_s = (abs_y * m_g + abs_g * m_y).sum(dim, keepdim=True)
-    difference = _finite_abs(g - (g * y).sum(dim, keepdim=True))
-    return abs_y * (m_g + m_s) + difference * m_y
+@dataclass(frozen=True)
+class SoftmaxBackward:
+    """One call of the fused op: its arguments (g, y, dim, dtype)."""
+
+    args: tuple
+
+    def magnitude(self, magnitude_of: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        """|y| (M_g + M_s) + |g - s| M_y for dx = y (g - s), s = sum_j y_j g_j along the row."""
+        g, y, dim = self.args[0].detach(), self.args[1].detach(), int(self.args[2])
+        m_g, m_y = magnitude_of(g).to(g.device), magnitude_of(y).to(g.device)
+        abs_g, abs_y = _finite_abs(g), _finite_abs(y)
+        m_s = (abs_y * m_g + abs_g * m_y).sum(dim, keepdim=True)
+        difference = _finite_abs(g - (g * y).sum(dim, keepdim=True))
+        return abs_y * (m_g + m_s) + difference * m_y
+
+    def depth(self, depth_of: Callable[[torch.Tensor], int]) -> int:
+        """Both operands' chains, the row's sum and the elementwise roundings."""
+        g, y, dim = self.args[0], self.args[1], int(self.args[2])
+        return depth_of(g) + depth_of(y) + int(g.shape[dim]) + ELEMENTWISE_ROUNDINGS
 
 
-def depth(args: tuple, grad_depth: int, output_depth: int) -> int:
-    """The result's depth: both operands' chains, the row's sum and the elementwise roundings."""
-    return grad_depth + output_depth + int(args[0].shape[int(args[2])]) + ELEMENTWISE_ROUNDINGS
+# The op traced as its formula, and how to read one call of it (oracle.WRITTEN_OUT)
+FORMULAS = {SOFTMAX_BACKWARD: SoftmaxBackward}

@@ -18,7 +18,8 @@ passes it as Triton's compiler types it.
 
 The interpreter has no `extern_elementwise`, so libdevice's functions return None or raise
 there; the worker gives it kdiff.sandbox.interpreter_libdevice's, inline PTX
-kdiff.sandbox.interpreter_ptx's, bf16 kdiff.sandbox.interpreter_bf16's arithmetic, and the
+kdiff.sandbox.interpreter_ptx's, bf16 kdiff.sandbox.interpreter_bf16's arithmetic, fp8
+kdiff.sandbox.interpreter_fp8's widening (NaN and Inf kept), and the
 order of a launch's programs kdiff.sandbox.interpreter_order's. Each function below says what
 else differs and why: `tl.dot`'s TF32, autotuning, and `tl` patched once a launch instead of
 once a device-function call.
@@ -39,6 +40,7 @@ import numpy as np
 
 from kdiff.sandbox import (
     interpreter_bf16,
+    interpreter_fp8,
     interpreter_libdevice,
     interpreter_order,
     interpreter_ptx,
@@ -60,6 +62,7 @@ def install() -> None:
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
     interpreter_bf16.install(interpreter)
+    interpreter_fp8.install(interpreter)
     launches = interpreter_order.install(interpreter)
     if launches is not None:
         _patch_the_language_once_a_launch(interpreter, launches)
