@@ -211,3 +211,26 @@ def test_a_misdeclared_problem_is_an_error_of_the_problem_before_anything_is_jud
     assert verdict.error == (f"{problem}: KDIFF_BACKWARD names 'angles', which is not a "
                              f"parameter of Model.forward (x, cos, sin)")
     assert verdict.native.accept is None and verdict.gates == {}
+
+
+RESIDUAL = CORE / "residual_norm_backward.py"
+
+
+@pytest.mark.parametrize("candidate", ["reference", "residual_norm_own_backward.py"])
+def test_gradients_the_reference_returns_as_one_tensor_may_be_one_tensor(tmp_path, candidate):
+    """x + r: autograd returns one gradient tensor for both addends. ORD-02 took the
+    reference's sharing from its forward alone, so the reference as its own candidate, and a
+    fused add-norm backward returning its one gradient twice, failed `output_aliasing`."""
+    honest = (
+        reference_as_candidate(tmp_path, RESIDUAL) if candidate == "reference" else CORE / candidate
+    )
+    ord02 = judge(honest, ["ORD-02"], RESIDUAL).gates["ORD-02"]
+    assert ord02.status is Status.PASS, ord02.detail
+    assert "output 3 shares storage with output 2" in ord02.detail, ord02.detail
+
+
+def test_a_gradient_written_into_an_input_still_fails():
+    ord02 = judge(CORE / "residual_norm_gradient_in_input.py", ["ORD-02"], RESIDUAL)
+    result = ord02.gates["ORD-02"]
+    assert (result.status, result.signature) == (Status.FAIL, "output_aliasing"), result
+    assert "output 2 shares storage with input 0" in result.detail, result.detail
