@@ -234,3 +234,72 @@ def test_a_gradient_written_into_an_input_still_fails():
     result = ord02.gates["ORD-02"]
     assert (result.status, result.signature) == (Status.FAIL, "output_aliasing"), result
     assert "output 2 shares storage with input 0" in result.detail, result.detail
+
+
+KINKED = '''
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, p, q):
+        return torch.relu(x), (p - q).abs().sum(-1), x.clamp(-0.5, 0.5)
+
+
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    return [torch.randn(8, 32), torch.randn(8, 32), torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+KINKED_OWN_BACKWARD = '''
+import torch
+
+
+class Kinked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p, q):
+        ctx.save_for_backward(x, p, q)
+        return torch.relu(x), (p - q).abs().sum(-1), x.clamp(-0.5, 0.5)
+
+    @staticmethod
+    def backward(ctx, g_relu, g_l1, g_clamp):
+        x, p, q = ctx.saved_tensors
+        # other subgradients than autograd's at the kinks: 1 for ReLU at 0, the sign as
+        # +-1 where p = q, and the clamp's bounds left out
+        dx = torch.where(DX_RELU, g_relu, 0.0) + torch.where(x.abs() < 0.5, g_clamp, 0.0)
+        dp = g_l1[:, None] * torch.where(p > q, 1.0, -1.0)
+        return dx, dp, DQ
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x, p, q):
+        return Kinked.apply(x, p, q)
+'''
+
+
+@pytest.mark.parametrize("relu_mask, dq, honest", [
+    ("x >= 0", "-dp", True),
+    ("x > -1", "-dp", False),  # the gradient leaks through negative x
+    ("x >= 0", "dp", False),  # q's gradient with p's sign
+], ids=["other_subgradients", "relu_leaks", "sign_flipped"])
+def test_a_backward_may_take_another_subgradient_at_a_kink(tmp_path, relu_mask, dq, honest):
+    """ReLU, |p - q| and a clamp at their kinks: autograd takes the least-norm subgradient,
+    an honest backward another (Liger-Kernel's TVD: -1/2 where p = q). Judged exactly, CMP-01's
+    mostly-zero inputs failed it (976 of 1,024 elements) and PRC-03's inputs + 1e6 (ties of
+    p and q after rounding); gradients wrong off the kinks still fail."""
+    problem = tmp_path / "kinked.py"
+    problem.write_text(KINKED)
+    candidate = tmp_path / "kinked_own_backward.py"
+    candidate.write_text(KINKED_OWN_BACKWARD.replace("DX_RELU", relu_mask).replace("DQ", dq))
+    verdict = judge(candidate, ["CMP-01", "PRC-03"], problem)
+    assert verdict.native.accept is True
+    statuses = {g: r.status for g, r in verdict.gates.items()}
+    if honest:
+        assert set(statuses.values()) == {Status.PASS}, verdict.gates
+    else:
+        assert statuses["CMP-01"] is Status.FAIL, verdict.gates

@@ -36,10 +36,10 @@ SUFFIX = ".entry"
 # loading and building the reference, running it, the gradients a backward problem adds (which
 # inputs, and how), and the oracle's trace with every kdiff module it imports (the steps and
 # picks of integers, windows' pools, tolerance's step magnitude, softmax's fused backward,
-# the dispatch mode): a change there changes the magnitudes an entry holds.
+# a VJP's kinks, the dispatch mode): a change there changes the magnitudes an entry holds.
 ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.integers", "kdiff.numerics.windows",
                   "kdiff.numerics.tolerance", "kdiff.numerics.softmax_backward",
-                  "kdiff.data.dispatch", "kdiff.numerics.inputs",
+                  "kdiff.numerics.kinks", "kdiff.data.dispatch", "kdiff.numerics.inputs",
                   "kdiff.numerics.sizes", "kdiff.data.problem", "kdiff.data.seeding",
                   "kdiff.data.differentiated", "kdiff.data.vjp", "kdiff.judging.context")
 # Entries larger than this stay in memory only: at --max-elements 2^20 one evaluation of a

@@ -56,7 +56,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.data.vjp import differentiable, input_gradients
-from kdiff.numerics import softmax_backward
+from kdiff.numerics import kinks, softmax_backward
 from kdiff.numerics.integers import (
     BINARY_STEPS,
     COMPARISONS,
@@ -384,6 +384,11 @@ class MagnitudeTracer(EagerDispatchMode):
         # working format's range where the output's own magnitude does not (sigmoid(conv)).
         self._entries: dict[tuple, tuple[torch.Tensor, Traced, torch.Tensor]] = {}
         self.arithmetic = arithmetic
+        # In the backward pass (run_oracle's gradients): a kink's subgradient is open (kinks.py)
+        self.differentiating = False
+        # Per ReLU result, where its input met 0: autograd's ReLU backward reads the result
+        # alone, 0 at every input that was not positive, kink or not.
+        self._relu_inputs: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         # What the trace knows of integer tensors, keyed and checked as the entries are:
         # where a decision's index is a near tie (an infinite magnitude), where a rounding
         # to an integer may land a step away (STEPS: the step's magnitude), 0 elsewhere.
@@ -530,6 +535,35 @@ class MagnitudeTracer(EagerDispatchMode):
         # a cast with no defined value there (undefined_cast): any integer is honest
         return steps if undefined is None else torch.where(undefined, math.inf, steps)
 
+    def _at_kinks(self, func, args: tuple, steps: torch.Tensor | None) -> torch.Tensor | None:
+        """`steps`, and in the backward pass how far another subgradient may lie where an
+        operand meets a kink of the function differentiated (kinks.jump), as a step's
+        magnitude: what the formula picks there is one honest choice among several."""
+        if not self.differentiating:
+            return steps
+        jumped = kinks.jump(func, args, self._meets)
+        if jumped is None:
+            return steps
+        kink = step_magnitude(jumped, self.arithmetic)
+        return kink if steps is None else torch.maximum(steps, kink)
+
+    def _meets(self, x: Any, point: Any) -> torch.Tensor:
+        """Where `x` meets a kink at `point` within both their worst-case errors; for a
+        ReLU's result at 0, where the ReLU's input met 0 (`_relu_inputs`)."""
+        at_zero = self._read(self._relu_inputs, x) if isinstance(x, torch.Tensor) else None
+        if at_zero is not None and isinstance(point, (int, float)) and point == 0:
+            return at_zero
+        return kinks.within(x, point, self._reach(x) + self._reach(point))
+
+    def _reach(self, x: Any) -> torch.Tensor | float:
+        """x's worst-case error in the working arithmetic; 0 where it is read as stored."""
+        if not _is_inexact(x):
+            return 0.0
+        known = self.lookup(x)
+        if known.depth == 0 and known.quantization == 0.0:
+            return 0.0
+        return self.worst_error(x, known)
+
     def trusted_a_stale_entry(self) -> bool:
         """Whether a trusting lookup used an entry that something unseen had written over
         (where the checking lookup would have taken the tensor's own values)."""
@@ -574,14 +608,19 @@ class MagnitudeTracer(EagerDispatchMode):
             and func is not SOFTMAX_BACKWARD and not _is_data_movement(func)
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
+        # before the op: an in-place ReLU writes its result over its input
+        relu_kinks = self._meets(args[0], 0.0) if func in kinks.RELU and \
+            torch.is_grad_enabled() else None
         out = func(*args, **kwargs)
         if func in DECISIONS or func in POOLS:
             self._decide(func, args, kwargs, out)
+        if relu_kinks is not None:
+            self._relu_inputs[self._key(out)] = (out, relu_kinks, _fingerprint(out))
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_inexact(o)]
         if not float_outs:
             if is_step(func, out, kwargs):  # a rounding to an integer format
-                steps = self._steps(func, args, kwargs, out)
+                steps = self._at_kinks(func, args, self._steps(func, args, kwargs, out))
                 if steps is not None:
                     self._record_integer(out, IntegerTrace(steps, self.lookup(args[0]).depth + 1))
             return out
@@ -641,6 +680,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * _own_scale(out) if ROUNDED_LSE[func] else row)
             steps = self._steps(func, args, kwargs, out) if is_step(func, out, kwargs) else None
+            steps = self._at_kinks(func, args, steps)
             if steps is not None:
                 allowance[id(out)] = steps
             condition = self.integer(args[0]) if func is aten.where.self else None
@@ -1105,6 +1145,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
             wrt = [args[i] for i in differentiated]
+            tracer.differentiating = True
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
     values, mags, depths, peaks, quantizations = [], [], [], [], []
     float_numel = sum(a.numel() for a in args if _is_inexact(a))
