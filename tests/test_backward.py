@@ -303,3 +303,70 @@ def test_a_backward_may_take_another_subgradient_at_a_kink(tmp_path, relu_mask, 
         assert set(statuses.values()) == {Status.PASS}, verdict.gates
     else:
         assert statuses["CMP-01"] is Status.FAIL, verdict.gates
+
+
+COMPLEX_ROPE = '''
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, q, freqs):
+        qc = torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2))
+        return torch.view_as_real(qc * freqs[:, None, :]).flatten(-2)
+
+
+KDIFF_BACKWARD = ("q",)
+
+
+def get_inputs():
+    angles = torch.outer(torch.arange(8.0), 10000.0 ** -(torch.arange(8.0) / 8))
+    return [torch.randn(8, 4, 16), torch.polar(torch.ones_like(angles), angles)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+COMPLEX_ROPE_OWN_BACKWARD = '''
+import torch
+
+
+def rotate(x, f):
+    xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(xc * f[:, None, :]).flatten(-2)
+
+
+class Rope(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, freqs):
+        ctx.save_for_backward(freqs)
+        return rotate(q, freqs)
+
+    @staticmethod
+    def backward(ctx, g):
+        (freqs,) = ctx.saved_tensors
+        return rotate(g, BACKWARD_TABLE), None
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, q, freqs):
+        return Rope.apply(q, freqs)
+'''
+
+
+@pytest.mark.parametrize("table, honest", [("freqs.conj()", True), ("freqs", False)],
+                         ids=["rotated_back", "rotated_on"])
+def test_a_real_vjp_through_complex_intermediates_is_judged(tmp_path, table, honest):
+    """Llama 4's RoPE: real q, rotated as complex pairs by a complex table. Autograd's complex
+    multiply conjugates the table in its backward, and the oracle applied aten's _conj to its
+    real magnitude, which raises: every value gate skipped ("reference cannot run in
+    float64"). A backward rotating the gradient forward, not back, fails."""
+    problem = tmp_path / "complex_rope.py"
+    problem.write_text(COMPLEX_ROPE)
+    candidate = tmp_path / "complex_rope_own_backward.py"
+    candidate.write_text(COMPLEX_ROPE_OWN_BACKWARD.replace("BACKWARD_TABLE", table))
+    cmp = judge(candidate, ["CMP-01"], problem).gates["CMP-01"]
+    if honest:
+        assert cmp.status is Status.PASS, cmp.detail
+    else:
+        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail

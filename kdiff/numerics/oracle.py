@@ -192,10 +192,13 @@ def _spectral_magnitude(func, args: tuple, magnitude: torch.Tensor, out: torch.T
 # Views between a complex tensor and its components (torch.view_as_real: a trailing dim of
 # 2). A complex magnitude bounds the modulus of the error, so each component's error too;
 # components whose errors are each within M_r and M_i make a complex error of modulus at most
-# hypot(M_r, M_i).
+# hypot(M_r, M_i). The conjugate view negates the imaginary component: the same modulus
+# (aten's _conj, which autograd's complex multiply takes in its backward, raises on the real
+# magnitude itself).
 COMPONENT_VIEWS: dict[Any, Callable[[torch.Tensor], torch.Tensor]] = {
     aten.view_as_real.default: lambda m: m.unsqueeze(-1).expand(*m.shape, 2),
     aten.view_as_complex.default: lambda m: torch.hypot(m[..., 0], m[..., 1]),
+    aten._conj.default: lambda m: m,
 }
 
 # Reductions traced by finite differences whose depth is the length of the reduced axis.
