@@ -695,7 +695,8 @@ class MagnitudeTracer(EagerDispatchMode):
         if func is SOFTMAX_BACKWARD:  # both operands' chains on one, in the reassociated form
             depth_in, local = 0, softmax_backward.depth(args, known[0].depth, known[1].depth)
         m_outs, _ = tree_flatten(magnitudes)
-        m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
+        # complex too: the depth-only trace keeps the op's own (complex) result as its magnitude
+        m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and _is_inexact(m)]
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
             if extra is not None:
                 allowance[id(o)] = allowance.get(id(o), 0.0) + extra
