@@ -370,3 +370,63 @@ def test_a_real_vjp_through_complex_intermediates_is_judged(tmp_path, table, hon
         assert cmp.status is Status.PASS, cmp.detail
     else:
         assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail
+
+
+LEAKY_BY_WHERE = '''
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.where(x > 0, x, 0.01 * x)
+
+
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+LEAKY_OWN_BACKWARD = '''
+import torch
+
+
+class Leaky(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.where(x > 0, x, 0.01 * x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return torch.where(x >= 0, g, SLOPE * g)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return Leaky.apply(x)
+'''
+
+
+@pytest.mark.parametrize("slope, honest", [("0.01", True), ("0.1", False)],
+                         ids=["other_side_at_0", "wrong_slope"])
+def test_a_kink_the_reference_writes_with_where_is_open_in_its_backward(tmp_path, slope,
+                                                                         honest):
+    """Leaky ReLU written `where(x > 0, x, 0.01 x)`: its backward selects through the
+    forward's mask, decided at x = 0, and CMP-01's mostly-zero inputs failed a backward
+    taking the other side there; a backward with the wrong slope still fails."""
+    problem = tmp_path / "leaky_by_where.py"
+    problem.write_text(LEAKY_BY_WHERE)
+    candidate = tmp_path / "leaky_own_backward.py"
+    candidate.write_text(LEAKY_OWN_BACKWARD.replace("SLOPE", slope))
+    cmp = judge(candidate, ["CMP-01"], problem).gates["CMP-01"]
+    if honest:
+        assert cmp.status is Status.PASS, cmp.detail
+    else:
+        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail

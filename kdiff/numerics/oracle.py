@@ -392,6 +392,8 @@ class MagnitudeTracer(EagerDispatchMode):
         # Per ReLU result, where its input met 0: autograd's ReLU backward reads the result
         # alone, 0 at every input that was not positive, kink or not.
         self._relu_inputs: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        # Per comparison mask of the forward of a backward problem, where its sides met.
+        self._forward_kinks: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         # What the trace knows of integer tensors, keyed and checked as the entries are:
         # where a decision's index is a near tie (an infinite magnitude), where a rounding
         # to an integer may land a step away (STEPS: the step's magnitude), 0 elsewhere.
@@ -550,6 +552,19 @@ class MagnitudeTracer(EagerDispatchMode):
         kink = step_magnitude(jumped, self.arithmetic)
         return kink if steps is None else torch.maximum(steps, kink)
 
+    def _flips(self, mask: torch.Tensor) -> torch.Tensor | None:
+        """How far a mask may flip, as a step's magnitude (None: it may not): its steps (a
+        comparison of computed values within their errors); in the backward pass also where
+        it compared values meeting exactly (a piecewise function the reference wrote with
+        `where`, differentiated through the forward's mask, at its kink)."""
+        known = self.integer(mask)
+        flips = None if known is None else known.magnitude
+        at_kink = self._read(self._forward_kinks, mask) if self.differentiating else None
+        if at_kink is None:
+            return flips
+        kink = step_magnitude(at_kink.to(torch.float64), self.arithmetic)
+        return kink if flips is None else torch.maximum(flips, kink)
+
     def _meets(self, x: Any, point: Any) -> torch.Tensor:
         """Where `x` meets a kink at `point` within both their worst-case errors; for a
         ReLU's result at 0, where the ReLU's input met 0 (`_relu_inputs`)."""
@@ -626,6 +641,10 @@ class MagnitudeTracer(EagerDispatchMode):
                 steps = self._at_kinks(func, args, self._steps(func, args, kwargs, out))
                 if steps is not None:
                     self._record_integer(out, IntegerTrace(steps, self.lookup(args[0]).depth + 1))
+            if func in COMPARISONS and torch.is_grad_enabled() and not self.differentiating:
+                # a mask the forward takes as decided, which its backward may take either way
+                self._forward_kinks[self._key(out)] = (out, self._meets(*args[:2]),
+                                                       _fingerprint(out))
             return out
         if known is None:
             known = self._known(flat)
@@ -686,11 +705,11 @@ class MagnitudeTracer(EagerDispatchMode):
             steps = self._at_kinks(func, args, steps)
             if steps is not None:
                 allowance[id(out)] = steps
-            condition = self.integer(args[0]) if func is aten.where.self else None
-            if condition is not None:  # a flipped mask picks the other operand
+            flips = self._flips(args[0]) if func is aten.where.self else None
+            if flips is not None:  # a flipped mask picks the other operand
                 apart = (args[1] - args[2]).abs()
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
-                    (apart > 0) & (condition.magnitude > 0), condition.magnitude * apart, 0.0)
+                    (apart > 0) & (flips > 0), flips * apart, 0.0)
             self._keep_integral(func, args, kwargs, flat, out, steps)
         if func is SOFTMAX_BACKWARD:  # both operands' chains on one, in the reassociated form
             depth_in, local = 0, softmax_backward.depth(args, known[0].depth, known[1].depth)
