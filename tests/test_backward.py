@@ -237,3 +237,222 @@ def test_a_misdeclared_problem_is_an_error_of_the_problem_before_anything_is_jud
     assert verdict.error == (f"{problem}: KDIFF_BACKWARD names 'angles', which is not a "
                              f"parameter of Model.forward (x, cos, sin)")
     assert verdict.native.accept is None and verdict.gates == {}
+
+
+RESIDUAL = CORE / "residual_norm_backward.py"
+
+
+@pytest.mark.parametrize("candidate", ["reference", "residual_norm_own_backward.py"])
+def test_gradients_the_reference_returns_as_one_tensor_may_be_one_tensor(tmp_path, candidate):
+    """x + r: autograd returns one gradient tensor for both addends. ORD-02 took the
+    reference's sharing from its forward alone, so the reference as its own candidate, and a
+    fused add-norm backward returning its one gradient twice, failed `output_aliasing`."""
+    honest = (
+        reference_as_candidate(tmp_path, RESIDUAL) if candidate == "reference" else CORE / candidate
+    )
+    ord02 = judge(honest, ["ORD-02"], RESIDUAL).gates["ORD-02"]
+    assert ord02.status is Status.PASS, ord02.detail
+    assert "output 3 shares storage with output 2" in ord02.detail, ord02.detail
+
+
+def test_a_gradient_written_into_an_input_still_fails():
+    ord02 = judge(CORE / "residual_norm_gradient_in_input.py", ["ORD-02"], RESIDUAL)
+    result = ord02.gates["ORD-02"]
+    assert (result.status, result.signature) == (Status.FAIL, "output_aliasing"), result
+    assert "output 2 shares storage with input 0" in result.detail, result.detail
+
+
+KINKED = '''
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, p, q):
+        return torch.relu(x), (p - q).abs().sum(-1), x.clamp(-0.5, 0.5)
+
+
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    return [torch.randn(8, 32), torch.randn(8, 32), torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+KINKED_OWN_BACKWARD = '''
+import torch
+
+
+class Kinked(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p, q):
+        ctx.save_for_backward(x, p, q)
+        return torch.relu(x), (p - q).abs().sum(-1), x.clamp(-0.5, 0.5)
+
+    @staticmethod
+    def backward(ctx, g_relu, g_l1, g_clamp):
+        x, p, q = ctx.saved_tensors
+        # other subgradients than autograd's at the kinks: 1 for ReLU at 0, the sign as
+        # +-1 where p = q, and the clamp's bounds left out
+        dx = torch.where(DX_RELU, g_relu, 0.0) + torch.where(x.abs() < 0.5, g_clamp, 0.0)
+        dp = g_l1[:, None] * torch.where(p > q, 1.0, -1.0)
+        return dx, dp, DQ
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x, p, q):
+        return Kinked.apply(x, p, q)
+'''
+
+
+@pytest.mark.parametrize("relu_mask, dq, honest", [
+    ("x >= 0", "-dp", True),
+    ("x > -1", "-dp", False),  # the gradient leaks through negative x
+    ("x >= 0", "dp", False),  # q's gradient with p's sign
+], ids=["other_subgradients", "relu_leaks", "sign_flipped"])
+def test_a_backward_may_take_another_subgradient_at_a_kink(tmp_path, relu_mask, dq, honest):
+    """ReLU, |p - q| and a clamp at their kinks: autograd takes the least-norm subgradient,
+    an honest backward another (Liger-Kernel's TVD: -1/2 where p = q). Judged exactly, CMP-01's
+    mostly-zero inputs failed it (976 of 1,024 elements) and PRC-03's inputs + 1e6 (ties of
+    p and q after rounding); gradients wrong off the kinks still fail."""
+    problem = tmp_path / "kinked.py"
+    problem.write_text(KINKED)
+    candidate = tmp_path / "kinked_own_backward.py"
+    candidate.write_text(KINKED_OWN_BACKWARD.replace("DX_RELU", relu_mask).replace("DQ", dq))
+    verdict = judge(candidate, ["CMP-01", "PRC-03"], problem)
+    assert verdict.native.accept is True
+    statuses = {g: r.status for g, r in verdict.gates.items()}
+    if honest:
+        assert set(statuses.values()) == {Status.PASS}, verdict.gates
+    else:
+        assert statuses["CMP-01"] is Status.FAIL, verdict.gates
+
+
+COMPLEX_ROPE = '''
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, q, freqs):
+        qc = torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2))
+        return torch.view_as_real(qc * freqs[:, None, :]).flatten(-2)
+
+
+KDIFF_BACKWARD = ("q",)
+
+
+def get_inputs():
+    angles = torch.outer(torch.arange(8.0), 10000.0 ** -(torch.arange(8.0) / 8))
+    return [torch.randn(8, 4, 16), torch.polar(torch.ones_like(angles), angles)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+COMPLEX_ROPE_OWN_BACKWARD = '''
+import torch
+
+
+def rotate(x, f):
+    xc = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2).contiguous())
+    return torch.view_as_real(xc * f[:, None, :]).flatten(-2)
+
+
+class Rope(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, freqs):
+        ctx.save_for_backward(freqs)
+        return rotate(q, freqs)
+
+    @staticmethod
+    def backward(ctx, g):
+        (freqs,) = ctx.saved_tensors
+        return rotate(g, BACKWARD_TABLE), None
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, q, freqs):
+        return Rope.apply(q, freqs)
+'''
+
+
+@pytest.mark.parametrize("table, honest", [("freqs.conj()", True), ("freqs", False)],
+                         ids=["rotated_back", "rotated_on"])
+def test_a_real_vjp_through_complex_intermediates_is_judged(tmp_path, table, honest):
+    """Llama 4's RoPE: real q, rotated as complex pairs by a complex table. Autograd's complex
+    multiply conjugates the table in its backward, and the oracle applied aten's _conj to its
+    real magnitude, which raises: every value gate skipped ("reference cannot run in
+    float64"). A backward rotating the gradient forward, not back, fails."""
+    problem = tmp_path / "complex_rope.py"
+    problem.write_text(COMPLEX_ROPE)
+    candidate = tmp_path / "complex_rope_own_backward.py"
+    candidate.write_text(COMPLEX_ROPE_OWN_BACKWARD.replace("BACKWARD_TABLE", table))
+    cmp = judge(candidate, ["CMP-01"], problem).gates["CMP-01"]
+    if honest:
+        assert cmp.status is Status.PASS, cmp.detail
+    else:
+        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail
+
+
+LEAKY_BY_WHERE = '''
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.where(x > 0, x, 0.01 * x)
+
+
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+LEAKY_OWN_BACKWARD = '''
+import torch
+
+
+class Leaky(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.where(x > 0, x, 0.01 * x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return torch.where(x >= 0, g, SLOPE * g)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return Leaky.apply(x)
+'''
+
+
+@pytest.mark.parametrize("slope, honest", [("0.01", True), ("0.1", False)],
+                         ids=["other_side_at_0", "wrong_slope"])
+def test_a_kink_the_reference_writes_with_where_is_open_in_its_backward(tmp_path, slope,
+                                                                         honest):
+    """Leaky ReLU written `where(x > 0, x, 0.01 x)`: its backward selects through the
+    forward's mask, decided at x = 0, and CMP-01's mostly-zero inputs failed a backward
+    taking the other side there; a backward with the wrong slope still fails."""
+    problem = tmp_path / "leaky_by_where.py"
+    problem.write_text(LEAKY_BY_WHERE)
+    candidate = tmp_path / "leaky_own_backward.py"
+    candidate.write_text(LEAKY_OWN_BACKWARD.replace("SLOPE", slope))
+    cmp = judge(candidate, ["CMP-01"], problem).gates["CMP-01"]
+    if honest:
+        assert cmp.status is Status.PASS, cmp.detail
+    else:
+        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail

@@ -2452,3 +2452,54 @@ def test_attention_by_sdpa_is_judged_against_attention_written_out(tmp_path):
                                 " * q.shape[-1] ** -0.5")
     ord01 = judge(tmp_path, problem, bf16, ["ORD-01"], device="cpu").gates["ORD-01"]
     assert ord01.status is Status.FAIL, ord01.detail
+
+
+# -- a bf16 kernel that widens its input to fp32 (Liger-Kernel's RMSNorm, "llama" casting) --
+
+LLAMA_RMS_NORM_BF16 = problem_source(
+    "w * (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)).to(torch.bfloat16)",
+    "torch.randn(4, 32, dtype=torch.bfloat16), torch.randn(32, dtype=torch.bfloat16)",
+    args="x, w",
+    prelude="h = x.to(torch.float32)",
+)
+
+RMS_NORM_BF16_TRITON = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rms_norm(X, W, Y, N: tl.constexpr, FLUSH: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, N)
+    x = tl.load(X + row * N + cols).to(tl.float32)
+    if FLUSH:
+        x = tl.where(tl.abs(x) < 1.1754943508222875e-38, 0.0, x)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / N + 1e-6)
+    tl.store(Y + row * N + cols, (x * rstd).to(tl.bfloat16) * tl.load(W + cols))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, w):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _rms_norm[(x.numel() // x.shape[-1],)](x, w, y, N=x.shape[-1], FLUSH=FLUSH_INPUTS)
+        return y
+'''
+
+
+@pytest.mark.parametrize("flush", [False, True], ids=["honest", "flushes_inputs"])
+def test_a_bf16_kernel_widening_subnormal_inputs_keeps_them(tmp_path: Path, flush: bool):
+    """Triton's interpreter widened a subnormal bf16 wrong (1.38e-39 to 1.03e-38), so a bf16
+    RMSNorm computing in fp32, as Liger-Kernel's does, failed EXC-02 `subnormal_flushed` on
+    the CPU (12 of 14 results). A kernel that does flush its subnormal inputs still fails."""
+    candidate = RMS_NORM_BF16_TRITON.replace("FLUSH_INPUTS", str(flush))
+    verdict = judge(tmp_path, LLAMA_RMS_NORM_BF16, candidate, ["EXC-02"])
+    assert verdict.native.accept is True
+    result = verdict.gates["EXC-02"]
+    if flush:
+        assert (result.status, result.signature) == (Status.FAIL, "subnormal_flushed"), result
+    else:
+        assert result.status is Status.PASS, result.detail

@@ -451,6 +451,35 @@ def test_fp32_and_fp64_round_to_bf16_to_nearest_even(shipped_interpreter):
 
 
 @triton.jit
+def _from_bf16(x_ptr, f32_ptr, f64_ptr, f16_ptr, i32_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(f32_ptr + offs, x.to(tl.float32))
+    tl.store(f64_ptr + offs, x.to(tl.float64))
+    tl.store(f16_ptr + offs, x.to(tl.float16))
+    tl.store(i32_ptr + offs, x.to(tl.int32))
+
+
+def test_bf16_widens_exactly_subnormals_included(shipped_interpreter):
+    """bf16 is fp32's upper half; the interpreter's bit-field conversion renormalised a
+    subnormal bf16 as if fp32's exponent were wider (1.38e-39 came out 1.03e-38), so a
+    kernel upcasting bf16 to fp32 read its subnormal inputs wrong (EXC-02 read a flush)."""
+    interpreter_device.install()
+    x = torch.tensor([-8.27e-40, 1.38e-39, 1.0e-38, 9.2e-41, 1.5, -3.75, 1e5, 0.0, -0.0,
+                      float("inf"), float("-inf"), 3e38, 1.2e-38, -2.5e-39, 7.0, -1e-3],
+                     dtype=torch.bfloat16)
+    assert (x.float().abs() < torch.finfo(torch.float32).tiny).sum() == 7  # subnormals, zeros
+    f32, f64 = torch.empty(16), torch.empty(16, dtype=torch.float64)
+    f16, i32 = torch.empty(16, dtype=torch.float16), torch.empty(16, dtype=torch.int32)
+    _from_bf16[(1,)](x, f32, f64, f16, i32, BLOCK=16)
+    assert torch.equal(f32.view(torch.int32), x.float().view(torch.int32))  # signs of zeros
+    assert torch.equal(f64, x.double())
+    assert torch.equal(f16, x.half())
+    in_range = x.float().abs() < 2**31  # a cast past int32's range is undefined
+    assert torch.equal(i32[in_range], x.float()[in_range].to(torch.int32))
+
+
+@triton.jit
 def _matmul(a_ptr, b_ptr, c_ptr, M: tl.constexpr, PRECISION: tl.constexpr):
     r = tl.arange(0, M)
     a = tl.load(a_ptr + r[:, None] * M + r[None, :])

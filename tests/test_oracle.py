@@ -391,6 +391,25 @@ def test_a_complex_matmul_sums_two_real_products_per_component():
     assert _within_half_the_bound(A @ B, r) < 1
 
 
+def _rotated_keys(q: torch.Tensor, k: torch.Tensor, freqs: torch.Tensor) -> torch.Tensor:
+    """k's pairs as complex numbers times a table (Llama 4's RoPE); q is not read."""
+    kc = torch.view_as_complex(k.reshape(*k.shape[:-1], -1, 2))
+    return torch.view_as_real(kc * freqs[:, None, :]).flatten(-2)
+
+
+def test_the_depth_only_trace_keeps_complex_results():
+    """The depth-only trace (PRC-02's search for a long reduction) recorded no complex result,
+    so a complex product's real view looked opaque, its depth the input elements per output:
+    it grew with an unread input's size, and PRC-02 grew Llama 4 RoPE's query heads to 8188
+    (65,504 programs in the interpreter: a `hang`). Now as the full trace's."""
+    freqs = torch.polar(torch.ones(8, 4), torch.rand(8, 4))
+    k = torch.randn(8, 2, 8)
+    depths = [run_oracle(Lambda(_rotated_keys), [torch.randn(8, heads, 8), k, freqs],
+                         magnitudes=magnitudes).depths
+              for heads in (4, 64) for magnitudes in (False, True)]
+    assert depths == [[1]] * 4
+
+
 @pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
 def test_a_fourier_transform_is_judged_against_the_sum_of_its_signal(norm):
     """Every output of a DFT of length n sums all n inputs times unit twiddles: |F| M is the

@@ -547,12 +547,14 @@ class GateContext:
                       cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
         return self._reference_call(inputs, seed, dtype, cotangents)[0]
 
-    def run_reference_sharing(self, inputs: list[Any], seed: int = BENCHMARK_SEED
+    def run_reference_sharing(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
+                              cotangents: list[torch.Tensor] | None = None
                               ) -> tuple[list[torch.Tensor], set[str]]:
-        """The reference's outputs, and what storage they share with its inputs and with each
-        other (a view, an expand, a broadcast): the same sharing in a candidate is the
-        problem's contract, not a defect."""
-        outs, args = self._reference_call(inputs, seed, NATIVE, None)
+        """The reference's outputs (its gradients after them, given `cotangents`), and what
+        storage they share with its inputs and with each other (a view, an expand, a
+        broadcast; one gradient for the addends of a sum): the same sharing in a candidate
+        is the problem's contract, not a defect."""
+        outs, args = self._reference_call(inputs, seed, NATIVE, cotangents)
         return outs, set(shared_storage(outs, args))
 
     def inputs_the_reference_modifies(self, inputs: list[Any]) -> set[int]:

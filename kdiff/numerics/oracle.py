@@ -57,7 +57,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
 from kdiff.data.vjp import differentiable, input_gradients
-from kdiff.numerics import normalisation_backward, softmax_backward
+from kdiff.numerics import kinks, normalisation_backward, softmax_backward
 from kdiff.numerics.accumulation import RUNNING_PRODUCTS
 from kdiff.numerics.classes import classes
 from kdiff.numerics.integers import (
@@ -195,10 +195,13 @@ def _spectral_magnitude(func, args: tuple, magnitude: torch.Tensor, out: torch.T
 # Views between a complex tensor and its components (torch.view_as_real: a trailing dim of
 # 2). A complex magnitude bounds the modulus of the error, so each component's error too;
 # components whose errors are each within M_r and M_i make a complex error of modulus at most
-# hypot(M_r, M_i).
+# hypot(M_r, M_i). The conjugate view negates the imaginary component: the same modulus
+# (aten's _conj, which autograd's complex multiply takes in its backward, raises on the real
+# magnitude itself).
 COMPONENT_VIEWS: dict[Any, Callable[[torch.Tensor], torch.Tensor]] = {
     aten.view_as_real.default: lambda m: m.unsqueeze(-1).expand(*m.shape, 2),
     aten.view_as_complex.default: lambda m: torch.hypot(m[..., 0], m[..., 1]),
+    aten._conj.default: lambda m: m,
 }
 
 # Reductions traced by finite differences whose depth is the length of the reduced axis.
@@ -430,6 +433,13 @@ class MagnitudeTracer(EagerDispatchMode):
         # working format's range where the output's own magnitude does not (sigmoid(conv)).
         self._entries: dict[tuple, tuple[torch.Tensor, Traced, torch.Tensor]] = {}
         self.arithmetic = arithmetic
+        # In the backward pass (run_oracle's gradients): a kink's subgradient is open (kinks.py)
+        self.differentiating = False
+        # Per ReLU result, where its input met 0: autograd's ReLU backward reads the result
+        # alone, 0 at every input that was not positive, kink or not.
+        self._relu_inputs: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        # Per comparison mask of the forward of a backward problem, where its sides met.
+        self._forward_kinks: dict[tuple, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         # What the trace knows of integer tensors, keyed and checked as the entries are:
         # where a decision's index is a near tie (an infinite magnitude), where a rounding
         # to an integer may land a step away (STEPS: the step's magnitude), 0 elsewhere.
@@ -657,6 +667,48 @@ class MagnitudeTracer(EagerDispatchMode):
         # a cast with no defined value there (undefined_cast): any integer is honest
         return steps if undefined is None else torch.where(undefined, math.inf, steps)
 
+    def _at_kinks(self, func, args: tuple, steps: torch.Tensor | None) -> torch.Tensor | None:
+        """`steps`, and in the backward pass how far another subgradient may lie where an
+        operand meets a kink of the function differentiated (kinks.jump), as a step's
+        magnitude: what the formula picks there is one honest choice among several."""
+        if not self.differentiating:
+            return steps
+        jumped = kinks.jump(func, args, self._meets)
+        if jumped is None:
+            return steps
+        kink = step_magnitude(jumped, self.arithmetic)
+        return kink if steps is None else torch.maximum(steps, kink)
+
+    def _flips(self, mask: torch.Tensor) -> torch.Tensor | None:
+        """How far a mask may flip, as a step's magnitude (None: it may not): its steps (a
+        comparison of computed values within their errors); in the backward pass also where
+        it compared values meeting exactly (a piecewise function the reference wrote with
+        `where`, differentiated through the forward's mask, at its kink)."""
+        known = self.integer(mask)
+        flips = None if known is None else known.magnitude
+        at_kink = self._read(self._forward_kinks, mask) if self.differentiating else None
+        if at_kink is None:
+            return flips
+        kink = step_magnitude(at_kink.to(torch.float64), self.arithmetic)
+        return kink if flips is None else torch.maximum(flips, kink)
+
+    def _meets(self, x: Any, point: Any) -> torch.Tensor:
+        """Where `x` meets a kink at `point` within both their worst-case errors; for a
+        ReLU's result at 0, where the ReLU's input met 0 (`_relu_inputs`)."""
+        at_zero = self._read(self._relu_inputs, x) if isinstance(x, torch.Tensor) else None
+        if at_zero is not None and isinstance(point, (int, float)) and point == 0:
+            return at_zero
+        return kinks.within(x, point, self._reach(x) + self._reach(point))
+
+    def _reach(self, x: Any) -> torch.Tensor | float:
+        """x's worst-case error in the working arithmetic; 0 where it is read as stored."""
+        if not _is_inexact(x):
+            return 0.0
+        known = self.lookup(x)
+        if known.depth == 0 and known.quantization == 0.0:
+            return 0.0
+        return self.worst_error(x, known)
+
     def trusted_a_stale_entry(self) -> bool:
         """Whether a trusting lookup used an entry that something unseen had written over
         (where the checking lookup would have taken the tensor's own values)."""
@@ -702,16 +754,25 @@ class MagnitudeTracer(EagerDispatchMode):
             and written is None and not _is_data_movement(func)
         before = [_copy(a) for a in flat] if mutates and differences else flat
         draw = _Draw.before(func, flat, kwargs) if differences else None
+        # before the op: an in-place ReLU writes its result over its input
+        relu_kinks = self._meets(args[0], 0.0) if func in kinks.RELU and \
+            torch.is_grad_enabled() else None
         out = func(*args, **kwargs)
         if func in DECISIONS or func in POOLS:
             self._decide(func, args, kwargs, out)
+        if relu_kinks is not None:
+            self._relu_inputs[self._key(out)] = (out, relu_kinks, _fingerprint(out))
         outs, _ = tree_flatten(out)
         float_outs = [o for o in outs if _is_inexact(o)]
         if not float_outs:
             if is_step(func, out, kwargs):  # a rounding to an integer format
-                steps = self._steps(func, args, kwargs, out)
+                steps = self._at_kinks(func, args, self._steps(func, args, kwargs, out))
                 if steps is not None:
                     self._record_integer(out, IntegerTrace(steps, self.lookup(args[0]).depth + 1))
+            if func in COMPARISONS and torch.is_grad_enabled() and not self.differentiating:
+                # a mask the forward takes as decided, which its backward may take either way
+                self._forward_kinks[self._key(out)] = (out, self._meets(*args[:2]),
+                                                       _fingerprint(out))
             return out
         if known is None:
             known = self._known(flat)
@@ -769,18 +830,20 @@ class MagnitudeTracer(EagerDispatchMode):
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * _own_scale(out) if ROUNDED_LSE[func] else row)
             steps = self._steps(func, args, kwargs, out) if is_step(func, out, kwargs) else None
+            steps = self._at_kinks(func, args, steps)
             if steps is not None:
                 allowance[id(out)] = steps
-            condition = self.integer(args[0]) if func is aten.where.self else None
-            if condition is not None:  # a flipped mask picks the other operand
+            flips = self._flips(args[0]) if func is aten.where.self else None
+            if flips is not None:  # a flipped mask picks the other operand
                 apart = (args[1] - args[2]).abs()
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
-                    (apart > 0) & (condition.magnitude > 0), condition.magnitude * apart, 0.0)
+                    (apart > 0) & (flips > 0), flips * apart, 0.0)
             self._keep_integral(func, args, kwargs, flat, out, steps)
         if written is not None:  # the chains its formula puts together
             depth_in, local = 0, written.depth(lambda t: self.lookup(t).depth)
         m_outs, _ = tree_flatten(magnitudes)
-        m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and m.is_floating_point()]
+        # complex too: the depth-only trace keeps the op's own (complex) result as its magnitude
+        m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and _is_inexact(m)]
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
             if extra is not None:
                 allowance[id(o)] = allowance.get(id(o), 0.0) + extra
@@ -1252,6 +1315,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
             wrt = [args[i] for i in differentiated]
+            tracer.differentiating = True
             outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
     values, mags, depths, peaks, quantizations = [], [], [], [], []
     alternatives, picks, classes_known = [], [], []

@@ -53,7 +53,7 @@ def install(interpreter) -> None:
     fp32 and rounded to bf16 to nearest, as a GPU's bf16 instructions (or Triton's fp32
     upcast and round) give it: add, sub, mul, div and sqrt exactly so (24 >= 2 * 8 + 2 bits);
     comparisons on the values; `tl.dot` of bf16 operands with exact products, accumulated as
-    its accumulator's type."""
+    its accumulator's type; bf16 widened to fp32 exactly, subnormals included."""
     builder = getattr(interpreter, "interpreter_builder", None)
     handle_type = getattr(interpreter, "TensorHandle", None)
     if builder is None or handle_type is None or getattr(builder, "has_bf16", False):
@@ -110,6 +110,12 @@ def install(interpreter) -> None:
         if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float16, tl.float32,
                                                                    tl.float64):
             return to_bf16(src, dst_type)
+        # bf16 is fp32's upper half: widening is exact, a subnormal stays that subnormal.
+        # The interpreter's bit-field conversion renormalised a subnormal bf16 as if fp32's
+        # exponent were wider, and clamped: 1.4e-39 came out 1.03e-38 (every wider format
+        # and integer goes through fp32 here).
+        if dst_type.scalar == tl.float32 and src.dtype.scalar == tl.bfloat16:
+            return as_fp32(src)
         return cast(src, dst_type)
 
     def create_fp_to_fp(src, dst_type, rounding_mode):
