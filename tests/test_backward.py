@@ -34,6 +34,15 @@ def judge(candidate: Path, gates: list[str], problem: Path = PROBLEM):
     return judge_case(case, config, manager(), "kernelbench-v0.1")
 
 
+def assert_cmp01_passes_or_fails_the_gradient(candidate: Path, problem: Path, honest: bool):
+    """CMP-01 passes an honest backward; a wrong one fails it on the gradient (output 1)."""
+    cmp = judge(candidate, ["CMP-01"], problem).gates["CMP-01"]
+    if honest:
+        assert cmp.status is Status.PASS, cmp.detail
+    else:
+        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail
+
+
 def test_reference_gradients_pass_and_fp16_gradients_fail(tmp_path):
     honest = judge(reference_as_candidate(tmp_path), ["PRC-01", "ORD-02"])
     assert honest.native.accept is True
@@ -391,11 +400,7 @@ def test_a_real_vjp_through_complex_intermediates_is_judged(tmp_path, table, hon
     problem.write_text(COMPLEX_ROPE)
     candidate = tmp_path / "complex_rope_own_backward.py"
     candidate.write_text(COMPLEX_ROPE_OWN_BACKWARD.replace("BACKWARD_TABLE", table))
-    cmp = judge(candidate, ["CMP-01"], problem).gates["CMP-01"]
-    if honest:
-        assert cmp.status is Status.PASS, cmp.detail
-    else:
-        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail
+    assert_cmp01_passes_or_fails_the_gradient(candidate, problem, honest)
 
 
 LEAKY_BY_WHERE = '''
@@ -451,8 +456,4 @@ def test_a_kink_the_reference_writes_with_where_is_open_in_its_backward(tmp_path
     problem.write_text(LEAKY_BY_WHERE)
     candidate = tmp_path / "leaky_own_backward.py"
     candidate.write_text(LEAKY_OWN_BACKWARD.replace("SLOPE", slope))
-    cmp = judge(candidate, ["CMP-01"], problem).gates["CMP-01"]
-    if honest:
-        assert cmp.status is Status.PASS, cmp.detail
-    else:
-        assert cmp.status is Status.FAIL and "output 1" in cmp.detail, cmp.detail
+    assert_cmp01_passes_or_fails_the_gradient(candidate, problem, honest)
