@@ -11,6 +11,7 @@ import torch
 
 from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw, normal_draw
+from kdiff.gates.triton_calls import runs_triton
 from kdiff.judging.context import DTYPE_NAMES, NATIVE, GateContext
 from kdiff.numerics import inputs as gen
 from kdiff.numerics.tolerance import UNIT_ROUNDOFF, unit_roundoff
@@ -37,8 +38,6 @@ class PrecisionRegime(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
         for dtype in ctx.working_dtypes():
-            if dtype is torch.bfloat16 and ctx.device == "cpu":
-                continue  # see judge(): the CPU's bf16 is an emulation
             for seed in range(ctx.options.seeds):
                 yield Trial(f"benchmark inputs seed {seed}", benchmark_draw(ctx, seed), dtype)
                 yield Trial(f"normal seed {seed}", normal_draw(ctx, seed), dtype)
@@ -62,10 +61,18 @@ class PrecisionRegime(ThresholdedGate):
         result = super().judge(ctx)
         if result.status is Status.FAIL and result.worst_ratio is not None:
             result.detail += "; " + consistent_with(result.worst_ratio, result.detail)
-        if torch.bfloat16 in ctx.working_dtypes() and ctx.device == "cpu":
-            result.detail += ("; bfloat16 not judged on the CPU (kdiff's Triton interpreter "
-                              "emulates bf16, not a GPU's order of rounding); judged on CUDA")
         return result
+
+    def unjudgeable(self, ctx: GateContext, trial: Trial) -> str | None:
+        """A bf16 call on the CPU is judged where its arithmetic is torch's own (real bf16
+        rounding). A candidate whose worker has run Triton kernels (its launches since the
+        last `clear`, this call's among them) ran them through kdiff's interpreter, whose bf16
+        is an emulation: each operation rounded through fp32, in the interpreter's reduction
+        order, with no fused multiply-add (docs/cpu.md), not a GPU's order of rounding."""
+        if trial.dtype is torch.bfloat16 and ctx.device == "cpu" and runs_triton(ctx):
+            return ("the candidate's Triton kernels ran through kdiff's interpreter, which "
+                    "emulates bf16 rather than rounding it as a GPU does; judged on CUDA")
+        return None
 
 
 def consistent_with(ratio: float, detail: str) -> str:
