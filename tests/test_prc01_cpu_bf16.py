@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kdiff.data.model import Case, Status, Verdict
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
@@ -16,8 +18,8 @@ PROBLEM = FIXTURES / "bf16_recast_problem.py"  # fp32, KDIFF_DTYPES = ("float32"
 TRIALS_PER_DTYPE = 4  # two seeds of the benchmark's inputs and of the normal
 
 
-def judge(candidate: str) -> Verdict:
-    case = Case(f"prc01-cpu-bf16/{candidate}", PROBLEM, FIXTURES / f"{candidate}.py")
+def judge(candidate: str, problem: Path = PROBLEM) -> Verdict:
+    case = Case(f"prc01-cpu-bf16/{candidate}", problem, FIXTURES / f"{candidate}.py")
     return judge_case(case, RunConfig(native="kernelbench-v0.1", gates=["PRC-01"]), manager())
 
 
@@ -46,6 +48,31 @@ def test_a_triton_candidates_bf16_trials_are_left_to_cuda_saying_why():
     assert result.status is Status.PASS, result.detail  # its fp32 trials
     assert result.detail.startswith(f"{TRIALS_PER_DTYPE} trial(s) within bound"), result.detail
     assert (
-        f"{TRIALS_PER_DTYPE} trial(s) not judged (benchmark inputs seed 0 [bfloat16]: the "
+        "trial(s) not judged (benchmark inputs seed 0 [bfloat16]: the "
         "candidate's Triton kernels ran through kdiff's interpreter"
     ) in result.detail
+
+
+RMSNORM = FIXTURES / "bf16_recast_rmsnorm_problem.py"  # fp32, width 4096, declares bf16
+
+
+@pytest.mark.parametrize(
+    "defective",
+    [
+        "bf16_recast_rmsnorm_bf16_sum",  # running sum in bf16
+        "bf16_recast_rmsnorm_in_fp16",
+    ],
+)  # fp16's range
+def test_a_bf16_recast_is_judged_as_torch_computes_it_fp32_inside(defective):
+    """torch's bf16 reference computes each op in fp32 and rounds its result to bf16: an
+    honest RMSNorm passes; a mean square summed in bf16 (stalling once the sum's half ulp
+    passes the terms), and one computed in fp16 (overflowing at PRC-01's inputs past fp16's
+    range), fail. Both were within the bound of bf16 arithmetic at depth 4096."""
+    honest = judge("bf16_recast_rmsnorm_honest", RMSNORM)
+    bad = judge(defective, RMSNORM)
+    for verdict in (honest, bad):
+        assert verdict.native.accept is True, verdict.native.reason
+    assert honest.gates["PRC-01"].status is Status.PASS, honest.gates["PRC-01"].detail
+    result = bad.gates["PRC-01"]
+    assert result.status is Status.FAIL, result.detail
+    assert "[bfloat16]" in result.detail
