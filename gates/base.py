@@ -184,6 +184,10 @@ class ThresholdedGate(Gate):
         # where its values cannot be (a random reference's configuration it cannot run).
         got = self.call_trial(ctx, trial)
         check_structure(got.outputs, ev.reference)
+        unjudgeable = self.unjudgeable(ctx, trial)
+        if unjudgeable is not None:
+            log.skipped.append(f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: {unjudgeable}")
+            return None
         if ev.reference_ratio(trial.bound_model) > 1:
             log.under_specified.append(
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
@@ -204,6 +208,11 @@ class ThresholdedGate(Gate):
             if not mm.ok:
                 return self.result(Status.FAIL, f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: "
                                    f"{mm.describe()}", self.signature, mm.worst_ratio)
+        return None
+
+    def unjudgeable(self, ctx: GateContext, trial: Trial) -> str | None:
+        """Why the candidate's answer to `trial`, now made, cannot be judged here (its
+        arithmetic is not the one the bound is derived for), or None."""
         return None
 
     def evaluate_trial(self, ctx: GateContext, trial: Trial) -> Evaluation:

@@ -16,18 +16,16 @@ benchmark tests is specialised to that configuration.
 """
 from __future__ import annotations
 
-import ast
 import math
 import secrets
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterator
 
 import torch
 
-from kdiff.data.files import UnreadableFile, read_regular_file
 from kdiff.data.model import GateResult, Profile, Status
 from kdiff.gates.base import SHARED_BENCHMARK_SEED, ThresholdedGate, Trial, TrialLog
+from kdiff.gates.triton_calls import runs_triton
 from kdiff.judging.context import (
     GateContext,
     GateOptions,
@@ -36,7 +34,6 @@ from kdiff.judging.context import (
 )
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes
-from kdiff.sandbox.launches import MAX_RECORDED
 from kdiff.sandbox.process import CandidateFailure, CandidateOverBudget, CandidateTimeout
 
 # The largest input a held-out size may have. On the CPU 2^16 elements (256 KiB in fp32): the
@@ -124,25 +121,6 @@ def fresh_size(v: int) -> int | None:
     while (size := 2 + secrets.randbelow(v - 2)) in taken:
         pass
     return size
-
-
-def jit_kernel_names(path: Path) -> set[str]:
-    """The functions the file, as the judge reads it, defines with a JIT decorator
-    (`@triton.jit`, `@jit`, `@shape_jit`, with or without arguments)."""
-    try:
-        tree = ast.parse(read_regular_file(path))
-    except (OSError, UnreadableFile, SyntaxError, ValueError):
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in node.decorator_list:
-                target = decorator.func if isinstance(decorator, ast.Call) else decorator
-                called = target.attr if isinstance(target, ast.Attribute) else getattr(
-                    target, "id", "")
-                if called.endswith("jit"):
-                    names.add(node.name)
-    return names
 
 
 @dataclass
@@ -262,7 +240,7 @@ class ShapePolymorphism(ThresholdedGate):
                     ran = log.judged > judged
                     log.held_out_judged += ran and bool(trial.constants)
                     if ran and log.interpreted is None and ctx.device == "cpu":
-                        log.interpreted = self.runs_triton(ctx)  # asked of this worker
+                        log.interpreted = runs_triton(ctx)  # asked of this worker
                     continue
                 failures.append(ClassFailure(trial.kind, failure, raised=False))
         finally:
@@ -322,20 +300,6 @@ class ShapePolymorphism(ThresholdedGate):
         shapes = [tuple(x.shape) for x in inputs if isinstance(x, torch.Tensor)]
         trial.label += f": inputs {', '.join(map(str, shapes))}"
         return True
-
-    @staticmethod
-    def runs_triton(ctx: GateContext) -> bool:
-        """Whether the candidate's calls go through Triton's interpreter: its worker reports
-        Triton launches (its own word), and one of them names a kernel that its file, as the
-        judge reads it, defines with a JIT decorator."""
-        launches = ctx.candidate.request("launches").get("launches")
-        named: dict[str, set[str]] = {}  # file -> the kernels named in its launches
-        for item in launches[:MAX_RECORDED] if isinstance(launches, list) else []:
-            launch = item.get("launch") if isinstance(item, dict) else None
-            if isinstance(launch, dict):
-                named.setdefault(str(launch.get("file")), set()).add(
-                    str(launch.get("qualname")).split(".")[-1])
-        return any(names & jit_kernel_names(Path(file)) for file, names in named.items())
 
     @staticmethod
     def interpreter_too_slow(ctx: GateContext, trial: ShapeTrial, log: ShapeLog,

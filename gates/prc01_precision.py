@@ -11,9 +11,10 @@ import torch
 
 from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw, normal_draw
+from kdiff.gates.triton_calls import runs_triton
 from kdiff.judging.context import DTYPE_NAMES, NATIVE, GateContext
 from kdiff.numerics import inputs as gen
-from kdiff.numerics.tolerance import UNIT_ROUNDOFF, unit_roundoff
+from kdiff.numerics.tolerance import unit_roundoff
 
 # Formats a too-coarse computation may really have used, by unit roundoff. TF32 keeps 10
 # explicit mantissa bits, so u = 2^-11 like fp16 (NVIDIA A100 whitepaper, "TF32"); the OCP
@@ -36,43 +37,51 @@ class PrecisionRegime(ThresholdedGate):
     signature = "below_working_precision"
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
-        for dtype in ctx.working_dtypes():
-            if dtype is torch.bfloat16 and ctx.device == "cpu":
-                continue  # see judge(): the CPU's bf16 is an emulation
+        dtypes = ctx.working_dtypes()
+        for dtype in dtypes:
             for seed in range(ctx.options.seeds):
                 yield Trial(f"benchmark inputs seed {seed}", benchmark_draw(ctx, seed), dtype)
                 yield Trial(f"normal seed {seed}", normal_draw(ctx, seed), dtype)
-        if self.past_fp16_applies(ctx):
+        for dtype in (d for d in dtypes if self.past_fp16_applies(ctx, d)):
             for seed in range(ctx.options.seeds):
                 yield Trial(f"normal x {PAST_FP16_SCALE:g} (past fp16's range) seed {seed}",
                             ctx.draw(gen.scaled(gen.normal(), PAST_FP16_SCALE), 310 + seed),
-                            NATIVE)
+                            dtype)
 
     @staticmethod
-    def past_fp16_applies(ctx: GateContext) -> bool:
-        """The problem stores data coarser than its arithmetic (bf16, fp8) in formats, or
-        beside scales, whose range exceeds fp16's: fp16 arithmetic is then below the
-        declared precision and can be told by its range."""
-        native = ctx.native_dtypes()
-        arithmetic_u = unit_roundoff(ctx.arithmetic(NATIVE))
-        return (any(unit_roundoff(d) > arithmetic_u for d in native)
-                and any(torch.finfo(d).max > FP16_MAX for d in native))
+    def past_fp16_applies(ctx: GateContext, dtype: torch.dtype | None) -> bool:
+        """At `dtype`, the problem stores data coarser than its arithmetic (bf16, fp8) in
+        formats, or beside scales, whose range exceeds fp16's: fp16 arithmetic is then below
+        the declared precision and can be told by its range."""
+        stored = ctx.native_dtypes() if dtype is NATIVE else {dtype}
+        arithmetic_u = unit_roundoff(ctx.arithmetic(dtype))
+        return (any(unit_roundoff(d) > arithmetic_u for d in stored)
+                and any(torch.finfo(d).max > FP16_MAX for d in stored))
 
     def judge(self, ctx: GateContext) -> GateResult:
         result = super().judge(ctx)
         if result.status is Status.FAIL and result.worst_ratio is not None:
-            result.detail += "; " + consistent_with(result.worst_ratio, result.detail)
-        if torch.bfloat16 in ctx.working_dtypes() and ctx.device == "cpu":
-            result.detail += ("; bfloat16 not judged on the CPU (kdiff's Triton interpreter "
-                              "emulates bf16, not a GPU's order of rounding); judged on CUDA")
+            result.detail += "; " + consistent_with(ctx, result.worst_ratio, result.detail)
         return result
 
+    def unjudgeable(self, ctx: GateContext, trial: Trial) -> str | None:
+        """A bf16 call on the CPU is judged where its arithmetic is torch's own (real bf16
+        rounding). A candidate whose worker has run Triton kernels (its launches since the
+        last `clear`, this call's among them) ran them through kdiff's interpreter, whose bf16
+        is an emulation: each operation rounded through fp32, in the interpreter's reduction
+        order, with no fused multiply-add (docs/cpu.md), not a GPU's order of rounding."""
+        if trial.dtype is torch.bfloat16 and ctx.device == "cpu" and runs_triton(ctx):
+            return ("the candidate's Triton kernels ran through kdiff's interpreter, which "
+                    "emulates bf16 rather than rounding it as a GPU does; judged on CUDA")
+        return None
 
-def consistent_with(ratio: float, detail: str) -> str:
-    """Which coarser arithmetic the observed error fits, for a person reading the failure."""
+
+def consistent_with(ctx: GateContext, ratio: float, detail: str) -> str:
+    """Which coarser arithmetic the observed error fits, for a person reading the failure:
+    the bound's unit is the arithmetic the failing trial's dtype computes in."""
     working = next((dt for dt, name in DTYPE_NAMES.items() if f"[{name}]" in detail),
                    torch.float32)
-    u = UNIT_ROUNDOFF[working]
+    u = unit_roundoff(ctx.arithmetic(working))
     for label, coarse_u in LOWER_PRECISIONS:
         if coarse_u > u and ratio * u / coarse_u <= 1.0:
             return (f"the error is {ratio * u / coarse_u:.2g}x of the {label} bound: "

@@ -414,15 +414,18 @@ class GateContext:
         return periods
 
     def arithmetic(self, dtype: torch.dtype | None) -> torch.dtype:
-        """The precision the working run computes in, which the bound is derived for: a
-        recast's own dtype (the whole problem in fp16 is judged as fp16 arithmetic); at the
-        problem's own precision, the accumulation its contract declares (KDIFF_ACCUMULATION),
-        by default fp32, as every bf16, fp16 and fp8 GEMM of cuBLAS, CUTLASS and Triton's
-        tl.dot accumulates unless told otherwise, and as torch computes bf16 and fp16
-        elementwise ops and reductions (in fp32, rounding the result)."""
-        if dtype is not NATIVE:
-            return dtype
-        return DTYPES[self.problem.declared("KDIFF_ACCUMULATION", "float32")]
+        """The precision the working run computes in, which the bound is derived for: the
+        accumulation the problem's contract declares (KDIFF_ACCUMULATION), by default fp32,
+        as every bf16, fp16 and fp8 GEMM of cuBLAS, CUTLASS and Triton's tl.dot accumulates
+        unless told otherwise, and as torch computes bf16 and fp16 elementwise ops and
+        reductions (in fp32, rounding the result): at the problem's own precision and at a
+        recast to bf16 or fp16 alike, whose reference is torch's, each op's result stored in
+        the recast's format (the oracle counts those roundings). A recast finer than the
+        declared accumulation computes in its own dtype."""
+        declared = DTYPES[self.problem.declared("KDIFF_ACCUMULATION", "float32")]
+        if dtype is NATIVE or tolerance.unit_roundoff(dtype) >= tolerance.unit_roundoff(declared):
+            return declared
+        return dtype
 
     def float_input_indices(self) -> list[int]:
         return [i for i, t in enumerate(self.templates()) if t.floating and t.free_count]
