@@ -234,6 +234,15 @@ def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_ve
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
 
 
+def test_a_kernel_wrong_only_in_the_other_gates_regimes_passes_their_fixed_draws():
+    """Exact on CMP-01's distributions, wrong on any draw of ORD-01's, PRC-03's and EXC-02's
+    regimes it did not make beforehand: those gates draw at fixed seeds alone."""
+    verdict = _verdict("knows_the_judges_regimes", ["CMP-01", "ORD-01", "PRC-03", "EXC-02"])
+    assert verdict.native.accept is True, verdict.native
+    for gate in ("CMP-01", "ORD-01", "PRC-03", "EXC-02"):
+        assert verdict.gates[gate].status is Status.PASS, verdict.gates[gate]
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
