@@ -23,22 +23,24 @@ def _judges_draws():
     """Every draw of every gate from its fixed seeds, made by kdiff's own code."""
     try:
         from kdiff.data.problem import load_problem
-        from kdiff.gates.exc02_subnormal import SubnormalLog
+        from kdiff.gates import exc02_subnormal as exc02
         from kdiff.gates.registry import all_gates
         from kdiff.judging.context import GateContext
     except ImportError:
         return set()
     ctx = GateContext(load_problem(Path(__file__).with_name("problem.py")), None)
+    # EXC-02's trials take its float inputs, its fixed seed where it has one, and its log
+    exc02_args = [ctx.float_input_indices()]
+    if hasattr(exc02, "FIXED_SEED"):
+        exc02_args.append(exc02.Seed(exc02.FIXED_SEED))
     draws = []
     for gate in all_gates():
         try:
-            draws += [t.inputs for t in gate.trials(ctx)]
-        except TypeError:  # EXC-02's trials take its float inputs and its log
-            try:
-                draws += [t[1] for t in gate.trials(ctx, ctx.float_input_indices(), SubnormalLog())]
-            except Exception:  # noqa: BLE001 - a gate whose trials need more than a context
-                continue
-        except Exception:  # noqa: BLE001
+            if gate.id == "EXC-02":
+                draws += [t[1] for t in gate.trials(ctx, *exc02_args, exc02.SubnormalLog())]
+            else:
+                draws += [t.inputs for t in gate.trials(ctx)]
+        except Exception:  # noqa: BLE001 - a gate whose trials need more than a context
             continue
     return {_fingerprint(d[0]) for d in draws if d and isinstance(d[0], torch.Tensor)}
 
