@@ -255,6 +255,15 @@ def test_library_work_in_a_thread_the_call_joins_is_the_calls():
                for k in provenance.kernels), provenance
 
 
+def test_library_work_in_a_raw_thread_the_call_waits_for_is_the_calls():
+    """The same, its thread started with `_thread.start_new_thread`: provenance said `own`
+    while the trace ran in `threading.Thread`s alone."""
+    provenance = _verdict("computes_in_a_raw_thread", ["ORD-02"]).provenance
+    assert provenance.kind is not ProvenanceKind.OWN, provenance
+    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY
+               for k in provenance.kernels), provenance
+
+
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
     """Fresh inputs start where their storage does; CMP-03 also hands them over as a slice."""
     case = Case(id="reads_from_storage_start", problem=HOSTILE / "problem.py",
