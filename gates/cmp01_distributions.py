@@ -2,24 +2,14 @@
 many; the candidate must stay within the bound on all of them.
 
 Beside the fixed seeds, each distribution is drawn once more at a seed chosen when the gate
-runs: every fixed draw of every gate can be made beforehand by anyone who holds kdiff's code,
-a candidate in its worker included, and answered from a table of fingerprints (the reference
-for a draw it knows, anything for the caller's: tests/hostile/knows_the_judges_draws.py); a
-draw at a seed nobody knew before cannot. The trial's label names the seed, so that a failure
-can be drawn again."""
+runs (`with_one_chosen`: a candidate can keep a table of the fixed draws)."""
 from __future__ import annotations
 
-import secrets
 from typing import Iterator
 
-from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw
+from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw, with_one_chosen
 from kdiff.judging.context import GateContext
 from kdiff.numerics import inputs as gen
-
-# The range the seed chosen per verdict comes from: above every gate's fixed seeds (constants
-# below a few thousand), and wide enough that no table of its draws can be made beforehand.
-FRESH_SEEDS_FROM = 1 << 20
-FRESH_SEEDS = 1 << 30
 
 
 class DistributionCoverage(ThresholdedGate):
@@ -30,9 +20,7 @@ class DistributionCoverage(ThresholdedGate):
     signature = "distribution_dependent"
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
-        fresh = FRESH_SEEDS_FROM + secrets.randbelow(FRESH_SEEDS)
-        for seed in [*range(ctx.options.seeds), fresh]:
-            named = f"seed {seed}" + (" (chosen for this verdict)" if seed == fresh else "")
-            yield Trial(f"benchmark get_inputs() {named}", benchmark_draw(ctx, seed))
+        for seed in with_one_chosen(range(ctx.options.seeds)):
+            yield Trial(f"benchmark get_inputs() {seed}", benchmark_draw(ctx, seed.value))
             for strategy in gen.COVERAGE:
-                yield Trial(f"{strategy.name} {named}", ctx.draw(strategy, seed))
+                yield Trial(f"{strategy.name} {seed}", ctx.draw(strategy, seed.value))

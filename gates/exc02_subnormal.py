@@ -6,6 +6,9 @@ where the reference is finite. The sign of an exact zero is not judged.
 What this catches: flush-to-zero / denormals-are-zero modes (CUDA --use_fast_math, the CPU's
 FTZ/DAZ bits that torch.set_flush_denormal sets "for speed"), and kernels that rescale by a
 flushed norm (0 -> Inf/NaN).
+
+Beside the fixed seed, every trial is drawn once more at a seed chosen when the gate runs
+(`with_one_chosen`: CMP-01 draws no subnormal, so a candidate could keep a table of these).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from typing import Any, Iterator
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate, TrialLog
+from kdiff.gates.base import Gate, Seed, TrialLog, with_one_chosen
 from kdiff.judging.context import (
     NATIVE,
     Evaluation,
@@ -28,7 +31,7 @@ from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
 
 DTYPE = NATIVE  # subnormal behaviour is judged at the problem's own precision
-SEED = 0
+FIXED_SEED = 0
 
 # Normal inputs scaled by 2^-e so that a product of `degree` of them lands in the subnormal
 # range [2^-149, 2^-126) of fp32: e = 65, 70 for products of two (matmul, x*y), 44, 47 for
@@ -78,20 +81,22 @@ def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
 
 
 def subnormal_draw(templates: list[gen.InputTemplate], chosen: list[int] | set[int],
-                   step: int, name: str) -> tuple[str, list[Any]]:
-    """Subnormal draws into the `chosen` inputs at each one's own format (the `step`-th of its
-    subnormal_input_scales): one draw for all when they share a format, else one per input."""
+                   step: int, name: str, seed: Seed) -> tuple[str, list[Any]]:
+    """Subnormal draws at `seed` into the `chosen` inputs at each one's own format (the
+    `step`-th of its subnormal_input_scales): one draw for all when they share a format, else
+    one per input."""
     scales = {i: subnormal_input_scales(templates[i].example.dtype)[step] for i in chosen}
     if len(set(scales.values())) == 1:
         scale = next(iter(scales.values()))
         only = None if set(chosen) == {i for i, t in enumerate(templates) if t.floating
                                        and t.free_count} else set(chosen)
-        return (f"{name} (x {scale:.3g})",
-                gen.realize(templates, gen.scaled(gen.normal(), scale), SEED, only=only))
-    inputs = gen.realize(templates, gen.normal(), SEED, only=set())
+        return (f"{name} {seed} (x {scale:.3g})",
+                gen.realize(templates, gen.scaled(gen.normal(), scale), seed.value, only=only))
+    inputs = gen.realize(templates, gen.normal(), seed.value, only=set())
     for i, scale in scales.items():
-        inputs[i] = gen.realize(templates, gen.scaled(gen.normal(), scale), SEED, only={i})[i]
-    return f"{name} (x {', '.join(f'{v:.3g}' for v in scales.values())})", inputs
+        inputs[i] = gen.realize(templates, gen.scaled(gen.normal(), scale), seed.value,
+                                only={i})[i]
+    return f"{name} {seed} (x {', '.join(f'{v:.3g}' for v in scales.values())})", inputs
 
 
 @dataclass
@@ -114,10 +119,11 @@ class SubnormalHandling(Gate):
         if not floats:
             return self.result(Status.SKIP, ctx.no_free_inputs())
         log = SubnormalLog()
-        for label, inputs, ev in self.trials(ctx, floats, log):
-            failure = self.judge_trial(ctx, label, inputs, ev, log)
-            if failure is not None:
-                return failure
+        for seed in with_one_chosen([FIXED_SEED]):
+            for label, inputs, ev in self.trials(ctx, floats, seed, log):
+                failure = self.judge_trial(ctx, label, inputs, ev, log)
+                if failure is not None:
+                    return failure
         if log.results_judged == 0:
             tried = "; ".join(log.skipped) or "no trial ran"
             reason = (f"the {ctx.dtype_name(DTYPE)} reference keeps no subnormal result on "
@@ -130,9 +136,9 @@ class SubnormalHandling(Gate):
                            f"({', '.join(log.judged_labels)}); "
                            f"no non-finite value where the reference is finite")
 
-    def trials(self, ctx: GateContext, floats: list[int], log: SubnormalLog
+    def trials(self, ctx: GateContext, floats: list[int], seed: Seed, log: SubnormalLog
                ) -> Iterator[tuple[str, list[Any], Evaluation]]:
-        """Trials on which the reference keeps subnormal results: subnormal inputs (all at
+        """Trials at `seed` on which the reference keeps subnormal results: subnormal inputs (all at
         once, then one input at a time beside the benchmark's values for the others, so that
         a subnormal times a normal stays subnormal), each at the first scale that keeps a
         subnormal result; then the best of the result scalings."""
@@ -143,7 +149,7 @@ class SubnormalHandling(Gate):
         for name, only in selections:
             for step in range(2):
                 label, inputs = subnormal_draw(templates, floats if only is None else only,
-                                               step, name)
+                                               step, name, seed)
                 if self.kept(ctx, label, inputs, log):
                     ev = self.evaluate(ctx, label, inputs, log)
                     if ev is not None:
@@ -151,8 +157,8 @@ class SubnormalHandling(Gate):
                     break
         scored = []
         for e in RESULT_SCALE_EXPONENTS:
-            label = f"inputs x 2^-{e}"
-            inputs = gen.realize(templates, gen.scaled(gen.normal(), 2.0 ** -e), SEED)
+            label = f"inputs x 2^-{e} {seed}"
+            inputs = gen.realize(templates, gen.scaled(gen.normal(), 2.0 ** -e), seed.value)
             n = self.kept(ctx, label, inputs, log)
             if n:
                 scored.append((n, label, inputs))

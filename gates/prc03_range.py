@@ -1,7 +1,10 @@
 """PRC-03 range and cancellation: inputs near the working dtype's overflow and underflow range
 (large logits for exp-based ops, values near the maximum) and cancellation-prone inputs.
 Wherever the same-precision reference is finite and accurate (within half the bound), the
-candidate must be finite and within the bound too; elsewhere nothing is judged."""
+candidate must be finite and within the bound too; elsewhere nothing is judged. Beside the
+fixed seed, each scale is drawn once more at a seed chosen when the gate runs
+(`with_one_chosen`: CMP-01 draws none of these scales, so a candidate could keep a table of
+these)."""
 from __future__ import annotations
 
 import math
@@ -10,7 +13,7 @@ from typing import Iterator
 import torch
 
 from kdiff.data.model import GateResult, Status
-from kdiff.gates.base import ThresholdedGate, Trial, TrialLog
+from kdiff.gates.base import ThresholdedGate, Trial, TrialLog, with_one_chosen
 from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
 from kdiff.numerics.tolerance import (
@@ -46,6 +49,8 @@ def range_strategies(dtype: torch.dtype) -> list[gen.Strategy]:
 # where it happened to land inside would judge the candidate on chance.
 MISSED_SHARE = 0.01
 
+FIXED_SEED = 500
+
 
 class RangeAndCancellation(ThresholdedGate):
     id = "PRC-03"
@@ -54,14 +59,16 @@ class RangeAndCancellation(ThresholdedGate):
     signature = "range_inaccurate"
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
+        seeds = with_one_chosen([FIXED_SEED])
         for dtype in ctx.working_dtypes():
             if dtype is torch.bfloat16 and ctx.device == "cpu":
                 continue
             # At the problem's own precision, the range of its finest format: coarser
             # inputs (fp8 beside fp32 scales) saturate at their own maximum when drawn.
             widest = dtype or min(ctx.native_dtypes(), key=unit_roundoff)
-            for strategy in range_strategies(widest):
-                yield Trial(strategy.name, ctx.draw(strategy, 500), dtype)
+            for seed in seeds:
+                for strategy in range_strategies(widest):
+                    yield Trial(f"{strategy.name} {seed}", ctx.draw(strategy, seed.value), dtype)
 
     def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:
         try:

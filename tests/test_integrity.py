@@ -234,10 +234,31 @@ def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_ve
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
 
 
+def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws():
+    """Exact on CMP-01's distributions, wrong on any draw of ORD-01's, PRC-03's and EXC-02's
+    regimes it did not make beforehand: it passed all four while those three drew at fixed
+    seeds alone. Each now draws once more at a seed no table made beforehand holds."""
+    verdict = _verdict("knows_the_judges_regimes", ["CMP-01", "ORD-01", "PRC-03", "EXC-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "chosen for this verdict" in _failed(verdict, "ORD-01", "order_error")
+    assert "chosen for this verdict" in _failed(verdict, "PRC-03", "range_inaccurate")
+    assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
     provenance = _verdict("computes_in_a_thread", ["ORD-02"]).provenance
+    assert provenance.kind is not ProvenanceKind.OWN, provenance
+    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY
+               for k in provenance.kernels), provenance
+
+
+def test_library_work_in_a_raw_thread_the_call_waits_for_is_the_calls():
+    """The same, its thread started with `_thread.start_new_thread`: provenance said `own`
+    while the trace ran in `threading.Thread`s alone."""
+    provenance = _verdict("computes_in_a_raw_thread", ["ORD-02"]).provenance
     assert provenance.kind is not ProvenanceKind.OWN, provenance
     assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY
                for k in provenance.kernels), provenance

@@ -8,7 +8,7 @@ reference the benchmark's loop runs first), the recorder counts
 - calls into extension modules built with `torch.utils.cpp_extension` (`load`, `load_inline`),
   by the module's file and the function's name;
 - aten operators, through a TorchDispatchMode in the calling thread and one in every Python
-  thread started after `install`, in the order they ran (one sequence per call, to compare
+  thread started after `install` (by `threading` or `_thread` directly), in the order they ran (one sequence per call, to compare
   with the reference's), leaving out those that compute nothing (SETUP: views,
   allocations, constant fills) and those the Triton interpreter issues inside a launch;
 - on CUDA, every device activity of the torch profiler (kineto): name, launches, device
@@ -25,6 +25,7 @@ is the worker's word: a candidate that patches this module can only misreport it
 """
 from __future__ import annotations
 
+import _thread
 import contextlib
 import functools
 import math
@@ -196,6 +197,18 @@ def _nested_counts(value: Any) -> dict[str, dict[str, int]]:
 
 
 # -- recording (in the worker) --------------------------------------------------------------
+# Where a Python thread is started: `_thread.start_new_thread` (and its alias `start_new`),
+# `_thread.start_joinable_thread` where Python has it (3.13), and the references threading
+# keeps to whichever of these it uses.
+THREAD_STARTS = (
+    (_thread, "start_new_thread"),
+    (_thread, "start_new"),
+    (_thread, "start_joinable_thread"),
+    (threading, "_start_new_thread"),
+    (threading, "_start_joinable_thread"),
+)
+
+
 class ProvenanceRecorder:
     """Counts what runs while the candidate runs (module docstring)."""
 
@@ -210,7 +223,7 @@ class ProvenanceRecorder:
         # thread that launched (another thread's work meanwhile is the candidate's).
         self._triton_depth = threading.local()
         # The running call's operators, to which every thread of the worker adds its own
-        # (`_tracing_thread`); None outside the candidate's calls.
+        # (`_tracing_starts`); None outside the candidate's calls.
         self._ops: list[str] | None = None
         # The candidate's instances: the worker calls the reference's the same way (a gate's
         # timing, the benchmark's loop), and those calls are not recorded.
@@ -230,8 +243,11 @@ class ProvenanceRecorder:
             autotuner.Autotuner._bench = self._marking_tuning(autotuner.Autotuner._bench)
         from torch.utils import cpp_extension
         cpp_extension.load = self._counting_extension_loader(cpp_extension.load)
-        threading.Thread._bootstrap_inner = self._tracing_thread(  # type: ignore[attr-defined]
-            threading.Thread._bootstrap_inner)  # type: ignore[attr-defined]
+        # Every name a thread starts through: `_thread`'s functions, and threading's own
+        # references to them (taken when threading was imported, before this).
+        for module, name in THREAD_STARTS:
+            if hasattr(module, name):
+                setattr(module, name, self._tracing_starts(getattr(module, name)))
         cpp_extension.load_inline = self._counting_extension_loader(cpp_extension.load_inline)
 
     def clear(self) -> None:
@@ -270,21 +286,25 @@ class ProvenanceRecorder:
     def _in_triton(self) -> bool:
         return getattr(self._triton_depth, "n", 0) > 0
 
-    def _tracing_thread(self, bootstrap: Callable[..., Any]) -> Callable[..., Any]:
-        """Every Python thread started after `install` (the candidate's, and a pool's it
-        starts at import) runs under a trace of its own that adds to the running call's
-        operators: a dispatch mode is the thread's that entered it, and work handed to a
-        thread the call joins was otherwise recorded nowhere (a Triton kernel of its own that
-        copies, torch doing the rest in a thread: tests/hostile/computes_in_a_thread.py)."""
-        @functools.wraps(bootstrap)
-        def traced(thread: threading.Thread) -> Any:
-            def add(op: str) -> None:
-                ops = self._ops
-                if ops is not None:
-                    ops.append(op)
-            with OpTrace(paused=lambda: self._ops is None or self._in_triton(), sink=add):
-                return bootstrap(thread)
-        return traced
+    def _tracing_starts(self, start: Callable[..., Any]) -> Callable[..., Any]:
+        """`start` (a function that starts a thread running its first argument), where every
+        Python thread started after `install` (the candidate's, and a pool's it starts at
+        import) runs under a trace of its own that adds to the running call's operators: a
+        dispatch mode is the thread's that entered it, and work handed to a thread the call
+        waits for was otherwise recorded nowhere (a Triton kernel of its own that copies,
+        torch doing the rest in a thread: tests/hostile/computes_in_a_thread.py, and
+        computes_in_a_raw_thread.py, whose thread no `threading.Thread` method runs)."""
+        def add(op: str) -> None:
+            ops = self._ops
+            if ops is not None:
+                ops.append(op)
+
+        def traced_start(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            def traced(*f_args: Any, **f_kwargs: Any) -> Any:
+                with OpTrace(paused=lambda: self._ops is None or self._in_triton(), sink=add):
+                    return function(*f_args, **f_kwargs)
+            return start(traced, *args, **kwargs)
+        return traced_start
 
     def _marking_tuning(self, bench: Callable[..., Any]) -> Callable[..., Any]:
         """The autotuner's benchmark of one configuration, as a profiler range between two
