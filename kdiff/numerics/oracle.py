@@ -686,11 +686,43 @@ class MagnitudeTracer(EagerDispatchMode):
         `where`, differentiated through the forward's mask, at its kink)."""
         known = self.integer(mask)
         flips = None if known is None else known.magnitude
-        at_kink = self._read(self._forward_kinks, mask) if self.differentiating else None
-        if at_kink is None:
+        kink = self._at_forward_kink(mask)
+        if kink is None:
             return flips
-        kink = step_magnitude(at_kink.to(torch.float64), self.arithmetic)
         return kink if flips is None else torch.maximum(flips, kink)
+
+    def _at_forward_kink(self, mask: torch.Tensor) -> torch.Tensor | None:
+        """In the backward pass, where a forward mask compared values meeting exactly, as a
+        step's magnitude (None: not such a mask, or not differentiating)."""
+        at_kink = self._read(self._forward_kinks, mask) if self.differentiating else None
+        return None if at_kink is None else step_magnitude(at_kink.to(torch.float64),
+                                                           self.arithmetic)
+
+    def _carry_forward_kink(self, func, args: tuple, out: torch.Tensor) -> None:
+        """A forward mask cast to a floating format (`mask.float()`) keeps where its sides
+        met: the reference multiplies by it as by the mask itself."""
+        if func is not aten._to_copy.default or self.differentiating or \
+                not torch.is_grad_enabled():
+            return
+        at_kink = self._read(self._forward_kinks, args[0])
+        if at_kink is not None:
+            self._forward_kinks[self._key(out)] = (out, at_kink, _fingerprint(out))
+
+    def _mask_product(self, func, args: tuple) -> torch.Tensor | None:
+        """How far a product with a forward mask at its kink (`_at_forward_kink`) may move in
+        the backward pass, as a step's magnitude times the other factor: taking the other
+        side turns `a * 0` into `a * 1` or back, so the product moves by |a| (`x * (x > 0)`
+        differentiated: `g * mask`, open at x = 0 by |g|, as `where(mask, g, 0)` is by its
+        operands' difference). A mask flipped near a tie is _moved_integers' already."""
+        if func is not aten.mul.Tensor:
+            return None
+        for mask, other in (args[:2], args[1::-1]):
+            flips = self._at_forward_kink(mask) if isinstance(mask, torch.Tensor) and \
+                isinstance(other, torch.Tensor) else None
+            if flips is not None:
+                apart = other.detach().abs().to(torch.float64)
+                return torch.where((apart > 0) & (flips > 0), flips * apart, 0.0)
+        return None
 
     def _meets(self, x: Any, point: Any) -> torch.Tensor:
         """Where `x` meets a kink at `point` within both their worst-case errors; for a
@@ -739,6 +771,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 requested, out = out.dtype, out.to(_double(out.dtype))
             if not _is_fill(func):
                 self._integer_op(func, args, kwargs, flat, spec, out)
+                self._carry_forward_kink(func, args, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
                 for o in tree_flatten(out)[0]:
@@ -838,6 +871,9 @@ class MagnitudeTracer(EagerDispatchMode):
                 apart = (args[1] - args[2]).abs()
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
                     (apart > 0) & (flips > 0), flips * apart, 0.0)
+            masked = self._mask_product(func, args)
+            if masked is not None:  # a flipped 0/1 factor adds or drops the other one
+                allowance[id(out)] = allowance.get(id(out), 0.0) + masked
             self._keep_integral(func, args, kwargs, flat, out, steps)
         if written is not None:  # the chains its formula puts together
             depth_in, local = 0, written.depth(lambda t: self.lookup(t).depth)
