@@ -461,3 +461,22 @@ def test_fused_attention_is_traced_through_its_math_backend():
     r = run_oracle(Lambda(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
         q, k, v, is_causal=True)), [q, k, v])
     assert r.depths[0] >= t + d
+
+
+class _Silu(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.silu(x)
+
+
+def test_silu_backward_is_judged_by_what_its_formula_can_give_where_sigmoid_nears_1():
+    """SiLU's backward, grad s (1 + x (1 - s)), takes 1 - s after rounding s: x carries that
+    rounding into a result the function itself is flat at. torch's own erred by 11 u at
+    x = 11.7 (1.4x half its bound); now it is within, and a sigmoid rounded to bf16 is not."""
+    x = torch.linspace(4.0, 24.0, 1024)
+    grad = torch.full_like(x, -1.0)
+    r = run_oracle(_Silu().double(), [x], cotangents=[grad])
+    honest = torch.ops.aten.silu_backward(grad, x)
+    assert _within_half_the_bound(honest, r, 1) <= 1.0
+    s = torch.sigmoid(x).bfloat16().float()
+    coarse = grad * s * (1 + x * (1 - s))
+    assert _within_half_the_bound(coarse, r, 1) > 1.0
