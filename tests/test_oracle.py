@@ -480,3 +480,26 @@ def test_silu_backward_is_judged_by_what_its_formula_can_give_where_sigmoid_near
     s = torch.sigmoid(x).bfloat16().float()
     coarse = grad * s * (1 + x * (1 - s))
     assert _within_half_the_bound(coarse, r, 1) > 1.0
+
+
+class _ScaledSilu(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.silu(x) * 1677.0
+
+
+def test_silu_is_judged_by_what_its_underflowed_sigmoid_can_give():
+    """Below x = -87, fp32's sigmoid is 0 (exp(-x) overflows) where the exact one is a
+    subnormal: silu(-88.9) = -2.2e-37 came out 0, and a factor of 1677 after it put torch's
+    own SwiGLU at 1.85e3x its bound (CMP-01, inputs x 1000), here 2.3e4x (forward and
+    backward). The sigmoid's loss, up to the smallest normal, is carried (0.022x now); a
+    SiLU clamping x to -80 before its sigmoid still fails (4.6e7x)."""
+    x = torch.linspace(-100.0, -85.0, 512)
+    grad = torch.ones_like(x)
+    r = run_oracle(_ScaledSilu().double(), [x], cotangents=[grad])
+    honest = (torch.nn.functional.silu(x) * 1677.0,
+              torch.ops.aten.silu_backward(grad * 1677.0, x))
+    for i in (0, 1):
+        assert _within_half_the_bound(honest[i], r, i) <= 1.0, i
+    clamped = x * torch.sigmoid(x.clamp(min=-80.0)) * 1677.0
+    assert _within_half_the_bound(clamped, r, 0) > 2.0
+

@@ -78,6 +78,7 @@ from kdiff.numerics.integers import (
     undefined_cast,
 )
 from kdiff.numerics.tolerance import (
+    SMALLEST_NORMAL,
     WORST_CASE_C,
     BoundModel,
     growth,
@@ -266,12 +267,15 @@ ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True,
 # of the first operand's magnitude (x; for the backward, grad) the scale gains.
 TAIL_CANCELLATION = {aten.gelu.default: 0.5, aten.gelu_backward.default: 0.5}
 
-# SiLU's backward as every library writes it, grad s (1 + x (1 - s)) with s = sigmoid(x):
-# the rounding of s, up to u s, passes through the exact 1 - s and x multiplies it, so the
-# result errs by |grad| s^2 |x| u where the function itself is flat (s -> 1: torch's own
-# erred by 11 u of its output at x = 11.7, 1.4x its bound; inputs x 1000 left CMP-01's trials
-# under-specified). The scale gains |grad| s^2 |x|.
-SIGMOID_COMPLEMENT = {aten.silu_backward.default}
+# SiLU as every library writes it, x s, and its backward, grad s (1 + x (1 - s)), with
+# s = sigmoid(x) rounded first. The backward takes the exact 1 - s, and x multiplies s's
+# rounding, up to u s, into a result the function itself is flat at (s -> 1): torch's own
+# erred by 11 u of its output at x = 11.7, 1.4x its bound, and inputs x 1000 left CMP-01's
+# trials under-specified; the scale gains |grad| s^2 |x|. Where s lies below the smallest
+# normal (x < -87 in fp32: exp(-x) overflows and s is 0) it errs by up to that
+# (_underflowed), which d out / d s carries into a result that may be normal: x for SiLU
+# (silu(-88.9) = -2.2e-37, fp32's 0), grad (1 + x - 2 x s) for its backward.
+SILU = {aten.silu.default, aten.silu_backward.default}
 
 # Special functions no library rounds correctly: the CUDA C++ Programming Guide's table of
 # single-precision functions gives their maximum errors in ulps (lgammaf 6 outside
@@ -731,6 +735,23 @@ class MagnitudeTracer(EagerDispatchMode):
                 return torch.where((apart > 0) & (flips > 0), flips * apart, 0.0)
         return None
 
+    def _silu_sigmoid(self, func, args: tuple, known: list, out: torch.Tensor) -> torch.Tensor:
+        """What SiLU's or its backward's rounded (or underflowed) sigmoid adds to the scale
+        (SILU)."""
+        x = (args[0] if func is aten.silu.default else args[1]).detach().to(out.device)
+        sig = torch.sigmoid(x)
+        if func is aten.silu.default:
+            return x.abs() * self._underflowed(sig)
+        grad = known[0].magnitude.to(out.device)
+        return grad * (sig ** 2 * x.abs() + (1 + x - 2 * x * sig).abs() * self._underflowed(sig))
+
+    def _underflowed(self, sig: torch.Tensor) -> torch.Tensor:
+        """Where a sigmoid lies below the arithmetic's smallest normal, what the library's
+        may err by, as a step's magnitude: all of it, up to that smallest normal (1 / (1 +
+        exp(-x)) with exp(-x) overflowed is 0; SILU)."""
+        tiny = SMALLEST_NORMAL[self.arithmetic]
+        return torch.where(sig < tiny, step_magnitude(tiny, self.arithmetic), 0.0)
+
     def _meets(self, x: Any, point: Any) -> torch.Tensor:
         """Where `x` meets a kink at `point` within both their worst-case errors; for a
         ReLU's result at 0, where the ReLU's input met 0 (`_relu_inputs`)."""
@@ -866,10 +887,8 @@ class MagnitudeTracer(EagerDispatchMode):
             if func in TAIL_CANCELLATION:
                 magnitudes = magnitudes + TAIL_CANCELLATION[func] * known[0].magnitude.to(
                     out.device)
-            if func in SIGMOID_COMPLEMENT:
-                x = args[1].detach().to(out.device)
-                magnitudes = magnitudes + known[0].magnitude.to(out.device) * \
-                    torch.sigmoid(x) ** 2 * x.abs()
+            if func in SILU:
+                magnitudes = magnitudes + self._silu_sigmoid(func, args, known, out)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * _own_scale(out) if ROUNDED_LSE[func] else row)
