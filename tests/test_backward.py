@@ -457,3 +457,40 @@ def test_a_kink_the_reference_writes_with_where_is_open_in_its_backward(tmp_path
     candidate = tmp_path / "leaky_own_backward.py"
     candidate.write_text(LEAKY_OWN_BACKWARD.replace("SLOPE", slope))
     assert_cmp01_passes_or_fails_the_gradient(candidate, problem, honest)
+
+
+RELU_BY_MASK_PRODUCT = '''
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * PRODUCT
+
+
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    return [torch.randn(8, 32)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("product", ["(x > 0)", "(x > 0).float()"], ids=["bool", "float"])
+@pytest.mark.parametrize("slope, honest", [("0.0", True), ("0.1", False)],
+                         ids=["other_side_at_0", "leaking_through_negatives"])
+def test_a_kink_the_reference_writes_as_a_mask_product_is_open_in_its_backward(
+        tmp_path, product, slope, honest):
+    """ReLU written `x * (x > 0)`: its backward multiplies by the forward's mask, decided
+    at x = 0, and CMP-01's mostly-zero inputs failed a backward taking the other side
+    there (`x >= 0`); one letting a tenth of the gradient through negatives still fails."""
+    problem = tmp_path / "relu_by_mask_product.py"
+    problem.write_text(RELU_BY_MASK_PRODUCT.replace("PRODUCT", product))
+    candidate = tmp_path / "relu_own_backward.py"
+    candidate.write_text(LEAKY_OWN_BACKWARD.replace("0.01 * x", "0.0 * x")
+                         .replace("SLOPE", slope))
+    assert_cmp01_passes_or_fails_the_gradient(candidate, problem, honest)

@@ -461,3 +461,45 @@ def test_fused_attention_is_traced_through_its_math_backend():
     r = run_oracle(Lambda(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
         q, k, v, is_causal=True)), [q, k, v])
     assert r.depths[0] >= t + d
+
+
+class _Silu(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.silu(x)
+
+
+def test_silu_backward_is_judged_by_what_its_formula_can_give_where_sigmoid_nears_1():
+    """SiLU's backward, grad s (1 + x (1 - s)), takes 1 - s after rounding s: x carries that
+    rounding into a result the function itself is flat at. torch's own erred by 11 u at
+    x = 11.7 (1.4x half its bound); now it is within, and a sigmoid rounded to bf16 is not."""
+    x = torch.linspace(4.0, 24.0, 1024)
+    grad = torch.full_like(x, -1.0)
+    r = run_oracle(_Silu().double(), [x], cotangents=[grad])
+    honest = torch.ops.aten.silu_backward(grad, x)
+    assert _within_half_the_bound(honest, r, 1) <= 1.0
+    s = torch.sigmoid(x).bfloat16().float()
+    coarse = grad * s * (1 + x * (1 - s))
+    assert _within_half_the_bound(coarse, r, 1) > 1.0
+
+
+class _ScaledSilu(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.silu(x) * 1677.0
+
+
+def test_silu_is_judged_by_what_its_underflowed_sigmoid_can_give():
+    """Below x = -87, fp32's sigmoid is 0 (exp(-x) overflows) where the exact one is a
+    subnormal: silu(-88.9) = -2.2e-37 came out 0, and a factor of 1677 after it put torch's
+    own SwiGLU at 1.85e3x its bound (CMP-01, inputs x 1000), here 2.3e4x (forward and
+    backward). The sigmoid's loss, up to the smallest normal, is carried (0.022x now); a
+    SiLU clamping x to -80 before its sigmoid still fails (4.6e7x)."""
+    x = torch.linspace(-100.0, -85.0, 512)
+    grad = torch.ones_like(x)
+    r = run_oracle(_ScaledSilu().double(), [x], cotangents=[grad])
+    honest = (torch.nn.functional.silu(x) * 1677.0,
+              torch.ops.aten.silu_backward(grad * 1677.0, x))
+    for i in (0, 1):
+        assert _within_half_the_bound(honest[i], r, i) <= 1.0, i
+    clamped = x * torch.sigmoid(x.clamp(min=-80.0)) * 1677.0
+    assert _within_half_the_bound(clamped, r, 0) > 2.0
+

@@ -78,6 +78,7 @@ from kdiff.numerics.integers import (
     undefined_cast,
 )
 from kdiff.numerics.tolerance import (
+    SMALLEST_NORMAL,
     WORST_CASE_C,
     BoundModel,
     growth,
@@ -265,6 +266,16 @@ ROUNDED_LSE = {aten._log_softmax.default: False, aten._softmax.default: True,
 # grad (Phi(x) + x phi(x)) with Phi = 0.5 (1 + erf), errs so by 0.5 |grad| u. Values: the factor
 # of the first operand's magnitude (x; for the backward, grad) the scale gains.
 TAIL_CANCELLATION = {aten.gelu.default: 0.5, aten.gelu_backward.default: 0.5}
+
+# SiLU as every library writes it, x s, and its backward, grad s (1 + x (1 - s)), with
+# s = sigmoid(x) rounded first. The backward takes the exact 1 - s, and x multiplies s's
+# rounding, up to u s, into a result the function itself is flat at (s -> 1): torch's own
+# erred by 11 u of its output at x = 11.7, 1.4x its bound, and inputs x 1000 left CMP-01's
+# trials under-specified; the scale gains |grad| s^2 |x|. Where s lies below the smallest
+# normal (x < -87 in fp32: exp(-x) overflows and s is 0) it errs by up to that
+# (_underflowed), which d out / d s carries into a result that may be normal: x for SiLU
+# (silu(-88.9) = -2.2e-37, fp32's 0), grad (1 + x - 2 x s) for its backward.
+SILU = {aten.silu.default, aten.silu_backward.default}
 
 # Special functions no library rounds correctly: the CUDA C++ Programming Guide's table of
 # single-precision functions gives their maximum errors in ulps (lgammaf 6 outside
@@ -686,11 +697,60 @@ class MagnitudeTracer(EagerDispatchMode):
         `where`, differentiated through the forward's mask, at its kink)."""
         known = self.integer(mask)
         flips = None if known is None else known.magnitude
-        at_kink = self._read(self._forward_kinks, mask) if self.differentiating else None
-        if at_kink is None:
+        kink = self._at_forward_kink(mask)
+        if kink is None:
             return flips
-        kink = step_magnitude(at_kink.to(torch.float64), self.arithmetic)
         return kink if flips is None else torch.maximum(flips, kink)
+
+    def _at_forward_kink(self, mask: torch.Tensor) -> torch.Tensor | None:
+        """In the backward pass, where a forward mask compared values meeting exactly, as a
+        step's magnitude (None: not such a mask, or not differentiating)."""
+        at_kink = self._read(self._forward_kinks, mask) if self.differentiating else None
+        return None if at_kink is None else step_magnitude(at_kink.to(torch.float64),
+                                                           self.arithmetic)
+
+    def _carry_forward_kink(self, func, args: tuple, out: torch.Tensor) -> None:
+        """A forward mask cast to a floating format (`mask.float()`) keeps where its sides
+        met: the reference multiplies by it as by the mask itself."""
+        if func is not aten._to_copy.default or self.differentiating or \
+                not torch.is_grad_enabled():
+            return
+        at_kink = self._read(self._forward_kinks, args[0])
+        if at_kink is not None:
+            self._forward_kinks[self._key(out)] = (out, at_kink, _fingerprint(out))
+
+    def _mask_product(self, func, args: tuple) -> torch.Tensor | None:
+        """How far a product with a forward mask at its kink (`_at_forward_kink`) may move in
+        the backward pass, as a step's magnitude times the other factor: taking the other
+        side turns `a * 0` into `a * 1` or back, so the product moves by |a| (`x * (x > 0)`
+        differentiated: `g * mask`, open at x = 0 by |g|, as `where(mask, g, 0)` is by its
+        operands' difference). A mask flipped near a tie is _moved_integers' already."""
+        if func is not aten.mul.Tensor:
+            return None
+        for mask, other in (args[:2], args[1::-1]):
+            flips = self._at_forward_kink(mask) if isinstance(mask, torch.Tensor) and \
+                isinstance(other, torch.Tensor) else None
+            if flips is not None:
+                apart = other.detach().abs().to(torch.float64)
+                return torch.where((apart > 0) & (flips > 0), flips * apart, 0.0)
+        return None
+
+    def _silu_sigmoid(self, func, args: tuple, known: list, out: torch.Tensor) -> torch.Tensor:
+        """What SiLU's or its backward's rounded (or underflowed) sigmoid adds to the scale
+        (SILU)."""
+        x = (args[0] if func is aten.silu.default else args[1]).detach().to(out.device)
+        sig = torch.sigmoid(x)
+        if func is aten.silu.default:
+            return x.abs() * self._underflowed(sig)
+        grad = known[0].magnitude.to(out.device)
+        return grad * (sig ** 2 * x.abs() + (1 + x - 2 * x * sig).abs() * self._underflowed(sig))
+
+    def _underflowed(self, sig: torch.Tensor) -> torch.Tensor:
+        """Where a sigmoid lies below the arithmetic's smallest normal, what the library's
+        may err by, as a step's magnitude: all of it, up to that smallest normal (1 / (1 +
+        exp(-x)) with exp(-x) overflowed is 0; SILU)."""
+        tiny = SMALLEST_NORMAL[self.arithmetic]
+        return torch.where(sig < tiny, step_magnitude(tiny, self.arithmetic), 0.0)
 
     def _meets(self, x: Any, point: Any) -> torch.Tensor:
         """Where `x` meets a kink at `point` within both their worst-case errors; for a
@@ -739,6 +799,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 requested, out = out.dtype, out.to(_double(out.dtype))
             if not _is_fill(func):
                 self._integer_op(func, args, kwargs, flat, spec, out)
+                self._carry_forward_kink(func, args, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
                 for o in tree_flatten(out)[0]:
@@ -826,6 +887,8 @@ class MagnitudeTracer(EagerDispatchMode):
             if func in TAIL_CANCELLATION:
                 magnitudes = magnitudes + TAIL_CANCELLATION[func] * known[0].magnitude.to(
                     out.device)
+            if func in SILU:
+                magnitudes = magnitudes + self._silu_sigmoid(func, args, known, out)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * _own_scale(out) if ROUNDED_LSE[func] else row)
@@ -838,6 +901,9 @@ class MagnitudeTracer(EagerDispatchMode):
                 apart = (args[1] - args[2]).abs()
                 allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
                     (apart > 0) & (flips > 0), flips * apart, 0.0)
+            masked = self._mask_product(func, args)
+            if masked is not None:  # a flipped 0/1 factor adds or drops the other one
+                allowance[id(out)] = allowance.get(id(out), 0.0) + masked
             self._keep_integral(func, args, kwargs, flat, out, steps)
         if written is not None:  # the chains its formula puts together
             depth_in, local = 0, written.depth(lambda t: self.lookup(t).depth)
