@@ -2,7 +2,6 @@
 gates."""
 from __future__ import annotations
 
-import secrets
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -43,16 +42,6 @@ def normal_draw(ctx: GateContext, k: int) -> list[Any]:
     return ctx.draw(gen.normal(), k)
 
 
-# Draws at a seed chosen per verdict: every fixed draw of every gate can be made beforehand by
-# anyone who holds kdiff's code, a candidate in its worker included, and answered from a table
-# of fingerprints (tests/hostile/knows_the_judges_draws.py, knows_the_judges_regimes.py); a
-# draw at a seed nobody knew before cannot. The range lies above every gate's fixed seeds
-# (constants below a few thousand, SHARED_BENCHMARK_SEED + k among them) and is too wide for
-# a table of its draws to be made beforehand.
-CHOSEN_SEEDS_FROM = 1 << 20
-CHOSEN_SEEDS = 1 << 30
-
-
 @dataclass(frozen=True)
 class Seed:
     """A seed a gate draws at, named in its trials' labels so that a failure can be drawn
@@ -65,10 +54,10 @@ class Seed:
         return f"seed {self.value}" + (" (chosen for this verdict)" if self.chosen else "")
 
 
-def with_one_chosen(fixed: Iterable[int]) -> list[Seed]:
-    """The gate's fixed seeds, then one chosen when it runs."""
-    chosen = Seed(CHOSEN_SEEDS_FROM + secrets.randbelow(CHOSEN_SEEDS), chosen=True)
-    return [*(Seed(s) for s in fixed), chosen]
+def with_one_chosen(ctx: GateContext, fixed: Iterable[int]) -> list[Seed]:
+    """The gate's fixed seeds, then the one chosen for this verdict (GateContext.chosen_seed:
+    a candidate can keep a table of every fixed draw)."""
+    return [*(Seed(s) for s in fixed), Seed(ctx.chosen_seed, chosen=True)]
 
 
 class Gate:

@@ -20,7 +20,7 @@ class DistributionCoverage(ThresholdedGate):
     signature = "distribution_dependent"
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
-        for seed in with_one_chosen(range(ctx.options.seeds)):
+        for seed in with_one_chosen(ctx, range(ctx.options.seeds)):
             yield Trial(f"benchmark get_inputs() {seed}", benchmark_draw(ctx, seed.value))
             for strategy in gen.COVERAGE:
                 yield Trial(f"{strategy.name} {seed}", ctx.draw(strategy, seed.value))

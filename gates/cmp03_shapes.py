@@ -17,7 +17,7 @@ benchmark tests is specialised to that configuration.
 from __future__ import annotations
 
 import math
-import secrets
+import random
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -109,16 +109,18 @@ def held_out_sizes(v: int) -> list[int]:
     return [s for s in dict.fromkeys(sizes) if s != v]
 
 
-def fresh_size(v: int) -> int | None:
-    """A size below the benchmark's `v`, none of `held_out_sizes(v)`, chosen when the gate runs
-    (None where no such size is left). Every held-out size is a function of kdiff's code and
-    the problem's sizes, which a candidate can list beforehand and be right at alone
-    (tests/hostile/knows_the_judges_sizes.py); one chosen now it cannot. Below `v`, so that
-    its call costs less than the benchmark's."""
+def fresh_size(v: int, chosen_seed: int) -> int | None:
+    """A size below the benchmark's `v`, none of `held_out_sizes(v)`, drawn from the seed
+    chosen for this verdict (GateContext.chosen_seed; None where no such size is left). Every
+    held-out size is a function of kdiff's code and the problem's sizes, which a candidate can
+    list beforehand and be right at alone (tests/hostile/knows_the_judges_sizes.py); one drawn
+    from a seed nobody knew before it cannot. Below `v`, so that its call costs less than the
+    benchmark's."""
     taken = {s for s in held_out_sizes(v) if 2 <= s < v}
     if v - 2 <= len(taken):
         return None
-    while (size := 2 + secrets.randbelow(v - 2)) in taken:
+    rng = random.Random(chosen_seed * (1 << 32) + v)
+    while (size := rng.randrange(2, v)) in taken:
         pass
     return size
 
@@ -187,7 +189,7 @@ class ShapePolymorphism(ThresholdedGate):
             for size in held_out_sizes(v)[:QUICK_SIZES if quick else None]:
                 yield ShapeTrial(f"{name}={size} (benchmark {v})", [],
                                  constants={n: size for n in group}, kind=name)
-            size = None if quick else fresh_size(v)
+            size = None if quick else fresh_size(v, ctx.chosen_seed)
             if size is not None:
                 yield ShapeTrial(f"{name}={size} (benchmark {v}, chosen for this verdict)", [],
                                  constants={n: size for n in group}, kind=name)

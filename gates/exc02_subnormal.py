@@ -119,7 +119,7 @@ class SubnormalHandling(Gate):
         if not floats:
             return self.result(Status.SKIP, ctx.no_free_inputs())
         log = SubnormalLog()
-        for seed in with_one_chosen([FIXED_SEED]):
+        for seed in with_one_chosen(ctx, [FIXED_SEED]):
             for label, inputs, ev in self.trials(ctx, floats, seed, log):
                 failure = self.judge_trial(ctx, label, inputs, ev, log)
                 if failure is not None:

@@ -62,7 +62,7 @@ class SummationOrder(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
         fixed = range(FIXED_SEEDS_FROM, FIXED_SEEDS_FROM + ctx.options.seeds)
-        for seed in with_one_chosen(fixed):
+        for seed in with_one_chosen(ctx, fixed):
             for strategy in ORDER_SENSITIVE:
                 inputs, steps = in_range(ctx, ctx.draw(strategy, seed.value))
                 scaled = f" x 2^-{8 * steps} (the reference's range)" if steps else ""

@@ -59,7 +59,7 @@ class RangeAndCancellation(ThresholdedGate):
     signature = "range_inaccurate"
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
-        seeds = with_one_chosen([FIXED_SEED])
+        seeds = with_one_chosen(ctx, [FIXED_SEED])
         for dtype in ctx.working_dtypes():
             if dtype is torch.bfloat16 and ctx.device == "cpu":
                 continue

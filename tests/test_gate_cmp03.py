@@ -46,10 +46,11 @@ def test_held_out_sizes_cover_one_odd_prime_scaled_and_off_block():
 
 
 def test_the_size_chosen_per_verdict_is_smaller_and_no_held_out_one():
-    chosen = {fresh_size(16) for _ in range(200)}
+    chosen = {fresh_size(16, seed) for seed in range(200)}
     assert chosen <= set(range(2, 16)) - set(held_out_sizes(16)) and len(chosen) > 1
-    assert fresh_size(4) == 2  # 3 is held out (4 // 2 | 1)
-    assert fresh_size(2) is None  # no size between 1 and the benchmark's
+    assert fresh_size(16, 7) == fresh_size(16, 7)  # one verdict's seed, one size
+    assert fresh_size(4, 7) == 2  # 3 is held out (4 // 2 | 1)
+    assert fresh_size(2, 7) is None  # no size between 1 and the benchmark's
 
 
 @pytest.mark.parametrize("problem,signature", PAIRS, ids=[p for p, _ in PAIRS])

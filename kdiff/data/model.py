@@ -143,6 +143,9 @@ class Verdict:
     # judge's CUDA context: the next judge refuses each as the reference failing there, so
     # that the gate judges its other input sets, as on the CPU.
     broken_draws: tuple[str, ...] = ()
+    # The seed the gates' draws chosen for this verdict came from (GateContext.chosen_seed): a
+    # judge going on from a resumable verdict draws the same inputs, its broken draws among them.
+    chosen_seed: int | None = None
     # The judge's CUDA context broke while judging this case (kdiff.verdicts.judge
     # .device_broken): its process judges nothing more, whatever the verdict says.
     judge_broken: bool = False

@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import math
 import os
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -290,6 +291,16 @@ class GateOptions:
     profile: Profile = Profile.FULL  # quick: CMP-03 at a few held-out shapes and variants
 
 
+# Draws at a seed chosen per verdict: every fixed draw of every gate can be made beforehand by
+# anyone who holds kdiff's code, a candidate in its worker included, and answered from a table
+# of fingerprints (tests/hostile/knows_the_judges_draws.py, knows_the_judges_regimes.py); a
+# draw at a seed nobody knew before cannot. The range lies above every gate's fixed seeds
+# (constants below a few thousand, SHARED_BENCHMARK_SEED + k among them) and is too wide for
+# a table of its draws to be made beforehand.
+CHOSEN_SEEDS_FROM = 1 << 20
+CHOSEN_SEEDS = 1 << 30
+
+
 class GateContext:
     def __init__(self, problem: ProblemModule, candidate: CandidateProcess,
                  options: GateOptions | None = None) -> None:
@@ -325,6 +336,10 @@ class GateContext:
         self.evaluations_computed = 0  # oracle evaluations neither in memory nor on disk
         # Draws on which the reference broke an earlier judge's CUDA context (draw_key).
         self.broken_draws: frozenset[str] = frozenset()
+        # The seed of the draws and sizes chosen for this verdict (CHOSEN_SEEDS); a judge going
+        # on from a resumable verdict takes that verdict's, so that its broken draws name the
+        # same inputs.
+        self.chosen_seed = CHOSEN_SEEDS_FROM + secrets.randbelow(CHOSEN_SEEDS)
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:

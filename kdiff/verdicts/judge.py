@@ -136,6 +136,8 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
         results = decided(resume) if resume is not None else {}
         broken = resume.broken_draws if resume is not None else ()
         ctx.broken_draws = frozenset(broken)
+        if resume is not None and resume.chosen_seed is not None:
+            ctx.chosen_seed = resume.chosen_seed
         try:
             for gate in in_judging_order(gates):
                 if gate.id in results:
@@ -157,6 +159,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                                                     f"context in {gate.id}"), str(exc))
                     verdict.resumable = True
                     verdict.broken_draws = (*broken, exc.draw) if again else broken
+                    verdict.chosen_seed = ctx.chosen_seed
                     if on_gate is not None and not again:
                         on_gate(verdict, results[gate.id], len(results))
                     return verdict
