@@ -1,8 +1,8 @@
 """CMP-01 input-distribution coverage: the benchmark's own inputs are one distribution among
 many; the candidate must stay within the bound on all of them.
 
-Beside the fixed seeds, each distribution is drawn once more at a seed chosen when the gate
-runs (`with_one_chosen`: a candidate can keep a table of the fixed draws)."""
+Beside the fixed seeds, each distribution is drawn once more at the seed chosen for the
+verdict (`with_one_chosen`: a candidate can keep a table of the fixed draws)."""
 from __future__ import annotations
 
 from typing import Iterator

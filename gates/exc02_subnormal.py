@@ -7,7 +7,7 @@ What this catches: flush-to-zero / denormals-are-zero modes (CUDA --use_fast_mat
 FTZ/DAZ bits that torch.set_flush_denormal sets "for speed"), and kernels that rescale by a
 flushed norm (0 -> Inf/NaN).
 
-Beside the fixed seed, every trial is drawn once more at a seed chosen when the gate runs
+Beside the fixed seed, every trial is drawn once more at the seed chosen for the verdict
 (`with_one_chosen`: CMP-01 draws no subnormal, so a candidate could keep a table of these).
 """
 from __future__ import annotations

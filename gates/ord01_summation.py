@@ -2,7 +2,7 @@
 that the order of a reduction shows. Any order is allowed; the error must stay within the
 probabilistic bound for fp32 accumulation, LAMBDA * u * sqrt(N) * sum|terms| (the oracle's
 traced magnitude is sum|terms|, so cancellation does not shrink the bound to nothing).
-Beside the fixed seeds, each draw is made once more at a seed chosen when the gate runs
+Beside the fixed seeds, each draw is made once more at the seed chosen for the verdict
 (`with_one_chosen`: CMP-01 draws no such range, so a candidate could keep a table of these)."""
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 (large logits for exp-based ops, values near the maximum) and cancellation-prone inputs.
 Wherever the same-precision reference is finite and accurate (within half the bound), the
 candidate must be finite and within the bound too; elsewhere nothing is judged. Beside the
-fixed seed, each scale is drawn once more at a seed chosen when the gate runs
+fixed seed, each scale is drawn once more at the seed chosen for the verdict
 (`with_one_chosen`: CMP-01 draws none of these scales, so a candidate could keep a table of
 these)."""
 from __future__ import annotations
