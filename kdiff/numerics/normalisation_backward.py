@@ -44,16 +44,13 @@ from typing import Callable
 
 import torch
 
+from kdiff.numerics.tolerance import own_scale
+
 aten = torch.ops.aten
 
 # dx's roundings beside its group sums: g = dy w, x - mean, times rstd, g xhat, the two means'
 # divisions, xhat c1, the two subtractions and the product with rstd
 ELEMENTWISE_ROUNDINGS = 10
-
-
-def _finite_abs(t: torch.Tensor) -> torch.Tensor:
-    """|t|, 0 where t is not finite: a non-finite value is exact (oracle._own_scale)."""
-    return torch.where(torch.isfinite(t), t.abs(), 0.0)
 
 
 @dataclass(frozen=True)
@@ -93,22 +90,22 @@ class GroupedBackward:
             g, m_g = dy, m_dy
         else:
             w, m_w = viewed(self.weight, self.view_weight)
-            g, m_g = dy * w, m_dy * _finite_abs(w) + _finite_abs(dy) * m_w
-        abs_rstd = _finite_abs(rstd)
+            g, m_g = dy * w, m_dy * own_scale(w) + own_scale(dy) * m_w
+        abs_rstd = own_scale(rstd)
         centred = x - mean
         xhat = centred * rstd
-        abs_xhat = _finite_abs(xhat)
-        m_xhat = (m_x + m_mean) * abs_rstd + _finite_abs(centred) * m_rstd
+        abs_xhat = own_scale(xhat)
+        m_xhat = (m_x + m_mean) * abs_rstd + own_scale(centred) * m_rstd
         c1 = (g * xhat).mean(self.reduced, keepdim=True)
         c2 = g.mean(self.reduced, keepdim=True)
-        m_c1 = (_finite_abs(g) * m_xhat + abs_xhat * m_g).mean(self.reduced, keepdim=True)
+        m_c1 = (own_scale(g) * m_xhat + abs_xhat * m_g).mean(self.reduced, keepdim=True)
         m_c2 = m_g.mean(self.reduced, keepdim=True)
         inner = g - c2 - xhat * c1
         m_dx = (
-            abs_rstd * (m_g + m_c2 + abs_xhat * m_c1 + _finite_abs(c1) * m_xhat)
-            + _finite_abs(inner) * m_rstd
+            abs_rstd * (m_g + m_c2 + abs_xhat * m_c1 + own_scale(c1) * m_xhat)
+            + own_scale(inner) * m_rstd
         )
-        m_dw = (_finite_abs(dy) * m_xhat + abs_xhat * m_dy).sum(self.summed)
+        m_dw = (own_scale(dy) * m_xhat + abs_xhat * m_dy).sum(self.summed)
         m_db = m_dy.sum(self.summed)
         found = (
             m_dx.reshape(self.x.shape),

@@ -83,6 +83,7 @@ from kdiff.numerics.tolerance import (
     BoundModel,
     growth,
     inexact,
+    own_scale,
     step_magnitude,
     unit_roundoff,
 )
@@ -478,7 +479,7 @@ class MagnitudeTracer(EagerDispatchMode):
     def declare(self, t: torch.Tensor, stored: torch.dtype) -> None:
         """An input or parameter (upcast to float64) stored as `stored` in the working run."""
         if self.coarse(stored):
-            own = _own_scale(t)
+            own = own_scale(t)
             self.record(t, Traced(own, 0, _largest(own), stored, 0.0))
 
     def coarse(self, stored: torch.dtype) -> bool:
@@ -494,7 +495,7 @@ class MagnitudeTracer(EagerDispatchMode):
             return entry[1]
         if entry is not None and torch.equal(entry[2], _fingerprint(t)):
             return entry[1]
-        own = _own_scale(t)
+        own = own_scale(t)
         return Traced(own, 0, _largest(own), t.dtype, 0.0)
 
     def produced(self, t: torch.Tensor) -> bool:
@@ -613,7 +614,7 @@ class MagnitudeTracer(EagerDispatchMode):
     def worst_error(self, x: torch.Tensor, known: Traced) -> torch.Tensor:
         """The worst-case error of `x` in the working arithmetic: the rounding of every step
         of depth behind it, all of one sign, and the storage roundings, at its scale."""
-        scale = known.magnitude.to(x.device) if self.magnitudes else _own_scale(x)
+        scale = known.magnitude.to(x.device) if self.magnitudes else own_scale(x)
         return (WORST_CASE_C * unit_roundoff(self.arithmetic)
                 * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
 
@@ -673,7 +674,7 @@ class MagnitudeTracer(EagerDispatchMode):
             moved = func(*ends, *args[len(operands):], **kwargs).to(torch.float64)
             reach = torch.maximum(reach, torch.nan_to_num((moved - exact).abs(), nan=math.inf))
         # a non-finite result (round(NaN), floor(inf)) lies near no step: it is exact, as every
-        # non-finite value is (_own_scale), not a step of unknown size
+        # non-finite value is (own_scale), not a step of unknown size
         steps = step_magnitude(torch.where(torch.isfinite(exact), reach, 0.0), self.arithmetic)
         # a cast with no defined value there (undefined_cast): any integer is honest
         return steps if undefined is None else torch.where(undefined, math.inf, steps)
@@ -731,8 +732,7 @@ class MagnitudeTracer(EagerDispatchMode):
             flips = self._at_forward_kink(mask) if isinstance(mask, torch.Tensor) and \
                 isinstance(other, torch.Tensor) else None
             if flips is not None:
-                apart = other.detach().abs().to(torch.float64)
-                return torch.where((apart > 0) & (flips > 0), flips * apart, 0.0)
+                return _flipped(flips, other.detach().abs().to(torch.float64))
         return None
 
     def _silu_sigmoid(self, func, args: tuple, known: list, out: torch.Tensor) -> torch.Tensor:
@@ -883,7 +883,7 @@ class MagnitudeTracer(EagerDispatchMode):
             if func in LOG_OF_SUM:
                 magnitudes = tree_map(lambda m: m + 1 if _is_inexact(m) else m, magnitudes)
             if func in LIBRARY_ULPS:
-                magnitudes = magnitudes + LIBRARY_ULPS[func] * _own_scale(out)
+                magnitudes = magnitudes + LIBRARY_ULPS[func] * own_scale(out)
             if func in TAIL_CANCELLATION:
                 magnitudes = magnitudes + TAIL_CANCELLATION[func] * known[0].magnitude.to(
                     out.device)
@@ -891,16 +891,15 @@ class MagnitudeTracer(EagerDispatchMode):
                 magnitudes = magnitudes + self._silu_sigmoid(func, args, known, out)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
-                magnitudes = magnitudes + (row * _own_scale(out) if ROUNDED_LSE[func] else row)
+                magnitudes = magnitudes + (row * own_scale(out) if ROUNDED_LSE[func] else row)
             steps = self._steps(func, args, kwargs, out) if is_step(func, out, kwargs) else None
             steps = self._at_kinks(func, args, steps)
             if steps is not None:
                 allowance[id(out)] = steps
             flips = self._flips(args[0]) if func is aten.where.self else None
             if flips is not None:  # a flipped mask picks the other operand
-                apart = (args[1] - args[2]).abs()
-                allowance[id(out)] = allowance.get(id(out), 0.0) + torch.where(
-                    (apart > 0) & (flips > 0), flips * apart, 0.0)
+                allowance[id(out)] = allowance.get(id(out), 0.0) + _flipped(
+                    flips, (args[1] - args[2]).abs())
             masked = self._mask_product(func, args)
             if masked is not None:  # a flipped 0/1 factor adds or drops the other one
                 allowance[id(out)] = allowance.get(id(out), 0.0) + masked
@@ -915,11 +914,11 @@ class MagnitudeTracer(EagerDispatchMode):
                 allowance[id(o)] = allowance.get(id(o), 0.0) + extra
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
-                magnitude = torch.maximum(m.abs(), _own_scale(o))
+                magnitude = torch.maximum(m.abs(), own_scale(o))
                 # the peak is the size of what was computed: a step's or an open pick's
                 # allowance, or an infinite magnitude carried from one (not judged there),
                 # is no value that could leave the format's range
-                sized = torch.where(torch.isfinite(magnitude), magnitude, _own_scale(o))
+                sized = torch.where(torch.isfinite(magnitude), magnitude, own_scale(o))
                 peak = torch.maximum(peak_in, _largest(sized))
                 self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                       peak, *stored))
@@ -1061,13 +1060,10 @@ class MagnitudeTracer(EagerDispatchMode):
         return max(1, biggest_in // smallest_out)
 
 
-def _own_scale(t: torch.Tensor) -> torch.Tensor:
-    """|t| as an error scale, 0 where t is not finite. A non-finite value (a mask's -inf
-    fill, an injected NaN) is judged by its class and no finite error moves it, so it adds
-    nothing to what is computed from it: as |-inf| it made every magnitude of a masked
-    softmax inf or NaN through the finite differences, and no value there was judged."""
-    t = t.detach()
-    return torch.where(torch.isfinite(t), t.abs(), 0.0)
+def _flipped(flips: torch.Tensor, apart: torch.Tensor) -> torch.Tensor:
+    """What a mask that may flip (`flips`: a step's magnitude, 0 where it may not) allows a
+    result it selects or multiplies by, where flipping moves it by `apart`."""
+    return torch.where((apart > 0) & (flips > 0), flips * apart, 0.0)
 
 
 def _largest(t: torch.Tensor) -> torch.Tensor:
@@ -1170,7 +1166,7 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
     group's signs agree got 1e-3 where r ~ 1.5, and the fp32 reference used 11x the
     bound. Larger groups, and the other operands, keep the one sample."""
     outs, out_spec = tree_flatten(out)
-    total = [_own_scale(o) if _is_inexact(o) else o for o in outs]
+    total = [own_scale(o) if _is_inexact(o) else o for o in outs]
     for k, a in enumerate(flat):
         if not _is_inexact(a):
             continue
@@ -1437,7 +1433,7 @@ def opaque_scale(o: torch.Tensor, float_input_numel: int) -> tuple[torch.Tensor,
     TritonBench gold Triton kernel say): nothing is known of its operands, so each element is
     judged against the output's typical magnitude (its mean |value|) as well as its own, and
     every output is taken to read every input element (the longest reduction possible)."""
-    own = _own_scale(o)
+    own = own_scale(o)
     typical = own.mean() if o.numel() else o.new_zeros(())
     depth = max(1, float_input_numel // max(1, o.numel()) + 1)
     return own + typical, depth

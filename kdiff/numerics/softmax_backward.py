@@ -29,15 +29,12 @@ from typing import Callable
 
 import torch
 
+from kdiff.numerics.tolerance import own_scale
+
 SOFTMAX_BACKWARD = torch.ops.aten._softmax_backward_data.default
 
 # the product y_j g_j, the difference g - s and the product y (g - s): one rounding each
 ELEMENTWISE_ROUNDINGS = 3
-
-
-def _finite_abs(t: torch.Tensor) -> torch.Tensor:
-    """|t|, 0 where t is not finite: a non-finite value is exact (oracle._own_scale)."""
-    return torch.where(torch.isfinite(t), t.abs(), 0.0)
 
 
 @dataclass(frozen=True)
@@ -50,9 +47,9 @@ class SoftmaxBackward:
         """|y| (M_g + M_s) + |g - s| M_y for dx = y (g - s), s = sum_j y_j g_j along the row."""
         g, y, dim = self.args[0].detach(), self.args[1].detach(), int(self.args[2])
         m_g, m_y = magnitude_of(g).to(g.device), magnitude_of(y).to(g.device)
-        abs_g, abs_y = _finite_abs(g), _finite_abs(y)
+        abs_g, abs_y = own_scale(g), own_scale(y)
         m_s = (abs_y * m_g + abs_g * m_y).sum(dim, keepdim=True)
-        difference = _finite_abs(g - (g * y).sum(dim, keepdim=True))
+        difference = own_scale(g - (g * y).sum(dim, keepdim=True))
         return abs_y * (m_g + m_s) + difference * m_y
 
     def depth(self, depth_of: Callable[[torch.Tensor], int]) -> int:

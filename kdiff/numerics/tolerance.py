@@ -171,6 +171,15 @@ def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
     return arithmetic + quantization * scale + floor if quantization else arithmetic
 
 
+def own_scale(t: torch.Tensor) -> torch.Tensor:
+    """|t| as an error scale, 0 where t is not finite. A non-finite value (a mask's -inf
+    fill, an injected NaN) is judged by its class and no finite error moves it, so it adds
+    nothing to what is computed from it: as |-inf| it made every magnitude of a masked
+    softmax inf or NaN through the finite differences, and no value there was judged."""
+    t = t.detach()
+    return torch.where(torch.isfinite(t), t.abs(), 0.0)
+
+
 def step_magnitude(step: torch.Tensor | float, dtype: torch.dtype) -> torch.Tensor | float:
     """The scale whose smallest bound at arithmetic `dtype` (worst case, one rounding, the
     reference's REFERENCE_MARGIN) is `step`: how the oracle carries, in its magnitudes, an
