@@ -503,3 +503,71 @@ def test_silu_is_judged_by_what_its_underflowed_sigmoid_can_give():
     clamped = x * torch.sigmoid(x.clamp(min=-80.0)) * 1677.0
     assert _within_half_the_bound(clamped, r, 0) > 2.0
 
+
+
+def _rows_about_their_mean(seed: int, rows: int = 8, n: int = 32) -> torch.Tensor:
+    """Rows of 1e6 plus sixteenths summing to 0, the first element equal to the exact mean:
+    fp32's mean of such a row lands a sixteenth away on most of them."""
+    g = torch.Generator().manual_seed(seed)
+    d = torch.randint(-40, 41, (rows, n), generator=g).double() / 16
+    d[:, 0] = 0
+    d[:, -1] = -d[:, :-1].sum(-1)
+    return (1e6 + d).float()
+
+
+def _centred(t: torch.Tensor) -> torch.Tensor:
+    return t - t.mean(-1, keepdim=True)
+
+
+def test_a_product_of_two_cancelled_factors_is_judged_against_their_errors_product():
+    """(a - mean a)(b - mean b) at an element equal to both rows' means is 0, and first order
+    gave it a bound of nothing: fp32's own evaluation errs there by the product of the two
+    means' roundings, (1/16)^2. The product's scale carries its factors' errors times each
+    other now; centring in bf16 still fails."""
+    a, b = _rows_about_their_mean(0), _rows_about_their_mean(1)
+    r = run_oracle(Lambda(lambda s, t: _centred(s) * _centred(t)), [a, b])
+    honest = _centred(a) * _centred(b)
+    assert honest[:, 0].abs().max() > 0  # the cancelled factors' errors, multiplied
+    assert _within_half_the_bound(honest, r) <= 1.0
+    coarse = _centred(a.bfloat16()).float() * _centred(b.bfloat16()).float()
+    assert _within_half_the_bound(coarse, r) > 1.0
+
+
+class _PooledLayerNorm(torch.nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(features)
+
+    def forward(self, x):
+        return self.norm(x).sum(-1)
+
+
+def _layer_norm_backward(x: torch.Tensor, mean) -> torch.Tensor:
+    """The pooled LayerNorm's backward written out, its means taken by `mean`."""
+    centred = x - mean(x)
+    rstd = torch.rsqrt(mean(centred ** 2) + 1e-5)
+    xhat = centred * rstd
+    g = torch.ones_like(x)
+    return rstd * (g - mean(g) - xhat * mean(g * xhat))
+
+
+def test_a_layer_norm_backward_at_an_element_equal_to_its_mean_is_judged_by_both_errors():
+    """Pooled over its features, LayerNorm's backward rstd (g - mean(g) - xhat mean(g xhat))
+    is 0, and at an element equal to its row's mean both xhat and mean(g xhat) cancel: fp32
+    erred there by the product of their errors (3e-3 at an offset of 1e6) against a bound of
+    1e-5. torch's own fp32 backward and the formula written out in fp32 are within it now.
+    Without the offset the bound stays as tight as it was: the means in bf16 fail."""
+    def judged(x: torch.Tensor):
+        grad = torch.ones(x.shape[0])
+        return run_oracle(_PooledLayerNorm(x.shape[-1]).double(), [x], cotangents=[grad])
+
+    x = _rows_about_their_mean(2)
+    leaf = x.clone().requires_grad_()
+    _PooledLayerNorm(x.shape[-1])(leaf).backward(torch.ones(x.shape[0]))
+    r = judged(x)
+    for honest in (leaf.grad, _layer_norm_backward(x, lambda t: t.mean(-1, keepdim=True))):
+        assert honest.abs().max() > 1e-3  # far from 0 where the mean rounded
+        assert _within_half_the_bound(honest, r, 1) <= 1.0
+    unshifted = (x.double() - 1e6).float()
+    coarse = _layer_norm_backward(unshifted, lambda t: t.bfloat16().mean(-1, keepdim=True).float())
+    assert _within_half_the_bound(coarse, judged(unshifted), 1) > 1.0

@@ -22,7 +22,10 @@ of its operands' magnitudes, a mean their mean):
   M_xhat = (M_x + M_mean) rstd + |x - mean| M_rstd
   M_c1   = mean(|g| M_xhat + |xhat| M_g),  c1 = mean(g xhat)
   M_c2   = mean(M_g),                      c2 = mean(g)
-  M_dx   = rstd (M_g + M_c2 + |xhat| M_c1 + |c1| M_xhat) + |g - c2 - xhat c1| M_rstd
+  M_dx   = rstd (M_g + M_c2 + |xhat| M_c1 + |c1| M_xhat + S) + |g - c2 - xhat c1| M_rstd
+           with S = tolerance.second_order of xhat c1: both cancel (c1 to 0 when g = c w,
+           xhat at an element equal to its group's mean), and the product of their errors
+           is what a kernel errs by there
   M_dw   = the sum of |dy| M_xhat + |xhat| M_dy,  M_db = that of M_dy
 Each dominates the slope |J M| along every operand, which is a signed sum of the same terms, so
 no finite difference is taken. A kernel recomputing xhat from the saved output rather than from
@@ -44,13 +47,17 @@ from typing import Callable
 
 import torch
 
-from kdiff.numerics.tolerance import own_scale
+from kdiff.numerics.tolerance import own_scale, second_order
 
 aten = torch.ops.aten
 
 # dx's roundings beside its group sums: g = dy w, x - mean, times rstd, g xhat, the two means'
 # divisions, xhat c1, the two subtractions and the product with rstd
 ELEMENTWISE_ROUNDINGS = 10
+# xhat's: x - mean, times rstd; c1's beyond xhat and its group sum: g = dy w, g xhat, the mean's
+# division
+XHAT_ROUNDINGS = 2
+C1_ROUNDINGS = 3
 
 
 @dataclass(frozen=True)
@@ -72,9 +79,14 @@ class GroupedBackward:
     mask: tuple[bool, ...]  # which of dx, dw, db the op computes
 
     def magnitude(
-        self, magnitude_of: Callable[[torch.Tensor], torch.Tensor]
+        self,
+        magnitude_of: Callable[[torch.Tensor], torch.Tensor],
+        depth_of: Callable[[torch.Tensor], int],
+        relative_error: Callable[[int], float],
     ) -> tuple[torch.Tensor | None, ...]:
-        """(M_dx, M_dw, M_db), None for a gradient the op's output mask leaves out."""
+        """(M_dx, M_dw, M_db), None for a gradient the op's output mask leaves out;
+        `relative_error` is tolerance.relative_error at a depth, in the op's arithmetic and
+        with its operands' storage roundings."""
         device = self.dy.device
 
         def viewed(
@@ -101,8 +113,12 @@ class GroupedBackward:
         m_c1 = (own_scale(g) * m_xhat + abs_xhat * m_g).mean(self.reduced, keepdim=True)
         m_c2 = m_g.mean(self.reduced, keepdim=True)
         inner = g - c2 - xhat * c1
+        depth_xhat = max(depth_of(t) for t in (self.x, self.mean, self.rstd)) + XHAT_ROUNDINGS
+        depth_c1 = max(depth_xhat, depth_of(self.dy)) + self._group() + C1_ROUNDINGS
+        both_errors = second_order(relative_error(depth_xhat), m_xhat,
+                                   relative_error(depth_c1), m_c1)
         m_dx = (
-            abs_rstd * (m_g + m_c2 + abs_xhat * m_c1 + own_scale(c1) * m_xhat)
+            abs_rstd * (m_g + m_c2 + abs_xhat * m_c1 + own_scale(c1) * m_xhat + both_errors)
             + own_scale(inner) * m_rstd
         )
         m_dw = (own_scale(dy) * m_xhat + abs_xhat * m_dy).sum(self.summed)
@@ -114,12 +130,14 @@ class GroupedBackward:
         )
         return tuple(m if wanted else None for m, wanted in zip(found, self.mask))
 
+    def _group(self) -> int:
+        shape = self.view_x(self.x).shape
+        return math.prod(shape[d] for d in self.reduced)
+
     def depth(self, depth_of: Callable[[torch.Tensor], int]) -> int:
         """The deepest operand's chain, the longer reduction and dx's elementwise roundings."""
         shape = self.view_x(self.x).shape
-        longest = max(
-            math.prod(shape[d] for d in self.reduced), math.prod(shape[d] for d in self.summed)
-        )
+        longest = max(self._group(), math.prod(shape[d] for d in self.summed))
         operands = [self.dy, self.x, self.mean, self.rstd]
         operands += [self.weight] if self.weight is not None else []
         return max(depth_of(t) for t in operands) + longest + ELEMENTWISE_ROUNDINGS

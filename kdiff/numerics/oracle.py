@@ -84,6 +84,8 @@ from kdiff.numerics.tolerance import (
     growth,
     inexact,
     own_scale,
+    relative_error,
+    second_order,
     step_magnitude,
     unit_roundoff,
 )
@@ -287,6 +289,10 @@ SILU = {aten.silu.default, aten.silu_backward.default}
 LIBRARY_ULPS = {aten.lgamma.default: 6, aten.erfinv.default: 2, aten.i0.default: 6,
                 aten.special_i0e.default: 6, aten.special_i1.default: 6,
                 aten.special_i1e.default: 6}
+
+# Products of two computed tensors: beside first order's |a| M_b + |b| M_a, each factor's
+# error times the other's (tolerance.second_order), which is all there is where both cancelled.
+PRODUCTS = {aten.mul.Tensor, aten.mul_.Tensor}
 
 # Backwards whose result is a difference of terms that cancel for some cotangents, traced as
 # their formulas written out (each module says why): the finite differences took |J M| along
@@ -618,6 +624,20 @@ class MagnitudeTracer(EagerDispatchMode):
         return (WORST_CASE_C * unit_roundoff(self.arithmetic)
                 * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
 
+    def relative_error(self, known: Traced) -> float:
+        """tolerance.relative_error of a traced tensor, in the working arithmetic."""
+        return relative_error(known.depth, self.arithmetic, known.quantization)
+
+    def _second_order(self, args: tuple, known: list[Traced | None]) -> torch.Tensor | float:
+        """A product's second-order scale (PRODUCTS); 0 unless both factors are traced
+        tensors (a Python number is exact)."""
+        a, b = known[0], known[1] if len(known) > 1 else None
+        if a is None or b is None or not all(isinstance(t, torch.Tensor) for t in args[:2]):
+            return 0.0
+        device = args[0].device
+        return second_order(self.relative_error(a), a.magnitude.to(device),
+                            self.relative_error(b), b.magnitude.to(device))
+
     def _decide(self, func, args: tuple, kwargs: dict, out: Any) -> None:
         """Records the near ties of a decision's (or a max pool's) index output and the other
         picks they admit: the operand's worst-case error from its trace, at the working
@@ -864,7 +884,10 @@ class MagnitudeTracer(EagerDispatchMode):
             magnitudes = _spectral_magnitude(func, args, known[0].magnitude, out)
             local = self._local_depth(func, args, kwargs, float_args, float_outs)
         elif written is not None:  # as its formula: the terms it subtracts (depth below)
-            magnitudes = written.magnitude(lambda t: self.lookup(t).magnitude)
+            quantization = max(k.quantization for k in known if k is not None)
+            magnitudes = written.magnitude(
+                lambda t: self.lookup(t).magnitude, lambda t: self.lookup(t).depth,
+                lambda depth: relative_error(depth, self.arithmetic, quantization))
         elif _is_data_movement(func):
             magnitudes = COMPONENT_VIEWS[func](m_args[0][0]) if func in COMPONENT_VIEWS \
                 else func(*m_args[0], **m_args[1])
@@ -889,6 +912,8 @@ class MagnitudeTracer(EagerDispatchMode):
                     out.device)
             if func in SILU:
                 magnitudes = magnitudes + self._silu_sigmoid(func, args, known, out)
+            if func in PRODUCTS:
+                magnitudes = magnitudes + self._second_order(args, known)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * own_scale(out) if ROUNDED_LSE[func] else row)

@@ -29,7 +29,7 @@ from typing import Callable
 
 import torch
 
-from kdiff.numerics.tolerance import own_scale
+from kdiff.numerics.tolerance import own_scale, second_order
 
 SOFTMAX_BACKWARD = torch.ops.aten._softmax_backward_data.default
 
@@ -43,14 +43,23 @@ class SoftmaxBackward:
 
     args: tuple
 
-    def magnitude(self, magnitude_of: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
-        """|y| (M_g + M_s) + |g - s| M_y for dx = y (g - s), s = sum_j y_j g_j along the row."""
+    def magnitude(
+        self,
+        magnitude_of: Callable[[torch.Tensor], torch.Tensor],
+        depth_of: Callable[[torch.Tensor], int],
+        relative_error: Callable[[int], float],
+    ) -> torch.Tensor:
+        """|y| (M_g + M_s) + |g - s| M_y + S for dx = y (g - s), s = sum_j y_j g_j along the
+        row, S the product's second order (tolerance.second_order: g - s cancels)."""
         g, y, dim = self.args[0].detach(), self.args[1].detach(), int(self.args[2])
         m_g, m_y = magnitude_of(g).to(g.device), magnitude_of(y).to(g.device)
         abs_g, abs_y = own_scale(g), own_scale(y)
         m_s = (abs_y * m_g + abs_g * m_y).sum(dim, keepdim=True)
         difference = own_scale(g - (g * y).sum(dim, keepdim=True))
-        return abs_y * (m_g + m_s) + difference * m_y
+        depth_difference = self.depth(depth_of) - 1  # all but the product with y
+        both_errors = second_order(relative_error(depth_of(self.args[1])), m_y,
+                                   relative_error(depth_difference), m_g + m_s)
+        return abs_y * (m_g + m_s) + difference * m_y + both_errors
 
     def depth(self, depth_of: Callable[[torch.Tensor], int]) -> int:
         """Both operands' chains, the row's sum and the elementwise roundings."""

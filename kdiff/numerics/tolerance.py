@@ -136,6 +136,28 @@ def growth(depth: int, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
 WORST_CASE_C = 1.01  # gamma_N <= 1.01 * N * u for N * u <= 0.01 (Higham, Lemma 3.1)
 
 
+def relative_error(depth: int, dtype: torch.dtype, quantization: float = 0.0) -> float:
+    """w: the most either bound model lets a value computed at `depth` in `dtype` err by, per
+    unit of its scale (LAMBDA u sqrt(N) or WORST_CASE_C u N), plus its storage roundings."""
+    u = unit_roundoff(dtype)
+    return max(LAMBDA * u * growth(depth), WORST_CASE_C * u * growth(depth, BoundModel.WORST_CASE)
+               ) + quantization
+
+
+def second_order(w_a: float, m_a: torch.Tensor, w_b: float, m_b: torch.Tensor) -> torch.Tensor:
+    """The scale a product a b gains beyond the first-order |a| M_b + |b| M_a: its operands'
+    errors times each other, e_a e_b with e = w M. First order drops it, and it is all there
+    is where both factors cancelled to about 0 and kept errors as large as themselves (a
+    LayerNorm backward's xhat times mean(g xhat) at an element equal to its row's mean, an
+    offset of 1e6: an honest fp32 kernel erred by 3e-3 against a bound of 1e-5). As a scale:
+    under either model the product's bound per unit of scale is at least its factors' (it is
+    deeper, and its storage roundings include theirs), so min(w_a, w_b) M_a M_b covers
+    e_a e_b = w_a w_b M_a M_b; w taken as the larger model's covers both. Nothing where
+    either factor is exact (w = 0), and less than first order where a factor is larger than
+    its error."""
+    return min(w_a, w_b) * m_a * m_b
+
+
 def admitted(got: torch.Tensor, expected: torch.Tensor, others: list[torch.Tensor]
              ) -> torch.Tensor:
     """Per element, the one of `others` that `got` equals (the other indices a decision's
