@@ -96,6 +96,7 @@ def test_the_stated_native_defaults_are_the_adapters():
     (["run", "--bench", "kernelbench", "--max-elements", "0"], "--max-elements: must be at"),
     (["verify", "--problem", "p.py", "--candidate", "c.py", "--case-timeout", "0"],
      "--case-timeout: must be above 0"),
+    (["run", "--bench", "kernelbench", "--chosen-seed", "-1"], "--chosen-seed: must be at"),
     (["run"], "the following arguments are required: --bench"),
     (["nosuchcommand"], "invalid choice"),
 ])
@@ -103,6 +104,36 @@ def test_usage_errors_are_one_line_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_a_chosen_seed_given_is_the_one_every_gate_draws_at(monkeypatch):
+    """--chosen-seed, else KDIFF_CHOSEN_SEED, else a new secret seed per kernel: the seed a
+    failure's trial label names draws the same inputs again."""
+    from kdiff.commands.invocation import make_config
+    from kdiff.data.problem import load_problem
+    from kdiff.gates.base import with_one_chosen
+    from kdiff.judging.context import GateContext, GateOptions
+    argv = ["verify", "--problem", "p.py", "--candidate", "c.py"]
+    monkeypatch.delenv("KDIFF_CHOSEN_SEED", raising=False)
+    given = make_config(build_parser().parse_args([*argv, "--chosen-seed", "1048600"]),
+                        "kernelbench").gate_options
+    assert given.chosen_seed == 1048600
+    assert make_config(build_parser().parse_args(argv), "kernelbench").gate_options \
+        .chosen_seed is None
+    problem = load_problem(FIXTURES / "core" / "scale_sum.py")
+    drawn = [GateContext(problem, None, GateOptions()).chosen_seed for _ in range(3)]
+    assert len(set(drawn)) == 3  # secret: 3 of 2^30
+    ctx = GateContext(problem, None, given)
+    assert str(with_one_chosen(ctx, [0])[-1]) == "seed 1048600 (chosen for this verdict)"
+    monkeypatch.setenv("KDIFF_CHOSEN_SEED", "1048601")
+    assert GateContext(problem, None, GateOptions()).chosen_seed == 1048601
+
+
+def test_a_chosen_seed_setting_that_is_no_seed_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setenv("KDIFF_CHOSEN_SEED", "twelve")
+    problem = str(FIXTURES / "core" / "scale_sum.py")
+    assert main(["verify", "--problem", problem, "--candidate", problem]) == 2
+    _one_line(capsys, "KDIFF_CHOSEN_SEED='twelve': not a seed")
 
 
 def test_gates_verbose_lists_every_signature_and_term(capsys):

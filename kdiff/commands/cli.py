@@ -69,6 +69,7 @@ def _checked(kind: type, ok: Callable[[Any], bool], requirement: str) -> Callabl
 
 
 POSITIVE_INT = _checked(int, lambda n: n >= 1, "must be at least 1")
+NONNEGATIVE_INT = _checked(int, lambda n: n >= 0, "must be at least 0")
 POSITIVE_SECONDS = _checked(float, lambda s: s > 0, "must be above 0")
 
 
@@ -136,6 +137,11 @@ def _common(p: argparse.ArgumentParser, native_default: str,
     p.add_argument("--dtypes", default=None, metavar="D,...",
                    help="working dtypes for PRC-01 (default: the problem's KDIFF_DTYPES or "
                    "float32)")
+    p.add_argument("--chosen-seed", type=NONNEGATIVE_INT, default=None, metavar="N",
+                   help="draw the trials chosen per verdict at seed N, the one a failure's "
+                   "trial label names, to reproduce it; a seed known beforehand is one a "
+                   "candidate can prepare for (default: KDIFF_CHOSEN_SEED if set, else a new "
+                   "secret seed per kernel)")
     p.add_argument("--max-elements", type=POSITIVE_INT, default=None, metavar="N",
                    help="judge a problem with an input or a reference output of more than N "
                    "elements at smaller sizes of the same problem, native check included "

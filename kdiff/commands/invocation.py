@@ -47,7 +47,13 @@ def make_config(args: argparse.Namespace, bench: str):
     profile = Profile(getattr(args, "profile", None) or Profile.FULL)
     if profile is Profile.QUICK and gates is None:
         gates = list(QUICK_GATES)
-    options = GateOptions(device=device_name(args.device), profile=profile)
+    try:
+        options = GateOptions(device=device_name(args.device), profile=profile)
+    except ValueError as exc:  # a setting it reads (KDIFF_CHOSEN_SEED)
+        raise UsageError(str(exc)) from None
+    chosen_seed = getattr(args, "chosen_seed", None)  # not a pytest-plugin option
+    if chosen_seed is not None:
+        options.chosen_seed = chosen_seed
     if args.dtypes:
         options.dtypes = tuple(args.dtypes.split(","))
     max_elements = getattr(args, "max_elements", None)  # not a pytest-plugin option

@@ -13,7 +13,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
@@ -289,6 +289,9 @@ class GateOptions:
     # has more elements than this (gates.sizes.fit_sizes); None: the benchmark's own sizes.
     max_elements: int | None = None
     profile: Profile = Profile.FULL  # quick: CMP-03 at a few held-out shapes and variants
+    # The seed of the draws chosen per verdict (GateContext.chosen_seed) when one is given:
+    # a failure's trial label names it, so it can be drawn again. None: a new secret seed.
+    chosen_seed: int | None = field(default_factory=lambda: pinned_chosen_seed(os.environ))
 
 
 # Draws at a seed chosen per verdict: every fixed draw of every gate can be made beforehand by
@@ -299,6 +302,23 @@ class GateOptions:
 # a table of its draws to be made beforehand.
 CHOSEN_SEEDS_FROM = 1 << 20
 CHOSEN_SEEDS = 1 << 30
+# The setting that pins that seed for a whole run (the test suite's, reproducing a failure):
+# a seed known beforehand is one a candidate can have prepared for, so only to reproduce.
+CHOSEN_SEED_SETTING = "KDIFF_CHOSEN_SEED"
+
+
+def pinned_chosen_seed(environment: Mapping[str, str]) -> int | None:
+    """The chosen seed CHOSEN_SEED_SETTING pins, None where it is not set."""
+    value = environment.get(CHOSEN_SEED_SETTING)
+    if value is None:
+        return None
+    try:
+        seed = int(value)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise ValueError(f"{CHOSEN_SEED_SETTING}={value!r}: not a seed (a whole number >= 0)")
+    return seed
 
 
 class GateContext:
@@ -339,7 +359,8 @@ class GateContext:
         # The seed of the draws and sizes chosen for this verdict (CHOSEN_SEEDS); a judge going
         # on from a resumable verdict takes that verdict's, so that its broken draws name the
         # same inputs.
-        self.chosen_seed = CHOSEN_SEEDS_FROM + secrets.randbelow(CHOSEN_SEEDS)
+        self.chosen_seed = self.options.chosen_seed if self.options.chosen_seed is not None \
+            else CHOSEN_SEEDS_FROM + secrets.randbelow(CHOSEN_SEEDS)
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:
