@@ -533,6 +533,17 @@ def test_a_product_of_two_cancelled_factors_is_judged_against_their_errors_produ
     assert _within_half_the_bound(coarse, r) > 1.0
 
 
+def test_a_square_of_a_cancelled_value_is_judged_against_its_error_squared():
+    """(a - mean a)^2 at an element equal to the row's mean: fp32 errs there by the mean's
+    rounding squared, (1/16)^2, and first order's 2 |a - mean a| M is 0."""
+    a = _rows_about_their_mean(3)
+    r = run_oracle(Lambda(lambda s: _centred(s) ** 2), [a])
+    honest = _centred(a) ** 2
+    assert honest[:, 0].max() > 0
+    assert _within_half_the_bound(honest, r) <= 1.0
+    assert _within_half_the_bound(_centred(a.bfloat16()).float() ** 2, r) > 1.0
+
+
 class _PooledLayerNorm(torch.nn.Module):
     def __init__(self, features: int):
         super().__init__()

@@ -292,7 +292,9 @@ LIBRARY_ULPS = {aten.lgamma.default: 6, aten.erfinv.default: 2, aten.i0.default:
 
 # Products of two computed tensors: beside first order's |a| M_b + |b| M_a, each factor's
 # error times the other's (tolerance.second_order), which is all there is where both cancelled.
+# A square is the product of its operand with itself: (x - mean)^2 at x = mean.
 PRODUCTS = {aten.mul.Tensor, aten.mul_.Tensor}
+SQUARES = {aten.pow.Tensor_Scalar, aten.pow_.Scalar}  # torch.square is pow(x, 2)
 
 # Backwards whose result is a difference of terms that cancel for some cotangents, traced as
 # their formulas written out (each module says why): the finite differences took |J M| along
@@ -914,6 +916,8 @@ class MagnitudeTracer(EagerDispatchMode):
                 magnitudes = magnitudes + self._silu_sigmoid(func, args, known, out)
             if func in PRODUCTS:
                 magnitudes = magnitudes + self._second_order(args, known)
+            elif func in SQUARES and args[1] == 2:
+                magnitudes = magnitudes + self._second_order((args[0], args[0]), known[:1] * 2)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * own_scale(out) if ROUNDED_LSE[func] else row)
