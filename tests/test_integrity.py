@@ -246,6 +246,20 @@ def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws
     assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
 
 
+def test_a_kernel_that_finds_one_chosen_draws_seed_knows_no_other_chosen_draw():
+    """knows_the_judges_regimes, which finds the seed torch drew the first chosen draw it is
+    shown from (the suite pins the verdict's chosen seed inside the range the kernel searches)
+    and makes every other gate's chosen draws with it: it passed all four gates while every
+    chosen draw came from that one seed. Each chosen draw now sets its generator's whole state
+    from a seed of its own, derived from the verdict's secret by a keyed hash."""
+    verdict = _verdict("recovers_the_chosen_seed", ["CMP-01", "ORD-01", "PRC-03", "EXC-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "chosen for this verdict" in _failed(verdict, "ORD-01", "order_error")
+    assert "chosen for this verdict" in _failed(verdict, "PRC-03", "range_inaccurate")
+    assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
