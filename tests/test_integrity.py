@@ -260,6 +260,16 @@ def test_a_kernel_that_finds_one_chosen_draws_seed_knows_no_other_chosen_draw():
     assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
 
 
+def test_a_kernel_that_loses_special_values_it_was_not_shown_fails_exc01s_chosen_draws():
+    """Doubles, and turns NaN and +-Inf into finite values in any input it did not make
+    beforehand with kdiff's own constants: EXC-01, the only gate that injects them, drew at
+    fixed seeds alone, and every gate passed. Each injection is now drawn once more at a seed
+    chosen for the verdict."""
+    verdict = _verdict("knows_the_judges_injections", ["EXC-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "EXC-01", "nan_swallowed")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
