@@ -270,6 +270,20 @@ def test_a_kernel_that_loses_special_values_it_was_not_shown_fails_exc01s_chosen
     assert "chosen for this verdict" in _failed(verdict, "EXC-01", "nan_swallowed")
 
 
+def test_a_kernel_below_precision_on_recasts_it_was_not_shown_fails_prc01s_chosen_draws():
+    """Right in fp32, rounded through fp8 on any bf16 recast it did not make beforehand with
+    kdiff's own PRC-01: the only gate that draws the recast drew it at fixed seeds alone, and
+    every gate passed. Each recast is now drawn once more at a seed chosen for the verdict."""
+    problem = Path(__file__).parent / "fixtures" / "precision" / "bf16_recast_problem.py"
+    case = Case(id="knows_the_judges_recasts", problem=problem,
+                candidate=HOSTILE / "knows_the_judges_recasts.py")
+    config = RunConfig(gates=["PRC-01"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    detail = _failed(verdict, "PRC-01", "below_working_precision")
+    assert "chosen for this verdict" in detail and "[bfloat16]" in detail
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
