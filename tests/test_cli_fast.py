@@ -130,6 +130,8 @@ def test_a_chosen_seed_given_is_the_one_every_gate_draws_at(monkeypatch):
     assert str(with_one_chosen(ctx, [0])[-1]) == "seed 1048600 (chosen for this verdict)"
     monkeypatch.setenv("KDIFF_CHOSEN_SEED", "1048601")
     assert GateContext(problem, None, GateOptions()).chosen_seed == 1048601
+    with pytest.raises(ValueError, match="not a seed"):  # no key of chosen_draw_seed
+        GateContext(problem, None, GateOptions(chosen_seed=1 << 64))
 
 
 def test_a_chosen_seed_setting_that_is_no_seed_is_a_usage_error(monkeypatch, capsys):

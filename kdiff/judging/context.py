@@ -381,8 +381,8 @@ class GateContext:
         # The secret the draws and sizes chosen for this verdict take their seeds from
         # (chosen_draw_seed); a judge going on from a resumable verdict takes that verdict's, so
         # that its broken draws name the same inputs.
-        self.chosen_seed = self.options.chosen_seed if self.options.chosen_seed is not None \
-            else secrets.randbits(CHOSEN_SECRET_BITS)
+        self.chosen_seed = checked_chosen_seed(self.options.chosen_seed) \
+            if self.options.chosen_seed is not None else secrets.randbits(CHOSEN_SECRET_BITS)
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:
