@@ -284,6 +284,20 @@ def test_a_kernel_below_precision_on_recasts_it_was_not_shown_fails_prc01s_chose
     assert "chosen for this verdict" in detail and "[bfloat16]" in detail
 
 
+def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws():
+    """A row sum whose one block covers 2^11 columns, exact on the long rows it made
+    beforehand with kdiff's own PRC-02: the only gate that builds a reduction that long drew
+    it at a fixed seed alone, and every gate passed. Each draw is now made once more at a seed
+    chosen for the verdict."""
+    problem = Path(__file__).parent / "fixtures" / "core" / "scale_sum.py"
+    case = Case(id="knows_the_judges_reductions", problem=problem,
+                candidate=HOSTILE / "knows_the_judges_reductions.py")
+    config = RunConfig(gates=["PRC-02"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "PRC-02", "low_precision_accumulator")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
