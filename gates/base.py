@@ -20,6 +20,7 @@ from kdiff.judging.context import (
     JudgeDeviceBroken,
     ReferenceFailure,
     check_structure,
+    chosen_draw_seed,
 )
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
@@ -45,7 +46,8 @@ def normal_draw(ctx: GateContext, k: int) -> list[Any]:
 @dataclass(frozen=True)
 class Seed:
     """A seed a gate draws at, named in its trials' labels so that a failure can be drawn
-    again."""
+    again: one fixed in kdiff's code, or the verdict's chosen seed (what --chosen-seed takes),
+    from which each draw takes a seed of its own (`of`)."""
 
     value: int
     chosen: bool = False  # for this verdict, not fixed in kdiff's code
@@ -53,11 +55,22 @@ class Seed:
     def __str__(self) -> str:
         return f"seed {self.value}" + (" (chosen for this verdict)" if self.chosen else "")
 
+    def of(self, draw: str) -> int:
+        """The seed of the draw named `draw` (the gate's id and what it draws, unique in a
+        verdict): a fixed seed is every draw's; the chosen one gives each its own
+        (chosen_draw_seed), so that one chosen draw tells a candidate nothing of the next."""
+        return chosen_draw_seed(self.value, draw) if self.chosen else self.value
+
+
+def chosen_for_verdict(ctx: GateContext) -> Seed:
+    """The seed chosen for this verdict (GateContext.chosen_seed: a candidate can keep a table
+    of every fixed draw)."""
+    return Seed(ctx.chosen_seed, chosen=True)
+
 
 def with_one_chosen(ctx: GateContext, fixed: Iterable[int]) -> list[Seed]:
-    """The gate's fixed seeds, then the one chosen for this verdict (GateContext.chosen_seed:
-    a candidate can keep a table of every fixed draw)."""
-    return [*(Seed(s) for s in fixed), Seed(ctx.chosen_seed, chosen=True)]
+    """The gate's fixed seeds, then the one chosen for this verdict."""
+    return [*(Seed(s) for s in fixed), chosen_for_verdict(ctx)]
 
 
 class Gate:

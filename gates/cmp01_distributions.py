@@ -21,6 +21,8 @@ class DistributionCoverage(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
         for seed in with_one_chosen(ctx, range(ctx.options.seeds)):
-            yield Trial(f"benchmark get_inputs() {seed}", benchmark_draw(ctx, seed.value))
+            yield Trial(f"benchmark get_inputs() {seed}",
+                        benchmark_draw(ctx, seed.of(f"{self.id} get_inputs()")))
             for strategy in gen.COVERAGE:
-                yield Trial(f"{strategy.name} {seed}", ctx.draw(strategy, seed.value))
+                yield Trial(f"{strategy.name} {seed}",
+                            ctx.draw(strategy, seed.of(f"{self.id} {strategy.name}")))

@@ -24,7 +24,13 @@ from typing import Iterator
 import torch
 
 from kdiff.data.model import GateResult, Profile, Status
-from kdiff.gates.base import SHARED_BENCHMARK_SEED, ThresholdedGate, Trial, TrialLog
+from kdiff.gates.base import (
+    SHARED_BENCHMARK_SEED,
+    ThresholdedGate,
+    Trial,
+    TrialLog,
+    chosen_for_verdict,
+)
 from kdiff.gates.triton_calls import runs_triton
 from kdiff.judging.context import (
     GateContext,
@@ -109,9 +115,9 @@ def held_out_sizes(v: int) -> list[int]:
     return [s for s in dict.fromkeys(sizes) if s != v]
 
 
-def fresh_size(v: int, chosen_seed: int) -> int | None:
-    """A size below the benchmark's `v`, none of `held_out_sizes(v)`, drawn from the seed
-    chosen for this verdict (GateContext.chosen_seed; None where no such size is left). Every
+def fresh_size(v: int, seed: int) -> int | None:
+    """A size below the benchmark's `v`, none of `held_out_sizes(v)`, drawn at `seed`, one
+    chosen for this verdict (Seed.of; None where no such size is left). Every
     held-out size is a function of kdiff's code and the problem's sizes, which a candidate can
     list beforehand and be right at alone (tests/hostile/knows_the_judges_sizes.py); one drawn
     from a seed nobody knew before it cannot. Below `v`, so that its call costs less than the
@@ -119,7 +125,7 @@ def fresh_size(v: int, chosen_seed: int) -> int | None:
     taken = {s for s in held_out_sizes(v) if 2 <= s < v}
     if v - 2 <= len(taken):
         return None
-    rng = random.Random(chosen_seed * (1 << 32) + v)
+    rng = random.Random(seed)
     while (size := rng.randrange(2, v)) in taken:
         pass
     return size
@@ -189,7 +195,8 @@ class ShapePolymorphism(ThresholdedGate):
             for size in held_out_sizes(v)[:QUICK_SIZES if quick else None]:
                 yield ShapeTrial(f"{name}={size} (benchmark {v})", [],
                                  constants={n: size for n in group}, kind=name)
-            size = None if quick else fresh_size(v, ctx.chosen_seed)
+            size = None if quick else fresh_size(
+                v, chosen_for_verdict(ctx).of(f"{self.id} {name}"))
             if size is not None:
                 yield ShapeTrial(f"{name}={size} (benchmark {v}, chosen for this verdict)", [],
                                  constants={n: size for n in group}, kind=name)

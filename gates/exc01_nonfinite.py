@@ -16,6 +16,10 @@ OracleResult.classes_known), and elsewhere by no class, as the value gates judge
 bound: which tied element an honest kernel picks, and so which injected value it reads or
 where it writes one, is its own.
 Tolerance-free: an element's class (finite, NaN, +Inf, -Inf) either matches or it does not.
+
+Beside the fixed seeds, every injection is drawn once more at the seed chosen for the verdict
+(`with_one_chosen`: no other gate draws a non-finite value, so a candidate could keep a table
+of these and lose the special values anywhere else; tests/hostile/knows_the_judges_injections).
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate, TrialLog
+from kdiff.gates.base import Gate, TrialLog, with_one_chosen
 from kdiff.judging.context import GateContext, ReferenceFailure, check_structure
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
@@ -156,16 +160,15 @@ class NonFinitePropagation(Gate):
         templates = ctx.templates()
         floats = set(ctx.float_input_indices())
         with_inf = {i for i in floats if gen.holds_infinity(templates[i].example.dtype)}
-        for seed in SEEDS:
+        for seed in with_one_chosen(ctx, SEEDS):
             for label, strategy, injects_nan, infinite in INJECTIONS:
                 into = with_inf if infinite else floats
                 if not into:
                     log.formats_without_inf = True
                     continue
-                inputs = gen.realize(templates, strategy, seed,
+                inputs = gen.realize(templates, strategy, seed.of(f"{self.id} {label}"),
                                      only=None if into == floats else into)
-                failure = self.judge_trial(ctx, f"{label} seed {seed}", inputs, log,
-                                           injects_nan)
+                failure = self.judge_trial(ctx, f"{label} {seed}", inputs, log, injects_nan)
                 if failure is not None:
                     return failure
         # A scalar input (an fp8 GEMM's scale) takes the injected value at its one position

@@ -85,17 +85,19 @@ def subnormal_draw(templates: list[gen.InputTemplate], chosen: list[int] | set[i
     """Subnormal draws at `seed` into the `chosen` inputs at each one's own format (the
     `step`-th of its subnormal_input_scales): one draw for all when they share a format, else
     one per input."""
+    draw = f"{SubnormalHandling.id} {name} step {step}"
     scales = {i: subnormal_input_scales(templates[i].example.dtype)[step] for i in chosen}
     if len(set(scales.values())) == 1:
         scale = next(iter(scales.values()))
         only = None if set(chosen) == {i for i, t in enumerate(templates) if t.floating
                                        and t.free_count} else set(chosen)
         return (f"{name} {seed} (x {scale:.3g})",
-                gen.realize(templates, gen.scaled(gen.normal(), scale), seed.value, only=only))
-    inputs = gen.realize(templates, gen.normal(), seed.value, only=set())
+                gen.realize(templates, gen.scaled(gen.normal(), scale), seed.of(draw),
+                            only=only))
+    inputs = gen.realize(templates, gen.normal(), seed.of(draw), only=set())
     for i, scale in scales.items():
-        inputs[i] = gen.realize(templates, gen.scaled(gen.normal(), scale), seed.value,
-                                only={i})[i]
+        inputs[i] = gen.realize(templates, gen.scaled(gen.normal(), scale),
+                                seed.of(f"{draw} input {i}"), only={i})[i]
     return f"{name} {seed} (x {', '.join(f'{v:.3g}' for v in scales.values())})", inputs
 
 
@@ -158,7 +160,8 @@ class SubnormalHandling(Gate):
         scored = []
         for e in RESULT_SCALE_EXPONENTS:
             label = f"inputs x 2^-{e} {seed}"
-            inputs = gen.realize(templates, gen.scaled(gen.normal(), 2.0 ** -e), seed.value)
+            inputs = gen.realize(templates, gen.scaled(gen.normal(), 2.0 ** -e),
+                                 seed.of(f"{self.id} inputs x 2^-{e}"))
             n = self.kept(ctx, label, inputs, log)
             if n:
                 scored.append((n, label, inputs))

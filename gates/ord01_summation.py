@@ -64,6 +64,7 @@ class SummationOrder(ThresholdedGate):
         fixed = range(FIXED_SEEDS_FROM, FIXED_SEEDS_FROM + ctx.options.seeds)
         for seed in with_one_chosen(ctx, fixed):
             for strategy in ORDER_SENSITIVE:
-                inputs, steps = in_range(ctx, ctx.draw(strategy, seed.value))
+                inputs, steps = in_range(ctx, ctx.draw(
+                    strategy, seed.of(f"{self.id} {strategy.name}")))
                 scaled = f" x 2^-{8 * steps} (the reference's range)" if steps else ""
                 yield Trial(f"{strategy.name} {seed}{scaled}", inputs)

@@ -2,7 +2,10 @@
 against the oracle must be consistent with arithmetic in that dtype. Catches fp32 problems
 computed in fp16, bf16 or TF32 (tensor-core fp32 matmuls round operands to 10 mantissa bits),
 and problems made in bf16 or fp8 computed below the precision their contract declares: fp8
-where bf16 is declared, fp16 accumulation of a bf16 GEMM."""
+where bf16 is declared, fp16 accumulation of a bf16 GEMM.
+
+Each recast and each draw past fp16's range is made once more at the seed chosen for the
+verdict (`with_one_chosen`: tests/hostile/knows_the_judges_recasts.py)."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -10,7 +13,14 @@ from typing import Iterator
 import torch
 
 from kdiff.data.model import GateResult, Status
-from kdiff.gates.base import ThresholdedGate, Trial, benchmark_draw, normal_draw
+from kdiff.gates.base import (
+    Seed,
+    ThresholdedGate,
+    Trial,
+    benchmark_draw,
+    normal_draw,
+    with_one_chosen,
+)
 from kdiff.gates.triton_calls import runs_triton
 from kdiff.judging.context import DTYPE_NAMES, NATIVE, GateContext
 from kdiff.numerics import inputs as gen
@@ -38,15 +48,23 @@ class PrecisionRegime(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
         dtypes = ctx.working_dtypes()
+        fixed = range(ctx.options.seeds)
         for dtype in dtypes:
-            for seed in range(ctx.options.seeds):
-                yield Trial(f"benchmark inputs seed {seed}", benchmark_draw(ctx, seed), dtype)
-                yield Trial(f"normal seed {seed}", normal_draw(ctx, seed), dtype)
-        for dtype in (d for d in dtypes if self.past_fp16_applies(ctx, d)):
-            for seed in range(ctx.options.seeds):
-                yield Trial(f"normal x {PAST_FP16_SCALE:g} (past fp16's range) seed {seed}",
-                            ctx.draw(gen.scaled(gen.normal(), PAST_FP16_SCALE), 310 + seed),
+            # At the problem's own precision CMP-01 draws both at the verdict's chosen seed;
+            # no other gate draws a recast (a candidate could keep a table of these).
+            seeds = [Seed(s) for s in fixed] if dtype is NATIVE else with_one_chosen(ctx, fixed)
+            name = ctx.dtype_name(dtype)
+            for seed in seeds:
+                yield Trial(f"benchmark inputs {seed}",
+                            benchmark_draw(ctx, seed.of(f"{self.id} get_inputs() {name}")), dtype)
+                yield Trial(f"normal {seed}", normal_draw(ctx, seed.of(f"{self.id} normal {name}")),
                             dtype)
+        past_fp16 = gen.scaled(gen.normal(), PAST_FP16_SCALE)
+        for dtype in (d for d in dtypes if self.past_fp16_applies(ctx, d)):
+            for seed in with_one_chosen(ctx, range(310, 310 + ctx.options.seeds)):
+                drawn = seed.of(f"{self.id} {past_fp16.name} {ctx.dtype_name(dtype)}")
+                yield Trial(f"normal x {PAST_FP16_SCALE:g} (past fp16's range) {seed}",
+                            ctx.draw(past_fp16, drawn), dtype)
 
     @staticmethod
     def past_fp16_applies(ctx: GateContext, dtype: torch.dtype | None) -> bool:

@@ -68,7 +68,8 @@ class RangeAndCancellation(ThresholdedGate):
             widest = dtype or min(ctx.native_dtypes(), key=unit_roundoff)
             for seed in seeds:
                 for strategy in range_strategies(widest):
-                    yield Trial(f"{strategy.name} {seed}", ctx.draw(strategy, seed.value), dtype)
+                    drawn = seed.of(f"{self.id} {strategy.name} {ctx.dtype_name(dtype)}")
+                    yield Trial(f"{strategy.name} {seed}", ctx.draw(strategy, drawn), dtype)
 
     def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:
         try:

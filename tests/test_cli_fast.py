@@ -97,6 +97,9 @@ def test_the_stated_native_defaults_are_the_adapters():
     (["verify", "--problem", "p.py", "--candidate", "c.py", "--case-timeout", "0"],
      "--case-timeout: must be above 0"),
     (["run", "--bench", "kernelbench", "--chosen-seed", "-1"], "--chosen-seed: must be at"),
+    (["verify", "--problem", str(FIXTURES / "core" / "scale_sum.py"), "--candidate",
+      str(FIXTURES / "core" / "scale_sum.py"), "--chosen-seed", str(1 << 64)],
+     "--chosen-seed: 18446744073709551616: not a seed"),
     (["run"], "the following arguments are required: --bench"),
     (["nosuchcommand"], "invalid choice"),
 ])
@@ -122,11 +125,13 @@ def test_a_chosen_seed_given_is_the_one_every_gate_draws_at(monkeypatch):
         .chosen_seed is None
     problem = load_problem(FIXTURES / "core" / "scale_sum.py")
     drawn = [GateContext(problem, None, GateOptions()).chosen_seed for _ in range(3)]
-    assert len(set(drawn)) == 3  # secret: 3 of 2^30
+    assert len(set(drawn)) == 3  # secret: 3 of 2^64
     ctx = GateContext(problem, None, given)
     assert str(with_one_chosen(ctx, [0])[-1]) == "seed 1048600 (chosen for this verdict)"
     monkeypatch.setenv("KDIFF_CHOSEN_SEED", "1048601")
     assert GateContext(problem, None, GateOptions()).chosen_seed == 1048601
+    with pytest.raises(ValueError, match="not a seed"):  # no key of chosen_draw_seed
+        GateContext(problem, None, GateOptions(chosen_seed=1 << 64))
 
 
 def test_a_chosen_seed_setting_that_is_no_seed_is_a_usage_error(monkeypatch, capsys):

@@ -114,3 +114,32 @@ def test_symmetric_and_positive_definite_matrices_stay_so(tmp_path):
         assert int(torch.linalg.cholesky_ex(spd.double()).info) == 0, strategy.name
         assert int(torch.linalg.cholesky_ex(spd).info) == 0, strategy.name  # in fp32 itself
         assert not torch.equal(free, free.T)
+
+
+def test_each_chosen_draw_has_a_seed_of_its_own_that_no_search_over_torchs_reaches():
+    """Draws at one seed share torch's stream (a normal is the Box-Muller of the uniforms the
+    seed gives), and torch seeds its CPU generator with 32 bits: a candidate shown one chosen
+    draw found the verdict's seed and made every other (hostile/recovers_the_chosen_seed.py).
+    Each chosen draw now takes a seed of its own, keyed by the verdict's, that sets the
+    generator's whole state; fixed seeds draw what torch's seeding draws."""
+    from kdiff.data.seeding import WIDE_SEEDS, generator
+    from kdiff.gates.base import Seed
+
+    chosen = Seed((1 << 20) + 1206, chosen=True)
+    first, second = chosen.of("PRC-03 normal x100 float32"), chosen.of("ORD-01 uniform")
+    assert first != second and min(first, second) >= WIDE_SEEDS
+    assert chosen.of("PRC-03 normal x100 float32") == first  # --chosen-seed draws it again
+    assert Seed(chosen.value + 1, chosen=True).of("ORD-01 uniform") != second
+
+    def uniforms(g):
+        return torch.rand(32, generator=g, dtype=torch.float64)
+
+    # a normal draw's uniforms: 1 - exp(-r^2 / 2) over its Box-Muller pairs (j, j + 8)
+    z = torch.randn(32, generator=generator(first), dtype=torch.float64)
+    shown = 1 - torch.exp(-(z[:8] ** 2 + z[8:16] ** 2) / 2)
+    assert torch.allclose(shown, uniforms(generator(first))[:8])
+    assert not torch.allclose(shown, uniforms(generator(second))[:8])
+    for seed in (first, second):  # torch's own seeding at the low 32 bits draws another
+        low = torch.Generator().manual_seed(seed % WIDE_SEEDS)
+        assert not torch.equal(uniforms(generator(seed)), uniforms(low))
+    assert torch.equal(uniforms(generator(500)), uniforms(torch.Generator().manual_seed(500)))

@@ -246,6 +246,58 @@ def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws
     assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
 
 
+def test_a_kernel_that_finds_one_chosen_draws_seed_knows_no_other_chosen_draw():
+    """knows_the_judges_regimes, which finds the seed torch drew the first chosen draw it is
+    shown from (the suite pins the verdict's chosen seed inside the range the kernel searches)
+    and makes every other gate's chosen draws with it: it passed all four gates while every
+    chosen draw came from that one seed. Each chosen draw now sets its generator's whole state
+    from a seed of its own, derived from the verdict's secret by a keyed hash."""
+    verdict = _verdict("recovers_the_chosen_seed", ["CMP-01", "ORD-01", "PRC-03", "EXC-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "chosen for this verdict" in _failed(verdict, "ORD-01", "order_error")
+    assert "chosen for this verdict" in _failed(verdict, "PRC-03", "range_inaccurate")
+    assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
+
+
+def test_a_kernel_that_loses_special_values_it_was_not_shown_fails_exc01s_chosen_draws():
+    """Doubles, and turns NaN and +-Inf into finite values in any input it did not make
+    beforehand with kdiff's own constants: EXC-01, the only gate that injects them, drew at
+    fixed seeds alone, and every gate passed. Each injection is now drawn once more at a seed
+    chosen for the verdict."""
+    verdict = _verdict("knows_the_judges_injections", ["EXC-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "EXC-01", "nan_swallowed")
+
+
+def test_a_kernel_below_precision_on_recasts_it_was_not_shown_fails_prc01s_chosen_draws():
+    """Right in fp32, rounded through fp8 on any bf16 recast it did not make beforehand with
+    kdiff's own PRC-01: the only gate that draws the recast drew it at fixed seeds alone, and
+    every gate passed. Each recast is now drawn once more at a seed chosen for the verdict."""
+    problem = Path(__file__).parent / "fixtures" / "precision" / "bf16_recast_problem.py"
+    case = Case(id="knows_the_judges_recasts", problem=problem,
+                candidate=HOSTILE / "knows_the_judges_recasts.py")
+    config = RunConfig(gates=["PRC-01"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    detail = _failed(verdict, "PRC-01", "below_working_precision")
+    assert "chosen for this verdict" in detail and "[bfloat16]" in detail
+
+
+def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws():
+    """A row sum whose one block covers 2^11 columns, exact on the long rows it made
+    beforehand with kdiff's own PRC-02: the only gate that builds a reduction that long drew
+    it at a fixed seed alone, and every gate passed. Each draw is now made once more at a seed
+    chosen for the verdict."""
+    problem = Path(__file__).parent / "fixtures" / "core" / "scale_sum.py"
+    case = Case(id="knows_the_judges_reductions", problem=problem,
+                candidate=HOSTILE / "knows_the_judges_reductions.py")
+    config = RunConfig(gates=["PRC-02"], limits=SandboxLimits(call_timeout=30.0))
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "PRC-02", "low_precision_accumulator")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""

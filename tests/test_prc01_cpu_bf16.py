@@ -15,7 +15,8 @@ from kdiff.verdicts.judge import judge_case
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "precision"
 PROBLEM = FIXTURES / "bf16_recast_problem.py"  # fp32, KDIFF_DTYPES = ("float32", "bfloat16")
-TRIALS_PER_DTYPE = 4  # two seeds of the benchmark's inputs and of the normal
+TRIALS_AT_NATIVE = 4  # two seeds of the benchmark's inputs and of the normal
+TRIALS_PER_RECAST = 6  # and the seed chosen for the verdict
 
 
 def judge(candidate: str, problem: Path = PROBLEM) -> Verdict:
@@ -29,7 +30,8 @@ def test_an_honest_torch_candidate_passes_the_bf16_trials_on_the_cpu():
     assert verdict.native.accept is True, verdict.native.reason
     assert result.status is Status.PASS, result.detail
     # fp32 and bf16 both judged
-    assert result.detail.startswith(f"{2 * TRIALS_PER_DTYPE} trial(s) within bound"), result.detail
+    assert result.detail.startswith(
+        f"{TRIALS_AT_NATIVE + TRIALS_PER_RECAST} trial(s) within bound"), result.detail
 
 
 def test_a_bf16_path_in_fp8_fails_on_the_cpu_and_the_native_check_accepts_it():
@@ -46,7 +48,7 @@ def test_a_triton_candidates_bf16_trials_are_left_to_cuda_saying_why():
     result = verdict.gates["PRC-01"]
     assert verdict.native.accept is True, verdict.native.reason
     assert result.status is Status.PASS, result.detail  # its fp32 trials
-    assert result.detail.startswith(f"{TRIALS_PER_DTYPE} trial(s) within bound"), result.detail
+    assert result.detail.startswith(f"{TRIALS_AT_NATIVE} trial(s) within bound"), result.detail
     assert (
         "trial(s) not judged (benchmark inputs seed 0 [bfloat16]: the "
         "candidate's Triton kernels ran through kdiff's interpreter"

@@ -138,10 +138,10 @@ def _common(p: argparse.ArgumentParser, native_default: str,
                    help="working dtypes for PRC-01 (default: the problem's KDIFF_DTYPES or "
                    "float32)")
     p.add_argument("--chosen-seed", type=NONNEGATIVE_INT, default=None, metavar="N",
-                   help="draw the trials chosen per verdict at seed N, the one a failure's "
-                   "trial label names, to reproduce it; a seed known beforehand is one a "
-                   "candidate can prepare for (default: KDIFF_CHOSEN_SEED if set, else a new "
-                   "secret seed per kernel)")
+                   help="draw the trials chosen per verdict from seed N (below 2^64), the one "
+                   "a failure's trial label names, to reproduce it; each chosen draw's seed is "
+                   "a keyed hash of N; a seed known beforehand is one a candidate can prepare "
+                   "for (default: KDIFF_CHOSEN_SEED if set, else a new secret seed per kernel)")
     p.add_argument("--max-elements", type=POSITIVE_INT, default=None, metavar="N",
                    help="judge a problem with an input or a reference output of more than N "
                    "elements at smaller sizes of the same problem, native check included "

@@ -40,7 +40,7 @@ def gate_ids(args: argparse.Namespace) -> list[str] | None:
 def make_config(args: argparse.Namespace, bench: str):
     from kdiff.data.model import Profile
     from kdiff.gates.registry import QUICK_GATES
-    from kdiff.judging.context import GateOptions
+    from kdiff.judging.context import GateOptions, checked_chosen_seed
     from kdiff.judging.runconfig import RunConfig
     from kdiff.sandbox.process import SandboxLimits
     gates = gate_ids(args)
@@ -53,7 +53,10 @@ def make_config(args: argparse.Namespace, bench: str):
         raise UsageError(str(exc)) from None
     chosen_seed = getattr(args, "chosen_seed", None)  # not a pytest-plugin option
     if chosen_seed is not None:
-        options.chosen_seed = chosen_seed
+        try:
+            options.chosen_seed = checked_chosen_seed(chosen_seed)
+        except ValueError as exc:
+            raise UsageError(f"argument --chosen-seed: {exc}") from None
     if args.dtypes:
         options.dtypes = tuple(args.dtypes.split(","))
     max_elements = getattr(args, "max_elements", None)  # not a pytest-plugin option

@@ -4,16 +4,56 @@ again), torch's thread count, and the precision of torch's own fp32 matmuls and
 convolutions."""
 from __future__ import annotations
 
+import hashlib
+
 import torch
+
+# torch's CPU generator is a Mersenne Twister that takes the low 32 bits of its seed: whoever
+# holds a draw can find the seed it came from by trying every one (the generator's first word
+# at 2^24 seeds takes 0.5 s on one CPU core, vectorised; all 2^32 about 2 minutes), and with
+# it draw whatever else that seed draws. A seed of WIDE_SEEDS or more sets the generator's
+# whole state (its 624 words, 19968 bits) from a hash of the seed instead: no search over
+# seeds reaches it. Seeds below keep torch's own seeding (every fixed seed in kdiff's code).
+WIDE_SEEDS = 1 << 32
+# The Mersenne Twister's words in torch's CPU generator state (CPUGeneratorImplState: the
+# initial seed, `left` and `seeded`, `next`, then the 624 words, each in 64 bits).
+MT_WORDS = slice(24, 24 + 624 * 8)
+# CUDA's generator (Philox) takes a 64-bit seed: a search over it is out of reach.
+CUDA_SEEDS = 1 << 64
+
+
+def generator(seed: int) -> torch.Generator:
+    """A CPU generator at `seed` (WIDE_SEEDS: its whole state from the seed)."""
+    g = torch.Generator()
+    if seed < WIDE_SEEDS:
+        return g.manual_seed(seed)
+    g.set_state(wide_state(seed))
+    return g
+
+
+def wide_state(seed: int) -> torch.Tensor:
+    """A fresh CPU generator's state (the next draw twists the state first) with its 624
+    words drawn from blake2b of the seed and a counter."""
+    state = torch.Generator().get_state()
+    text = seed.to_bytes((seed.bit_length() + 7) // 8, "little")
+    stream = b"".join(hashlib.blake2b(text + bytes([block]), digest_size=64).digest()
+                      for block in range(624 * 4 // 64))
+    words = torch.frombuffer(bytearray(stream), dtype=torch.int32).to(torch.int64)
+    state[MT_WORDS].view(torch.int64).copy_(words & 0xFFFFFFFF)
+    return state
 
 
 def set_seed(seed: int) -> None:
-    """What torch.manual_seed does for the CPU and CUDA generators. torch.manual_seed also
-    queues seeds for XPU and MTIA and records a stack trace for each queued call (about 3 ms a
-    call in a deep stack; the gates seed hundreds of times per kernel)."""
-    torch.default_generator.manual_seed(seed)
+    """What torch.manual_seed does for the CPU and CUDA generators (WIDE_SEEDS: the CPU one's
+    whole state from the seed). torch.manual_seed also queues seeds for XPU and MTIA and
+    records a stack trace for each queued call (about 3 ms a call in a deep stack; the gates
+    seed hundreds of times per kernel)."""
+    if seed < WIDE_SEEDS:
+        torch.default_generator.manual_seed(seed)
+    else:
+        torch.default_generator.set_state(wide_state(seed))
     if torch.cuda.is_available():
-        torch.cuda.manual_seed_all(seed)
+        torch.cuda.manual_seed_all(seed % CUDA_SEEDS)
 
 
 def random_state(device: str) -> tuple[torch.Tensor, torch.Tensor | None]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import math
 import os
 import secrets
@@ -289,22 +290,45 @@ class GateOptions:
     # has more elements than this (gates.sizes.fit_sizes); None: the benchmark's own sizes.
     max_elements: int | None = None
     profile: Profile = Profile.FULL  # quick: CMP-03 at a few held-out shapes and variants
-    # The seed of the draws chosen per verdict (GateContext.chosen_seed) when one is given:
-    # a failure's trial label names it, so it can be drawn again. None: a new secret seed.
+    # The seed of the draws chosen per verdict (GateContext.chosen_seed, the secret each
+    # chosen draw's seed comes from) when one is given: a failure's trial label names it, so
+    # it can be drawn again. None: a new secret seed.
     chosen_seed: int | None = field(default_factory=lambda: pinned_chosen_seed(os.environ))
 
 
 # Draws at a seed chosen per verdict: every fixed draw of every gate can be made beforehand by
 # anyone who holds kdiff's code, a candidate in its worker included, and answered from a table
 # of fingerprints (tests/hostile/knows_the_judges_draws.py, knows_the_judges_regimes.py); a
-# draw at a seed nobody knew before cannot. The range lies above every gate's fixed seeds
-# (constants below a few thousand, SHARED_BENCHMARK_SEED + k among them) and is too wide for
-# a table of its draws to be made beforehand.
-CHOSEN_SEEDS_FROM = 1 << 20
-CHOSEN_SEEDS = 1 << 30
+# draw at a seed nobody knew before cannot. The verdict's chosen seed is a secret of
+# CHOSEN_SECRET_BITS, and no draw is made at it: each draw takes a seed of its own, a keyed
+# hash of what it is (chosen_draw_seed), wide enough to set its generator's whole state
+# (kdiff.data.seeding.WIDE_SEEDS). Draws at one seed would share one stream (a normal is the
+# Box-Muller of the uniforms the same seed gives, a scaled draw a copy), and torch's 32-bit
+# seeding would let a candidate find that seed from the first chosen draw it is shown and
+# make every other one (tests/hostile/recovers_the_chosen_seed.py).
+CHOSEN_SECRET_BITS = 64
 # The setting that pins that seed for a whole run (the test suite's, reproducing a failure):
 # a seed known beforehand is one a candidate can have prepared for, so only to reproduce.
 CHOSEN_SEED_SETTING = "KDIFF_CHOSEN_SEED"
+
+
+def chosen_draw_seed(secret: int, draw: str) -> int:
+    """The seed of the chosen draw named `draw` (a gate's id and what it draws, unique in a
+    verdict) in the verdict of chosen seed `secret`: 128 bits of blake2b keyed by the secret,
+    its top bit set so that it is a wide seed. One draw's seed says nothing of another's, nor
+    of the secret."""
+    digest = hashlib.blake2b(draw.encode(), key=secret.to_bytes(CHOSEN_SECRET_BITS // 8, "big"),
+                             digest_size=16).digest()
+    return (1 << 127) | int.from_bytes(digest, "big")
+
+
+def checked_chosen_seed(value: int) -> int:
+    """`value` as a verdict's chosen seed (the key of chosen_draw_seed), a ValueError where it
+    is none."""
+    if not 0 <= value < 1 << CHOSEN_SECRET_BITS:
+        raise ValueError(f"{value}: not a seed (a whole number from 0 to "
+                         f"2^{CHOSEN_SECRET_BITS} - 1)")
+    return value
 
 
 def pinned_chosen_seed(environment: Mapping[str, str]) -> int | None:
@@ -313,12 +337,10 @@ def pinned_chosen_seed(environment: Mapping[str, str]) -> int | None:
     if value is None:
         return None
     try:
-        seed = int(value)
+        return checked_chosen_seed(int(value))
     except ValueError:
-        seed = -1
-    if seed < 0:
-        raise ValueError(f"{CHOSEN_SEED_SETTING}={value!r}: not a seed (a whole number >= 0)")
-    return seed
+        raise ValueError(f"{CHOSEN_SEED_SETTING}={value!r}: not a seed (a whole number from 0 "
+                         f"to 2^{CHOSEN_SECRET_BITS} - 1)") from None
 
 
 class GateContext:
@@ -356,11 +378,11 @@ class GateContext:
         self.evaluations_computed = 0  # oracle evaluations neither in memory nor on disk
         # Draws on which the reference broke an earlier judge's CUDA context (draw_key).
         self.broken_draws: frozenset[str] = frozenset()
-        # The seed of the draws and sizes chosen for this verdict (CHOSEN_SEEDS); a judge going
-        # on from a resumable verdict takes that verdict's, so that its broken draws name the
-        # same inputs.
-        self.chosen_seed = self.options.chosen_seed if self.options.chosen_seed is not None \
-            else CHOSEN_SEEDS_FROM + secrets.randbelow(CHOSEN_SEEDS)
+        # The secret the draws and sizes chosen for this verdict take their seeds from
+        # (chosen_draw_seed); a judge going on from a resumable verdict takes that verdict's, so
+        # that its broken draws name the same inputs.
+        self.chosen_seed = checked_chosen_seed(self.options.chosen_seed) \
+            if self.options.chosen_seed is not None else secrets.randbits(CHOSEN_SECRET_BITS)
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:

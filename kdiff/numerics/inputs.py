@@ -27,7 +27,7 @@ import torch
 
 from kdiff.data.problem import ProblemModule
 from kdiff.data.recast import recast
-from kdiff.data.seeding import set_seed
+from kdiff.data.seeding import generator, set_seed
 from kdiff.numerics.tolerance import (
     WORST_CASE_C,
     BoundModel,
@@ -327,7 +327,7 @@ def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
             only: set[int] | None = None) -> list[Any]:
     """Inputs for one trial: free floating positions drawn from `strategy`, everything else
     as the problem made it. `only` restricts drawing to some input indices."""
-    gen = torch.Generator().manual_seed(seed)
+    gen = generator(seed)
     out = []
     for i, t in enumerate(templates):
         if t.byte_data and (only is None or i in only):
