@@ -2503,3 +2503,48 @@ def test_a_bf16_kernel_widening_subnormal_inputs_keeps_them(tmp_path: Path, flus
         assert (result.status, result.signature) == (Status.FAIL, "subnormal_flushed"), result
     else:
         assert result.status is Status.PASS, result.detail
+
+
+# -- a Triton builtin under a module's own name (unsloth's `triton_cast = tl.cast`) ---------
+
+SCALE_PROBLEM = problem_source("x * 3.0", "torch.randn(8, 64)")
+
+SCALE_UNDER_OWN_NAME = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+to_type = tl.cast
+
+
+@triton.jit
+def _scale(X, Y, N: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    tl.store(Y + offs, to_type(tl.load(X + offs), tl.float32) * FACTOR)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _scale[(x.numel() // x.shape[-1],)](x, y, N=x.shape[-1])
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("3.0", Status.PASS), ("3.0001", Status.FAIL)],
+                         ids=["honest", "off_by_3e-5"])
+def test_a_triton_builtin_bound_to_another_name_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                status: Status):
+    """unsloth's cross entropy calls `triton_cast(stride, tl.int64)`, `triton_cast = tl.cast`
+    in its utils. Compiled Triton calls the builtin any global names; the CPU's interpreter
+    patched only `tl`'s attributes, so every call raised ("Did you forget to add
+    @triton.jit ?") and the honest kernel failed every gate. A kernel scaling by 3.0001
+    under that name still fails."""
+    candidate = SCALE_UNDER_OWN_NAME.replace("FACTOR", factor)
+    verdict = judge(tmp_path, SCALE_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    result = verdict.gates["CMP-01"]
+    assert verdict.native.accept is True
+    assert result.status is status, result.detail
+

@@ -576,6 +576,31 @@ def test_a_float_argument_is_an_fp32_scalar_as_compiled(shipped_interpreter):
     assert float(interpreter._implicit_cvt(1e300).handle.data[0]) == float("inf")
 
 
+# A builtin of `tl` under a name of the module's own, as unsloth's kernels bind
+# `triton_cast = tl.cast` in their utils and call it in a kernel.
+_own_cast = tl.cast
+
+
+@triton.jit
+def _cast_under_own_name(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, _own_cast(tl.load(x_ptr + offs), tl.float16))
+
+
+def test_a_builtin_under_a_module_s_own_name_runs_and_is_put_back(shipped_interpreter):
+    """Compiled Triton calls the builtin a global names; the interpreter as shipped patches
+    only `tl`'s attributes, so the module's own name raised. Patched for the launch, the
+    name holds the builtin itself again after it."""
+    x = torch.tensor([1 + 2 ** -12, -3.0, 1000.3, 2 ** -25])
+    out = torch.empty(4, dtype=torch.float16)
+    with pytest.raises(Exception, match="Did you forget to add @triton.jit"):
+        _cast_under_own_name[(1,)](x, out, BLOCK=4)
+    interpreter_device.install()
+    _cast_under_own_name[(1,)](x, out, BLOCK=4)
+    assert torch.equal(out, x.half())
+    assert _own_cast is tl.cast
+
+
 WHAT_THE_WORKER_RUNS = '''
 import torch
 import torch.nn as nn
