@@ -2548,3 +2548,45 @@ def test_a_triton_builtin_bound_to_another_name_runs_on_the_cpu(tmp_path: Path, 
     assert verdict.native.accept is True
     assert result.status is status, result.detail
 
+
+# -- a forward that reads the problem's size constants when called ------------------------
+
+ROW_SOFTMAX_BY_CONSTANT = '''
+import torch
+import torch.nn as nn
+
+D = 32
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x.reshape(-1, D), dim=-1).reshape(x.shape)
+
+
+def get_inputs():
+    return [torch.randn(4, D)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("result, status", [("torch.softmax(x, dim=-1)", Status.PASS),
+                                            ("torch.softmax(x.exp_().log_(), dim=-1)",
+                                             Status.FAIL)],
+                         ids=["honest", "mutates_its_input"])
+def test_each_worker_instance_runs_under_the_constants_it_was_built_with(
+        tmp_path: Path, result: str, status: Status):
+    """The worker set the problem's module constants at each build only. CMP-03 builds under
+    other sizes (D = 3); RES-01 then ran the reference built under D = 32 with D still 3,
+    and `x.reshape(-1, D)` raised: the honest softmax failed RES-01 `raised` (unsloth's cross
+    entropy, whose reference reshapes by its vocabulary size, so). A candidate writing into
+    its input still fails `input_mutated`."""
+    verdict = judge(tmp_path, ROW_SOFTMAX_BY_CONSTANT, candidate_source(result),
+                    ["CMP-03", "RES-01"], device="cpu")
+    assert verdict.native.accept is True
+    res01 = verdict.gates["RES-01"]
+    assert res01.status is status, res01.detail
+    if status is Status.FAIL:
+        assert res01.signature == "input_mutated", res01.detail
