@@ -2503,3 +2503,115 @@ def test_a_bf16_kernel_widening_subnormal_inputs_keeps_them(tmp_path: Path, flus
         assert (result.status, result.signature) == (Status.FAIL, "subnormal_flushed"), result
     else:
         assert result.status is Status.PASS, result.detail
+
+
+# -- a Triton builtin under a module's own name (unsloth's `triton_cast = tl.cast`) ---------
+
+SCALE_PROBLEM = problem_source("x * 3.0", "torch.randn(8, 64)")
+
+SCALE_UNDER_OWN_NAME = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+to_type = tl.cast
+
+
+@triton.jit
+def _scale(X, Y, N: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    tl.store(Y + offs, to_type(tl.load(X + offs), tl.float32) * FACTOR)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _scale[(x.numel() // x.shape[-1],)](x, y, N=x.shape[-1])
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("3.0", Status.PASS), ("3.0001", Status.FAIL)],
+                         ids=["honest", "off_by_3e-5"])
+def test_a_triton_builtin_bound_to_another_name_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                status: Status):
+    """unsloth's cross entropy calls `triton_cast(stride, tl.int64)`, `triton_cast = tl.cast`
+    in its utils. Compiled Triton calls the builtin any global names; the CPU's interpreter
+    patched only `tl`'s attributes, so every call raised ("Did you forget to add
+    @triton.jit ?") and the honest kernel failed every gate. A kernel scaling by 3.0001
+    under that name still fails."""
+    candidate = SCALE_UNDER_OWN_NAME.replace("FACTOR", factor)
+    verdict = judge(tmp_path, SCALE_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    result = verdict.gates["CMP-01"]
+    assert verdict.native.accept is True
+    assert result.status is status, result.detail
+
+
+# -- a forward that reads the problem's size constants when called ------------------------
+
+ROW_SOFTMAX_BY_CONSTANT = '''
+import torch
+import torch.nn as nn
+
+D = 32
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x.reshape(-1, D), dim=-1).reshape(x.shape)
+
+
+def get_inputs():
+    return [torch.randn(4, D)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+@pytest.mark.parametrize("result, status", [("torch.softmax(x, dim=-1)", Status.PASS),
+                                            ("torch.softmax(x.exp_().log_(), dim=-1)",
+                                             Status.FAIL)],
+                         ids=["honest", "mutates_its_input"])
+def test_each_worker_instance_runs_under_the_constants_it_was_built_with(
+        tmp_path: Path, result: str, status: Status):
+    """The worker set the problem's module constants at each build only. CMP-03 builds under
+    other sizes (D = 3); RES-01 then ran the reference built under D = 32 with D still 3,
+    and `x.reshape(-1, D)` raised: the honest softmax failed RES-01 `raised` (unsloth's cross
+    entropy, whose reference reshapes by its vocabulary size, so). A candidate writing into
+    its input still fails `input_mutated`."""
+    verdict = judge(tmp_path, ROW_SOFTMAX_BY_CONSTANT, candidate_source(result),
+                    ["CMP-03", "RES-01"], device="cpu")
+    assert verdict.native.accept is True
+    res01 = verdict.gates["RES-01"]
+    assert res01.status is status, res01.detail
+    if status is Status.FAIL:
+        assert res01.signature == "input_mutated", res01.detail
+
+
+# -- logaddexp where its result cancels (vLLM's merge of attention states) ----------------
+
+LOG_ADD_EXP = problem_source("torch.logaddexp(a, b)", "torch.randn(64, 64), torch.randn(64, 64)",
+                             args="a, b")
+
+
+@pytest.mark.parametrize("s, status", [("torch.exp(a - m) + torch.exp(b - m)", Status.PASS),
+                                       ("torch.exp2((a - m) * 1.4427) + torch.exp2((b - m) * 1.4427)",
+                                        Status.FAIL)],
+                         ids=["honest", "exp2_short_constant"])
+def test_logaddexp_is_judged_by_the_absolute_error_of_its_log_of_sum(tmp_path: Path, s: str,
+                                                                      status: Status):
+    """logaddexp(a, b) = m + log S, S = exp(a - m) + exp(b - m) in (1, 2]: where m and log S
+    cancel (a = b = -0.69) the result keeps log S's absolute error, u at the scale of 1. The
+    bound was the result's own scale: the fp32 formula failed CMP-01 (4.53x, student_t) and
+    ORD-01 (197x, log_uniform). exp as exp2 of x * 1.4427 (log2 e cut to five digits: off by
+    3.5e-6 of the exponent, within the native check's 1e-4) still fails."""
+    candidate = candidate_source("torch.log(s) + m", args="a, b",
+                                 prelude=f"m = torch.maximum(a, b); s = {s}")
+    verdict = judge(tmp_path, LOG_ADD_EXP, candidate, ["CMP-01", "ORD-01"], device="cpu")
+    assert verdict.native.accept is True
+    for gate in verdict.gates.values():
+        assert gate.status is status, gate.detail

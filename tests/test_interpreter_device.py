@@ -576,6 +576,35 @@ def test_a_float_argument_is_an_fp32_scalar_as_compiled(shipped_interpreter):
     assert float(interpreter._implicit_cvt(1e300).handle.data[0]) == float("inf")
 
 
+# Builtins of `tl` under names of the module's own, as unsloth's kernels bind
+# `triton_cast = tl.cast` in their utils and call it in a kernel, or imported by name.
+_own_cast = tl.cast
+_own_exp = pytest.importorskip("triton.language.math").exp
+
+
+@triton.jit
+def _cast_under_own_name(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, _own_cast(x, tl.float16))
+    tl.store(out_ptr + BLOCK + offs, _own_cast(_own_exp(x), tl.float16))
+
+
+def test_a_builtin_under_a_module_s_own_name_runs_and_is_put_back(shipped_interpreter):
+    """Compiled Triton calls the builtin a global names; the interpreter as shipped patches
+    only `tl`'s attributes, so the module's own names raised. Patched for the launch, each
+    name holds the builtin itself again after it."""
+    x = torch.tensor([1 + 2 ** -12, -3.0, 10.3, 2 ** -25])
+    out = torch.empty(8, dtype=torch.float16)
+    with pytest.raises(Exception, match="Did you forget to add @triton.jit"):
+        _cast_under_own_name[(1,)](x, out, BLOCK=4)
+    interpreter_device.install()
+    _cast_under_own_name[(1,)](x, out, BLOCK=4)
+    assert torch.equal(out[:4], x.half())
+    assert torch.allclose(out[4:].float(), x.exp(), rtol=2 ** -10)  # within fp16's rounding
+    assert _own_cast is tl.cast and _own_exp is tl.math.exp
+
+
 WHAT_THE_WORKER_RUNS = '''
 import torch
 import torch.nn as nn

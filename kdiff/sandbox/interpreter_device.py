@@ -21,8 +21,8 @@ there; the worker gives it kdiff.sandbox.interpreter_libdevice's, inline PTX
 kdiff.sandbox.interpreter_ptx's, bf16 kdiff.sandbox.interpreter_bf16's arithmetic, fp8
 kdiff.sandbox.interpreter_fp8's widening (NaN and Inf kept), and the
 order of a launch's programs kdiff.sandbox.interpreter_order's. Each function below says what
-else differs and why: `tl.dot`'s TF32, autotuning, and `tl` patched once a launch instead of
-once a device-function call.
+else differs and why: `tl.dot`'s TF32, autotuning, `tl` patched once a launch instead of
+once a device-function call, and a builtin a module binds to a name of its own patched too.
 
 Where the interpreter does not have the shape this reads (another Triton version), nothing is
 changed. tests/test_interpreter_device.py runs kernels each way and compares them bit for bit
@@ -287,17 +287,58 @@ def _patch_the_language_once_a_launch(interpreter, launches: list[Launch]) -> No
     import triton.language as tl
 
     def patch_once(fn):
+        launch = launches[-1] if launches else None
         langs = {id(v) for v in fn.__globals__.values()
                  if inspect.ismodule(v) and v in (tl, tl.core)}
-        if launches and langs <= launches[-1].patched:
-            return _NoPatches()
-        scope = patch_lang(fn)
-        if launches:
-            launches[-1].patched |= langs
+        if launch is not None and langs <= launch.patched:
+            scope = _NoPatches()
+        else:
+            scope = patch_lang(fn)
+            if launch is not None:
+                launch.patched |= langs
+                launch.scope = launch.scope or scope
+        _patch_builtins_under_other_names(interpreter, fn.__globals__,
+                                          scope if launch is None else launch.scope)
         return scope
 
     patch_once.once_a_launch = True
     interpreter._patch_lang = patch_once
+
+
+class _Globals:
+    """A function's globals as attributes, as a patch scope sets and restores them."""
+
+    def __init__(self, names: dict) -> None:
+        object.__setattr__(self, "names", names)
+
+    def __getattr__(self, name: str):
+        try:
+            return self.names[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value) -> None:
+        self.names[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        del self.names[name]
+
+
+def _patch_builtins_under_other_names(interpreter, names: dict, scope) -> None:
+    """A module may bind a builtin of `tl` to a name of its own (unsloth's kernels call
+    `triton_cast = tl.cast`, imported from their utils): compiled Triton calls whatever builtin
+    a global names, but the interpreter patches only `tl`'s own attributes, so the kernel's
+    name reached the unpatched builtin and raised ("Did you forget to add @triton.jit ?").
+    Each global of the function's module that is a builtin is patched as `tl`'s are, in the
+    launch's scope, so that the launch's end puts the builtin back."""
+    import triton.language as tl
+    bound = [(name, member) for name, member in names.items()
+             if not inspect.ismodule(member) and tl.core.is_builtin(member)]
+    if not bound or not hasattr(scope, "set_attr") or not hasattr(interpreter, "_patch_attr"):
+        return
+    view = _Globals(names)
+    for name, member in bound:
+        interpreter._patch_attr(view, name, member, interpreter.interpreter_builder, scope)
 
 
 def _list_the_builtins_once(interpreter) -> None:

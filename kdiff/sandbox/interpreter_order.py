@@ -52,14 +52,15 @@ class _WaitedTooLong(Exception):
 
 @dataclass
 class Launch:
-    """A launch in progress: the language modules patched so far, whether its programs run in a
-    drawn order, and (when watched) the truth tests of tensors its programs made: the running
-    program's, and the most of any program before it."""
+    """A launch in progress: the language modules patched so far and the scope that undoes its
+    patches, whether its programs run in a drawn order, and (when watched) the truth tests of
+    tensors its programs made: the running program's, and the most of any program before it."""
 
     shuffled: bool
     watched: bool = False
     cap: int | None = None  # with watched: the tests a program may make; None, no limit
     patched: set[int] = field(default_factory=set)
+    scope: object | None = None  # the patch scope the launch restores at its end
     tests: int = 0
     most: int = 0
 

@@ -127,6 +127,10 @@ class Worker:
         self.problem = None
         self.candidate_cls: type | None = None
         self.instances: dict[str, torch.nn.Module] = {}
+        # The problem's module constants each instance was built under. A forward may read
+        # them when called (`x.reshape(-1, D)`), and a later build under other constants
+        # (CMP-03's sizes) sets the module's: each instance runs under its own again.
+        self.constants_of: dict[str, dict[str, Any]] = {}
         # The last call's outputs, alive until the next call has run (as a harness's loop
         # variable is, by every call alike) or another command arrives.
         self.latest: list[torch.Tensor] = []
@@ -170,7 +174,9 @@ class Worker:
         if self.original_constants is None:
             self.original_constants = self.problem.constants()
         # Constants a build does not name are the problem's own: {} restores them.
-        self.problem.set_sizes({**self.original_constants, **constants})
+        constants = {**self.original_constants, **constants}
+        self.problem.set_sizes(constants)
+        self.constants_of[msg["key"]] = constants
         cls = self.candidate_cls if msg["role"] == "candidate" else self.problem.Model
         init_inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
                        for x in msg["init_inputs"]]
@@ -183,12 +189,16 @@ class Worker:
             PROVENANCE.watch(instance)
         return {}
 
+    def _instance(self, key: str) -> torch.nn.Module:
+        """The instance built as `key`, with the problem's constants set as they were then."""
+        self.problem.set_sizes(self.constants_of[key])
+        return self.instances[key]
+
     def _prepare(self, request: CallRequest) -> tuple[torch.nn.Module, list[Any],
                                                       torch.nn.Module | None]:
         """The steps before the call: the model, its inputs, allocator churn, and the
         reference run first (on the benchmark's stack, inside its frame, as its harness
         does; otherwise here, its output freed so that the candidate allocates into it)."""
-        model = self.instances[request.key]
         if request.use_stored_inputs:
             inputs = self.stored_inputs[request.use_stored_inputs]
         else:
@@ -200,7 +210,7 @@ class Worker:
             self.stored_inputs[request.store_inputs_as] = inputs
         if request.churn:
             churn_allocator(self.device, request.churn_seed)
-        reference = (self.instances[request.reference_first] if request.reference_first
+        reference = (self._instance(request.reference_first) if request.reference_first
                      else None)
         if reference is not None and request.stack != "benchmark":
             with torch.no_grad():
@@ -213,7 +223,7 @@ class Worker:
                     reference(*[x.to(self.device) if isinstance(x, torch.Tensor) else x
                                 for x in request.reference_inputs])
             reference = None
-        return model, inputs, reference
+        return self._instance(request.key), inputs, reference
 
     def cmd_call(self, msg: dict) -> dict:
         request = CallRequest.take(msg)
