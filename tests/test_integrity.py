@@ -234,25 +234,17 @@ def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_ve
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
 
 
-def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws():
+@pytest.mark.parametrize("kernel", ["knows_the_judges_regimes", "recovers_the_chosen_seed"])
+def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws(kernel):
     """Exact on CMP-01's distributions, wrong on any draw of ORD-01's, PRC-03's and EXC-02's
     regimes it did not make beforehand: it passed all four while those three drew at fixed
-    seeds alone. Each now draws once more at a seed no table made beforehand holds."""
-    verdict = _verdict("knows_the_judges_regimes", ["CMP-01", "ORD-01", "PRC-03", "EXC-02"])
-    assert verdict.native.accept is True, verdict.native
-    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
-    assert "chosen for this verdict" in _failed(verdict, "ORD-01", "order_error")
-    assert "chosen for this verdict" in _failed(verdict, "PRC-03", "range_inaccurate")
-    assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
-
-
-def test_a_kernel_that_finds_one_chosen_draws_seed_knows_no_other_chosen_draw():
-    """knows_the_judges_regimes, which finds the seed torch drew the first chosen draw it is
-    shown from (the suite pins the verdict's chosen seed inside the range the kernel searches)
-    and makes every other gate's chosen draws with it: it passed all four gates while every
-    chosen draw came from that one seed. Each chosen draw now sets its generator's whole state
-    from a seed of its own, derived from the verdict's secret by a keyed hash."""
-    verdict = _verdict("recovers_the_chosen_seed", ["CMP-01", "ORD-01", "PRC-03", "EXC-02"])
+    seeds alone. Each now draws once more at a seed no table made beforehand holds.
+    `recovers_the_chosen_seed` also finds the seed torch drew the first chosen draw it is shown
+    from (the suite pins the verdict's secret inside the range it searches) and makes every
+    other chosen draw with it: it passed all four while every chosen draw came from that one
+    seed. Each chosen draw now sets its generator's whole state from a seed of its own,
+    derived from the verdict's secret by a keyed hash."""
+    verdict = _verdict(kernel, ["CMP-01", "ORD-01", "PRC-03", "EXC-02"])
     assert verdict.native.accept is True, verdict.native
     assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
     assert "chosen for this verdict" in _failed(verdict, "ORD-01", "order_error")

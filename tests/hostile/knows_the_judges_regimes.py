@@ -19,25 +19,27 @@ def _fingerprint(x):
     return hashlib.sha256(x.detach().contiguous().numpy().tobytes()).hexdigest()
 
 
-def _judges_draws():
-    """Every draw of every gate from its fixed seeds, made by kdiff's own code."""
+def _judges_draws(chosen_seed=None):
+    """Every draw of every gate, made by kdiff's own code: the fixed seeds' and the chosen ones
+    at `chosen_seed` (None: a secret of the context's own, which no judge shares)."""
     try:
         from kdiff.data.problem import load_problem
         from kdiff.gates import exc02_subnormal as exc02
         from kdiff.gates.registry import all_gates
-        from kdiff.judging.context import GateContext
+        from kdiff.judging.context import GateContext, GateOptions
     except ImportError:
         return set()
-    ctx = GateContext(load_problem(Path(__file__).with_name("problem.py")), None)
-    # EXC-02's trials take its float inputs, its fixed seed where it has one, and its log
+    ctx = GateContext(load_problem(Path(__file__).with_name("problem.py")), None,
+                      GateOptions(chosen_seed=chosen_seed))
+    # EXC-02's trials take its float inputs, a seed and its log
     exc02_args = [ctx.float_input_indices()]
-    if hasattr(exc02, "FIXED_SEED"):
-        exc02_args.append(exc02.Seed(exc02.FIXED_SEED))
     draws = []
     for gate in all_gates():
         try:
             if gate.id == "EXC-02":
-                draws += [t[1] for t in gate.trials(ctx, *exc02_args, exc02.SubnormalLog())]
+                for seed in exc02.with_one_chosen(ctx, [exc02.FIXED_SEED]):
+                    draws += [t[1] for t in gate.trials(ctx, *exc02_args, seed,
+                                                        exc02.SubnormalLog())]
             else:
                 draws += [t.inputs for t in gate.trials(ctx)]
         except Exception:  # noqa: BLE001 - a gate whose trials need more than a context
