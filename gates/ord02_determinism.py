@@ -1,5 +1,7 @@
-"""ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set,
-with allocator churn between runs, must give bitwise-identical outputs; no output may share
+"""ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set
+(the benchmark's get_inputs() at the verdict's chosen seed: a fixed draw is one a kernel can
+recognise and be deterministic on alone), with allocator churn between runs, must give
+bitwise-identical outputs; no output may share
 storage with an input or address an element of another output, unless the reference's own
 outputs share it the same way (a view is the problem's contract), nor lie in the storage of
 an earlier call's outputs still alive (a buffer handed out twice). Sharing is read by the judge
@@ -11,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from kdiff.data.model import GateClass, Status
-from kdiff.gates.base import Gate
+from kdiff.gates.base import Gate, benchmark_draw, chosen_for_verdict
 from kdiff.judging.context import GateContext, check_structure
 from kdiff.numerics.tolerance import bitwise_equal
 
@@ -25,19 +27,21 @@ class Determinism(Gate):
 
     def judge(self, ctx: GateContext) -> object:
         runs = max(5, ctx.options.determinism_runs)
-        inputs = ctx.benchmark_inputs(7)
+        seed = chosen_for_verdict(ctx)
+        inputs = benchmark_draw(ctx, seed.of(f"{self.id} get_inputs()"))
         expected, contract = ctx.run_reference_sharing(inputs)
         if ctx.backward:
             # autograd hands one tensor to every input a gradient reaches unchanged (the
             # addends of x + r): the reference's gradients share storage as its outputs may.
             expected, contract = ctx.run_reference_sharing(
                 inputs, cotangents=ctx.cotangents(expected))
-        return self.judge_runs(ctx, inputs, expected, runs, contract)
+        return self.judge_runs(ctx, inputs, expected, runs, contract,
+                               f"benchmark get_inputs() {seed}")
 
     def judge_runs(self, ctx: GateContext, inputs: list, expected: list[torch.Tensor],
-                   runs: int, contract: set[str]) -> object:
+                   runs: int, contract: set[str], label: str) -> object:
         """contract: the storage sharing the reference's outputs have themselves (views of
-        its inputs), which the candidate's may have too."""
+        its inputs), which the candidate's may have too; label: what the inputs are, for a failure."""
         first = None
         for k in range(runs):
             got = ctx.call([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs],
@@ -50,7 +54,8 @@ class Determinism(Gate):
             # their storage is a buffer handed out twice.
             aliases = [a for a in got.aliases if a not in contract]
             if aliases:
-                return self.result(Status.FAIL, f"run {k}: {aliases[0]}", "output_aliasing")
+                return self.result(Status.FAIL, f"{label}, run {k}: {aliases[0]}",
+                                   "output_aliasing")
             if first is None:
                 first = got.outputs
                 continue
@@ -59,7 +64,7 @@ class Determinism(Gate):
                     diff = (a.double() - b.double()).abs()
                     n = int((a != b).sum())
                     return self.result(
-                        Status.FAIL, f"run {k} differs from run 0 in output {i}: {n} of "
+                        Status.FAIL, f"{label}: run {k} differs from run 0 in output {i}: {n} of "
                         f"{a.numel()} elements, max difference {float(diff.max()):.3g}",
                         "nondeterministic")
         shared = f"; shared storage as the reference's: {', '.join(sorted(contract))}" \

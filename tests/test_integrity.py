@@ -290,6 +290,16 @@ def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws(
     assert "chosen for this verdict" in _failed(verdict, "PRC-02", "low_precision_accumulator")
 
 
+def test_a_kernel_deterministic_only_on_ord02s_fixed_draw_fails_its_chosen_draw():
+    """One ulp off at random on every call but on the benchmark draw ORD-02 repeated, at a
+    seed fixed in kdiff's code: within every value bound, and ORD-02 passed. ORD-02 runs the
+    benchmark's get_inputs() at the verdict's chosen seed now."""
+    verdict = _verdict("knows_the_judges_determinism", ["CMP-01", "ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "chosen for this verdict" in _failed(verdict, "ORD-02", "nondeterministic")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
