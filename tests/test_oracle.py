@@ -544,6 +544,17 @@ def test_a_square_of_a_cancelled_value_is_judged_against_its_error_squared():
     assert _within_half_the_bound(_centred(a.bfloat16()).float() ** 2, r) > 1.0
 
 
+@pytest.mark.gpu
+def test_a_product_of_a_cpu_scalar_and_a_cuda_tensor_gets_its_second_order_on_cuda():
+    """torch multiplies a 0-d CPU tensor with a CUDA one; the product's second-order scale is
+    formed on the result's device (it was on the first factor's, and the sum raised)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    x = _rows_about_their_mean(4).cuda()
+    r = run_oracle(Lambda(lambda t: (t.sum() - t.sum()).cpu() * _centred(t)), [x])
+    assert r.magnitudes[0].device.type == "cuda"
+
+
 class _PooledLayerNorm(torch.nn.Module):
     def __init__(self, features: int):
         super().__init__()

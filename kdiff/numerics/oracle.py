@@ -638,13 +638,14 @@ class MagnitudeTracer(EagerDispatchMode):
         """tolerance.relative_error of a traced tensor, in the working arithmetic."""
         return relative_error(known.depth, self.arithmetic, known.quantization)
 
-    def _second_order(self, args: tuple, known: list[Traced | None]) -> torch.Tensor | float:
-        """A product's second-order scale (PRODUCTS); 0 unless both factors are traced
-        tensors (a Python number is exact)."""
+    def _second_order(self, args: tuple, known: list[Traced | None], device: torch.device
+                      ) -> torch.Tensor | float:
+        """A product's second-order scale (PRODUCTS) on the result's `device` (a 0-d CPU
+        factor may multiply a CUDA one); 0 unless both factors are traced tensors (a Python
+        number is exact)."""
         a, b = known[0], known[1] if len(known) > 1 else None
         if a is None or b is None or not all(isinstance(t, torch.Tensor) for t in args[:2]):
             return 0.0
-        device = args[0].device
         return second_order(self.relative_error(a), a.magnitude.to(device),
                             self.relative_error(b), b.magnitude.to(device))
 
@@ -924,9 +925,10 @@ class MagnitudeTracer(EagerDispatchMode):
             if func in SILU:
                 magnitudes = magnitudes + self._silu_sigmoid(func, args, known, out)
             if func in PRODUCTS:
-                magnitudes = magnitudes + self._second_order(args, known)
+                magnitudes = magnitudes + self._second_order(args, known, out.device)
             elif func in SQUARES and args[1] == 2:
-                magnitudes = magnitudes + self._second_order((args[0], args[0]), known[:1] * 2)
+                magnitudes = magnitudes + self._second_order((args[0], args[0]), known[:1] * 2,
+                                                             out.device)
             if func in ROUNDED_LSE:
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * own_scale(out) if ROUNDED_LSE[func] else row)
