@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 
 import pytest
 
@@ -10,6 +11,15 @@ import pytest
 # verdicts are the same on every run, so a failure is one the test names again. Set
 # KDIFF_CHOSEN_SEED beforehand to judge at another (docs/false-rejects.md: scanning seeds).
 os.environ.setdefault("KDIFF_CHOSEN_SEED", str((1 << 20) + 1206))
+
+
+@pytest.fixture(autouse=True)
+def _torch_seeded():
+    """torch's global generator at one seed before each test: the tensors a test draws, and
+    so its verdicts, are the same on every run, whatever ran before it in its xdist worker."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(0)
 
 
 def _judge_corpus():
