@@ -66,6 +66,15 @@ def test_elementwise_scale_includes_the_derivative():
     assert torch.allclose(r.magnitudes[0], torch.exp(x.double()) * 11, rtol=1e-6)
 
 
+@pytest.mark.parametrize("rows", [10, 30])  # direct differences; the matmul form above 25
+def test_a_pairwise_distance_is_as_deep_as_its_feature_axis(rows):
+    """torch.cdist sums the feature axis for each distance; counted as inputs over outputs it
+    was depth 2 or 6 here (1 for a 256 x 300 table), and ORD-01 found torch's own fp32 cdist
+    under-specified against the direct differences at every draw."""
+    r = run_oracle(Lambda(torch.cdist), [torch.randn(rows, 64), torch.randn(rows + 1, 64)])
+    assert r.depths == [64]
+
+
 def test_depth_only_trace_gives_the_same_depths():
     conv = torch.nn.Conv2d(3, 4, 3).double()
     model = Lambda(lambda x: torch.softmax(conv(x).flatten(1), -1).sum(-1))

@@ -221,23 +221,15 @@ AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten.linalg_vector_norm.default: lambda a, k: _reduced_count((a[0], a[2] if len(a) > 2 else None), {}),
     aten.cumprod.default: _dim_size,
     aten.logcumsumexp.default: _dim_size,  # a scan: its last output reads the whole axis
+    # torch.cdist: each distance sums the feature axis (directly, or as |x|^2 + |y|^2 - 2 x.y
+    # through a matmul above 25 rows); counted by the default rule, inputs over outputs, a
+    # 256 x 300 table of 64 features was depth 1
+    aten._cdist_forward.default: lambda a, k: int(a[0].shape[-1]),
+    aten._euclidean_dist.default: lambda a, k: int(a[0].shape[-1]),
 }
 
 _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
 
-# Ops that return the logarithm of a sum they compute (log S, S = sum exp(x - max) >= 1):
-# S rounded with relative error d gives log S an absolute error |log(1 + d)| ~ |d|, whatever
-# the output's own size. At a row's maximum, log_softmax is -log S ~ 0 and its derivative
-# along the inputs' magnitudes ~ 0, so without this unit term the bound there fell below the
-# half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
-# the N additions that make S). logcumsumexp is log S_k for each prefix; a scan of
-# logaddexp(a, b) = max + log1p(exp(-|a - b|)) rounds log1p at the scale of 1 at each step.
-# logaddexp itself is one such step, S = 1 + exp(-|a - b|) in (1, 2]: where max + log S
-# cancels (a = b = -0.69 gives about 0) the result keeps log S's absolute error, u at the scale
-# of 1, whatever its own size: an fp32 log(exp(a - m) + exp(b - m)) + m (vLLM's merge of
-# attention states) erred by 4.53x and 197x of a bound at the result's scale, and torch's own
-# fp32 logaddexp by up to 4.2e-8 at results near 0. In base 2, log2(1 + d) ~ d / ln 2: the
-# scale gains 1 / ln 2. Values: the unit term each op's scale gains.
 # A product with, or a quotient by, a power of two given as a number changes the exponent
 # alone: exact in every binary format (below the smallest normal it rounds, but correctly, so
 # every IEEE implementation alike, and a flush to zero is EXC-02's). No rounding step then,
@@ -257,6 +249,19 @@ def _scales_by_a_power_of_two(func, args: tuple) -> bool:
     return False
 
 
+# Ops that return the logarithm of a sum they compute (log S, S = sum exp(x - max) >= 1):
+# S rounded with relative error d gives log S an absolute error |log(1 + d)| ~ |d|, whatever
+# the output's own size. At a row's maximum, log_softmax is -log S ~ 0 and its derivative
+# along the inputs' magnitudes ~ 0, so without this unit term the bound there fell below the
+# half-ulp error of S itself. Each output element's scale gains 1 (the depth already counts
+# the N additions that make S). logcumsumexp is log S_k for each prefix; a scan of
+# logaddexp(a, b) = max + log1p(exp(-|a - b|)) rounds log1p at the scale of 1 at each step.
+# logaddexp itself is one such step, S = 1 + exp(-|a - b|) in (1, 2]: where max + log S
+# cancels (a = b = -0.69 gives about 0) the result keeps log S's absolute error, u at the scale
+# of 1, whatever its own size: an fp32 log(exp(a - m) + exp(b - m)) + m (vLLM's merge of
+# attention states) erred by 4.53x and 197x of a bound at the result's scale, and torch's own
+# fp32 logaddexp by up to 4.2e-8 at results near 0. In base 2, log2(1 + d) ~ d / ln 2: the
+# scale gains 1 / ln 2. Values: the unit term each op's scale gains.
 LOG_OF_SUM = {aten._log_softmax.default: 1.0, aten.logsumexp.default: 1.0,
               aten.logcumsumexp.default: 1.0, aten.logaddexp.default: 1.0,
               aten.logaddexp2.default: 1 / math.log(2)}
