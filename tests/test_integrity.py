@@ -25,13 +25,14 @@ from kdiff.sandbox.process import CandidateCrashed, CandidateProcess, SandboxLim
 HOSTILE = Path(__file__).parent / "hostile"
 
 
-def _case(name: str) -> Case:
-    return Case(id=name, problem=HOSTILE / "problem.py", candidate=HOSTILE / f"{name}.py")
+def _case(name: str, problem: Path = HOSTILE / "problem.py") -> Case:
+    return Case(id=name, problem=problem, candidate=HOSTILE / f"{name}.py")
 
 
-def _verdict(name: str, gates: list[str], **limits) -> Verdict:
+def _verdict(name: str, gates: list[str], problem: Path = HOSTILE / "problem.py",
+             **limits) -> Verdict:
     config = RunConfig(gates=gates, limits=SandboxLimits(call_timeout=30.0, **limits))
-    return judge_one(_case(name), config, plugins.manager(), "kernelbench")
+    return judge_one(_case(name, problem), config, plugins.manager(), "kernelbench")
 
 
 def _failed(verdict: Verdict, gate: str, signature: str) -> str:
@@ -226,10 +227,7 @@ def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_ve
     last column unwritten at any other: it passed every gate. The size chosen when the gate
     runs is one it could not list."""
     relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
-    case = Case(id="knows_the_judges_sizes", problem=relu,
-                candidate=HOSTILE / "knows_the_judges_sizes.py")
-    config = RunConfig(gates=["CMP-03"], limits=SandboxLimits(call_timeout=30.0))
-    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    verdict = _verdict("knows_the_judges_sizes", ["CMP-03"], problem=relu)
     assert verdict.native.accept is True, verdict.native
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
 
@@ -267,10 +265,7 @@ def test_a_kernel_below_precision_on_recasts_it_was_not_shown_fails_prc01s_chose
     kdiff's own PRC-01: the only gate that draws the recast drew it at fixed seeds alone, and
     every gate passed. Each recast is now drawn once more at a seed chosen for the verdict."""
     problem = Path(__file__).parent / "fixtures" / "precision" / "bf16_recast_problem.py"
-    case = Case(id="knows_the_judges_recasts", problem=problem,
-                candidate=HOSTILE / "knows_the_judges_recasts.py")
-    config = RunConfig(gates=["PRC-01"], limits=SandboxLimits(call_timeout=30.0))
-    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    verdict = _verdict("knows_the_judges_recasts", ["PRC-01"], problem=problem)
     assert verdict.native.accept is True, verdict.native
     detail = _failed(verdict, "PRC-01", "below_working_precision")
     assert "chosen for this verdict" in detail and "[bfloat16]" in detail
@@ -282,10 +277,7 @@ def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws(
     it at a fixed seed alone, and every gate passed. Each draw is now made once more at a seed
     chosen for the verdict."""
     problem = Path(__file__).parent / "fixtures" / "core" / "scale_sum.py"
-    case = Case(id="knows_the_judges_reductions", problem=problem,
-                candidate=HOSTILE / "knows_the_judges_reductions.py")
-    config = RunConfig(gates=["PRC-02"], limits=SandboxLimits(call_timeout=30.0))
-    verdict = judge_one(case, config, plugins.manager(), "kernelbench")
+    verdict = _verdict("knows_the_judges_reductions", ["PRC-02"], problem=problem)
     assert verdict.native.accept is True, verdict.native
     assert "chosen for this verdict" in _failed(verdict, "PRC-02", "low_precision_accumulator")
 
