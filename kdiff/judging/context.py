@@ -322,12 +322,14 @@ def chosen_draw_seed(secret: int, draw: str) -> int:
     return (1 << 127) | int.from_bytes(digest, "big")
 
 
+NOT_A_CHOSEN_SEED = f"not a seed (a whole number from 0 to 2^{CHOSEN_SECRET_BITS} - 1)"
+
+
 def checked_chosen_seed(value: int) -> int:
     """`value` as a verdict's chosen seed (the key of chosen_draw_seed), a ValueError where it
     is none."""
     if not 0 <= value < 1 << CHOSEN_SECRET_BITS:
-        raise ValueError(f"{value}: not a seed (a whole number from 0 to "
-                         f"2^{CHOSEN_SECRET_BITS} - 1)")
+        raise ValueError(f"{value}: {NOT_A_CHOSEN_SEED}")
     return value
 
 
@@ -339,8 +341,7 @@ def pinned_chosen_seed(environment: Mapping[str, str]) -> int | None:
     try:
         return checked_chosen_seed(int(value))
     except ValueError:
-        raise ValueError(f"{CHOSEN_SEED_SETTING}={value!r}: not a seed (a whole number from 0 "
-                         f"to 2^{CHOSEN_SECRET_BITS} - 1)") from None
+        raise ValueError(f"{CHOSEN_SEED_SETTING}={value!r}: {NOT_A_CHOSEN_SEED}") from None
 
 
 class GateContext:
