@@ -3,8 +3,8 @@ calls (more than a benchmark's correctness trials and timer warm-up make togethe
 against the oracle: different inputs interleaved (A, B, A', ...), the same data in new tensors,
 one set of input tensors kept in the worker and overwritten in place between calls (through
 their memory, as another kernel writes: on the CPU by the judge in its arena, and never moving
-their version counters), all from a neutral call stack; then instances built with other seeds
-(freshly initialised parameters).
+their version counters), all from a neutral call stack; then instances built with other seeds (freshly initialised
+parameters): fixed ones, and one chosen for the verdict.
 
 When a call fails, the gate works out which pattern broke it:
 - `stateful_cache`: the answer is the oracle of an earlier call's inputs (cached by pointer,
@@ -29,7 +29,15 @@ from typing import Any, Iterator
 import torch
 
 from kdiff.data.model import GateResult, Status
-from kdiff.gates.base import ThresholdedGate, Trial, TrialLog, benchmark_draw, normal_draw
+from kdiff.gates.base import (
+    Seed,
+    ThresholdedGate,
+    Trial,
+    TrialLog,
+    benchmark_draw,
+    chosen_for_verdict,
+    normal_draw,
+)
 from kdiff.judging.context import (
     BENCHMARK_SEED,
     CallResult,
@@ -50,6 +58,10 @@ from kdiff.sandbox.process import CandidateFailure
 MIN_CALLS = 16
 
 # Seeds of the extra instances: freshly initialised parameters, unlike the benchmark's 42.
+# Then one instance at a seed chosen for the verdict: a kernel can build the reference at every
+# seed fixed here beforehand and carry those parameters in place of its instance's own
+# (tests/hostile/knows_the_judges_instances.py); an instance built at a seed nobody knew
+# before has parameters no table holds.
 FRESH_SEEDS = (7, 1234)
 
 STORED = "cmp02"  # the name of the input set the worker keeps across calls
@@ -150,6 +162,17 @@ class Statelessness(ThresholdedGate):
             yield Call(f"instance built with seed {seed}: normal draw",
                        ctx.draw(gen.normal(), 2020 + seed), seed=seed, pattern=FRESH_PARAMETERS,
                        data=f"normal{seed}")
+        yield self.chosen_instance(ctx, chosen_for_verdict(ctx))
+
+    def chosen_instance(self, ctx: GateContext, chosen: Seed) -> Call:
+        """One call on an instance built at a seed of its own from the verdict's chosen seed
+        (`chosen`, which the label names), on the benchmark's inputs drawn at another: one
+        call and one oracle evaluation, neither of which a cache holds (their keys name the
+        seeds)."""
+        return Call(f"instance built at {chosen}: benchmark inputs",
+                    ctx.benchmark_inputs(chosen.of(f"{self.id} instance inputs")),
+                    seed=chosen.of(f"{self.id} instance"), pattern=FRESH_PARAMETERS,
+                    data="chosen instance")
 
     def judge(self, ctx: GateContext) -> GateResult:
         log = TrialLog()

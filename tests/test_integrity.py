@@ -292,6 +292,17 @@ def test_a_kernel_deterministic_only_on_ord02s_fixed_draw_fails_its_chosen_draw(
     assert "chosen for this verdict" in _failed(verdict, "ORD-02", "nondeterministic")
 
 
+def test_a_kernel_that_carries_the_judges_instances_parameters_fails_cmp02s_chosen_one():
+    """Ignores its instance's parameters for those of the reference built at the benchmark's
+    seed and at CMP-02's fixed seeds (made beforehand with kdiff's own code), the nearest to its
+    own: every gate passed while each instance a judge built was one of those. CMP-02 builds
+    one more at a seed chosen for the verdict."""
+    problem = Path(__file__).parent / "fixtures" / "core" / "scale_sum.py"
+    verdict = _verdict("knows_the_judges_instances", ["CMP-02"], problem=problem)
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "CMP-02", "seed_specialised")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
