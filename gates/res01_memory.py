@@ -1,8 +1,9 @@
 """RES-01 memory hygiene: no uninitialised memory in the output, no input modified in place,
 no dependence on allocator history.
 
-Per input set (the benchmark's own draw, then signed normal values, which an in-place
-`relu_` on non-negative inputs would leave unchanged), three calls in the candidate's worker:
+Per input set (the benchmark's own distribution, then signed normal values, which an in-place
+`relu_` on non-negative inputs would leave unchanged; each drawn at a seed chosen for the
+verdict), three calls in the candidate's worker:
 - *history*: right after the worker's copy of the reference ran on these inputs and its
   output was freed (as in the benchmark's harness), unpoisoned: uninitialised memory here may
   hold the reference's answer;
@@ -28,7 +29,7 @@ from typing import Any
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate, TrialLog, benchmark_draw, normal_draw
+from kdiff.gates.base import Gate, TrialLog, benchmark_draw, chosen_for_verdict, normal_draw
 from kdiff.judging.context import (
     CallResult,
     Evaluation,
@@ -39,10 +40,12 @@ from kdiff.judging.context import (
 from kdiff.numerics import tolerance
 from kdiff.sandbox.probes import POISON_BYTE
 
-# The shared draws (gates.base.benchmark_draw, normal_draw): the first is judged, the second
-# is the decoy call's reference input (another draw of the same distribution); the oracle of
-# the first is the one CMP-01 evaluates.
-INPUT_DRAW, DECOY_DRAW = 0, 1
+# The decoy call's reference input: another draw of the judged set's distribution (gates.base.
+# benchmark_draw, normal_draw). The judged draw itself is chosen for the verdict: RES-01 and
+# CMP-02's kept tensors are the only calls whose inputs are read back, so a kernel that makes
+# their fixed draws beforehand could write into every other input it is handed
+# (tests/hostile/knows_the_judges_hygiene_draws.py).
+DECOY_DRAW = 1
 CHURN_SEED = 5
 # Sources that allocate outside torch's Python factories (a compiled extension's at::empty):
 # on the CPU nothing pre-fills the allocator for them, so poison cannot reach their buffers.
@@ -102,12 +105,14 @@ class MemoryHygiene(Gate):
 
     def judge(self, ctx: GateContext) -> GateResult:
         log = HygieneLog()
-        sets = [("benchmark inputs", benchmark_draw)]
+        seed = chosen_for_verdict(ctx)
+        sets = [("benchmark inputs", "get_inputs()", benchmark_draw)]
         if ctx.float_input_indices() or any(t.byte_data for t in ctx.templates()):
-            sets.append(("signed normal inputs", normal_draw))
-        for label, draw in sets:
-            failure = self.judge_set(ctx, label, draw(ctx, INPUT_DRAW), draw(ctx, DECOY_DRAW),
-                                     log)
+            sets.append(("signed normal inputs", "normal", normal_draw))
+        for label, name, draw in sets:
+            failure = self.judge_set(ctx, f"{label} {seed}",
+                                     draw(ctx, seed.of(f"{self.id} {name}")),
+                                     draw(ctx, DECOY_DRAW), log)
             if failure is not None:
                 return failure
         if not log.judged:

@@ -303,6 +303,16 @@ def test_a_kernel_that_carries_the_judges_instances_parameters_fails_cmp02s_chos
     assert "chosen for this verdict" in _failed(verdict, "CMP-02", "seed_specialised")
 
 
+def test_a_kernel_that_writes_into_inputs_it_was_not_shown_fails_res01s_chosen_draws():
+    """Doubles its input in place (returning a copy) except on the draws of the only calls
+    whose inputs are read back, RES-01's and CMP-02's kept tensors (made beforehand with kdiff's
+    own gates): every gate passed while those drew at fixed seeds alone. RES-01 now judges
+    both its input sets at seeds chosen for the verdict."""
+    verdict = _verdict("knows_the_judges_hygiene_draws", ["RES-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "RES-01", "input_mutated")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
