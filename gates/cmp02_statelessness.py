@@ -1,10 +1,11 @@
 """CMP-02 input sensitivity and statelessness: one model instance answers a long sequence of
 calls (more than a benchmark's correctness trials and timer warm-up make together), each judged
 against the oracle: different inputs interleaved (A, B, A', ...), the same data in new tensors,
-one set of input tensors kept in the worker and overwritten in place between calls (through
-their memory, as another kernel writes: on the CPU by the judge in its arena, and never moving
-their version counters), all from a neutral call stack; then instances built with other seeds (freshly initialised
-parameters): fixed ones, and one chosen for the verdict.
+one set of input tensors kept in the worker (first holding draws chosen for the verdict) and
+overwritten in place between calls (through their memory, as another kernel writes: on the CPU
+by the judge in its arena, and never moving their version counters), all from a neutral call
+stack; then instances built with other seeds (freshly initialised parameters): fixed ones, and
+one chosen for the verdict.
 
 When a call fails, the gate works out which pattern broke it:
 - `stateful_cache`: the answer is the oracle of an earlier call's inputs (cached by pointer,
@@ -119,9 +120,16 @@ class Statelessness(ThresholdedGate):
 
     def trials(self, ctx: GateContext) -> Iterator[Call]:
         bench = ctx.benchmark_inputs
-        # A, B, the normal and the uniform draw are CMP-01's: their oracle is shared.
+        chosen = chosen_for_verdict(ctx)
+        # A, B, the normal and the uniform draw are CMP-01's: their oracle is shared. D and E,
+        # which the kept tensors first hold, are chosen for the verdict: the kept tensors are
+        # the only ones handed to the candidate again, and a kernel that knows every value
+        # they could hold could write into them on any other
+        # (tests/hostile/knows_the_judges_kept_draws.py).
         a, b = benchmark_draw(ctx, 0), benchmark_draw(ctx, 1)
-        c, d, e = (bench(s) for s in (2003, 2004, 2005))
+        c = bench(2003)
+        d, e = (bench(chosen.of(f"{self.id} {name}")) for name in ("D", "E"))
+        kept = f"at {chosen}"
         normal = normal_draw(ctx, 0)
         uniform = ctx.draw(gen.uniform(-1.0, 1.0), 0)
         sequence = [
@@ -132,9 +140,9 @@ class Statelessness(ThresholdedGate):
             Call("B again in new tensors", _clone(b), pattern=REPEAT, data="B"),
             Call("normal draw", normal, data="normal"),
             Call("A again in new tensors", _clone(a), pattern=REPEAT, data="A"),
-            Call("D in tensors the worker keeps", d, pattern=STORE, data="D",
+            Call(f"D {kept} in tensors the worker keeps", d, pattern=STORE, data="D",
                  call_options={"store_inputs_as": STORED}),
-            Call("kept tensors overwritten in place with E", e, pattern=OVERWRITE, data="E",
+            Call(f"kept tensors overwritten in place with E {kept}", e, pattern=OVERWRITE, data="E",
                  call_options={"use_stored_inputs": STORED}),
             Call("kept tensors again, unchanged", [], pattern=STORED_AGAIN,
                  call_options={"use_stored_inputs": STORED}),
@@ -144,11 +152,11 @@ class Statelessness(ThresholdedGate):
             Call("B again in new tensors", _clone(b), pattern=REPEAT, data="B"),
             Call("kept tensors overwritten in place with the normal draw", _clone(normal),
                  pattern=OVERWRITE, data="normal", call_options={"use_stored_inputs": STORED}),
-            Call("D again in new tensors", _clone(d), pattern=REPEAT, data="D"),
+            Call(f"D {kept} again in new tensors", _clone(d), pattern=REPEAT, data="D"),
             Call("normal draw again in new tensors", _clone(normal), pattern=REPEAT,
                  data="normal"),
             Call("A again in new tensors", _clone(a), pattern=REPEAT, data="A"),
-            Call("E again in new tensors", _clone(e), pattern=REPEAT, data="E"),
+            Call(f"E {kept} again in new tensors", _clone(e), pattern=REPEAT, data="E"),
             Call("B again in new tensors, autograd on", _clone(b), pattern=AUTOGRAD, data="B",
                  call_options={"grad": True}),
         ]
@@ -162,7 +170,7 @@ class Statelessness(ThresholdedGate):
             yield Call(f"instance built with seed {seed}: normal draw",
                        ctx.draw(gen.normal(), 2020 + seed), seed=seed, pattern=FRESH_PARAMETERS,
                        data=f"normal{seed}")
-        yield self.chosen_instance(ctx, chosen_for_verdict(ctx))
+        yield self.chosen_instance(ctx, chosen)
 
     def chosen_instance(self, ctx: GateContext, chosen: Seed) -> Call:
         """One call on an instance built at a seed of its own from the verdict's chosen seed

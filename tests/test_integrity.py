@@ -313,6 +313,15 @@ def test_a_kernel_that_writes_into_inputs_it_was_not_shown_fails_res01s_chosen_d
     assert "chosen for this verdict" in _failed(verdict, "RES-01", "input_mutated")
 
 
+def test_a_kernel_that_writes_into_kept_tensors_it_was_not_shown_fails_cmp02s_chosen_draws():
+    """Writes into a tensor it is handed again unless it holds a draw CMP-02 makes at a fixed
+    seed (made beforehand with kdiff's own gate): CMP-02's kept tensors are the only ones handed
+    again, and every gate passed. The draws they first hold are now chosen for the verdict."""
+    verdict = _verdict("knows_the_judges_kept_draws", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "CMP-02", "input_mutated")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
