@@ -114,7 +114,8 @@ class Statelessness(ThresholdedGate):
     id = "CMP-02"
     name = "input sensitivity and statelessness"
     summary = (f">= {MIN_CALLS} calls on one instance: interleaved inputs, new tensors, inputs "
-               "overwritten in place, neutral call stack; fresh parameters")
+               "overwritten in place, neutral call stack; fresh parameters, one set chosen per "
+               "verdict")
     signature = "input_specialised"
     shares_calls = False  # a sequence on one instance: every call must reach it
 

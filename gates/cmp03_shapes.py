@@ -6,9 +6,10 @@ together: sizes.tied_groups; values the module derives from them follow:
 ProblemModule.set_sizes) and all of them together,
 draws the benchmark's inputs again at the new sizes, and judges the candidate against the
 oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
-not multiples of any power-of-two block (17, 127, 1000), one smaller size chosen per verdict
-(`fresh_size`), and the same values in a non-contiguous (transposed) layout. A size at which the reference itself raises, or returns an output with
-no elements that has some at the benchmark's sizes, is outside the class and is not judged.
+not multiples of any power-of-two block (17, 127, 1000), one smaller and one larger size
+chosen per verdict (`fresh_size`), and the same values in a non-contiguous (transposed)
+layout. A size at which the reference itself raises, or returns an output with no elements
+that has some at the benchmark's sizes, is outside the class and is not judged.
 A problem's variants (ProblemModule.variants: the other configurations its
 benchmark judges, such as the other calls of a TritonBench test) are judged at their own
 sizes too: a kernel right on the one configuration replayed and wrong on another its
@@ -115,18 +116,20 @@ def held_out_sizes(v: int) -> list[int]:
     return [s for s in dict.fromkeys(sizes) if s != v]
 
 
-def fresh_size(v: int, seed: int) -> int | None:
-    """A size below the benchmark's `v`, none of `held_out_sizes(v)`, drawn at `seed`, one
-    chosen for this verdict (Seed.of; None where no such size is left). Every
-    held-out size is a function of kdiff's code and the problem's sizes, which a candidate can
-    list beforehand and be right at alone (tests/hostile/knows_the_judges_sizes.py); one drawn
-    from a seed nobody knew before it cannot. Below `v`, so that its call costs less than the
-    benchmark's."""
-    taken = {s for s in held_out_sizes(v) if 2 <= s < v}
-    if v - 2 <= len(taken):
+def fresh_size(v: int, seed: int, above: bool = False) -> int | None:
+    """A size below the benchmark's `v` (`above`: from v + 1 to 2v), none of
+    `held_out_sizes(v)`, drawn at `seed`, one chosen for this verdict (Seed.of; None where no
+    such size is left). Every held-out size is a function of kdiff's code and the problem's
+    sizes, which a candidate can list beforehand and be right at alone, below the benchmark's
+    (tests/hostile/knows_the_judges_sizes.py) or above it (knows_the_judges_larger_sizes.py);
+    one drawn from a seed nobody knew before it cannot. Above, at most 2v: a call that costs
+    no more than the fixed 2v + 1 does."""
+    low, high = (v + 1, 2 * v + 1) if above else (2, v)
+    taken = {s for s in held_out_sizes(v) if low <= s < high}
+    if high - low <= len(taken):
         return None
     rng = random.Random(seed)
-    while (size := rng.randrange(2, v)) in taken:
+    while (size := rng.randrange(low, high)) in taken:
         pass
     return size
 
@@ -174,8 +177,8 @@ class ShapePolymorphism(ThresholdedGate):
     id = "CMP-03"
     name = "shape polymorphism"
     summary = ("held-out sizes: 1, scaled down/up, primes, non-multiples of a block "
-               "(17, 127, 1000), one chosen per verdict; non-contiguous inputs, inputs at a "
-               "storage offset")
+               "(17, 127, 1000), one below and one above chosen per verdict; non-contiguous "
+               "inputs, inputs at a storage offset")
     signature = "shape_specialised"
 
     def trials(self, ctx: GateContext) -> Iterator[ShapeTrial]:
@@ -195,11 +198,14 @@ class ShapePolymorphism(ThresholdedGate):
             for size in held_out_sizes(v)[:QUICK_SIZES if quick else None]:
                 yield ShapeTrial(f"{name}={size} (benchmark {v})", [],
                                  constants={n: size for n in group}, kind=name)
-            size = None if quick else fresh_size(
-                v, chosen_for_verdict(ctx).of(f"{self.id} {name}"))
-            if size is not None:
-                yield ShapeTrial(f"{name}={size} (benchmark {v}, chosen for this verdict)", [],
-                                 constants={n: size for n in group}, kind=name)
+            if quick:
+                continue
+            chosen = chosen_for_verdict(ctx)
+            for size in (fresh_size(v, chosen.of(f"{self.id} {name}")),
+                         fresh_size(v, chosen.of(f"{self.id} {name} above"), above=True)):
+                if size is not None:
+                    yield ShapeTrial(f"{name}={size} (benchmark {v}, {chosen})", [],
+                                     constants={n: size for n in group}, kind=name)
         if quick:
             return
         if len(constants) > 1:

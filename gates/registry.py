@@ -47,11 +47,11 @@ GATES = (
               "zeros; several seeds, one of them chosen per verdict"),
     GateEntry("CMP-02", "cmp02_statelessness", "input sensitivity and statelessness", TH,
               ">= 16 calls on one instance: interleaved inputs, new tensors, inputs overwritten "
-              "in place, neutral call stack; fresh parameters"),
+              "in place, neutral call stack; fresh parameters, one set chosen per verdict"),
     GateEntry("CMP-03", "cmp03_shapes", "shape polymorphism", TH,
               "held-out sizes: 1, scaled down/up, primes, non-multiples of a block (17, 127, "
-              "1000), one chosen per verdict; non-contiguous inputs, inputs at a storage "
-              "offset"),
+              "1000), one below and one above chosen per verdict; non-contiguous inputs, "
+              "inputs at a storage offset"),
     GateEntry("ORD-01", "ord01_summation", "summation-order bound", TH,
               "wide dynamic range and cancellation; error within c*u*sqrt(N)*sum|terms|"),
     GateEntry("PRC-01", "prc01_precision", "precision regime", TH,

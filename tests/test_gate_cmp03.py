@@ -53,6 +53,14 @@ def test_the_size_chosen_per_verdict_is_smaller_and_no_held_out_one():
     assert fresh_size(2, 7) is None  # no size between 1 and the benchmark's
 
 
+def test_the_larger_size_chosen_per_verdict_is_at_most_twice_and_no_held_out_one():
+    chosen = {fresh_size(16, seed, above=True) for seed in range(200)}
+    assert chosen <= set(range(17, 33)) - set(held_out_sizes(16)) and len(chosen) > 1
+    assert fresh_size(2, 7, above=True) == 4  # 3 is held out (the next prime)
+    assert fresh_size(1, 7, above=True) is None  # 2 is the next prime
+    assert fresh_size(16, 7, above=True) == fresh_size(16, 7, above=True)
+
+
 @pytest.mark.parametrize("problem,signature", PAIRS, ids=[p for p, _ in PAIRS])
 def test_honest_passes_and_defective_fails(problem: str, signature: str):
     honest = judge(PROBLEMS / problem, corpus_kernel(problem, "controls"))

@@ -232,6 +232,16 @@ def test_a_kernel_right_only_at_the_judges_sizes_fails_cmp03s_size_chosen_per_ve
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
 
 
+def test_a_kernel_wrong_only_at_larger_sizes_it_was_not_shown_fails_cmp03s_chosen_one():
+    """Lists the shapes CMP-03 tries as knows_the_judges_sizes does, and leaves the last column
+    unwritten at any other shape larger than the benchmark's: it passed every gate while the
+    only size chosen per verdict lay below the benchmark's. One above it is chosen now."""
+    relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+    verdict = _verdict("knows_the_judges_larger_sizes", ["CMP-03"], problem=relu)
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
+
+
 @pytest.mark.parametrize("kernel", ["knows_the_judges_regimes", "recovers_the_chosen_seed"])
 def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws(kernel):
     """Exact on CMP-01's distributions, wrong on any draw of ORD-01's, PRC-03's and EXC-02's
