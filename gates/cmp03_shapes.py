@@ -71,7 +71,10 @@ def max_trial_elements(options: GateOptions) -> int:
 OFF_BLOCK_SIZES = (17, 127, 1000)
 
 # get_inputs() seed for every held-out shape: at the benchmark's shape the draw is CMP-01's
-# first benchmark-distribution trial (trial sharing: one call serves both).
+# first benchmark-distribution trial (trial sharing: one call serves both). Inputs laid out
+# otherwise (transposed, at an offset) are drawn at seeds chosen for the verdict instead: no
+# other gate hands over such a layout, so a kernel that makes CMP-03's draws beforehand could
+# ignore strides and offsets on any other (tests/hostile/knows_the_judges_layouts.py).
 INPUT_SEED = SHARED_BENCHMARK_SEED
 
 
@@ -155,6 +158,7 @@ class ShapeTrial(Trial):
     constants: dict[str, int] = field(default_factory=dict)
     noncontiguous: bool = False
     offset: bool = False  # each input a contiguous view starting inside a larger storage
+    draw_seed: int = INPUT_SEED  # get_inputs()'s
     signature: str = "shape_specialised"
     # What the trial varies (the benchmark shape, one constant, all of them, a layout, a
     # variant): the gate reports one failure per class and goes on to the other classes.
@@ -184,12 +188,14 @@ class ShapePolymorphism(ThresholdedGate):
     def trials(self, ctx: GateContext) -> Iterator[ShapeTrial]:
         constants = {k: v for k, v in ctx.problem.size_constants().items() if v > 0}
         quick = ctx.options.profile == Profile.QUICK
+        chosen = chosen_for_verdict(ctx)
         yield ShapeTrial("benchmark shape", [], signature="exceeds_bound",
                          kind="benchmark shape")
-        yield ShapeTrial("benchmark shape, non-contiguous inputs", [], noncontiguous=True,
-                         signature="noncontiguous_unsupported", kind="non-contiguous inputs")
-        yield ShapeTrial("benchmark shape, inputs at a storage offset", [], offset=True,
-                         signature="offset_unsupported", kind="inputs at a storage offset")
+        for kind, signature, layout in (
+                ("non-contiguous inputs", "noncontiguous_unsupported", {"noncontiguous": True}),
+                ("inputs at a storage offset", "offset_unsupported", {"offset": True})):
+            yield ShapeTrial(f"benchmark shape, {kind}, {chosen}", [], signature=signature,
+                             kind=kind, draw_seed=chosen.of(f"{self.id} {kind}"), **layout)
         for label, setting in ctx.problem.variants().items():
             yield ShapeTrial(label, [], constants=setting, signature="variant_specialised",
                              kind=label)
@@ -200,7 +206,6 @@ class ShapePolymorphism(ThresholdedGate):
                                  constants={n: size for n in group}, kind=name)
             if quick:
                 continue
-            chosen = chosen_for_verdict(ctx)
             for size in (fresh_size(v, chosen.of(f"{self.id} {name}")),
                          fresh_size(v, chosen.of(f"{self.id} {name} above"), above=True)):
                 if size is not None:
@@ -212,9 +217,10 @@ class ShapePolymorphism(ThresholdedGate):
             odd = {name: max(1, v // 2) | 1 for name, v in constants.items()}
             shown = ", ".join(f"{k}={s}" for k, s in odd.items())
             yield ShapeTrial(shown, [], constants=odd, kind="all sizes odd")
-            yield ShapeTrial(f"{shown}, non-contiguous inputs", [], constants=odd,
+            kind = "all sizes odd, non-contiguous inputs"
+            yield ShapeTrial(f"{shown}, non-contiguous inputs, {chosen}", [], constants=odd,
                              noncontiguous=True, signature="noncontiguous_unsupported",
-                             kind="all sizes odd, non-contiguous inputs")
+                             kind=kind, draw_seed=chosen.of(f"{self.id} {kind}"))
 
     def judge(self, ctx: GateContext) -> GateResult:
         too_large: list[str] = []
@@ -297,7 +303,7 @@ class ShapePolymorphism(ThresholdedGate):
             too_large.append(trial.label)
             return False
         try:
-            inputs = ctx.benchmark_inputs(INPUT_SEED)
+            inputs = ctx.benchmark_inputs(trial.draw_seed)
         except Exception as exc:  # noqa: BLE001 - get_inputs() itself refuses these sizes
             log.skipped.append(f"{trial.label}: get_inputs() raised {type(exc).__name__}")
             return False

@@ -242,6 +242,17 @@ def test_a_kernel_wrong_only_at_larger_sizes_it_was_not_shown_fails_cmp03s_chose
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
 
 
+def test_a_kernel_that_ignores_layouts_it_was_not_shown_fails_cmp03s_chosen_draws():
+    """Reads its input as one block from its storage's start, strides and offset ignored,
+    except on the values CMP-03 hands over transposed or at an offset (made beforehand with
+    kdiff's own gate): no other gate hands over such a layout, and every gate passed. Those
+    trials draw at seeds chosen for the verdict now."""
+    verdict = _verdict("knows_the_judges_layouts", ["CMP-03"])
+    assert verdict.native.accept is True, verdict.native
+    detail = _failed(verdict, "CMP-03", "noncontiguous_unsupported")
+    assert "chosen for this verdict" in detail and "offset_unsupported" in detail
+
+
 @pytest.mark.parametrize("kernel", ["knows_the_judges_regimes", "recovers_the_chosen_seed"])
 def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws(kernel):
     """Exact on CMP-01's distributions, wrong on any draw of ORD-01's, PRC-03's and EXC-02's
