@@ -55,7 +55,7 @@ from typing import Any
 import torch
 
 from kdiff.data.model import GateClass, GateResult, Status
-from kdiff.gates.base import Gate
+from kdiff.gates.base import Gate, chosen_for_verdict
 from kdiff.gates.extension_resources import (
     MAX_OBJECTS,
     ExtensionKernel,
@@ -118,8 +118,17 @@ def triton_launch_sites(source: str) -> list[str]:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
                 and isinstance(node.func.value, ast.Name) and node.func.value.id in kernels}
     return sorted(launched)
-INPUT_SEED = 0  # benchmark draws INPUT_SEED, INPUT_SEED + 1, ...
 
+
+def measured_draws(ctx: GateContext, gate: str) -> list[list[Any]]:
+    """The benchmark's get_inputs() for the warm-up call and the CALLS_AFTER_WARMUP after it,
+    each at a seed of its own from the verdict's chosen seed: RES-02 alone measures memory and
+    records launches across calls, so a kernel that makes fixed draws beforehand could leak,
+    or launch past a target's limits, on every other input
+    (tests/hostile/knows_the_judges_resource_draws.py)."""
+    seed = chosen_for_verdict(ctx)
+    return [ctx.benchmark_inputs(seed.of(f"{gate} get_inputs() {i}"))
+            for i in range(1 + CALLS_AFTER_WARMUP)]
 
 
 @dataclass(frozen=True)
@@ -259,11 +268,12 @@ class ResourceBudget(Gate):
         # fails on its own benchmark inputs (it returns no tensor, say) is outside its
         # contract, and a candidate that does as it does is not to blame (ReferenceFailure:
         # a skip).
-        ctx.run_reference(ctx.benchmark_inputs(INPUT_SEED))
+        draws = measured_draws(ctx, self.id)
+        ctx.run_reference(draws[0])
         ctx.candidate.request("launches", clear=True)  # judge the launches of these calls only
-        memory, seconds = self.held_memory(ctx)
+        memory, seconds = self.held_memory(ctx, draws)
         notes, undecided = [], []
-        for judge_part in (lambda: memory, lambda: self.wall_clock(ctx, seconds),
+        for judge_part in (lambda: memory, lambda: self.wall_clock(ctx, draws, seconds),
                            lambda: self.compiled(ctx), lambda: self.extensions(ctx)):
             part = judge_part()
             if part.failure is not None:
@@ -275,10 +285,11 @@ class ResourceBudget(Gate):
         return self.result(Status.PASS, "; ".join(notes))
 
     # -- held memory ----------------------------------------------------------------------
-    def held_memory(self, ctx: GateContext) -> tuple[PartOutcome, list[float]]:
+    def held_memory(self, ctx: GateContext, draws: list[list[Any]]
+                    ) -> tuple[PartOutcome, list[float]]:
         held, resident, seconds = [], [], []
-        for i in range(1 + CALLS_AFTER_WARMUP):
-            got = ctx.call(ctx.benchmark_inputs(INPUT_SEED + i))
+        for inputs in draws:
+            got = ctx.call(inputs)
             seconds.append(got.seconds)
             held.append(int(ctx.candidate.request("memory")["bytes"]))
             pid = ctx.candidate.pid
@@ -292,22 +303,23 @@ class ResourceBudget(Gate):
                 return PartOutcome(self.result(
                     Status.FAIL, f"{name} grows with every call: {counts[0]} B after the "
                     f"warm-up call, then {', '.join(f'+{g}' for g in growth)} B over "
-                    f"{CALLS_AFTER_WARMUP} more calls", "memory_leak"), ""), seconds[1:]
+                    f"{CALLS_AFTER_WARMUP} more calls (benchmark get_inputs() at seeds of "
+                    f"their own from {chosen_for_verdict(ctx)})", "memory_leak"), ""), seconds[1:]
         return PartOutcome(None, f"{what} held after the warm-up call and {CALLS_AFTER_WARMUP} "
                            f"more: {', '.join(map(str, held))} B; resident "
                            f"{', '.join(f'{r >> 20}' for r in resident)} MiB"), seconds[1:]
 
     # -- wall clock -----------------------------------------------------------------------
-    def wall_clock(self, ctx: GateContext, candidate_seconds: list[float]) -> PartOutcome:
+    def wall_clock(self, ctx: GateContext, draws: list[list[Any]],
+                   candidate_seconds: list[float]) -> PartOutcome:
         if ctx.device != "cuda":
             return PartOutcome(None, "wall clock: the relative budget is judged on CUDA only "
                                "(the Triton interpreter makes CPU timings meaningless); the "
                                "sandbox's call timeout still applies")
         key = ctx.reference_key_in_worker()
         reference = []
-        for i in range(1 + CALLS_AFTER_WARMUP):
-            inputs = [x.cpu() if isinstance(x, torch.Tensor) else x for x in
-                      ctx.benchmark_inputs(INPUT_SEED + i)]
+        for draw in draws:
+            inputs = [x.cpu() if isinstance(x, torch.Tensor) else x for x in draw]
             reference.append(ctx.candidate.request("call", key=key, inputs=inputs)["seconds"])
         ref = statistics.median(reference[1:])
         cand = statistics.median(candidate_seconds)

@@ -343,6 +343,15 @@ def test_a_kernel_that_writes_into_kept_tensors_it_was_not_shown_fails_cmp02s_ch
     assert "chosen for this verdict" in _failed(verdict, "CMP-02", "input_mutated")
 
 
+def test_a_kernel_that_leaks_on_inputs_it_was_not_shown_fails_res02s_chosen_draws():
+    """Keeps every output it hands out except on the draws RES-02, the only gate that measures
+    memory across calls, made at fixed seeds (made beforehand with kdiff's problem loader):
+    every gate passed. RES-02 draws its calls' inputs at seeds chosen for the verdict now."""
+    verdict = _verdict("knows_the_judges_resource_draws", ["RES-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "RES-02", "memory_leak")
+
+
 def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     """A Triton kernel of its own that copies, torch doing the doubling in a thread the call
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
