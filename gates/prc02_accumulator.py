@@ -8,15 +8,18 @@ reduce over fewer terms, the gate grows one of the problem's size constants unti
 reduction is long enough, within an element budget. Beside the fixed seed, each draw is made
 once more at the seed chosen for the verdict (`with_one_chosen`: no other gate builds a
 reduction this long, so a candidate could keep a table of these;
-tests/hostile/knows_the_judges_reductions.py).
+tests/hostile/knows_the_judges_reductions.py), at a grown size chosen for the verdict too
+(`chosen_length`: the grown size is a function of kdiff's code and the problem's sizes, and a
+kernel right at exactly that length passed; knows_the_judges_reduction_lengths.py).
 """
 from __future__ import annotations
 
 import math
+import random
 from typing import Iterator
 
 from kdiff.data.model import GateResult, Status
-from kdiff.gates.base import ThresholdedGate, Trial, with_one_chosen
+from kdiff.gates.base import Seed, ThresholdedGate, Trial, with_one_chosen
 from kdiff.judging.context import GateContext, ReferenceFailure
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes
@@ -29,6 +32,10 @@ ELEMENT_BUDGET = 2 ** 20
 
 LONG_REDUCTION = (gen.uniform(0.0, 1.0), gen.one_large_many_small())
 FIXED_SEED = 400
+# The chosen trials' grown size, as a fraction of the fixed one: from 3/4 (a reduction of at
+# least 3/4 * 2^12 = 3 * 2^10 terms where its depth grows no faster than the size, past the
+# 2^11 at which fp16 stalls) to 3/2 (inputs at most half again as large).
+CHOSEN_LENGTH_RANGE = (3, 4), (3, 2)
 
 
 def _depth(ctx: GateContext) -> int:
@@ -92,6 +99,27 @@ def find_long_reduction(ctx: GateContext) -> dict[str, int] | None:
     return min(found, key=lambda f: f[0])[1] if found else None
 
 
+def chosen_length(ctx: GateContext, constants: dict[str, int], seed: int) -> dict[str, int]:
+    """`constants` (find_long_reduction's) each drawn again at `seed` (chosen for the verdict)
+    within CHOSEN_LENGTH_RANGE of its value, other than it; below it where the larger size
+    would exceed the element budget. {} stays {}: the benchmark's own sizes."""
+    (low_n, low_d), (high_n, high_d) = CHOSEN_LENGTH_RANGE
+    rng = random.Random(seed)
+    chosen = {}
+    for name, v in constants.items():
+        low, high = -(-v * low_n // low_d), v * high_n // high_d
+        size = rng.randint(low, high)
+        ctx.set_constants({**chosen, name: size})
+        try:
+            over = sum(sizes.input_numels(ctx.problem)) > ELEMENT_BUDGET  # shapes only
+        finally:
+            ctx.set_constants({})
+        if size == v or over:
+            size = rng.randint(low, v - 1) if low < v else v
+        chosen[name] = size
+    return chosen
+
+
 class AccumulatorPrecision(ThresholdedGate):
     id = "PRC-02"
     name = "accumulator precision"
@@ -103,7 +131,6 @@ class AccumulatorPrecision(ThresholdedGate):
         if constants is None:
             return self.result(Status.SKIP, f"no reduction of {TARGET_DEPTH} terms reachable "
                                f"within {ELEMENT_BUDGET} input elements")
-        ctx.set_constants(constants)
         try:
             result = super().judge(ctx)
         finally:
@@ -114,7 +141,21 @@ class AccumulatorPrecision(ThresholdedGate):
         return result
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
+        constants = find_long_reduction(ctx)  # its evaluations are held: judge() asked first
+        if constants is None:
+            return
         for seed in with_one_chosen(ctx, [FIXED_SEED]):
+            grown = self.grown_for(ctx, constants, seed)
+            ctx.set_constants(grown)  # until the next draw's: judge() restores the sizes
+            shown = "".join(f", {k}={v}" for k, v in grown.items()) if seed.chosen else ""
             for strategy in LONG_REDUCTION:
-                yield Trial(f"{strategy.name} {seed}",
+                yield Trial(f"{strategy.name} {seed}{shown}",
                             ctx.draw(strategy, seed.of(f"{self.id} {strategy.name}")))
+
+    def grown_for(self, ctx: GateContext, constants: dict[str, int], seed: Seed
+                  ) -> dict[str, int]:
+        """The sizes the draws at `seed` are made at: the fixed grown ones, or for the chosen
+        seed sizes chosen near them (chosen_length)."""
+        if not seed.chosen:
+            return constants
+        return chosen_length(ctx, constants, seed.of(f"{self.id} length"))

@@ -303,6 +303,17 @@ def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws(
     assert "chosen for this verdict" in _failed(verdict, "PRC-02", "low_precision_accumulator")
 
 
+def test_a_kernel_wrong_on_long_rows_of_lengths_it_was_not_shown_fails_prc02s_chosen_one():
+    """The same one-block row sum, right on every row of the length PRC-02 grows the problem
+    to (found beforehand with kdiff's own gate), whatever its values: every gate passed while
+    that length was fixed. PRC-02's chosen draws are made at a grown size chosen for the
+    verdict too."""
+    problem = Path(__file__).parent / "fixtures" / "core" / "scale_sum.py"
+    verdict = _verdict("knows_the_judges_reduction_lengths", ["PRC-02"], problem=problem)
+    assert verdict.native.accept is True, verdict.native
+    assert "chosen for this verdict" in _failed(verdict, "PRC-02", "low_precision_accumulator")
+
+
 def test_a_kernel_deterministic_only_on_ord02s_fixed_draw_fails_its_chosen_draw():
     """One ulp off at random on every call but on the benchmark draw ORD-02 repeated, at a
     seed fixed in kdiff's code: within every value bound, and ORD-02 passed. ORD-02 runs the
