@@ -126,10 +126,13 @@ class Statelessness(ThresholdedGate):
         # which the kept tensors first hold, are chosen for the verdict: the kept tensors are
         # the only ones handed to the candidate again, and a kernel that knows every value
         # they could hold could write into them on any other
-        # (tests/hostile/knows_the_judges_kept_draws.py).
+        # (tests/hostile/knows_the_judges_kept_draws.py). F, the one call with autograd on
+        # (no other gate makes one), is chosen and new to the sequence alike: a kernel wrong
+        # with autograd on could be right on a draw it knows, or on values it answered
+        # before with autograd off (knows_the_judges_autograd_draw.py).
         a, b = benchmark_draw(ctx, 0), benchmark_draw(ctx, 1)
         c = bench(2003)
-        d, e = (bench(chosen.of(f"{self.id} {name}")) for name in ("D", "E"))
+        d, e, f = (bench(chosen.of(f"{self.id} {name}")) for name in ("D", "E", "F"))
         kept = f"at {chosen}"
         normal = normal_draw(ctx, 0)
         uniform = ctx.draw(gen.uniform(-1.0, 1.0), 0)
@@ -158,7 +161,7 @@ class Statelessness(ThresholdedGate):
                  data="normal"),
             Call("A again in new tensors", _clone(a), pattern=REPEAT, data="A"),
             Call(f"E {kept} again in new tensors", _clone(e), pattern=REPEAT, data="E"),
-            Call("B again in new tensors, autograd on", _clone(b), pattern=AUTOGRAD, data="B",
+            Call(f"F {kept}, autograd on", f, pattern=AUTOGRAD, data="F",
                  call_options={"grad": True}),
         ]
         assert len(sequence) >= MIN_CALLS

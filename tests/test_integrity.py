@@ -124,6 +124,16 @@ def test_an_answer_that_holds_only_with_autograd_off_fails_cmp02():
     assert "autograd on" in _failed(verdict, "CMP-02", "grad_mode_specialised")
 
 
+def test_an_answer_wrong_with_autograd_on_but_on_cmp02s_fixed_draw_fails_its_chosen_one():
+    """Wrong with autograd on except on draw B, the one input CMP-02 called with it on, at a
+    seed fixed in kdiff's code (made beforehand with kdiff's own gate): every gate passed. That
+    call is on a draw chosen for the verdict, new to the sequence, now."""
+    verdict = _verdict("knows_the_judges_autograd_draw", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    detail = _failed(verdict, "CMP-02", "grad_mode_specialised")
+    assert "chosen for this verdict" in detail and "autograd on" in detail
+
+
 def test_a_grid_that_covers_only_the_cpus_sizes_fails_at_the_next_size_up():
     """On the CPU held-out sizes stop at 2^16 elements an input; one size above the
     benchmark's per dimension may reach four times that, where the capped grid shows."""
