@@ -2549,6 +2549,58 @@ def test_a_triton_builtin_bound_to_another_name_runs_on_the_cpu(tmp_path: Path, 
     assert result.status is status, result.detail
 
 
+# -- a dtype handed to a device function (FlagGems' `get_dtype_min(x.type.element_ty)`) ----
+
+ROW_MAX_PROBLEM = problem_source("x.amax(-1)", "torch.randn(8, 48)")
+
+ROW_MAX_PADDED_BY_DTYPE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _lowest(dtype):
+    kind = dtype.value
+    if kind.is_floating():
+        return float("-inf")
+    return -(2 ** (kind.int_bitwidth - 1))
+
+
+@triton.jit
+def _row_max(X, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + cols, mask=cols < N, other=_lowest(X.dtype.element_ty))
+    tl.store(Y + row, tl.max(x, axis=0) * FACTOR)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty(x.shape[:-1], dtype=x.dtype)
+        n = x.shape[-1]
+        _row_max[(x.numel() // n,)](x, y, n, BLOCK=triton.next_power_of_2(n))
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.0001", Status.FAIL)],
+                         ids=["honest", "off_by_1e-4"])
+def test_a_dtype_handed_to_a_device_function_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                             status: Status):
+    """FlagGems' argmax, amax, cummax and topk pad masked lanes with
+    `get_dtype_min(x.type.element_ty)`, a device function reading `dtype.value`: compiled
+    Triton hands it a constexpr, the CPU's interpreter handed it the dtype, and the honest
+    kernels raised in the native check and every gate. A row max off by 1e-4 still fails."""
+    candidate = ROW_MAX_PADDED_BY_DTYPE.replace("FACTOR", factor)
+    verdict = judge(tmp_path, ROW_MAX_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+
+
 # -- a forward that reads the problem's size constants when called ------------------------
 
 ROW_SOFTMAX_BY_CONSTANT = '''
