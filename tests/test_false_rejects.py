@@ -2601,6 +2601,57 @@ def test_a_dtype_handed_to_a_device_function_runs_on_the_cpu(tmp_path: Path, fac
     assert result.status is status, result.detail
 
 
+# -- `and`, `or` and `not` of tensors in a kernel (FlagGems' masks) ------------------------
+
+BAND_PROBLEM = problem_source("torch.where((x > 0) & (x < 1), x, torch.zeros_like(x))",
+                             "torch.randn(8, 48)")
+
+BAND_BY_PYTHON_BOOLEANS = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _band(X, Y, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
+    cols = tl.arange(0, BLOCK_N)[None, :]
+    inside = rows < M and cols < N
+    x = tl.load(X + rows * N + cols, mask=inside, other=0.0)
+    keep = x > 0 AND not x >= 1
+    tl.store(Y + rows * N + cols, tl.where(keep, x, 0.0), mask=inside)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        n = x.shape[-1]
+        m = x.numel() // n
+        _band[(triton.cdiv(m, 16),)](x, y, m, n, BLOCK_M=16,
+                                     BLOCK_N=triton.next_power_of_2(n))
+        return y
+'''
+
+
+@pytest.mark.parametrize("operator, status", [("and", Status.PASS), ("or", Status.FAIL)],
+                         ids=["honest", "or_for_and"])
+def test_boolean_operators_of_tensors_are_elementwise_on_the_cpu(tmp_path: Path,
+                                                                 operator: str,
+                                                                 status: Status):
+    """Compiled Triton takes `and`, `or` and `not` of tensors elementwise; the CPU's
+    interpreter took Python's, where a block is always true: `rows < M and cols < N` masked
+    by the columns alone (FlagGems' log_softmax read and wrote rows past M and crashed the
+    worker), `not x >= 1` was False everywhere (FlagGems' cross entropy with ignore_index
+    ignored every row). A kernel taking `or` for `and` still fails."""
+    candidate = BAND_BY_PYTHON_BOOLEANS.replace("AND", operator)
+    verdict = judge(tmp_path, BAND_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    result = verdict.gates["CMP-01"]
+    assert verdict.native.accept is (status is Status.PASS), verdict.native
+    assert result.status is status, result.detail
+
+
 # -- a forward that reads the problem's size constants when called ------------------------
 
 ROW_SOFTMAX_BY_CONSTANT = '''

@@ -60,6 +60,7 @@ def install() -> None:
     _type_float_arguments(interpreter)
     _dtype_arguments_as_constexpr(interpreter)
     _loop_variables_as_tensors(interpreter)
+    _boolean_operators_as_compiled(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
     interpreter_bf16.install(interpreter)
@@ -485,6 +486,78 @@ def _tensor_range(interpreter, make_range, *args, **kwargs):
         index.ty = tl.int64 if wide or not -2**31 <= i < 2**31 else tl.int32
         index.interpreter = interpreter
         yield index
+
+
+# The names under which rewritten kernels find _boolean and _not (as TENSOR_RANGE).
+BOOLEAN = "kdiff_boolean"
+NOT = "kdiff_not"
+
+
+def _boolean_operators_as_compiled(interpreter) -> None:
+    """Compiled Triton takes `and`, `or` and `not` of tensors elementwise (logical_and,
+    logical_or, `__not__`: deprecated for blocks, not refused); the interpreter ran them as
+    Python's, where a block is always true. FlagGems' log_softmax masks with
+    `m_offset[:, None] < M and n_offset[None, :] < N` (its rows past M were read and written:
+    the worker crashed at B = 1), its cross entropy with `not (tgt == ignore_index) and
+    tgt_mask` (every row ignored). The worker's interpreter rewrites them as the compiler
+    evaluates them; a boolean operation holding an assignment expression is left as it is,
+    since its operands are evaluated in functions of their own."""
+    rewriter = getattr(interpreter, "FunctionRewriter", None)
+    transformer = getattr(rewriter, "ast_transformer", None)
+    if transformer is None or getattr(transformer, "compiled_booleans", False):
+        return
+    no_arguments = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                 defaults=[])
+
+    class CompiledBooleans(type(transformer)):
+        compiled_booleans = True
+
+        def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+            node = self.generic_visit(node)
+            if any(isinstance(n, ast.NamedExpr) for n in ast.walk(node)):
+                return node
+            operands = [ast.Lambda(args=no_arguments, body=value) for value in node.values]
+            call = ast.Call(func=ast.Name(BOOLEAN, ast.Load()),
+                            args=[ast.Constant(isinstance(node.op, ast.And)), *operands],
+                            keywords=[])
+            return ast.copy_location(call, node)
+
+        def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+            node = self.generic_visit(node)
+            if not isinstance(node.op, ast.Not):
+                return node
+            call = ast.Call(func=ast.Name(NOT, ast.Load()), args=[node.operand], keywords=[])
+            return ast.copy_location(call, node)
+
+    rewriter.ast_transformer = CompiledBooleans()
+    setattr(interpreter, BOOLEAN, _boolean)
+    setattr(interpreter, NOT, _not)
+
+
+def _boolean(conjunction: bool, *operands):
+    """`and` (conjunction) or `or` of the operands, each a function giving its value, as the
+    code generator's `_apply_boolean_values` evaluates them: in order, a constant that decides
+    the result ends it and is the result, the tensors are combined elementwise, and with no
+    tensor the last value is the result."""
+    import triton.language as tl
+    tensors, value = [], None
+    for operand in operands:
+        value = operand()
+        if isinstance(value, tl.tensor):
+            tensors.append(value)
+        elif bool(value) is not conjunction:
+            return value
+    if not tensors:
+        return value
+    result = tensors[-1]
+    for tensor in reversed(tensors[:-1]):
+        result = tensor.logical_and(result) if conjunction else tensor.logical_or(result)
+    return result
+
+
+def _not(value):
+    import triton.language as tl
+    return value.__not__() if isinstance(value, tl.tensor) else not value
 
 
 def _drop_the_overflow_sanitiser(interpreter) -> None:
