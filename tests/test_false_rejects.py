@@ -2652,6 +2652,47 @@ def test_boolean_operators_of_tensors_are_elementwise_on_the_cpu(tmp_path: Path,
     assert result.status is status, result.detail
 
 
+# -- a grid computed from the kernel's arguments (FlagGems' bmm) ---------------------------
+
+SCALE_BY_ARGUMENT_GRID = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs, mask=offs < n) * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+        _scale[grid](x, y, x.numel(), BLOCK=64)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("3.0", Status.PASS), ("3.0001", Status.FAIL)],
+                         ids=["honest", "off_by_3e-5"])
+def test_a_grid_read_from_the_kernel_s_arguments_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                 status: Status):
+    """The interpreter hands a grid function the kernel's int arguments as tensors (compiled
+    Triton's launcher hands it ints); its own loops take them by `__index__`, but the
+    worker's drawn program order multiplied them into a list and raised, so FlagGems' bmm
+    (`triton.cdiv(meta["M"], meta["TILE_M"])`) failed the native check and every gate on
+    the CPU. A kernel scaling by 3.0001 so launched still fails."""
+    candidate = SCALE_BY_ARGUMENT_GRID.replace("FACTOR", factor)
+    verdict = judge(tmp_path, SCALE_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+
+
 # -- a forward that reads the problem's size constants when called ------------------------
 
 ROW_SOFTMAX_BY_CONSTANT = '''
