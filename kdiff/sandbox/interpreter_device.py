@@ -58,7 +58,7 @@ def install() -> None:
     except ImportError:
         return
     _type_float_arguments(interpreter)
-    _dtype_arguments_as_constexpr(interpreter)
+    _dtypes_answer_value(interpreter)
     _loop_variables_as_tensors(interpreter)
     _boolean_operators_as_compiled(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
@@ -394,37 +394,18 @@ def _type_float_arguments(interpreter) -> None:
     interpreter._implicit_cvt = implicit_cvt
 
 
-def _dtype_arguments_as_constexpr(interpreter) -> None:
+def _dtypes_answer_value(interpreter) -> None:
     """FlagGems' reductions call `get_dtype_min(x.type.element_ty)`, a device function that
-    reads `dtype.value`: compiled, the argument is a constexpr; the interpreter passed the
-    dtype itself, and the call raised "'dtype' object has no attribute 'value'" (argmax,
-    amax, cummax, topk: the native check and every gate, on the CPU only). A dtype passed to a
-    device function is handed over as compiled Triton hands it; ints and floats stay Python
-    numbers, which the interpreter's arithmetic treats as compiled code treats constexprs."""
-    function = getattr(interpreter, "InterpretedFunction", None)
-    call = vars(function).get("__call__") if function is not None else None
-    if call is None or getattr(call, "dtypes_as_constexpr", False):
-        return
+    reads `dtype.value`: compiled, the argument is a constexpr (`normalize_value` makes every
+    argument that is no tensor one), whose `.value` is the dtype, and whose other attributes
+    and `is` comparisons are the dtype's (the code generator unwraps a constexpr for them).
+    The interpreter passed the dtype itself, and the call raised "'dtype' object has no
+    attribute 'value'" (argmax, amax, max, cummax: the native check and every gate, on the
+    CPU only). A dtype answers `.value` with itself; wrapping it instead would break `dtype is
+    tl.float32`, which FlagGems' topk asks of the same arguments."""
     import triton.language as tl
-
-    class DtypeConstexpr(tl.constexpr):
-        """A dtype as a constexpr (`normalize_value` makes every argument that is no tensor
-        one): `.value` is the dtype, and its other attributes are the dtype's (the code
-        generator unwraps a constexpr for any attribute but `value` and `type`); builtins
-        unwrap it as any constexpr."""
-
-        def __getattr__(self, name: str):
-            return getattr(self.value, name)
-
-    def as_compiled(value):
-        return DtypeConstexpr(value) if isinstance(value, tl.dtype) else value
-
-    def device_call(self, *args, **kwargs):
-        return call(self, *map(as_compiled, args),
-                    **{name: as_compiled(value) for name, value in kwargs.items()})
-
-    device_call.dtypes_as_constexpr = True
-    function.__call__ = device_call
+    if not hasattr(tl.dtype, "value"):
+        tl.dtype.value = property(lambda self: self)
 
 
 # The name under which rewritten kernels find _tensor_range: the interpreter lends its module's
