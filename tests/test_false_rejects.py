@@ -2695,6 +2695,32 @@ def test_a_grid_read_from_the_kernel_s_arguments_runs_on_the_cpu(tmp_path: Path,
     assert result.status is status, result.detail
 
 
+# -- a variance's sum of squares past the format's range (FlagGems' std) -------------------
+
+ROW_STD_PROBLEM = problem_source("torch.std(x, 1)", "torch.randn(16, 300)")
+
+
+@pytest.mark.parametrize("formula, status", [
+    ("((x - x.mean(1, keepdim=True)) ** 2).sum(1).div(x.shape[1] - 1).sqrt()", Status.PASS),
+    ("((x * x).sum(1) - x.sum(1) ** 2 / x.shape[1]).div(x.shape[1] - 1).clamp_min(0).sqrt()",
+     Status.FAIL),
+], ids=["two_pass", "sum_of_squares"])
+def test_a_variance_whose_sum_of_squares_overflows_is_not_judged_there(
+        tmp_path: Path, formula: str, status: Status):
+    """Every fp32 variance forms M2 = sum (x - mean)^2 (Welford's too); at values near 1e19
+    each square is near 1e38 and M2 passes fp32's range, though std is within it. torch's
+    CPU std accumulates in float64, and the oracle's peak was the result's: PRC-03 judged the
+    trial and an honest fp32 two-pass std failed `overflow` (FlagGems' std, 16 of 16). The
+    sum of squares is on the chain now; the one-pass E[x^2] - E[x]^2, which cancels at
+    offset 1e6, still fails."""
+    verdict = judge(tmp_path, ROW_STD_PROBLEM, candidate_source(formula), ["PRC-03"],
+                    device="cpu")
+    result = verdict.gates["PRC-03"]
+    assert result.status is status, result.detail
+    if status is Status.FAIL:
+        assert result.signature != "overflow", result.detail
+
+
 # -- a forward that reads the problem's size constants when called ------------------------
 
 ROW_SOFTMAX_BY_CONSTANT = '''

@@ -228,6 +228,26 @@ AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten._euclidean_dist.default: lambda a, k: int(a[0].shape[-1]),
 }
 
+def _squared_deviations(args: tuple, kwargs: dict, var: torch.Tensor) -> torch.Tensor:
+    """Welford's M2, the two-pass sum of squared deviations: var * (n - correction)."""
+    correction = kwargs.get("correction")
+    return var * max(1.0, _reduced_count(args, kwargs) - (1 if correction is None else
+                                                            float(correction)))
+
+
+# Reductions every algorithm computes through a sum of squares, and that sum from the op's
+# (first) result: the variance's M2 (Welford's, or the two-pass sum of squared deviations)
+# and the 2-norm's squared norm. It is on the chain behind the result: where it leaves the
+# format's range an honest evaluation in the format overflows, though the result is in range
+# (std of values near 1e19 in fp32: each square near 1e38, their sum past 3.4e38).
+SUMMED_SQUARES: dict[Any, Callable[[tuple, dict, torch.Tensor], torch.Tensor | None]] = {
+    aten.var.correction: _squared_deviations,
+    aten.var_mean.correction: _squared_deviations,
+    aten.std.correction: lambda a, k, std: _squared_deviations(a, k, std * std),
+    aten.linalg_vector_norm.default: lambda a, k, norm: norm * norm
+    if (float(a[1]) if len(a) > 1 else 2.0) == 2.0 else None,
+}
+
 _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
 
 # A product with, or a quotient by, a power of two given as a number changes the exponent
@@ -957,6 +977,8 @@ class MagnitudeTracer(EagerDispatchMode):
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
             if extra is not None:
                 allowance[id(o)] = allowance.get(id(o), 0.0) + extra
+        squares = SUMMED_SQUARES[func](args, kwargs, float_outs[0]) \
+            if func in SUMMED_SQUARES and float_outs else None
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 magnitude = torch.maximum(m.abs(), own_scale(o))
@@ -965,6 +987,8 @@ class MagnitudeTracer(EagerDispatchMode):
                 # is no value that could leave the format's range
                 sized = torch.where(torch.isfinite(magnitude), magnitude, own_scale(o))
                 peak = torch.maximum(peak_in, _largest(sized))
+                if squares is not None and o is float_outs[0]:
+                    peak = torch.maximum(peak, _largest(squares))
                 self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                       peak, *stored))
         self._keep_alternatives(func, args, kwargs, flat, spec, outs)
