@@ -2695,6 +2695,53 @@ def test_a_grid_read_from_the_kernel_s_arguments_runs_on_the_cpu(tmp_path: Path,
     assert result.status is status, result.detail
 
 
+# -- a scalar comparison broadcast to a block (FlagGems' cummax) ----------------------------
+
+NEAR_ROW_MAX_PROBLEM = problem_source(
+    "torch.where(x >= x.amax(1, keepdim=True) - 0.5, x, torch.zeros_like(x))",
+    "torch.randn(8, 64)")
+
+NEAR_ROW_MAX_BY_BROADCAST = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _near_max(X, Y, N: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    x = tl.load(X + offs)
+    top = tl.max(x, axis=0)
+    nan_top = tl.broadcast_to(top != top, (N,))
+    keep = ~nan_top & (x >= top - 0.5)
+    tl.store(Y + offs, tl.where(keep, x * FACTOR, 0.0))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _near_max[(x.shape[0],)](x, y, N=x.shape[1])
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.0001", Status.FAIL)],
+                         ids=["honest", "off_by_1e-4"])
+def test_a_scalar_comparison_broadcast_to_a_block_is_boolean_on_the_cpu(
+        tmp_path: Path, factor: str, status: Status):
+    """A comparison's handle in the interpreter kept its operands' type (fp32); a scalar
+    comparison broadcast to a block was splatted as fp32 and `~` of it raised, so FlagGems'
+    cummax and cummin (the running maximum's NaN test, over a long axis) failed CMP-03
+    `raised` on the CPU. A kernel scaling the kept values by 1.0001 still fails."""
+    candidate = NEAR_ROW_MAX_BY_BROADCAST.replace("FACTOR", factor)
+    verdict = judge(tmp_path, NEAR_ROW_MAX_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+
+
 # -- a variance's sum of squares past the format's range (FlagGems' std) -------------------
 
 ROW_STD_PROBLEM = problem_source("torch.std(x, 1)", "torch.randn(16, 300)")

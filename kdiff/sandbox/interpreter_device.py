@@ -64,6 +64,7 @@ def install() -> None:
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
     interpreter_bf16.install(interpreter)
+    _comparisons_typed_int1(interpreter)
     interpreter_fp8.install(interpreter)
     launches = interpreter_order.install(interpreter)
     if launches is not None:
@@ -392,6 +393,28 @@ def _type_float_arguments(interpreter) -> None:
 
     implicit_cvt.types_floats = True
     interpreter._implicit_cvt = implicit_cvt
+
+
+def _comparisons_typed_int1(interpreter) -> None:
+    """A comparison gives int1, compiled; the interpreter's handle kept its operands' type
+    (fp32) over boolean data. A block never asks, but a scalar comparison broadcast to a
+    block is splatted at its handle's type: `tl.broadcast_to(m != m, (B,))` came out as fp32
+    0.0/1.0, and `~` of it raised ("ufunc 'bitwise_xor' not supported": FlagGems' cummax and
+    cummin, whose loop over a long axis asks it of the running maximum). The handle of a
+    comparison is int1."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    if builder is None or handle_type is None or getattr(builder, "comparisons_int1", False):
+        return
+    import triton.language as tl
+    binary = builder.binary_op
+
+    def binary_op(lhs, rhs, op):
+        out = binary(lhs, rhs, op)
+        return handle_type(out.data, tl.int1) if op in interpreter_bf16.COMPARISONS else out
+
+    builder.binary_op = binary_op
+    builder.comparisons_int1 = True
 
 
 def _dtypes_answer_value(interpreter) -> None:
