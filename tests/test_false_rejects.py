@@ -2768,6 +2768,27 @@ def test_a_variance_whose_sum_of_squares_overflows_is_not_judged_there(
         assert result.signature != "overflow", result.detail
 
 
+@pytest.mark.parametrize("formula, status", [
+    ("((x - x.mean(1, keepdim=True)) ** 2).sum(1).div(x.shape[1] - 1).sqrt()", Status.SKIP),
+    ("(x / M).std(1) * M.squeeze(1)", Status.FAIL),
+], ids=["two_pass", "rescaled_by_a_flushed_max"])
+def test_a_std_of_underflowed_squares_is_not_judged_by_exc02(tmp_path: Path, formula: str,
+                                                             status: Status):
+    """An fp32 std of deviations near 1e-39 squares them to 0 in any order (torch's on CUDA
+    too): M2 is 0 and std 0, within sqrt(n s / 2) ~ 2.6e-23 of the exact one, s the smallest
+    subnormal. torch's CPU std accumulates in float64 and keeps 1.5e-39, and the honest
+    two-pass std (FlagGems') failed EXC-02 `subnormal_flushed`, 16 of 16. A std rescaled by
+    a maximum flushed to 0 still fails `nonfinite_from_subnormal`."""
+    prelude = ("M = torch.where(x.abs().amax(1, keepdim=True) < 1.18e-38, 0.0, "
+               "x.abs().amax(1, keepdim=True))")
+    verdict = judge(tmp_path, ROW_STD_PROBLEM, candidate_source(formula, prelude=prelude),
+                    ["EXC-02"], device="cpu")
+    result = verdict.gates["EXC-02"]
+    assert result.status is status, result.detail
+    if status is Status.FAIL:
+        assert result.signature == "nonfinite_from_subnormal", result.detail
+
+
 # -- a forward that reads the problem's size constants when called ------------------------
 
 ROW_SOFTMAX_BY_CONSTANT = '''

@@ -323,6 +323,27 @@ LIBRARY_ULPS = {aten.lgamma.default: 6, aten.erfinv.default: 2, aten.i0.default:
                 aten.special_i0e.default: 6, aten.special_i1.default: 6,
                 aten.special_i1e.default: 6}
 
+# Square roots of a sum of squares (std, the 2-norm): each square of gradual underflow errs
+# by up to half the smallest subnormal s, absolutely (IEEE 754: fl(ab) = ab(1 + d) + e,
+# |e| <= s / 2), so the sum by n s / 2 (over n - correction for std), and sqrt(v + e) - sqrt(v)
+# <= sqrt(e): a result below sqrt(n s / 2) is what every evaluation in the format may give as
+# 0 (fp32: 2.6e-23 for std over 300; torch's own std on CUDA gives 0 for deviations near
+# 1e-39, its CPU std, accumulating in float64, 1.5e-39). First order has the sqrt's slope at
+# the exact sum instead, which misses it where the squares underflow.
+def _rooted_underflow(func, args: tuple, kwargs: dict, dtype: torch.dtype) -> float | None:
+    if func is aten.std.correction:
+        correction = kwargs.get("correction")
+        n = _reduced_count(args, kwargs)
+        terms = n / max(1.0, n - (1 if correction is None else float(correction)))
+    elif func is aten.linalg_vector_norm.default and (float(args[1]) if len(args) > 1
+                                                      else 2.0) == 2.0:
+        terms = _reduced_count((args[0], args[2] if len(args) > 2 else None), {})
+    else:
+        return None
+    finfo = torch.finfo(dtype)
+    return math.sqrt(terms * finfo.tiny * finfo.eps / 2)
+
+
 # Products of two computed tensors: beside first order's |a| M_b + |b| M_a, each factor's
 # error times the other's (tolerance.second_order), which is all there is where both cancelled.
 # A square is the product of its operand with itself: (x - mean)^2 at x = mean.
@@ -944,6 +965,9 @@ class MagnitudeTracer(EagerDispatchMode):
                 magnitudes = tree_map(lambda m: m + unit if _is_inexact(m) else m, magnitudes)
             if func in LIBRARY_ULPS:
                 magnitudes = magnitudes + LIBRARY_ULPS[func] * own_scale(out)
+            underflow = _rooted_underflow(func, args, kwargs, self.arithmetic)
+            if underflow is not None:
+                magnitudes = magnitudes + step_magnitude(underflow, self.arithmetic)
             if func in TAIL_CANCELLATION:
                 magnitudes = magnitudes + TAIL_CANCELLATION[func] * known[0].magnitude.to(
                     out.device)
