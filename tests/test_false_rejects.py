@@ -2549,6 +2549,246 @@ def test_a_triton_builtin_bound_to_another_name_runs_on_the_cpu(tmp_path: Path, 
     assert result.status is status, result.detail
 
 
+# -- a dtype handed to a device function (FlagGems' `get_dtype_min(x.type.element_ty)`) ----
+
+ROW_MAX_PROBLEM = problem_source("x.amax(-1)", "torch.randn(8, 48)")
+
+ROW_MAX_PADDED_BY_DTYPE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _lowest(dtype):
+    kind = dtype.value
+    if dtype is tl.float32 and kind.is_floating():
+        return float("-inf")
+    return float("inf")  # no row maximum: reached only where `is` fails
+
+
+@triton.jit
+def _row_max(X, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + cols, mask=cols < N, other=_lowest(X.dtype.element_ty))
+    tl.store(Y + row, tl.max(x, axis=0) * FACTOR)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty(x.shape[:-1], dtype=x.dtype)
+        n = x.shape[-1]
+        _row_max[(x.numel() // n,)](x, y, n, BLOCK=triton.next_power_of_2(n))
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.0001", Status.FAIL)],
+                         ids=["honest", "off_by_1e-4"])
+def test_a_dtype_handed_to_a_device_function_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                             status: Status):
+    """FlagGems' argmax, amax, max and cummax pad masked lanes with
+    `get_dtype_min(x.type.element_ty)`, a device function reading `dtype.value`: compiled
+    Triton hands it a constexpr, the CPU's interpreter handed it the dtype, and the honest
+    kernels raised in the native check and every gate. Its topk asks `dtype is tl.float32`
+    of the same arguments, which a constexpr answers as the dtype. A row max off by 1e-4
+    still fails."""
+    candidate = ROW_MAX_PADDED_BY_DTYPE.replace("FACTOR", factor)
+    verdict = judge(tmp_path, ROW_MAX_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+
+
+# -- `and`, `or` and `not` of tensors in a kernel (FlagGems' masks) ------------------------
+
+BAND_PROBLEM = problem_source("torch.where((x > 0) & (x < 1), x, torch.zeros_like(x))",
+                             "torch.randn(8, 48)")
+
+BAND_BY_PYTHON_BOOLEANS = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _band(X, Y, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]
+    cols = tl.arange(0, BLOCK_N)[None, :]
+    inside = rows < M and cols < N
+    x = tl.load(X + rows * N + cols, mask=inside, other=0.0)
+    keep = x > 0 AND not x >= 1
+    tl.store(Y + rows * N + cols, tl.where(keep, x, 0.0), mask=inside)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        n = x.shape[-1]
+        m = x.numel() // n
+        _band[(triton.cdiv(m, 16),)](x, y, m, n, BLOCK_M=16,
+                                     BLOCK_N=triton.next_power_of_2(n))
+        return y
+'''
+
+
+@pytest.mark.parametrize("operator, status", [("and", Status.PASS), ("or", Status.FAIL)],
+                         ids=["honest", "or_for_and"])
+def test_boolean_operators_of_tensors_are_elementwise_on_the_cpu(tmp_path: Path,
+                                                                 operator: str,
+                                                                 status: Status):
+    """Compiled Triton takes `and`, `or` and `not` of tensors elementwise; the CPU's
+    interpreter took Python's, where a block is always true: `rows < M and cols < N` masked
+    by the columns alone (FlagGems' log_softmax read and wrote rows past M and crashed the
+    worker), `not x >= 1` was False everywhere (FlagGems' cross entropy with ignore_index
+    ignored every row). A kernel taking `or` for `and` still fails."""
+    candidate = BAND_BY_PYTHON_BOOLEANS.replace("AND", operator)
+    verdict = judge(tmp_path, BAND_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    result = verdict.gates["CMP-01"]
+    assert verdict.native.accept is (status is Status.PASS), verdict.native
+    assert result.status is status, result.detail
+
+
+# -- a grid computed from the kernel's arguments (FlagGems' bmm) ---------------------------
+
+SCALE_BY_ARGUMENT_GRID = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs, mask=offs < n) * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        grid = lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)  # noqa: E731
+        _scale[grid](x, y, x.numel(), BLOCK=64)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("3.0", Status.PASS), ("3.0001", Status.FAIL)],
+                         ids=["honest", "off_by_3e-5"])
+def test_a_grid_read_from_the_kernel_s_arguments_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                 status: Status):
+    """The interpreter hands a grid function the kernel's int arguments as tensors (compiled
+    Triton's launcher hands it ints); its own loops take them by `__index__`, but the
+    worker's drawn program order multiplied them into a list and raised, so FlagGems' bmm
+    (`triton.cdiv(meta["M"], meta["TILE_M"])`) failed the native check and every gate on
+    the CPU. A kernel scaling by 3.0001 so launched still fails."""
+    candidate = SCALE_BY_ARGUMENT_GRID.replace("FACTOR", factor)
+    verdict = judge(tmp_path, SCALE_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+
+
+# -- a scalar comparison broadcast to a block (FlagGems' cummax) ----------------------------
+
+NEAR_ROW_MAX_PROBLEM = problem_source(
+    "torch.where(x >= x.amax(1, keepdim=True) - 0.5, x, torch.zeros_like(x))",
+    "torch.randn(8, 64)")
+
+NEAR_ROW_MAX_BY_BROADCAST = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _near_max(X, Y, N: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    x = tl.load(X + offs)
+    top = tl.max(x, axis=0)
+    nan_top = tl.broadcast_to(top != top, (N,))
+    keep = ~nan_top & (x >= top - 0.5)
+    tl.store(Y + offs, tl.where(keep, x * FACTOR, 0.0))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _near_max[(x.shape[0],)](x, y, N=x.shape[1])
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.0001", Status.FAIL)],
+                         ids=["honest", "off_by_1e-4"])
+def test_a_scalar_comparison_broadcast_to_a_block_is_boolean_on_the_cpu(
+        tmp_path: Path, factor: str, status: Status):
+    """A comparison's handle in the interpreter kept its operands' type (fp32); a scalar
+    comparison broadcast to a block was splatted as fp32 and `~` of it raised, so FlagGems'
+    cummax and cummin (the running maximum's NaN test, over a long axis) failed CMP-03
+    `raised` on the CPU. A kernel scaling the kept values by 1.0001 still fails."""
+    candidate = NEAR_ROW_MAX_BY_BROADCAST.replace("FACTOR", factor)
+    verdict = judge(tmp_path, NEAR_ROW_MAX_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+
+
+# -- a variance's sum of squares past the format's range (FlagGems' std) -------------------
+
+ROW_STD_PROBLEM = problem_source("torch.std(x, 1)", "torch.randn(16, 300)")
+
+
+@pytest.mark.parametrize("formula, status", [
+    ("((x - x.mean(1, keepdim=True)) ** 2).sum(1).div(x.shape[1] - 1).sqrt()", Status.PASS),
+    ("((x * x).sum(1) - x.sum(1) ** 2 / x.shape[1]).div(x.shape[1] - 1).clamp_min(0).sqrt()",
+     Status.FAIL),
+], ids=["two_pass", "sum_of_squares"])
+def test_a_variance_whose_sum_of_squares_overflows_is_not_judged_there(
+        tmp_path: Path, formula: str, status: Status):
+    """Every fp32 variance forms M2 = sum (x - mean)^2 (Welford's too); at values near 1e19
+    each square is near 1e38 and M2 passes fp32's range, though std is within it. torch's
+    CPU std accumulates in float64, and the oracle's peak was the result's: PRC-03 judged the
+    trial and an honest fp32 two-pass std failed `overflow` (FlagGems' std, 16 of 16). The
+    sum of squares is on the chain now; the one-pass E[x^2] - E[x]^2, which cancels at
+    offset 1e6, still fails."""
+    verdict = judge(tmp_path, ROW_STD_PROBLEM, candidate_source(formula), ["PRC-03"],
+                    device="cpu")
+    result = verdict.gates["PRC-03"]
+    assert result.status is status, result.detail
+    if status is Status.FAIL:
+        assert result.signature != "overflow", result.detail
+
+
+@pytest.mark.parametrize("formula, status", [
+    ("((x - x.mean(1, keepdim=True)) ** 2).sum(1).div(x.shape[1] - 1).sqrt()", Status.SKIP),
+    ("(x / M).std(1) * M.squeeze(1)", Status.FAIL),
+], ids=["two_pass", "rescaled_by_a_flushed_max"])
+def test_a_std_of_underflowed_squares_is_not_judged_by_exc02(tmp_path: Path, formula: str,
+                                                             status: Status):
+    """An fp32 std of deviations near 1e-39 squares them to 0 in any order (torch's on CUDA
+    too): M2 is 0 and std 0, within sqrt(n s / 2) ~ 2.6e-23 of the exact one, s the smallest
+    subnormal. torch's CPU std accumulates in float64 and keeps 1.5e-39, and the honest
+    two-pass std (FlagGems') failed EXC-02 `subnormal_flushed`, 16 of 16. A std rescaled by
+    a maximum flushed to 0 still fails `nonfinite_from_subnormal`."""
+    prelude = ("M = torch.where(x.abs().amax(1, keepdim=True) < 1.18e-38, 0.0, "
+               "x.abs().amax(1, keepdim=True))")
+    verdict = judge(tmp_path, ROW_STD_PROBLEM, candidate_source(formula, prelude=prelude),
+                    ["EXC-02"], device="cpu")
+    result = verdict.gates["EXC-02"]
+    assert result.status is status, result.detail
+    if status is Status.FAIL:
+        assert result.signature == "nonfinite_from_subnormal", result.detail
+
+
 # -- a forward that reads the problem's size constants when called ------------------------
 
 ROW_SOFTMAX_BY_CONSTANT = '''

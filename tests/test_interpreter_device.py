@@ -63,7 +63,7 @@ def shipped_interpreter():
     module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin")
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
-                                          interpreter.ScanOps)}
+                                          interpreter.ScanOps, tl.dtype)}
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
     capability = torch.cuda.get_device_capability

@@ -228,6 +228,26 @@ AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten._euclidean_dist.default: lambda a, k: int(a[0].shape[-1]),
 }
 
+def _squared_deviations(args: tuple, kwargs: dict, var: torch.Tensor) -> torch.Tensor:
+    """Welford's M2, the two-pass sum of squared deviations: var * (n - correction)."""
+    correction = kwargs.get("correction")
+    return var * max(1.0, _reduced_count(args, kwargs) - (1 if correction is None else
+                                                            float(correction)))
+
+
+# Reductions every algorithm computes through a sum of squares, and that sum from the op's
+# (first) result: the variance's M2 (Welford's, or the two-pass sum of squared deviations)
+# and the 2-norm's squared norm. It is on the chain behind the result: where it leaves the
+# format's range an honest evaluation in the format overflows, though the result is in range
+# (std of values near 1e19 in fp32: each square near 1e38, their sum past 3.4e38).
+SUMMED_SQUARES: dict[Any, Callable[[tuple, dict, torch.Tensor], torch.Tensor | None]] = {
+    aten.var.correction: _squared_deviations,
+    aten.var_mean.correction: _squared_deviations,
+    aten.std.correction: lambda a, k, std: _squared_deviations(a, k, std * std),
+    aten.linalg_vector_norm.default: lambda a, k, norm: norm * norm
+    if (float(a[1]) if len(a) > 1 else 2.0) == 2.0 else None,
+}
+
 _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
 
 # A product with, or a quotient by, a power of two given as a number changes the exponent
@@ -302,6 +322,27 @@ SILU = {aten.silu.default, aten.silu_backward.default}
 LIBRARY_ULPS = {aten.lgamma.default: 6, aten.erfinv.default: 2, aten.i0.default: 6,
                 aten.special_i0e.default: 6, aten.special_i1.default: 6,
                 aten.special_i1e.default: 6}
+
+# Square roots of a sum of squares (std, the 2-norm): each square of gradual underflow errs
+# by up to half the smallest subnormal s, absolutely (IEEE 754: fl(ab) = ab(1 + d) + e,
+# |e| <= s / 2), so the sum by n s / 2 (over n - correction for std), and sqrt(v + e) - sqrt(v)
+# <= sqrt(e): a result below sqrt(n s / 2) is what every evaluation in the format may give as
+# 0 (fp32: 2.6e-23 for std over 300; torch's own std on CUDA gives 0 for deviations near
+# 1e-39, its CPU std, accumulating in float64, 1.5e-39). First order has the sqrt's slope at
+# the exact sum instead, which misses it where the squares underflow.
+def _rooted_underflow(func, args: tuple, kwargs: dict, dtype: torch.dtype) -> float | None:
+    if func is aten.std.correction:
+        correction = kwargs.get("correction")
+        n = _reduced_count(args, kwargs)
+        terms = n / max(1.0, n - (1 if correction is None else float(correction)))
+    elif func is aten.linalg_vector_norm.default and (float(args[1]) if len(args) > 1
+                                                      else 2.0) == 2.0:
+        terms = _reduced_count((args[0], args[2] if len(args) > 2 else None), {})
+    else:
+        return None
+    finfo = torch.finfo(dtype)
+    return math.sqrt(terms * finfo.tiny * finfo.eps / 2)
+
 
 # Products of two computed tensors: beside first order's |a| M_b + |b| M_a, each factor's
 # error times the other's (tolerance.second_order), which is all there is where both cancelled.
@@ -924,6 +965,9 @@ class MagnitudeTracer(EagerDispatchMode):
                 magnitudes = tree_map(lambda m: m + unit if _is_inexact(m) else m, magnitudes)
             if func in LIBRARY_ULPS:
                 magnitudes = magnitudes + LIBRARY_ULPS[func] * own_scale(out)
+            underflow = _rooted_underflow(func, args, kwargs, self.arithmetic)
+            if underflow is not None:
+                magnitudes = magnitudes + step_magnitude(underflow, self.arithmetic)
             if func in TAIL_CANCELLATION:
                 magnitudes = magnitudes + TAIL_CANCELLATION[func] * known[0].magnitude.to(
                     out.device)
@@ -957,6 +1001,8 @@ class MagnitudeTracer(EagerDispatchMode):
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
             if extra is not None:
                 allowance[id(o)] = allowance.get(id(o), 0.0) + extra
+        squares = SUMMED_SQUARES[func](args, kwargs, float_outs[0]) \
+            if func in SUMMED_SQUARES and float_outs else None
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 magnitude = torch.maximum(m.abs(), own_scale(o))
@@ -965,6 +1011,8 @@ class MagnitudeTracer(EagerDispatchMode):
                 # is no value that could leave the format's range
                 sized = torch.where(torch.isfinite(magnitude), magnitude, own_scale(o))
                 peak = torch.maximum(peak_in, _largest(sized))
+                if squares is not None and o is float_outs[0]:
+                    peak = torch.maximum(peak, _largest(squares))
                 self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                       peak, *stored))
         self._keep_alternatives(func, args, kwargs, flat, spec, outs)

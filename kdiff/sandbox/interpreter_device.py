@@ -58,10 +58,13 @@ def install() -> None:
     except ImportError:
         return
     _type_float_arguments(interpreter)
+    _dtypes_answer_value(interpreter)
     _loop_variables_as_tensors(interpreter)
+    _boolean_operators_as_compiled(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
     interpreter_bf16.install(interpreter)
+    _comparisons_typed_int1(interpreter)
     interpreter_fp8.install(interpreter)
     launches = interpreter_order.install(interpreter)
     if launches is not None:
@@ -392,6 +395,42 @@ def _type_float_arguments(interpreter) -> None:
     interpreter._implicit_cvt = implicit_cvt
 
 
+def _comparisons_typed_int1(interpreter) -> None:
+    """A comparison gives int1, compiled; the interpreter's handle kept its operands' type
+    (fp32) over boolean data. A block never asks, but a scalar comparison broadcast to a
+    block is splatted at its handle's type: `tl.broadcast_to(m != m, (B,))` came out as fp32
+    0.0/1.0, and `~` of it raised ("ufunc 'bitwise_xor' not supported": FlagGems' cummax and
+    cummin, whose loop over a long axis asks it of the running maximum). The handle of a
+    comparison is int1."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    if builder is None or handle_type is None or getattr(builder, "comparisons_int1", False):
+        return
+    import triton.language as tl
+    binary = builder.binary_op
+
+    def binary_op(lhs, rhs, op):
+        out = binary(lhs, rhs, op)
+        return handle_type(out.data, tl.int1) if op in interpreter_bf16.COMPARISONS else out
+
+    builder.binary_op = binary_op
+    builder.comparisons_int1 = True
+
+
+def _dtypes_answer_value(interpreter) -> None:
+    """FlagGems' reductions call `get_dtype_min(x.type.element_ty)`, a device function that
+    reads `dtype.value`: compiled, the argument is a constexpr (`normalize_value` makes every
+    argument that is no tensor one), whose `.value` is the dtype, and whose other attributes
+    and `is` comparisons are the dtype's (the code generator unwraps a constexpr for them).
+    The interpreter passed the dtype itself, and the call raised "'dtype' object has no
+    attribute 'value'" (argmax, amax, max, cummax: the native check and every gate, on the
+    CPU only). A dtype answers `.value` with itself; wrapping it instead would break `dtype is
+    tl.float32`, which FlagGems' topk asks of the same arguments."""
+    import triton.language as tl
+    if not hasattr(tl.dtype, "value"):
+        tl.dtype.value = property(lambda self: self)
+
+
 # The name under which rewritten kernels find _tensor_range: the interpreter lends its module's
 # globals to every function it rewrites.
 TENSOR_RANGE = "kdiff_tensor_range"
@@ -451,6 +490,78 @@ def _tensor_range(interpreter, make_range, *args, **kwargs):
         index.ty = tl.int64 if wide or not -2**31 <= i < 2**31 else tl.int32
         index.interpreter = interpreter
         yield index
+
+
+# The names under which rewritten kernels find _boolean and _not (as TENSOR_RANGE).
+BOOLEAN = "kdiff_boolean"
+NOT = "kdiff_not"
+
+
+def _boolean_operators_as_compiled(interpreter) -> None:
+    """Compiled Triton takes `and`, `or` and `not` of tensors elementwise (logical_and,
+    logical_or, `__not__`: deprecated for blocks, not refused); the interpreter ran them as
+    Python's, where a block is always true. FlagGems' log_softmax masks with
+    `m_offset[:, None] < M and n_offset[None, :] < N` (its rows past M were read and written:
+    the worker crashed at B = 1), its cross entropy with `not (tgt == ignore_index) and
+    tgt_mask` (every row ignored). The worker's interpreter rewrites them as the compiler
+    evaluates them; a boolean operation holding an assignment expression is left as it is,
+    since its operands are evaluated in functions of their own."""
+    rewriter = getattr(interpreter, "FunctionRewriter", None)
+    transformer = getattr(rewriter, "ast_transformer", None)
+    if transformer is None or getattr(transformer, "compiled_booleans", False):
+        return
+    no_arguments = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                 defaults=[])
+
+    class CompiledBooleans(type(transformer)):
+        compiled_booleans = True
+
+        def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+            node = self.generic_visit(node)
+            if any(isinstance(n, ast.NamedExpr) for n in ast.walk(node)):
+                return node
+            operands = [ast.Lambda(args=no_arguments, body=value) for value in node.values]
+            call = ast.Call(func=ast.Name(BOOLEAN, ast.Load()),
+                            args=[ast.Constant(isinstance(node.op, ast.And)), *operands],
+                            keywords=[])
+            return ast.copy_location(call, node)
+
+        def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+            node = self.generic_visit(node)
+            if not isinstance(node.op, ast.Not):
+                return node
+            call = ast.Call(func=ast.Name(NOT, ast.Load()), args=[node.operand], keywords=[])
+            return ast.copy_location(call, node)
+
+    rewriter.ast_transformer = CompiledBooleans()
+    setattr(interpreter, BOOLEAN, _boolean)
+    setattr(interpreter, NOT, _not)
+
+
+def _boolean(conjunction: bool, *operands):
+    """`and` (conjunction) or `or` of the operands, each a function giving its value, as the
+    code generator's `_apply_boolean_values` evaluates them: in order, a constant that decides
+    the result ends it and is the result, the tensors are combined elementwise, and with no
+    tensor the last value is the result."""
+    import triton.language as tl
+    tensors, value = [], None
+    for operand in operands:
+        value = operand()
+        if isinstance(value, tl.tensor):
+            tensors.append(value)
+        elif bool(value) is not conjunction:
+            return value
+    if not tensors:
+        return value
+    result = tensors[-1]
+    for tensor in reversed(tensors[:-1]):
+        result = tensor.logical_and(result) if conjunction else tensor.logical_or(result)
+    return result
+
+
+def _not(value):
+    import triton.language as tl
+    return value.__not__() if isinstance(value, tl.tensor) else not value
 
 
 def _drop_the_overflow_sanitiser(interpreter) -> None:

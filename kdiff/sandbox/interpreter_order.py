@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import operator
 import random
 import textwrap
 from dataclasses import dataclass, field
@@ -229,6 +230,11 @@ def _programs_in_any_order(interpreter, launches: list[Launch]) -> bool:
 
     def grid_dim(nx, ny, nz):
         nonlocal order
+        # A grid function reads the kernel's arguments, which the interpreter hands it as
+        # tensors where compiled Triton's launcher hands it ints (FlagGems' bmm:
+        # `triton.cdiv(meta["M"], meta["TILE_M"])`); the interpreter's loops take them by
+        # `__index__`, and so does the count of programs to order.
+        nx, ny, nz = (operator.index(d) for d in (nx, ny, nz))
         set_dim(nx, ny, nz)
         n = nx * ny * nz
         order = draw.sample(range(n), n) if launches and launches[-1].shuffled and n > 1 \

@@ -1,0 +1,20 @@
+"""FlagGems hunt: addmm"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, c, a, b):
+        return torch.addmm(c, a, b)
+
+
+M, K, N = 48, 80, 40
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(M, K), torch.randn(K, N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+"""FlagGems hunt: amax"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.amax(x, 1)
+
+
+B, N = 16, 300
+
+
+def get_inputs():
+    return [torch.randn(B, N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""FlagGems hunt: cummax"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        v, i = torch.cummax(x, 1)
+        return v, i
+
+
+B, N = 8, 200
+
+
+def get_inputs():
+    return [torch.randn(B, N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+"""FlagGems hunt: log_softmax"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.log_softmax(x, 1)
+
+
+B, N = 16, 300
+
+
+def get_inputs():
+    return [torch.randn(B, N)]
+
+
+def get_init_inputs():
+    return []
