@@ -6,6 +6,7 @@ where bf16 is declared, fp16 accumulation of a bf16 GEMM.
 
 Each recast and each draw past fp16's range is made once more at the seed chosen for the
 verdict (`with_one_chosen`: tests/hostile/knows_the_judges_recasts.py)."""
+
 from __future__ import annotations
 
 from typing import Iterator
@@ -29,15 +30,19 @@ from kdiff.numerics.tolerance import unit_roundoff
 # Formats a too-coarse computation may really have used, by unit roundoff. TF32 keeps 10
 # explicit mantissa bits, so u = 2^-11 like fp16 (NVIDIA A100 whitepaper, "TF32"); the OCP
 # fp8 formats keep 3 (E4M3) and 2 (E5M2).
-LOWER_PRECISIONS = (("fp16 or tf32", 2.0 ** -11), ("bf16", 2.0 ** -8), ("fp8 e4m3", 2.0 ** -4),
-                    ("fp8 e5m2", 2.0 ** -3))
+LOWER_PRECISIONS = (
+    ("fp16 or tf32", 2.0**-11),
+    ("bf16", 2.0**-8),
+    ("fp8 e4m3", 2.0**-4),
+    ("fp8 e5m2", 2.0**-3),
+)
 
 FP16_MAX = torch.finfo(torch.float16).max
 # Inputs past fp16's range for a problem stored in a wider-ranged format (bf16 keeps fp32's
 # exponent): normal draws times 2^10, so that squares and products (~2^20 > FP16_MAX = 65504)
 # and their sums leave fp16's range while staying 2^100 below bf16's. Arithmetic or an
 # accumulator in fp16 overflows there; the declared fp32 arithmetic does not.
-PAST_FP16_SCALE = 2.0 ** 10
+PAST_FP16_SCALE = 2.0**10
 
 
 class PrecisionRegime(ThresholdedGate):
@@ -55,16 +60,23 @@ class PrecisionRegime(ThresholdedGate):
             seeds = [Seed(s) for s in fixed] if dtype is NATIVE else with_one_chosen(ctx, fixed)
             name = ctx.dtype_name(dtype)
             for seed in seeds:
-                yield Trial(f"benchmark inputs {seed}",
-                            benchmark_draw(ctx, seed.of(f"{self.id} get_inputs() {name}")), dtype)
-                yield Trial(f"normal {seed}", normal_draw(ctx, seed.of(f"{self.id} normal {name}")),
-                            dtype)
+                yield Trial(
+                    f"benchmark inputs {seed}",
+                    benchmark_draw(ctx, seed.of(f"{self.id} get_inputs() {name}")),
+                    dtype,
+                )
+                yield Trial(
+                    f"normal {seed}", normal_draw(ctx, seed.of(f"{self.id} normal {name}")), dtype
+                )
         past_fp16 = gen.scaled(gen.normal(), PAST_FP16_SCALE)
         for dtype in (d for d in dtypes if self.past_fp16_applies(ctx, d)):
             for seed in with_one_chosen(ctx, range(310, 310 + ctx.options.seeds)):
                 drawn = seed.of(f"{self.id} {past_fp16.name} {ctx.dtype_name(dtype)}")
-                yield Trial(f"normal x {PAST_FP16_SCALE:g} (past fp16's range) {seed}",
-                            ctx.draw(past_fp16, drawn), dtype)
+                yield Trial(
+                    f"normal x {PAST_FP16_SCALE:g} (past fp16's range) {seed}",
+                    ctx.draw(past_fp16, drawn),
+                    dtype,
+                )
 
     @staticmethod
     def past_fp16_applies(ctx: GateContext, dtype: torch.dtype | None) -> bool:
@@ -73,8 +85,9 @@ class PrecisionRegime(ThresholdedGate):
         the declared precision and can be told by its range."""
         stored = ctx.native_dtypes() if dtype is NATIVE else {dtype}
         arithmetic_u = unit_roundoff(ctx.arithmetic(dtype))
-        return (any(unit_roundoff(d) > arithmetic_u for d in stored)
-                and any(torch.finfo(d).max > FP16_MAX for d in stored))
+        return any(unit_roundoff(d) > arithmetic_u for d in stored) and any(
+            torch.finfo(d).max > FP16_MAX for d in stored
+        )
 
     def judge(self, ctx: GateContext) -> GateResult:
         result = super().judge(ctx)
@@ -89,19 +102,22 @@ class PrecisionRegime(ThresholdedGate):
         is an emulation: each operation rounded through fp32, in the interpreter's reduction
         order, with no fused multiply-add (docs/cpu.md), not a GPU's order of rounding."""
         if trial.dtype is torch.bfloat16 and ctx.device == "cpu" and runs_triton(ctx):
-            return ("the candidate's Triton kernels ran through kdiff's interpreter, which "
-                    "emulates bf16 rather than rounding it as a GPU does; judged on CUDA")
+            return (
+                "the candidate's Triton kernels ran through kdiff's interpreter, which "
+                "emulates bf16 rather than rounding it as a GPU does; judged on CUDA"
+            )
         return None
 
 
 def consistent_with(ctx: GateContext, ratio: float, detail: str) -> str:
     """Which coarser arithmetic the observed error fits, for a person reading the failure:
     the bound's unit is the arithmetic the failing trial's dtype computes in."""
-    working = next((dt for dt, name in DTYPE_NAMES.items() if f"[{name}]" in detail),
-                   torch.float32)
+    working = next((dt for dt, name in DTYPE_NAMES.items() if f"[{name}]" in detail), torch.float32)
     u = unit_roundoff(ctx.arithmetic(working))
     for label, coarse_u in LOWER_PRECISIONS:
         if coarse_u > u and ratio * u / coarse_u <= 1.0:
-            return (f"the error is {ratio * u / coarse_u:.2g}x of the {label} bound: "
-                    f"consistent with {label} arithmetic")
+            return (
+                f"the error is {ratio * u / coarse_u:.2g}x of the {label} bound: "
+                f"consistent with {label} arithmetic"
+            )
     return f"the error exceeds even the {LOWER_PRECISIONS[-1][0]} bound"
