@@ -235,7 +235,7 @@ class ThresholdedGate(Gate):
         # where its values cannot be (a random reference's configuration it cannot run).
         got = self.call_trial(ctx, trial)
         check_structure(got.outputs, ev.reference)
-        unjudgeable = self.unjudgeable(ctx, trial)
+        unjudgeable = self.unjudgeable(ctx, trial, ev, got)
         if unjudgeable is not None:
             log.skipped.append(f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: {unjudgeable}")
             return None
@@ -269,9 +269,11 @@ class ThresholdedGate(Gate):
                 )
         return None
 
-    def unjudgeable(self, ctx: GateContext, trial: Trial) -> str | None:
-        """Why the candidate's answer to `trial`, now made, cannot be judged here (its
-        arithmetic is not the one the bound is derived for), or None."""
+    def unjudgeable(
+        self, ctx: GateContext, trial: Trial, ev: Evaluation, got: CallResult
+    ) -> str | None:
+        """Why the candidate's answer `got` to `trial`, now made, cannot be judged here
+        against `ev` (its arithmetic is not the one the bound is derived for), or None."""
         return None
 
     def evaluate_trial(self, ctx: GateContext, trial: Trial) -> Evaluation:

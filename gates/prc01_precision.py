@@ -9,6 +9,7 @@ verdict (`with_one_chosen`: tests/hostile/knows_the_judges_recasts.py)."""
 
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 import torch
@@ -23,9 +24,15 @@ from kdiff.gates.base import (
     with_one_chosen,
 )
 from kdiff.gates.triton_calls import runs_triton
-from kdiff.judging.context import DTYPE_NAMES, NATIVE, GateContext
+from kdiff.judging.context import DTYPE_NAMES, NATIVE, CallResult, Evaluation, GateContext
 from kdiff.numerics import inputs as gen
-from kdiff.numerics.tolerance import unit_roundoff
+from kdiff.numerics.tolerance import (
+    SMALLEST_NORMAL,
+    BoundModel,
+    Mismatch,
+    compare,
+    unit_roundoff,
+)
 
 # Formats a too-coarse computation may really have used, by unit roundoff. TF32 keeps 10
 # explicit mantissa bits, so u = 2^-11 like fp16 (NVIDIA A100 whitepaper, "TF32"); the OCP
@@ -95,18 +102,60 @@ class PrecisionRegime(ThresholdedGate):
             result.detail += "; " + consistent_with(ctx, result.worst_ratio, result.detail)
         return result
 
-    def unjudgeable(self, ctx: GateContext, trial: Trial) -> str | None:
+    def unjudgeable(
+        self, ctx: GateContext, trial: Trial, ev: Evaluation, got: CallResult
+    ) -> str | None:
         """A bf16 call on the CPU is judged where its arithmetic is torch's own (real bf16
         rounding). A candidate whose worker has run Triton kernels (its launches since the
         last `clear`, this call's among them) ran them through kdiff's interpreter, whose bf16
         is an emulation: each operation rounded through fp32, in the interpreter's reduction
-        order, with no fused multiply-add (docs/cpu.md), not a GPU's order of rounding."""
-        if trial.dtype is torch.bfloat16 and ctx.device == "cpu" and runs_triton(ctx):
-            return (
-                "the candidate's Triton kernels ran through kdiff's interpreter, which "
-                "emulates bf16 rather than rounding it as a GPU does; judged on CUDA"
+        order, with no fused multiply-add (docs/cpu.md), not a GPU's order of rounding.
+        That the worker ran Triton kernels is its own word, and says nothing of what computed
+        the answer (tests/hostile/claims_triton_for_its_bf16.py launches one that computes
+        nothing): an answer that no order of bf16 roundings explains is judged here."""
+        if not (trial.dtype is torch.bfloat16 and ctx.device == "cpu" and runs_triton(ctx)):
+            return None
+        if any(not mm.ok for mm in in_any_bf16_order(ev, got.outputs, trial.bound_model)):
+            # beyond `ev`'s own bound too: judged, and failed, as any trial
+            return None
+        return (
+            "the candidate's Triton kernels ran through kdiff's interpreter, which "
+            "emulates bf16 rather than rounding it as a GPU does, and its answer is within "
+            "what bf16 arithmetic in any order of rounding allows; judged on CUDA"
+        )
+
+
+def in_any_bf16_order(
+    ev: Evaluation, outputs: list[torch.Tensor], model: BoundModel
+) -> list[Mismatch]:
+    """`outputs` judged against the bound of every operation on each output's chain rounded
+    to bf16, in whatever order: gamma_n = n u / (1 - n u) of the chain's n roundings at bf16's
+    u (Higham, Lemma 3.1: a bound for every order, which the probabilistic one does not
+    claim), times the traced magnitude, plus the storage roundings `ev` allows; and never
+    below `ev`'s own bound under `model`, so that an answer beyond it fails that one too. A
+    chain whose n u reaches 1 has no such bound: not judged there."""
+    u = unit_roundoff(torch.bfloat16)
+    mismatches = []
+    for i, (got, own, scale, depth, quantization, floor) in enumerate(
+        zip(
+            outputs,
+            ev.bounds(model),
+            ev.oracle.magnitudes,
+            ev.oracle.depths,
+            ev.quantizations(),
+            ev.floors(),
+        )
+    ):
+        n = max(depth, 1)
+        gamma = n * u / (1 - n * u) if n * u < 1 else math.inf
+        allowance = quantization * scale + floor
+        bound = torch.maximum(own, gamma * scale + SMALLEST_NORMAL[torch.bfloat16] + allowance)
+        mismatches.append(
+            compare(
+                got, ev.expected(i, got), bound, i, allowance=allowance, period=ev.periods.get(i)
             )
-        return None
+        )
+    return mismatches
 
 
 def consistent_with(ctx: GateContext, ratio: float, detail: str) -> str:

@@ -314,6 +314,17 @@ def test_a_kernel_below_precision_on_recasts_it_was_not_shown_fails_prc01s_chose
     assert "chosen for this verdict" in detail and "[bfloat16]" in detail
 
 
+def test_a_kernel_below_precision_that_launches_a_triton_kernel_still_fails_prc01():
+    """Rounds its bf16 recast through fp8 in torch, and launches a Triton kernel that computes
+    nothing the answer uses: on the CPU, PRC-01 left every bf16 trial of a candidate whose
+    worker reported a Triton launch to CUDA, and the gate passed on its fp32 trials. A bf16
+    answer beyond what bf16 arithmetic allows in any order of rounding is judged now."""
+    problem = Path(__file__).parent / "fixtures" / "precision" / "bf16_recast_problem.py"
+    verdict = _verdict("claims_triton_for_its_bf16", ["PRC-01"], problem=problem)
+    assert verdict.native.accept is True, verdict.native
+    assert "[bfloat16]" in _failed(verdict, "PRC-01", "below_working_precision")
+
+
 def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws():
     """A row sum whose one block covers 2^11 columns, exact on the long rows it made
     beforehand with kdiff's own PRC-02: the only gate that builds a reduction that long drew
