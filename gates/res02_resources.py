@@ -446,8 +446,8 @@ class ResourceBudget(Gate):
                 None,
                 "compiled resources: " + "; ".join(notes),
                 (
-                    f"compiled resources not decided: {len(unverified)} fit(s) only the kernel's "
-                    f"own module reported ({unverified[0]})"
+                    f"compiled resources not decided: {len(unverified)} launch(es) on which only "
+                    f"the kernel's own module reported ({unverified[0]})"
                 ),
             )
         if not judged_any:
@@ -519,8 +519,9 @@ class ResourceBudget(Gate):
         self, launches: list[Launch], outcomes: list[dict[str, Any]], target: str
     ) -> tuple[GateResult | None, str, bool, list[str]]:
         """The target's failure (or None), its summary, whether any kernel was judged, and the
-        fits the judge could not check (`trusted`): a violation is believed whoever reports
-        it, a fit only from a result the judge trusts."""
+        fits and compile failures the judge could not check (`trusted`): a violation is
+        believed whoever reports it, a fit or a failure to compile only from a result the
+        judge trusts."""
         limits = LIMITS[target]
         groups: dict[str, list[tuple[Launch, list[Violation]]]] = {}
         fitting, unmeasured, unverified = [], [], []
@@ -543,7 +544,17 @@ class ResourceBudget(Gate):
                 )
                 continue
             if "resources" not in outcome:
-                unmeasured.append(f"{launch.label()}: {outcome['error']}")
+                if outcome.get("checked") is False and not trusted(launch, outcome):
+                    # The child ran the candidate's file, which can fail there alone (it
+                    # raises where Triton's interpreter is off): that failure is its word,
+                    # and no fit (tests/hostile/hides_its_tile_from_the_compiler.py).
+                    unverified.append(
+                        f"{target}: {launch.label()}: not compiled from its "
+                        f"own module ({outcome.get('unchecked')}): "
+                        f"{outcome['error']}"
+                    )
+                else:
+                    unmeasured.append(f"{launch.label()}: {outcome['error']}")
                 continue
             res = KernelResources(**outcome["resources"])
             found = violations(res, limits)

@@ -325,6 +325,24 @@ def test_a_kernel_below_precision_that_launches_a_triton_kernel_still_fails_prc0
     assert "[bfloat16]" in _failed(verdict, "PRC-01", "below_working_precision")
 
 
+def test_a_tile_whose_file_will_not_import_in_res02s_compiler_leaves_res02_undecided():
+    """The red team's 128 x 1024 tile (tmem_over_budget on sm_100), in a file no module of the
+    judge's can be built from and that raises on import where Triton's interpreter is off, as
+    in RES-02's compiler child alone: its compile failed there, the launch was "not measured",
+    and RES-02 passed. A failure to compile that only the kernel's own module reports is its
+    word, as a fit is: the gate is undecided, the verdict open."""
+    problem = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1"
+    case = _case("hides_its_tile_from_the_compiler", problem / "40_Matmul_wide_output.py")
+    config = RunConfig(gates=["RES-02"], limits=SandboxLimits(call_timeout=30.0))
+    # v0.1's tolerance, as tests/test_gate_res02.py judges the tile: its TF32 product is PRC-01's
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench-v0.1")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["RES-02"]
+    assert result.status is Status.ERROR, result
+    assert "only the kernel's own module reported" in result.detail, result.detail
+    assert verdict.verifier_accept is None
+
+
 def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws():
     """A row sum whose one block covers 2^11 columns, exact on the long rows it made
     beforehand with kdiff's own PRC-02: the only gate that builds a reduction that long drew
