@@ -1,5 +1,6 @@
 """The one small interface every gate shares: `Gate`, and the trial loop of the thresholded
 gates."""
+
 from __future__ import annotations
 
 import time
@@ -97,8 +98,11 @@ class Gate:
         try:
             with ctx.shared_calls(self.shares_calls):
                 result = self.judge(ctx)
-            if (result.status is Status.FAIL and self.judges_values
-                    and result.signature not in STORAGE_SIGNATURES):
+            if (
+                result.status is Status.FAIL
+                and self.judges_values
+                and result.signature not in STORAGE_SIGNATURES
+            ):
                 result = self._unless_random(ctx, result)
         except CandidateFailure as exc:
             result = self.result(Status.FAIL, exc.detail, exc.signature)
@@ -111,10 +115,13 @@ class Gate:
             if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
                 # CUDA reports a device-side assert at the next synchronisation, wherever
                 # the judge then is (comparing outputs, say), not only in the reference.
-                raise JudgeDeviceBroken(f"the judge's CUDA context broke in {self.id} "
-                                        f"({where}): {type(exc).__name__}: {exc}") from None
-            result = self.result(Status.ERROR,
-                                 f"kdiff error: {type(exc).__name__}: {exc} ({where})")
+                raise JudgeDeviceBroken(
+                    f"the judge's CUDA context broke in {self.id} "
+                    f"({where}): {type(exc).__name__}: {exc}"
+                ) from None
+            result = self.result(
+                Status.ERROR, f"kdiff error: {type(exc).__name__}: {exc} ({where})"
+            )
         result.seconds = time.perf_counter() - start
         result.calls = ctx.calls_made - calls
         return result
@@ -126,11 +133,18 @@ class Gate:
         why = ctx.random_reference()
         if why is None:
             return failed
-        return self.result(Status.UNDER_SPECIFIED, f"{why}; not judged ({failed.signature} "
-                           f"seen: {failed.detail[:160]})")
+        return self.result(
+            Status.UNDER_SPECIFIED,
+            f"{why}; not judged ({failed.signature} seen: {failed.detail[:160]})",
+        )
 
-    def result(self, status: Status, detail: str, signature: str | None = None,
-               worst_ratio: float | None = None) -> GateResult:
+    def result(
+        self,
+        status: Status,
+        detail: str,
+        signature: str | None = None,
+        worst_ratio: float | None = None,
+    ) -> GateResult:
         return GateResult(self.id, status, signature, detail, worst_ratio, klass=self.klass)
 
 
@@ -139,8 +153,11 @@ def _kdiff_frame(exc: BaseException) -> str:
     (where in the judge it surfaced: a module named kdiff or kdiff.*, wherever the package's
     folders lie), else of the innermost frame."""
     frames = list(traceback.walk_tb(exc.__traceback__))
-    ours = [(f, line) for f, line in frames
-            if str(f.f_globals.get("__name__", "")).split(".")[0] == "kdiff"] or frames
+    ours = [
+        (f, line)
+        for f, line in frames
+        if str(f.f_globals.get("__name__", "")).split(".")[0] == "kdiff"
+    ] or frames
     frame, line = ours[-1]
     return f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{line}"
 
@@ -200,8 +217,11 @@ class ThresholdedGate(Gate):
         except KeyboardInterrupt:
             # Ctrl-C (a device budget's SIGINT) minutes into a long gate: the gate stays open,
             # and what its trials showed so far reaches the report
-            so_far = (f"after {self.summarize(log).detail}" if log.judged
-                      else "before any trial of it was judged")
+            so_far = (
+                f"after {self.summarize(log).detail}"
+                if log.judged
+                else "before any trial of it was judged"
+            )
             raise GateInterrupted(self.id, so_far) from None
         return self.summarize(log)
 
@@ -215,20 +235,24 @@ class ThresholdedGate(Gate):
         # where its values cannot be (a random reference's configuration it cannot run).
         got = self.call_trial(ctx, trial)
         check_structure(got.outputs, ev.reference)
-        unjudgeable = self.unjudgeable(ctx, trial)
+        unjudgeable = self.unjudgeable(ctx, trial, ev, got)
         if unjudgeable is not None:
             log.skipped.append(f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: {unjudgeable}")
             return None
         if ev.reference_ratio(trial.bound_model) > 1:
             log.under_specified.append(
                 f"{trial.label}: the reference itself uses {ev.reference_ratio(trial.bound_model):.3g}x "
-                f"of what the bound leaves it")
+                f"of what the bound leaves it"
+            )
             return None
         mismatches = ev.mismatches(got.outputs, trial.bound_model)
         if all(mm.judged == 0 for mm in mismatches) and any(mm.total for mm in mismatches):
             # a trial that judged no element vouches for nothing
-            why = ("every pick is a near tie, which roundings decide" if ev.near_ties() else
-                   "no element is judged (the oracle or its bound is not finite anywhere)")
+            why = (
+                "every pick is a near tie, which roundings decide"
+                if ev.near_ties()
+                else "no element is judged (the oracle or its bound is not finite anywhere)"
+            )
             log.under_specified.append(f"{trial.label}: {why}")
             return None
         log.judged_labels.append(trial.label)
@@ -237,13 +261,19 @@ class ThresholdedGate(Gate):
             if mm.worst_ratio > log.worst_ratio:
                 log.worst_ratio, log.worst_label = mm.worst_ratio, trial.label
             if not mm.ok:
-                return self.result(Status.FAIL, f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: "
-                                   f"{mm.describe()}", self.signature, mm.worst_ratio)
+                return self.result(
+                    Status.FAIL,
+                    f"{trial.label} [{ctx.dtype_name(trial.dtype)}]: {mm.describe()}",
+                    self.signature,
+                    mm.worst_ratio,
+                )
         return None
 
-    def unjudgeable(self, ctx: GateContext, trial: Trial) -> str | None:
-        """Why the candidate's answer to `trial`, now made, cannot be judged here (its
-        arithmetic is not the one the bound is derived for), or None."""
+    def unjudgeable(
+        self, ctx: GateContext, trial: Trial, ev: Evaluation, got: CallResult
+    ) -> str | None:
+        """Why the candidate's answer `got` to `trial`, now made, cannot be judged here
+        against `ev` (its arithmetic is not the one the bound is derived for), or None."""
         return None
 
     def evaluate_trial(self, ctx: GateContext, trial: Trial) -> Evaluation:
@@ -257,17 +287,24 @@ class ThresholdedGate(Gate):
     def summarize(self, log: TrialLog) -> GateResult:
         notes = []
         if log.under_specified:
-            notes.append(f"{len(log.under_specified)} trial(s) under-specified ("
-                         f"{log.under_specified[0]})")
+            notes.append(
+                f"{len(log.under_specified)} trial(s) under-specified ({log.under_specified[0]})"
+            )
         if log.skipped:
-            notes.append(f"{len(log.skipped)} trial(s) not judged ("  # each says why
-                         f"{log.skipped[0]})")
+            notes.append(
+                f"{len(log.skipped)} trial(s) not judged ("  # each says why
+                f"{log.skipped[0]})"
+            )
         if log.judged == 0:
             if log.under_specified:
                 return self.result(Status.UNDER_SPECIFIED, "; ".join(notes))
             return self.result(Status.SKIP, "; ".join(notes) or "no applicable trial")
-        worst = (f"worst {log.worst_ratio:.3g}x of it ({log.worst_label})" if log.worst_label
-                 else "every error within the roundings to the stored format" if log.rounded
-                 else "exact")
+        worst = (
+            f"worst {log.worst_ratio:.3g}x of it ({log.worst_label})"
+            if log.worst_label
+            else "every error within the roundings to the stored format"
+            if log.rounded
+            else "exact"
+        )
         detail = f"{log.judged} trial(s) within bound; {worst}"
         return self.result(Status.PASS, "; ".join([detail, *notes]), None, log.worst_ratio)

@@ -1,6 +1,7 @@
 """Verdict integrity: the judge decides from what it checks itself, and nothing a candidate can
 observe tells kdiff's calls from the benchmark's. One attacker per class (tests/hostile/), each
 judged by the gates it tries to fool."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,9 @@ def _case(name: str, problem: Path = HOSTILE / "problem.py") -> Case:
     return Case(id=name, problem=problem, candidate=HOSTILE / f"{name}.py")
 
 
-def _verdict(name: str, gates: list[str], problem: Path = HOSTILE / "problem.py",
-             **limits) -> Verdict:
+def _verdict(
+    name: str, gates: list[str], problem: Path = HOSTILE / "problem.py", **limits
+) -> Verdict:
     config = RunConfig(gates=gates, limits=SandboxLimits(call_timeout=30.0, **limits))
     return judge_one(_case(name, problem), config, plugins.manager(), "kernelbench")
 
@@ -92,8 +94,7 @@ def test_a_hang_is_timed_against_the_reference_in_the_judge():
     """The reference's time that excuses a timeout as load is measured in the judge: the
     candidate's worker, which slows the reference there, cannot pass its hang off as load."""
     relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
-    case = Case(id="hides_hang_as_load", problem=relu,
-                candidate=HOSTILE / "hides_hang_as_load.py")
+    case = Case(id="hides_hang_as_load", problem=relu, candidate=HOSTILE / "hides_hang_as_load.py")
     config = RunConfig(gates=["CMP-03"], limits=SandboxLimits(call_timeout=3.0))
     verdict = judge_one(case, config, plugins.manager(), "kernelbench")
     assert "again alone" in _failed(verdict, "CMP-03", "hang")
@@ -111,6 +112,7 @@ def test_the_workers_overwrite_moves_no_version_counter():
     """Where the judge cannot write the kept tensors itself (CUDA), the worker writes them as
     the judge's arena write does: through their memory."""
     from kdiff.sandbox.worker import Worker
+
     worker, kept = Worker(), torch.zeros(2, 3).t()
     worker.stored_inputs["kept"] = [kept, 7]
     version = kept._version
@@ -187,12 +189,18 @@ def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
     import mmap
 
     from kdiff.sandbox.mappings import memory_of
+
     fd = os.memfd_create("kdiff-test")
     os.ftruncate(fd, mmap.PAGESIZE)
-    maps = [mmap.mmap(fd, mmap.PAGESIZE), mmap.mmap(fd, mmap.PAGESIZE),
-            mmap.mmap(fd, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE)]
-    spans = [(t.data_ptr(), t.data_ptr() + 64) for t in
-             (torch.frombuffer(m, dtype=torch.uint8) for m in maps)]
+    maps = [
+        mmap.mmap(fd, mmap.PAGESIZE),
+        mmap.mmap(fd, mmap.PAGESIZE),
+        mmap.mmap(fd, mmap.PAGESIZE, flags=mmap.MAP_PRIVATE),
+    ]
+    spans = [
+        (t.data_ptr(), t.data_ptr() + 64)
+        for t in (torch.frombuffer(m, dtype=torch.uint8) for m in maps)
+    ]
     first, second, private = memory_of(spans, [True] * 3)
     assert first.span != second.span and first.overlaps(second)
     assert private.file is None and not private.overlaps(first)
@@ -200,7 +208,7 @@ def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
     os.close(fd)
 
 
-FRESH_FOREIGN_MEMORY = '''
+FRESH_FOREIGN_MEMORY = """
 import numpy as np
 import torch
 import torch.nn as nn
@@ -209,7 +217,7 @@ import torch.nn as nn
 class ModelNew(nn.Module):
     def forward(self, x):
         return torch.from_numpy(x.numpy() * np.float32(2))
-'''
+"""
 
 
 def test_fresh_foreign_memory_each_call_is_no_reuse(tmp_path):
@@ -218,8 +226,12 @@ def test_fresh_foreign_memory_each_call_is_no_reuse(tmp_path):
     candidate = tmp_path / "fresh_numpy.py"
     candidate.write_text(FRESH_FOREIGN_MEMORY)
     config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
-    verdict = judge_one(Case(id="fresh_numpy", problem=HOSTILE / "problem.py",
-                             candidate=candidate), config, plugins.manager(), "kernelbench")
+    verdict = judge_one(
+        Case(id="fresh_numpy", problem=HOSTILE / "problem.py", candidate=candidate),
+        config,
+        plugins.manager(),
+        "kernelbench",
+    )
     assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
 
 
@@ -302,6 +314,35 @@ def test_a_kernel_below_precision_on_recasts_it_was_not_shown_fails_prc01s_chose
     assert "chosen for this verdict" in detail and "[bfloat16]" in detail
 
 
+def test_a_kernel_below_precision_that_launches_a_triton_kernel_still_fails_prc01():
+    """Rounds its bf16 recast through fp8 in torch, and launches a Triton kernel that computes
+    nothing the answer uses: on the CPU, PRC-01 left every bf16 trial of a candidate whose
+    worker reported a Triton launch to CUDA, and the gate passed on its fp32 trials. A bf16
+    answer beyond what bf16 arithmetic allows in any order of rounding is judged now."""
+    problem = Path(__file__).parent / "fixtures" / "precision" / "bf16_recast_problem.py"
+    verdict = _verdict("claims_triton_for_its_bf16", ["PRC-01"], problem=problem)
+    assert verdict.native.accept is True, verdict.native
+    assert "[bfloat16]" in _failed(verdict, "PRC-01", "below_working_precision")
+
+
+def test_a_tile_whose_file_will_not_import_in_res02s_compiler_leaves_res02_undecided():
+    """The red team's 128 x 1024 tile (tmem_over_budget on sm_100), in a file no module of the
+    judge's can be built from and that raises on import where Triton's interpreter is off, as
+    in RES-02's compiler child alone: its compile failed there, the launch was "not measured",
+    and RES-02 passed. A failure to compile that only the kernel's own module reports is its
+    word, as a fit is: the gate is undecided, the verdict open."""
+    problem = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1"
+    case = _case("hides_its_tile_from_the_compiler", problem / "40_Matmul_wide_output.py")
+    config = RunConfig(gates=["RES-02"], limits=SandboxLimits(call_timeout=30.0))
+    # v0.1's tolerance, as tests/test_gate_res02.py judges the tile: its TF32 product is PRC-01's
+    verdict = judge_one(case, config, plugins.manager(), "kernelbench-v0.1")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["RES-02"]
+    assert result.status is Status.ERROR, result
+    assert "only the kernel's own module reported" in result.detail, result.detail
+    assert verdict.verifier_accept is None
+
+
 def test_a_kernel_wrong_on_long_rows_it_was_not_shown_fails_prc02s_chosen_draws():
     """A row sum whose one block covers 2^11 columns, exact on the long rows it made
     beforehand with kdiff's own PRC-02: the only gate that builds a reduction that long drew
@@ -378,8 +419,9 @@ def test_library_work_in_a_thread_the_call_joins_is_the_calls():
     joins: provenance said `own` while dispatch modes traced the calling thread alone."""
     provenance = _verdict("computes_in_a_thread", ["ORD-02"]).provenance
     assert provenance.kind is not ProvenanceKind.OWN, provenance
-    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY
-               for k in provenance.kernels), provenance
+    assert any(
+        k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY for k in provenance.kernels
+    ), provenance
 
 
 def test_library_work_in_a_raw_thread_the_call_waits_for_is_the_calls():
@@ -387,14 +429,18 @@ def test_library_work_in_a_raw_thread_the_call_waits_for_is_the_calls():
     while the trace ran in `threading.Thread`s alone."""
     provenance = _verdict("computes_in_a_raw_thread", ["ORD-02"]).provenance
     assert provenance.kind is not ProvenanceKind.OWN, provenance
-    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY
-               for k in provenance.kernels), provenance
+    assert any(
+        k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY for k in provenance.kernels
+    ), provenance
 
 
 def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
     """Fresh inputs start where their storage does; CMP-03 also hands them over as a slice."""
-    case = Case(id="reads_from_storage_start", problem=HOSTILE / "problem.py",
-                candidate=HOSTILE / "reads_from_storage_start.py")
+    case = Case(
+        id="reads_from_storage_start",
+        problem=HOSTILE / "problem.py",
+        candidate=HOSTILE / "reads_from_storage_start.py",
+    )
     verdict = judge_one(case, RunConfig(gates=["CMP-03"]), plugins.manager(), "kernelbench")
     assert verdict.native.accept is True, verdict.native
     assert "storage offset" in _failed(verdict, "CMP-03", "offset_unsupported")
@@ -404,6 +450,7 @@ def test_a_kernel_that_reads_from_its_storage_start_fails_cmp03():
 def test_an_input_at_a_storage_offset_keeps_its_layout_on_the_device():
     from kdiff.numerics.inputs import at_offset
     from kdiff.sandbox.worker import on_device
+
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
     x = at_offset(torch.randn(3, 5))
@@ -426,23 +473,53 @@ def test_unencodable_text_from_a_worker_reaches_no_report_or_store(tmp_path, cap
     """The worker's message is made encodable where the judge reads it: the run, its store
     and every report of it work, and the kernel is rejected for raising."""
     from kdiff.commands.cli import main
+
     root = tmp_path / "kb"
     shutil.copytree(HOSTILE.parent / "fixtures" / "kernelbench_checkout", root)
     runs = root / "runs" / "hostile"
     runs.mkdir(parents=True)
     shutil.copy(HOSTILE / "raises_unencodable.py", runs / "level_1_problem_1_sample_0_kernel.py")
     store, out = tmp_path / "s.sqlite", tmp_path / "r"
-    args = ["--root", str(root), "--runs", str(runs), "--store", str(store), "--gates",
-            "CMP-01", "--device", "cpu", "--fail-on", "never"]
+    args = [
+        "--root",
+        str(root),
+        "--runs",
+        str(runs),
+        "--store",
+        str(store),
+        "--gates",
+        "CMP-01",
+        "--device",
+        "cpu",
+        "--fail-on",
+        "never",
+    ]
     assert main(["run", "--bench", "kernelbench", *args]) == 0
-    assert main(["report", "--store", str(store), "--markdown", f"{out}.md", "--junit",
-                 f"{out}.xml", "--json", f"{out}.json", "--fail-on", "never"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--store",
+                str(store),
+                "--markdown",
+                f"{out}.md",
+                "--junit",
+                f"{out}.xml",
+                "--json",
+                f"{out}.json",
+                "--fail-on",
+                "never",
+            ]
+        )
+        == 0
+    )
     shown = capsys.readouterr().out
     shown.encode("utf-8")
     assert "\x1b" not in shown and "  verifier: accept" not in shown.splitlines()
     kernel = json.loads(Path(f"{out}.json").read_text())["kernels"][0]
     assert kernel["verifier_accept"] is False and "?" in kernel["gates"]["CMP-01"]["detail"]
     import xml.etree.ElementTree as ET
+
     assert ET.parse(f"{out}.xml").getroot().find("testsuite") is not None
     Path(f"{out}.md").read_text(encoding="utf-8")
 
@@ -459,10 +536,12 @@ def test_a_leak_hidden_from_the_workers_count_shows_in_its_resident_memory():
 
 def test_a_reply_that_repeats_its_storage_is_refused_before_use():
     """torch.zeros(1).expand(2**29): 4 bytes of storage, 2 GiB once materialised."""
-    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "reply_bomb.py",
-                          limits=SandboxLimits(max_reply_bytes=64 << 20)) as worker:
-        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
-                       init_inputs=[])
+    with CandidateProcess(
+        HOSTILE / "problem.py",
+        HOSTILE / "reply_bomb.py",
+        limits=SandboxLimits(max_reply_bytes=64 << 20),
+    ) as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32", init_inputs=[])
         with pytest.raises(CandidateCrashed, match="views repeating their storage"):
             worker.request("call", key="c", inputs=[torch.randn(4, 8)])
 
@@ -470,8 +549,7 @@ def test_a_reply_that_repeats_its_storage_is_refused_before_use():
 def test_a_reply_whose_storages_overlap_is_refused_before_any_is_copied():
     """One 4 MiB body named by 64 storages: each would be a copy of its own."""
     with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "repeats_storages.py") as worker:
-        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
-                       init_inputs=[])
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32", init_inputs=[])
         with pytest.raises(CandidateCrashed, match="not where the last one ended"):
             worker.request("call", key="c", inputs=[torch.randn(4, 8)])
 
@@ -499,9 +577,13 @@ def fresh_judge() -> dict:
     """A judge of its own, started with a secret in its environment (so that its
     /proc/<pid>/environ holds it), whose peak memory is its own: it judges the secret thief
     and the reply bomb."""
-    done = subprocess.run([sys.executable, "-c", _JUDGE, str(HOSTILE), "ORD-02",
-                           "steals_secrets", "reply_bomb"], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "SECRET_TOKEN": "hunter2"})
+    done = subprocess.run(
+        [sys.executable, "-c", _JUDGE, str(HOSTILE), "ORD-02", "steals_secrets", "reply_bomb"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SECRET_TOKEN": "hunter2"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -528,9 +610,11 @@ def test_the_judges_memory_is_bounded_by_what_a_reply_covers(fresh_judge):
 
 
 def _network_namespaces_granted() -> bool:
-    probe = ("import ctypes; libc = ctypes.CDLL(None); "
-             f"raise SystemExit(libc.unshare({confine.CLONE_NEWUSER}) != 0 "
-             f"or libc.unshare({confine.CLONE_NEWNET}) != 0)")
+    probe = (
+        "import ctypes; libc = ctypes.CDLL(None); "
+        f"raise SystemExit(libc.unshare({confine.CLONE_NEWUSER}) != 0 "
+        f"or libc.unshare({confine.CLONE_NEWNET}) != 0)"
+    )
     return subprocess.run([sys.executable, "-c", probe]).returncode == 0
 
 
@@ -542,11 +626,11 @@ def test_no_datagram_leaves_the_worker(tmp_path):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
         listener.bind(("127.0.0.1", 0))
         listener.settimeout(0.5)
-        (folder / "hostile.json").write_text(json.dumps(
-            {"udp_port": listener.getsockname()[1]}))
+        (folder / "hostile.json").write_text(json.dumps({"udp_port": listener.getsockname()[1]}))
         with CandidateProcess(folder / "problem.py", folder / "udp_leak.py") as worker:
-            worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
-                           init_inputs=[])
+            worker.request(
+                "build", key="c", role="candidate", seed=0, dtype="float32", init_inputs=[]
+            )
             if not _network_namespaces_granted():
                 pytest.skip("this kernel grants no unprivileged network namespace")
             assert "net-namespace" in worker.containment
@@ -568,7 +652,8 @@ def test_a_kernel_that_notices_the_poison_gains_nothing():
 def test_the_judge_reads_a_sources_triton_launches_itself():
     """Kernels launched with kernel[grid](...), autotuned or not; not device helpers."""
     from kdiff.gates.res02_resources import triton_launch_sites
-    source = '''
+
+    source = """
 import triton
 @triton.jit
 def helper(x):
@@ -586,11 +671,11 @@ def never_launched(x_ptr):
 def launch(x):
     tuned[(1,)](x, 1)
     plain[lambda meta: (1,)](x)
-'''
+"""
     assert triton_launch_sites(source) == ["plain", "tuned"]
 
 
-REUSED_BUFFER = '''
+REUSED_BUFFER = """
 import torch
 import torch.nn as nn
 
@@ -600,7 +685,7 @@ class ModelNew(nn.Module):
         if not hasattr(self, "out"):
             self.out = torch.empty_like(x)
         return torch.mul(x, 2, out=self.out)
-'''
+"""
 
 
 def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
@@ -609,6 +694,10 @@ def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
     candidate = tmp_path / "reused.py"
     candidate.write_text(REUSED_BUFFER)
     config = RunConfig(gates=["ORD-02"], limits=SandboxLimits(call_timeout=30.0))
-    verdict = judge_one(Case(id="reused", problem=HOSTILE / "problem.py", candidate=candidate),
-                        config, plugins.manager(), "kernelbench")
+    verdict = judge_one(
+        Case(id="reused", problem=HOSTILE / "problem.py", candidate=candidate),
+        config,
+        plugins.manager(),
+        "kernelbench",
+    )
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
