@@ -188,6 +188,25 @@ def module_file(filename: str, module: str | None, level: int) -> Path | None:
     return None
 
 
+def submodule_file(filename: str, module: str | None, level: int, name: str) -> Path | None:
+    """The `.py` file of the module `name` that `from {'.' * level}{module} import name` in
+    `filename` binds (FlagGems' `from flag_gems.utils import triton_lang_extension as tle`),
+    found by path as module_file finds a package; None where `name` is no such file."""
+    if module:
+        package = module_file(filename, module, level)
+        if package is None or package.name != "__init__.py":
+            return None
+        folder = package.parent
+    elif level:
+        folder = Path(filename).resolve().parent
+        for _ in range(level - 1):
+            folder = folder.parent
+    else:
+        return None
+    candidate = folder / f"{name}.py"
+    return candidate if candidate.is_file() else None
+
+
 class _Followed:
     """The files one extraction follows (module docstring): each built once, in order; and the
     branches it takes."""
@@ -311,6 +330,9 @@ class _Extractor:
         # a name imported from another file of the kernel's package -> (that file, its name)
         self.foreign: dict[str, tuple[Path, str]] = {}
         self.dependencies: dict[str, str] = {}  # such a name a kernel calls -> prefixed kernel
+        # a name bound to another file of the kernel's package, a module -> that file
+        self.foreign_modules: dict[str, Path] = {}
+        self.linked: set[str] = set()  # prefixed kernels a body names as `module.kernel`
         self.refused: dict[str, str] = {}  # a kernel left out of the module -> why
         self.followed: _Followed | None = None
         self.read = None
@@ -386,11 +408,17 @@ class _Extractor:
         elif isinstance(node, ast.ImportFrom):
             if any(a.name == "*" for a in node.names):
                 return
-            path = module_file(self.filename, node.module, node.level) if self.filename and (
+            package = bool(self.filename) and bool(
                 node.level or (node.module and node.module.split(".")[0] not in
-                               (*IMPORTABLE, *ANNOTATION_LIBRARIES, "torch"))) else None
+                               (*IMPORTABLE, *ANNOTATION_LIBRARIES, "torch")))
+            path = module_file(self.filename, node.module, node.level) if package else None
+            modules = {a.asname or a.name: f for a in node.names if package and (
+                f := submodule_file(self.filename, node.module, node.level, a.name))}
+            self.foreign_modules.update(modules)
             if path is not None:  # another file of the kernel's package: read if a kernel calls
-                self.foreign.update({a.asname or a.name: (path, a.name) for a in node.names})
+                self.foreign.update({a.asname or a.name: (path, a.name) for a in node.names
+                                     if (a.asname or a.name) not in modules})
+            if path is not None or modules:
                 return
             if node.level != 0 or not node.module:
                 return
@@ -492,7 +520,10 @@ class _Extractor:
         local = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)}
         local |= {n.arg for n in body if isinstance(n, ast.arg)}  # a lambda's
         local |= {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        module = set(self.kernels) | self.constants
+        if any(isinstance(n, ast.Name) and n.id in self.foreign_modules for n in body):
+            fn.body = [_Linker(self, fn, local).visit(stmt) for stmt in fn.body]
+            body = [node for stmt in fn.body for node in ast.walk(stmt)]
+        module = set(self.kernels) | self.constants | self.linked
         inner = {id(n.value) for n in body if isinstance(n, ast.Attribute)}
         for node in body:
             if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
@@ -534,6 +565,36 @@ class _Extractor:
             self.dependencies[name] = self.followed.kernel(path, original, self.read)
         except NotExtractable as exc:
             raise NotExtractable(f"{fn.name}: names {name}, from {exc}") from None
+
+    def link(self, fn: ast.FunctionDef, module: str, name: str) -> str:
+        """The prefixed kernel that `module.name` in a body names, `module` bound to another
+        file of the kernel's package: that file's jit function `name`, read as `follow` reads
+        one imported by name."""
+        if self.followed is None or self.read is None:
+            raise NotExtractable(f"{fn.name}: names {module}.{name}, from another file")
+        try:
+            linked = self.followed.kernel(self.foreign_modules[module], name, self.read)
+        except NotExtractable as exc:
+            raise NotExtractable(f"{fn.name}: names {module}.{name}, from {exc}") from None
+        self.linked.add(linked)
+        return linked
+
+
+class _Linker(ast.NodeTransformer):
+    """A kernel body's `module.kernel`, `module` a file of the kernel's package, as the name of
+    the judge's prefixed copy of that kernel (_Extractor.link); the module itself, used any
+    other way, stays a name the body may not load."""
+
+    def __init__(self, ex: _Extractor, fn: ast.FunctionDef, local: set[str]) -> None:
+        self.ex, self.fn, self.local = ex, fn, local
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        value = node.value
+        if isinstance(value, ast.Name) and value.id in self.ex.foreign_modules and \
+                value.id not in self.local | self.ex.bound_here and not node.attr.startswith("_"):
+            linked = self.ex.link(self.fn, value.id, node.attr)
+            return ast.copy_location(ast.Name(linked, ast.Load()), node)
+        return self.generic_visit(node)
 
 
 DEFINITIONS = (ast.FunctionDef, ast.Assign, ast.AnnAssign)  # what a switch's branch may define
