@@ -2855,3 +2855,47 @@ def test_logaddexp_is_judged_by_the_absolute_error_of_its_log_of_sum(tmp_path: P
     assert verdict.native.accept is True
     for gate in verdict.gates.values():
         assert gate.status is status, gate.detail
+
+
+# -- a module-level constexpr times a tensor (lightllm's gelu_and_mul) ----------------------
+
+HALF_SIGMOID_PROBLEM = problem_source("torch.sigmoid(0.5 * x)", "torch.randn(8, 64)")
+
+HALF_SIGMOID_BY_GLOBAL_CONSTEXPR = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+HALF = tl.constexpr(FACTOR)
+
+
+@triton.jit
+def _half_sigmoid(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, tl.sigmoid(HALF * x), mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _half_sigmoid[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("0.5", Status.PASS), ("0.5001", Status.FAIL)],
+                         ids=["honest", "off_by_2e-4"])
+def test_a_global_constexpr_times_a_tensor_is_a_tensor_on_the_cpu(tmp_path: Path, factor: str,
+                                                                  status: Status):
+    """Compiled, a module-level `tl.constexpr(0.5)` times a tensor is the tensor's product;
+    the interpreter wrapped the product in a constexpr, which `tl.sigmoid`'s exp refused
+    ("cannot convert ... tensor to tensor"): lightllm's gelu_and_mul failed the native check
+    on the CPU. A kernel scaling by 0.5001 still fails."""
+    candidate = HALF_SIGMOID_BY_GLOBAL_CONSTEXPR.replace("FACTOR", factor)
+    verdict = judge(tmp_path, HALF_SIGMOID_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
