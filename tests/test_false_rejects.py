@@ -2899,3 +2899,40 @@ def test_a_global_constexpr_times_a_tensor_is_a_tensor_on_the_cpu(tmp_path: Path
     assert verdict.native.accept is True, verdict.native
     result = verdict.gates["CMP-01"]
     assert result.status is status, result.detail
+
+
+# -- an fp16 output filled block by block (lightllm's context attention, per request) -------
+
+ATTENTION_BY_BLOCKS_PROBLEM = problem_source(
+    "out",
+    "torch.randn(8, 32).half(), torch.randn(32, 16).half()",
+    args="s, v",
+    prelude=(
+        "out = torch.empty_like(s[:, :16])\n"
+        "        for i in (0, 3, 5):\n"
+        "            p = torch.softmax(s[i:i + 3].float(), -1).half()\n"
+        "            out[i:i + 3] = (p.float() @ v.float()).to(s.dtype)"
+    ),
+)
+
+
+@pytest.mark.parametrize("p, v", [("half()", "v"), ("bfloat16()", "v.bfloat16()")],
+                         ids=["honest", "pv_in_bf16"])
+def test_an_output_written_block_by_block_keeps_its_roundings(tmp_path: Path, p: str, v: str):
+    """A reference filling its fp16 output by slices (`out[i:j] = ...`, one request at a time)
+    wrote into views of it; the oracle's entry for the output went stale at the first write
+    and the output was read as untraced, its fp16 roundings (the output's, the probabilities')
+    lost: the reference itself used 288x of the bound, and lightllm's context attention was
+    under-specified on CMP-02 and PRC-01 (here 8 of CMP-01's trials, 2 of PRC-01's).
+    Probabilities and values rounded to bf16 still fail CMP-01."""
+    candidate = candidate_source(
+        f"(torch.softmax(s.float(), -1).{p}.float() @ {v}.float()).half()", args="s, v")
+    verdict = judge(tmp_path, ATTENTION_BY_BLOCKS_PROBLEM, candidate, ["CMP-01", "PRC-01"],
+                    device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    if p == "half()":
+        for result in verdict.gates.values():  # every trial judged, none under-specified
+            assert result.status is Status.PASS, result.detail
+            assert "under-specified" not in result.detail, result.detail
+    else:
+        assert verdict.gates["CMP-01"].status is Status.FAIL, verdict.gates["CMP-01"].detail
