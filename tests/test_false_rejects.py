@@ -2855,3 +2855,84 @@ def test_logaddexp_is_judged_by_the_absolute_error_of_its_log_of_sum(tmp_path: P
     assert verdict.native.accept is True
     for gate in verdict.gates.values():
         assert gate.status is status, gate.detail
+
+
+# -- a module-level constexpr times a tensor (lightllm's gelu_and_mul) ----------------------
+
+HALF_SIGMOID_PROBLEM = problem_source("torch.sigmoid(0.5 * x)", "torch.randn(8, 64)")
+
+HALF_SIGMOID_BY_GLOBAL_CONSTEXPR = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+HALF = tl.constexpr(FACTOR)
+
+
+@triton.jit
+def _half_sigmoid(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, tl.sigmoid(HALF * x), mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y = torch.empty_like(x)
+        _half_sigmoid[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("0.5", Status.PASS), ("0.5001", Status.FAIL)],
+                         ids=["honest", "off_by_2e-4"])
+def test_a_global_constexpr_times_a_tensor_is_a_tensor_on_the_cpu(tmp_path: Path, factor: str,
+                                                                  status: Status):
+    """Compiled, a module-level `tl.constexpr(0.5)` times a tensor is the tensor's product;
+    the interpreter wrapped the product in a constexpr, which `tl.sigmoid`'s exp refused
+    ("cannot convert ... tensor to tensor"): lightllm's gelu_and_mul failed the native check
+    on the CPU. A kernel scaling by 0.5001 still fails."""
+    candidate = HALF_SIGMOID_BY_GLOBAL_CONSTEXPR.replace("FACTOR", factor)
+    verdict = judge(tmp_path, HALF_SIGMOID_PROBLEM, candidate, ["CMP-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+
+
+# -- an fp16 output filled block by block (lightllm's context attention, per request) -------
+
+ATTENTION_BY_BLOCKS_PROBLEM = problem_source(
+    "out",
+    "torch.randn(8, 32).half(), torch.randn(32, 16).half()",
+    args="s, v",
+    prelude=(
+        "out = torch.empty_like(s[:, :16])\n"
+        "        for i in (0, 3, 5):\n"
+        "            p = torch.softmax(s[i:i + 3].float(), -1).half()\n"
+        "            out[i:i + 3] = (p.float() @ v.float()).to(s.dtype)"
+    ),
+)
+
+
+@pytest.mark.parametrize("p, v", [("half()", "v"), ("bfloat16()", "v.bfloat16()")],
+                         ids=["honest", "pv_in_bf16"])
+def test_an_output_written_block_by_block_keeps_its_roundings(tmp_path: Path, p: str, v: str):
+    """A reference filling its fp16 output by slices (`out[i:j] = ...`, one request at a time)
+    wrote into views of it; the oracle's entry for the output went stale at the first write
+    and the output was read as untraced, its fp16 roundings (the output's, the probabilities')
+    lost: the reference itself used 288x of the bound, and lightllm's context attention was
+    under-specified on CMP-02 and PRC-01 (here 8 of CMP-01's trials, 2 of PRC-01's).
+    Probabilities and values rounded to bf16 still fail CMP-01."""
+    candidate = candidate_source(
+        f"(torch.softmax(s.float(), -1).{p}.float() @ {v}.float()).half()", args="s, v")
+    verdict = judge(tmp_path, ATTENTION_BY_BLOCKS_PROBLEM, candidate, ["CMP-01", "PRC-01"],
+                    device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    if p == "half()":
+        for result in verdict.gates.values():  # every trial judged, none under-specified
+            assert result.status is Status.PASS, result.detail
+            assert "under-specified" not in result.detail, result.detail
+    else:
+        assert verdict.gates["CMP-01"].status is Status.FAIL, verdict.gates["CMP-01"].detail

@@ -924,7 +924,7 @@ class MagnitudeTracer(EagerDispatchMode):
         peak_in = torch.stack([k.peak.to(float_outs[0].device, torch.float64)
                                for k in sources]).amax() if sources else \
             torch.zeros((), dtype=torch.float64, device=float_outs[0].device)
-        stored = self._stored(func, flat, known, float_outs, requested)
+        stored = self._stored(func, flat, known, float_outs, requested, unread)
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
         m_args = spec.unflatten([(_copy(k.magnitude) if mutates else k.magnitude)
                                  if k is not None else a for a, k in zip(flat, known)])
@@ -1013,12 +1013,36 @@ class MagnitudeTracer(EagerDispatchMode):
                 peak = torch.maximum(peak_in, _largest(sized))
                 if squares is not None and o is float_outs[0]:
                     peak = torch.maximum(peak, _largest(squares))
-                self.record(o, Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
-                                      peak, *stored))
+                traced = Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
+                                peak, *stored)
+                self.record(o, traced)
+                if mutates and o._base is not None:
+                    self._write_through(o, traced)
         self._keep_alternatives(func, args, kwargs, flat, spec, outs)
         if func in PICK_READS:
             self._read_at_picks(func, args, kwargs, out)
         return out
+
+    def _write_through(self, view: torch.Tensor, written: Traced) -> None:
+        """A write into a view of a traced tensor (`out[s:e] = ...`, a reference filling its
+        output request by request) changes the base too, whose entry would otherwise go stale
+        and leave it untraced: the written region's magnitudes replace the base's there, and
+        the base keeps the deeper chain and the larger quantization of the two. A base never
+        traced (memory a factory made in the arithmetic's own format) stays untraced."""
+        base = view._base
+        entry = self._entries.get(self._key(base))
+        if entry is None:
+            return
+        old = entry[1]
+        magnitude = torch.empty_strided(base.size(), base.stride(), dtype=old.magnitude.dtype,
+                                        device=base.device)
+        magnitude.copy_(old.magnitude.to(base.device))
+        magnitude.as_strided(view.size(), view.stride(),
+                             view.storage_offset() - base.storage_offset()
+                             ).copy_(written.magnitude.to(base.device))
+        self.record(base, Traced(magnitude, max(old.depth, written.depth),
+                                 torch.maximum(old.peak, written.peak.to(old.peak.device)),
+                                 old.stored, max(old.quantization, written.quantization)))
 
     def _moved_integers(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
         """Per output (None: nothing moves it), the magnitude an op's integer operands give
@@ -1118,17 +1142,21 @@ class MagnitudeTracer(EagerDispatchMode):
         return OpenPicks(max(p.count for p in picks.values()), nth)
 
     def _stored(self, func, flat: list, known: list[Traced | None], float_outs: list,
-                requested: torch.dtype | None) -> tuple[torch.dtype, float]:
+                requested: torch.dtype | None, unread: set[int]
+                ) -> tuple[torch.dtype, float]:
         """The stored format of the op's outputs and their quantization. An op that writes
         into an operand keeps that operand's format; its sources are the other operands. A
         computing op rounds its result to the stored format; data movement (a cast, a copy)
-        rounds only where the format is coarser than the finest source's."""
+        rounds only where the format is coarser than the finest source's. What an operand
+        held before the op wrote it over unread (`unread`: a copy's target) is no part of
+        the result's chain, so its roundings are not the result's."""
         written = {id(o) for o in float_outs}
         operands = [(a, k) for a, k in zip(flat, known) if k is not None]
         sources = [(a, k) for a, k in operands if id(a) not in written] or operands
         target = next((k.stored for a, k in operands if id(a) in written), None)
         stored = requested or target or _promoted([(a, k.stored) for a, k in sources])
-        quantization = max(k.quantization for _, k in operands)
+        quantization = max((k.quantization for a, k in operands if id(a) not in unread),
+                           default=0.0)
         rounds = self.coarse(stored) and (
             not _is_data_movement(func)
             or unit_roundoff(stored) > min(unit_roundoff(k.stored) for _, k in sources))

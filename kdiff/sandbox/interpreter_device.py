@@ -59,6 +59,7 @@ def install() -> None:
         return
     _type_float_arguments(interpreter)
     _dtypes_answer_value(interpreter)
+    _constexpr_operators_yield_tensors()
     _loop_variables_as_tensors(interpreter)
     _boolean_operators_as_compiled(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
@@ -429,6 +430,43 @@ def _dtypes_answer_value(interpreter) -> None:
     import triton.language as tl
     if not hasattr(tl.dtype, "value"):
         tl.dtype.value = property(lambda self: self)
+
+
+# A constexpr's binary operators: with a tensor operand the code generator calls the tensor's.
+CONSTEXPR_BINARY_OPERATORS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__pow__", "__rpow__",
+    "__and__", "__or__", "__xor__", "__lshift__", "__rshift__",
+    "__gt__", "__rgt__", "__ge__", "__rge__", "__lt__", "__rlt__", "__le__", "__rle__",
+    "__eq__", "__ne__",
+)
+
+
+def _constexpr_operators_yield_tensors() -> None:
+    """Compiled, `C * x` with C a module-level `tl.constexpr(float)` and x a tensor is the
+    tensor's product: the code generator's binary operators take the tensor's method when
+    either operand is one (`_apply_binary_method`, by operator priority). The interpreter ran
+    constexpr's own `__mul__`, `constexpr(C.value * x)`: the right tensor, wrapped as a
+    constexpr, which the next `tl.exp` refused ("cannot convert ... tensor to tensor"):
+    lightllm's gelu_and_mul (`_kAlpha * (x + 0.044715 * x * x * x)`, then `tl.sigmoid`)
+    failed the native check on the CPU. A constexpr operator whose result holds a tensor
+    answers the tensor, as the compiled operator does."""
+    import triton.language as tl
+    if getattr(tl.constexpr, "operators_yield_tensors", False):
+        return
+
+    def yielding_tensors(method):
+        @functools.wraps(method)
+        def operator(self, other):
+            result = method(self, other)
+            value = getattr(result, "value", None)
+            return value if isinstance(value, tl.tensor) else result
+        return operator
+
+    for name in CONSTEXPR_BINARY_OPERATORS:
+        if name in vars(tl.constexpr):
+            setattr(tl.constexpr, name, yielding_tensors(vars(tl.constexpr)[name]))
+    tl.constexpr.operators_yield_tensors = True
 
 
 # The name under which rewritten kernels find _tensor_range: the interpreter lends its module's

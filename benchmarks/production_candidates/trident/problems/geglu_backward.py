@@ -1,0 +1,22 @@
+"""Trident hunt: geglu_backward"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, weight, bias):
+        state, gate = torch.nn.functional.linear(x, weight, bias).chunk(2, -1)
+        return state * torch.nn.functional.gelu(gate)
+
+
+B, M, N, K = 2, 16, 32, 48
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    return [torch.randn(B, M, K), torch.randn(N, K) / K**0.5, torch.randn(N)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""Trident hunt: softmax_backward"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, 1)
+
+
+B, N = 16, 100
+KDIFF_BACKWARD = True
+
+
+def get_inputs():
+    return [torch.randn(B, N)]
+
+
+def get_init_inputs():
+    return []
