@@ -32,6 +32,12 @@ def judge(tmp_path: Path, problem: str, candidate: str, gates: list[str], **opti
     return judge_case(Case("honest", p, c), config, manager())
 
 
+def cmp01_on_the_cpu(tmp_path: Path, problem: str, candidate: str):
+    """The native verdict and CMP-01's result of `candidate` judged on the CPU."""
+    verdict = judge(tmp_path, problem, candidate, ["CMP-01"], device="cpu")
+    return verdict.native, verdict.gates["CMP-01"]
+
+
 def problem_source(result: str, inputs: str, args: str = "x", prelude: str = "") -> str:
     """A KernelBench problem whose Model returns `result` of `args` (after `prelude`, a line
     of the forward), with get_inputs returning `inputs`."""
@@ -2543,9 +2549,8 @@ def test_a_triton_builtin_bound_to_another_name_runs_on_the_cpu(tmp_path: Path, 
     @triton.jit ?") and the honest kernel failed every gate. A kernel scaling by 3.0001
     under that name still fails."""
     candidate = SCALE_UNDER_OWN_NAME.replace("FACTOR", factor)
-    verdict = judge(tmp_path, SCALE_PROBLEM, candidate, ["CMP-01"], device="cpu")
-    result = verdict.gates["CMP-01"]
-    assert verdict.native.accept is True
+    native, result = cmp01_on_the_cpu(tmp_path, SCALE_PROBLEM, candidate)
+    assert native.accept is True
     assert result.status is status, result.detail
 
 
@@ -2597,9 +2602,8 @@ def test_a_dtype_handed_to_a_device_function_runs_on_the_cpu(tmp_path: Path, fac
     of the same arguments, which a constexpr answers as the dtype. A row max off by 1e-4
     still fails."""
     candidate = ROW_MAX_PADDED_BY_DTYPE.replace("FACTOR", factor)
-    verdict = judge(tmp_path, ROW_MAX_PROBLEM, candidate, ["CMP-01"], device="cpu")
-    assert verdict.native.accept is True, verdict.native
-    result = verdict.gates["CMP-01"]
+    native, result = cmp01_on_the_cpu(tmp_path, ROW_MAX_PROBLEM, candidate)
+    assert native.accept is True, native
     assert result.status is status, result.detail
 
 
@@ -2648,9 +2652,8 @@ def test_boolean_operators_of_tensors_are_elementwise_on_the_cpu(tmp_path: Path,
     worker), `not x >= 1` was False everywhere (FlagGems' cross entropy with ignore_index
     ignored every row). A kernel taking `or` for `and` still fails."""
     candidate = BAND_BY_PYTHON_BOOLEANS.replace("AND", operator)
-    verdict = judge(tmp_path, BAND_PROBLEM, candidate, ["CMP-01"], device="cpu")
-    result = verdict.gates["CMP-01"]
-    assert verdict.native.accept is (status is Status.PASS), verdict.native
+    native, result = cmp01_on_the_cpu(tmp_path, BAND_PROBLEM, candidate)
+    assert native.accept is (status is Status.PASS), native
     assert result.status is status, result.detail
 
 
@@ -2689,9 +2692,8 @@ def test_a_grid_read_from_the_kernel_s_arguments_runs_on_the_cpu(tmp_path: Path,
     (`triton.cdiv(meta["M"], meta["TILE_M"])`) failed the native check and every gate on
     the CPU. A kernel scaling by 3.0001 so launched still fails."""
     candidate = SCALE_BY_ARGUMENT_GRID.replace("FACTOR", factor)
-    verdict = judge(tmp_path, SCALE_PROBLEM, candidate, ["CMP-01"], device="cpu")
-    assert verdict.native.accept is True, verdict.native
-    result = verdict.gates["CMP-01"]
+    native, result = cmp01_on_the_cpu(tmp_path, SCALE_PROBLEM, candidate)
+    assert native.accept is True, native
     assert result.status is status, result.detail
 
 
@@ -2736,9 +2738,8 @@ def test_a_scalar_comparison_broadcast_to_a_block_is_boolean_on_the_cpu(
     cummax and cummin (the running maximum's NaN test, over a long axis) failed CMP-03
     `raised` on the CPU. A kernel scaling the kept values by 1.0001 still fails."""
     candidate = NEAR_ROW_MAX_BY_BROADCAST.replace("FACTOR", factor)
-    verdict = judge(tmp_path, NEAR_ROW_MAX_PROBLEM, candidate, ["CMP-01"], device="cpu")
-    assert verdict.native.accept is True, verdict.native
-    result = verdict.gates["CMP-01"]
+    native, result = cmp01_on_the_cpu(tmp_path, NEAR_ROW_MAX_PROBLEM, candidate)
+    assert native.accept is True, native
     assert result.status is status, result.detail
 
 
@@ -2895,9 +2896,8 @@ def test_a_global_constexpr_times_a_tensor_is_a_tensor_on_the_cpu(tmp_path: Path
     ("cannot convert ... tensor to tensor"): lightllm's gelu_and_mul failed the native check
     on the CPU. A kernel scaling by 0.5001 still fails."""
     candidate = HALF_SIGMOID_BY_GLOBAL_CONSTEXPR.replace("FACTOR", factor)
-    verdict = judge(tmp_path, HALF_SIGMOID_PROBLEM, candidate, ["CMP-01"], device="cpu")
-    assert verdict.native.accept is True, verdict.native
-    result = verdict.gates["CMP-01"]
+    native, result = cmp01_on_the_cpu(tmp_path, HALF_SIGMOID_PROBLEM, candidate)
+    assert native.accept is True, native
     assert result.status is status, result.detail
 
 
