@@ -228,11 +228,21 @@ AXIS_REDUCTIONS: dict[Any, Callable[[tuple, dict], int]] = {
     aten._euclidean_dist.default: lambda a, k: int(a[0].shape[-1]),
 }
 
+def _degrees_of_freedom(args: tuple, kwargs: dict) -> float:
+    """What a variance divides its sum of squared deviations by: n - correction, at least 1."""
+    correction = kwargs.get("correction")
+    return max(1.0, _reduced_count(args, kwargs) - (1 if correction is None else
+                                                    float(correction)))
+
+
+def _is_two_norm(args: tuple) -> bool:
+    """Whether aten.linalg_vector_norm's arguments ask for the 2-norm (its default order)."""
+    return (float(args[1]) if len(args) > 1 else 2.0) == 2.0
+
+
 def _squared_deviations(args: tuple, kwargs: dict, var: torch.Tensor) -> torch.Tensor:
     """Welford's M2, the two-pass sum of squared deviations: var * (n - correction)."""
-    correction = kwargs.get("correction")
-    return var * max(1.0, _reduced_count(args, kwargs) - (1 if correction is None else
-                                                            float(correction)))
+    return var * _degrees_of_freedom(args, kwargs)
 
 
 # Reductions every algorithm computes through a sum of squares, and that sum from the op's
@@ -244,8 +254,7 @@ SUMMED_SQUARES: dict[Any, Callable[[tuple, dict, torch.Tensor], torch.Tensor | N
     aten.var.correction: _squared_deviations,
     aten.var_mean.correction: _squared_deviations,
     aten.std.correction: lambda a, k, std: _squared_deviations(a, k, std * std),
-    aten.linalg_vector_norm.default: lambda a, k, norm: norm * norm
-    if (float(a[1]) if len(a) > 1 else 2.0) == 2.0 else None,
+    aten.linalg_vector_norm.default: lambda a, k, norm: norm * norm if _is_two_norm(a) else None,
 }
 
 _FD_STEP = 2.0 ** -20  # central-difference step relative to the operand's magnitude
@@ -332,12 +341,9 @@ LIBRARY_ULPS = {aten.lgamma.default: 6, aten.erfinv.default: 2, aten.i0.default:
 # the exact sum instead, which misses it where the squares underflow.
 def _rooted_underflow(func, args: tuple, kwargs: dict, dtype: torch.dtype) -> float | None:
     if func is aten.std.correction:
-        correction = kwargs.get("correction")
-        n = _reduced_count(args, kwargs)
-        terms = n / max(1.0, n - (1 if correction is None else float(correction)))
-    elif func is aten.linalg_vector_norm.default and (float(args[1]) if len(args) > 1
-                                                      else 2.0) == 2.0:
-        terms = _reduced_count((args[0], args[2] if len(args) > 2 else None), {})
+        terms = AXIS_REDUCTIONS[func](args, kwargs) / _degrees_of_freedom(args, kwargs)
+    elif func is aten.linalg_vector_norm.default and _is_two_norm(args):
+        terms = AXIS_REDUCTIONS[func](args, kwargs)
     else:
         return None
     finfo = torch.finfo(dtype)
