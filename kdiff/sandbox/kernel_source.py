@@ -188,23 +188,21 @@ def module_file(filename: str, module: str | None, level: int) -> Path | None:
     return None
 
 
-def submodule_file(filename: str, module: str | None, level: int, name: str) -> Path | None:
-    """The `.py` file of the module `name` that `from {'.' * level}{module} import name` in
-    `filename` binds (FlagGems' `from flag_gems.utils import triton_lang_extension as tle`),
-    found by path as module_file finds a package; None where `name` is no such file."""
+def package_folder(filename: str, module: str | None, level: int) -> Path | None:
+    """The folder of the package `from {'.' * level}{module} import ...` in `filename` names,
+    whose `.py` files such an import binds as modules (FlagGems' `from flag_gems.utils import
+    triton_lang_extension as tle`), found by path as module_file finds a package; None where
+    it names a module file."""
     if module:
         package = module_file(filename, module, level)
-        if package is None or package.name != "__init__.py":
-            return None
-        folder = package.parent
-    elif level:
-        folder = Path(filename).resolve().parent
-        for _ in range(level - 1):
-            folder = folder.parent
-    else:
+        return package.parent if package is not None and package.name == "__init__.py" \
+            else None
+    if not level:
         return None
-    candidate = folder / f"{name}.py"
-    return candidate if candidate.is_file() else None
+    folder = Path(filename).resolve().parent
+    for _ in range(level - 1):
+        folder = folder.parent
+    return folder
 
 
 class _Followed:
@@ -412,8 +410,10 @@ class _Extractor:
                 node.level or (node.module and node.module.split(".")[0] not in
                                (*IMPORTABLE, *ANNOTATION_LIBRARIES, "torch")))
             path = module_file(self.filename, node.module, node.level) if package else None
-            modules = {a.asname or a.name: f for a in node.names if package and (
-                f := submodule_file(self.filename, node.module, node.level, a.name))}
+            folder = package_folder(self.filename, node.module, node.level) if package \
+                else None
+            modules = {a.asname or a.name: folder / f"{a.name}.py" for a in node.names
+                       if folder is not None and (folder / f"{a.name}.py").is_file()}
             self.foreign_modules.update(modules)
             if path is not None:  # another file of the kernel's package: read if a kernel calls
                 self.foreign.update({a.asname or a.name: (path, a.name) for a in node.names
