@@ -1,4 +1,8 @@
 """The float64 oracle's traced depth and magnitude, on operations whose answers are known."""
+import _thread
+import signal
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -602,3 +606,49 @@ def test_a_layer_norm_backward_at_an_element_equal_to_its_mean_is_judged_by_both
     unshifted = (x.double() - 1e6).float()
     coarse = _layer_norm_backward(unshifted, lambda t: t.bfloat16().mean(-1, keepdim=True).float())
     assert _within_half_the_bound(coarse, judged(unshifted), 1) > 1.0
+
+
+class _InterruptedBackward(torch.autograd.Function):
+    """The identity, whose backward runs STEPS small operations a pause apart and interrupts
+    the main thread (as a budget's SIGINT does) after the first."""
+
+    STEPS = 400
+    done = 0
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        for _ in range(_InterruptedBackward.STEPS):
+            if _InterruptedBackward.done == 1:
+                _thread.interrupt_main()
+            time.sleep(0.02)
+            g = g * 1.0
+            _InterruptedBackward.done += 1
+        return g
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_an_interrupt_stops_the_oracles_backward_where_it_is(device):
+    """On CUDA autograd runs the backward on its device thread while the thread that asked
+    waits in C++, where no signal handler runs: a judge minutes into the oracle's traced
+    backward of a sequential recurrence could not stop, nor report, on a budget's SIGINT. The
+    interrupt now reaches the judge at once, and the abandoned backward stops at its next
+    traced operation."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    _InterruptedBackward.done = 0
+    x = torch.randn(8, dtype=torch.float64, device=device)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_oracle(Lambda(_InterruptedBackward.apply), [x], cotangents=[torch.ones_like(x)])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    stopped_at = _InterruptedBackward.done
+    time.sleep(0.2)  # an abandoned backward still running would go on counting
+    assert _InterruptedBackward.done == stopped_at
+    assert stopped_at < _InterruptedBackward.STEPS / 4
+    assert not [t for t in threading.enumerate() if t.name == "kdiff-oracle-backward"]

@@ -56,7 +56,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
-from kdiff.data.vjp import differentiable, input_gradients
+from kdiff.data.vjp import BackwardAbandoned, differentiable, input_gradients_interruptibly
 from kdiff.numerics import kinks, normalisation_backward, softmax_backward
 from kdiff.numerics.accumulation import RUNNING_PRODUCTS
 from kdiff.numerics.classes import classes
@@ -534,6 +534,8 @@ class MagnitudeTracer(EagerDispatchMode):
         self._alternatives: dict[tuple, tuple[torch.Tensor, Alternatives, torch.Tensor]] = {}
         # one step of an integer, as a magnitude (step_magnitude)
         self._step_unit = step_magnitude(1.0, arithmetic)
+        # set by an interrupted wait for the backward (input_gradients_interruptibly)
+        self.abandoned = False
 
     @staticmethod
     def _key(t: torch.Tensor) -> tuple:
@@ -861,6 +863,8 @@ class MagnitudeTracer(EagerDispatchMode):
         return [self.lookup(a) if _is_inexact(a) else None for a in flat]
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.abandoned:
+            raise BackwardAbandoned("the oracle's judging was interrupted")
         kwargs = kwargs or {}
         requested = _requested_float(kwargs)
         if requested is not None:  # the cast the reference asks for, evaluated in float64
@@ -1505,7 +1509,8 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
         if cotangents is not None:
             wrt = [args[i] for i in differentiated]
             tracer.differentiating = True
-            outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
+            outs = [o.detach() for o in outs] + input_gradients_interruptibly(
+                outs, wrt, cotangents, tracer)
     values, mags, depths, peaks, quantizations = [], [], [], [], []
     alternatives, picks, classes_known = [], [], []
     float_numel = sum(a.numel() for a in args if _is_inexact(a))
