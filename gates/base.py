@@ -3,6 +3,7 @@ gates."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -209,21 +210,26 @@ class ThresholdedGate(Gate):
 
     def judge(self, ctx: GateContext) -> GateResult:
         log = TrialLog()
-        try:
+        with self.reporting_interrupts(log):
             for trial in self.trials(ctx):
                 failure = self.judge_trial(ctx, trial, log)
                 if failure is not None:
                     return failure
+        return self.summarize(log)
+
+    @contextlib.contextmanager
+    def reporting_interrupts(self, log: TrialLog) -> Iterator[None]:
+        """Ctrl-C (a device budget's SIGINT) minutes into a long gate: the gate stays open,
+        and what its trials showed so far reaches the report."""
+        try:
+            yield
         except KeyboardInterrupt:
-            # Ctrl-C (a device budget's SIGINT) minutes into a long gate: the gate stays open,
-            # and what its trials showed so far reaches the report
             so_far = (
                 f"after {self.summarize(log).detail}"
                 if log.judged
                 else "before any trial of it was judged"
             )
             raise GateInterrupted(self.id, so_far) from None
-        return self.summarize(log)
 
     def judge_trial(self, ctx: GateContext, trial: Trial, log: TrialLog) -> GateResult | None:
         try:

@@ -232,38 +232,39 @@ class ShapePolymorphism(ThresholdedGate):
         scaled_up = False  # a size above the cap judged (CPU_SCALE_UP_FACTOR)
         failures: list[ClassFailure] = []
         try:
-            for trial in self.trials(ctx):
-                if any(f.kind == trial.kind for f in failures):
-                    continue  # one failure per class is reported
-                # Sizes scale the inputs at most linearly per dimension: skip before drawing.
-                growth = math.prod(s / originals[k] for k, s in trial.constants.items()
-                                   if k in originals)
-                room = cap
-                if ctx.device == "cpu" and growth > 1 and not scaled_up:
-                    room = CPU_SCALE_UP_FACTOR * cap
-                if base_numel * growth > room:
-                    too_large.append(trial.label)
-                    continue
-                ctx.set_constants(trial.constants)
-                if not self.prepare(ctx, trial, log, too_large, room):
-                    continue
-                scaled_up |= base_numel * growth > cap
-                judged = log.judged
-                try:
-                    failure = self.judge_shape(ctx, trial, log)
-                except CandidateFailure as exc:
-                    failures.append(ClassFailure(trial.kind, self.result(
-                        Status.FAIL, exc.detail, exc.signature), raised=True))
-                    if isinstance(exc, CandidateTimeout):
-                        break  # each further call could wait as long
-                    continue
-                if failure is None:
-                    ran = log.judged > judged
-                    log.held_out_judged += ran and bool(trial.constants)
-                    if ran and log.interpreted is None and ctx.device == "cpu":
-                        log.interpreted = runs_triton(ctx)  # asked of this worker
-                    continue
-                failures.append(ClassFailure(trial.kind, failure, raised=False))
+            with self.reporting_interrupts(log):
+                for trial in self.trials(ctx):
+                    if any(f.kind == trial.kind for f in failures):
+                        continue  # one failure per class is reported
+                    # Sizes scale the inputs at most linearly per dimension: skip before drawing.
+                    growth = math.prod(s / originals[k] for k, s in trial.constants.items()
+                                       if k in originals)
+                    room = cap
+                    if ctx.device == "cpu" and growth > 1 and not scaled_up:
+                        room = CPU_SCALE_UP_FACTOR * cap
+                    if base_numel * growth > room:
+                        too_large.append(trial.label)
+                        continue
+                    ctx.set_constants(trial.constants)
+                    if not self.prepare(ctx, trial, log, too_large, room):
+                        continue
+                    scaled_up |= base_numel * growth > cap
+                    judged = log.judged
+                    try:
+                        failure = self.judge_shape(ctx, trial, log)
+                    except CandidateFailure as exc:
+                        failures.append(ClassFailure(trial.kind, self.result(
+                            Status.FAIL, exc.detail, exc.signature), raised=True))
+                        if isinstance(exc, CandidateTimeout):
+                            break  # each further call could wait as long
+                        continue
+                    if failure is None:
+                        ran = log.judged > judged
+                        log.held_out_judged += ran and bool(trial.constants)
+                        if ran and log.interpreted is None and ctx.device == "cpu":
+                            log.interpreted = runs_triton(ctx)  # asked of this worker
+                        continue
+                    failures.append(ClassFailure(trial.kind, failure, raised=False))
         finally:
             ctx.set_constants({})
         if failures:
