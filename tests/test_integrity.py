@@ -387,6 +387,16 @@ def test_a_kernel_deterministic_only_on_ord02s_fixed_draw_fails_its_chosen_draw(
     assert "chosen for this verdict" in _failed(verdict, "ORD-02", "nondeterministic")
 
 
+def test_a_kernel_exact_only_after_the_allocator_churn_fails_ord02s_first_run():
+    """One ulp off at random on every call but those the worker churned its allocator before,
+    which it learns by wrapping the worker's churn function, whatever the churn's seed: every
+    ORD-02 run churned, and every gate passed. ORD-02's first run is made without churn."""
+    verdict = _verdict("exact_only_after_churn", ["CMP-01", "ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "differs from run 0" in _failed(verdict, "ORD-02", "nondeterministic")
+
+
 def test_a_kernel_that_carries_the_judges_instances_parameters_fails_cmp02s_chosen_one():
     """Ignores its instance's parameters for those of the reference built at the benchmark's
     seed and at CMP-02's fixed seeds (made beforehand with kdiff's own code), the nearest to its
