@@ -2,6 +2,7 @@
 input, on the CPU as on CUDA, where its own process stays whole: the judge took the text for
 the worker's context broken and started a fresh worker, whose calls the candidate counts from
 nothing again (`calls`, the process's count of the calls it answered)."""
+
 import torch
 import torch.nn as nn
 
