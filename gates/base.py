@@ -23,10 +23,11 @@ from kdiff.judging.context import (
     ReferenceFailure,
     check_structure,
     chosen_draw_seed,
+    sticky_device_error,
 )
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import tolerance
-from kdiff.sandbox.process import CandidateFailure, _sticky_device_error
+from kdiff.sandbox.process import CandidateFailure
 
 # Trial sharing: the gates that judge values at the benchmark's sizes draw their benchmark-
 # distribution and standard-normal input sets from these (CMP-01, PRC-01, CMP-02's first
@@ -113,7 +114,7 @@ class Gate:
             raise  # no later gate of this judge can run either (kdiff.verdicts.judge)
         except Exception as exc:  # noqa: BLE001 - a kdiff bug must not lose the run
             where = _kdiff_frame(exc)
-            if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
+            if sticky_device_error(f"{type(exc).__name__}: {exc}"):
                 # CUDA reports a device-side assert at the next synchronisation, wherever
                 # the judge then is (comparing outputs, say), not only in the reference.
                 raise JudgeDeviceBroken(

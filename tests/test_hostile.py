@@ -240,24 +240,47 @@ def test_gpu_crashes_and_memory_bombs_are_the_kernels_failures():
     assert honest.verifier_accept is True  # the next kernel, same judge, a clean device
 
 
-def test_a_sticky_device_error_is_not_charged_to_the_next_request():
-    """After CUDA's sticky errors (misaligned or illegal access) the worker is restarted: the
-    failing call is the kernel's failure, the next call runs in a fresh worker."""
-    import torch
+@pytest.mark.gpu
+def test_a_broken_cuda_context_is_not_charged_to_the_next_request():
+    """After CUDA's sticky errors (a device-side assert, an illegal or misaligned access) the
+    worker is restarted: the failing call is the kernel's failure, the next call runs in a
+    fresh worker."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
     candidate = Path(__file__).parent / "fixtures" / "core" / "sticky_device_error.py"
-    with CandidateProcess(HOSTILE / "problem.py", candidate) as worker:
+    with CandidateProcess(HOSTILE / "problem.py", candidate, device="cuda") as worker:
         worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
                        init_inputs=[])
         with pytest.raises(Exception) as error:
             worker.request("call", key="c", inputs=[torch.ones(1, 8)])
-        assert type(error.value).__name__ == "CandidateRaised"
-        assert "misaligned address" in str(error.value)
+        assert type(error.value).__name__ == "CandidateRaised", error.value
         reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
         assert torch.equal(reply["outputs"][0], torch.full((4, 8), 2.0))
         # the round trips benchmarks/cost.py reads: the failed call counts, the replayed
         # build of the restart does not
         assert worker.request_counts == {"build": 1, "call": 2}
         assert worker.request_seconds["call"] > 0
+
+
+def test_cuda_errors_text_restarts_no_worker():
+    """A candidate writes its exception's text: `CUDA error: misaligned address` raised where
+    no context broke (on the CPU, which has none) is the kernel's failure, and its worker
+    goes on, as the candidate's own count of its calls shows. The judge took the text for a
+    broken context and started a fresh worker; the worker now tells by using its context."""
+    import torch
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "forges_a_cuda_error.py") as worker:
+        worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
+                       init_inputs=[])
+        worker.request("call", key="c", inputs=[torch.ones(4, 8)])
+        pid = worker.pid
+        with pytest.raises(Exception) as error:
+            worker.request("call", key="c", inputs=[torch.ones(1, 8)])
+        assert type(error.value).__name__ == "CandidateRaised"
+        assert "CUDA error: misaligned address" in str(error.value)
+        reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
+        assert worker.pid == pid
+        assert reply["outputs"][0][:, -1].tolist() == [3.0] * 4  # its third call
 
 
 def test_a_worker_whose_rebuild_failed_is_started_again():
@@ -269,11 +292,12 @@ def test_a_worker_whose_rebuild_failed_is_started_again():
     with CandidateProcess(HOSTILE / "problem.py", candidate) as worker:
         worker.request("build", key="c", role="candidate", seed=0, dtype="float32",
                        init_inputs=[])
-        for inputs, error in ((torch.ones(1, 8), "misaligned address"),
-                              (torch.ones(4, 8), "CUBLAS_STATUS_ALLOC_FAILED")):
+        for inputs, failure, error in (
+                (torch.ones(1, 8), "CandidateCrashed", "exited with status 1"),
+                (torch.ones(4, 8), "CandidateRaised", "CUBLAS_STATUS_ALLOC_FAILED")):
             with pytest.raises(Exception) as raised:
                 worker.request("call", key="c", inputs=[inputs])
-            assert type(raised.value).__name__ == "CandidateRaised" and error in str(
+            assert type(raised.value).__name__ == failure and error in str(
                 raised.value), raised.value
         reply = worker.request("call", key="c", inputs=[torch.ones(4, 8)])
         assert torch.equal(reply["outputs"][0], torch.full((4, 8), 2.0))

@@ -264,6 +264,18 @@ def test_a_kernel_wrong_only_at_larger_sizes_it_was_not_shown_fails_cmp03s_chose
     assert "chosen for this verdict" in _failed(verdict, "CMP-03", "shape_specialised")
 
 
+def test_a_kernel_wrong_where_two_sizes_change_together_fails_cmp03s_chosen_odd_sizes():
+    """Right wherever its input leaves the benchmark's shape in one dimension at most, and at
+    CMP-03's "all sizes odd" shape, the only trial that changes every dimension at once, at
+    sizes fixed in kdiff's code (half of each, made odd); it leaves the last column unwritten
+    anywhere else: accepted by every gate. Those sizes are chosen per verdict now."""
+    relu = Path(__file__).parents[1] / "kernels" / "KernelBench" / "level1" / "19_ReLU.py"
+    verdict = _verdict("knows_the_judges_joint_sizes", ["CMP-03"], problem=relu)
+    assert verdict.native.accept is True, verdict.native
+    detail = _failed(verdict, "CMP-03", "shape_specialised")
+    assert "chosen for this verdict" in detail and "all sizes odd" in detail, detail
+
+
 def test_a_kernel_that_ignores_layouts_it_was_not_shown_fails_cmp03s_chosen_draws():
     """Reads its input as one block from its storage's start, strides and offset ignored,
     except on the values CMP-03 hands over transposed or at an offset (made beforehand with
@@ -373,6 +385,16 @@ def test_a_kernel_deterministic_only_on_ord02s_fixed_draw_fails_its_chosen_draw(
     assert verdict.native.accept is True, verdict.native
     assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
     assert "chosen for this verdict" in _failed(verdict, "ORD-02", "nondeterministic")
+
+
+def test_a_kernel_exact_only_after_the_allocator_churn_fails_ord02s_first_run():
+    """One ulp off at random on every call but those the worker churned its allocator before,
+    which it learns by wrapping the worker's churn function, whatever the churn's seed: every
+    ORD-02 run churned, and every gate passed. ORD-02's first run is made without churn."""
+    verdict = _verdict("exact_only_after_churn", ["CMP-01", "ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "differs from run 0" in _failed(verdict, "ORD-02", "nondeterministic")
 
 
 def test_a_kernel_that_carries_the_judges_instances_parameters_fails_cmp02s_chosen_one():

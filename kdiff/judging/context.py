@@ -43,7 +43,6 @@ from kdiff.sandbox.process import (
     CandidateProcess,
     CandidateRaised,
     CandidateTimeout,
-    _sticky_device_error,
 )
 from kdiff.sandbox.protocol import CallReply, MalformedReply, shared_storage
 from kdiff.sandbox.replies import UnusableOutput
@@ -108,6 +107,15 @@ class _CallLock:
 
 
 CALL_LOCK = _CallLock()
+
+
+def sticky_device_error(error: str) -> bool:
+    """Whether an exception of the judge's own work (its reference, its oracle, its
+    comparisons), as `error` words it, is a CUDA error that leaves the judge's context unusable
+    (torch raises them as AcceleratorError, older versions as RuntimeError 'CUDA error: ...').
+    Never asked of a candidate's error: that reaches the judge as a CandidateFailure, a
+    verdict, and its worker says itself whether its context broke (probes.context_broken)."""
+    return error.startswith("AcceleratorError") or "CUDA error:" in error
 
 
 class JudgeDeviceBroken(Exception):
@@ -651,7 +659,7 @@ class GateContext:
             self._synchronize()  # a device-side assert surfaces here, not in a later gate
         except Exception as exc:  # noqa: BLE001
             error = f"{type(exc).__name__}: {exc}"
-            if _sticky_device_error(error):
+            if sticky_device_error(error):
                 raise ReferenceBrokeDevice(f"the reference broke the judge's CUDA context: "
                                            f"{error}", self.draw_key(inputs, seed, dtype)
                                            ) from None
@@ -742,7 +750,7 @@ class GateContext:
                                          self.arithmetic(dtype), stored)
             self._synchronize()
         except Exception as exc:  # noqa: BLE001
-            if _sticky_device_error(f"{type(exc).__name__}: {exc}"):
+            if sticky_device_error(f"{type(exc).__name__}: {exc}"):
                 raise ReferenceBrokeDevice(f"the float64 oracle broke the judge's CUDA "
                                            f"context: {exc}",
                                            self.draw_key(rounded, seed, dtype)) from None

@@ -1,5 +1,6 @@
-"""Instruments used inside the worker: allocator poisoning and churn, and live-memory
-accounting. (The recorder of Triton launches lives in kdiff.sandbox.launches.)"""
+"""Instruments used inside the worker: allocator poisoning and churn, live-memory accounting,
+and whether its CUDA context still works. (The recorder of Triton launches lives in
+kdiff.sandbox.launches.)"""
 from __future__ import annotations
 
 import gc
@@ -91,3 +92,17 @@ def live_bytes() -> int:
             total += st.nbytes()
     return total
 
+
+def context_broken(device: str) -> bool:
+    """Whether this process's CUDA context no longer works, found by using it (a
+    synchronisation and one small kernel); never on the CPU, which has none. After an illegal
+    or misaligned access every later CUDA call of the process fails. An error's text tells
+    nothing of it: a candidate raises "CUDA error: ..." as it likes, on the CPU too."""
+    if not device.startswith("cuda"):
+        return False
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device=device).add_(1).cpu()
+    except Exception:  # noqa: BLE001 - any failure of the context's own use
+        return True
+    return False

@@ -137,12 +137,6 @@ class CandidateFailure(Exception):
         self.detail = detail
 
 
-def _sticky_device_error(error: str) -> bool:
-    """A CUDA error that leaves the worker's context unusable (torch raises them as
-    AcceleratorError, older versions as RuntimeError 'CUDA error: ...')."""
-    return error.startswith("AcceleratorError") or "CUDA error:" in error
-
-
 class CandidateRaised(CandidateFailure):
     signature = "raised"
 
@@ -609,10 +603,14 @@ class CandidateProcess:
         reply = self._exchange(msg, self._budgeted(timeout))
         self.request_counts[cmd] += 1
         self.request_seconds[cmd] += time.perf_counter() - started
-        if not reply["ok"] and _sticky_device_error(str(reply.get("error", ""))):
+        if not reply["ok"] and reply.get("device_broken") is True:
             # After an illegal or misaligned access every later CUDA call of the process fails
             # with the same error: the next request starts a fresh worker (builds replayed),
-            # so that the next gate judges the kernel, not this gate's leftover error.
+            # so that the next gate judges the kernel, not this gate's leftover error. The
+            # worker finds it by using its context after the error (probes.context_broken),
+            # not from the error's text, which a candidate writes: "CUDA error: ..." raised on
+            # the CPU restarted its worker. Its word gains it only a restart, which it has
+            # by exiting too.
             self._kill()
         reply = self._checked(reply)
         if cmd == "build":

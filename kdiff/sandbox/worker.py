@@ -40,7 +40,12 @@ from kdiff.sandbox import interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
 from kdiff.sandbox.launches import LaunchRecorder
 from kdiff.sandbox.mappings import Memory, memory_of
-from kdiff.sandbox.probes import AllocationPoison, churn_allocator, live_bytes
+from kdiff.sandbox.probes import (
+    AllocationPoison,
+    churn_allocator,
+    context_broken,
+    live_bytes,
+)
 from kdiff.sandbox.provenance import ProvenanceRecorder
 
 # What ran while the candidate ran (its forward in neutral_call and run_and_check_correctness,
@@ -419,6 +424,10 @@ def main(read_fd: int, write_fd: int, arena_fd: int | None = None) -> None:
             reply = {"ok": False, "kind": "exception",
                      "error": f"{type(exc).__name__}: {str(exc).strip()[:500]}",
                      "traceback": tb[-3000:]}
+        if not reply["ok"]:
+            # The judge starts a fresh worker where this one's CUDA context broke, as the
+            # worker finds by using it after the error (never read from the error's text).
+            reply["device_broken"] = context_broken(worker.device)
         protocol.write_all(write_fd, protocol.encode(reply))
 
 

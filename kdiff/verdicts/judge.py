@@ -19,10 +19,15 @@ from kdiff.data.problem import LoadError, load_problem
 from kdiff.data.seeding import fp32_means_fp32, one_thread
 from kdiff.gates.base import GateInterrupted
 from kdiff.gates.registry import in_judging_order, select
-from kdiff.judging.context import GateContext, JudgeDeviceBroken, ReferenceBrokeDevice
+from kdiff.judging.context import (
+    GateContext,
+    JudgeDeviceBroken,
+    ReferenceBrokeDevice,
+    sticky_device_error,
+)
 from kdiff.judging.heap import keep_freed_memory
 from kdiff.judging.runconfig import RunConfig
-from kdiff.sandbox.process import CandidateFailure, CandidateLoadError, _sticky_device_error
+from kdiff.sandbox.process import CandidateFailure, CandidateLoadError
 from kdiff.sandbox.replies import CheckedCandidate
 from kdiff.verdicts.provenance import judge_provenance
 
@@ -123,7 +128,7 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             native = NativeVerdict(False, preset, reason=f"{exc.signature}: {exc.detail}")
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, JudgeDeviceBroken) and not _sticky_device_error(why):
+            if not isinstance(exc, JudgeDeviceBroken) and not sticky_device_error(why):
                 raise
             return device_broken(Verdict(case, NativeVerdict(None, preset, reason=why), {},
                                          scaled_sizes=ctx.scaled_sizes), why)
