@@ -94,11 +94,13 @@ class RangeAndCancellation(ThresholdedGate):
             # Only where the traced magnitude (the sum of |terms|) fits the format can no
             # summation order overflow: there every partial sum is at most that magnitude.
             # Beyond it, whether an intermediate overflows depends on the order, which the
-            # contract leaves free. And only where no intermediate behind the output left the
-            # format's range: sigmoid(conv) at inputs near sqrt(max) has conv terms past the
-            # maximum, in any order, and a finite output by saturation (an fp32 conv that gave
-            # +-inf there, a direct sum that gave NaN: both overflowed).
-            headroom = (scale.cpu() < fmax) & (peak < fmax)
+            # contract leaves free. And only where no intermediate behind the output left its
+            # own format's range (the peak, a share of that range): sigmoid(conv) at inputs
+            # near sqrt(max) has conv terms past the maximum, in any order, and a finite
+            # output by saturation (an fp32 conv that gave +-inf there, a direct sum that gave
+            # NaN: both overflowed). An fp32 intermediate of an fp16 output is judged against
+            # fp32's range: a kernel that holds it in fp16 overflows where the reference did not.
+            headroom = (scale.cpu() < fmax) & (peak < 1.0)
             masks.append(accurate & headroom)
             contract = torch.isfinite(ref64) & torch.isfinite(want64) & headroom
             covered += int(contract.sum())

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kdiff.data.model import Case, Status
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
@@ -55,3 +57,49 @@ def test_an_overflow_inside_the_reference_is_not_judged(tmp_path: Path):
     assert verdict.native.accept is True, verdict.native.reason
     result = verdict.gates["PRC-03"]
     assert result.status is Status.PASS, result.detail
+
+
+# The reference squares in fp32 and stores an fp16 result: at inputs past sqrt(fp16's max)
+# the squares leave fp16's range but not fp32's.
+FP16_RMS_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return (x.float() ** 2).mean(-1).sqrt().to(x.dtype)
+
+
+def get_inputs():
+    return [torch.randn(16, 64, dtype=torch.float16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+RMS_CANDIDATES = {  # the norm in fp32 (honest); the squares in fp16, where they overflow
+    "fp32_norm": "torch.linalg.vector_norm(x.float(), dim=-1).div(x.shape[-1] ** 0.5).to(x.dtype)",
+    "fp16_squares": "(x * x).float().mean(-1).sqrt().to(x.dtype)",
+}
+
+
+@pytest.mark.parametrize("kernel, status", [("fp32_norm", Status.PASS),
+                                            ("fp16_squares", Status.FAIL)])
+def test_an_intermediate_is_judged_against_its_own_formats_range(tmp_path: Path, kernel: str,
+                                                                  status: Status):
+    """An fp16 output with fp32 squares behind it: the trace compared every intermediate
+    with the output's format, so wherever the squares passed fp16's maximum (every trial near
+    the range's end) no element was judged, and a kernel that squares in fp16 and returns
+    inf there passed. Each intermediate is held to its own format's range now."""
+    problem = tmp_path / "rms_fp16.py"
+    problem.write_text(FP16_RMS_PROBLEM)
+    candidate = tmp_path / f"{kernel}.py"
+    candidate.write_text("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                         f"    def forward(self, x):\n        return {RMS_CANDIDATES[kernel]}\n")
+    verdict = judge_case(Case(kernel, problem, candidate),
+                         RunConfig(native="kernelbench-v0.1", gates=["PRC-03"]), manager())
+    assert verdict.native.accept is True, verdict.native.reason
+    result = verdict.gates["PRC-03"]
+    assert result.status is status, result.detail

@@ -151,14 +151,31 @@ def test_boolean_outputs_are_exact():
     assert r.values[0].dtype == torch.bool and bool((r.magnitudes[0] == 0).all())
 
 
+FP32_MAX = torch.finfo(torch.float32).max
+
+
 def test_the_peak_is_the_largest_magnitude_behind_an_output():
     """sigmoid(x * y) at x = y = 1e100: the output's magnitude is 1, the product's 1e200
-    (plus its operands' share, 2e200: |y| M_x + |x| M_y)."""
+    (plus its operands' share, 2e200: |y| M_x + |x| M_y), as a share of the range of the
+    format it is computed in (fp32, the arithmetic)."""
     x = torch.full((3,), 1e100, dtype=torch.float64)
     r = run_oracle(Lambda(lambda a, b: torch.sigmoid(a * b)), [x, x.clone()])
     assert float(r.magnitudes[0].max()) <= 1.0 + 1e-12
-    assert r.peaks[0] == pytest.approx(3e200, rel=1e-6)  # a central difference
-    assert run_oracle(Lambda(torch.sigmoid), [torch.ones(3)]).peaks[0] < 2
+    assert r.peaks[0] == pytest.approx(3e200 / FP32_MAX, rel=1e-6)  # a central difference
+    assert run_oracle(Lambda(torch.sigmoid), [torch.ones(3)]).peaks[0] < 2 / FP32_MAX
+
+
+def test_the_peak_holds_each_intermediate_to_its_own_formats_range():
+    """fp16 inputs squared in fp32 (a .float() the reference asks for), the result stored in
+    fp16: the squares' 4e4^2 = 1.6e9 (a magnitude of 3 times that) is past fp16's range and
+    well inside fp32's, so the peak is the input's own share of fp16's range; squared in
+    fp16 itself, it is past 1."""
+    fp16_max = torch.finfo(torch.float16).max
+    x = torch.full((4,), 4e4, dtype=torch.float16)
+    in_fp32 = run_oracle(Lambda(lambda t: (t.float() ** 2).sqrt().to(t.dtype)), [x])
+    assert in_fp32.peaks[0] == pytest.approx(4e4 / fp16_max, rel=1e-2)
+    in_fp16 = run_oracle(Lambda(lambda t: (t * t).float().sqrt().to(t.dtype)), [x])
+    assert in_fp16.peaks[0] == pytest.approx(3 * 1.6e9 / fp16_max, rel=1e-2)  # as above
 
 
 MASKS = {  # the reference's -inf mask, written four ways
@@ -184,7 +201,7 @@ def test_a_minus_inf_mask_adds_nothing_to_a_softmax_s_scale(mask):
     model = Lambda(lambda x, m: torch.softmax(MASKS[mask](x, m), -1))
     r = run_oracle(model, [x, m])
     scale = r.magnitudes[0]
-    assert bool(torch.isfinite(scale).all()) and r.peaks[0] < 1e3
+    assert bool(torch.isfinite(scale).all()) and r.peaks[0] < 1e3 / FP32_MAX
     assert bool((scale[~m] == 0).all()) and bool((scale[m] >= r.values[0][m]).all())
     unmasked = run_oracle(model, [x, torch.ones_like(m)])
     assert torch.equal(scale[0], unmasked.magnitudes[0][0])
@@ -234,7 +251,7 @@ def test_what_an_op_writes_over_unread_is_not_behind_its_result(write):
         return buf
     x = torch.tensor([1.0, -3.0, 0.5])
     r = run_oracle(Lambda(fn), [x])
-    assert 3.0 <= r.peaks[0] <= 20.0, r.peaks
+    assert 3.0 / FP32_MAX <= r.peaks[0] <= 20.0 / FP32_MAX, r.peaks
 
 
 # -- the trusting trace: no synchronisation per traced operand, the checking trace's result --

@@ -456,7 +456,9 @@ class Traced(NamedTuple):
 
     magnitude: torch.Tensor
     depth: int
-    peak: torch.Tensor  # 0-d: the largest magnitude on the chain behind it
+    # 0-d: the largest magnitude on the chain behind it, each tensor's as a share of the
+    # largest finite value of its own format (past 1: something behind it overflowed)
+    peak: torch.Tensor
     stored: torch.dtype  # its format in the working-precision run
     quantization: float  # sum of unit roundoffs of the coarse storage roundings behind it
 
@@ -550,10 +552,19 @@ class MagnitudeTracer(EagerDispatchMode):
         """An input or parameter (upcast to float64) stored as `stored` in the working run."""
         if self.coarse(stored):
             own = own_scale(t)
-            self.record(t, Traced(own, 0, _largest(own), stored, 0.0))
+            self.record(t, Traced(own, 0, self.share_of_range(_largest(own), stored),
+                                  stored, 0.0))
 
     def coarse(self, stored: torch.dtype) -> bool:
         return unit_roundoff(stored) > self.arithmetic_u
+
+    def share_of_range(self, largest: torch.Tensor, stored: torch.dtype) -> torch.Tensor:
+        """`largest` (a magnitude of a tensor stored as `stored`) as a share of the largest
+        finite value that tensor can hold in the working run: its own format's where that is
+        coarser than the arithmetic, else the arithmetic's (the trace holds those in float64).
+        An fp32 score behind an fp16 output overflows past fp32's range, not fp16's."""
+        held = stored if self.coarse(stored) else self.arithmetic
+        return largest / torch.finfo(held).max
 
     def lookup(self, t: torch.Tensor) -> Traced:
         """What the trace knows of `t`; of an untraced tensor: its own |values|, stored as it
@@ -566,7 +577,7 @@ class MagnitudeTracer(EagerDispatchMode):
         if entry is not None and torch.equal(entry[2], _fingerprint(t)):
             return entry[1]
         own = own_scale(t)
-        return Traced(own, 0, _largest(own), t.dtype, 0.0)
+        return Traced(own, 0, self.share_of_range(_largest(own), t.dtype), t.dtype, 0.0)
 
     def produced(self, t: torch.Tensor) -> bool:
         """Whether a traced operation (or a declaration) recorded `t` and nothing unseen wrote
@@ -1020,9 +1031,10 @@ class MagnitudeTracer(EagerDispatchMode):
                 # allowance, or an infinite magnitude carried from one (not judged there),
                 # is no value that could leave the format's range
                 sized = torch.where(torch.isfinite(magnitude), magnitude, own_scale(o))
-                peak = torch.maximum(peak_in, _largest(sized))
-                if squares is not None and o is float_outs[0]:
-                    peak = torch.maximum(peak, _largest(squares))
+                peak = torch.maximum(peak_in, self.share_of_range(_largest(sized), stored[0]))
+                if squares is not None and o is float_outs[0]:  # summed in the arithmetic
+                    peak = torch.maximum(peak, self.share_of_range(_largest(squares),
+                                                                    self.arithmetic))
                 traced = Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                 peak, *stored)
                 self.record(o, traced)
@@ -1116,7 +1128,9 @@ class MagnitudeTracer(EagerDispatchMode):
                         unknown_exact=True)
         if moved is not None and _is_inexact(out):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
-            self.record(out, Traced(magnitude, depth, _largest(out), out.dtype, 0.0))
+            self.record(out, Traced(magnitude, depth,
+                                    self.share_of_range(_largest(out), out.dtype), out.dtype,
+                                    0.0))
         elif moved is not None:
             # moved alone, each element keeps its own pick's admissible values
             known = [t for t in traces if t is not None]
@@ -1453,7 +1467,7 @@ class OracleResult:
     values: list[torch.Tensor]  # float64
     magnitudes: list[torch.Tensor]
     depths: list[int]
-    peaks: list[float]  # per output, the largest magnitude on the chain behind it
+    peaks: list[float]  # per output, Traced.peak: past 1, something behind it overflowed
     # per output, the sum of the unit roundoffs of its coarse storage roundings (Traced)
     quantizations: list[float]
     # per output, other values an honest working-precision run may give it where some
@@ -1536,12 +1550,12 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             quantizations.append(0.0)
             alternatives.append([])
             continue
-        m, d, peak, _, q = traced
+        m, d, peak, stored_as, q = traced
         if not tracer.produced(o) and not _is_input(o, args):
             traced_m = m
             m, d = opaque_scale(o, float_numel)
             m = torch.where(torch.isinf(traced_m), traced_m, m)  # open picks stay open
-            peak = torch.maximum(peak, _largest(m))
+            peak = torch.maximum(peak, tracer.share_of_range(_largest(m), stored_as))
         values.append(o)
         mags.append(m.detach())
         depths.append(max(1, d))
