@@ -9,7 +9,6 @@ verdict (`with_one_chosen`: tests/hostile/knows_the_judges_recasts.py)."""
 
 from __future__ import annotations
 
-import math
 from typing import Iterator
 
 import torch
@@ -31,6 +30,8 @@ from kdiff.numerics.tolerance import (
     BoundModel,
     Mismatch,
     compare,
+    gamma,
+    scaled,
     unit_roundoff,
 )
 
@@ -146,10 +147,9 @@ def in_any_bf16_order(
             ev.floors(),
         )
     ):
-        n = max(depth, 1)
-        gamma = n * u / (1 - n * u) if n * u < 1 else math.inf
         allowance = quantization * scale + floor
-        bound = torch.maximum(own, gamma * scale + SMALLEST_NORMAL[torch.bfloat16] + allowance)
+        in_any_order = scaled(gamma(depth, u), scale)
+        bound = torch.maximum(own, in_any_order + SMALLEST_NORMAL[torch.bfloat16] + allowance)
         mismatches.append(
             compare(
                 got, ev.expected(i, got), bound, i, allowance=allowance, period=ev.periods.get(i)

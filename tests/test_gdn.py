@@ -15,7 +15,7 @@ they add up over the steps. Hence a first-order worst-case bound, normwise per t
     max|err| <= gamma_N * max|oracle|,  N = (ceil(T / C) + 1) * (K + V + 4 C)
 
 which covers forward (N_fwd = ceil(T/C)(K + 3C) + K + C) and backward alike, with
-gamma_N <= 1.01 N u (kdiff.numerics.tolerance, worst-case model).
+gamma_N = N u / (1 - N u) (kdiff.numerics.tolerance.gamma, the worst-case model).
 
 The token-by-token path (recurrent.py; taken when a chunked result holds a NaN or an Inf)
 forms the reference's own operations, with fp32 products and every contraction accumulated in
@@ -54,9 +54,8 @@ from kdiff.kernels.gdn import wy as gdn_wy
 from kdiff.kernels.gdn.fallback import FLAG_BLOCK
 from kdiff.kernels.gdn.varlen import chunk_layout
 from kdiff.numerics.oracle import run_oracle
-from kdiff.numerics.tolerance import WORST_CASE_C, BoundModel, growth, unit_roundoff
+from kdiff.numerics.tolerance import gamma, unit_roundoff
 
-WORST = BoundModel.WORST_CASE  # the bounds below are first-order worst-case
 NAMES = ("o", "final_state", "dq", "dk", "dv", "dg", "dbeta", "dh0")
 # The 64-token chunk builds and the whole-range sweeps take 5-20 s each through the
 # interpreter: `slow` (run by .ci/run after the default suite); every test keeps a fast case.
@@ -124,7 +123,7 @@ def depth_recurrent(T, K, V):
 def assert_within_bound(got, oracle, N, judged=None):
     """judged: per tensor, a mask of the elements compared (None: all). A tensor that is
     None in the oracle (no such gradient) is skipped."""
-    bound = WORST_CASE_C * growth(N, WORST) * unit_roundoff(torch.float32)
+    bound = gamma(N, unit_roundoff(torch.float32))
     for name, a, b, j in zip(NAMES, got, oracle, judged or [None] * len(oracle)):
         if b is None:
             continue
@@ -175,7 +174,7 @@ def test_without_initial_state_and_final_state():
     o = chunk_gated_delta_rule(*inputs[:5], chunk_size=16)
     assert isinstance(o, torch.Tensor)
     ref, _ = gated_delta_rule_reference(*[x.double() for x in inputs[:5]])
-    bound = WORST_CASE_C * growth(depth(24, 16, 16, 16), WORST) * unit_roundoff(torch.float32)
+    bound = gamma(depth(24, 16, 16, 16), unit_roundoff(torch.float32))
     assert (o.double() - ref).abs().max() <= bound * ref.abs().max()
 
 
@@ -210,7 +209,7 @@ def test_simple_gla_without_delta_rule_matches_oracle():
     got = fwd_bwd(lambda *a, **kw: chunk_simple_gla(*a, output_final_state=True, chunk_size=C,
                                                     **kw), torch.float32)
     oracle = fwd_bwd(lambda *a, **kw: gated_recurrence(*a, None, **kw), torch.float64)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C), WORST) * unit_roundoff(torch.float32)
+    bound = gamma(depth(T, K, V, C), unit_roundoff(torch.float32))
     for name, a, b in zip(("o", "final_state", "dq", "dk", "dv", "dg", "dh0"), got, oracle):
         assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
 

@@ -14,7 +14,7 @@ carried in (one more chunk's worth). Hence
 
     max|err| <= gamma_N * max|oracle|,  N = (ceil(T / C) + 1) * (K + V + 4 C)
 
-with gamma_N <= 1.01 N u (kdiff.numerics.tolerance, worst-case model). The same N covers the
+with gamma_N = N u / (1 - N u) (kdiff.numerics.tolerance.gamma, the worst-case model). The same N covers the
 chunked PyTorch form in float64 (u = 2^-53). The token-by-token kernel (the decode step, and
 the forward's fallback) forms the reference's operations per token: at most 8 roundings per
 token along the state (alpha S, the two weights, the two outer products' scalings, the two
@@ -54,14 +54,11 @@ from kdiff.kernels.mamba3.ops import cos_sin
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 from kdiff.kernels.mamba3.reference import TWO_PI, States
 from kdiff.numerics.tolerance import (
-    WORST_CASE_C,
-    BoundModel,
     difference,
-    growth,
+    gamma,
     unit_roundoff,
 )
 
-WORST = BoundModel.WORST_CASE  # the bounds below are first-order worst-case
 NAMES = ("out", "angle_state", "ssm_state", "k_state", "v_state")
 SLOW = pytest.mark.slow  # over 20 s in the interpreter on this machine
 
@@ -88,7 +85,7 @@ def depth_recurrent_backward(T, K):
 
 
 def assert_within_bound(got, oracle, N, dtype=torch.float32):
-    bound = WORST_CASE_C * growth(N, WORST) * unit_roundoff(dtype)
+    bound = gamma(N, unit_roundoff(dtype))
     for name, a, b in zip(NAMES, got, oracle):
         # the angle state is an angle (problems.py declares it periodic)
         period = TWO_PI if name == "angle_state" else None
@@ -135,7 +132,7 @@ def test_chunked_form_and_its_gradients_equal_the_oracle():
     cotangents = [torch.randn_like(w) for w in want]
     grads_got = torch.autograd.grad(got, leaves, cotangents)
     grads_want = torch.autograd.grad(want, leaves, cotangents)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C), WORST) * unit_roundoff(torch.float64)
+    bound = gamma(depth(T, K, V, C), unit_roundoff(torch.float64))
     for i, (a, b) in enumerate(zip(grads_got, grads_want)):
         assert (a - b).abs().max() <= bound * b.abs().max(), f"gradient of input {i}"
 
@@ -203,8 +200,7 @@ def test_triton_backward_matches_the_oracle(monkeypatch, state_block_v):
                               torch.float32)
     assert fallbacks == [0]  # the chunked kernels' own gradients
     _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, WORST) * unit_roundoff(
-        torch.float32)
+    bound = gamma(depth(T, K, V, C) + T, unit_roundoff(torch.float32))
     for i, (a, b) in enumerate(zip(got, want)):
         err = (a.double() - b).abs().max().item()
         assert err <= bound * b.abs().max().item(), f"gradient of input {i}: {err:.3e}"
@@ -261,8 +257,7 @@ def test_a_nan_input_takes_the_token_by_token_path_with_the_oracles_mask(monkeyp
         assert torch.equal(a.isnan(), b.isnan()), name
         finite = b.isfinite()
         a, b = a[finite], b[finite]
-        bound = WORST_CASE_C * growth(depth_recurrent(T, K), WORST) * unit_roundoff(
-            torch.float32)
+        bound = gamma(depth_recurrent(T, K), unit_roundoff(torch.float32))
         assert (a.double() - b).abs().max() <= bound * b.abs().max(), name
 
 
@@ -276,8 +271,7 @@ def test_the_token_by_token_backward_matches_the_oracle(monkeypatch):
                               torch.float32)
     assert fallbacks == [1]
     _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
-    bound = WORST_CASE_C * growth(depth_recurrent_backward(T, K), "worst") * unit_roundoff(
-        torch.float32)
+    bound = gamma(depth_recurrent_backward(T, K), unit_roundoff(torch.float32))
     for i, (a, b) in enumerate(zip(got, want)):
         err = (a.double() - b).abs().max().item()
         assert err <= bound * b.abs().max().item(), f"gradient of input {i}: {err:.3e}"
@@ -510,8 +504,7 @@ def test_the_decay_gradient_where_the_decays_nearly_vanish():
     _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
                               torch.float32)
     _, want = forward_backward(mamba3_siso_recurrence, args, states, torch.float64)
-    bound = WORST_CASE_C * growth(depth(T, K, V, C) + T, WORST) * unit_roundoff(
-        torch.float32)
+    bound = gamma(depth(T, K, V, C) + T, unit_roundoff(torch.float32))
     assert (got[3].double() - want[3]).abs().max() <= bound * want[3].abs().max()
 
 
@@ -586,7 +579,7 @@ def test_compiled_kernels_match_the_oracle_on_cuda():
     result = json.loads(done.stdout.strip().splitlines()[-1])
     for path, N in (("chunked", depth(T, K, V, C) + T),
                     ("fallback", depth_recurrent_backward(T, K))):
-        bound = WORST_CASE_C * growth(N, "worst") * unit_roundoff(torch.float32)
+        bound = gamma(N, unit_roundoff(torch.float32))
         worst = max(result[path])
         assert worst <= bound, f"{path}: {result[path]} against {bound:.3e}"
     assert result["nan_mask_mismatches"] == 0

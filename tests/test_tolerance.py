@@ -1,6 +1,7 @@
 """The bound formula and the structured mismatch report."""
 import math
 
+import pytest
 import torch
 
 from kdiff.numerics import tolerance
@@ -16,8 +17,22 @@ def test_bound_is_lambda_u_sqrt_n_scale():
 def test_worst_case_bound_is_gamma_n_scale():
     scale = torch.tensor([2.0])
     b = tolerance.bound(scale, 100, torch.float32, tolerance.BoundModel.WORST_CASE)
-    expected = tolerance.WORST_CASE_C * 2.0 ** -24 * 100 * 2.0 + torch.finfo(torch.float32).tiny
-    assert math.isclose(float(b), expected, rel_tol=1e-12)
+    nu = 100 * 2.0 ** -24
+    expected = nu / (1 - nu) * 2.0 + torch.finfo(torch.float32).tiny
+    assert math.isclose(float(b), expected, rel_tol=1e-7)  # b is an fp32 tensor
+
+
+def test_the_worst_case_is_gamma_n_exactly_where_1_01_n_u_falls_short():
+    """gamma_N = N u / (1 - N u) is below 1.01 N u only while N u <= 1/101: bf16 chains of
+    64 roundings (N u = 1/4) may err by 1/3, which 1.01 N u (0.2525) did not cover; from
+    N u = 1 on nothing is bounded, yet an exact value (scale 0) stays exact."""
+    u = tolerance.unit_roundoff(torch.bfloat16)
+    assert tolerance.gamma(64, u) == pytest.approx(1 / 3)
+    scale = torch.tensor([3.0, 0.0], dtype=torch.float64)
+    b = tolerance.bound(scale, 64, torch.bfloat16, tolerance.BoundModel.WORST_CASE)
+    assert float(b[0]) >= 1.0 - 1e-12  # 3 x 1/3
+    past = tolerance.bound(scale, 256, torch.bfloat16, tolerance.BoundModel.WORST_CASE)
+    assert math.isinf(float(past[0])) and float(past[1]) < 1e-30
 
 
 def test_lower_precisions_get_proportionally_looser_bounds():

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from kdiff.numerics.tolerance import SMALLEST_NORMAL, WORST_CASE_C, unit_roundoff
+from kdiff.numerics.tolerance import SMALLEST_NORMAL, gamma, unit_roundoff
 
 aten = torch.ops.aten
 
@@ -26,7 +26,7 @@ def _leaves_range(logs: torch.Tensor, arithmetic: torch.dtype, steps: int) -> bo
     0 or within its worst-case error of overflow (`range_limited`)."""
     low = math.log(SMALLEST_NORMAL[arithmetic])
     high = math.log(
-        torch.finfo(arithmetic).max / (1 + WORST_CASE_C * unit_roundoff(arithmetic) * steps)
+        torch.finfo(arithmetic).max / (1 + gamma(steps, unit_roundoff(arithmetic)))
     )
     return bool(((logs <= low) | (logs >= high)).any())
 
@@ -35,7 +35,7 @@ def range_limited(x: torch.Tensor, dim: int, arithmetic: torch.dtype) -> torch.T
     """The running product of `x` (float64) along `dim` as an accumulator in `arithmetic` may
     give it: after each step's product, 0 where |product| is at most the smallest normal
     (the error model's floor, tolerance.bound) and +-Inf where its worst-case error after k
-    roundings, WORST_CASE_C u k |product|, reaches past the largest finite number. None where
+    roundings, gamma_k |product| (tolerance.gamma), reaches past the largest finite number. None where
     no step comes near either end (the float64 value is the only one): found first from the
     running sum of log |x| over the finite, non-zero factors, which bounds every step's
     |product| before an Inf or a 0 fixes it."""
@@ -49,14 +49,14 @@ def range_limited(x: torch.Tensor, dim: int, arithmetic: torch.dtype) -> torch.T
         return None
     floor = SMALLEST_NORMAL[arithmetic]
     largest = torch.finfo(arithmetic).max
-    growth = WORST_CASE_C * unit_roundoff(arithmetic)
+    u = unit_roundoff(arithmetic)
     acc = torch.ones_like(moved[0])
     steps = []
     for k in range(n):
         acc = acc * moved[k]
         acc = torch.where(acc.abs() <= floor, acc * 0.0, acc)  # a signed zero
         acc = torch.where(
-            acc.abs() * (1 + growth * (k + 1)) > largest,
+            acc.abs() * (1 + gamma(k + 1, u)) > largest,
             torch.copysign(torch.full_like(acc, math.inf), acc),
             acc,
         )

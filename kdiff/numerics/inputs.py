@@ -29,10 +29,8 @@ from kdiff.data.problem import ProblemModule
 from kdiff.data.recast import recast
 from kdiff.data.seeding import generator, set_seed
 from kdiff.numerics.tolerance import (
-    WORST_CASE_C,
-    BoundModel,
     components,
-    growth,
+    gamma,
     inexact,
     unit_roundoff,
 )
@@ -295,8 +293,7 @@ def normalization_tolerance(n: int, dtype: torch.dtype) -> float:
     summed in fp32 or wider is off by at most gamma_n relative, which scales every value
     alike, and each value's rounding to `dtype` by u_dtype relative, at most u_dtype over the
     slice (the values are non-negative and sum to about one)."""
-    gamma_n = WORST_CASE_C * growth(n, BoundModel.WORST_CASE) * unit_roundoff(torch.float32)
-    return gamma_n + unit_roundoff(dtype)
+    return gamma(n, unit_roundoff(torch.float32)) + unit_roundoff(dtype)
 
 
 def _normalized_dim(values: list[torch.Tensor], dtype: torch.dtype) -> int | None:

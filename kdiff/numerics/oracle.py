@@ -79,12 +79,12 @@ from kdiff.numerics.integers import (
 )
 from kdiff.numerics.tolerance import (
     SMALLEST_NORMAL,
-    WORST_CASE_C,
     BoundModel,
-    growth,
     inexact,
     own_scale,
+    per_unit_error,
     relative_error,
+    scaled,
     second_order,
     step_magnitude,
     unit_roundoff,
@@ -696,8 +696,8 @@ class MagnitudeTracer(EagerDispatchMode):
         """The worst-case error of `x` in the working arithmetic: the rounding of every step
         of depth behind it, all of one sign, and the storage roundings, at its scale."""
         scale = known.magnitude.to(x.device) if self.magnitudes else own_scale(x)
-        return (WORST_CASE_C * unit_roundoff(self.arithmetic)
-                * growth(known.depth, BoundModel.WORST_CASE) + known.quantization) * scale
+        return scaled(per_unit_error(known.depth, self.arithmetic, BoundModel.WORST_CASE)
+                      + known.quantization, scale)
 
     def relative_error(self, known: Traced) -> float:
         """tolerance.relative_error of a traced tensor, in the working arithmetic."""

@@ -122,25 +122,41 @@ def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
 class BoundModel(Enum):
     """How rounding errors add up along a chain of N roundings."""
 
-    PROBABILISTIC = "probabilistic"  # independent, mean zero: sqrt(N) (LAMBDA)
-    WORST_CASE = "worst_case"  # all of one sign: N (gamma_N, WORST_CASE_C)
+    PROBABILISTIC = "probabilistic"  # independent, mean zero: LAMBDA u sqrt(N)
+    WORST_CASE = "worst_case"  # all of one sign: gamma_N
 
 
-def growth(depth: int, model: BoundModel = BoundModel.PROBABILISTIC) -> float:
-    """f(N): sqrt(N) for the probabilistic model; N for the worst-case gamma_N bound
-    (gamma_N = N u / (1 - N u) <= 1.01 N u while N u <= 0.01; the 1.01 is in WORST_CASE_C)."""
+def gamma(depth: int, u: float) -> float:
+    """Higham's gamma_N = N u / (1 - N u) (Lemma 3.1): the most N roundings of unit roundoff
+    u, all of one sign, move a value, relative. Exact rather than the 1.01 N u it is often
+    written as, which holds only while N u <= 0.01 (fp32 chains of 1.7e5 roundings, bf16's of
+    2); inf from N u = 1 on, where no worst-case bound holds."""
     n = max(depth, 1)
-    return math.sqrt(n) if model is BoundModel.PROBABILISTIC else float(n)
+    return n * u / (1 - n * u) if n * u < 1 else math.inf
 
 
-WORST_CASE_C = 1.01  # gamma_N <= 1.01 * N * u for N * u <= 0.01 (Higham, Lemma 3.1)
+def per_unit_error(depth: int, dtype: torch.dtype,
+                   model: BoundModel = BoundModel.PROBABILISTIC) -> float:
+    """The most the arithmetic lets a value computed at `depth` in `dtype` err by, per unit
+    of its scale, under `model`: LAMBDA u sqrt(N), or gamma_N."""
+    u = unit_roundoff(dtype)
+    if model is BoundModel.PROBABILISTIC:
+        return LAMBDA * u * math.sqrt(max(depth, 1))
+    return gamma(depth, u)
+
+
+def scaled(per_unit: float, scale: torch.Tensor) -> torch.Tensor:
+    """`per_unit` times `scale`, 0 where the scale is 0 (an exact value), also past the
+    worst case's reach (an infinite gamma_N)."""
+    if math.isfinite(per_unit):
+        return per_unit * scale
+    return torch.where(scale > 0, math.inf, 0.0).to(scale.dtype)
 
 
 def relative_error(depth: int, dtype: torch.dtype, quantization: float = 0.0) -> float:
     """w: the most either bound model lets a value computed at `depth` in `dtype` err by, per
-    unit of its scale (LAMBDA u sqrt(N) or WORST_CASE_C u N), plus its storage roundings."""
-    u = unit_roundoff(dtype)
-    return max(LAMBDA * u * growth(depth), WORST_CASE_C * u * growth(depth, BoundModel.WORST_CASE)
+    unit of its scale (per_unit_error), plus its storage roundings."""
+    return max(per_unit_error(depth, dtype), per_unit_error(depth, dtype, BoundModel.WORST_CASE)
                ) + quantization
 
 
@@ -155,7 +171,7 @@ def second_order(w_a: float, m_a: torch.Tensor, w_b: float, m_b: torch.Tensor) -
     e_a e_b = w_a w_b M_a M_b; w taken as the larger model's covers both. Nothing where
     either factor is exact (w = 0), and less than first order where a factor is larger than
     its error."""
-    return min(w_a, w_b) * m_a * m_b
+    return scaled(min(w_a, w_b), m_a * m_b)
 
 
 def admitted(got: torch.Tensor, expected: torch.Tensor, others: list[torch.Tensor]
@@ -186,8 +202,7 @@ def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
     unchanged by another summation order. `margin` divides only the arithmetic part: the room
     the reference's own check (REFERENCE_MARGIN) keeps is for another summation order; every
     honest implementation pays the final rounding to the stored format alike."""
-    c = LAMBDA if model is BoundModel.PROBABILISTIC else WORST_CASE_C
-    arithmetic = c * unit_roundoff(dtype) * growth(depth, model) * scale + SMALLEST_NORMAL[dtype]
+    arithmetic = scaled(per_unit_error(depth, dtype, model), scale) + SMALLEST_NORMAL[dtype]
     if margin != 1.0:
         arithmetic = arithmetic / margin
     return arithmetic + quantization * scale + floor if quantization else arithmetic
@@ -209,7 +224,7 @@ def step_magnitude(step: torch.Tensor | float, dtype: torch.dtype) -> torch.Tens
     an integer landing one step away). Every larger bound (the probabilistic lambda, more
     depth, a coarser precision) covers it too, and it moves through later operations as any
     magnitude does (a dequantization's scale multiplies it)."""
-    return step * (REFERENCE_MARGIN / (WORST_CASE_C * unit_roundoff(dtype)))
+    return step * (REFERENCE_MARGIN / gamma(1, unit_roundoff(dtype)))
 
 
 def difference(got: torch.Tensor, expected: torch.Tensor, period: float | None = None
