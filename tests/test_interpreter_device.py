@@ -60,7 +60,7 @@ def shipped_interpreter():
     from triton.runtime.autotuner import Autotuner
     builder = interpreter.interpreter_builder
     saved_builder = dict(vars(builder))
-    module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin")
+    module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin", "_patch_lang_tensor")
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
                                           interpreter.ScanOps, tl.dtype)}
@@ -761,3 +761,47 @@ def test_narrowing_to_fp8_rounds_to_nearest_even_and_saturates(shipped_interpret
         got = got.float()
         assert torch.equal(got.isnan(), expected.isnan()), fp8
         assert torch.equal(got[~got.isnan()], expected[~expected.isnan()]), fp8
+
+
+@triton.jit
+def _sum_to_a_runtime_bound(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n, BLOCK):  # n: an int argument, a one-element array
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(acc, axis=0))
+
+
+def _index_as_int_of_the_array(shipped):
+    """`_patch_lang_tensor` as Triton 3.2 to 3.8 shape the index: `int(data)` of the scalar's
+    one-element array (3.9 reads `int(data.squeeze())`)."""
+    def patch_lang_tensor(tensor, scope):
+        shipped(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+    return patch_lang_tensor
+
+
+def test_a_runtime_loop_bound_is_an_index_where_the_interpreter_reads_int_of_its_array(
+        shipped_interpreter, monkeypatch):
+    """Triton 3.6's interpreter with numpy 2.4: every kernel looping to a runtime bound raised,
+    and the matmul controls were rejected by the native check on the CPU. Installed, the
+    index is the one element, and the interpreter's own index (3.9's) is left in place."""
+    x = torch.arange(300, dtype=torch.float32)
+    out = torch.empty(1)
+    monkeypatch.setattr(interpreter, "_patch_lang_tensor",
+                        _index_as_int_of_the_array(interpreter._patch_lang_tensor))
+    with pytest.raises(Exception, match="only 0-dimensional arrays"):
+        _sum_to_a_runtime_bound[(1,)](x, out, 300, BLOCK=64)
+    interpreter_device.install()
+    _sum_to_a_runtime_bound[(1,)](x, out, 300, BLOCK=64)
+    assert out.item() == x.sum().item()
+
+    monkeypatch.undo()  # the interpreter's own shape: 3.9's
+    interpreter_device.install()
+
+    class Scalar:
+        pass
+    scope = interpreter._LangPatchScope()
+    interpreter._patch_lang_tensor(Scalar, scope)
+    assert Scalar.__index__ is not interpreter_device._index_of_one_element
+    scope.restore()

@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import types
 
 import numpy as np
 
@@ -58,6 +59,7 @@ def install() -> None:
     except ImportError:
         return
     _type_float_arguments(interpreter)
+    _index_by_a_scalar_s_one_element(interpreter)
     _dtypes_answer_value(interpreter)
     _constexpr_operators_yield_tensors()
     _loop_variables_as_tensors(interpreter)
@@ -394,6 +396,40 @@ def _type_float_arguments(interpreter) -> None:
 
     implicit_cvt.types_floats = True
     interpreter._implicit_cvt = implicit_cvt
+
+
+def _index_by_a_scalar_s_one_element(interpreter) -> None:
+    """A scalar (an int argument, a loop bound computed from one) is a one-element array in
+    the interpreter, and a launch's patch of `tl` makes it an index (`range(0, K, BLOCK_K)`).
+    Triton before 3.9 read the index as `int(data)`, which numpy 2 refuses for a 1-d array
+    ("only 0-dimensional arrays can be converted to Python scalars"): every kernel looping to
+    a runtime bound raised on the CPU (Triton 3.6's interpreter: the matmul controls rejected
+    by the native check). Where the interpreter's index refuses a one-element array, the
+    index is its one element, as Triton 3.9 reads it (`int(data.squeeze())`)."""
+    patch_lang_tensor = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch_lang_tensor is None or getattr(patch_lang_tensor, "indexes_one_element", False):
+        return
+
+    def patch_with_its_index(tensor, *scope) -> None:  # Triton 3.6 on passes a patch scope
+        patch_lang_tensor(tensor, *scope)
+        try:
+            tensor.__index__(_ONE_ELEMENT_SCALAR)
+        except TypeError:
+            if scope:
+                scope[0].set_attr(tensor, "__index__", _index_of_one_element)
+            else:
+                tensor.__index__ = _index_of_one_element
+
+    patch_with_its_index.indexes_one_element = True
+    interpreter._patch_lang_tensor = patch_with_its_index
+
+
+def _index_of_one_element(scalar) -> int:
+    return int(scalar.handle.data.squeeze())
+
+
+# What the interpreter holds for a scalar: a tensor whose handle's data has one element, 1-d.
+_ONE_ELEMENT_SCALAR = types.SimpleNamespace(handle=types.SimpleNamespace(data=np.array([1])))
 
 
 def _comparisons_typed_int1(interpreter) -> None:
