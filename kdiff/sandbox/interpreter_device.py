@@ -80,6 +80,28 @@ def install() -> None:
         _report_a_compute_capability()
 
 
+# The first Triton whose interpreter has the shape kdiff's worker reads: a launch through
+# `InterpretedFunction.run`, a method of the class (the worker records each launch there, for
+# RES-02's compiles and the provenance of the candidate's own kernels), and `tl` patched in a
+# scope the launch's end restores (`_LangPatchScope`). Before 3.6 a launch went through
+# `__getitem__`, `run` was each instance's own, and every judging on the CPU raised.
+OLDEST_TRITON = "3.6"
+
+
+def refusal() -> str | None:
+    """One line saying that this process's Triton cannot be the CPU device, or None where it
+    can (or where there is no Triton, and no Triton kernel to judge)."""
+    try:
+        import triton
+        from triton.runtime import interpreter
+    except ImportError:
+        return None
+    launched_by_run = "run" in vars(getattr(interpreter, "InterpretedFunction", object))
+    if launched_by_run and hasattr(interpreter, "_LangPatchScope"):
+        return None
+    return f"Triton {triton.__version__} found; kdiff's CPU judging needs >= {OLDEST_TRITON}"
+
+
 # The compute capability the CPU device answers: sm_90, the H200's and one of the two
 # architectures RES-02 compiles a candidate's kernels for, so that a library choosing its path
 # by it takes a path those compiles judge.
