@@ -7,6 +7,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ["TRITON_INTERPRET"] = "1"  # before this module decorates its kernels
@@ -772,13 +773,21 @@ def _sum_to_a_runtime_bound(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr, tl.sum(acc, axis=0))
 
 
-def _index_as_int_of_the_array(shipped):
-    """`_patch_lang_tensor` as Triton 3.2 to 3.8 shape the index: `int(data)` of the scalar's
-    one-element array (3.9 reads `int(data.squeeze())`)."""
-    def patch_lang_tensor(tensor, scope):
-        shipped(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+def _index_as(read):
+    """`_patch_lang_tensor` with the interpreter's index `read` of a scalar's one-element
+    array: Triton 3.2 to 3.8 read `int(data)`, 3.9 `int(data.squeeze())`."""
+    def patch_lang_tensor(tensor, scope, _shipped=interpreter._patch_lang_tensor):
+        _shipped(tensor, scope)
+        scope.set_attr(tensor, "__index__", read)
     return patch_lang_tensor
+
+
+def _int_of_the_array(scalar) -> int:
+    return int(scalar.handle.data)
+
+
+def _int_of_the_array_squeezed(scalar) -> int:
+    return int(scalar.handle.data.squeeze())
 
 
 def test_a_runtime_loop_bound_is_an_index_where_the_interpreter_reads_int_of_its_array(
@@ -788,20 +797,51 @@ def test_a_runtime_loop_bound_is_an_index_where_the_interpreter_reads_int_of_its
     index is the one element, and the interpreter's own index (3.9's) is left in place."""
     x = torch.arange(300, dtype=torch.float32)
     out = torch.empty(1)
-    monkeypatch.setattr(interpreter, "_patch_lang_tensor",
-                        _index_as_int_of_the_array(interpreter._patch_lang_tensor))
+    monkeypatch.setattr(interpreter, "_patch_lang_tensor", _index_as(_int_of_the_array))
     with pytest.raises(Exception, match="only 0-dimensional arrays"):
         _sum_to_a_runtime_bound[(1,)](x, out, 300, BLOCK=64)
     interpreter_device.install()
     _sum_to_a_runtime_bound[(1,)](x, out, 300, BLOCK=64)
     assert out.item() == x.sum().item()
 
-    monkeypatch.undo()  # the interpreter's own shape: 3.9's
+    monkeypatch.setattr(interpreter, "_patch_lang_tensor", _index_as(_int_of_the_array_squeezed))
     interpreter_device.install()
 
     class Scalar:
         pass
     scope = interpreter._LangPatchScope()
     interpreter._patch_lang_tensor(Scalar, scope)
-    assert Scalar.__index__ is not interpreter_device._index_of_one_element
+    assert Scalar.__index__ is _int_of_the_array_squeezed
     scope.restore()
+
+
+@triton.jit
+def _nan_dropped_and_kept(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    tl.store(out_ptr + r, tl.maximum(x, 0.0))
+    tl.store(out_ptr + BLOCK + r, tl.minimum(x, 0.0))
+    tl.store(out_ptr + 2 * BLOCK + r, tl.clamp(x, -1.0, 1.0))
+    tl.store(out_ptr + 3 * BLOCK + r, tl.maximum(x, 0.0, propagate_nan=tl.PropagateNan.ALL))
+
+
+def test_max_min_and_clamp_drop_nan_as_compiled_where_the_interpreter_kept_it(
+        shipped_interpreter):
+    """Triton 3.6's interpreter took `tl.maximum` (maxnum: max.f32 drops a NaN operand) as
+    np.maximum, which keeps it: the red team's ReLU as `tl.maximum(x, 0)` passed EXC-01 on the
+    CPU. With the interpreter given 3.6's three, the NaN lanes read as compiled: 0, 0, -1;
+    `propagate_nan=ALL` keeps NaN either way."""
+    builder = interpreter.interpreter_builder
+    builder.create_maxnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.maximum)
+    builder.create_minnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.minimum)
+    builder.create_clampf = lambda x, lo, hi, how: builder.ternary_op(x, lo, hi, np.clip)
+    x = torch.tensor([float("nan"), -2.0, 0.5, 3.0])
+    out = torch.empty(16)
+    _nan_dropped_and_kept[(1,)](x, out, BLOCK=4)
+    assert out[[0, 4, 8, 12]].isnan().all()  # as Triton 3.6 gave them
+    interpreter_device.install()
+    _nan_dropped_and_kept[(1,)](x, out, BLOCK=4)
+    assert out[[0, 4, 8]].tolist() == [0.0, 0.0, -1.0] and out[12].isnan()
+    assert out[[1, 2, 3, 5, 6, 7, 9, 10, 11]].tolist() == [0.0, 0.5, 3.0, -2.0, 0.0, 0.0,
+                                                           -1.0, 0.5, 1.0]
+

@@ -66,6 +66,7 @@ def install() -> None:
     _boolean_operators_as_compiled(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
+    _max_and_min_drop_nan_as_compiled(interpreter)  # before bf16's, which wraps clamp
     interpreter_bf16.install(interpreter)
     _comparisons_typed_int1(interpreter)
     interpreter_fp8.install(interpreter)
@@ -452,6 +453,43 @@ def _index_of_one_element(scalar) -> int:
 
 # What the interpreter holds for a scalar: a tensor whose handle's data has one element, 1-d.
 _ONE_ELEMENT_SCALAR = types.SimpleNamespace(handle=types.SimpleNamespace(data=np.array([1])))
+
+
+def _max_and_min_drop_nan_as_compiled(interpreter) -> None:
+    """`tl.maximum`, `tl.minimum` and `tl.clamp` with `propagate_nan` left NONE (the default)
+    compile to maxnum, minnum (PTX `max.f32`, `min.f32`): a NaN operand gives the other one.
+    Triton before 3.9 computed them with np.maximum, np.minimum and np.clip, which keep the
+    NaN: a kernel that drops NaN (a ReLU as `tl.maximum(x, 0.0)`) kept it on the CPU and
+    passed EXC-01 (the red team's 19/20 and 31/0 under Triton 3.6). Where the interpreter's
+    keeps a NaN, each is computed as compiled (np.fmax, np.fmin); `propagate_nan=ALL` stays
+    the interpreter's (maximumf, minimumf, clamp through np.clip)."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    propagate = getattr(getattr(interpreter, "_ir", None), "PROPAGATE_NAN", None)
+    if builder is None or handle_type is None or propagate is None:
+        return
+    import triton.language as tl
+
+    def fp32(value: float):
+        return handle_type(np.array([value], dtype=np.float32), tl.float32)
+
+    def keeps_nan(out) -> bool:
+        return bool(np.isnan(out.data).any())
+
+    nan, one = fp32(np.nan), fp32(1.0)
+    if keeps_nan(builder.create_maxnumf(nan, one)):
+        builder.create_maxnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.fmax)
+    if keeps_nan(builder.create_minnumf(nan, one)):
+        builder.create_minnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.fmin)
+    clamp = builder.create_clampf
+    if keeps_nan(clamp(fp32(np.nan), fp32(0.0), one, propagate.NONE)):
+
+        def create_clampf(x, lo, hi, propagate_nans):
+            if propagate_nans != propagate.NONE:
+                return clamp(x, lo, hi, propagate_nans)
+            return builder.binary_op(builder.binary_op(x, lo, np.fmax), hi, np.fmin)
+
+        builder.create_clampf = create_clampf
 
 
 def _comparisons_typed_int1(interpreter) -> None:
