@@ -845,3 +845,28 @@ def test_max_min_and_clamp_drop_nan_as_compiled_where_the_interpreter_kept_it(
     assert out[[1, 2, 3, 5, 6, 7, 9, 10, 11]].tolist() == [0.0, 0.5, 3.0, -2.0, 0.0, 0.0,
                                                            -1.0, 0.5, 1.0]
 
+
+@triton.jit
+def _product_error(a_ptr, b_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r)
+    b = tl.load(b_ptr + r)
+    tl.store(out_ptr + r, tl.fma(a, b, -(a * b)))
+
+
+def test_an_fma_rounds_once_where_the_interpreter_rounded_the_product(shipped_interpreter):
+    """`fma(a, b, -a * b)` is the rounding error of the product, exactly, on a GPU (fma.rn);
+    Triton 3.6's interpreter computed `a * b + c` in fp32 and gave 0. With the interpreter
+    given 3.6's fma, the error is exact again."""
+    builder = interpreter.interpreter_builder
+    builder.create_fma = lambda x, y, z: interpreter.TensorHandle(x.data * y.data + z.data,
+                                                                  z.dtype.scalar)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, generator=g), torch.randn(64, generator=g)
+    exact = (a.double() * b.double() - (a * b).double()).float()  # fits fp32: 48 bits
+    out = torch.empty(64)
+    _product_error[(1,)](a, b, out, BLOCK=64)
+    assert (out == 0).all() and (exact != 0).sum() > 50  # as Triton 3.6 gave it
+    interpreter_device.install()
+    _product_error[(1,)](a, b, out, BLOCK=64)
+    assert torch.equal(out, exact)

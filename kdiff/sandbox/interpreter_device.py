@@ -66,7 +66,8 @@ def install() -> None:
     _boolean_operators_as_compiled(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
-    _max_and_min_drop_nan_as_compiled(interpreter)  # before bf16's, which wraps clamp
+    _max_and_min_drop_nan_as_compiled(interpreter)  # before bf16's, which wraps clamp and fma
+    _fma_rounded_once(interpreter)
     interpreter_bf16.install(interpreter)
     _comparisons_typed_int1(interpreter)
     interpreter_fp8.install(interpreter)
@@ -490,6 +491,57 @@ def _max_and_min_drop_nan_as_compiled(interpreter) -> None:
             return builder.binary_op(builder.binary_op(x, lo, np.fmax), hi, np.fmin)
 
         builder.create_clampf = create_clampf
+
+
+# Operands whose fused product-sum differs from the product rounded, then the sum: (1 + 2^-12)^2
+# - (1 + 2^-11) is 2^-24 exactly, and 0 where the square is rounded to fp32 first.
+FMA_PROBE = (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11))
+
+
+def _fma_rounded_once(interpreter) -> None:
+    """`tl.fma` rounds once on a GPU (fma.rn); Triton before 3.9 computed `x * y + z` in the
+    operands' type, rounding the product first: an error-free product (`fma(a, b, -a * b)`,
+    the low half of a compensated sum or dot) came out 0 on the CPU. Where the interpreter's
+    rounds twice, fp32 is `_fp32_fma`, fp64 libdevice's exact `fma.rn`
+    (kdiff.sandbox.interpreter_libdevice), narrower floats computed in fp64 and rounded once."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    if builder is None or handle_type is None:
+        return
+    import triton.language as tl
+    x, y, z = (handle_type(np.array([v], dtype=np.float32), tl.float32) for v in FMA_PROBE)
+    if float(builder.create_fma(x, y, z).data[0]) == 2**-24:
+        return
+    fp64_fma = interpreter_libdevice.implementation("__nv_fma_rn")
+
+    def create_fma(x, y, z):
+        out = z.data.dtype
+        if out == np.float32:
+            result = _fp32_fma(x.data, y.data, z.data)
+        elif out == np.float64:
+            result = fp64_fma([x.data, y.data, z.data], out)
+        else:
+            with np.errstate(all="ignore"):
+                result = (np.multiply(x.data, y.data, dtype=np.float64) + z.data).astype(out)
+        return handle_type(result, z.dtype.scalar)
+
+    builder.create_fma = create_fma
+
+
+def _fp32_fma(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """fma.rn.f32: the product is exact in fp64 (48 of 53 bits); the sum is rounded to odd in
+    fp64 (where TwoSum's remainder is not 0, the odd one of the two fp64 values around it),
+    then to fp32 to nearest, which is then correctly rounded (53 >= 24 + 2)."""
+    with np.errstate(all="ignore"):
+        p = np.multiply(x, y, dtype=np.float64)
+        c = np.asarray(z, dtype=np.float64)
+        s = p + c
+        t = s - p
+        rest = (p - (s - t)) + (c - t)  # TwoSum: p + c = s + rest exactly
+        even = (s.view(np.uint64) & np.uint64(1)) == 0
+        inexact = np.isfinite(s) & (rest != 0) & even
+        odd = np.where(inexact, np.nextafter(s, np.copysign(np.inf, rest)), s)
+        return odd.astype(np.float32)
 
 
 def _comparisons_typed_int1(interpreter) -> None:
