@@ -775,7 +775,7 @@ def _sum_to_a_runtime_bound(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def _index_as(read):
     """`_patch_lang_tensor` with the interpreter's index `read` of a scalar's one-element
-    array: Triton 3.2 to 3.8 read `int(data)`, 3.9 `int(data.squeeze())`."""
+    array: Triton 3.2 to 3.6 read `int(data)`, 3.7 on `int(data.squeeze())`."""
     def patch_lang_tensor(tensor, scope, _shipped=interpreter._patch_lang_tensor):
         _shipped(tensor, scope)
         scope.set_attr(tensor, "__index__", read)
@@ -794,7 +794,7 @@ def test_a_runtime_loop_bound_is_an_index_where_the_interpreter_reads_int_of_its
         shipped_interpreter, monkeypatch):
     """Triton 3.6's interpreter with numpy 2.4: every kernel looping to a runtime bound raised,
     and the matmul controls were rejected by the native check on the CPU. Installed, the
-    index is the one element, and the interpreter's own index (3.9's) is left in place."""
+    index is the one element, and the interpreter's own index (3.7's on) is left in place."""
     x = torch.arange(300, dtype=torch.float32)
     out = torch.empty(1)
     monkeypatch.setattr(interpreter, "_patch_lang_tensor", _index_as(_int_of_the_array))

@@ -425,11 +425,11 @@ def _type_float_arguments(interpreter) -> None:
 def _index_by_a_scalar_s_one_element(interpreter) -> None:
     """A scalar (an int argument, a loop bound computed from one) is a one-element array in
     the interpreter, and a launch's patch of `tl` makes it an index (`range(0, K, BLOCK_K)`).
-    Triton before 3.9 read the index as `int(data)`, which numpy 2 refuses for a 1-d array
+    Triton 3.2 to 3.6 read the index as `int(data)`, which numpy 2 refuses for a 1-d array
     ("only 0-dimensional arrays can be converted to Python scalars"): every kernel looping to
     a runtime bound raised on the CPU (Triton 3.6's interpreter: the matmul controls rejected
     by the native check). Where the interpreter's index refuses a one-element array, the
-    index is its one element, as Triton 3.9 reads it (`int(data.squeeze())`)."""
+    index is its one element, as Triton 3.7 on reads it (`int(data.squeeze())`)."""
     patch_lang_tensor = getattr(interpreter, "_patch_lang_tensor", None)
     if patch_lang_tensor is None or getattr(patch_lang_tensor, "indexes_one_element", False):
         return
@@ -459,7 +459,7 @@ _ONE_ELEMENT_SCALAR = types.SimpleNamespace(handle=types.SimpleNamespace(data=np
 def _max_and_min_drop_nan_as_compiled(interpreter) -> None:
     """`tl.maximum`, `tl.minimum` and `tl.clamp` with `propagate_nan` left NONE (the default)
     compile to maxnum, minnum (PTX `max.f32`, `min.f32`): a NaN operand gives the other one.
-    Triton before 3.9 computed them with np.maximum, np.minimum and np.clip, which keep the
+    Triton before 3.8 computed them with np.maximum, np.minimum and np.clip, which keep the
     NaN: a kernel that drops NaN (a ReLU as `tl.maximum(x, 0.0)`) kept it on the CPU and
     passed EXC-01 (the red team's 19/20 and 31/0 under Triton 3.6). Where the interpreter's
     keeps a NaN, each is computed as compiled (np.fmax, np.fmin); `propagate_nan=ALL` stays
