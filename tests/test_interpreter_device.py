@@ -3,6 +3,7 @@ it drops, kernels give the same bits; float arguments are typed as compiled Trit
 a worker and a TritonBench script run with it installed."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 from pathlib import Path
@@ -870,3 +871,38 @@ def test_an_fma_rounds_once_where_the_interpreter_rounded_the_product(shipped_in
     interpreter_device.install()
     _product_error[(1,)](a, b, out, BLOCK=64)
     assert torch.equal(out, exact)
+
+
+class _AssignedValuesUnvisited(interpreter.ASTTransformer):
+    """The interpreter's transformer as Triton 3.2 to 3.8 shape it: an assignment's value
+    is wrapped in `interpreter_semantic.to_tensor` without being visited."""
+
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign:
+        semantic = ast.Name("interpreter_semantic", ast.Load())
+        node.value = ast.Call(func=ast.Attribute(semantic, "to_tensor", ast.Load()),
+                              args=[node.value, ast.Constant(False)], keywords=[])
+        return node
+
+
+@triton.jit
+def _band_assigned(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    keep = x > 0 and not x >= 1
+    tl.store(out_ptr + r, tl.where(keep, x, 0.0))
+
+
+def test_a_boolean_operator_assigned_is_elementwise_where_assigned_values_go_unvisited(
+        shipped_interpreter, monkeypatch):
+    """Under Triton 3.6 `keep = x > 0 and not x >= 1` stayed Python's `and` and `not` (a
+    block is true: keep was False everywhere), since its transformer does not visit an
+    assignment's value: tests/test_false_rejects.py's honest band was rejected by the native
+    check. Given that transformer, the assigned value is rewritten as compiled Triton takes
+    it, elementwise."""
+    monkeypatch.setattr(interpreter.FunctionRewriter, "ast_transformer",
+                        _AssignedValuesUnvisited())
+    interpreter_device.install()
+    x = torch.tensor([-0.5, 0.5, 1.5, 0.25])
+    out = torch.empty(4)
+    _band_assigned[(1,)](x, out, BLOCK=4)
+    assert out.tolist() == [0.0, 0.5, 0.0, 0.25]

@@ -719,9 +719,32 @@ def _boolean_operators_as_compiled(interpreter) -> None:
             call = ast.Call(func=ast.Name(NOT, ast.Load()), args=[node.operand], keywords=[])
             return ast.copy_location(call, node)
 
+    if not _visits_assigned_values(CompiledBooleans):
+        # Triton before 3.9 wraps an assignment's value without visiting it: `mask = rows < M
+        # and cols < N` stayed Python's `and` (the same test of FlagGems' masks, rejected
+        # under Triton 3.6); the value is visited first.
+        def visit_assigned_value(self, node: ast.Assign) -> ast.AST:
+            node.value = self.visit(node.value)
+            return super(CompiledBooleans, self).visit_Assign(node)
+
+        CompiledBooleans.visit_Assign = visit_assigned_value
     rewriter.ast_transformer = CompiledBooleans()
     setattr(interpreter, BOOLEAN, _boolean)
     setattr(interpreter, NOT, _not)
+
+
+def _visits_assigned_values(transformer_type: type) -> bool:
+    """Whether a transformer of this type visits the value of `x = 0`."""
+
+    class Probe(transformer_type):
+        visited = False
+
+        def visit_Constant(self, node: ast.Constant) -> ast.AST:
+            Probe.visited = True
+            return node
+
+    Probe().visit(ast.parse("x = 0"))
+    return Probe.visited
 
 
 def _boolean(conjunction: bool, *operands):
