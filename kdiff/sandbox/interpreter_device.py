@@ -721,8 +721,8 @@ def _boolean_operators_as_compiled(interpreter) -> None:
 
     if not _visits_assigned_values(CompiledBooleans):
         # Triton before 3.9 wraps an assignment's value without visiting it: `mask = rows < M
-        # and cols < N` stayed Python's `and` (the same test of FlagGems' masks, rejected
-        # under Triton 3.6); the value is visited first.
+        # and cols < N` stayed Python's `and` (tests/test_false_rejects.py's honest band was
+        # rejected under Triton 3.6); the value is visited first.
         def visit_assigned_value(self, node: ast.Assign) -> ast.AST:
             node.value = self.visit(node.value)
             return super(CompiledBooleans, self).visit_Assign(node)
