@@ -293,3 +293,33 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
     done = subprocess.run(f"{sys.executable} -m kdiff.commands.cli gates --verbose | head -1",
                           shell=True, capture_output=True, text=True, timeout=60)
     assert done.stdout.startswith("id") and "Traceback" not in done.stderr, done.stderr[-500:]
+
+
+class _LaunchedThroughItsItem:
+    """Triton 3.2 to 3.5's InterpretedFunction: a launch goes through `__getitem__`, and
+    `run` is each instance's own."""
+
+    def __init__(self) -> None:
+        self.run = lambda *args, **kwargs: None
+
+
+@pytest.mark.parametrize("shape", ["run per instance", "no patch scope"])
+def test_a_triton_whose_interpreter_kdiff_cannot_read_is_refused_in_one_line(
+        shape, monkeypatch, capsys):
+    """Under Triton 3.2 to 3.5 every kernel of the shipped corpus errored on the CPU
+    ("type object 'InterpretedFunction' has no attribute 'run'"): the worker records launches
+    through the class's `run` and patches `tl` in a scope a launch restores. Such a Triton is
+    refused at start, naming the version needed; this project's Triton is not."""
+    triton = pytest.importorskip("triton")
+    from triton.runtime import interpreter
+
+    from kdiff.sandbox import interpreter_device
+    assert interpreter_device.refusal() is None
+    if shape == "run per instance":
+        monkeypatch.setattr(interpreter, "InterpretedFunction", _LaunchedThroughItsItem)
+    else:
+        monkeypatch.delattr(interpreter, "_LangPatchScope")
+    monkeypatch.setattr(triton, "__version__", "3.5.1")
+    problem = str(FIXTURES / "core" / "scale_sum.py")
+    assert main(["verify", "--problem", problem, "--candidate", problem, "--device", "cpu"]) == 2
+    _one_line(capsys, "Triton 3.5.1 found; kdiff's CPU judging needs >= 3.6")

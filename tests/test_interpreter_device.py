@@ -3,10 +3,12 @@ it drops, kernels give the same bits; float arguments are typed as compiled Trit
 a worker and a TritonBench script run with it installed."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 os.environ["TRITON_INTERPRET"] = "1"  # before this module decorates its kernels
@@ -60,7 +62,7 @@ def shipped_interpreter():
     from triton.runtime.autotuner import Autotuner
     builder = interpreter.interpreter_builder
     saved_builder = dict(vars(builder))
-    module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin")
+    module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin", "_patch_lang_tensor")
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
                                           interpreter.ScanOps, tl.dtype)}
@@ -761,3 +763,146 @@ def test_narrowing_to_fp8_rounds_to_nearest_even_and_saturates(shipped_interpret
         got = got.float()
         assert torch.equal(got.isnan(), expected.isnan()), fp8
         assert torch.equal(got[~got.isnan()], expected[~expected.isnan()]), fp8
+
+
+@triton.jit
+def _sum_to_a_runtime_bound(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n, BLOCK):  # n: an int argument, a one-element array
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(acc, axis=0))
+
+
+def _index_as(read):
+    """`_patch_lang_tensor` with the interpreter's index `read` of a scalar's one-element
+    array: Triton 3.2 to 3.6 read `int(data)`, 3.7 on `int(data.squeeze())`."""
+    def patch_lang_tensor(tensor, scope, _shipped=interpreter._patch_lang_tensor):
+        _shipped(tensor, scope)
+        scope.set_attr(tensor, "__index__", read)
+    return patch_lang_tensor
+
+
+def _int_of_the_array(scalar) -> int:
+    return int(scalar.handle.data)
+
+
+def _int_of_the_array_squeezed(scalar) -> int:
+    return int(scalar.handle.data.squeeze())
+
+
+def test_a_runtime_loop_bound_is_an_index_where_the_interpreter_reads_int_of_its_array(
+        shipped_interpreter, monkeypatch):
+    """Triton 3.6's interpreter with numpy 2.4: every kernel looping to a runtime bound raised,
+    and the matmul controls were rejected by the native check on the CPU. Installed, the
+    index is the one element, and the interpreter's own index (3.7's on) is left in place."""
+    x = torch.arange(300, dtype=torch.float32)
+    out = torch.empty(1)
+    monkeypatch.setattr(interpreter, "_patch_lang_tensor", _index_as(_int_of_the_array))
+    with pytest.raises(Exception, match="only 0-dimensional arrays"):
+        _sum_to_a_runtime_bound[(1,)](x, out, 300, BLOCK=64)
+    interpreter_device.install()
+    _sum_to_a_runtime_bound[(1,)](x, out, 300, BLOCK=64)
+    assert out.item() == x.sum().item()
+
+    monkeypatch.setattr(interpreter, "_patch_lang_tensor", _index_as(_int_of_the_array_squeezed))
+    interpreter_device.install()
+
+    class Scalar:
+        pass
+    scope = interpreter._LangPatchScope()
+    interpreter._patch_lang_tensor(Scalar, scope)
+    assert Scalar.__index__ is _int_of_the_array_squeezed
+    scope.restore()
+
+
+@triton.jit
+def _nan_dropped_and_kept(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    tl.store(out_ptr + r, tl.maximum(x, 0.0))
+    tl.store(out_ptr + BLOCK + r, tl.minimum(x, 0.0))
+    tl.store(out_ptr + 2 * BLOCK + r, tl.clamp(x, -1.0, 1.0))
+    tl.store(out_ptr + 3 * BLOCK + r, tl.maximum(x, 0.0, propagate_nan=tl.PropagateNan.ALL))
+
+
+def test_max_min_and_clamp_drop_nan_as_compiled_where_the_interpreter_kept_it(
+        shipped_interpreter):
+    """Triton 3.6's interpreter took `tl.maximum` (maxnum: max.f32 drops a NaN operand) as
+    np.maximum, which keeps it: the red team's ReLU as `tl.maximum(x, 0)` passed EXC-01 on the
+    CPU. With the interpreter given 3.6's three, the NaN lanes read as compiled: 0, 0, -1;
+    `propagate_nan=ALL` keeps NaN either way."""
+    builder = interpreter.interpreter_builder
+    builder.create_maxnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.maximum)
+    builder.create_minnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.minimum)
+    builder.create_clampf = lambda x, lo, hi, how: builder.ternary_op(x, lo, hi, np.clip)
+    x = torch.tensor([float("nan"), -2.0, 0.5, 3.0])
+    out = torch.empty(16)
+    _nan_dropped_and_kept[(1,)](x, out, BLOCK=4)
+    assert out[[0, 4, 8, 12]].isnan().all()  # as Triton 3.6 gave them
+    interpreter_device.install()
+    _nan_dropped_and_kept[(1,)](x, out, BLOCK=4)
+    assert out[[0, 4, 8]].tolist() == [0.0, 0.0, -1.0] and out[12].isnan()
+    assert out[[1, 2, 3, 5, 6, 7, 9, 10, 11]].tolist() == [0.0, 0.5, 3.0, -2.0, 0.0, 0.0,
+                                                           -1.0, 0.5, 1.0]
+
+
+@triton.jit
+def _product_error(a_ptr, b_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r)
+    b = tl.load(b_ptr + r)
+    tl.store(out_ptr + r, tl.fma(a, b, -(a * b)))
+
+
+def test_an_fma_rounds_once_where_the_interpreter_rounded_the_product(shipped_interpreter):
+    """`fma(a, b, -a * b)` is the rounding error of the product, exactly, on a GPU (fma.rn);
+    Triton 3.6's interpreter computed `a * b + c` in fp32 and gave 0. With the interpreter
+    given 3.6's fma, the error is exact again."""
+    builder = interpreter.interpreter_builder
+    builder.create_fma = lambda x, y, z: interpreter.TensorHandle(x.data * y.data + z.data,
+                                                                  z.dtype.scalar)
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(64, generator=g), torch.randn(64, generator=g)
+    exact = (a.double() * b.double() - (a * b).double()).float()  # fits fp32: 48 bits
+    out = torch.empty(64)
+    _product_error[(1,)](a, b, out, BLOCK=64)
+    assert (out == 0).all() and (exact != 0).sum() > 50  # as Triton 3.6 gave it
+    interpreter_device.install()
+    _product_error[(1,)](a, b, out, BLOCK=64)
+    assert torch.equal(out, exact)
+
+
+class _AssignedValuesUnvisited(interpreter.ASTTransformer):
+    """The interpreter's transformer as Triton 3.2 to 3.8 shape it: an assignment's value
+    is wrapped in `interpreter_semantic.to_tensor` without being visited."""
+
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign:
+        semantic = ast.Name("interpreter_semantic", ast.Load())
+        node.value = ast.Call(func=ast.Attribute(semantic, "to_tensor", ast.Load()),
+                              args=[node.value, ast.Constant(False)], keywords=[])
+        return node
+
+
+@triton.jit
+def _band_assigned(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    keep = x > 0 and not x >= 1
+    tl.store(out_ptr + r, tl.where(keep, x, 0.0))
+
+
+def test_a_boolean_operator_assigned_is_elementwise_where_assigned_values_go_unvisited(
+        shipped_interpreter, monkeypatch):
+    """Under Triton 3.6 `keep = x > 0 and not x >= 1` stayed Python's `and` and `not` (a
+    block is true: keep was False everywhere), since its transformer does not visit an
+    assignment's value: tests/test_false_rejects.py's honest band was rejected by the native
+    check. Given that transformer, the assigned value is rewritten as compiled Triton takes
+    it, elementwise."""
+    monkeypatch.setattr(interpreter.FunctionRewriter, "ast_transformer",
+                        _AssignedValuesUnvisited())
+    interpreter_device.install()
+    x = torch.tensor([-0.5, 0.5, 1.5, 0.25])
+    out = torch.empty(4)
+    _band_assigned[(1,)](x, out, BLOCK=4)
+    assert out.tolist() == [0.0, 0.5, 0.0, 0.25]

@@ -23,7 +23,13 @@ def device_name(requested: str | None) -> str:
     import torch
     if requested == "cuda" and not torch.cuda.is_available():
         raise UsageError("--device cuda: no CUDA device is available")
-    return requested or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = requested or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu":
+        from kdiff.sandbox.interpreter_device import refusal
+        why = refusal()
+        if why is not None:
+            raise UsageError(why)
+    return device
 
 
 def gate_ids(args: argparse.Namespace) -> list[str] | None:

@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import types
 
 import numpy as np
 
@@ -58,12 +59,15 @@ def install() -> None:
     except ImportError:
         return
     _type_float_arguments(interpreter)
+    _index_by_a_scalar_s_one_element(interpreter)
     _dtypes_answer_value(interpreter)
     _constexpr_operators_yield_tensors()
     _loop_variables_as_tensors(interpreter)
     _boolean_operators_as_compiled(interpreter)
     _drop_the_overflow_sanitiser(interpreter)
     _dot_at_its_input_precision(interpreter)
+    _max_and_min_drop_nan_as_compiled(interpreter)  # before bf16's, which wraps clamp and fma
+    _fma_rounded_once(interpreter)
     interpreter_bf16.install(interpreter)
     _comparisons_typed_int1(interpreter)
     interpreter_fp8.install(interpreter)
@@ -76,6 +80,28 @@ def install() -> None:
         _give_it_inline_ptx(interpreter)
         _autotune_in_order()
         _report_a_compute_capability()
+
+
+# The first Triton whose interpreter has the shape kdiff's worker reads: a launch through
+# `InterpretedFunction.run`, a method of the class (the worker records each launch there, for
+# RES-02's compiles and the provenance of the candidate's own kernels), and `tl` patched in a
+# scope the launch's end restores (`_LangPatchScope`). Before 3.6 a launch went through
+# `__getitem__`, `run` was each instance's own, and every judging on the CPU raised.
+OLDEST_TRITON = "3.6"
+
+
+def refusal() -> str | None:
+    """One line saying that this process's Triton cannot be the CPU device, or None where it
+    can (or where there is no Triton, and no Triton kernel to judge)."""
+    try:
+        import triton
+        from triton.runtime import interpreter
+    except ImportError:
+        return None
+    launched_by_run = "run" in vars(getattr(interpreter, "InterpretedFunction", object))
+    if launched_by_run and hasattr(interpreter, "_LangPatchScope"):
+        return None
+    return f"Triton {triton.__version__} found; kdiff's CPU judging needs >= {OLDEST_TRITON}"
 
 
 # The compute capability the CPU device answers: sm_90, the H200's and one of the two
@@ -396,6 +422,128 @@ def _type_float_arguments(interpreter) -> None:
     interpreter._implicit_cvt = implicit_cvt
 
 
+def _index_by_a_scalar_s_one_element(interpreter) -> None:
+    """A scalar (an int argument, a loop bound computed from one) is a one-element array in
+    the interpreter, and a launch's patch of `tl` makes it an index (`range(0, K, BLOCK_K)`).
+    Triton 3.2 to 3.6 read the index as `int(data)`, which numpy 2 refuses for a 1-d array
+    ("only 0-dimensional arrays can be converted to Python scalars"): every kernel looping to
+    a runtime bound raised on the CPU (Triton 3.6's interpreter: the matmul controls rejected
+    by the native check). Where the interpreter's index refuses a one-element array, the
+    index is its one element, as Triton 3.7 on reads it (`int(data.squeeze())`)."""
+    patch_lang_tensor = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch_lang_tensor is None or getattr(patch_lang_tensor, "indexes_one_element", False):
+        return
+
+    def patch_with_its_index(tensor, *scope) -> None:  # Triton 3.6 on passes a patch scope
+        patch_lang_tensor(tensor, *scope)
+        try:
+            tensor.__index__(_ONE_ELEMENT_SCALAR)
+        except TypeError:
+            if scope:
+                scope[0].set_attr(tensor, "__index__", _index_of_one_element)
+            else:
+                tensor.__index__ = _index_of_one_element
+
+    patch_with_its_index.indexes_one_element = True
+    interpreter._patch_lang_tensor = patch_with_its_index
+
+
+def _index_of_one_element(scalar) -> int:
+    return int(scalar.handle.data.squeeze())
+
+
+# What the interpreter holds for a scalar: a tensor whose handle's data has one element, 1-d.
+_ONE_ELEMENT_SCALAR = types.SimpleNamespace(handle=types.SimpleNamespace(data=np.array([1])))
+
+
+def _max_and_min_drop_nan_as_compiled(interpreter) -> None:
+    """`tl.maximum`, `tl.minimum` and `tl.clamp` with `propagate_nan` left NONE (the default)
+    compile to maxnum, minnum (PTX `max.f32`, `min.f32`): a NaN operand gives the other one.
+    Triton before 3.8 computed them with np.maximum, np.minimum and np.clip, which keep the
+    NaN: a kernel that drops NaN (a ReLU as `tl.maximum(x, 0.0)`) kept it on the CPU and
+    passed EXC-01 (the red team's 19/20 and 31/0 under Triton 3.6). Where the interpreter's
+    keeps a NaN, each is computed as compiled (np.fmax, np.fmin); `propagate_nan=ALL` stays
+    the interpreter's (maximumf, minimumf, clamp through np.clip)."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    propagate = getattr(getattr(interpreter, "_ir", None), "PROPAGATE_NAN", None)
+    if builder is None or handle_type is None or propagate is None:
+        return
+    import triton.language as tl
+
+    def fp32(value: float):
+        return handle_type(np.array([value], dtype=np.float32), tl.float32)
+
+    def keeps_nan(out) -> bool:
+        return bool(np.isnan(out.data).any())
+
+    nan, one = fp32(np.nan), fp32(1.0)
+    if keeps_nan(builder.create_maxnumf(nan, one)):
+        builder.create_maxnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.fmax)
+    if keeps_nan(builder.create_minnumf(nan, one)):
+        builder.create_minnumf = lambda lhs, rhs: builder.binary_op(lhs, rhs, np.fmin)
+    clamp = builder.create_clampf
+    if keeps_nan(clamp(fp32(np.nan), fp32(0.0), one, propagate.NONE)):
+
+        def create_clampf(x, lo, hi, propagate_nans):
+            if propagate_nans != propagate.NONE:
+                return clamp(x, lo, hi, propagate_nans)
+            return builder.binary_op(builder.binary_op(x, lo, np.fmax), hi, np.fmin)
+
+        builder.create_clampf = create_clampf
+
+
+# Operands whose fused product-sum differs from the product rounded, then the sum: (1 + 2^-12)^2
+# - (1 + 2^-11) is 2^-24 exactly, and 0 where the square is rounded to fp32 first.
+FMA_PROBE = (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11))
+
+
+def _fma_rounded_once(interpreter) -> None:
+    """`tl.fma` rounds once on a GPU (fma.rn); Triton before 3.9 computed `x * y + z` in the
+    operands' type, rounding the product first: an error-free product (`fma(a, b, -a * b)`,
+    the low half of a compensated sum or dot) came out 0 on the CPU. Where the interpreter's
+    rounds twice, fp32 is `_fp32_fma`, fp64 libdevice's exact `fma.rn`
+    (kdiff.sandbox.interpreter_libdevice), narrower floats computed in fp64 and rounded once."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    if builder is None or handle_type is None:
+        return
+    import triton.language as tl
+    x, y, z = (handle_type(np.array([v], dtype=np.float32), tl.float32) for v in FMA_PROBE)
+    if float(builder.create_fma(x, y, z).data[0]) == 2**-24:
+        return
+    fp64_fma = interpreter_libdevice.implementation("__nv_fma_rn")
+
+    def create_fma(x, y, z):
+        out = z.data.dtype
+        if out == np.float32:
+            result = _fp32_fma(x.data, y.data, z.data)
+        elif out == np.float64:
+            result = fp64_fma([x.data, y.data, z.data], out)
+        else:
+            with np.errstate(all="ignore"):
+                result = (np.multiply(x.data, y.data, dtype=np.float64) + z.data).astype(out)
+        return handle_type(result, z.dtype.scalar)
+
+    builder.create_fma = create_fma
+
+
+def _fp32_fma(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """fma.rn.f32: the product is exact in fp64 (48 of 53 bits); the sum is rounded to odd in
+    fp64 (where TwoSum's remainder is not 0, the odd one of the two fp64 values around it),
+    then to fp32 to nearest, which is then correctly rounded (53 >= 24 + 2)."""
+    with np.errstate(all="ignore"):
+        p = np.multiply(x, y, dtype=np.float64)
+        c = np.asarray(z, dtype=np.float64)
+        s = p + c
+        t = s - p
+        rest = (p - (s - t)) + (c - t)  # TwoSum: p + c = s + rest exactly
+        even = (s.view(np.uint64) & np.uint64(1)) == 0
+        inexact = np.isfinite(s) & (rest != 0) & even
+        odd = np.where(inexact, np.nextafter(s, np.copysign(np.inf, rest)), s)
+        return odd.astype(np.float32)
+
+
 def _comparisons_typed_int1(interpreter) -> None:
     """A comparison gives int1, compiled; the interpreter's handle kept its operands' type
     (fp32) over boolean data. A block never asks, but a scalar comparison broadcast to a
@@ -571,9 +719,32 @@ def _boolean_operators_as_compiled(interpreter) -> None:
             call = ast.Call(func=ast.Name(NOT, ast.Load()), args=[node.operand], keywords=[])
             return ast.copy_location(call, node)
 
+    if not _visits_assigned_values(CompiledBooleans):
+        # Triton before 3.9 wraps an assignment's value without visiting it: `mask = rows < M
+        # and cols < N` stayed Python's `and` (tests/test_false_rejects.py's honest band was
+        # rejected under Triton 3.6); the value is visited first.
+        def visit_assigned_value(self, node: ast.Assign) -> ast.AST:
+            node.value = self.visit(node.value)
+            return super(CompiledBooleans, self).visit_Assign(node)
+
+        CompiledBooleans.visit_Assign = visit_assigned_value
     rewriter.ast_transformer = CompiledBooleans()
     setattr(interpreter, BOOLEAN, _boolean)
     setattr(interpreter, NOT, _not)
+
+
+def _visits_assigned_values(transformer_type: type) -> bool:
+    """Whether a transformer of this type visits the value of `x = 0`."""
+
+    class Probe(transformer_type):
+        visited = False
+
+        def visit_Constant(self, node: ast.Constant) -> ast.AST:
+            Probe.visited = True
+            return node
+
+    Probe().visit(ast.parse("x = 0"))
+    return Probe.visited
 
 
 def _boolean(conjunction: bool, *operands):
