@@ -52,7 +52,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_map
 
 from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
@@ -77,6 +77,7 @@ from kdiff.numerics.integers import (
     open_picks,
     undefined_cast,
 )
+from kdiff.numerics.operands import flatten
 from kdiff.numerics.tolerance import (
     SMALLEST_NORMAL,
     BoundModel,
@@ -662,7 +663,7 @@ class MagnitudeTracer(EagerDispatchMode):
                            for k, a in enumerate(flat)]
                 s_args, s_kwargs = spec.unflatten(shifted)
                 try:
-                    again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                    again = flatten(func(*s_args, **s_kwargs))[0]
                 except RuntimeError:
                     continue
                 for i, (o, o2) in enumerate(zip(outs, again)):
@@ -884,7 +885,7 @@ class MagnitudeTracer(EagerDispatchMode):
             out = args[0].to(_double(args[0].dtype))  # made in the default dtype, as the working run's
             self.declare(out, args[0].dtype)
             return out
-        flat, spec = tree_flatten((args, kwargs))
+        flat, spec = flatten((args, kwargs))
         float_args = [a for a in flat if _is_inexact(a)]
         if not float_args or _is_fill(func):
             # A factory: exact constants, or memory to be written (empty_like: what a
@@ -900,7 +901,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 self._carry_forward_kink(func, args, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
-                for o in tree_flatten(out)[0]:
+                for o in flatten(out)[0]:
                     if _is_inexact(o):
                         self.declare(o, stored)
             return out
@@ -921,7 +922,7 @@ class MagnitudeTracer(EagerDispatchMode):
             self._decide(func, args, kwargs, out)
         if relu_kinks is not None:
             self._relu_inputs[self._key(out)] = (out, relu_kinks, _fingerprint(out))
-        outs, _ = tree_flatten(out)
+        outs, _ = flatten(out)
         float_outs = [o for o in outs if _is_inexact(o)]
         if not float_outs:
             if is_step(func, out, kwargs):  # a rounding to an integer format
@@ -1016,7 +1017,7 @@ class MagnitudeTracer(EagerDispatchMode):
             self._keep_integral(func, args, kwargs, flat, out, steps)
         if written is not None:  # the chains its formula puts together
             depth_in, local = 0, written.depth(lambda t: self.lookup(t).depth)
-        m_outs, _ = tree_flatten(magnitudes)
+        m_outs, _ = flatten(magnitudes)
         # complex too: the depth-only trace keeps the op's own (complex) result as its magnitude
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and _is_inexact(m)]
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
@@ -1096,7 +1097,7 @@ class MagnitudeTracer(EagerDispatchMode):
                         shifted[k] = moved
                         s_args, s_kwargs = spec.unflatten(shifted)
                         try:
-                            again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                            again = flatten(func(*s_args, **s_kwargs))[0]
                         except (RuntimeError, IndexError):
                             pass
                     for i, (o, o2) in enumerate(zip(outs, again)):
@@ -1138,7 +1139,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 func, flat, spec, 0), picks_complete=_is_data_movement(func) and len(known) == 1
                 and known[0].picks_complete))
         else:
-            outs = tree_flatten(out)[0]
+            outs = flatten(out)[0]
             for i, (o, extra) in enumerate(zip(outs, self._moved_integers(func, flat, spec,
                                                                            outs))):
                 if extra is not None and isinstance(o, torch.Tensor) and not _is_inexact(o) \
@@ -1161,7 +1162,7 @@ class MagnitudeTracer(EagerDispatchMode):
         def nth(m: int) -> torch.Tensor:
             moved = [picks[k].nth(m) if k in picks else a for k, a in enumerate(flat)]
             s_args, s_kwargs = spec.unflatten(moved)
-            return tree_flatten(func(*s_args, **s_kwargs))[0][position]
+            return flatten(func(*s_args, **s_kwargs))[0][position]
 
         return OpenPicks(max(p.count for p in picks.values()), nth)
 
@@ -1310,7 +1311,7 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
     channels after a matmul (M ~ 100, sigma ~ 60), an element near its group's mean whose
     group's signs agree got 1e-3 where r ~ 1.5, and the fp32 reference used 11x the
     bound. Larger groups, and the other operands, keep the one sample."""
-    outs, out_spec = tree_flatten(out)
+    outs, out_spec = flatten(out)
     total = [own_scale(o) if _is_inexact(o) else o for o in outs]
     for k, a in enumerate(flat):
         if not _is_inexact(a):
@@ -1394,7 +1395,7 @@ def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
         if draw is not None:
             draw.replay()
         try:
-            evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
+            evaluations.append(flatten(func(*s_args, **s_kwargs))[0])
         except RuntimeError:
             return []
     # An output both evaluations leave the same (a -inf fill, NaN) has slope 0, not the NaN of
@@ -1451,7 +1452,7 @@ _OVERWRITE_NAMES = {
 def _written_unread(func, args: tuple, kwargs: dict) -> set[int]:
     """ids of the operands the op writes without reading them: its out= tensors, and the
     target of an overwriting in-place op."""
-    unread = {id(t) for t in tree_flatten(kwargs.get("out", ()))[0]}
+    unread = {id(t) for t in flatten(kwargs.get("out", ()))[0]}
     if func.overloadpacket.__name__ in _OVERWRITE_NAMES and args:
         unread.add(id(args[0]))
     return unread
