@@ -51,12 +51,21 @@ def problems() -> list[Path]:
     for level, number in used:
         found += sorted((ROOT / "kernels" / "KernelBench" / f"level{level}").glob(f"{number}_*.py"))
     found += sorted((ROOT / "tests" / "fixtures" / "core").glob("*.py"))
+    # the other fixtures' problems: precisions, quantizations, complex values, a running product
+    found += sorted(
+        p
+        for p in (ROOT / "tests" / "fixtures").glob("*/*.py")
+        if p.parent.name not in ("core", "kbf_checkout", "kernelbench_checkout")
+        and "def get_inputs" in p.read_text()
+    )
     found += sorted(
         (ROOT / "kernels" / "mamba3" / "kernelbench" / "KernelBench" / "level3").glob("*.py")
     )
     found += sorted(
         (ROOT / "kernels" / "gdn" / "kernelbench" / "KernelBench" / "level3").glob("*.py")
     )
+    # problems written for this check: decisions, steps, kinks, alternatives, random draws
+    found += sorted((ROOT / "benchmarks" / "oracle_problems").glob("*.py"))
     return found
 
 
