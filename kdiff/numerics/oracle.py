@@ -647,8 +647,10 @@ class MagnitudeTracer(EagerDispatchMode):
             alternative = own(args, kwargs, self.arithmetic)
             if alternative is not None:
                 found[0].append(alternative)
-        # taken again, an op that writes an operand would write it again, a random one draw anew
-        if not func._schema.is_mutable and torch.Tag.nondeterministic_seeded not in func.tags:
+        # taken again, an op that writes an operand would write it again, a random one draw
+        # anew; and while no tensor has alternatives, no operand has any to take it again with
+        if self._alternatives and not func._schema.is_mutable \
+                and torch.Tag.nondeterministic_seeded not in func.tags:
             known = {k: self.alternatives(a) for k, a in enumerate(flat) if _is_inexact(a)}
             operands = {k: alt.values for k, alt in known.items() if alt.values}
             # data movement of one operand keeps each element's value: its picks' classes stay
@@ -943,9 +945,12 @@ class MagnitudeTracer(EagerDispatchMode):
         sources = [k for a, k in zip(flat, known) if k is not None and id(a) not in unread]
         depth_in = max((k.depth for k in sources), default=0)
         # (a 0-d CPU operand may meet CUDA ones)
-        peak_in = torch.stack([k.peak.to(float_outs[0].device, torch.float64)
-                               for k in sources]).amax() if sources else \
-            torch.zeros((), dtype=torch.float64, device=float_outs[0].device)
+        peaks = [k.peak.to(float_outs[0].device, torch.float64) for k in sources]
+        if len(peaks) == 1:  # most ops: the largest of one is itself, no stack to reduce
+            peak_in = peaks[0]
+        else:
+            peak_in = torch.stack(peaks).amax() if peaks else \
+                torch.zeros((), dtype=torch.float64, device=float_outs[0].device)
         stored = self._stored(func, flat, known, float_outs, requested, unread)
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
         m_args = spec.unflatten([(_copy(k.magnitude) if mutates else k.magnitude)
@@ -1027,11 +1032,12 @@ class MagnitudeTracer(EagerDispatchMode):
             if func in SUMMED_SQUARES and float_outs else None
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
-                magnitude = torch.maximum(m.abs(), own_scale(o))
+                own = own_scale(o)
+                magnitude = torch.maximum(m.abs(), own)
                 # the peak is the size of what was computed: a step's or an open pick's
                 # allowance, or an infinite magnitude carried from one (not judged there),
                 # is no value that could leave the format's range
-                sized = torch.where(torch.isfinite(magnitude), magnitude, own_scale(o))
+                sized = torch.where(torch.isfinite(magnitude), magnitude, own)
                 peak = torch.maximum(peak_in, self.share_of_range(_largest(sized), stored[0]))
                 if squares is not None and o is float_outs[0]:  # summed in the arithmetic
                     peak = torch.maximum(peak, self.share_of_range(_largest(squares),
