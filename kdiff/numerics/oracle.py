@@ -52,7 +52,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_map
 
 from kdiff.data.differentiated import floating_positions
 from kdiff.data.dispatch import EagerDispatchMode
@@ -77,6 +77,7 @@ from kdiff.numerics.integers import (
     open_picks,
     undefined_cast,
 )
+from kdiff.numerics.operands import flatten
 from kdiff.numerics.tolerance import (
     SMALLEST_NORMAL,
     BoundModel,
@@ -646,8 +647,10 @@ class MagnitudeTracer(EagerDispatchMode):
             alternative = own(args, kwargs, self.arithmetic)
             if alternative is not None:
                 found[0].append(alternative)
-        # taken again, an op that writes an operand would write it again, a random one draw anew
-        if not func._schema.is_mutable and torch.Tag.nondeterministic_seeded not in func.tags:
+        # taken again, an op that writes an operand would write it again, a random one draw
+        # anew; and while no tensor has alternatives, no operand has any to take it again with
+        if self._alternatives and not func._schema.is_mutable \
+                and torch.Tag.nondeterministic_seeded not in func.tags:
             known = {k: self.alternatives(a) for k, a in enumerate(flat) if _is_inexact(a)}
             operands = {k: alt.values for k, alt in known.items() if alt.values}
             # data movement of one operand keeps each element's value: its picks' classes stay
@@ -662,7 +665,7 @@ class MagnitudeTracer(EagerDispatchMode):
                            for k, a in enumerate(flat)]
                 s_args, s_kwargs = spec.unflatten(shifted)
                 try:
-                    again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                    again = flatten(func(*s_args, **s_kwargs))[0]
                 except RuntimeError:
                     continue
                 for i, (o, o2) in enumerate(zip(outs, again)):
@@ -884,7 +887,7 @@ class MagnitudeTracer(EagerDispatchMode):
             out = args[0].to(_double(args[0].dtype))  # made in the default dtype, as the working run's
             self.declare(out, args[0].dtype)
             return out
-        flat, spec = tree_flatten((args, kwargs))
+        flat, spec = flatten((args, kwargs))
         float_args = [a for a in flat if _is_inexact(a)]
         if not float_args or _is_fill(func):
             # A factory: exact constants, or memory to be written (empty_like: what a
@@ -900,7 +903,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 self._carry_forward_kink(func, args, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
-                for o in tree_flatten(out)[0]:
+                for o in flatten(out)[0]:
                     if _is_inexact(o):
                         self.declare(o, stored)
             return out
@@ -921,7 +924,7 @@ class MagnitudeTracer(EagerDispatchMode):
             self._decide(func, args, kwargs, out)
         if relu_kinks is not None:
             self._relu_inputs[self._key(out)] = (out, relu_kinks, _fingerprint(out))
-        outs, _ = tree_flatten(out)
+        outs, _ = flatten(out)
         float_outs = [o for o in outs if _is_inexact(o)]
         if not float_outs:
             if is_step(func, out, kwargs):  # a rounding to an integer format
@@ -942,9 +945,12 @@ class MagnitudeTracer(EagerDispatchMode):
         sources = [k for a, k in zip(flat, known) if k is not None and id(a) not in unread]
         depth_in = max((k.depth for k in sources), default=0)
         # (a 0-d CPU operand may meet CUDA ones)
-        peak_in = torch.stack([k.peak.to(float_outs[0].device, torch.float64)
-                               for k in sources]).amax() if sources else \
-            torch.zeros((), dtype=torch.float64, device=float_outs[0].device)
+        peaks = [k.peak.to(float_outs[0].device, torch.float64) for k in sources]
+        if len(peaks) == 1:  # most ops: the largest of one is itself, no stack to reduce
+            peak_in = peaks[0]
+        else:
+            peak_in = torch.stack(peaks).amax() if peaks else \
+                torch.zeros((), dtype=torch.float64, device=float_outs[0].device)
         stored = self._stored(func, flat, known, float_outs, requested, unread)
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
         m_args = spec.unflatten([(_copy(k.magnitude) if mutates else k.magnitude)
@@ -1016,7 +1022,7 @@ class MagnitudeTracer(EagerDispatchMode):
             self._keep_integral(func, args, kwargs, flat, out, steps)
         if written is not None:  # the chains its formula puts together
             depth_in, local = 0, written.depth(lambda t: self.lookup(t).depth)
-        m_outs, _ = tree_flatten(magnitudes)
+        m_outs, _ = flatten(magnitudes)
         # complex too: the depth-only trace keeps the op's own (complex) result as its magnitude
         m_float = [m for m in m_outs if isinstance(m, torch.Tensor) and _is_inexact(m)]
         for o, extra in zip(outs, self._moved_integers(func, flat, spec, outs)):
@@ -1026,11 +1032,12 @@ class MagnitudeTracer(EagerDispatchMode):
             if func in SUMMED_SQUARES and float_outs else None
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
-                magnitude = torch.maximum(m.abs(), own_scale(o))
+                own = own_scale(o)
+                magnitude = torch.maximum(m.abs(), own)
                 # the peak is the size of what was computed: a step's or an open pick's
                 # allowance, or an infinite magnitude carried from one (not judged there),
                 # is no value that could leave the format's range
-                sized = torch.where(torch.isfinite(magnitude), magnitude, own_scale(o))
+                sized = torch.where(torch.isfinite(magnitude), magnitude, own)
                 peak = torch.maximum(peak_in, self.share_of_range(_largest(sized), stored[0]))
                 if squares is not None and o is float_outs[0]:  # summed in the arithmetic
                     peak = torch.maximum(peak, self.share_of_range(_largest(squares),
@@ -1096,7 +1103,7 @@ class MagnitudeTracer(EagerDispatchMode):
                         shifted[k] = moved
                         s_args, s_kwargs = spec.unflatten(shifted)
                         try:
-                            again = tree_flatten(func(*s_args, **s_kwargs))[0]
+                            again = flatten(func(*s_args, **s_kwargs))[0]
                         except (RuntimeError, IndexError):
                             pass
                     for i, (o, o2) in enumerate(zip(outs, again)):
@@ -1138,7 +1145,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 func, flat, spec, 0), picks_complete=_is_data_movement(func) and len(known) == 1
                 and known[0].picks_complete))
         else:
-            outs = tree_flatten(out)[0]
+            outs = flatten(out)[0]
             for i, (o, extra) in enumerate(zip(outs, self._moved_integers(func, flat, spec,
                                                                            outs))):
                 if extra is not None and isinstance(o, torch.Tensor) and not _is_inexact(o) \
@@ -1161,7 +1168,7 @@ class MagnitudeTracer(EagerDispatchMode):
         def nth(m: int) -> torch.Tensor:
             moved = [picks[k].nth(m) if k in picks else a for k, a in enumerate(flat)]
             s_args, s_kwargs = spec.unflatten(moved)
-            return tree_flatten(func(*s_args, **s_kwargs))[0][position]
+            return flatten(func(*s_args, **s_kwargs))[0][position]
 
         return OpenPicks(max(p.count for p in picks.values()), nth)
 
@@ -1310,7 +1317,7 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
     channels after a matmul (M ~ 100, sigma ~ 60), an element near its group's mean whose
     group's signs agree got 1e-3 where r ~ 1.5, and the fp32 reference used 11x the
     bound. Larger groups, and the other operands, keep the one sample."""
-    outs, out_spec = tree_flatten(out)
+    outs, out_spec = flatten(out)
     total = [own_scale(o) if _is_inexact(o) else o for o in outs]
     for k, a in enumerate(flat):
         if not _is_inexact(a):
@@ -1394,7 +1401,7 @@ def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
         if draw is not None:
             draw.replay()
         try:
-            evaluations.append(tree_flatten(func(*s_args, **s_kwargs))[0])
+            evaluations.append(flatten(func(*s_args, **s_kwargs))[0])
         except RuntimeError:
             return []
     # An output both evaluations leave the same (a -inf fill, NaN) has slope 0, not the NaN of
@@ -1451,7 +1458,7 @@ _OVERWRITE_NAMES = {
 def _written_unread(func, args: tuple, kwargs: dict) -> set[int]:
     """ids of the operands the op writes without reading them: its out= tensors, and the
     target of an overwriting in-place op."""
-    unread = {id(t) for t in tree_flatten(kwargs.get("out", ()))[0]}
+    unread = {id(t) for t in flatten(kwargs.get("out", ()))[0]}
     if func.overloadpacket.__name__ in _OVERWRITE_NAMES and args:
         unread.add(id(args[0]))
     return unread
