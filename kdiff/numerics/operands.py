@@ -81,9 +81,4 @@ def flatten(tree: Any) -> tuple[list, Any]:
         return tree_flatten(tree)
 
 
-def leaves(tree: Any) -> list:
-    """flatten(tree)'s leaves alone."""
-    return flatten(tree)[0]
-
-
 _LEAF = Spec(None)
