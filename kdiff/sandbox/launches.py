@@ -60,6 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
@@ -446,8 +447,9 @@ def checked_outcome(outcome: Any, target: str) -> dict[str, Any]:
         return outcome
     if not isinstance(outcome.get("error"), str):
         raise ValueError("neither resources nor an error")
-    if not isinstance(outcome.get("refused", False), bool):
-        raise ValueError("`refused` is not a bool")
+    for flag in ("refused", "absent_from_triton"):
+        if not isinstance(outcome.get(flag, False), bool):
+            raise ValueError(f"`{flag}` is not a bool")
     return outcome
 
 
@@ -618,7 +620,13 @@ _NEEDS = ("shared_bytes", "tmem_columns", "registers", "spill_store_bytes", "sta
 def most_needed(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     """One kernel's compile outcomes for one target, one per way it can be built: the first
     error, if any way failed (undecided as that way is); else the most of each resource any
-    way needs (ptxas's None where one did not report)."""
+    way needs (ptxas's None where one did not report). A way whose compile reached a name
+    this Triton lacks (`absent_from_triton`: the other branch of a switch on Triton's version,
+    mamba_ssm's `softplus` naming `tl.math.log1p`) is a way no process under this Triton ran:
+    the interpreter holds the same modules, and the recorded launch's path through them would
+    have raised there. It is left out where another way builds the kernel."""
+    runnable = [o for o in outcomes if not o.get("absent_from_triton")]
+    outcomes = runnable or outcomes
     failed = [o for o in outcomes if "resources" not in o]
     if failed:
         return failed[0]
@@ -797,6 +805,21 @@ def compile_for_target(launch: Launch, target: str) -> dict[str, Any]:
     return {"resources": asdict(res)}
 
 
+def _names_what_triton_lacks(exc: BaseException) -> bool:
+    """Whether the compile failed on an attribute absent from one of Triton's own modules
+    (`tl.libdevice`, Triton 2's; `tl.math.log1p`): Triton's front end wraps the
+    AttributeError, whose `obj` is the module, in its CompilationErrors."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        owner = getattr(cause, "obj", None) if isinstance(cause, AttributeError) else None
+        if isinstance(owner, types.ModuleType) and owner.__name__.split(".")[0] == "triton":
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _refused_by_the_compiler(exc: Exception) -> bool:
     """Whether Triton's front end refused the kernel's source (a name it does not define, a
     construct it does not support, item assignment to a tensor): what the interpreter runs
@@ -818,7 +841,8 @@ def main(argv: list[str]) -> int:
                 first = (text.strip().splitlines() or [""])[0][:400]
                 result = {"error": f"does not compile for {job['target']}: "
                                    f"{type(exc).__name__}: {first}", "timeout": False,
-                          "refused": _refused_by_the_compiler(exc)}
+                          "refused": _refused_by_the_compiler(exc),
+                          "absent_from_triton": _names_what_triton_lacks(exc)}
             result["seconds"] = round(time.perf_counter() - start, 2)
             out.write(json.dumps(result) + "\n")
             out.flush()
