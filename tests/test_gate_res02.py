@@ -160,6 +160,22 @@ def test_a_helper_of_another_triton_s_branch_leaves_the_kernel_judged(
                           tmp_path)
 
 
+@pytest.mark.parametrize("second,signature", [
+    ('{"BM": 32, "BN": 32, "BK": 32}, num_stages=2, num_warps=4', None),
+    ('{"BM": 256, "BN": 128, "BK": 64}, num_stages=4, num_warps=8', "shared_over_budget"),
+], ids=["a_config_fits", "none_fits"])
+def test_an_autotuner_s_configs_are_alternatives_on_the_cpu(second: str, signature: str | None,
+                                                             tmp_path: Path):
+    """On the CPU the untimed autotuner runs its first config only, and RES-02 judged that
+    config alone: a first config out of shared memory (mamba_ssm's fp32 `_bmm_chunk_fwd`)
+    failed `shared_over_budget` where a GPU's autotuner drops it and times the others. Every
+    config its pruning keeps is now recorded as an alternative; where none fits it still
+    fails."""
+    assert_variant_judged(RESOURCES / "matmul.py", "autotuned_matmul.py",
+                          ('{"BM": 32, "BN": 32, "BK": 32}, num_stages=2, num_warps=4', second),
+                          signature, tmp_path)
+
+
 FULL_COMPILE = """
 import contextlib, dataclasses, io, json, sys
 import triton

@@ -88,6 +88,9 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_f
 # Names an autotuner sets on the launch in progress (empty outside an autotuned launch).
 _tuned_names: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
     "kdiff_tuned_names", default=())
+# Set while the recorder takes the configs an untimed autotuner did not run (their warmups).
+_other_configs: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "kdiff_other_configs", default=False)
 
 
 @dataclass
@@ -227,6 +230,9 @@ class LaunchRecorder:
 
     def __init__(self) -> None:
         self.launches: dict[str, Launch] = {}
+        # an untimed autotuner's configs that did not run (`_with_other_configs`), kept apart
+        # so that they never crowd a launch that ran out of the MAX_RECORDED
+        self.other_configs: dict[str, Launch] = {}
         self.dropped = 0  # distinct launches beyond MAX_RECORDED
 
     def install(self) -> None:
@@ -237,13 +243,45 @@ class LaunchRecorder:
         interpreter.InterpretedFunction.run = self._recording(
             interpreter.InterpretedFunction.run, _interpreted_params)
         jit.JITFunction.run = self._recording(jit.JITFunction.run, _jit_params)
-        autotuner.Autotuner.run = _naming_tuned(autotuner.Autotuner.run)
+        autotuner.Autotuner.run = self._with_other_configs(_naming_tuned(autotuner.Autotuner.run))
+
+    def recorded(self) -> list[Launch]:
+        """The launches that ran, then the other configs of their untimed autotuners."""
+        return [*self.launches.values(),
+                *(launch for key, launch in self.other_configs.items()
+                  if key not in self.launches)]
+
+    def _with_other_configs(self, run: Callable[..., Any]) -> Callable[..., Any]:
+        """Where the autotuner is untimed (kdiff.sandbox.interpreter_device: on the CPU the
+        first config runs, every time), a GPU's autotuner would have timed every config its
+        pruning keeps and dropped those out of resources; RES-02 judges an autotuner's configs
+        as alternatives, so each of those configs is recorded too, by a warmup (which launches
+        nothing in the interpreter), under the launch's tuned names."""
+        @functools.wraps(run)
+        def run_recording_other_configs(tuner: Any, *args: Any, **kwargs: Any) -> Any:
+            result = run(tuner, *args, **kwargs)
+            if len(tuner.configs) > 1 and getattr(type(tuner)._bench, "in_order", False):
+                names = set().union(*(config.all_kwargs() for config in tuner.configs))
+                tuner.nargs = dict(zip(tuner.arg_names, args))  # what pruning reads, as run sets
+                try:
+                    configs = tuner.prune_configs(kwargs)
+                finally:
+                    tuner.nargs = None
+                tokens = (_other_configs.set(True), _tuned_names.set(tuple(sorted(names))))
+                try:
+                    for config in configs:
+                        tuner.fn.run(*args, **{**kwargs, **config.all_kwargs(), "warmup": True})
+                finally:
+                    _tuned_names.reset(tokens[1])
+                    _other_configs.reset(tokens[0])
+            return result
+        return run_recording_other_configs
 
     def _recording(self, run: Callable[..., Any],
                    params_of: Callable[[Any], _KernelParams]) -> Callable[..., Any]:
         @functools.wraps(run)
         def recording_run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-            if not warmup:
+            if not warmup or _other_configs.get():
                 self.record(kernel, params_of, args, kwargs)
             return run(kernel, *args, grid=grid, warmup=warmup, **kwargs)
         return recording_run
@@ -261,15 +299,17 @@ class LaunchRecorder:
 
     def _add(self, launch: Launch) -> None:
         key = launch.key()
-        if key in self.launches:
+        kept = self.other_configs if _other_configs.get() else self.launches
+        if key in kept:
             return
-        if len(self.launches) >= MAX_RECORDED:
+        if len(kept) >= MAX_RECORDED:
             self.dropped += 1
             return
-        self.launches[key] = launch
+        kept[key] = launch
 
     def clear(self) -> None:
         self.launches.clear()
+        self.other_configs.clear()
         self.dropped = 0
 
     def add_inductor_launches(self) -> None:
