@@ -169,8 +169,8 @@ def test_an_autotuner_s_configs_are_alternatives_on_the_cpu(second: str, signatu
     """On the CPU the untimed autotuner runs its first config only, and RES-02 judged that
     config alone: a first config out of shared memory (mamba_ssm's fp32 `_bmm_chunk_fwd`)
     failed `shared_over_budget` where a GPU's autotuner drops it and times the others. Every
-    config its pruning keeps is now recorded as an alternative; where none fits it still
-    fails."""
+    config its pruning keeps is now recorded as an alternative, also after another autotuned
+    kernel's 36 configs (more than MAX_RECORDED); where none fits it still fails."""
     assert_variant_judged(RESOURCES / "matmul.py", "autotuned_matmul.py",
                           ('{"BM": 32, "BN": 32, "BK": 32}, num_stages=2, num_warps=4', second),
                           signature, tmp_path)

@@ -81,6 +81,10 @@ from kdiff.sandbox.workerenv import TRITON_PINNED, allowed_environment, judges_u
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
+# Configs of untimed autotuners kept per worker (LaunchRecorder.other_configs): each launch
+# kept may bring its autotuner's configs, up to as many as the launches kept (mamba_ssm's
+# combined chunked scan launches five autotuned kernels of 9 to 11 configs each, 52 in all)
+MAX_OTHER_CONFIGS = MAX_RECORDED * MAX_RECORDED
 CACHE_FORMAT = 6  # bump when what a cache entry holds changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
@@ -231,7 +235,7 @@ class LaunchRecorder:
     def __init__(self) -> None:
         self.launches: dict[str, Launch] = {}
         # an untimed autotuner's configs that did not run (`_with_other_configs`), kept apart
-        # so that they never crowd a launch that ran out of the MAX_RECORDED
+        # (MAX_OTHER_CONFIGS) so that they never crowd a launch that ran out of MAX_RECORDED
         self.other_configs: dict[str, Launch] = {}
         self.dropped = 0  # distinct launches beyond MAX_RECORDED
 
@@ -269,7 +273,7 @@ class LaunchRecorder:
                     tuner.nargs = None
                 tokens = (_other_configs.set(True), _tuned_names.set(tuple(sorted(names))))
                 try:
-                    for config in configs:
+                    for config in configs[:MAX_RECORDED]:
                         tuner.fn.run(*args, **{**kwargs, **config.all_kwargs(), "warmup": True})
                 finally:
                     _tuned_names.reset(tokens[1])
@@ -299,10 +303,11 @@ class LaunchRecorder:
 
     def _add(self, launch: Launch) -> None:
         key = launch.key()
-        kept = self.other_configs if _other_configs.get() else self.launches
+        other = _other_configs.get()
+        kept = self.other_configs if other else self.launches
         if key in kept:
             return
-        if len(kept) >= MAX_RECORDED:
+        if len(kept) >= (MAX_OTHER_CONFIGS if other else MAX_RECORDED):
             self.dropped += 1
             return
         kept[key] = launch
