@@ -2936,3 +2936,42 @@ def test_an_output_written_block_by_block_keeps_its_roundings(tmp_path: Path, p:
             assert "under-specified" not in result.detail, result.detail
     else:
         assert verdict.gates["CMP-01"].status is Status.FAIL, verdict.gates["CMP-01"].detail
+
+
+# -- a launch inside `torch.cuda.device(x.device.index)` (mamba_ssm's Triton ops) ----------
+
+DOUBLE_UNDER_A_DEVICE_GUARD = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * factor, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        with torch.cuda.device(x.device.index):
+            _scale[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                   status: Status):
+    """A launcher written for a GPU enters `torch.cuda.device(x.device.index)`; a CPU tensor's
+    index is None, and a CPU-only torch's guard raised comparing None with 0: every mamba_ssm
+    Triton op failed the native check on the CPU. A kernel scaling by 2.0001 still fails."""
+    candidate = DOUBLE_UNDER_A_DEVICE_GUARD.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail

@@ -143,6 +143,39 @@ def test_a_name_absent_from_triton_in_a_branch_not_taken_leaves_the_kernel_judge
                           ("ROUNDING = False", "ROUNDING = False"), None, tmp_path)
 
 
+@pytest.mark.parametrize("launch,signature", [
+    ('{"num_warps": 16}', None),
+    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
+], ids=["uncapped", "maxnreg-255"])
+def test_a_helper_of_another_triton_s_branch_leaves_the_kernel_judged(
+        launch: str, signature: str | None, tmp_path: Path):
+    """A helper defined by a switch on Triton's version: the judge builds the kernel both
+    ways, and the other way names `tl.libdevice` (absent from Triton 3), which no process
+    under this Triton ran. That way's refusal left RES-02 undecided (only the candidate's own
+    module compiled; mamba_ssm's selective_state_update, whose own module is not importable
+    in the compiler child, the same); now it is left out, and the way this Triton builds is
+    judged: it fits uncapped and is over the registers with `maxnreg=255`."""
+    assert_variant_judged(RESOURCES / "scale_by_sum.py", "version_switch_helper.py",
+                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
+                          tmp_path)
+
+
+@pytest.mark.parametrize("second,signature", [
+    ('{"BM": 32, "BN": 32, "BK": 32}, num_stages=2, num_warps=4', None),
+    ('{"BM": 256, "BN": 128, "BK": 64}, num_stages=4, num_warps=8', "shared_over_budget"),
+], ids=["a_config_fits", "none_fits"])
+def test_an_autotuner_s_configs_are_alternatives_on_the_cpu(second: str, signature: str | None,
+                                                             tmp_path: Path):
+    """On the CPU the untimed autotuner runs its first config only, and RES-02 judged that
+    config alone: a first config out of shared memory (mamba_ssm's fp32 `_bmm_chunk_fwd`)
+    failed `shared_over_budget` where a GPU's autotuner drops it and times the others. Every
+    config its pruning keeps is now recorded as an alternative, also after another autotuned
+    kernel's 36 configs (more than MAX_RECORDED); where none fits it still fails."""
+    assert_variant_judged(RESOURCES / "matmul.py", "autotuned_matmul.py",
+                          ('{"BM": 32, "BN": 32, "BK": 32}, num_stages=2, num_warps=4', second),
+                          signature, tmp_path)
+
+
 FULL_COMPILE = """
 import contextlib, dataclasses, io, json, sys
 import triton

@@ -80,6 +80,7 @@ def install() -> None:
         _give_it_inline_ptx(interpreter)
         _autotune_in_order()
         _report_a_compute_capability()
+        _guard_a_cpu_tensor_s_device()
 
 
 # The first Triton whose interpreter has the shape kdiff's worker reads: a launch through
@@ -126,6 +127,26 @@ def _report_a_compute_capability() -> None:
 
     get_device_capability.of_the_cpu = True
     torch.cuda.get_device_capability = get_device_capability
+
+
+def _guard_a_cpu_tensor_s_device() -> None:
+    """Launchers written for a GPU enter `torch.cuda.device(x.device.index)` around a launch
+    (every mamba_ssm Triton op). A CPU tensor's index is None, which a CUDA torch reads as the
+    current device; a CPU-only torch reads no current device and its guard raises comparing
+    None with 0, so every such kernel failed the native check on the CPU. There the guard of
+    no index is the guard of no device (-1, which torch's own CPU build already enters and
+    leaves doing nothing); any other index still raises as before."""
+    import torch
+    if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
+        return
+
+    class device(torch.cuda.device):
+        of_the_cpu = True
+
+        def __init__(self, device) -> None:
+            super().__init__(-1 if device is None else device)
+
+    torch.cuda.device = device
 
 
 def _give_it_inline_ptx(interpreter) -> None:

@@ -60,6 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
@@ -80,6 +81,10 @@ from kdiff.sandbox.workerenv import TRITON_PINNED, allowed_environment, judges_u
 COMPILE_TIMEOUT_S = 300.0
 MAX_RECORDED = 32  # distinct launches kept per worker; a data-dependent constexpr must not
 #                    turn the compile step into hundreds of compiles
+# Configs of untimed autotuners kept per worker (LaunchRecorder.other_configs): each launch
+# kept may bring its autotuner's configs, up to as many as the launches kept (mamba_ssm's
+# combined chunked scan launches five autotuned kernels of 9 to 11 configs each, 52 in all)
+MAX_OTHER_CONFIGS = MAX_RECORDED * MAX_RECORDED
 CACHE_FORMAT = 6  # bump when what a cache entry holds changes
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
                   "launch_pdl", "launch_cooperative_grid")
@@ -87,6 +92,9 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_f
 # Names an autotuner sets on the launch in progress (empty outside an autotuned launch).
 _tuned_names: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar(
     "kdiff_tuned_names", default=())
+# Set while the recorder takes the configs an untimed autotuner did not run (their warmups).
+_other_configs: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "kdiff_other_configs", default=False)
 
 
 @dataclass
@@ -226,6 +234,9 @@ class LaunchRecorder:
 
     def __init__(self) -> None:
         self.launches: dict[str, Launch] = {}
+        # an untimed autotuner's configs that did not run (`_with_other_configs`), kept apart
+        # (MAX_OTHER_CONFIGS) so that they never crowd a launch that ran out of MAX_RECORDED
+        self.other_configs: dict[str, Launch] = {}
         self.dropped = 0  # distinct launches beyond MAX_RECORDED
 
     def install(self) -> None:
@@ -236,13 +247,45 @@ class LaunchRecorder:
         interpreter.InterpretedFunction.run = self._recording(
             interpreter.InterpretedFunction.run, _interpreted_params)
         jit.JITFunction.run = self._recording(jit.JITFunction.run, _jit_params)
-        autotuner.Autotuner.run = _naming_tuned(autotuner.Autotuner.run)
+        autotuner.Autotuner.run = self._with_other_configs(_naming_tuned(autotuner.Autotuner.run))
+
+    def recorded(self) -> list[Launch]:
+        """The launches that ran, then the other configs of their untimed autotuners."""
+        return [*self.launches.values(),
+                *(launch for key, launch in self.other_configs.items()
+                  if key not in self.launches)]
+
+    def _with_other_configs(self, run: Callable[..., Any]) -> Callable[..., Any]:
+        """Where the autotuner is untimed (kdiff.sandbox.interpreter_device: on the CPU the
+        first config runs, every time), a GPU's autotuner would have timed every config its
+        pruning keeps and dropped those out of resources; RES-02 judges an autotuner's configs
+        as alternatives, so each of those configs is recorded too, by a warmup (which launches
+        nothing in the interpreter), under the launch's tuned names."""
+        @functools.wraps(run)
+        def run_recording_other_configs(tuner: Any, *args: Any, **kwargs: Any) -> Any:
+            result = run(tuner, *args, **kwargs)
+            if len(tuner.configs) > 1 and getattr(type(tuner)._bench, "in_order", False):
+                names = set().union(*(config.all_kwargs() for config in tuner.configs))
+                tuner.nargs = dict(zip(tuner.arg_names, args))  # what pruning reads, as run sets
+                try:
+                    configs = tuner.prune_configs(kwargs)
+                finally:
+                    tuner.nargs = None
+                tokens = (_other_configs.set(True), _tuned_names.set(tuple(sorted(names))))
+                try:
+                    for config in configs[:MAX_RECORDED]:
+                        tuner.fn.run(*args, **{**kwargs, **config.all_kwargs(), "warmup": True})
+                finally:
+                    _tuned_names.reset(tokens[1])
+                    _other_configs.reset(tokens[0])
+            return result
+        return run_recording_other_configs
 
     def _recording(self, run: Callable[..., Any],
                    params_of: Callable[[Any], _KernelParams]) -> Callable[..., Any]:
         @functools.wraps(run)
         def recording_run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-            if not warmup:
+            if not warmup or _other_configs.get():
                 self.record(kernel, params_of, args, kwargs)
             return run(kernel, *args, grid=grid, warmup=warmup, **kwargs)
         return recording_run
@@ -260,15 +303,18 @@ class LaunchRecorder:
 
     def _add(self, launch: Launch) -> None:
         key = launch.key()
-        if key in self.launches:
+        other = _other_configs.get()
+        kept = self.other_configs if other else self.launches
+        if key in kept:
             return
-        if len(self.launches) >= MAX_RECORDED:
+        if len(kept) >= (MAX_OTHER_CONFIGS if other else MAX_RECORDED):
             self.dropped += 1
             return
-        self.launches[key] = launch
+        kept[key] = launch
 
     def clear(self) -> None:
         self.launches.clear()
+        self.other_configs.clear()
         self.dropped = 0
 
     def add_inductor_launches(self) -> None:
@@ -446,8 +492,9 @@ def checked_outcome(outcome: Any, target: str) -> dict[str, Any]:
         return outcome
     if not isinstance(outcome.get("error"), str):
         raise ValueError("neither resources nor an error")
-    if not isinstance(outcome.get("refused", False), bool):
-        raise ValueError("`refused` is not a bool")
+    for flag in ("refused", "absent_from_triton"):
+        if not isinstance(outcome.get(flag, False), bool):
+            raise ValueError(f"`{flag}` is not a bool")
     return outcome
 
 
@@ -618,7 +665,13 @@ _NEEDS = ("shared_bytes", "tmem_columns", "registers", "spill_store_bytes", "sta
 def most_needed(outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     """One kernel's compile outcomes for one target, one per way it can be built: the first
     error, if any way failed (undecided as that way is); else the most of each resource any
-    way needs (ptxas's None where one did not report)."""
+    way needs (ptxas's None where one did not report). A way whose compile reached a name
+    this Triton lacks (`absent_from_triton`: the other branch of a switch on Triton's version,
+    mamba_ssm's `softplus` naming `tl.math.log1p`) is a way no process under this Triton ran:
+    the interpreter holds the same modules, and the recorded launch's path through them would
+    have raised there. It is left out where another way builds the kernel."""
+    runnable = [o for o in outcomes if not o.get("absent_from_triton")]
+    outcomes = runnable or outcomes
     failed = [o for o in outcomes if "resources" not in o]
     if failed:
         return failed[0]
@@ -797,6 +850,21 @@ def compile_for_target(launch: Launch, target: str) -> dict[str, Any]:
     return {"resources": asdict(res)}
 
 
+def _names_what_triton_lacks(exc: BaseException) -> bool:
+    """Whether the compile failed on an attribute absent from one of Triton's own modules
+    (`tl.libdevice`, Triton 2's; `tl.math.log1p`): Triton's front end wraps the
+    AttributeError, whose `obj` is the module, in its CompilationErrors."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        owner = getattr(cause, "obj", None) if isinstance(cause, AttributeError) else None
+        if isinstance(owner, types.ModuleType) and owner.__name__.split(".")[0] == "triton":
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _refused_by_the_compiler(exc: Exception) -> bool:
     """Whether Triton's front end refused the kernel's source (a name it does not define, a
     construct it does not support, item assignment to a tensor): what the interpreter runs
@@ -818,7 +886,8 @@ def main(argv: list[str]) -> int:
                 first = (text.strip().splitlines() or [""])[0][:400]
                 result = {"error": f"does not compile for {job['target']}: "
                                    f"{type(exc).__name__}: {first}", "timeout": False,
-                          "refused": _refused_by_the_compiler(exc)}
+                          "refused": _refused_by_the_compiler(exc),
+                          "absent_from_triton": _names_what_triton_lacks(exc)}
             result["seconds"] = round(time.perf_counter() - start, 2)
             out.write(json.dumps(result) + "\n")
             out.flush()

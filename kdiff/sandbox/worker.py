@@ -299,7 +299,7 @@ class Worker:
             self.recorder.clear()
         self.recorder.add_inductor_launches()
         return {"launches": [{"launch": asdict(launch)}
-                             for launch in self.recorder.launches.values()],
+                             for launch in self.recorder.recorded()],
                 "dropped": self.recorder.dropped}
 
     def cmd_provenance(self, msg: dict) -> dict:
