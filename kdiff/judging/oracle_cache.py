@@ -42,7 +42,7 @@ SUFFIX = ".entry"
 ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.integers", "kdiff.numerics.windows",
                   "kdiff.numerics.tolerance", "kdiff.numerics.softmax_backward",
                   "kdiff.numerics.normalisation_backward", "kdiff.numerics.accumulation",
-                  "kdiff.numerics.classes", "kdiff.numerics.kinks",
+                  "kdiff.numerics.classes", "kdiff.numerics.kinks", "kdiff.numerics.operands",
                   "kdiff.data.dispatch", "kdiff.numerics.inputs",
                   "kdiff.numerics.sizes", "kdiff.data.problem", "kdiff.data.seeding",
                   "kdiff.data.differentiated", "kdiff.data.vjp", "kdiff.judging.context")
