@@ -194,33 +194,34 @@ class Statelessness(ThresholdedGate):
         self._evaluations: dict[tuple[str, int], Evaluation] = {}
         self._reference_mutates: set[int] | None = None
         try:
-            for call in self.trials(ctx):
-                if call.pattern in (OVERWRITE, STORED_AGAIN) and stored is None:
-                    log.skipped.append(f"{call.label}: no kept tensors")
-                    continue
-                if call.pattern == OVERWRITE and broadcast_kept:
-                    log.skipped.append(f"{call.label}: the kept tensors are broadcast views "
-                                       f"(stride 0), which no caller can overwrite in place")
-                    continue
-                if call.pattern == STORED_AGAIN:
-                    call.inputs = _clone(stored.inputs_after)
-                    # Unchanged unless a call wrote into its inputs (RES-01 judges that).
-                    call.data = stored.data if _same(stored.inputs, call.inputs) else ""
-                failure = self.judge_trial(ctx, call, log) or self.kept_unchanged(ctx, call)
-                if failure is not None and failure.signature == "input_mutated":
-                    return failure
-                if failure is not None:
-                    signature, why = self.diagnose(ctx, call, made)
-                    failure.signature = signature
-                    failure.detail = f"{failure.detail}; {why}"
-                    return failure
-                if call.outputs is None:
-                    continue  # outside the reference's domain, or under-specified
-                made.append(call)
-                if call.pattern in (STORE, OVERWRITE, STORED_AGAIN):
-                    stored = call
-                if call.pattern == STORE:
-                    broadcast_kept = any(map(_broadcast, call.inputs))
+            with self.reporting_interrupts(log):
+                for call in self.trials(ctx):
+                    if call.pattern in (OVERWRITE, STORED_AGAIN) and stored is None:
+                        log.skipped.append(f"{call.label}: no kept tensors")
+                        continue
+                    if call.pattern == OVERWRITE and broadcast_kept:
+                        log.skipped.append(f"{call.label}: the kept tensors are broadcast views "
+                                           f"(stride 0), which no caller can overwrite in place")
+                        continue
+                    if call.pattern == STORED_AGAIN:
+                        call.inputs = _clone(stored.inputs_after)
+                        # Unchanged unless a call wrote into its inputs (RES-01 judges that).
+                        call.data = stored.data if _same(stored.inputs, call.inputs) else ""
+                    failure = self.judge_trial(ctx, call, log) or self.kept_unchanged(ctx, call)
+                    if failure is not None and failure.signature == "input_mutated":
+                        return failure
+                    if failure is not None:
+                        signature, why = self.diagnose(ctx, call, made)
+                        failure.signature = signature
+                        failure.detail = f"{failure.detail}; {why}"
+                        return failure
+                    if call.outputs is None:
+                        continue  # outside the reference's domain, or under-specified
+                    made.append(call)
+                    if call.pattern in (STORE, OVERWRITE, STORED_AGAIN):
+                        stored = call
+                    if call.pattern == STORE:
+                        broadcast_kept = any(map(_broadcast, call.inputs))
         finally:
             try:  # release the kept tensors: later gates measure the worker's live memory
                 ctx.candidate.request("forget")

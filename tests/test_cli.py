@@ -131,7 +131,7 @@ def test_verify_names_the_gate_in_work_while_it_takes_long(monkeypatch, capsys):
                            for line in between), lines
 
 
-@pytest.mark.parametrize("gate", ["CMP-01", "CMP-03"])  # CMP-03 runs its trials its own way
+@pytest.mark.parametrize("gate", ["CMP-01", "CMP-02", "CMP-03"])  # 02, 03: loops of their own
 def test_a_gate_interrupted_between_its_trials_reports_what_they_showed(tmp_path, monkeypatch,
                                                                          gate):
     """Ctrl-C during the gate's third trial: the gate stays open (not run), and its detail
