@@ -210,9 +210,13 @@ class ThresholdedGate(Gate):
         raise NotImplementedError
 
     def judge(self, ctx: GateContext) -> GateResult:
+        return self.judge_trials(ctx, self.trials(ctx))
+
+    def judge_trials(self, ctx: GateContext, trials: Iterable[Trial]) -> GateResult:
+        """`trials` judged in turn: the first failure, else what they came to."""
         log = TrialLog()
         with self.reporting_interrupts(log):
-            for trial in self.trials(ctx):
+            for trial in trials:
                 failure = self.judge_trial(ctx, trial, log)
                 if failure is not None:
                     return failure

@@ -132,7 +132,7 @@ class AccumulatorPrecision(ThresholdedGate):
             return self.result(Status.SKIP, f"no reduction of {TARGET_DEPTH} terms reachable "
                                f"within {ELEMENT_BUDGET} input elements")
         try:
-            result = super().judge(ctx)
+            result = self.judge_trials(ctx, self.trials_at(ctx, constants))
         finally:
             ctx.set_constants({})
         if constants:
@@ -141,12 +141,16 @@ class AccumulatorPrecision(ThresholdedGate):
         return result
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
-        constants = find_long_reduction(ctx)  # its evaluations are held: judge() asked first
-        if constants is None:
-            return
+        constants = find_long_reduction(ctx)
+        if constants is not None:
+            yield from self.trials_at(ctx, constants)
+
+    def trials_at(self, ctx: GateContext, constants: dict[str, int]) -> Iterator[Trial]:
+        """The trials at the sizes `constants` (find_long_reduction's) grow the reduction to,
+        each draw's sizes set as it is drawn (judge() restores the benchmark's)."""
         for seed in with_one_chosen(ctx, [FIXED_SEED]):
             grown = self.grown_for(ctx, constants, seed)
-            ctx.set_constants(grown)  # until the next draw's: judge() restores the sizes
+            ctx.set_constants(grown)  # until the next draw's
             shown = "".join(f", {k}={v}" for k, v in grown.items()) if seed.chosen else ""
             for strategy in LONG_REDUCTION:
                 yield Trial(f"{strategy.name} {seed}{shown}",
