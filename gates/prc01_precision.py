@@ -25,15 +25,7 @@ from kdiff.gates.base import (
 from kdiff.gates.triton_calls import runs_triton
 from kdiff.judging.context import DTYPE_NAMES, NATIVE, CallResult, Evaluation, GateContext
 from kdiff.numerics import inputs as gen
-from kdiff.numerics.tolerance import (
-    SMALLEST_NORMAL,
-    BoundModel,
-    Mismatch,
-    compare,
-    gamma,
-    scaled,
-    unit_roundoff,
-)
+from kdiff.numerics.tolerance import BoundModel, Mismatch, bound, compare, unit_roundoff
 
 # Formats a too-coarse computation may really have used, by unit roundoff. TF32 keeps 10
 # explicit mantissa bits, so u = 2^-11 like fp16 (NVIDIA A100 whitepaper, "TF32"); the OCP
@@ -134,8 +126,8 @@ def in_any_bf16_order(
     u (Higham, Lemma 3.1: a bound for every order, which the probabilistic one does not
     claim), times the traced magnitude, plus the storage roundings `ev` allows; and never
     below `ev`'s own bound under `model`, so that an answer beyond it fails that one too. A
-    chain whose n u reaches 1 has no such bound: not judged there."""
-    u = unit_roundoff(torch.bfloat16)
+    chain whose n u reaches 1 has no such bound: not judged there. That is tolerance.bound's
+    worst-case model at bf16."""
     mismatches = []
     for i, (got, own, scale, depth, quantization, floor) in enumerate(
         zip(
@@ -148,11 +140,16 @@ def in_any_bf16_order(
         )
     ):
         allowance = quantization * scale + floor
-        in_any_order = scaled(gamma(depth, u), scale)
-        bound = torch.maximum(own, in_any_order + SMALLEST_NORMAL[torch.bfloat16] + allowance)
+        in_any_order = bound(scale, depth, torch.bfloat16, BoundModel.WORST_CASE, quantization,
+                             floor=floor)
         mismatches.append(
             compare(
-                got, ev.expected(i, got), bound, i, allowance=allowance, period=ev.periods.get(i)
+                got,
+                ev.expected(i, got),
+                torch.maximum(own, in_any_order),
+                i,
+                allowance=allowance,
+                period=ev.periods.get(i),
             )
         )
     return mismatches
