@@ -553,19 +553,19 @@ class MagnitudeTracer(EagerDispatchMode):
         """An input or parameter (upcast to float64) stored as `stored` in the working run."""
         if self.coarse(stored):
             own = own_scale(t)
-            self.record(t, Traced(own, 0, self.share_of_range(_largest(own), stored),
-                                  stored, 0.0))
+            self.record(t, Traced(own, 0, self.share_of_range(own, stored), stored, 0.0))
 
     def coarse(self, stored: torch.dtype) -> bool:
         return unit_roundoff(stored) > self.arithmetic_u
 
-    def share_of_range(self, largest: torch.Tensor, stored: torch.dtype) -> torch.Tensor:
-        """`largest` (a magnitude of a tensor stored as `stored`) as a share of the largest
-        finite value that tensor can hold in the working run: its own format's where that is
-        coarser than the arithmetic, else the arithmetic's (the trace holds those in float64).
-        An fp32 score behind an fp16 output overflows past fp32's range, not fp16's."""
+    def share_of_range(self, t: torch.Tensor, stored: torch.dtype) -> torch.Tensor:
+        """The largest of `t` (magnitudes of a tensor stored as `stored`; _largest) as a share
+        of the largest finite value that tensor can hold in the working run: its own format's
+        where that is coarser than the arithmetic, else the arithmetic's (the trace holds those
+        in float64). An fp32 score behind an fp16 output overflows past fp32's range, not
+        fp16's."""
         held = stored if self.coarse(stored) else self.arithmetic
-        return largest / torch.finfo(held).max
+        return _largest(t) / torch.finfo(held).max
 
     def lookup(self, t: torch.Tensor) -> Traced:
         """What the trace knows of `t`; of an untraced tensor: its own |values|, stored as it
@@ -578,7 +578,7 @@ class MagnitudeTracer(EagerDispatchMode):
         if entry is not None and torch.equal(entry[2], _fingerprint(t)):
             return entry[1]
         own = own_scale(t)
-        return Traced(own, 0, self.share_of_range(_largest(own), t.dtype), t.dtype, 0.0)
+        return Traced(own, 0, self.share_of_range(own, t.dtype), t.dtype, 0.0)
 
     def produced(self, t: torch.Tensor) -> bool:
         """Whether a traced operation (or a declaration) recorded `t` and nothing unseen wrote
@@ -1038,10 +1038,9 @@ class MagnitudeTracer(EagerDispatchMode):
                 # allowance, or an infinite magnitude carried from one (not judged there),
                 # is no value that could leave the format's range
                 sized = torch.where(torch.isfinite(magnitude), magnitude, own)
-                peak = torch.maximum(peak_in, self.share_of_range(_largest(sized), stored[0]))
+                peak = torch.maximum(peak_in, self.share_of_range(sized, stored[0]))
                 if squares is not None and o is float_outs[0]:  # summed in the arithmetic
-                    peak = torch.maximum(peak, self.share_of_range(_largest(squares),
-                                                                    self.arithmetic))
+                    peak = torch.maximum(peak, self.share_of_range(squares, self.arithmetic))
                 traced = Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
                                 peak, *stored)
                 self.record(o, traced)
@@ -1135,9 +1134,8 @@ class MagnitudeTracer(EagerDispatchMode):
                         unknown_exact=True)
         if moved is not None and _is_inexact(out):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
-            self.record(out, Traced(magnitude, depth,
-                                    self.share_of_range(_largest(out), out.dtype), out.dtype,
-                                    0.0))
+            self.record(out, Traced(magnitude, depth, self.share_of_range(out, out.dtype),
+                                    out.dtype, 0.0))
         elif moved is not None:
             # moved alone, each element keeps its own pick's admissible values
             known = [t for t in traces if t is not None]
@@ -1562,7 +1560,7 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             traced_m = m
             m, d = opaque_scale(o, float_numel)
             m = torch.where(torch.isinf(traced_m), traced_m, m)  # open picks stay open
-            peak = torch.maximum(peak, tracer.share_of_range(_largest(m), stored_as))
+            peak = torch.maximum(peak, tracer.share_of_range(m, stored_as))
         values.append(o)
         mags.append(m.detach())
         depths.append(max(1, d))
