@@ -8,8 +8,9 @@ draws the benchmark's inputs again at the new sizes, and judges the candidate ag
 oracle there: size 1, each dimension scaled down and up, odd and prime sizes, sizes that are
 not multiples of any power-of-two block (17, 127, 1000), one smaller and one larger size
 chosen per verdict (`fresh_size`), every dimension odd at once at sizes chosen per verdict
-(`odd_size`), and the same values in a non-contiguous (transposed) layout. A size at which the reference itself raises, or returns an output with no elements
-that has some at the benchmark's sizes, is outside the class and is not judged.
+(`odd_size`), and the same values in a non-contiguous (transposed) layout. A size at which
+the reference itself raises, or returns an output with no elements that has some at the
+benchmark's sizes, is outside the class and is not judged.
 A problem's variants (ProblemModule.variants: the other configurations its
 benchmark judges, such as the other calls of a TritonBench test) are judged at their own
 sizes too: a kernel right on the one configuration replayed and wrong on another its
