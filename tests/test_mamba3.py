@@ -41,6 +41,7 @@ os.environ["TRITON_INTERPRET"] = "1"  # before kdiff.kernels.mamba3 decorates it
 
 import pytest
 import torch
+import torch.nn.functional as F
 import triton
 import triton.language as tl
 from mamba3_reductions import reduction_inputs, reductions, same_bits  # beside this file
@@ -52,7 +53,14 @@ from kdiff.kernels.mamba3.backward import mamba3_siso
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.ops import cos_sin
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
-from kdiff.kernels.mamba3.reference import TWO_PI, States
+from kdiff.kernels.mamba3.reference import (
+    ROTATION_BLOCKS,
+    TWO_PI,
+    States,
+    expand_heads,
+    rotate,
+)
+from kdiff.numerics.oracle import MagnitudeTracer, run_oracle
 from kdiff.numerics.tolerance import (
     difference,
     gamma,
@@ -135,6 +143,70 @@ def test_chunked_form_and_its_gradients_equal_the_oracle():
     bound = gamma(depth(T, K, V, C), unit_roundoff(torch.float64))
     for i, (a, b) in enumerate(zip(grads_got, grads_want)):
         assert (a - b).abs().max() <= bound * b.abs().max(), f"gradient of input {i}"
+
+
+def token_by_token(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states):
+    """The recurrence as its equations read (reference.py's docstring), every operation
+    inside the loop over tokens."""
+    H = v.shape[2]
+    q, k = expand_heads(q, H), expand_heads(k, H)
+    theta, S, k_prev, v_prev = states
+    outs = []
+    for t in range(q.shape[1]):
+        theta = torch.remainder(theta + math.pi * torch.tanh(angles[:, t]) * dt[:, :, t, None],
+                                TWO_PI)
+        qt, kt = rotate(q[:, t] + q_bias, theta), rotate(k[:, t] + k_bias, theta)
+        alpha, lam = adt[:, :, t].exp()[..., None, None], torch.sigmoid(trap[:, :, t, None, None])
+        step = dt[:, :, t, None, None]
+        S = (alpha * S + (1 - lam) * step * alpha * (v_prev[..., :, None] * k_prev[..., None, :])
+             + lam * step * (v[:, t, :, :, None] * kt[..., None, :]))
+        y = torch.einsum("bhvk,bhk->bhv", S, qt) + D[:, None] * v[:, t]
+        outs.append(y * F.silu(z[:, t]))
+        k_prev, v_prev = kt, v[:, t]
+    return torch.stack(outs, dim=1), States(theta, S, k_prev, v_prev)
+
+
+@pytest.mark.parametrize("T", [5, 2 * ROTATION_BLOCKS + 3])
+def test_the_reference_is_the_token_by_token_loop_in_fewer_traced_operations(T):
+    """reference.py steps only the angle and the state and rotates blocks of tokens at once:
+    in float64 its values are the loop's (torch's vectorised exp, tanh, cos and sin may round a
+    longer tensor's elements an ulp apart: within the recurrence's float64 bound), and the
+    oracle's bounds of it are the loop's (each output's depth no shallower, and deeper by at
+    most theta's two roundings a token over a block's other tokens; its magnitudes within
+    their own precision), from fewer traced operations."""
+    args, states = recurrence_args(1, T, 1, 2, 8, 4, seed=T)
+    inputs = [x.double() for x in [*args, *states]]
+    span = -(-T // ROTATION_BLOCKS)
+
+    class Recurrence(torch.nn.Module):
+        def __init__(self, recurrence):
+            super().__init__()
+            self.recurrence = recurrence
+
+        def forward(self, *x):
+            return flat(self.recurrence(*x[:11], States(*x[11:])))
+
+    blocked = Recurrence(lambda *x: mamba3_siso_recurrence(*x[:11], initial_states=x[11]))
+    looped = Recurrence(token_by_token)
+    assert_within_bound(blocked(*inputs), looped(*inputs), depth_recurrent(T, 8), torch.float64)
+    operations = {}
+    traced = MagnitudeTracer.__torch_dispatch__
+
+    def counting(self, func, *a, **kw):
+        operations[self] = operations.get(self, 0) + 1
+        return traced(self, func, *a, **kw)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MagnitudeTracer, "__torch_dispatch__", counting)
+        got, want = run_oracle(blocked, inputs), run_oracle(looped, inputs)
+    fewer, more = operations.values()
+    assert fewer < more
+    for depth_got, depth_want in zip(got.depths, want.depths):
+        assert depth_want <= depth_got <= depth_want + 2 * (span - 1)
+    # the magnitudes are central differences: float64's u^(2/3) is their precision at best
+    # (rounding u / h against truncation h^2, balanced)
+    for a, b in zip(got.magnitudes, want.magnitudes):
+        torch.testing.assert_close(a, b, rtol=unit_roundoff(torch.float64) ** (2 / 3), atol=0)
 
 
 def test_the_forward_narrows_its_v_block_until_the_grid_fills_the_gpu(monkeypatch):
@@ -517,7 +589,14 @@ import json, math, sys
 import torch
 from kdiff.kernels.mamba3 import backward, mamba3_siso_recurrence
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
-from kdiff.kernels.mamba3.reference import TWO_PI, States
+from kdiff.kernels.mamba3.reference import (
+    ROTATION_BLOCKS,
+    TWO_PI,
+    States,
+    expand_heads,
+    rotate,
+)
+from kdiff.numerics.oracle import MagnitudeTracer, run_oracle
 B, T, Hqk, G, K, V, C = (int(x) for x in sys.argv[1:])
 torch.manual_seed(0)
 q, k, v, a, dt, trap, qb, kb, angles, D, z, *states = sequence_inputs(B, T, Hqk, G, K, V)
@@ -591,7 +670,14 @@ import json, sys, torch
 from kdiff.kernels.mamba3.forward import mamba3_siso_forward, mamba3_siso_step
 from kdiff.kernels.mamba3.ops import cos_sin
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
-from kdiff.kernels.mamba3.reference import TWO_PI, States
+from kdiff.kernels.mamba3.reference import (
+    ROTATION_BLOCKS,
+    TWO_PI,
+    States,
+    expand_heads,
+    rotate,
+)
+from kdiff.numerics.oracle import MagnitudeTracer, run_oracle
 torch.manual_seed(6)  # recurrence_args' draw
 q, k, v, a, dt, trap, qb, kb, angles, D, z, theta, ssm, kst, vst = sequence_inputs(1, 1, 1, 2, 16, 16)
 q, k, adt, dt = activations(q, k, a, dt)
