@@ -2,6 +2,7 @@
 them: a reply the judge cannot use (a sparse, quantized, nested or off-host tensor, a missing
 field, a field of the wrong type) is the candidate's failure, `unusable_output`, not a kdiff
 error that would leave the verdict open (or, for a quantized output, crash the judge)."""
+
 from __future__ import annotations
 
 import math
@@ -84,8 +85,9 @@ def checked_reply(cmd: str, reply: dict[str, Any]) -> CheckedReply:
     (REPLY_FIELDS), every tensor in it dense and on the host; else UnusableOutput."""
     for key, ok in REPLY_FIELDS.items():
         if key in reply and not ok(reply[key]):
-            raise UnusableOutput(f"the reply to `{cmd}` holds an unusable `{key}` "
-                                 f"({type(reply[key]).__name__})")
+            raise UnusableOutput(
+                f"the reply to `{cmd}` holds an unusable `{key}` ({type(reply[key]).__name__})"
+            )
     try:
         for key, value in reply.items():
             _walk(value, key)

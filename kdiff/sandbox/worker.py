@@ -18,6 +18,7 @@ frame the candidate can walk holds what a gate asked for (churn, poison).
 
 Run as `python -m kdiff.sandbox.worker READ_FD WRITE_FD [ARENA_FD]`.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -55,8 +56,13 @@ PROVENANCE = ProvenanceRecorder()
 
 # "native": the model as its constructor made it (the problem's own precision), cast to
 # nothing; the others recast the whole model (kdiff.judging.context.DTYPE_NAMES).
-DTYPES = {"native": None, "float32": torch.float32, "float16": torch.float16,
-          "bfloat16": torch.bfloat16, "float64": torch.float64}
+DTYPES = {
+    "native": None,
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float64": torch.float64,
+}
 
 
 def as_output_list(out: Any) -> list[torch.Tensor]:
@@ -183,8 +189,9 @@ class Worker:
         self.problem.set_sizes(constants)
         self.constants_of[msg["key"]] = constants
         cls = self.candidate_cls if msg["role"] == "candidate" else self.problem.Model
-        init_inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
-                       for x in msg["init_inputs"]]
+        init_inputs = [
+            x.to(self.device) if isinstance(x, torch.Tensor) else x for x in msg["init_inputs"]
+        ]
         with torch.no_grad():
             set_seed(msg["seed"])
             instance = cls(*init_inputs)
@@ -199,8 +206,9 @@ class Worker:
         self.problem.set_sizes(self.constants_of[key])
         return self.instances[key]
 
-    def _prepare(self, request: CallRequest) -> tuple[torch.nn.Module, list[Any],
-                                                      torch.nn.Module | None]:
+    def _prepare(
+        self, request: CallRequest
+    ) -> tuple[torch.nn.Module, list[Any], torch.nn.Module | None]:
         """The steps before the call: the model, its inputs, allocator churn, and the
         reference run first (on the benchmark's stack, inside its frame, as its harness
         does; otherwise here, its output freed so that the candidate allocates into it)."""
@@ -215,18 +223,20 @@ class Worker:
             self.stored_inputs[request.store_inputs_as] = inputs
         if request.churn:
             churn_allocator(self.device, request.churn_seed)
-        reference = (self._instance(request.reference_first) if request.reference_first
-                     else None)
+        reference = self._instance(request.reference_first) if request.reference_first else None
         if reference is not None and request.stack != "benchmark":
             with torch.no_grad():
                 if request.reference_inputs is None:
                     # On copies: what the reference writes into its inputs (an output buffer
                     # among them) is not the candidate's doing.
-                    reference(*[x.clone() if isinstance(x, torch.Tensor) else x
-                                for x in inputs])
+                    reference(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
                 else:
-                    reference(*[x.to(self.device) if isinstance(x, torch.Tensor) else x
-                                for x in request.reference_inputs])
+                    reference(
+                        *[
+                            x.to(self.device) if isinstance(x, torch.Tensor) else x
+                            for x in request.reference_inputs
+                        ]
+                    )
             reference = None
         return self._instance(request.key), inputs, reference
 
@@ -253,7 +263,8 @@ class Worker:
             if cotangents is not None:
                 with PROVENANCE.candidate(model, call=False):
                     outputs = [o.detach() for o in outputs] + input_gradients(
-                        outputs, [inputs[i] for i in differentiated], cotangents)
+                        outputs, [inputs[i] for i in differentiated], cotangents
+                    )
             if self.device == "cuda":
                 torch.cuda.synchronize()
         finally:
@@ -264,26 +275,41 @@ class Worker:
         # and earlier ones while the candidate keeps them: an output in their storage is one
         # buffer handed out twice. Alive after the call, not before: one freed during it was
         # the allocator's to hand out again.
-        self.handed_out = [(alive, memory) for alive, memory in self.handed_out
-                           if alive() is not None]
+        self.handed_out = [
+            (alive, memory) for alive, memory in self.handed_out if alive() is not None
+        ]
         # Only a strided tensor has one storage; the judge refuses the others (unusable).
         strided = [(j, o) for j, o in enumerate(outputs) if o.layout is torch.strided]
-        memories = memory_of([protocol.storage_span(o) for _, o in strided],
-                             [not o.untyped_storage().resizable() for _, o in strided])
-        reused = [j for (j, _), memory in zip(strided, memories)
-                  if any(memory.overlaps(held) for _, held in self.handed_out)]
+        memories = memory_of(
+            [protocol.storage_span(o) for _, o in strided],
+            [not o.untyped_storage().resizable() for _, o in strided],
+        )
+        reused = [
+            j
+            for (j, _), memory in zip(strided, memories)
+            if any(memory.overlaps(held) for _, held in self.handed_out)
+        ]
         self.latest = outputs
-        in_inputs = [protocol.storage_span(x) for x in sent if isinstance(x, torch.Tensor)
-                     and x.layout is torch.strided]
-        self.handed_out += [(watched(o.untyped_storage()), memory)
-                            for (_, o), memory in zip(strided, memories)
-                            if not any(protocol.spans_overlap(memory.span, s) for s in in_inputs)]
+        in_inputs = [
+            protocol.storage_span(x)
+            for x in sent
+            if isinstance(x, torch.Tensor) and x.layout is torch.strided
+        ]
+        self.handed_out += [
+            (watched(o.untyped_storage()), memory)
+            for (_, o), memory in zip(strided, memories)
+            if not any(protocol.spans_overlap(memory.span, s) for s in in_inputs)
+        ]
         # Outputs and the inputs as they are after the call in one payload: storage they share
         # survives serialisation, and the judge finds it there.
         sent_back = to_cpu_sharing([*outputs, *sent])
         n_out = len(outputs)
-        return {"seconds": seconds, "outputs": sent_back[:n_out],
-                "inputs_after": sent_back[n_out:], "reused": reused}
+        return {
+            "seconds": seconds,
+            "outputs": sent_back[:n_out],
+            "inputs_after": sent_back[n_out:],
+            "reused": reused,
+        }
 
     def cmd_memory(self, msg: dict) -> dict:
         if self.device == "cuda":
@@ -298,15 +324,19 @@ class Worker:
         if msg.get("clear"):
             self.recorder.clear()
         self.recorder.add_inductor_launches()
-        return {"launches": [{"launch": asdict(launch)}
-                             for launch in self.recorder.recorded()],
-                "dropped": self.recorder.dropped}
+        return {
+            "launches": [{"launch": asdict(launch)} for launch in self.recorder.recorded()],
+            "dropped": self.recorder.dropped,
+        }
 
     def cmd_provenance(self, msg: dict) -> dict:
         """What ran during the candidate's calls since the last `clear`
         (kdiff.sandbox.provenance)."""
-        return {"provenance": PROVENANCE.reply(clear=bool(msg.get("clear")),
-                                               recording=bool(msg.get("recording", True)))}
+        return {
+            "provenance": PROVENANCE.reply(
+                clear=bool(msg.get("clear")), recording=bool(msg.get("recording", True))
+            )
+        }
 
     def cmd_overwrite_stored(self, msg: dict) -> dict:
         """Write new values into a stored input set in place (same tensors, same storage);
@@ -353,7 +383,8 @@ def on_device(x: Any, device: str) -> Any:
 def laid_out_as(x: torch.Tensor, storage: torch.UntypedStorage) -> torch.Tensor:
     """A new tensor on `storage` (on its device) with `x`'s dtype, offset, shape and strides."""
     return torch.empty(0, dtype=x.dtype, device=storage.device).set_(
-        storage, x.storage_offset(), x.shape, x.stride())
+        storage, x.storage_offset(), x.shape, x.stride()
+    )
 
 
 def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
@@ -362,8 +393,9 @@ def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
         return model(*inputs)
 
 
-def run_and_check_correctness(model: torch.nn.Module | None, model_new: torch.nn.Module,
-                              inputs: list[Any], device: str) -> Any:
+def run_and_check_correctness(
+    model: torch.nn.Module | None, model_new: torch.nn.Module, inputs: list[Any], device: str
+) -> Any:
     """Named as the benchmark's own correctness loop is, and like it holding the reference's
     output while the candidate runs: a candidate that sniffs its call stack behaves here as
     under the benchmark. The native check calls through here, and so may a gate."""
@@ -398,7 +430,7 @@ def disguise_process() -> None:
         start, end = int(fields_[_ARG_START_FIELD]), int(fields_[_ARG_START_FIELD + 1])
     except (OSError, IndexError, ValueError):
         return
-    name = os.path.basename(sys.executable).encode()[:max(end - start - 1, 0)]
+    name = os.path.basename(sys.executable).encode()[: max(end - start - 1, 0)]
     ctypes.memmove(start, name.ljust(end - start, b"\0"), end - start)
 
 
@@ -421,9 +453,12 @@ def main(read_fd: int, write_fd: int, arena_fd: int | None = None) -> None:
             reply = {"ok": False, "kind": "load", "error": str(exc)}
         except BaseException as exc:  # noqa: BLE001 - report, keep serving
             tb = traceback.format_exc(limit=6)
-            reply = {"ok": False, "kind": "exception",
-                     "error": f"{type(exc).__name__}: {str(exc).strip()[:500]}",
-                     "traceback": tb[-3000:]}
+            reply = {
+                "ok": False,
+                "kind": "exception",
+                "error": f"{type(exc).__name__}: {str(exc).strip()[:500]}",
+                "traceback": tb[-3000:],
+            }
         if not reply["ok"]:
             # The judge starts a fresh worker where this one's CUDA context broke, as the
             # worker finds by using it after the error (never read from the error's text).
