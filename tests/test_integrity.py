@@ -185,6 +185,16 @@ def test_one_file_mapped_anew_each_call_fails_ord02():
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
+def test_an_earlier_output_used_as_scratch_fails_ord02():
+    """A fresh output each call, and the last one handed out used as the next call's scratch:
+    no output lies in an earlier one's storage, but a caller keeping `a = m(x1)` finds it
+    changed by `m(x2)`. The worker compares the bytes of the earlier outputs still alive."""
+    verdict = _verdict("scribbles_on_earlier_outputs", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    detail = _failed(verdict, "ORD-02", "output_aliasing")
+    assert "changed after they were handed out" in detail
+
+
 def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
     import mmap
 

@@ -62,6 +62,7 @@ def test_an_unusable_output_rejects_the_candidate(candidate, says, tmp_path):
         ({"outputs": [], "seconds": float("nan")}, "unusable `seconds`"),
         ({"outputs": [], "seconds": "1"}, "unusable `seconds`"),
         ({"outputs": [], "reused": ["0"]}, "unusable `reused`"),
+        ({"outputs": [], "written": -1}, "unusable `written`"),
         ({"bytes": 1.5}, "unusable `bytes`"),
         ({"extra": {"deep": [torch.eye(2).to_sparse()]}}, "extra.deep[0] is layout"),
     ],

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import operator
 import os
 import select
 import struct
@@ -220,14 +221,16 @@ class MalformedReply(ValueError):
 @dataclass
 class CallReply:
     """A worker's answer to `call`: the outputs and the inputs as they are after the call, from
-    one payload, and which outputs lie in the storage of an earlier call's still alive (the
-    worker keeps the last call's alive through every call alike: its word, as the payload
-    is)."""
+    one payload, which outputs lie in the storage of an earlier call's still alive (the
+    worker keeps the last call's alive through every call alike), and how many outputs of
+    earlier calls still alive changed since they were handed out (`written`): the worker's
+    word, as the payload is."""
 
     outputs: list[torch.Tensor]
     inputs_after: list[torch.Tensor | None]
     reused: list[int]
     seconds: float
+    written: int
 
     @classmethod
     def parse(cls, reply: dict[str, Any], inputs_sent: int | None) -> "CallReply":
@@ -237,6 +240,7 @@ class CallReply:
                 list(reply["inputs_after"]),
                 list(reply["reused"]),
                 float(reply["seconds"]),
+                operator.index(reply["written"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise MalformedReply(f"malformed reply to `call`: {exc!r}") from None
@@ -246,6 +250,8 @@ class CallReply:
             raise MalformedReply("malformed reply to `call`: not tensors")
         if not all(type(j) is int and 0 <= j < len(parsed.outputs) for j in parsed.reused):
             raise MalformedReply("malformed reply to `call`: `reused` names no output")
+        if parsed.written < 0:
+            raise MalformedReply("malformed reply to `call`: `written` is negative")
         if inputs_sent is not None and len(parsed.inputs_after) != inputs_sent:
             raise MalformedReply(
                 f"malformed reply to `call`: {len(parsed.inputs_after)} "
@@ -255,6 +261,12 @@ class CallReply:
 
     @property
     def aliases(self) -> list[str]:
-        return shared_storage(self.outputs, self.inputs_after) + [
+        found = shared_storage(self.outputs, self.inputs_after) + [
             f"output {j} shares storage with an output of an earlier call" for j in self.reused
         ]
+        if self.written:
+            found.append(
+                f"{self.written} output(s) of earlier calls, still held, changed after "
+                f"they were handed out (written by this call or by work left running)"
+            )
+        return found
