@@ -195,6 +195,15 @@ def test_an_earlier_output_used_as_scratch_fails_ord02():
     assert "changed after they were handed out" in detail
 
 
+def test_a_reply_without_the_kept_inputs_is_refused():
+    """Writes into a tensor handed again, and drops the inputs from the reply to every call on
+    the kept tensors: the judge's own reading of them, paired with the reply's item by item,
+    was dropped with them. A reply must give back as many inputs as the kept set holds."""
+    verdict = _verdict("hides_writes_to_kept_inputs", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "0 inputs back, 1 sent" in _failed(verdict, "CMP-02", "unusable_output")
+
+
 def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
     import mmap
 

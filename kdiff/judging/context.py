@@ -449,6 +449,9 @@ class GateContext:
         self._calls: dict[str, CallResult] = {}
         self.sharing_calls = False
         self.calls_made = 0  # candidate calls sent to the worker
+        # How many inputs each set the worker keeps by name holds (`store_inputs_as`): a call
+        # on a kept set sends none, and its reply must give back as many as that set holds.
+        self._kept_sizes: dict[str, int] = {}
         self.calls_served = 0  # candidate calls answered from an earlier one
         self._evaluations: dict[str, Evaluation] = {}
         # The content digest of a trial's inputs, taken once for the oracle's key and the
@@ -1079,10 +1082,13 @@ class GateContext:
             # inputs kept in the worker do not survive the restart after a timeout
             retry=not options.get("use_stored_inputs"),
         )
+        if options.get("store_inputs_as"):
+            self._kept_sizes[options["store_inputs_as"]] = len(payload)
+        kept = options.get("use_stored_inputs")
         try:  # aliasing is judged here, from the payload
-            parsed = CallReply.parse(
-                reply, None if options.get("use_stored_inputs") else len(payload)
-            )
+            # As many inputs back as the call had: the judge's own reading of them (the
+            # arena's) is paired with the reply's item by item, and a shorter list dropped it.
+            parsed = CallReply.parse(reply, self._kept_sizes[kept] if kept else len(payload))
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
         # The inputs after the call as the judge read them from the arena (a CPU worker's),

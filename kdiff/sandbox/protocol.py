@@ -233,7 +233,7 @@ class CallReply:
     written: int
 
     @classmethod
-    def parse(cls, reply: dict[str, Any], inputs_sent: int | None) -> "CallReply":
+    def parse(cls, reply: dict[str, Any], inputs_sent: int) -> "CallReply":
         try:
             parsed = cls(
                 list(reply["outputs"]),
@@ -252,7 +252,7 @@ class CallReply:
             raise MalformedReply("malformed reply to `call`: `reused` names no output")
         if parsed.written < 0:
             raise MalformedReply("malformed reply to `call`: `written` is negative")
-        if inputs_sent is not None and len(parsed.inputs_after) != inputs_sent:
+        if len(parsed.inputs_after) != inputs_sent:
             raise MalformedReply(
                 f"malformed reply to `call`: {len(parsed.inputs_after)} "
                 f"inputs back, {inputs_sent} sent"
