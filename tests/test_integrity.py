@@ -204,6 +204,15 @@ def test_a_reply_without_the_kept_inputs_is_refused():
     assert "0 inputs back, 1 sent" in _failed(verdict, "CMP-02", "unusable_output")
 
 
+def test_a_failure_reply_without_an_error_is_the_candidates_crash():
+    """Every call answered `{"ok": False}`, with no error to read: the judge's KeyError made
+    the case kdiff's failure, with no verdict; the reply's form is checked before it is read."""
+    verdict = _verdict("forges_a_failure_reply", ["CMP-01"])
+    assert verdict.error is None, verdict.error
+    assert verdict.native.accept is False and "malformed reply" in verdict.native.reason
+    assert "malformed reply to `call`" in _failed(verdict, "CMP-01", "crash")
+
+
 def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
     import mmap
 

@@ -313,6 +313,18 @@ class HangRecord:
         self.first = None
 
 
+def well_formed(reply: Any) -> bool:
+    """Whether a worker's reply has the form every reply has: whether it succeeded (`ok`, a
+    bool), and where it did not, the error (a str) that becomes the candidate's failure. Read
+    before anything else in it, so that a reply of another form (no `error`) is the
+    candidate's crash, not an exception of the judge's that left the verdict open."""
+    return (
+        isinstance(reply, dict)
+        and type(reply.get("ok")) is bool
+        and (reply["ok"] or isinstance(reply.get("error"), str))
+    )
+
+
 @dataclass
 class CandidateProcess:
     problem: Path
@@ -647,7 +659,7 @@ class CandidateProcess:
         except Exception as exc:  # noqa: BLE001 - an unreadable reply: a hostile worker
             self._kill()
             raise CandidateCrashed(f"unreadable reply to `{msg['cmd']}`: {exc}") from None
-        if not isinstance(reply, dict) or "ok" not in reply:
+        if not well_formed(reply):
             self._kill()
             raise CandidateCrashed(f"malformed reply to `{msg['cmd']}`")
         return reply
