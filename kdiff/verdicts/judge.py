@@ -1,4 +1,5 @@
 """Judging one case: the native check and the gates, each in the case's own worker process."""
+
 from __future__ import annotations
 
 import time
@@ -37,8 +38,10 @@ def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
     if config.native is None:
         return pm.hook.kdiff_default_preset(bench=config.bench, config=config) or presets[0]
     if config.native not in presets:
-        raise KeyError(f"unknown native preset '{config.native}' for {config.bench}; "
-                       f"known: {', '.join(presets)}")
+        raise KeyError(
+            f"unknown native preset '{config.native}' for {config.bench}; "
+            f"known: {', '.join(presets)}"
+        )
     return config.native
 
 
@@ -64,14 +67,25 @@ GateCallback = Callable[[Verdict, GateResult, int], None]
 StartCallback = Callable[[str], None]
 
 
-def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], gates: list,
-            ctx: GateContext, why: str, why_for: dict[str, str] | None = None) -> Verdict:
+def _so_far(
+    case: Case,
+    native: NativeVerdict,
+    results: dict[str, GateResult],
+    gates: list,
+    ctx: GateContext,
+    why: str,
+    why_for: dict[str, str] | None = None,
+) -> Verdict:
     """The verdict of the gates judged so far; the others are errors that say why not
     (`why_for` a gate's own reason, else `why`)."""
     why_for = why_for or {}
-    full = {gate.id: results.get(gate.id) or GateResult(
-        gate.id, Status.ERROR, detail=f"{NOT_RUN}{why_for.get(gate.id, why)}",
-        klass=gate.klass) for gate in gates}
+    full = {
+        gate.id: results.get(gate.id)
+        or GateResult(
+            gate.id, Status.ERROR, detail=f"{NOT_RUN}{why_for.get(gate.id, why)}", klass=gate.klass
+        )
+        for gate in gates
+    }
     return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
 
 
@@ -87,10 +101,15 @@ def as_a_judge() -> None:
     keep_freed_memory()
 
 
-def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
-               preset: str | None = None, on_gate: GateCallback | None = None,
-               resume: Verdict | None = None, on_start: StartCallback | None = None
-               ) -> Verdict:
+def judge_case(
+    case: Case,
+    config: RunConfig,
+    pm: pluggy.PluginManager,
+    preset: str | None = None,
+    on_gate: GateCallback | None = None,
+    resume: Verdict | None = None,
+    on_start: StartCallback | None = None,
+) -> Verdict:
     """The verdict of `case`. With `resume` (a resumable verdict of this case, from a judge
     whose CUDA context the reference broke), its native check and decided gates stand and
     the gates after them are judged here."""
@@ -98,28 +117,36 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     preset = preset or native_preset(pm, config)
     gates = select(config.gates)
     if case.discovery_error:
-        return Verdict(case, NativeVerdict(None, preset, reason=case.discovery_error), {},
-                       error=case.discovery_error)
+        return Verdict(
+            case,
+            NativeVerdict(None, preset, reason=case.discovery_error),
+            {},
+            error=case.discovery_error,
+        )
     try:
         problem = load_problem(case.problem)
     except LoadError as exc:
         return Verdict(case, NativeVerdict(None, preset, reason=str(exc)), {}, error=str(exc))
     entry = pm.hook.kdiff_entry_points(bench=config.bench, case=case) or ("ModelNew",)
-    with CheckedCandidate(case.problem, case.candidate, config.device, tuple(entry),
-                          config.limits) as candidate:
+    with CheckedCandidate(
+        case.problem, case.candidate, config.device, tuple(entry), config.limits
+    ) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
         if (declared := ctx.declaration_error()) is not None:
-            return Verdict(case, NativeVerdict(None, preset, reason=declared), {},
-                           error=declared)
+            return Verdict(case, NativeVerdict(None, preset, reason=declared), {}, error=declared)
         if resume is None and (history := ctx.history_dependence()) is not None:
-            return Verdict(case, NativeVerdict(None, preset, reason=history), {},
-                           error=history)
+            return Verdict(case, NativeVerdict(None, preset, reason=history), {}, error=history)
         start = time.perf_counter()
         if on_start is not None and resume is None:
             on_start("the native check")
         try:
-            native = resume.native if resume is not None else pm.hook.kdiff_native_check(
-                bench=config.bench, case=case, ctx=ctx, preset=preset)
+            native = (
+                resume.native
+                if resume is not None
+                else pm.hook.kdiff_native_check(
+                    bench=config.bench, case=case, ctx=ctx, preset=preset
+                )
+            )
         except CandidateLoadError as exc:
             # The harness records a kernel that does not import as not compiled: a reject.
             native = NativeVerdict(False, preset, reason=exc.detail)
@@ -130,8 +157,12 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             why = f"{type(exc).__name__}: {exc}"
             if not isinstance(exc, JudgeDeviceBroken) and not sticky_device_error(why):
                 raise
-            return device_broken(Verdict(case, NativeVerdict(None, preset, reason=why), {},
-                                         scaled_sizes=ctx.scaled_sizes), why)
+            return device_broken(
+                Verdict(
+                    case, NativeVerdict(None, preset, reason=why), {}, scaled_sizes=ctx.scaled_sizes
+                ),
+                why,
+            )
         native.recorded = case.recorded_accept
         if resume is None:
             native.seconds = time.perf_counter() - start
@@ -158,10 +189,19 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                     again = exc.draw is not None and len(broken) < MAX_BROKEN_DRAWS
                     if not again:
                         results[gate.id] = gate.result(
-                            Status.SKIP, f"reference outside its contract here: {exc}")
-                    verdict = device_broken(_so_far(case, native, results, gates, ctx,
-                                                    f"the reference broke the judge's CUDA "
-                                                    f"context in {gate.id}"), str(exc))
+                            Status.SKIP, f"reference outside its contract here: {exc}"
+                        )
+                    verdict = device_broken(
+                        _so_far(
+                            case,
+                            native,
+                            results,
+                            gates,
+                            ctx,
+                            f"the reference broke the judge's CUDA context in {gate.id}",
+                        ),
+                        str(exc),
+                    )
                     verdict.resumable = True
                     verdict.broken_draws = (*broken, exc.draw) if again else broken
                     verdict.chosen_seed = ctx.chosen_seed
@@ -170,20 +210,33 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                     return verdict
                 except JudgeDeviceBroken as exc:
                     results[gate.id] = gate.result(Status.ERROR, f"kdiff error: {exc}")
-                    return device_broken(_so_far(case, native, results, gates, ctx,
-                                                 f"the judge's CUDA context broke in {gate.id}"),
-                                         str(exc))
+                    return device_broken(
+                        _so_far(
+                            case,
+                            native,
+                            results,
+                            gates,
+                            ctx,
+                            f"the judge's CUDA context broke in {gate.id}",
+                        ),
+                        str(exc),
+                    )
                 if on_gate is not None:
-                    on_gate(_so_far(case, native, results, gates, ctx, "not yet judged"),
-                            results[gate.id], len(results))
+                    on_gate(
+                        _so_far(case, native, results, gates, ctx, "not yet judged"),
+                        results[gate.id],
+                        len(results),
+                    )
                 if config.exitfirst and results[gate.id].status is Status.FAIL:
                     break
         except KeyboardInterrupt as exc:
             why = "the judging was interrupted"
-            inside = ({exc.gate: f"{why} in it, {exc.so_far}"}
-                      if isinstance(exc, GateInterrupted) else {})
-            raise JudgingInterrupted(_so_far(case, native, results, gates, ctx, why, inside),
-                                     len(results)) from None
+            inside = (
+                {exc.gate: f"{why} in it, {exc.so_far}"} if isinstance(exc, GateInterrupted) else {}
+            )
+            raise JudgingInterrupted(
+                _so_far(case, native, results, gates, ctx, why, inside), len(results)
+            ) from None
         if provenance.calls == 0:
             provenance = judge_provenance(ctx)
     # In catalogue order; under --exitfirst the gates after the first failure are not run.
