@@ -333,6 +333,41 @@ def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws
     assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
 
 
+def test_the_reports_rewritten_during_a_verdict_withhold_its_secret(tmp_path):
+    """`kdiff verify --json` rewrites its report after each gate, where the worker can read it:
+    EXC-02's labels named the verdict's secret, and a kernel wrong on ORD-01's log-uniform
+    draws made ORD-01's chosen ones from it and answered them exactly. The reports written
+    while the candidate runs withhold the secret; the complete one names it."""
+    from kdiff.commands.cli import main
+
+    tmp_path.chmod(0o755)  # where any user reads, as a run's folder usually is
+    for name in ("problem.py", "knows_the_judges_regimes.py", "reads_its_verdict_so_far.py"):
+        shutil.copy(HOSTILE / name, tmp_path / name)
+    report = tmp_path / "verdict.json"
+    main(
+        [
+            "verify",
+            "--problem",
+            str(tmp_path / "problem.py"),
+            "--candidate",
+            str(tmp_path / "reads_its_verdict_so_far.py"),
+            "--gates",
+            "EXC-02,ORD-01",
+            "--device",
+            "cpu",
+            "--json",
+            str(report),
+            "--call-timeout",
+            "30",
+        ]
+    )
+    gates = json.loads(report.read_text())["kernels"][0]["gates"]
+    assert (gates["EXC-02"]["status"], gates["ORD-01"]["status"]) == ("pass", "fail"), gates
+    assert gates["ORD-01"]["signature"] == "order_error"
+    assert "(chosen for this verdict)" in gates["ORD-01"]["detail"]
+    assert "withheld" not in report.read_text()
+
+
 def test_a_kernel_that_loses_special_values_it_was_not_shown_fails_exc01s_chosen_draws():
     """Doubles, and turns NaN and +-Inf into finite values in any input it did not make
     beforehand with kdiff's own constants: EXC-01, the only gate that injects them, drew at

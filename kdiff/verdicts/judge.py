@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable
 
@@ -87,6 +88,27 @@ def _so_far(
         for gate in gates
     }
     return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
+
+
+# What stands in a verdict told while its candidate still runs for the secret seed its trials'
+# labels name (`withheld`).
+WITHHELD_SEED = "(withheld until the verdict is complete)"
+
+
+def withheld(verdict: Verdict, secret: int | None) -> Verdict:
+    """`verdict` as `on_gate` is told it while the candidate's worker still runs: the verdict's
+    secret seed (GateContext.chosen_seed), which the labels of chosen trials name, left out of
+    every gate's detail. `kdiff verify` rewrites its reports with it after each gate, and a
+    worker reads what any user may: with the secret it makes every later gate's chosen draws
+    with kdiff's own gates (tests/hostile/reads_its_verdict_so_far.py). The complete verdict,
+    reported once the worker is gone, names it for --chosen-seed."""
+    if secret is None:
+        return verdict
+    gates = {
+        gate: dataclasses.replace(result, detail=result.detail.replace(str(secret), WITHHELD_SEED))
+        for gate, result in verdict.gates.items()
+    }
+    return dataclasses.replace(verdict, gates=gates, chosen_seed=None)
 
 
 def decided(verdict: Verdict) -> dict[str, GateResult]:
@@ -206,7 +228,8 @@ def judge_case(
                     verdict.broken_draws = (*broken, exc.draw) if again else broken
                     verdict.chosen_seed = ctx.chosen_seed
                     if on_gate is not None and not again:
-                        on_gate(verdict, results[gate.id], len(results))
+                        told = withheld(verdict, ctx.chosen_seed)
+                        on_gate(told, told.gates[gate.id], len(results))
                     return verdict
                 except JudgeDeviceBroken as exc:
                     results[gate.id] = gate.result(Status.ERROR, f"kdiff error: {exc}")
@@ -222,11 +245,11 @@ def judge_case(
                         str(exc),
                     )
                 if on_gate is not None:
-                    on_gate(
+                    told = withheld(
                         _so_far(case, native, results, gates, ctx, "not yet judged"),
-                        results[gate.id],
-                        len(results),
+                        ctx.chosen_seed,
                     )
+                    on_gate(told, told.gates[gate.id], len(results))
                 if config.exitfirst and results[gate.id].status is Status.FAIL:
                     break
         except KeyboardInterrupt as exc:
