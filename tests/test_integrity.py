@@ -185,6 +185,34 @@ def test_one_file_mapped_anew_each_call_fails_ord02():
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
 
 
+def test_an_earlier_output_used_as_scratch_fails_ord02():
+    """A fresh output each call, and the last one handed out used as the next call's scratch:
+    no output lies in an earlier one's storage, but a caller keeping `a = m(x1)` finds it
+    changed by `m(x2)`. The worker compares the bytes of the earlier outputs still alive."""
+    verdict = _verdict("scribbles_on_earlier_outputs", ["ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    detail = _failed(verdict, "ORD-02", "output_aliasing")
+    assert "changed after they were handed out" in detail
+
+
+def test_a_reply_without_the_kept_inputs_is_refused():
+    """Writes into a tensor handed again, and drops the inputs from the reply to every call on
+    the kept tensors: the judge's own reading of them, paired with the reply's item by item,
+    was dropped with them. A reply must give back as many inputs as the kept set holds."""
+    verdict = _verdict("hides_writes_to_kept_inputs", ["CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert "0 inputs back, 1 sent" in _failed(verdict, "CMP-02", "unusable_output")
+
+
+def test_a_failure_reply_without_an_error_is_the_candidates_crash():
+    """Every call answered `{"ok": False}`, with no error to read: the judge's KeyError made
+    the case kdiff's failure, with no verdict; the reply's form is checked before it is read."""
+    verdict = _verdict("forges_a_failure_reply", ["CMP-01"])
+    assert verdict.error is None, verdict.error
+    assert verdict.native.accept is False and "malformed reply" in verdict.native.reason
+    assert "malformed reply to `call`" in _failed(verdict, "CMP-01", "crash")
+
+
 def test_shared_mappings_of_one_file_are_one_memory_and_private_ones_are_not():
     import mmap
 
@@ -303,6 +331,41 @@ def test_a_kernel_wrong_only_in_the_other_gates_regimes_fails_their_chosen_draws
     assert "chosen for this verdict" in _failed(verdict, "ORD-01", "order_error")
     assert "chosen for this verdict" in _failed(verdict, "PRC-03", "range_inaccurate")
     assert "chosen for this verdict" in _failed(verdict, "EXC-02", "subnormal_flushed")
+
+
+def test_the_reports_rewritten_during_a_verdict_withhold_its_secret(tmp_path):
+    """`kdiff verify --json` rewrites its report after each gate, where the worker can read it:
+    EXC-02's labels named the verdict's secret, and a kernel wrong on ORD-01's log-uniform
+    draws made ORD-01's chosen ones from it and answered them exactly. The reports written
+    while the candidate runs withhold the secret; the complete one names it."""
+    from kdiff.commands.cli import main
+
+    tmp_path.chmod(0o755)  # where any user reads, as a run's folder usually is
+    for name in ("problem.py", "knows_the_judges_regimes.py", "reads_its_verdict_so_far.py"):
+        shutil.copy(HOSTILE / name, tmp_path / name)
+    report = tmp_path / "verdict.json"
+    main(
+        [
+            "verify",
+            "--problem",
+            str(tmp_path / "problem.py"),
+            "--candidate",
+            str(tmp_path / "reads_its_verdict_so_far.py"),
+            "--gates",
+            "EXC-02,ORD-01",
+            "--device",
+            "cpu",
+            "--json",
+            str(report),
+            "--call-timeout",
+            "30",
+        ]
+    )
+    gates = json.loads(report.read_text())["kernels"][0]["gates"]
+    assert (gates["EXC-02"]["status"], gates["ORD-01"]["status"]) == ("pass", "fail"), gates
+    assert gates["ORD-01"]["signature"] == "order_error"
+    assert "(chosen for this verdict)" in gates["ORD-01"]["detail"]
+    assert "withheld" not in report.read_text()
 
 
 def test_a_kernel_that_loses_special_values_it_was_not_shown_fails_exc01s_chosen_draws():

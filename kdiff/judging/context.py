@@ -4,6 +4,7 @@ The context gives a gate (and an adapter's native check) the problem (loaded in 
 the candidate (a handle on its worker process), the float64 oracle and the tolerance model;
 the gate chooses inputs and decides.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -51,9 +52,15 @@ from kdiff.sandbox.replies import UnusableOutput
 # get_inputs() and Model(...) make them, cast to nothing. A dtype names a recast of the whole
 # problem (PRC-01's fp16 and bf16 runs of an fp32 problem; float64 for a probe).
 NATIVE = None
-DTYPE_NAMES = {NATIVE: "native", torch.float32: "float32", torch.float16: "float16",
-               torch.bfloat16: "bfloat16", torch.float64: "float64",
-               torch.float8_e4m3fn: "float8_e4m3fn", torch.float8_e5m2: "float8_e5m2"}
+DTYPE_NAMES = {
+    NATIVE: "native",
+    torch.float32: "float32",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.float64: "float64",
+    torch.float8_e4m3fn: "float8_e4m3fn",
+    torch.float8_e5m2: "float8_e5m2",
+}
 DTYPES = {v: k for k, v in DTYPE_NAMES.items()}
 
 BENCHMARK_SEED = 42  # KernelBench builds both models after torch.manual_seed(42)
@@ -80,8 +87,12 @@ HANG_FLOOR_S = 1.0
 
 # Errors of a device or host short of memory: with other judges' workers on the same GPU (or
 # host) an honest call can meet them, so such a call is judged again alone before it counts.
-MEMORY_EXHAUSTED = ("out of memory", "_STATUS_ALLOC_FAILED", "cudaErrorMemoryAllocation",
-                    "MemoryError")
+MEMORY_EXHAUSTED = (
+    "out of memory",
+    "_STATUS_ALLOC_FAILED",
+    "cudaErrorMemoryAllocation",
+    "MemoryError",
+)
 
 
 class MachineTooBusy(Exception):
@@ -145,8 +156,9 @@ def _names_the_same_everywhere(x: Any) -> bool:
     if isinstance(x, (list, tuple)):
         return all(_names_the_same_everywhere(v) for v in x)
     if isinstance(x, dict):
-        return all(_names_the_same_everywhere(k) and _names_the_same_everywhere(v)
-                   for k, v in x.items())
+        return all(
+            _names_the_same_everywhere(k) and _names_the_same_everywhere(v) for k, v in x.items()
+        )
     return x is None or isinstance(x, (bool, int, float, complex, str, bytes, torch.dtype))
 
 
@@ -175,76 +187,112 @@ class Evaluation:
     periods: dict[int, float] = field(default_factory=dict)
     # reference_ratio and turn_roundings by bound model: gates that share a draw share its
     # Evaluation
-    _reference_ratios: dict[BoundModel, float] = field(default_factory=dict, repr=False,
-                                                        compare=False)
+    _reference_ratios: dict[BoundModel, float] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     _turn_roundings: dict[BoundModel, list[torch.Tensor | None]] = field(
-        default_factory=dict, repr=False, compare=False)
+        default_factory=dict, repr=False, compare=False
+    )
 
     def near_ties(self) -> bool:
         """Whether some output holds a pick at a near tie, or a value computed from one,
         which is not judged (kdiff.numerics.integers.DECISIONS: an infinite magnitude where
         the oracle's value is finite)."""
-        return any(bool((torch.isinf(m) & torch.isfinite(v)).any())
-                   for v, m in zip(self.oracle.values, self.oracle.magnitudes))
+        return any(
+            bool((torch.isinf(m) & torch.isfinite(v)).any())
+            for v, m in zip(self.oracle.values, self.oracle.magnitudes)
+        )
 
     def stored_coarser(self) -> list[bool]:
         """Per output: the reference stores it in a floating format coarser than the
         arithmetic."""
         u = tolerance.unit_roundoff(self.dtype)
-        return [r.is_floating_point() and tolerance.unit_roundoff(r.dtype) > u
-                for r in self.reference]
+        return [
+            r.is_floating_point() and tolerance.unit_roundoff(r.dtype) > u for r in self.reference
+        ]
 
     def quantizations(self) -> list[float]:
         """The oracle's traced quantization per output, and at least the output's own
         rounding where the reference stores it coarser than the arithmetic (an output the
         trace did not see produced, say)."""
-        return [max(q, tolerance.unit_roundoff(r.dtype) if coarser else 0.0)
-                for q, r, coarser in zip(self.oracle.quantizations, self.reference,
-                                         self.stored_coarser())]
+        return [
+            max(q, tolerance.unit_roundoff(r.dtype) if coarser else 0.0)
+            for q, r, coarser in zip(
+                self.oracle.quantizations, self.reference, self.stored_coarser()
+            )
+        ]
 
     def floors(self) -> list[float]:
         """Per output stored coarser than the arithmetic, its format's underflow term."""
-        return [tolerance.underflow(r.dtype) if coarser else 0.0
-                for r, coarser in zip(self.reference, self.stored_coarser())]
+        return [
+            tolerance.underflow(r.dtype) if coarser else 0.0
+            for r, coarser in zip(self.reference, self.stored_coarser())
+        ]
 
-    def turn_roundings(self, model: BoundModel = BoundModel.PROBABILISTIC
-                       ) -> list[torch.Tensor | None]:
+    def turn_roundings(
+        self, model: BoundModel = BoundModel.PROBABILISTIC
+    ) -> list[torch.Tensor | None]:
         """Per output defined modulo a period, the rounding of a representative on the other
         side of a turn where its exact value is within `model`'s arithmetic bound of one
         (tolerance.turn_rounding); else None. Once per model."""
         if model not in self._turn_roundings:
             self._turn_roundings[model] = [
-                None if (period := self.periods.get(i)) is None else tolerance.turn_rounding(
-                    v, tolerance.bound(m, d, self.dtype, model), period,
-                    max(q, tolerance.unit_roundoff(self.dtype)))
-                for i, (m, d, v, q) in enumerate(zip(self.oracle.magnitudes, self.oracle.depths,
-                                                     self.oracle.values, self.quantizations()))]
+                None
+                if (period := self.periods.get(i)) is None
+                else tolerance.turn_rounding(
+                    v,
+                    tolerance.bound(m, d, self.dtype, model),
+                    period,
+                    max(q, tolerance.unit_roundoff(self.dtype)),
+                )
+                for i, (m, d, v, q) in enumerate(
+                    zip(
+                        self.oracle.magnitudes,
+                        self.oracle.depths,
+                        self.oracle.values,
+                        self.quantizations(),
+                    )
+                )
+            ]
         return self._turn_roundings[model]
 
-    def bounds(self, model: BoundModel = BoundModel.PROBABILISTIC, margin: float = 1.0) -> list[torch.Tensor]:
-        bounds = [tolerance.bound(m, d, self.dtype, model, q, margin, floor)
-                  for m, d, q, floor in zip(self.oracle.magnitudes, self.oracle.depths,
-                                            self.quantizations(), self.floors())]
+    def bounds(
+        self, model: BoundModel = BoundModel.PROBABILISTIC, margin: float = 1.0
+    ) -> list[torch.Tensor]:
+        bounds = [
+            tolerance.bound(m, d, self.dtype, model, q, margin, floor)
+            for m, d, q, floor in zip(
+                self.oracle.magnitudes, self.oracle.depths, self.quantizations(), self.floors()
+            )
+        ]
         return [b if t is None else b + t for b, t in zip(bounds, self.turn_roundings(model))]
 
-    def allowances(self, model: BoundModel = BoundModel.PROBABILISTIC
-                   ) -> list[torch.Tensor | None]:
+    def allowances(self, model: BoundModel = BoundModel.PROBABILISTIC) -> list[torch.Tensor | None]:
         """Per output, the deterministic part of `model`'s bound (tolerance.compare), or
         None."""
-        allowances = [q * m + floor if q else None
-                      for q, m, floor in zip(self.quantizations(), self.oracle.magnitudes,
-                                             self.floors())]
-        return [a if t is None else t if a is None else a + t
-                for a, t in zip(allowances, self.turn_roundings(model))]
+        allowances = [
+            q * m + floor if q else None
+            for q, m, floor in zip(self.quantizations(), self.oracle.magnitudes, self.floors())
+        ]
+        return [
+            a if t is None else t if a is None else a + t
+            for a, t in zip(allowances, self.turn_roundings(model))
+        ]
 
-    def mismatches(self, outputs: list[torch.Tensor], model: BoundModel = BoundModel.PROBABILISTIC,
-                   margin: float = 1.0) -> list[tolerance.Mismatch]:
+    def mismatches(
+        self,
+        outputs: list[torch.Tensor],
+        model: BoundModel = BoundModel.PROBABILISTIC,
+        margin: float = 1.0,
+    ) -> list[tolerance.Mismatch]:
         """`outputs` judged against the oracle, output by output (an index at a near tie
         against the pick it holds where that is admissible: `expected`)."""
-        return [tolerance.compare(g, self.expected(i, g), b, i, allowance=a,
-                                  period=self.periods.get(i))
-                for i, (g, b, a) in enumerate(zip(outputs, self.bounds(model, margin),
-                                                  self.allowances(model)))]
+        return [
+            tolerance.compare(g, self.expected(i, g), b, i, allowance=a, period=self.periods.get(i))
+            for i, (g, b, a) in enumerate(
+                zip(outputs, self.bounds(model, margin), self.allowances(model))
+            )
+        ]
 
     def expected(self, i: int, got: torch.Tensor) -> torch.Tensor:
         """The oracle's value of output `i` to judge `got` against: where `got` holds another
@@ -256,21 +304,40 @@ class Evaluation:
         """What the oracle cache keeps of this evaluation (kdiff.judging.oracle_cache): all
         but the working dtype and periods, which the problem gives, and the reference's
         ratio under the probabilistic model where it is known."""
-        return {"values": self.oracle.values, "magnitudes": self.oracle.magnitudes,
-                "depths": self.oracle.depths, "peaks": self.oracle.peaks,
-                "quantizations": self.oracle.quantizations,
-                "alternatives": self.oracle.alternatives, "picks": self.oracle.picks,
-                "classes_known": self.oracle.classes_known, "reference": self.reference,
-                "cotangents": self.cotangents,
-                "reference_ratio": self._reference_ratios.get(BoundModel.PROBABILISTIC)}
+        return {
+            "values": self.oracle.values,
+            "magnitudes": self.oracle.magnitudes,
+            "depths": self.oracle.depths,
+            "peaks": self.oracle.peaks,
+            "quantizations": self.oracle.quantizations,
+            "alternatives": self.oracle.alternatives,
+            "picks": self.oracle.picks,
+            "classes_known": self.oracle.classes_known,
+            "reference": self.reference,
+            "cotangents": self.cotangents,
+            "reference_ratio": self._reference_ratios.get(BoundModel.PROBABILISTIC),
+        }
 
     @classmethod
-    def from_entry(cls, entry: dict[str, Any], dtype: torch.dtype,
-                   periods: dict[int, float]) -> Evaluation:
-        ev = cls(OracleResult(entry["values"], entry["magnitudes"], entry["depths"],
-                              entry["peaks"], entry["quantizations"], entry["alternatives"],
-                              entry["picks"], entry["classes_known"]),
-                 entry["reference"], dtype, entry["cotangents"], periods)
+    def from_entry(
+        cls, entry: dict[str, Any], dtype: torch.dtype, periods: dict[int, float]
+    ) -> Evaluation:
+        ev = cls(
+            OracleResult(
+                entry["values"],
+                entry["magnitudes"],
+                entry["depths"],
+                entry["peaks"],
+                entry["quantizations"],
+                entry["alternatives"],
+                entry["picks"],
+                entry["classes_known"],
+            ),
+            entry["reference"],
+            dtype,
+            entry["cotangents"],
+            periods,
+        )
         if entry.get("reference_ratio") is not None:
             ev._reference_ratios[BoundModel.PROBABILISTIC] = float(entry["reference_ratio"])
         return ev
@@ -280,8 +347,13 @@ class Evaluation:
         part divided by REFERENCE_MARGIN (tolerance.bound); above 1, the contract is
         under-specified on these inputs."""
         if model not in self._reference_ratios:
-            self._reference_ratios[model] = max((m.worst_ratio for m in self.mismatches(
-                self.reference, model, tolerance.REFERENCE_MARGIN)), default=0.0)
+            self._reference_ratios[model] = max(
+                (
+                    m.worst_ratio
+                    for m in self.mismatches(self.reference, model, tolerance.REFERENCE_MARGIN)
+                ),
+                default=0.0,
+            )
         return self._reference_ratios[model]
 
 
@@ -325,8 +397,9 @@ def chosen_draw_seed(secret: int, draw: str) -> int:
     verdict) in the verdict of chosen seed `secret`: 128 bits of blake2b keyed by the secret,
     its top bit set so that it is a wide seed. One draw's seed says nothing of another's, nor
     of the secret."""
-    digest = hashlib.blake2b(draw.encode(), key=secret.to_bytes(CHOSEN_SECRET_BITS // 8, "big"),
-                             digest_size=16).digest()
+    digest = hashlib.blake2b(
+        draw.encode(), key=secret.to_bytes(CHOSEN_SECRET_BITS // 8, "big"), digest_size=16
+    ).digest()
     return (1 << 127) | int.from_bytes(digest, "big")
 
 
@@ -353,8 +426,12 @@ def pinned_chosen_seed(environment: Mapping[str, str]) -> int | None:
 
 
 class GateContext:
-    def __init__(self, problem: ProblemModule, candidate: CandidateProcess,
-                 options: GateOptions | None = None) -> None:
+    def __init__(
+        self,
+        problem: ProblemModule,
+        candidate: CandidateProcess,
+        options: GateOptions | None = None,
+    ) -> None:
         self.problem = problem
         self.candidate = candidate
         self.options = options or GateOptions()
@@ -372,6 +449,9 @@ class GateContext:
         self._calls: dict[str, CallResult] = {}
         self.sharing_calls = False
         self.calls_made = 0  # candidate calls sent to the worker
+        # How many inputs each set the worker keeps by name holds (`store_inputs_as`): a call
+        # on a kept set sends none, and its reply must give back as many as that set holds.
+        self._kept_sizes: dict[str, int] = {}
         self.calls_served = 0  # candidate calls answered from an earlier one
         self._evaluations: dict[str, Evaluation] = {}
         # The content digest of a trial's inputs, taken once for the oracle's key and the
@@ -379,8 +459,9 @@ class GateContext:
         self._inputs_digests = DigestMemo()
         # On disk only where the judge's workers cannot write there: an entry a candidate
         # wrote would be the oracle of every later candidate of the problem.
-        self.oracle_cache = OracleCache(problem.path, self.device,
-                                        on_disk=candidate is None or candidate.writes_confined)
+        self.oracle_cache = OracleCache(
+            problem.path, self.device, on_disk=candidate is None or candidate.writes_confined
+        )
         # Whether the oracle's trace trusts its entries (_traced_oracle): on a GPU, where each
         # check is a synchronisation, until the reference is seen to write unseen.
         self.oracle_trusting = self.device.startswith("cuda")
@@ -390,8 +471,11 @@ class GateContext:
         # The secret the draws and sizes chosen for this verdict take their seeds from
         # (chosen_draw_seed); a judge going on from a resumable verdict takes that verdict's, so
         # that its broken draws name the same inputs.
-        self.chosen_seed = checked_chosen_seed(self.options.chosen_seed) \
-            if self.options.chosen_seed is not None else secrets.randbits(CHOSEN_SECRET_BITS)
+        self.chosen_seed = (
+            checked_chosen_seed(self.options.chosen_seed)
+            if self.options.chosen_seed is not None
+            else secrets.randbits(CHOSEN_SECRET_BITS)
+        )
         # The sizes every gate judges at, the native check included ({}: the benchmark's).
         self.scaled: dict[str, int] = {}
         if self.options.max_elements is not None:
@@ -403,11 +487,15 @@ class GateContext:
         if self.options.max_elements is not None:
             largest = sizes.largest_numel(problem)
             if largest > self.options.max_elements:
-                at = ", ".join(f"{k}={v}" for k, v in self.constants.items()) or \
-                    "the benchmark's sizes"
-                self.too_large = (f"not judged: a tensor of {largest} elements at {at}, over "
-                                  f"--max-elements {self.options.max_elements}, and no smaller "
-                                  f"sizes of the problem run")
+                at = (
+                    ", ".join(f"{k}={v}" for k, v in self.constants.items())
+                    or "the benchmark's sizes"
+                )
+                self.too_large = (
+                    f"not judged: a tensor of {largest} elements at {at}, over "
+                    f"--max-elements {self.options.max_elements}, and no smaller "
+                    f"sizes of the problem run"
+                )
 
     # -- inputs ---------------------------------------------------------------------------
     def templates(self) -> list[gen.InputTemplate]:
@@ -433,7 +521,8 @@ class GateContext:
             unsigned = gen.realize(templates, gen.normal(), seed=99, only={i})
             try:
                 breaks = _nonfinite(self.run_reference(signed)) > _nonfinite(
-                    self.run_reference(unsigned))
+                    self.run_reference(unsigned)
+                )
             except ReferenceFailure:
                 breaks = True
             t.nonnegative = breaks
@@ -457,8 +546,9 @@ class GateContext:
         """The floating formats of the benchmark's inputs and the built reference."""
         if self._native_dtypes is None:
             model = self.reference()
-            found = {t.dtype for t in [*model.parameters(), *model.buffers()]
-                     if tolerance.inexact(t)}
+            found = {
+                t.dtype for t in [*model.parameters(), *model.buffers()] if tolerance.inexact(t)
+            }
             found |= {t.example.dtype for t in self.templates() if t.floating}
             self._native_dtypes = found or {torch.float32}
         return self._native_dtypes
@@ -476,8 +566,9 @@ class GateContext:
         declared = self.problem.declared("KDIFF_PERIODIC_OUTPUTS", None) or {}
         periods = {int(i): float(p) for i, p in dict(declared).items()}
         if not all(math.isfinite(p) and p > 0 for p in periods.values()):
-            raise ValueError(f"KDIFF_PERIODIC_OUTPUTS: periods must be finite and positive, "
-                             f"not {declared!r}")
+            raise ValueError(
+                f"KDIFF_PERIODIC_OUTPUTS: periods must be finite and positive, not {declared!r}"
+            )
         return periods
 
     def arithmetic(self, dtype: torch.dtype | None) -> torch.dtype:
@@ -501,9 +592,11 @@ class GateContext:
         """Why no floating input has a position a gate may change."""
         why = "no floating input with free positions"
         if any(t.floating and t.example.numel() for t in self.templates()):
-            why += (": get_inputs() draws the same values at every seed, so every position "
-                    "is taken as structural (a generator it seeds itself other than through "
-                    "torch.manual_seed, which kdiff varies, cannot be told from a constant)")
+            why += (
+                ": get_inputs() draws the same values at every seed, so every position "
+                "is taken as structural (a generator it seeds itself other than through "
+                "torch.manual_seed, which kdiff varies, cannot be told from a constant)"
+            )
         return why
 
     @property
@@ -525,8 +618,9 @@ class GateContext:
         gen.set_seed(seed)
         return self.problem.get_init_inputs()
 
-    def reference(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE
-                  ) -> torch.nn.Module:
+    def reference(
+        self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE
+    ) -> torch.nn.Module:
         key = (seed, dtype, tuple(sorted(self.constants.items())))
         if key not in self._references:
             init = self.init_inputs(seed)
@@ -569,40 +663,54 @@ class GateContext:
             for _ in range(2):
                 gen.set_seed(BENCHMARK_SEED)
                 try:
-                    out = model(*[x.clone() if isinstance(x, torch.Tensor) else x
-                                  for x in inputs])
+                    out = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
                 except Exception:  # noqa: BLE001 - the gates report a reference that raises
                     return None
-                outputs.append([o.detach().clone() for o in
-                                (out if isinstance(out, (tuple, list)) else [out])
-                                if isinstance(o, torch.Tensor)])
+                outputs.append(
+                    [
+                        o.detach().clone()
+                        for o in (out if isinstance(out, (tuple, list)) else [out])
+                        if isinstance(o, torch.Tensor)
+                    ]
+                )
         changed = [n for n, b in model.named_buffers() if not torch.equal(b, built[n])]
         self.reference()  # its buffers as built again
         if not changed or all(tolerance.bitwise_equal(a, b) for a, b in zip(*outputs)):
             return None
-        return (f"the reference's output depends on the calls before it: its forward "
-                f"updates buffer `{changed[0]}`, and its next output on the same inputs "
-                f"differs; kdiff judges a model whose calls are independent")
+        return (
+            f"the reference's output depends on the calls before it: its forward "
+            f"updates buffer `{changed[0]}`, and its next output on the same inputs "
+            f"differs; kdiff judges a model whose calls are independent"
+        )
 
-    def candidate_key(self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE,
-                      instance: str = "") -> str:
+    def candidate_key(
+        self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE, instance: str = ""
+    ) -> str:
         """The worker's name for the candidate built with `seed` and `dtype` (built on first
         use); another `instance` name builds a separate, fresh instance."""
         consts = ",".join(f"{k}={v}" for k, v in sorted(self.constants.items()))
-        return self._built_in_worker(f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}:{instance}",
-                                     "candidate", seed, dtype)
+        return self._built_in_worker(
+            f"candidate:{seed}:{DTYPE_NAMES[dtype]}:{consts}:{instance}", "candidate", seed, dtype
+        )
 
-    def reference_key_in_worker(self, seed: int = BENCHMARK_SEED,
-                                dtype: torch.dtype | None = NATIVE) -> str:
-        return self._built_in_worker(f"reference:{seed}:{DTYPE_NAMES[dtype]}", "reference",
-                                     seed, dtype)
+    def reference_key_in_worker(
+        self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE
+    ) -> str:
+        return self._built_in_worker(
+            f"reference:{seed}:{DTYPE_NAMES[dtype]}", "reference", seed, dtype
+        )
 
-    def _built_in_worker(self, key: str, role: str, seed: int, dtype: torch.dtype | None
-                         ) -> str:
+    def _built_in_worker(self, key: str, role: str, seed: int, dtype: torch.dtype | None) -> str:
         if key not in self._built:
-            self.candidate.request("build", key=key, role=role, seed=seed,
-                                   dtype=DTYPE_NAMES[dtype], init_inputs=self.init_inputs(seed),
-                                   constants=self.constants)
+            self.candidate.request(
+                "build",
+                key=key,
+                role=role,
+                seed=seed,
+                dtype=DTYPE_NAMES[dtype],
+                init_inputs=self.init_inputs(seed),
+                constants=self.constants,
+            )
             self._built.add(key)
         return key
 
@@ -612,14 +720,21 @@ class GateContext:
             inputs = gen.cast_inputs(inputs, dtype)
         return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def run_reference(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-                      dtype: torch.dtype | None = NATIVE,
-                      cotangents: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
+    def run_reference(
+        self,
+        inputs: list[Any],
+        seed: int = BENCHMARK_SEED,
+        dtype: torch.dtype | None = NATIVE,
+        cotangents: list[torch.Tensor] | None = None,
+    ) -> list[torch.Tensor]:
         return self._reference_call(inputs, seed, dtype, cotangents)[0]
 
-    def run_reference_sharing(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-                              cotangents: list[torch.Tensor] | None = None
-                              ) -> tuple[list[torch.Tensor], set[str]]:
+    def run_reference_sharing(
+        self,
+        inputs: list[Any],
+        seed: int = BENCHMARK_SEED,
+        cotangents: list[torch.Tensor] | None = None,
+    ) -> tuple[list[torch.Tensor], set[str]]:
         """The reference's outputs (its gradients after them, given `cotangents`), and what
         storage they share with its inputs and with each other (a view, an expand, a
         broadcast; one gradient for the addends of a sum): the same sharing in a candidate
@@ -631,18 +746,26 @@ class GateContext:
         """The indices of the inputs a call of the reference changes in place (on copies:
         `inputs` stay as they are): the contract lets a candidate change those too."""
         after = self._reference_call(inputs, BENCHMARK_SEED, NATIVE, None)[1]
-        return {i for i, (a, x) in enumerate(zip(after, inputs)) if isinstance(x, torch.Tensor)
-                and not tolerance.bitwise_equal(a.cpu(), x.cpu())}
+        return {
+            i
+            for i, (a, x) in enumerate(zip(after, inputs))
+            if isinstance(x, torch.Tensor) and not tolerance.bitwise_equal(a.cpu(), x.cpu())
+        }
 
-    def _reference_call(self, inputs: list[Any], seed: int, dtype: torch.dtype | None,
-                        cotangents: list[torch.Tensor] | None
-                        ) -> tuple[list[torch.Tensor], list[Any]]:
+    def _reference_call(
+        self,
+        inputs: list[Any],
+        seed: int,
+        dtype: torch.dtype | None,
+        cotangents: list[torch.Tensor] | None,
+    ) -> tuple[list[torch.Tensor], list[Any]]:
         """The reference's outputs, and the arguments it was called with."""
         model = self.reference(seed, dtype)
         # Copies: what the reference writes into its inputs (GPU MODE's output buffers) must
         # not reach the candidate, which is sent the same inputs next.
-        args = [a.clone() if isinstance(a, torch.Tensor) else a
-                for a in self.to_device(inputs, dtype)]
+        args = [
+            a.clone() if isinstance(a, torch.Tensor) else a for a in self.to_device(inputs, dtype)
+        ]
         if cotangents is not None:
             args = differentiable(args, self.differentiated)
         self._refuse_broken_draw(inputs, seed, dtype)
@@ -654,15 +777,15 @@ class GateContext:
                 outs = [o if isinstance(o, torch.Tensor) else torch.tensor(o) for o in outs]
                 if cotangents is not None:
                     wrt = [args[i] for i in self.differentiated]
-                    outs = [o.detach() for o in outs] + input_gradients(outs, wrt,
-                                                                        cotangents)
+                    outs = [o.detach() for o in outs] + input_gradients(outs, wrt, cotangents)
             self._synchronize()  # a device-side assert surfaces here, not in a later gate
         except Exception as exc:  # noqa: BLE001
             error = f"{type(exc).__name__}: {exc}"
             if sticky_device_error(error):
-                raise ReferenceBrokeDevice(f"the reference broke the judge's CUDA context: "
-                                           f"{error}", self.draw_key(inputs, seed, dtype)
-                                           ) from None
+                raise ReferenceBrokeDevice(
+                    f"the reference broke the judge's CUDA context: {error}",
+                    self.draw_key(inputs, seed, dtype),
+                ) from None
             raise ReferenceFailure(f"reference raised {error}") from None
         return outs, args
 
@@ -680,13 +803,13 @@ class GateContext:
             return None
         return digest(inputs, seed, str(dtype), sorted(self.constants.items()))
 
-    def _refuse_broken_draw(self, inputs: list[Any], seed: int,
-                            dtype: torch.dtype | None) -> None:
+    def _refuse_broken_draw(self, inputs: list[Any], seed: int, dtype: torch.dtype | None) -> None:
         """A draw on which the reference broke an earlier judge's CUDA context is outside the
         problem's contract: refused as the CPU's ReferenceFailure, without running it."""
         if self.broken_draws and self.draw_key(inputs, seed, dtype) in self.broken_draws:
-            raise ReferenceFailure("reference broke a judge's CUDA context on these inputs "
-                                   "(a device-side assert)")
+            raise ReferenceFailure(
+                "reference broke a judge's CUDA context on these inputs (a device-side assert)"
+            )
 
     def _synchronize(self) -> None:
         if self.device.startswith("cuda"):
@@ -698,11 +821,18 @@ class GateContext:
         try:
             self._synchronize()
         except Exception as exc:  # noqa: BLE001
-            raise JudgeDeviceBroken(f"the judge's CUDA context broke before the reference ran: "
-                                    f"{type(exc).__name__}: {exc}") from None
+            raise JudgeDeviceBroken(
+                f"the judge's CUDA context broke before the reference ran: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
 
-    def evaluate(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-                 dtype: torch.dtype | None = NATIVE, magnitudes: bool = True) -> Evaluation:
+    def evaluate(
+        self,
+        inputs: list[Any],
+        seed: int = BENCHMARK_SEED,
+        dtype: torch.dtype | None = NATIVE,
+        magnitudes: bool = True,
+    ) -> Evaluation:
         """The oracle (float64, on the judge's device) and the working-precision reference.
         The oracle sees the inputs as rounded to the working precision, so that it judges
         the computation, not the rounding of the inputs, and knows the format each input and
@@ -712,8 +842,17 @@ class GateContext:
         one traced with magnitudes serves a request without."""
         content = self.inputs_digest(inputs, dtype)
         # The entry traced with magnitudes first: it serves both kinds of request.
-        keys = [digest(content, seed, str(dtype), sorted(self.constants.items()), traced,
-                       self.differentiated) for traced in (True, False)[:2 - magnitudes]]
+        keys = [
+            digest(
+                content,
+                seed,
+                str(dtype),
+                sorted(self.constants.items()),
+                traced,
+                self.differentiated,
+            )
+            for traced in (True, False)[: 2 - magnitudes]
+        ]
         for key in keys:
             if key in self._evaluations:
                 return self._evaluations[key]
@@ -733,9 +872,13 @@ class GateContext:
         OracleCache.store(self.oracle_cache.path(keys[-1]), ev.entry())
         return ev
 
-    def evaluate_uncached(self, rounded: list[Any], seed: int = BENCHMARK_SEED,
-                          dtype: torch.dtype | None = NATIVE, magnitudes: bool = True
-                          ) -> Evaluation:
+    def evaluate_uncached(
+        self,
+        rounded: list[Any],
+        seed: int = BENCHMARK_SEED,
+        dtype: torch.dtype | None = NATIVE,
+        magnitudes: bool = True,
+    ) -> Evaluation:
         """`evaluate` computed now, on inputs already rounded to `dtype`."""
         self.evaluations_computed += 1
         reference = self.run_reference(rounded, seed, dtype)  # refuses a broken draw
@@ -746,21 +889,34 @@ class GateContext:
         stored = {n: t.dtype for n, t in [*working.named_parameters(), *working.named_buffers()]}
         self._device_clean()
         try:
-            oracle = self._traced_oracle(rounded, seed, cotangents, magnitudes,
-                                         self.arithmetic(dtype), stored)
+            oracle = self._traced_oracle(
+                rounded, seed, cotangents, magnitudes, self.arithmetic(dtype), stored
+            )
             self._synchronize()
         except Exception as exc:  # noqa: BLE001
             if sticky_device_error(f"{type(exc).__name__}: {exc}"):
-                raise ReferenceBrokeDevice(f"the float64 oracle broke the judge's CUDA "
-                                           f"context: {exc}",
-                                           self.draw_key(rounded, seed, dtype)) from None
+                raise ReferenceBrokeDevice(
+                    f"the float64 oracle broke the judge's CUDA context: {exc}",
+                    self.draw_key(rounded, seed, dtype),
+                ) from None
             raise ReferenceFailure(f"reference cannot run in float64: {exc}") from None
-        return Evaluation(oracle, [r.detach() for r in reference], self.arithmetic(dtype),
-                          cotangents, self.periods())
+        return Evaluation(
+            oracle,
+            [r.detach() for r in reference],
+            self.arithmetic(dtype),
+            cotangents,
+            self.periods(),
+        )
 
-    def _traced_oracle(self, rounded: list[Any], seed: int,
-                       cotangents: list[torch.Tensor] | None, magnitudes: bool,
-                       arithmetic: torch.dtype, stored: dict[str, torch.dtype]) -> OracleResult:
+    def _traced_oracle(
+        self,
+        rounded: list[Any],
+        seed: int,
+        cotangents: list[torch.Tensor] | None,
+        magnitudes: bool,
+        arithmetic: torch.dtype,
+        stored: dict[str, torch.dtype],
+    ) -> OracleResult:
         """The float64 oracle on the judge's device. While `oracle_trusting` the trace trusts
         its entries (no synchronisation per traced operand); where an entry it used had been
         written over unseen, the oracle runs again from the same random state, checking each
@@ -769,13 +925,28 @@ class GateContext:
         model = self.reference(seed, torch.float64)  # built (and seeded) before the state
         state = random_state(self.device) if trusting else None
         try:
-            return run_oracle(model, self.to_device(rounded), cotangents, magnitudes,
-                              arithmetic, stored, self.differentiated, trusting=trusting)
+            return run_oracle(
+                model,
+                self.to_device(rounded),
+                cotangents,
+                magnitudes,
+                arithmetic,
+                stored,
+                self.differentiated,
+                trusting=trusting,
+            )
         except TrustedStaleEntry:
             self.oracle_trusting = False  # this reference writes unseen: check from now on
             set_random_state(self.device, state)
-            return run_oracle(self.reference(seed, torch.float64), self.to_device(rounded),
-                              cotangents, magnitudes, arithmetic, stored, self.differentiated)
+            return run_oracle(
+                self.reference(seed, torch.float64),
+                self.to_device(rounded),
+                cotangents,
+                magnitudes,
+                arithmetic,
+                stored,
+                self.differentiated,
+            )
 
     def random_reference(self) -> str | None:
         """Why the reference's values cannot be judged element by element, or None. Two runs
@@ -797,11 +968,19 @@ class GateContext:
             except ReferenceFailure:
                 self._random_reference = ""  # no two runs to compare: taken as a function
                 return None
-            worst = max((tolerance.compare(a, r, 2 * b, i).worst_ratio for i, (a, r, b) in
-                         enumerate(zip(again, once, bounds))), default=0.0)
+            worst = max(
+                (
+                    tolerance.compare(a, r, 2 * b, i).worst_ratio
+                    for i, (a, r, b) in enumerate(zip(again, once, bounds))
+                ),
+                default=0.0,
+            )
             self._random_reference = (
                 f"the reference is random: two runs on the same inputs differ by "
-                f"{worst:.3g}x twice the bound" if worst > 1 else "")
+                f"{worst:.3g}x twice the bound"
+                if worst > 1
+                else ""
+            )
         return self._random_reference or None
 
     @property
@@ -824,8 +1003,12 @@ class GateContext:
         declared = self.problem.declared(DECLARATION, False)
         if not declares_backward(declared):
             return ()
-        return differentiated_inputs(declared, ForwardParameters.of(self.problem.Model),
-                                     [t.example for t in self.templates()], self.problem.path)
+        return differentiated_inputs(
+            declared,
+            ForwardParameters.of(self.problem.Model),
+            [t.example for t in self.templates()],
+            self.problem.path,
+        )
 
     def declaration_error(self) -> str | None:
         """Why the problem's KDIFF_BACKWARD cannot be judged (one line naming the file and
@@ -842,15 +1025,23 @@ class GateContext:
         has no gradient: zeros, its draw made all the same so that the others' stay put."""
         gen_ = torch.Generator().manual_seed(4242)
         draws = [torch.randn(o.shape, generator=gen_, dtype=torch.float64) for o in outputs]
-        return [d.to(o.dtype) if tolerance.inexact(o)
-                else torch.zeros(o.shape, dtype=o.dtype) for d, o in zip(draws, outputs)]
+        return [
+            d.to(o.dtype) if tolerance.inexact(o) else torch.zeros(o.shape, dtype=o.dtype)
+            for d, o in zip(draws, outputs)
+        ]
 
-    def call(self, inputs: list[Any], seed: int = BENCHMARK_SEED,
-             dtype: torch.dtype | None = NATIVE, instance: str = "",
-             **options: Any) -> CallResult:
+    def call(
+        self,
+        inputs: list[Any],
+        seed: int = BENCHMARK_SEED,
+        dtype: torch.dtype | None = NATIVE,
+        instance: str = "",
+        **options: Any,
+    ) -> CallResult:
         key = self.candidate_key(seed, dtype, instance)
-        payload = [x.cpu() if isinstance(x, torch.Tensor) else x
-                   for x in gen.cast_inputs(inputs, dtype)]
+        payload = [
+            x.cpu() if isinstance(x, torch.Tensor) else x for x in gen.cast_inputs(inputs, dtype)
+        ]
         if self.backward:
             if "cotangents" not in options:
                 shapes = self.run_reference(payload, seed, dtype)
@@ -876,31 +1067,47 @@ class GateContext:
         finally:
             self.sharing_calls = before
 
-    def _call(self, key: str, payload: list[Any], seed: int, dtype: torch.dtype,
-              options: dict[str, Any]) -> CallResult:
+    def _call(
+        self, key: str, payload: list[Any], seed: int, dtype: torch.dtype, options: dict[str, Any]
+    ) -> CallResult:
         self.calls_made += 1
         reply = self.request_judged_alone(
-            lambda timeout: self.candidate.request("call", timeout=timeout, key=key,
-                                                   inputs=payload, **options),
-            payload, seed, dtype, calls=1,
+            lambda timeout: self.candidate.request(
+                "call", timeout=timeout, key=key, inputs=payload, **options
+            ),
+            payload,
+            seed,
+            dtype,
+            calls=1,
             # inputs kept in the worker do not survive the restart after a timeout
-            retry=not options.get("use_stored_inputs"))
+            retry=not options.get("use_stored_inputs"),
+        )
+        if options.get("store_inputs_as"):
+            self._kept_sizes[options["store_inputs_as"]] = len(payload)
+        kept = options.get("use_stored_inputs")
         try:  # aliasing is judged here, from the payload
-            parsed = CallReply.parse(reply, None if options.get("use_stored_inputs")
-                                     else len(payload))
+            # As many inputs back as the call had: the judge's own reading of them (the
+            # arena's) is paired with the reply's item by item, and a shorter list dropped it.
+            parsed = CallReply.parse(reply, self._kept_sizes[kept] if kept else len(payload))
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
         # The inputs after the call as the judge read them from the arena (a CPU worker's),
         # else as the payload has them.
         read = reply.get(JUDGE_READ_INPUTS) or [None] * len(parsed.inputs_after)
-        after = [mine if mine is not None else theirs
-                 for mine, theirs in zip(read, parsed.inputs_after)]
+        after = [
+            mine if mine is not None else theirs for mine, theirs in zip(read, parsed.inputs_after)
+        ]
         return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after)
 
-    def request_judged_alone(self, send: Callable[[float | None], dict], inputs: list[Any],
-                             seed: int, dtype: torch.dtype | None, calls: int,
-                             retry: bool = True
-                             ) -> dict:
+    def request_judged_alone(
+        self,
+        send: Callable[[float | None], dict],
+        inputs: list[Any],
+        seed: int,
+        dtype: torch.dtype | None,
+        calls: int,
+        retry: bool = True,
+    ) -> dict:
         """`send(timeout)`; a timeout is judged again before it counts as a hang, since load
         on the machine (other judges, other users) can stretch an honest call past the call
         timeout: alone among kdiff's calls (CALL_LOCK), with a budget of HANG_FACTOR times
@@ -928,21 +1135,23 @@ class GateContext:
             first = exc.detail
         with CALL_LOCK.held(exclusive=True):
             reference = self.reference_seconds(inputs, seed, dtype)
-            budget = max(self.candidate.limits.call_timeout, HANG_FLOOR_S,
-                         HANG_FACTOR * reference * calls)
+            budget = max(
+                self.candidate.limits.call_timeout, HANG_FLOOR_S, HANG_FACTOR * reference * calls
+            )
             try:
                 reply = send(budget)
             except CandidateTimeout as exc:
                 if not isinstance(exc, CandidateOverBudget):
-                    exc.detail = (f"{first}; again alone, no answer within {budget:.3g} s "
-                                  f"({HANG_FACTOR:g}x the reference's {reference:.3g} s per "
-                                  f"call)")
+                    exc.detail = (
+                        f"{first}; again alone, no answer within {budget:.3g} s "
+                        f"({HANG_FACTOR:g}x the reference's {reference:.3g} s per "
+                        f"call)"
+                    )
                 raise
         self.candidate.hangs.excuse()
         return reply
 
-    def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype | None
-                          ) -> float:
+    def reference_seconds(self, inputs: list[Any], seed: int, dtype: torch.dtype | None) -> float:
         """The reference's time for one call on `inputs`, in the judge, after a warm-up
         call. Not in the candidate's worker: its code, imported there, can slow the
         reference's calls down and pass its own hang off as a busy machine."""
@@ -955,13 +1164,17 @@ class GateContext:
             raise MachineTooBusy(
                 f"the reference itself took {seconds:.3g} s, past the call timeout of "
                 f"{self.candidate.limits.call_timeout:g} s: too busy a machine to judge a "
-                f"timeout")
+                f"timeout"
+            )
         return seconds
 
 
 def _nonfinite(outputs: list[torch.Tensor]) -> int:
-    return sum(int((~torch.isfinite(tolerance.comparable(o))).sum()) for o in outputs
-               if o.is_floating_point())
+    return sum(
+        int((~torch.isfinite(tolerance.comparable(o))).sum())
+        for o in outputs
+        if o.is_floating_point()
+    )
 
 
 class OutputStructureError(CandidateFailure):
@@ -973,9 +1186,11 @@ def check_structure(got: list[torch.Tensor], expected: list[torch.Tensor]) -> No
         raise OutputStructureError(f"{len(got)} outputs, the reference returns {len(expected)}")
     for i, (g, e) in enumerate(zip(got, expected)):
         if tuple(g.shape) != tuple(e.shape):
-            raise OutputStructureError(f"output {i} has shape {tuple(g.shape)}, "
-                                       f"the reference's is {tuple(e.shape)}")
+            raise OutputStructureError(
+                f"output {i} has shape {tuple(g.shape)}, the reference's is {tuple(e.shape)}"
+            )
         # Part of the contract as the shape is: a caller stores, sends or indexes with it.
         if g.dtype != e.dtype:
-            raise OutputStructureError(f"output {i} has dtype {g.dtype}, "
-                                       f"the reference's is {e.dtype}")
+            raise OutputStructureError(
+                f"output {i} has dtype {g.dtype}, the reference's is {e.dtype}"
+            )

@@ -47,6 +47,7 @@ removes those of judges gone without a zygote). What is contained and what is no
   Landlock (either one alone made the driver fail, error 304, on the H200 host).
   `containment` lists what was in force for each worker.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -203,7 +204,8 @@ class SandboxLimits:
     # For a judge running as root: each worker as an unprivileged uid of its own, under a
     # seccomp filter (kdiff.sandbox.confine); on every device, the CUDA driver included.
     own_uid: bool = True
-    warm_start: bool = True  # fork workers from a zygote that has imported torch (kdiff.sandbox.zygote)
+    # Fork workers from a zygote that has imported torch (kdiff.sandbox.zygote).
+    warm_start: bool = True
     gpu_memory_fraction: float | None = 0.5  # of the device, for a CUDA worker's allocator
 
 
@@ -211,8 +213,10 @@ class SandboxLimits:
 def code_folders() -> list[str]:
     """Where a worker imports from: Python's own library, the installed packages, kdiff."""
     paths = sysconfig.get_paths()
-    return sorted({paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-                  | {str(Path(__file__).resolve().parents[2])})
+    return sorted(
+        {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        | {str(Path(__file__).resolve().parents[2])}
+    )
 
 
 _PRIVATE_READS_TOLD: set[tuple[str, ...]] = set()
@@ -225,9 +229,12 @@ def read_capability(reads: list[str], landlock: bool) -> bool:
     private = tuple(reads_need_capability([*code_folders(), *reads]))
     if private and not landlock and private not in _PRIVATE_READS_TOLD:
         _PRIVATE_READS_TOLD.add(private)
-        print(f"kdiff: {private[0]}: readable by its owner alone, so workers keep the "
-              f"judge's read access and can read the judges' cache; `chmod o+rx` its "
-              f"folders to keep them out", file=sys.stderr)
+        print(
+            f"kdiff: {private[0]}: readable by its owner alone, so workers keep the "
+            f"judge's read access and can read the judges' cache; `chmod o+rx` its "
+            f"folders to keep them out",
+            file=sys.stderr,
+        )
     return bool(private)
 
 
@@ -239,8 +246,9 @@ def landlock_applies(device: str, limits: SandboxLimits) -> bool:
     return limits.confine and device != "cuda"
 
 
-def confinement(device: str, limits: SandboxLimits, workdir: Path,
-                reads: tuple[Path, ...] = (), **extra: Any) -> Confinement:
+def confinement(
+    device: str, limits: SandboxLimits, workdir: Path, reads: tuple[Path, ...] = (), **extra: Any
+) -> Confinement:
     """How a process running candidate code on `device`, started by this process, is
     confined: it writes only in `workdir` (and the devices it needs), reads what any user may
     besides the files `reads` names (read_capability), under the memory, task and file-size
@@ -248,16 +256,22 @@ def confinement(device: str, limits: SandboxLimits, workdir: Path,
     root = os.geteuid() == 0
     landlock = landlock_applies(device, limits)
     return Confinement(
-        writable=[str(workdir), *_writable_devices()], unreadable=[str(private_root())],
-        own_uid=limits.own_uid, own=[str(workdir)], seccomp=limits.own_uid,
-        read_capability=root and limits.own_uid and read_capability(
-            [str(p) for p in reads], landlock and landlock_abi() > 0),
+        writable=[str(workdir), *_writable_devices()],
+        unreadable=[str(private_root())],
+        own_uid=limits.own_uid,
+        own=[str(workdir)],
+        seccomp=limits.own_uid,
+        read_capability=root
+        and limits.own_uid
+        and read_capability([str(p) for p in reads], landlock and landlock_abi() > 0),
         parent=os.getpid(),
         memory_bytes=limits.memory_bytes if device == "cpu" else None,
-        max_tasks=limits.max_tasks, max_file_bytes=limits.max_file_bytes,
+        max_tasks=limits.max_tasks,
+        max_file_bytes=limits.max_file_bytes,
         namespaces=landlock,
         landlock=landlock,
-        **extra)
+        **extra,
+    )
 
 
 # Once a request has run past its deadline the candidate is known to hang, and a later request
@@ -297,6 +311,18 @@ class HangRecord:
         """The request that timed out answered when judged again alone: the machine's load,
         not a hang (GateContext.request_judged_alone)."""
         self.first = None
+
+
+def well_formed(reply: Any) -> bool:
+    """Whether a worker's reply has the form every reply has: whether it succeeded (`ok`, a
+    bool), and where it did not, the error (a str) that becomes the candidate's failure. Read
+    before anything else in it, so that a reply of another form (no `error`) is the
+    candidate's crash, not an exception of the judge's that left the verdict open."""
+    return (
+        isinstance(reply, dict)
+        and type(reply.get("ok")) is bool
+        and (reply["ok"] or isinstance(reply.get("error"), str))
+    )
 
 
 @dataclass
@@ -346,8 +372,9 @@ class CandidateProcess:
             return timeout
         if remaining <= 0:
             self._kill()
-            raise CandidateOverBudget(f"the case's wall budget of "
-                                      f"{self.limits.case_timeout:.0f} s is spent")
+            raise CandidateOverBudget(
+                f"the case's wall budget of {self.limits.case_timeout:.0f} s is spent"
+            )
         return min(timeout, remaining)
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -368,34 +395,57 @@ class CandidateProcess:
         env = confined_environment(os.environ, self.device, self.workdir)
         limits = self.limits
         if os.geteuid() == 0:  # cgroups are root's to make
-            self._cgroup = WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}",
-                                               limits.memory_bytes, limits.max_tasks)
-        spec = confinement(self.device, limits, self.workdir, (self.problem, self.candidate),
-                           cgroups=self._cgroup.paths if self._cgroup else [],
-                           pipe_fds=[judge_to_worker_r, worker_to_judge_w,
-                                     *([self._arena.fd] if self._arena else [])])
+            self._cgroup = WorkerCgroup.create(
+                f"{self.workdir.parent.name}-{id(self):x}", limits.memory_bytes, limits.max_tasks
+            )
+        spec = confinement(
+            self.device,
+            limits,
+            self.workdir,
+            (self.problem, self.candidate),
+            cgroups=self._cgroup.paths if self._cgroup else [],
+            pipe_fds=[
+                judge_to_worker_r,
+                worker_to_judge_w,
+                *([self._arena.fd] if self._arena else []),
+            ],
+        )
         self._proc = None
         if limits.warm_start:
             try:
-                self._proc = zygote_for(env).spawn(spec, env, str(self.workdir),
-                                                self._log.fileno())
+                self._proc = zygote_for(env).spawn(spec, env, str(self.workdir), self._log.fileno())
             except ZygoteUnavailable:
                 pass  # a cold start below
         if self._proc is None:
-            worker = [sys.executable, "-m", "kdiff.sandbox.zygote", "worker",
-                      *map(str, spec.pipe_fds)]
+            worker = [
+                sys.executable,
+                "-m",
+                "kdiff.sandbox.zygote",
+                "worker",
+                *map(str, spec.pipe_fds),
+            ]
             self._proc = subprocess.Popen(
                 spec.command(worker),
-                stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-                pass_fds=tuple(spec.pipe_fds), env=env,
-                start_new_session=True, cwd=str(self.workdir))
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                pass_fds=tuple(spec.pipe_fds),
+                env=env,
+                start_new_session=True,
+                cwd=str(self.workdir),
+            )
         os.close(judge_to_worker_r)
         os.close(worker_to_judge_w)
         self._to_worker, self._from_worker = judge_to_worker_w, worker_to_judge_r
-        init = {"cmd": "init", "problem": str(self.problem), "candidate": str(self.candidate),
-                "device": self.device, "entry_points": list(self.entry_points),
-                "gpu_memory_fraction": self.limits.gpu_memory_fraction,
-                "record_provenance": self._record_provenance}
+        init = {
+            "cmd": "init",
+            "problem": str(self.problem),
+            "candidate": str(self.candidate),
+            "device": self.device,
+            "entry_points": list(self.entry_points),
+            "gpu_memory_fraction": self.limits.gpu_memory_fraction,
+            "record_provenance": self._record_provenance,
+        }
         reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
         self.starts += 1
         if not reply["ok"]:
@@ -411,10 +461,12 @@ class CandidateProcess:
             self._kill()
             raise
 
-    def compile_launches(self, jobs: list[tuple[Launch, str]],
-                         timeout: float = COMPILE_TIMEOUT_S,
-                         stop: Callable[[Outcomes], str | None] | None = None
-                         ) -> list[dict[str, Any]]:
+    def compile_launches(
+        self,
+        jobs: list[tuple[Launch, str]],
+        timeout: float = COMPILE_TIMEOUT_S,
+        stop: Callable[[Outcomes], str | None] | None = None,
+    ) -> list[dict[str, Any]]:
         """Each (launch, target) compiled without a GPU (kdiff.sandbox.launches). A compiler
         child imports the candidate's module (or the file its kernel came from), so it is
         confined as the worker is, in a folder of the judge's, not the worker's (which the
@@ -426,25 +478,42 @@ class CandidateProcess:
         env = compiler_environment()
         if self.device == "cpu":
             env["CUDA_VISIBLE_DEVICES"] = ""
-        cgroup = (WorkerCgroup.create(f"{self.workdir.parent.name}-{id(self):x}-compile",
-                                      self.limits.memory_bytes, self.limits.max_tasks)
-                  if os.geteuid() == 0 else None)
+        cgroup = (
+            WorkerCgroup.create(
+                f"{self.workdir.parent.name}-{id(self):x}-compile",
+                self.limits.memory_bytes,
+                self.limits.max_tasks,
+            )
+            if os.geteuid() == 0
+            else None
+        )
 
         def start(argv: list[str], child_env: dict[str, str], log: BinaryIO, cwd: Path) -> Any:
-            spec = confinement(self.device, self.limits, cwd, (self.problem, self.candidate),
-                               pipe_fds=[],
-                               cgroups=cgroup.paths if cgroup else [])
+            spec = confinement(
+                self.device,
+                self.limits,
+                cwd,
+                (self.problem, self.candidate),
+                pipe_fds=[],
+                cgroups=cgroup.paths if cgroup else [],
+            )
             if self.limits.warm_start:
                 try:
                     # Keyed by the zygote's own environment, not the child's per-call folders.
-                    return zygote_for(env).spawn(spec, child_env, str(cwd), log.fileno(),
-                                              compile_argv=argv)
+                    return zygote_for(env).spawn(
+                        spec, child_env, str(cwd), log.fileno(), compile_argv=argv
+                    )
                 except ZygoteUnavailable:
                     pass  # a cold start below
             return subprocess.Popen(
                 spec.command([sys.executable, "-m", "kdiff.sandbox.launches", *argv]),
-                stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, env=child_env, start_new_session=True, cwd=str(cwd))
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=child_env,
+                start_new_session=True,
+                cwd=str(cwd),
+            )
 
         try:
             return compile_launches(jobs, timeout, start, stop=stop)
@@ -459,8 +528,9 @@ class CandidateProcess:
         (and the folders anyone may write), as the judge sets them up, not as a worker says:
         Landlock on a kernel that has it, or an unprivileged uid of their own (a root judge).
         Otherwise any file, the judge's caches included, may hold what a candidate wrote."""
-        return ((landlock_applies(self.device, self.limits) and landlock_abi() > 0)
-                or (self.limits.own_uid and os.geteuid() == 0))
+        return (landlock_applies(self.device, self.limits) and landlock_abi() > 0) or (
+            self.limits.own_uid and os.geteuid() == 0
+        )
 
     def close(self) -> None:
         if self._proc is None:
@@ -515,8 +585,11 @@ class CandidateProcess:
         except OSError:
             return ""
         # Without the launcher's lines (one per start): only what the worker printed.
-        data = b"".join(line for line in data[-n - 4096:].splitlines(keepends=True)
-                        if not line.startswith(CONTAINMENT_LINE.encode()))
+        data = b"".join(
+            line
+            for line in data[-n - 4096 :].splitlines(keepends=True)
+            if not line.startswith(CONTAINMENT_LINE.encode())
+        )
         return data[-n:].decode("utf-8", "replace").strip()
 
     @property
@@ -533,14 +606,15 @@ class CandidateProcess:
                 first = f.readline().decode("utf-8", "replace").strip()
         except OSError:
             return ""
-        return first[len(CONTAINMENT_LINE):] if first.startswith(CONTAINMENT_LINE) else ""
+        return first[len(CONTAINMENT_LINE) :] if first.startswith(CONTAINMENT_LINE) else ""
 
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
         started = time.monotonic()
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
-            reply = protocol.read_message(self._from_worker, timeout, trusted=False,
-                                          limit=self.limits.max_reply_bytes)
+            reply = protocol.read_message(
+                self._from_worker, timeout, trusted=False, limit=self.limits.max_reply_bytes
+            )
             self.hangs.answered(msg["cmd"], time.monotonic() - started)
         except protocol.MessageRefused as exc:
             self._kill()
@@ -551,11 +625,13 @@ class CandidateProcess:
             if remaining is not None and remaining <= 0:
                 raise CandidateOverBudget(
                     f"no answer to `{msg['cmd']}`: the case's wall budget of "
-                    f"{self.limits.case_timeout:.0f} s is spent") from None
+                    f"{self.limits.case_timeout:.0f} s is spent"
+                ) from None
             known = f" (known to hang: {self.hangs.first})" if self.hangs.first else ""
             self.hangs.timed_out(msg["cmd"], timeout)
-            raise CandidateTimeout(f"no answer to `{msg['cmd']}` within {timeout:.0f} s"
-                                   + known) from None
+            raise CandidateTimeout(
+                f"no answer to `{msg['cmd']}` within {timeout:.0f} s" + known
+            ) from None
         except (protocol.ChannelClosed, EOFError) as exc:
             code = self._proc.poll() if self._proc else None
             if self._proc is not None and code is None:
@@ -569,16 +645,21 @@ class CandidateProcess:
                 raise CandidateOutOfMemory(
                     f"worker killed by the out-of-memory killer at its memory limit of "
                     f"{self.limits.memory_bytes >> 20} MiB (its shared memory and memfd "
-                    f"files counted) during `{msg['cmd']}`") from exc
-            how = (f"killed by signal {signal.Signals(-code).name}" if code and code < 0
-                   else f"exited with status {code}")
+                    f"files counted) during `{msg['cmd']}`"
+                ) from exc
+            how = (
+                f"killed by signal {signal.Signals(-code).name}"
+                if code and code < 0
+                else f"exited with status {code}"
+            )
             tail = self.log_tail(300).replace("\n", " | ")
-            raise CandidateCrashed(f"worker {how} during `{msg['cmd']}`"
-                                   + (f"; last output: {tail}" if tail else "")) from exc
+            raise CandidateCrashed(
+                f"worker {how} during `{msg['cmd']}`" + (f"; last output: {tail}" if tail else "")
+            ) from exc
         except Exception as exc:  # noqa: BLE001 - an unreadable reply: a hostile worker
             self._kill()
             raise CandidateCrashed(f"unreadable reply to `{msg['cmd']}`: {exc}") from None
-        if not isinstance(reply, dict) or "ok" not in reply:
+        if not well_formed(reply):
             self._kill()
             raise CandidateCrashed(f"malformed reply to `{msg['cmd']}`")
         return reply
@@ -636,7 +717,8 @@ class CandidateProcess:
             f"an input ({tuple(first['shape'])} {first['dtype'].removeprefix('torch.')}) "
             f"changed after the call had returned and its inputs were read back: written "
             f"by work the candidate left running (a thread, a child process) before the next "
-            f"request")
+            f"request"
+        )
 
     def _place_inputs(self, msg: dict[str, Any]) -> list[dict[str, Any] | None] | None:
         """A call's inputs put in the arena (their places in the message, the tensors left out
@@ -666,8 +748,9 @@ class CandidateProcess:
         there, so that nothing in the worker sees the write happen; else by the worker."""
         places = self._kept_places.get(name) if self._proc is not None else None
         self._check_inputs_left_alone()
-        if places is not None and all(p is not None for p, v in zip(places, values)
-                                      if v is not None):
+        if places is not None and all(
+            p is not None for p, v in zip(places, values) if v is not None
+        ):
             self._arena.write(places, values)
             return
         self.request("overwrite_stored", name=name, values=values)

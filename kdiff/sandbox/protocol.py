@@ -13,10 +13,12 @@ is a few hundred bytes on the wire and 2 GiB in a comparison). The judge also re
 sharing from a reply itself (`shared_storage`): tensors that share storage in the worker share
 it in the payload.
 """
+
 from __future__ import annotations
 
 import fcntl
 import io
+import operator
 import os
 import select
 import struct
@@ -64,8 +66,9 @@ def encode(obj: Any) -> list[bytes | memoryview]:
 def decode(data: bytes, trusted: bool) -> Any:
     if tensorfile.is_tensorfile(data):
         return tensorfile.loads(data)
-    return torch.load(io.BytesIO(data), weights_only=not trusted, map_location="cpu"
-                      if not trusted else None)
+    return torch.load(
+        io.BytesIO(data), weights_only=not trusted, map_location="cpu" if not trusted else None
+    )
 
 
 def write_all(fd: int, parts: list[bytes | memoryview]) -> None:
@@ -74,7 +77,7 @@ def write_all(fd: int, parts: list[bytes | memoryview]) -> None:
     first = 0  # the first view not yet written whole
     while first < len(views):
         try:
-            n = os.writev(fd, views[first:first + IOV_MAX])
+            n = os.writev(fd, views[first : first + IOV_MAX])
         except (BrokenPipeError, OSError) as exc:
             raise ChannelClosed(str(exc)) from None
         while n:
@@ -129,8 +132,7 @@ def materialised_bytes(obj: Any) -> int:
     return sum(t.numel() * t.element_size() for t in tensors_in(obj))
 
 
-def read_message(fd: int, timeout: float | None, trusted: bool,
-                 limit: int = MAX_MESSAGE) -> Any:
+def read_message(fd: int, timeout: float | None, trusted: bool, limit: int = MAX_MESSAGE) -> Any:
     """One message; a header announcing more than `limit` bytes is refused before anything
     is buffered, and an untrusted message whose tensors cover more than `limit` bytes once
     materialised (stride-0 or overlapping views) is refused before any of them is used."""
@@ -141,8 +143,10 @@ def read_message(fd: int, timeout: float | None, trusted: bool,
         raise MessageRefused(f"a message of {size} bytes announced, at most {limit} accepted")
     message = decode(_read_exact(fd, size, deadline), trusted)
     if not trusted and (covered := materialised_bytes(message)) > limit:
-        raise MessageRefused(f"a message of {size} bytes whose tensors cover {covered} bytes "
-                             f"(views repeating their storage), at most {limit} accepted")
+        raise MessageRefused(
+            f"a message of {size} bytes whose tensors cover {covered} bytes "
+            f"(views repeating their storage), at most {limit} accepted"
+        )
     return message if trusted else encodable(message)
 
 
@@ -188,8 +192,7 @@ def _elements_overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
     QKV projection's q, k, v) makes share a storage and none of its elements."""
     if not spans_overlap(storage_span(a), storage_span(b)):
         return False
-    if a.element_size() != b.element_size() or \
-            max(a.numel(), b.numel()) > EXACT_OVERLAP_ELEMENTS:
+    if a.element_size() != b.element_size() or max(a.numel(), b.numel()) > EXACT_OVERLAP_ELEMENTS:
         return True
     return bool(torch.isin(_byte_offsets(a), _byte_offsets(b)).any())
 
@@ -218,33 +221,52 @@ class MalformedReply(ValueError):
 @dataclass
 class CallReply:
     """A worker's answer to `call`: the outputs and the inputs as they are after the call, from
-    one payload, and which outputs lie in the storage of an earlier call's still alive (the
-    worker keeps the last call's alive through every call alike: its word, as the payload
-    is)."""
+    one payload, which outputs lie in the storage of an earlier call's still alive (the
+    worker keeps the last call's alive through every call alike), and how many outputs of
+    earlier calls still alive changed since they were handed out (`written`): the worker's
+    word, as the payload is."""
 
     outputs: list[torch.Tensor]
     inputs_after: list[torch.Tensor | None]
     reused: list[int]
     seconds: float
+    written: int
 
     @classmethod
-    def parse(cls, reply: dict[str, Any], inputs_sent: int | None) -> "CallReply":
+    def parse(cls, reply: dict[str, Any], inputs_sent: int) -> "CallReply":
         try:
-            parsed = cls(list(reply["outputs"]), list(reply["inputs_after"]),
-                         list(reply["reused"]), float(reply["seconds"]))
+            parsed = cls(
+                list(reply["outputs"]),
+                list(reply["inputs_after"]),
+                list(reply["reused"]),
+                float(reply["seconds"]),
+                operator.index(reply["written"]),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise MalformedReply(f"malformed reply to `call`: {exc!r}") from None
-        if not all(isinstance(t, torch.Tensor) for t in parsed.outputs) or \
-                not all(t is None or isinstance(t, torch.Tensor) for t in parsed.inputs_after):
+        if not all(isinstance(t, torch.Tensor) for t in parsed.outputs) or not all(
+            t is None or isinstance(t, torch.Tensor) for t in parsed.inputs_after
+        ):
             raise MalformedReply("malformed reply to `call`: not tensors")
         if not all(type(j) is int and 0 <= j < len(parsed.outputs) for j in parsed.reused):
             raise MalformedReply("malformed reply to `call`: `reused` names no output")
-        if inputs_sent is not None and len(parsed.inputs_after) != inputs_sent:
-            raise MalformedReply(f"malformed reply to `call`: {len(parsed.inputs_after)} "
-                                 f"inputs back, {inputs_sent} sent")
+        if parsed.written < 0:
+            raise MalformedReply("malformed reply to `call`: `written` is negative")
+        if len(parsed.inputs_after) != inputs_sent:
+            raise MalformedReply(
+                f"malformed reply to `call`: {len(parsed.inputs_after)} "
+                f"inputs back, {inputs_sent} sent"
+            )
         return parsed
 
     @property
     def aliases(self) -> list[str]:
-        return shared_storage(self.outputs, self.inputs_after) + [
-            f"output {j} shares storage with an output of an earlier call" for j in self.reused]
+        found = shared_storage(self.outputs, self.inputs_after) + [
+            f"output {j} shares storage with an output of an earlier call" for j in self.reused
+        ]
+        if self.written:
+            found.append(
+                f"{self.written} output(s) of earlier calls, still held, changed after "
+                f"they were handed out (written by this call or by work left running)"
+            )
+        return found

@@ -2,6 +2,7 @@
 them: a reply the judge cannot use (a sparse, quantized, nested or off-host tensor, a missing
 field, a field of the wrong type) is the candidate's failure, `unusable_output`, not a kdiff
 error that would leave the verdict open (or, for a quantized output, crash the judge)."""
+
 from __future__ import annotations
 
 import math
@@ -29,13 +30,15 @@ def _list_of(ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
 
 # What each field of a worker's reply must hold, wherever the judge reads it: `call` answers
 # outputs and the inputs after the call (tensors; an input that is not a tensor comes back as
-# None), which outputs lie in an earlier call's storage (indices) and seconds; `memory` bytes;
+# None), which outputs lie in an earlier call's storage (indices), how many earlier outputs
+# changed since (a count) and seconds; `memory` bytes;
 # `launches` a list; `provenance` a dict (its fields: kdiff.sandbox.provenance.RecordedProvenance.parse).
 _TENSORS = _list_of(_tensors())
 REPLY_FIELDS: dict[str, Callable[[Any], bool]] = {
     "outputs": _TENSORS,
     "inputs_after": _list_of(_tensors(type(None))),
     "reused": _list_of(lambda x: type(x) is int),
+    "written": lambda x: type(x) is int and x >= 0,
     "seconds": lambda x: type(x) in (int, float) and math.isfinite(x) and x >= 0,
     "bytes": lambda x: type(x) is int,
     "launches": lambda x: isinstance(x, list),
@@ -84,8 +87,9 @@ def checked_reply(cmd: str, reply: dict[str, Any]) -> CheckedReply:
     (REPLY_FIELDS), every tensor in it dense and on the host; else UnusableOutput."""
     for key, ok in REPLY_FIELDS.items():
         if key in reply and not ok(reply[key]):
-            raise UnusableOutput(f"the reply to `{cmd}` holds an unusable `{key}` "
-                                 f"({type(reply[key]).__name__})")
+            raise UnusableOutput(
+                f"the reply to `{cmd}` holds an unusable `{key}` ({type(reply[key]).__name__})"
+            )
     try:
         for key, value in reply.items():
             _walk(value, key)

@@ -1,6 +1,8 @@
 """Judging one case: the native check and the gates, each in the case's own worker process."""
+
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Callable
 
@@ -37,8 +39,10 @@ def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
     if config.native is None:
         return pm.hook.kdiff_default_preset(bench=config.bench, config=config) or presets[0]
     if config.native not in presets:
-        raise KeyError(f"unknown native preset '{config.native}' for {config.bench}; "
-                       f"known: {', '.join(presets)}")
+        raise KeyError(
+            f"unknown native preset '{config.native}' for {config.bench}; "
+            f"known: {', '.join(presets)}"
+        )
     return config.native
 
 
@@ -64,15 +68,47 @@ GateCallback = Callable[[Verdict, GateResult, int], None]
 StartCallback = Callable[[str], None]
 
 
-def _so_far(case: Case, native: NativeVerdict, results: dict[str, GateResult], gates: list,
-            ctx: GateContext, why: str, why_for: dict[str, str] | None = None) -> Verdict:
+def _so_far(
+    case: Case,
+    native: NativeVerdict,
+    results: dict[str, GateResult],
+    gates: list,
+    ctx: GateContext,
+    why: str,
+    why_for: dict[str, str] | None = None,
+) -> Verdict:
     """The verdict of the gates judged so far; the others are errors that say why not
     (`why_for` a gate's own reason, else `why`)."""
     why_for = why_for or {}
-    full = {gate.id: results.get(gate.id) or GateResult(
-        gate.id, Status.ERROR, detail=f"{NOT_RUN}{why_for.get(gate.id, why)}",
-        klass=gate.klass) for gate in gates}
+    full = {
+        gate.id: results.get(gate.id)
+        or GateResult(
+            gate.id, Status.ERROR, detail=f"{NOT_RUN}{why_for.get(gate.id, why)}", klass=gate.klass
+        )
+        for gate in gates
+    }
     return Verdict(case, native, full, scaled_sizes=ctx.scaled_sizes)
+
+
+# What stands in a verdict told while its candidate still runs for the secret seed its trials'
+# labels name (`withheld`).
+WITHHELD_SEED = "(withheld until the verdict is complete)"
+
+
+def withheld(verdict: Verdict, secret: int | None) -> Verdict:
+    """`verdict` as `on_gate` is told it while the candidate's worker still runs: the verdict's
+    secret seed (GateContext.chosen_seed), which the labels of chosen trials name, left out of
+    every gate's detail. `kdiff verify` rewrites its reports with it after each gate, and a
+    worker reads what any user may: with the secret it makes every later gate's chosen draws
+    with kdiff's own gates (tests/hostile/reads_its_verdict_so_far.py). The complete verdict,
+    reported once the worker is gone, names it for --chosen-seed."""
+    if secret is None:
+        return verdict
+    gates = {
+        gate: dataclasses.replace(result, detail=result.detail.replace(str(secret), WITHHELD_SEED))
+        for gate, result in verdict.gates.items()
+    }
+    return dataclasses.replace(verdict, gates=gates, chosen_seed=None)
 
 
 def decided(verdict: Verdict) -> dict[str, GateResult]:
@@ -87,10 +123,15 @@ def as_a_judge() -> None:
     keep_freed_memory()
 
 
-def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
-               preset: str | None = None, on_gate: GateCallback | None = None,
-               resume: Verdict | None = None, on_start: StartCallback | None = None
-               ) -> Verdict:
+def judge_case(
+    case: Case,
+    config: RunConfig,
+    pm: pluggy.PluginManager,
+    preset: str | None = None,
+    on_gate: GateCallback | None = None,
+    resume: Verdict | None = None,
+    on_start: StartCallback | None = None,
+) -> Verdict:
     """The verdict of `case`. With `resume` (a resumable verdict of this case, from a judge
     whose CUDA context the reference broke), its native check and decided gates stand and
     the gates after them are judged here."""
@@ -98,28 +139,36 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
     preset = preset or native_preset(pm, config)
     gates = select(config.gates)
     if case.discovery_error:
-        return Verdict(case, NativeVerdict(None, preset, reason=case.discovery_error), {},
-                       error=case.discovery_error)
+        return Verdict(
+            case,
+            NativeVerdict(None, preset, reason=case.discovery_error),
+            {},
+            error=case.discovery_error,
+        )
     try:
         problem = load_problem(case.problem)
     except LoadError as exc:
         return Verdict(case, NativeVerdict(None, preset, reason=str(exc)), {}, error=str(exc))
     entry = pm.hook.kdiff_entry_points(bench=config.bench, case=case) or ("ModelNew",)
-    with CheckedCandidate(case.problem, case.candidate, config.device, tuple(entry),
-                          config.limits) as candidate:
+    with CheckedCandidate(
+        case.problem, case.candidate, config.device, tuple(entry), config.limits
+    ) as candidate:
         ctx = GateContext(problem, candidate, config.gate_options)
         if (declared := ctx.declaration_error()) is not None:
-            return Verdict(case, NativeVerdict(None, preset, reason=declared), {},
-                           error=declared)
+            return Verdict(case, NativeVerdict(None, preset, reason=declared), {}, error=declared)
         if resume is None and (history := ctx.history_dependence()) is not None:
-            return Verdict(case, NativeVerdict(None, preset, reason=history), {},
-                           error=history)
+            return Verdict(case, NativeVerdict(None, preset, reason=history), {}, error=history)
         start = time.perf_counter()
         if on_start is not None and resume is None:
             on_start("the native check")
         try:
-            native = resume.native if resume is not None else pm.hook.kdiff_native_check(
-                bench=config.bench, case=case, ctx=ctx, preset=preset)
+            native = (
+                resume.native
+                if resume is not None
+                else pm.hook.kdiff_native_check(
+                    bench=config.bench, case=case, ctx=ctx, preset=preset
+                )
+            )
         except CandidateLoadError as exc:
             # The harness records a kernel that does not import as not compiled: a reject.
             native = NativeVerdict(False, preset, reason=exc.detail)
@@ -130,8 +179,12 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
             why = f"{type(exc).__name__}: {exc}"
             if not isinstance(exc, JudgeDeviceBroken) and not sticky_device_error(why):
                 raise
-            return device_broken(Verdict(case, NativeVerdict(None, preset, reason=why), {},
-                                         scaled_sizes=ctx.scaled_sizes), why)
+            return device_broken(
+                Verdict(
+                    case, NativeVerdict(None, preset, reason=why), {}, scaled_sizes=ctx.scaled_sizes
+                ),
+                why,
+            )
         native.recorded = case.recorded_accept
         if resume is None:
             native.seconds = time.perf_counter() - start
@@ -158,32 +211,55 @@ def judge_case(case: Case, config: RunConfig, pm: pluggy.PluginManager,
                     again = exc.draw is not None and len(broken) < MAX_BROKEN_DRAWS
                     if not again:
                         results[gate.id] = gate.result(
-                            Status.SKIP, f"reference outside its contract here: {exc}")
-                    verdict = device_broken(_so_far(case, native, results, gates, ctx,
-                                                    f"the reference broke the judge's CUDA "
-                                                    f"context in {gate.id}"), str(exc))
+                            Status.SKIP, f"reference outside its contract here: {exc}"
+                        )
+                    verdict = device_broken(
+                        _so_far(
+                            case,
+                            native,
+                            results,
+                            gates,
+                            ctx,
+                            f"the reference broke the judge's CUDA context in {gate.id}",
+                        ),
+                        str(exc),
+                    )
                     verdict.resumable = True
                     verdict.broken_draws = (*broken, exc.draw) if again else broken
                     verdict.chosen_seed = ctx.chosen_seed
                     if on_gate is not None and not again:
-                        on_gate(verdict, results[gate.id], len(results))
+                        told = withheld(verdict, ctx.chosen_seed)
+                        on_gate(told, told.gates[gate.id], len(results))
                     return verdict
                 except JudgeDeviceBroken as exc:
                     results[gate.id] = gate.result(Status.ERROR, f"kdiff error: {exc}")
-                    return device_broken(_so_far(case, native, results, gates, ctx,
-                                                 f"the judge's CUDA context broke in {gate.id}"),
-                                         str(exc))
+                    return device_broken(
+                        _so_far(
+                            case,
+                            native,
+                            results,
+                            gates,
+                            ctx,
+                            f"the judge's CUDA context broke in {gate.id}",
+                        ),
+                        str(exc),
+                    )
                 if on_gate is not None:
-                    on_gate(_so_far(case, native, results, gates, ctx, "not yet judged"),
-                            results[gate.id], len(results))
+                    told = withheld(
+                        _so_far(case, native, results, gates, ctx, "not yet judged"),
+                        ctx.chosen_seed,
+                    )
+                    on_gate(told, told.gates[gate.id], len(results))
                 if config.exitfirst and results[gate.id].status is Status.FAIL:
                     break
         except KeyboardInterrupt as exc:
             why = "the judging was interrupted"
-            inside = ({exc.gate: f"{why} in it, {exc.so_far}"}
-                      if isinstance(exc, GateInterrupted) else {})
-            raise JudgingInterrupted(_so_far(case, native, results, gates, ctx, why, inside),
-                                     len(results)) from None
+            inside = (
+                {exc.gate: f"{why} in it, {exc.so_far}"} if isinstance(exc, GateInterrupted) else {}
+            )
+            raise JudgingInterrupted(
+                _so_far(case, native, results, gates, ctx, why, inside), len(results)
+            ) from None
         if provenance.calls == 0:
             provenance = judge_provenance(ctx)
     # In catalogue order; under --exitfirst the gates after the first failure are not run.
