@@ -2975,3 +2975,48 @@ def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Pat
                                       candidate)
     assert native.accept is True, native
     assert result.status is status, result.detail
+
+
+# -- launch sizes read from the device's properties (flash-attention's layer norm) ----------
+
+SCALE_BY_WARPS_OF_THE_DEVICE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+WARP = torch.cuda.get_device_properties(torch.cuda.current_device()).warp_size
+
+
+@triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4)
+                          if w * WARP <= 1024], key=["n"])
+@triton.jit
+def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * factor, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        block = max(triton.next_power_of_2(triton.cdiv(x.numel(), sms)), 16)
+        _scale[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), FACTOR, BLOCK=block)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                   status: Status):
+    """flash-attention's layer norm lists its autotune configs by the device's warp size when
+    imported, and sizes its backward grid by its multiprocessors; a CPU-only torch raised at
+    `current_device()`: the native check and every gate failed. A kernel scaling by 2.0001
+    still fails."""
+    candidate = SCALE_BY_WARPS_OF_THE_DEVICE.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail

@@ -69,8 +69,10 @@ def shipped_interpreter():
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
     capability = torch.cuda.get_device_capability
+    current, properties = torch.cuda.current_device, torch.cuda.get_device_properties
     yield
     torch.cuda.get_device_capability = capability
+    torch.cuda.current_device, torch.cuda.get_device_properties = current, properties
     Autotuner._bench = bench
     for name in set(vars(builder)) - set(saved_builder):
         delattr(builder, name)
@@ -221,6 +223,22 @@ def test_the_cpu_device_answers_a_compute_capability(shipped_interpreter, monkey
     interpreter_device.install()
     assert torch.cuda.get_device_capability() == (9, 0)
     assert torch.cuda.get_device_capability(0) == (9, 0)
+    assert not torch.cuda.is_available()
+
+
+def test_the_cpu_device_answers_its_properties(shipped_interpreter, monkeypatch):
+    """flash-attention's layer norm reads `get_device_properties(current_device()).warp_size`
+    when imported; torch without CUDA raises at both. Interpreted, the kernels stand for an
+    sm_90 GPU's, whose properties agree with its compute capability; CUDA stays unavailable."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        torch.cuda.get_device_properties(torch.cuda.current_device())
+    interpreter_device.install()
+    properties = torch.cuda.get_device_properties(torch.cuda.current_device())
+    assert (properties.major, properties.minor) == torch.cuda.get_device_capability()
+    assert properties.warp_size == 32 and properties.multi_processor_count == 132
     assert not torch.cuda.is_available()
 
 

@@ -80,6 +80,7 @@ def install() -> None:
         _give_it_inline_ptx(interpreter)
         _autotune_in_order()
         _report_a_compute_capability()
+        _report_the_device_s_properties()
         _guard_a_cpu_tensor_s_device()
 
 
@@ -127,6 +128,53 @@ def _report_a_compute_capability() -> None:
 
     get_device_capability.of_the_cpu = True
     torch.cuda.get_device_capability = get_device_capability
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceProperties:
+    """What `torch.cuda.get_device_properties` gives, for the GPU the CPU device stands for:
+    an H200's (sm_90, CPU_DEVICE_CAPABILITY; the limits are the CUDA occupancy tables' for
+    compute capability 9.0, the memory the H200's 141 GB as torch reports it)."""
+
+    name: str = "NVIDIA H200"
+    major: int = CPU_DEVICE_CAPABILITY[0]
+    minor: int = CPU_DEVICE_CAPABILITY[1]
+    total_memory: int = 143771 * 2**20
+    multi_processor_count: int = 132
+    warp_size: int = 32
+    max_threads_per_multi_processor: int = 2048
+    max_threads_per_block: int = 1024
+    regs_per_multiprocessor: int = 65536
+    shared_memory_per_block: int = 48 * 2**10
+    shared_memory_per_block_optin: int = 227 * 2**10
+    shared_memory_per_multiprocessor: int = 228 * 2**10
+    L2_cache_size: int = 50 * 2**20
+    is_integrated: bool = False
+    is_multi_gpu_board: bool = False
+
+
+def _report_the_device_s_properties() -> None:
+    """Libraries size their launches by the device's properties, some when imported
+    (flash-attention's layer norm lists its autotune configs by
+    `get_device_properties(current_device()).warp_size`, its backward grid by
+    `multi_processor_count`); without CUDA torch raises at both, so those kernels could not be
+    judged on the CPU. As with the compute capability, the interpreted kernels stand for an
+    sm_90 GPU's: `torch.cuda.current_device()` answers 0 and `get_device_properties` that
+    GPU's (DeviceProperties). `torch.cuda.is_available()` stays False."""
+    import torch
+    if torch.cuda.is_available() or getattr(torch.cuda.get_device_properties, "of_the_cpu",
+                                            False):
+        return
+
+    def current_device() -> int:
+        return 0
+
+    def get_device_properties(device=None) -> DeviceProperties:
+        return DeviceProperties()
+
+    current_device.of_the_cpu = get_device_properties.of_the_cpu = True
+    torch.cuda.current_device = current_device
+    torch.cuda.get_device_properties = get_device_properties
 
 
 def _guard_a_cpu_tensor_s_device() -> None:
