@@ -181,9 +181,11 @@ def _guard_a_cpu_tensor_s_device() -> None:
     """Launchers written for a GPU enter `torch.cuda.device(x.device.index)` around a launch
     (every mamba_ssm Triton op). A CPU tensor's index is None, which a CUDA torch reads as the
     current device; a CPU-only torch reads no current device and its guard raises comparing
-    None with 0, so every such kernel failed the native check on the CPU. There the guard of
-    no index is the guard of no device (-1, which torch's own CPU build already enters and
-    leaves doing nothing); any other index still raises as before."""
+    None with 0, so every such kernel failed the native check on the CPU. Others enter
+    `torch.cuda.device(x.device)` (xformers' RMSNorm), the tensor's device itself, which a
+    CPU tensor makes 'cpu' and torch refuses ("Expected a cuda device, but got: cpu"). There
+    the guard of no index or of the CPU is the guard of no device (-1, which torch's own CPU
+    build already enters and leaves doing nothing); any other index still raises as before."""
     import torch
     if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
         return
@@ -192,7 +194,9 @@ def _guard_a_cpu_tensor_s_device() -> None:
         of_the_cpu = True
 
         def __init__(self, device) -> None:
-            super().__init__(-1 if device is None else device)
+            cpu = device is None or (isinstance(device, (str, torch.device))
+                                     and torch.device(device).type == "cpu")
+            super().__init__(-1 if cpu else device)
 
     torch.cuda.device = device
 
