@@ -3023,3 +3023,51 @@ def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Pat
                                       candidate)
     assert native.accept is True, native
     assert result.status is status, result.detail
+
+
+# -- libdevice bound from a copy of its portable module (xformers' libdevice_find) -----------
+
+RSQRT_FROM_A_COPY_OF_LIBDEVICE = '''
+import importlib.util
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+# as xformers' libdevice_find: the portable module executed afresh, its function bound
+spec = importlib.util.find_spec("triton.language.extra.libdevice")
+libdevice = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(libdevice)
+rsqrt = libdevice.rsqrt
+
+
+@triton.jit
+def _damp(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * rsqrt(1.0 + x * x) * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _damp[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.0001", Status.FAIL)],
+                         ids=["honest", "off_by_1e-4"])
+def test_libdevice_bound_from_a_copy_of_its_portable_module_is_cuda_s(tmp_path: Path,
+                                                                      factor: str,
+                                                                      status: Status):
+    """The compiler maps a global whose `__module__` is the portable libdevice to the CUDA
+    backend's function of its name; the worker had given the interpreter libdevice through the
+    portable module's attributes only, and a function of a copy of that module (xformers'
+    `libdevice_find`) ran its stub: the native check raised. A kernel off by 1e-4 still fails."""
+    candidate = RSQRT_FROM_A_COPY_OF_LIBDEVICE.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(
+        tmp_path, problem_source("x * torch.rsqrt(1 + x * x)", "torch.randn(300)"), candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail

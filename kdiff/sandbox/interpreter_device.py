@@ -402,6 +402,8 @@ def _patch_the_language_once_a_launch(interpreter, launches: list[Launch]) -> No
                 launch.scope = launch.scope or scope
         _patch_builtins_under_other_names(interpreter, fn.__globals__,
                                           scope if launch is None else launch.scope)
+        _map_portable_libdevice_names(interpreter, fn.__globals__,
+                                      scope if launch is None else launch.scope)
         return scope
 
     patch_once.once_a_launch = True
@@ -442,6 +444,31 @@ def _patch_builtins_under_other_names(interpreter, names: dict, scope) -> None:
     view = _Globals(names)
     for name, member in bound:
         interpreter._patch_attr(view, name, member, interpreter.interpreter_builder, scope)
+
+
+# The module of libdevice's portable stubs, and what the CUDA backend's module map makes of it.
+PORTABLE_LIBDEVICE = "triton.language.extra.libdevice"
+
+
+def _map_portable_libdevice_names(interpreter, names: dict, scope) -> None:
+    """The compiler replaces each global of a kernel's module whose `__module__` its backend
+    maps by the mapped module's function of that name (CodeGenerator's `module_map`: the CUDA
+    backend maps the portable libdevice, whose functions are stubs returning None, to its own).
+    The worker gives the interpreter libdevice by setting the portable module's attributes to
+    the CUDA functions (`_give_it_libdevice`), which reaches a name imported from that module
+    afterwards but not a function of a copy of it: xformers' `libdevice_find("rsqrt")` executes
+    the module afresh and binds its stub, so its RMSNorm kernels ran the stub and raised
+    ("'NoneType' object has no attribute 'dtype'"). Each such global is the CUDA function, in
+    the launch's scope, as compiled."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    if not getattr(builder, "has_libdevice", False) or not hasattr(scope, "set_attr"):
+        return
+    import triton.language.extra.cuda.libdevice as cuda_libdevice
+    view = _Globals(names)
+    for name, member in list(names.items()):
+        if not inspect.ismodule(member) and getattr(member, "__module__", None) \
+                == PORTABLE_LIBDEVICE and hasattr(cuda_libdevice, member.__name__):
+            scope.set_attr(view, name, getattr(cuda_libdevice, member.__name__))
 
 
 def _list_the_builtins_once(interpreter) -> None:
