@@ -3071,3 +3071,44 @@ def test_libdevice_bound_from_a_copy_of_its_portable_module_is_cuda_s(tmp_path: 
         tmp_path, problem_source("x * torch.rsqrt(1 + x * x)", "torch.randn(300)"), candidate)
     assert native.accept is True, native
     assert result.status is status, result.detail
+
+
+# -- a grid given as a list (triton-lang/kernels' block-sparse softmax) ----------------------
+
+SCALE_ON_A_LIST_GRID = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _scale[GRID](x, y, x.numel(), BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("grid", ["[triton.cdiv(x.numel(), 128)]",
+                                  "lambda meta: [triton.cdiv(x.numel(), meta['BLOCK'])]"],
+                         ids=["list", "function_of_a_list"])
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_grid_given_as_a_list_runs_on_the_cpu(tmp_path: Path, factor: str, status: Status,
+                                                grid: str):
+    """Compiled Triton takes a grid as any sequence; the interpreter appended a tuple to it
+    and raised on a list, so the native check failed. A kernel scaling by 2.0001 still
+    fails."""
+    candidate = SCALE_ON_A_LIST_GRID.replace("FACTOR", factor).replace("GRID", grid)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail

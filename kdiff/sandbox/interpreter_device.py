@@ -70,6 +70,7 @@ def install() -> None:
     _fma_rounded_once(interpreter)
     interpreter_bf16.install(interpreter)
     _comparisons_typed_int1(interpreter)
+    _grid_as_compiled(interpreter)
     interpreter_fp8.install(interpreter)
     launches = interpreter_order.install(interpreter)
     if launches is not None:
@@ -199,6 +200,31 @@ def _guard_a_cpu_tensor_s_device() -> None:
             super().__init__(-1 if cpu else device)
 
     torch.cuda.device = device
+
+
+def _grid_as_compiled(interpreter) -> None:
+    """Compiled Triton reads a launch's grid, or what a grid function returns, as any sequence
+    (JITFunction.run takes its length and indexes it); triton-lang/kernels' block-sparse
+    softmax launches on a list. The interpreter appends a tuple of ones to the grid, which
+    raised on a list ("can only concatenate list (not "tuple") to list"): the native check
+    and every gate failed. The worker hands the interpreter the grid as a tuple."""
+    executor = getattr(interpreter, "GridExecutor", None)
+    init = getattr(executor, "__init__", None)
+    if init is None or getattr(init, "grid_as_tuple", False):
+        return
+    if list(inspect.signature(init).parameters)[:4] != ["self", "fn", "arg_names", "grid"]:
+        return
+
+    def as_tuple(grid):
+        if callable(grid):
+            return lambda meta: tuple(grid(meta))
+        return tuple(grid)
+
+    def __init__(self, fn, arg_names, grid, *args, **kwargs):
+        init(self, fn, arg_names, as_tuple(grid), *args, **kwargs)
+
+    __init__.grid_as_tuple = True
+    executor.__init__ = __init__
 
 
 def _give_it_inline_ptx(interpreter) -> None:
