@@ -3112,3 +3112,61 @@ def test_a_grid_given_as_a_list_runs_on_the_cpu(tmp_path: Path, factor: str, sta
                                       candidate)
     assert native.accept is True, native
     assert result.status is status, result.detail
+
+
+# -- an autotuner pruned by Triton's driver and a perf model (triton-lang/kernels' matmul) ---
+
+SCALE_PRUNED_BY_THE_DEVICE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+from triton.runtime import driver
+
+
+def early_config_prune(configs, named_args, **kwargs):
+    # as triton.ops.matmul's: configs whose tiles fit the device's shared memory
+    device = torch.cuda.current_device()
+    shared = driver.active.utils.get_device_properties(device)["max_shared_mem"]
+    return [c for c in configs if c.kwargs["BLOCK"] * 4 * c.num_stages <= shared]
+
+
+def estimate_time(**kwargs):
+    # as the matmul perf model: from the GPU's clocks, which only its driver knows
+    return 1.0 / driver.active.utils.get_device_properties(0)["sm_clock_rate"]
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": b}, num_stages=2) for b in (1 << 20, 128, 64)],
+    key=["n"],
+    prune_configs_by={"early_config_prune": early_config_prune, "perf_model": estimate_time,
+                      "top_k": 1},
+)
+@triton.jit
+def _scale(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _scale[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_an_autotuner_pruned_by_the_device_s_driver_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                    status: Status):
+    """triton-lang/kernels' matmul prunes its configs by the shared memory Triton's driver
+    reports and ranks them by a perf model of the GPU's clocks; without a GPU there was no
+    driver and the native check raised. The stand-in driver answers the first, the perf
+    model is not consulted (configs are equally fast on the CPU). x2.0001 still fails."""
+    candidate = SCALE_PRUNED_BY_THE_DEVICE.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail

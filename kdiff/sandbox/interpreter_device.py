@@ -82,6 +82,7 @@ def install() -> None:
         _autotune_in_order()
         _report_a_compute_capability()
         _report_the_device_s_properties()
+        _answer_for_triton_s_driver()
         _guard_a_cpu_tensor_s_device()
 
 
@@ -178,6 +179,51 @@ def _report_the_device_s_properties() -> None:
     torch.cuda.get_device_properties = get_device_properties
 
 
+class StandInDriver:
+    """Triton's driver as the GPU the CPU device stands for answers its queries: the current
+    device (0), the target (CUDA at CPU_DEVICE_CAPABILITY, warps of 32) and the device's
+    properties as CudaUtils.get_device_properties gives them, read from DeviceProperties. The
+    clock rates and memory bus a GPU's driver also gives are not known here and are not
+    answered (a library reading them raises, as without this driver)."""
+
+    class utils:
+        @staticmethod
+        def get_device_properties(device) -> dict[str, int]:
+            gpu = DeviceProperties()
+            return {"max_shared_mem": gpu.shared_memory_per_block_optin,
+                    "max_num_regs": gpu.regs_per_multiprocessor,
+                    "multiprocessor_count": gpu.multi_processor_count,
+                    "warpSize": gpu.warp_size}
+
+    @staticmethod
+    def get_current_device() -> int:
+        return 0
+
+    @staticmethod
+    def get_current_target():
+        from triton.backends.compiler import GPUTarget
+        major, minor = CPU_DEVICE_CAPABILITY
+        return GPUTarget("cuda", major * 10 + minor, DeviceProperties().warp_size)
+
+
+def _answer_for_triton_s_driver() -> None:
+    """Autotuners prune their configs by the device (`early_config_prune` of the
+    `triton.ops.matmul` lineage reads `driver.active.utils.get_device_properties(dev)
+    ["max_shared_mem"]`: triton-lang/kernels' matmul, xformers' tiled matmul) and libraries
+    ask `driver.active.get_current_target()` whether they run on AMD; with no GPU Triton has
+    no active driver and raised ("0 active drivers"), so such kernels failed the native check
+    on the CPU. Without CUDA the interpreted kernels' GPU answers (StandInDriver); a process
+    with a GPU keeps its own (not created here: a CUDA driver would initialise the device)."""
+    import torch
+    try:
+        from triton.runtime import driver
+    except ImportError:
+        return
+    if torch.cuda.is_available() or isinstance(getattr(driver, "_active", None), StandInDriver):
+        return
+    driver.set_active(StandInDriver())
+
+
 def _guard_a_cpu_tensor_s_device() -> None:
     """Launchers written for a GPU enter `torch.cuda.device(x.device.index)` around a launch
     (every mamba_ssm Triton op). A CPU tensor's index is None, which a CUDA torch reads as the
@@ -261,7 +307,8 @@ def _autotune_in_order() -> None:
     interpreter has not (no active driver): every autotuned kernel raised. Timed on the CPU,
     the interpreter's times would say nothing of a GPU's, and a choice that varied with load
     would make verdicts vary. The configurations are taken as equally fast, so the first one
-    (of those pruning keeps) runs, each time."""
+    (of those pruning keeps) runs, each time; a perf model, which ranks them by an estimated
+    time, is not consulted either."""
     try:
         from triton.runtime.autotuner import Autotuner
     except ImportError:
@@ -272,8 +319,20 @@ def _autotune_in_order() -> None:
     def untimed(self, *args, config, **meta):
         return [0.0, 0.0, 0.0]
 
+    prune = Autotuner.prune_configs
+
+    def prune_unmodelled(self, kwargs):
+        # A perf model estimates each configuration's time (the matmul lineage's from the
+        # GPU's clocks, through nvidia-smi): equally fast here, none is pruned by it.
+        model, self.perf_model = self.perf_model, None
+        try:
+            return prune(self, kwargs)
+        finally:
+            self.perf_model = model
+
     untimed.in_order = True
     Autotuner._bench = untimed
+    Autotuner.prune_configs = prune_unmodelled
 
 
 def _give_it_libdevice(interpreter) -> None:
