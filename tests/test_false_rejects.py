@@ -2957,20 +2957,215 @@ def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def forward(self, x):
         y = torch.empty_like(x)
-        with torch.cuda.device(x.device.index):
+        with torch.cuda.device(GUARDED):
             _scale[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("guarded", ["x.device.index", "x.device"], ids=["index", "device"])
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                   status: Status, guarded: str):
+    """A launcher written for a GPU enters `torch.cuda.device(x.device.index)`; a CPU tensor's
+    index is None, and a CPU-only torch's guard raised comparing None with 0: every mamba_ssm
+    Triton op failed the native check on the CPU. xformers' RMSNorm enters
+    `torch.cuda.device(x.device)`, which torch refused for the CPU ("Expected a cuda device").
+    A kernel scaling by 2.0001 still fails."""
+    candidate = DOUBLE_UNDER_A_DEVICE_GUARD.replace("FACTOR", factor).replace("GUARDED", guarded)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
+# -- launch sizes read from the device's properties (flash-attention's layer norm) ----------
+
+SCALE_BY_WARPS_OF_THE_DEVICE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+WARP = torch.cuda.get_device_properties(torch.cuda.current_device()).warp_size
+
+
+@triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4)
+                          if w * WARP <= 1024], key=["n"])
+@triton.jit
+def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * factor, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        block = max(triton.next_power_of_2(triton.cdiv(x.numel(), sms)), 16)
+        _scale[(triton.cdiv(x.numel(), block),)](x, y, x.numel(), FACTOR, BLOCK=block)
         return y
 '''
 
 
 @pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
                          ids=["honest", "off_by_5e-5"])
-def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Path, factor: str,
+def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Path, factor: str,
                                                                    status: Status):
-    """A launcher written for a GPU enters `torch.cuda.device(x.device.index)`; a CPU tensor's
-    index is None, and a CPU-only torch's guard raised comparing None with 0: every mamba_ssm
-    Triton op failed the native check on the CPU. A kernel scaling by 2.0001 still fails."""
-    candidate = DOUBLE_UNDER_A_DEVICE_GUARD.replace("FACTOR", factor)
+    """flash-attention's layer norm lists its autotune configs by the device's warp size when
+    imported, and sizes its backward grid by its multiprocessors; a CPU-only torch raised at
+    `current_device()`: the native check and every gate failed. A kernel scaling by 2.0001
+    still fails."""
+    candidate = SCALE_BY_WARPS_OF_THE_DEVICE.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
+# -- libdevice bound from a copy of its portable module (xformers' libdevice_find) -----------
+
+RSQRT_FROM_A_COPY_OF_LIBDEVICE = '''
+import importlib.util
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+# as xformers' libdevice_find: the portable module executed afresh, its function bound
+spec = importlib.util.find_spec("triton.language.extra.libdevice")
+libdevice = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(libdevice)
+rsqrt = libdevice.rsqrt
+
+
+@triton.jit
+def _damp(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * rsqrt(1.0 + x * x) * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _damp[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.0001", Status.FAIL)],
+                         ids=["honest", "off_by_1e-4"])
+def test_libdevice_bound_from_a_copy_of_its_portable_module_is_cuda_s(tmp_path: Path,
+                                                                      factor: str,
+                                                                      status: Status):
+    """The compiler maps a global whose `__module__` is the portable libdevice to the CUDA
+    backend's function of its name; the worker had given the interpreter libdevice through the
+    portable module's attributes only, and a function of a copy of that module (xformers'
+    `libdevice_find`) ran its stub: the native check raised. A kernel off by 1e-4 still fails."""
+    candidate = RSQRT_FROM_A_COPY_OF_LIBDEVICE.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(
+        tmp_path, problem_source("x * torch.rsqrt(1 + x * x)", "torch.randn(300)"), candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
+# -- a grid given as a list (triton-lang/kernels' block-sparse softmax) ----------------------
+
+SCALE_ON_A_LIST_GRID = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _scale[GRID](x, y, x.numel(), BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("grid", ["[triton.cdiv(x.numel(), 128)]",
+                                  "lambda meta: [triton.cdiv(x.numel(), meta['BLOCK'])]"],
+                         ids=["list", "function_of_a_list"])
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_grid_given_as_a_list_runs_on_the_cpu(tmp_path: Path, factor: str, status: Status,
+                                                grid: str):
+    """Compiled Triton takes a grid as any sequence; the interpreter appended a tuple to it
+    and raised on a list, so the native check failed. A kernel scaling by 2.0001 still
+    fails."""
+    candidate = SCALE_ON_A_LIST_GRID.replace("FACTOR", factor).replace("GRID", grid)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
+# -- an autotuner pruned by Triton's driver and a perf model (triton-lang/kernels' matmul) ---
+
+SCALE_PRUNED_BY_THE_DEVICE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+from triton.runtime import driver
+
+
+def early_config_prune(configs, named_args, **kwargs):
+    # as triton.ops.matmul's: configs whose tiles fit the device's shared memory
+    device = torch.cuda.current_device()
+    shared = driver.active.utils.get_device_properties(device)["max_shared_mem"]
+    return [c for c in configs if c.kwargs["BLOCK"] * 4 * c.num_stages <= shared]
+
+
+def estimate_time(**kwargs):
+    # as the matmul perf model: from the GPU's clocks, which only its driver knows
+    return 1.0 / driver.active.utils.get_device_properties(0)["sm_clock_rate"]
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK": b}, num_stages=2) for b in (1 << 20, 128, 64)],
+    key=["n"],
+    prune_configs_by={"early_config_prune": early_config_prune, "perf_model": estimate_time,
+                      "top_k": 1},
+)
+@triton.jit
+def _scale(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * FACTOR, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _scale[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_an_autotuner_pruned_by_the_device_s_driver_runs_on_the_cpu(tmp_path: Path, factor: str,
+                                                                    status: Status):
+    """triton-lang/kernels' matmul prunes its configs by the shared memory Triton's driver
+    reports and ranks them by a perf model of the GPU's clocks; without a GPU there was no
+    driver and the native check raised. The stand-in driver answers the first, the perf
+    model is not consulted (configs are equally fast on the CPU). x2.0001 still fails."""
+    candidate = SCALE_PRUNED_BY_THE_DEVICE.replace("FACTOR", factor)
     native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
                                       candidate)
     assert native.accept is True, native

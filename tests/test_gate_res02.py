@@ -160,6 +160,21 @@ def test_a_helper_of_another_triton_s_branch_leaves_the_kernel_judged(
                           tmp_path)
 
 
+@pytest.mark.parametrize("launch,signature", [
+    ('{"num_warps": 16}', None),
+    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
+], ids=["uncapped", "maxnreg-255"])
+def test_a_block_sized_by_triton_s_compile_time_helper_leaves_the_kernel_judged(
+        launch: str, signature: str | None, tmp_path: Path):
+    """`triton.next_power_of_2` in a kernel body (flash-attention's rotary kernel): Triton runs
+    it at compile time on constants, and the judge had refused the kernel for naming `triton`
+    outside `triton.language`, leaving RES-02 undecided; now the judge's module keeps it and
+    RES-02 decides: it fits uncapped and is over the registers with `maxnreg=255`."""
+    assert_variant_judged(RESOURCES / "scale_by_sum.py", "next_power_of_two_block.py",
+                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
+                          tmp_path)
+
+
 @pytest.mark.parametrize("second,signature", [
     ('{"BM": 32, "BN": 32, "BK": 32}, num_stages=2, num_warps=4', None),
     ('{"BM": 256, "BN": 128, "BK": 64}, num_stages=4, num_warps=8', "shared_over_budget"),

@@ -69,8 +69,15 @@ def shipped_interpreter():
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
     capability = torch.cuda.get_device_capability
+    current, properties = torch.cuda.current_device, torch.cuda.get_device_properties
+    from triton.runtime import driver
+    active = driver._active
+    prune = Autotuner.prune_configs
     yield
+    driver._active = active
+    Autotuner.prune_configs = prune
     torch.cuda.get_device_capability = capability
+    torch.cuda.current_device, torch.cuda.get_device_properties = current, properties
     Autotuner._bench = bench
     for name in set(vars(builder)) - set(saved_builder):
         delattr(builder, name)
@@ -222,6 +229,41 @@ def test_the_cpu_device_answers_a_compute_capability(shipped_interpreter, monkey
     assert torch.cuda.get_device_capability() == (9, 0)
     assert torch.cuda.get_device_capability(0) == (9, 0)
     assert not torch.cuda.is_available()
+
+
+def test_the_cpu_device_answers_its_properties(shipped_interpreter, monkeypatch):
+    """flash-attention's layer norm reads `get_device_properties(current_device()).warp_size`
+    when imported; torch without CUDA raises at both. Interpreted, the kernels stand for an
+    sm_90 GPU's, whose properties agree with its compute capability; CUDA stays unavailable."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        torch.cuda.get_device_properties(torch.cuda.current_device())
+    interpreter_device.install()
+    properties = torch.cuda.get_device_properties(torch.cuda.current_device())
+    assert (properties.major, properties.minor) == torch.cuda.get_device_capability()
+    assert properties.warp_size == 32 and properties.multi_processor_count == 132
+    assert not torch.cuda.is_available()
+
+
+def test_triton_s_driver_answers_for_the_cpu_device(shipped_interpreter, monkeypatch):
+    """Autotuners of the `triton.ops.matmul` lineage prune configs by
+    `driver.active.utils.get_device_properties(dev)["max_shared_mem"]`; without a GPU Triton
+    has no driver and raised. The stand-in answers as the sm_90 GPU the kernels stand for."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    from triton.backends.compiler import GPUTarget
+    from triton.runtime import driver
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    driver._active = None
+    with pytest.raises(RuntimeError, match="active drivers"):
+        driver.active  # noqa: B018
+    interpreter_device.install()
+    assert driver.active.get_current_target() == GPUTarget("cuda", 90, 32)
+    gpu = driver.active.utils.get_device_properties(driver.active.get_current_device())
+    assert gpu["max_shared_mem"] == torch.cuda.get_device_properties(0).shared_memory_per_block_optin
+    assert "sm_clock_rate" not in gpu  # not known here
 
 
 @triton.jit

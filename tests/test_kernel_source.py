@@ -41,7 +41,9 @@ def test_only_imports_constants_and_kernels_are_kept():
     ("x.__class__", "private attribute"),
     ("helper(x)", "names helper"),
     ("triton.runtime.driver", "outside triton.language and math"),
-], ids=["through triton.language", "os", "dunder", "a python helper", "triton.runtime"])
+    ("triton.compile(x)", "outside triton.language and math"),
+], ids=["through triton.language", "os", "dunder", "a python helper", "triton.runtime",
+        "triton.compile"])
 def test_a_kernel_that_names_anything_else_is_refused(body, why):
     source = HEADER + f"def helper(x):\n    return x\n\n@triton.jit\ndef k(x):\n    {body}\n"
     with pytest.raises(NotExtractable, match=why):
@@ -58,6 +60,17 @@ def test_constants_and_libdevice_are_kept():
     for computed in ("BLOCK = tl.constexpr(int('128'))", "BLOCK = tl.constexpr(os.cpu_count())"):
         with pytest.raises(NotExtractable, match="not a constant"):
             extract(source.replace("BLOCK = tl.constexpr(2 * 64)", computed).encode(), "k.py")
+
+
+def test_triton_s_compile_time_helpers_are_kept():
+    """`triton.next_power_of_2` and `triton.cdiv` are functions Triton runs at compile time on
+    constants (flash-attention's rotary kernel sizes its block by one); `triton`'s other names
+    are refused above."""
+    source = HEADER + ("@triton.jit\ndef k(x, N: tl.constexpr):\n"
+                       "    B: tl.constexpr = triton.next_power_of_2(N)\n"
+                       "    offs = tl.arange(0, B) * triton.cdiv(N, B)\n"
+                       "    tl.store(x + offs, tl.load(x + offs), mask=offs < N)\n")
+    assert extract(source.encode(), "k.py").kernels == {"k"}
 
 
 def test_no_module_is_reached_through_a_variable():

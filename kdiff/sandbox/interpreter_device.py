@@ -70,6 +70,7 @@ def install() -> None:
     _fma_rounded_once(interpreter)
     interpreter_bf16.install(interpreter)
     _comparisons_typed_int1(interpreter)
+    _grid_as_compiled(interpreter)
     interpreter_fp8.install(interpreter)
     launches = interpreter_order.install(interpreter)
     if launches is not None:
@@ -80,6 +81,8 @@ def install() -> None:
         _give_it_inline_ptx(interpreter)
         _autotune_in_order()
         _report_a_compute_capability()
+        _report_the_device_s_properties()
+        _answer_for_triton_s_driver()
         _guard_a_cpu_tensor_s_device()
 
 
@@ -129,13 +132,107 @@ def _report_a_compute_capability() -> None:
     torch.cuda.get_device_capability = get_device_capability
 
 
+@dataclasses.dataclass(frozen=True)
+class DeviceProperties:
+    """What `torch.cuda.get_device_properties` gives, for the GPU the CPU device stands for:
+    an H200's (sm_90, CPU_DEVICE_CAPABILITY; the limits are the CUDA occupancy tables' for
+    compute capability 9.0, the memory the H200's 141 GB as torch reports it)."""
+
+    name: str = "NVIDIA H200"
+    major: int = CPU_DEVICE_CAPABILITY[0]
+    minor: int = CPU_DEVICE_CAPABILITY[1]
+    total_memory: int = 143771 * 2**20
+    multi_processor_count: int = 132
+    warp_size: int = 32
+    max_threads_per_multi_processor: int = 2048
+    max_threads_per_block: int = 1024
+    regs_per_multiprocessor: int = 65536
+    shared_memory_per_block: int = 48 * 2**10
+    shared_memory_per_block_optin: int = 227 * 2**10
+    shared_memory_per_multiprocessor: int = 228 * 2**10
+    L2_cache_size: int = 50 * 2**20
+    is_integrated: bool = False
+    is_multi_gpu_board: bool = False
+
+
+def _report_the_device_s_properties() -> None:
+    """Libraries size their launches by the device's properties, some when imported
+    (flash-attention's layer norm lists its autotune configs by
+    `get_device_properties(current_device()).warp_size`, its backward grid by
+    `multi_processor_count`); without CUDA torch raises at both, so those kernels could not be
+    judged on the CPU. As with the compute capability, the interpreted kernels stand for an
+    sm_90 GPU's: `torch.cuda.current_device()` answers 0 and `get_device_properties` that
+    GPU's (DeviceProperties). `torch.cuda.is_available()` stays False."""
+    import torch
+    if torch.cuda.is_available() or getattr(torch.cuda.get_device_properties, "of_the_cpu",
+                                            False):
+        return
+
+    def current_device() -> int:
+        return 0
+
+    def get_device_properties(device=None) -> DeviceProperties:
+        return DeviceProperties()
+
+    current_device.of_the_cpu = get_device_properties.of_the_cpu = True
+    torch.cuda.current_device = current_device
+    torch.cuda.get_device_properties = get_device_properties
+
+
+class StandInDriver:
+    """Triton's driver as the GPU the CPU device stands for answers its queries: the current
+    device (0), the target (CUDA at CPU_DEVICE_CAPABILITY, warps of 32) and the device's
+    properties as CudaUtils.get_device_properties gives them, read from DeviceProperties. The
+    clock rates and memory bus a GPU's driver also gives are not known here and are not
+    answered (a library reading them raises, as without this driver)."""
+
+    class utils:
+        @staticmethod
+        def get_device_properties(device) -> dict[str, int]:
+            gpu = DeviceProperties()
+            return {"max_shared_mem": gpu.shared_memory_per_block_optin,
+                    "max_num_regs": gpu.regs_per_multiprocessor,
+                    "multiprocessor_count": gpu.multi_processor_count,
+                    "warpSize": gpu.warp_size}
+
+    @staticmethod
+    def get_current_device() -> int:
+        return 0
+
+    @staticmethod
+    def get_current_target():
+        from triton.backends.compiler import GPUTarget
+        major, minor = CPU_DEVICE_CAPABILITY
+        return GPUTarget("cuda", major * 10 + minor, DeviceProperties().warp_size)
+
+
+def _answer_for_triton_s_driver() -> None:
+    """Autotuners prune their configs by the device (`early_config_prune` of the
+    `triton.ops.matmul` lineage reads `driver.active.utils.get_device_properties(dev)
+    ["max_shared_mem"]`: triton-lang/kernels' matmul, xformers' tiled matmul) and libraries
+    ask `driver.active.get_current_target()` whether they run on AMD; with no GPU Triton has
+    no active driver and raised ("0 active drivers"), so such kernels failed the native check
+    on the CPU. Without CUDA the interpreted kernels' GPU answers (StandInDriver); a process
+    with a GPU keeps its own (not created here: a CUDA driver would initialise the device)."""
+    import torch
+    try:
+        from triton.runtime import driver
+    except ImportError:
+        return
+    if torch.cuda.is_available() or isinstance(getattr(driver, "_active", None), StandInDriver):
+        return
+    driver.set_active(StandInDriver())
+
+
 def _guard_a_cpu_tensor_s_device() -> None:
     """Launchers written for a GPU enter `torch.cuda.device(x.device.index)` around a launch
     (every mamba_ssm Triton op). A CPU tensor's index is None, which a CUDA torch reads as the
     current device; a CPU-only torch reads no current device and its guard raises comparing
-    None with 0, so every such kernel failed the native check on the CPU. There the guard of
-    no index is the guard of no device (-1, which torch's own CPU build already enters and
-    leaves doing nothing); any other index still raises as before."""
+    None with 0, so every such kernel failed the native check on the CPU. Others enter
+    `torch.cuda.device(x.device)` (xformers' RMSNorm), the tensor's device itself, which a
+    CPU tensor makes 'cpu' and torch refuses ("Expected a cuda device, but got: cpu"). There
+    the guard of no index or of the CPU is the guard of no device (-1, which torch's own CPU
+    build already enters and leaves doing nothing); any other index still raises as before."""
     import torch
     if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
         return
@@ -144,9 +241,36 @@ def _guard_a_cpu_tensor_s_device() -> None:
         of_the_cpu = True
 
         def __init__(self, device) -> None:
-            super().__init__(-1 if device is None else device)
+            cpu = device is None or (isinstance(device, (str, torch.device))
+                                     and torch.device(device).type == "cpu")
+            super().__init__(-1 if cpu else device)
 
     torch.cuda.device = device
+
+
+def _grid_as_compiled(interpreter) -> None:
+    """Compiled Triton reads a launch's grid, or what a grid function returns, as any sequence
+    (JITFunction.run takes its length and indexes it); triton-lang/kernels' block-sparse
+    softmax launches on a list. The interpreter appends a tuple of ones to the grid, which
+    raised on a list ("can only concatenate list (not "tuple") to list"): the native check
+    and every gate failed. The worker hands the interpreter the grid as a tuple."""
+    executor = getattr(interpreter, "GridExecutor", None)
+    init = getattr(executor, "__init__", None)
+    if init is None or getattr(init, "grid_as_tuple", False):
+        return
+    if list(inspect.signature(init).parameters)[:4] != ["self", "fn", "arg_names", "grid"]:
+        return
+
+    def as_tuple(grid):
+        if callable(grid):
+            return lambda meta: tuple(grid(meta))
+        return tuple(grid)
+
+    def __init__(self, fn, arg_names, grid, *args, **kwargs):
+        init(self, fn, arg_names, as_tuple(grid), *args, **kwargs)
+
+    __init__.grid_as_tuple = True
+    executor.__init__ = __init__
 
 
 def _give_it_inline_ptx(interpreter) -> None:
@@ -183,7 +307,8 @@ def _autotune_in_order() -> None:
     interpreter has not (no active driver): every autotuned kernel raised. Timed on the CPU,
     the interpreter's times would say nothing of a GPU's, and a choice that varied with load
     would make verdicts vary. The configurations are taken as equally fast, so the first one
-    (of those pruning keeps) runs, each time."""
+    (of those pruning keeps) runs, each time; a perf model, which ranks them by an estimated
+    time, is not consulted either."""
     try:
         from triton.runtime.autotuner import Autotuner
     except ImportError:
@@ -194,8 +319,20 @@ def _autotune_in_order() -> None:
     def untimed(self, *args, config, **meta):
         return [0.0, 0.0, 0.0]
 
+    prune = Autotuner.prune_configs
+
+    def prune_unmodelled(self, kwargs):
+        # A perf model estimates each configuration's time (the matmul lineage's from the
+        # GPU's clocks, through nvidia-smi): equally fast here, none is pruned by it.
+        model, self.perf_model = self.perf_model, None
+        try:
+            return prune(self, kwargs)
+        finally:
+            self.perf_model = model
+
     untimed.in_order = True
     Autotuner._bench = untimed
+    Autotuner.prune_configs = prune_unmodelled
 
 
 def _give_it_libdevice(interpreter) -> None:
@@ -350,6 +487,8 @@ def _patch_the_language_once_a_launch(interpreter, launches: list[Launch]) -> No
                 launch.scope = launch.scope or scope
         _patch_builtins_under_other_names(interpreter, fn.__globals__,
                                           scope if launch is None else launch.scope)
+        _map_portable_libdevice_names(interpreter, fn.__globals__,
+                                      scope if launch is None else launch.scope)
         return scope
 
     patch_once.once_a_launch = True
@@ -390,6 +529,31 @@ def _patch_builtins_under_other_names(interpreter, names: dict, scope) -> None:
     view = _Globals(names)
     for name, member in bound:
         interpreter._patch_attr(view, name, member, interpreter.interpreter_builder, scope)
+
+
+# The module of libdevice's portable stubs, and what the CUDA backend's module map makes of it.
+PORTABLE_LIBDEVICE = "triton.language.extra.libdevice"
+
+
+def _map_portable_libdevice_names(interpreter, names: dict, scope) -> None:
+    """The compiler replaces each global of a kernel's module whose `__module__` its backend
+    maps by the mapped module's function of that name (CodeGenerator's `module_map`: the CUDA
+    backend maps the portable libdevice, whose functions are stubs returning None, to its own).
+    The worker gives the interpreter libdevice by setting the portable module's attributes to
+    the CUDA functions (`_give_it_libdevice`), which reaches a name imported from that module
+    afterwards but not a function of a copy of it: xformers' `libdevice_find("rsqrt")` executes
+    the module afresh and binds its stub, so its RMSNorm kernels ran the stub and raised
+    ("'NoneType' object has no attribute 'dtype'"). Each such global is the CUDA function, in
+    the launch's scope, as compiled."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    if not getattr(builder, "has_libdevice", False) or not hasattr(scope, "set_attr"):
+        return
+    import triton.language.extra.cuda.libdevice as cuda_libdevice
+    view = _Globals(names)
+    for name, member in list(names.items()):
+        if not inspect.ismodule(member) and getattr(member, "__module__", None) \
+                == PORTABLE_LIBDEVICE and hasattr(cuda_libdevice, member.__name__):
+            scope.set_attr(view, name, getattr(cuda_libdevice, member.__name__))
 
 
 def _list_the_builtins_once(interpreter) -> None:

@@ -8,7 +8,8 @@ Triton, math and inductor's `triton_helpers`, constants, and the functions decor
 `triton.jit` (other decorators dropped: an autotuner's or a heuristic's choices are in the
 recorded launch). A kernel body is compiled, not run, but Triton's front end calls the
 Python functions a body names, with constant arguments; so a body may name only its own
-variables, the module's kernels and constants, Triton's builtins, and paths inside
+variables, the module's kernels and constants, Triton's builtins, the functions of `triton`
+that Triton runs at compile time (`triton.next_power_of_2`, `triton.cdiv`), and paths inside
 `ALLOWED_MODULES` (resolved here, every module on the way checked, none ending at a module:
 a module held in a variable would reach what was never resolved; a name absent from such a
 module reaches nothing, and Triton's front end raises where a taken branch evaluates it), and
@@ -134,6 +135,9 @@ def _resolve(path: str) -> object:
     parts = path.split(".")
     root = next((m for m in ALLOWED_MODULES if path == m or path.startswith(m + ".")), None)
     if root is None:
+        helper = _triton_constexpr_function(path)
+        if helper is not None:
+            return helper
         raise NotExtractable(f"{path}: outside {' and '.join(ALLOWED_MODULES)}")
     rest = parts[len(root.split(".")):]
     if any(p.startswith("_") for p in rest):
@@ -162,6 +166,20 @@ def _resolve(path: str) -> object:
                 obj.__name__ == m or obj.__name__.startswith(m + ".") for m in ALLOWED_MODULES):
             raise NotExtractable(f"{path}: reaches module {obj.__name__}")
     return obj
+
+
+def _triton_constexpr_function(path: str) -> object | None:
+    """`triton.<name>` where Triton marks that function to run at compile time on constants
+    (a ConstexprFunction: `triton.next_power_of_2`, `triton.cdiv`; flash-attention's rotary
+    kernel sizes its block by `triton.next_power_of_2(ROTARY_DIM)`); None for anything else.
+    Triton's own pure integer helpers, as `tl`'s builtins are; the package's other names
+    (its runtime, its driver) stay outside."""
+    parts = path.split(".")
+    if len(parts) != 2 or parts[0] != "triton" or parts[1].startswith("_"):
+        return None
+    kind = getattr(importlib.import_module("triton.runtime.jit"), "ConstexprFunction", None)
+    helper = getattr(importlib.import_module("triton"), parts[1], None)
+    return helper if kind is not None and isinstance(helper, kind) else None
 
 
 def module_file(filename: str, module: str | None, level: int) -> Path | None:
