@@ -2963,7 +2963,8 @@ class ModelNew(nn.Module):
 '''
 
 
-@pytest.mark.parametrize("guarded", ["x.device.index", "x.device"], ids=["index", "device"])
+@pytest.mark.parametrize("guarded", ["x.device.index", "x.device", "torch.cuda.device_of(x)"],
+                         ids=["index", "device", "device_of"])
 @pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
                          ids=["honest", "off_by_5e-5"])
 def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Path, factor: str,
@@ -2971,8 +2972,9 @@ def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Pat
     """A launcher written for a GPU enters `torch.cuda.device(x.device.index)`; a CPU tensor's
     index is None, and a CPU-only torch's guard raised comparing None with 0: every mamba_ssm
     Triton op failed the native check on the CPU. xformers' RMSNorm enters
-    `torch.cuda.device(x.device)`, which torch refused for the CPU ("Expected a cuda device").
-    A kernel scaling by 2.0001 still fails."""
+    `torch.cuda.device(x.device)`, which torch refused for the CPU ("Expected a cuda device");
+    FlagAttention `torch.cuda.device(torch.cuda.device_of(q))`, a guard of a guard, whose
+    current device a CPU-only torch read as None. A kernel scaling by 2.0001 still fails."""
     candidate = DOUBLE_UNDER_A_DEVICE_GUARD.replace("FACTOR", factor).replace("GUARDED", guarded)
     native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
                                       candidate)

@@ -230,19 +230,26 @@ def _guard_a_cpu_tensor_s_device() -> None:
     current device; a CPU-only torch reads no current device and its guard raises comparing
     None with 0, so every such kernel failed the native check on the CPU. Others enter
     `torch.cuda.device(x.device)` (xformers' RMSNorm), the tensor's device itself, which a
-    CPU tensor makes 'cpu' and torch refuses ("Expected a cuda device, but got: cpu"). There
-    the guard of no index or of the CPU is the guard of no device (-1, which torch's own CPU
-    build already enters and leaves doing nothing); any other index still raises as before."""
+    CPU tensor makes 'cpu' and torch refuses ("Expected a cuda device, but got: cpu").
+    FlagAttention enters `torch.cuda.device(torch.cuda.device_of(q))`, a guard given another
+    guard: torch reads no index from it and takes the current device, which a CPU-only torch
+    reads as None and raised comparing with 0. There the guard of no index, of the CPU, or of
+    a guard of no device (`device_of` a CPU tensor holds -1) is the guard of no device (-1,
+    which torch's own CPU build already enters and leaves doing nothing); any other index
+    still raises as before."""
     import torch
     if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
         return
+    guard = torch.cuda.device
 
-    class device(torch.cuda.device):
+    class device(guard):
         of_the_cpu = True
 
         def __init__(self, device) -> None:
-            cpu = device is None or (isinstance(device, (str, torch.device))
-                                     and torch.device(device).type == "cpu")
+            cpu = (device is None
+                   or (isinstance(device, (str, torch.device))
+                       and torch.device(device).type == "cpu")
+                   or (isinstance(device, guard) and device.idx == -1))
             super().__init__(-1 if cpu else device)
 
     torch.cuda.device = device
