@@ -3027,6 +3027,53 @@ def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Pat
     assert result.status is status, result.detail
 
 
+# -- kernels defined only where torch says Triton runs (torchao's `if has_triton():`) --------
+
+DOUBLE_WHERE_TORCH_SAYS_TRITON_RUNS = '''
+import torch
+import torch.nn as nn
+from torch.utils._triton import has_triton
+
+if has_triton():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(X + offs, mask=offs < n)
+        tl.store(Y + offs, x * factor, mask=offs < n)
+
+    def scale(x):
+        y = torch.empty_like(x)
+        _scale[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+else:
+    def scale(x):
+        raise NotImplementedError("scale requires triton installed")
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return scale(x)
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_kernel_defined_where_torch_says_triton_runs_runs_on_the_cpu(tmp_path: Path,
+                                                                      factor: str,
+                                                                      status: Status):
+    """torchao defines its MoE fp8 scaling kernels under `if has_triton():`, which a CPU-only
+    torch answered False: the op raised NotImplementedError, the native check and every gate
+    failed. A kernel scaling by 2.0001 still fails."""
+    candidate = DOUBLE_WHERE_TORCH_SAYS_TRITON_RUNS.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
 # -- libdevice bound from a copy of its portable module (xformers' libdevice_find) -----------
 
 RSQRT_FROM_A_COPY_OF_LIBDEVICE = '''

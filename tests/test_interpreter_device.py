@@ -73,7 +73,10 @@ def shipped_interpreter():
     from triton.runtime import driver
     active = driver._active
     prune = Autotuner.prune_configs
+    import torch.utils._triton as torch_triton
+    has_triton = torch_triton.has_triton
     yield
+    torch_triton.has_triton = has_triton
     driver._active = active
     Autotuner.prune_configs = prune
     torch.cuda.get_device_capability = capability
@@ -245,6 +248,22 @@ def test_the_cpu_device_answers_its_properties(shipped_interpreter, monkeypatch)
     assert (properties.major, properties.minor) == torch.cuda.get_device_capability()
     assert properties.warp_size == 32 and properties.multi_processor_count == 132
     assert not torch.cuda.is_available()
+
+
+def test_triton_runs_for_libraries_and_not_for_torch_on_the_cpu_device(shipped_interpreter,
+                                                                       monkeypatch):
+    """torchao defines its Triton kernels under `if has_triton():`, which torch without CUDA
+    answers False. Interpreted, the kernels stand for an sm_90 GPU's, where it is True; torch's
+    own callers (inductor, dynamo) keep the answer for the device this process has."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    import torch.utils._triton as torch_triton
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    shipped = torch_triton.has_triton()
+    interpreter_device.install()
+    assert torch_triton.has_triton() is True
+    as_torch = {"__name__": "torch._inductor.utils", "has_triton": torch_triton.has_triton}
+    assert eval("has_triton()", as_torch) is shipped
 
 
 def test_triton_s_driver_answers_for_the_cpu_device(shipped_interpreter, monkeypatch):

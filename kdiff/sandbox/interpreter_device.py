@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import sys
 import types
 
 import numpy as np
@@ -83,6 +84,7 @@ def install() -> None:
         _report_a_compute_capability()
         _report_the_device_s_properties()
         _answer_for_triton_s_driver()
+        _report_triton_s_support()
         _guard_a_cpu_tensor_s_device()
 
 
@@ -222,6 +224,34 @@ def _answer_for_triton_s_driver() -> None:
     if torch.cuda.is_available() or isinstance(getattr(driver, "_active", None), StandInDriver):
         return
     driver.set_active(StandInDriver())
+
+
+def _report_triton_s_support() -> None:
+    """Libraries define their Triton kernels only where torch says Triton runs
+    (`if torch.utils._triton.has_triton():` around a module's kernels and launchers: torchao's
+    MoE-training fp8 scales, its MX formats, its blockwise fp8 inference). torch answers by
+    the devices it can see, and without CUDA (and with no Triton backend for the CPU) it
+    answered False: those modules defined nothing and their ops failed the native check on
+    the CPU. The interpreted kernels stand for an sm_90 GPU's, where has_triton() is True, so
+    a caller outside torch is answered True. torch's own callers (inductor, dynamo) keep the
+    shipped answer: they choose what to generate for the device this process really has."""
+    import torch
+    try:
+        import torch.utils._triton as torch_triton
+    except ImportError:
+        return
+    shipped = torch_triton.has_triton
+    if torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
+        return
+
+    def has_triton() -> bool:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller == "torch" or caller.startswith("torch."):
+            return shipped()
+        return True
+
+    has_triton.of_the_cpu = True
+    torch_triton.has_triton = has_triton
 
 
 def _guard_a_cpu_tensor_s_device() -> None:
