@@ -3027,6 +3027,47 @@ def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Pat
     assert result.status is status, result.detail
 
 
+# -- atomic adds into fp16 and bf16 memory (applied-ai's GPTQ split-K GEMM) -----------------
+
+DOUBLE_BY_16_BIT_ATOMIC_ADDS = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _add_twice(X, Y, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n) * factor
+    tl.atomic_add(Y + offs, x, mask=offs < n)
+    tl.atomic_add(Y + offs, x, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        _add_twice[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("dtype", ["half", "bfloat16"])
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.008", Status.FAIL)],
+                         ids=["honest", "off_by_8e-3"])
+def test_atomic_adds_into_16_bit_floats_run_on_the_cpu(tmp_path: Path, factor: str,
+                                                       status: Status, dtype: str):
+    """The interpreter's fp16 atomic add raised where a sum overflowed ("overflow to signed
+    inf": applied-ai's GPTQ split-K GEMM at CMP-01's large inputs) and refused bf16; a GPU's
+    rounds to nearest, +-inf past the range. x added twice is 2x, inf where 2x overflows, as
+    the reference's; x * 1.008 added twice still fails (above an ulp of bf16, within the native check's 1e-2)."""
+    candidate = DOUBLE_BY_16_BIT_ATOMIC_ADDS.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(
+        tmp_path, problem_source("2 * x", f"torch.randn(300).{dtype}()"), candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
 # -- kernels defined only where torch says Triton runs (torchao's `if has_triton():`) --------
 
 DOUBLE_WHERE_TORCH_SAYS_TRITON_RUNS = '''

@@ -266,6 +266,28 @@ def test_triton_runs_for_libraries_and_not_for_torch_on_the_cpu_device(shipped_i
     assert eval("has_triton()", as_torch) is shipped
 
 
+@triton.jit
+def _atomic_add_into(Y, X, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(Y + offs % 4, tl.load(X + offs))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_atomic_adds_into_16_bit_floats_round_as_a_gpu_s(shipped_interpreter, dtype):
+    """A GPU's fp16 and bf16 atomic add rounds to nearest even, +-inf past the range, and
+    applies a block's adds to one address one after another. The interpreter's fp16 add
+    raised at an overflow ("overflow to signed inf") and its bf16 add refused the type."""
+    interpreter_device.install()
+    y = torch.tensor([60000.0, 1.0, -60000.0, 0.0]).to(dtype)
+    x = torch.tensor([60000.0, 2.0, -60000.0, 0.1] * 2).to(dtype)
+    _atomic_add_into[(1,)](y, x, BLOCK=8)
+    expected = torch.tensor([60000.0, 1.0, -60000.0, 0.0]).to(dtype)
+    for half in (x[:4], x[4:]):
+        expected = expected + half  # torch's fp16 and bf16 adds round once, to nearest even
+    assert torch.equal(y, expected), (y, expected)
+    assert bool(torch.isinf(y[[0, 2]]).all()) is (dtype == torch.float16)
+
+
 def test_triton_s_driver_answers_for_the_cpu_device(shipped_interpreter, monkeypatch):
     """Autotuners of the `triton.ops.matmul` lineage prune configs by
     `driver.active.utils.get_device_properties(dev)["max_shared_mem"]`; without a GPU Triton

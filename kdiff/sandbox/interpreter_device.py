@@ -70,6 +70,7 @@ def install() -> None:
     _max_and_min_drop_nan_as_compiled(interpreter)  # before bf16's, which wraps clamp and fma
     _fma_rounded_once(interpreter)
     interpreter_bf16.install(interpreter)
+    _atomic_adds_of_16_bit_floats(interpreter)
     _comparisons_typed_int1(interpreter)
     _grid_as_compiled(interpreter)
     interpreter_fp8.install(interpreter)
@@ -718,6 +719,50 @@ def _max_and_min_drop_nan_as_compiled(interpreter) -> None:
 # Operands whose fused product-sum differs from the product rounded, then the sum: (1 + 2^-12)^2
 # - (1 + 2^-11) is 2^-24 exactly, and 0 where the square is rounded to fp32 first.
 FMA_PROBE = (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11))
+
+
+def _atomic_adds_of_16_bit_floats(interpreter) -> None:
+    """`tl.atomic_add` into fp16 or bf16 memory: a GPU adds and rounds to nearest even
+    (`atom.add.noftz.f16`, `.bf16`), a sum past the range giving +-inf. The interpreter's
+    fp16 add raised where the sum overflowed ("overflow to signed inf": applied-ai's GPTQ
+    split-K GEMM, whose fp16 partials meet at atomics, raised at CMP-01's large inputs) and
+    refused bf16 ("Unsupported data type"). Here each element is added in order (the
+    programs run one at a time; a block's repeated addresses see each other's adds), exactly
+    in fp64 and rounded once to the memory's format; the old values are returned."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    memory = getattr(interpreter, "_interpreter", None)
+    rmw = getattr(builder, "create_atomic_rmw", None)
+    if rmw is None or handle_type is None or getattr(rmw, "sixteen_bit_floats", False):
+        return
+    import triton.language as tl
+    from triton._C.libtriton import ir
+    formats = {  # stored as, widened to fp64 exactly, rounded from fp64 to nearest even
+        tl.float16: (np.float16, lambda d: d.astype(np.float64), lambda x: x.astype(np.float16)),
+        tl.bfloat16: (np.uint16, lambda d: interpreter_bf16._bf16_to_fp32(d).astype(np.float64),
+                      interpreter_bf16._fp32_to_bf16),
+    }
+
+    def create_atomic_rmw(rmw_op, ptr, val, mask, sem, scope):
+        kind = val.dtype.scalar
+        if rmw_op != ir.ATOMIC_OP.FADD or kind not in formats:
+            return rmw(rmw_op, ptr, val, mask, sem, scope)
+        stored, widen, narrow = formats[kind]
+        ptrs = np.atleast_1d(ptr.data)
+        values = np.broadcast_to(np.atleast_1d(val.data), ptrs.shape)
+        on = np.broadcast_to(np.atleast_1d(mask.data), ptrs.shape)
+        old = np.zeros(ptrs.shape, dtype=stored)
+        one = np.ones(1, dtype=bool)
+        for i in zip(*np.nonzero(on)):
+            at = ptrs[i].reshape(1)
+            now = memory.load(at, one, np.zeros(1, dtype=stored), stored)
+            with np.errstate(over="ignore"):
+                memory.store(at, narrow(widen(now) + widen(values[i].reshape(1))), one)
+            old[i] = now[0]
+        return handle_type(old.reshape(np.shape(ptr.data)), kind)
+
+    create_atomic_rmw.sixteen_bit_floats = True
+    builder.create_atomic_rmw = create_atomic_rmw
 
 
 def _fma_rounded_once(interpreter) -> None:
