@@ -3027,6 +3027,48 @@ def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Pat
     assert result.status is status, result.detail
 
 
+# -- a device module chosen by the current accelerator (bitsandbytes' Triton backend) ------
+
+DOUBLE_UNDER_THE_CURRENT_ACCELERATOR = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+DEVICE = getattr(torch, torch.accelerator.current_accelerator().type)
+
+
+@triton.jit
+def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * factor, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        with DEVICE.device(x.device):
+            _scale[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_device_module_chosen_by_the_current_accelerator_runs_on_the_cpu(tmp_path: Path,
+                                                                           factor: str,
+                                                                           status: Status):
+    """bitsandbytes' Triton backend reads `torch.accelerator.current_accelerator().type` at
+    import to choose its device module; a CPU-only torch answers None and the import raised.
+    A kernel scaling by 2.0001 still fails."""
+    candidate = DOUBLE_UNDER_THE_CURRENT_ACCELERATOR.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
 # -- atomic adds into fp16 and bf16 memory (applied-ai's GPTQ split-K GEMM) -----------------
 
 DOUBLE_BY_16_BIT_ATOMIC_ADDS = '''

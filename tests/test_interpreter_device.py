@@ -75,7 +75,9 @@ def shipped_interpreter():
     prune = Autotuner.prune_configs
     import torch.utils._triton as torch_triton
     has_triton = torch_triton.has_triton
+    current_accelerator = torch.accelerator.current_accelerator
     yield
+    torch.accelerator.current_accelerator = current_accelerator
     torch_triton.has_triton = has_triton
     driver._active = active
     Autotuner.prune_configs = prune
@@ -264,6 +266,21 @@ def test_triton_runs_for_libraries_and_not_for_torch_on_the_cpu_device(shipped_i
     assert torch_triton.has_triton() is True
     as_torch = {"__name__": "torch._inductor.utils", "has_triton": torch_triton.has_triton}
     assert eval("has_triton()", as_torch) is shipped
+
+
+def test_the_current_accelerator_is_cuda_for_libraries_and_not_for_torch(shipped_interpreter,
+                                                                         monkeypatch):
+    """bitsandbytes chooses its device module by `torch.accelerator.current_accelerator()`,
+    None on a CPU-only torch; the GPU the interpreted kernels stand for answers cuda. torch's
+    own callers keep the answer for the device this process has."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert torch.accelerator.current_accelerator() is None
+    interpreter_device.install()
+    assert torch.accelerator.current_accelerator() == torch.device("cuda")
+    as_torch = {"__name__": "torch.amp.autocast_mode", "torch": torch}
+    assert eval("torch.accelerator.current_accelerator()", as_torch) is None
 
 
 @triton.jit

@@ -86,6 +86,7 @@ def install() -> None:
         _report_the_device_s_properties()
         _answer_for_triton_s_driver()
         _report_triton_s_support()
+        _report_the_current_accelerator()
         _guard_a_cpu_tensor_s_device()
 
 
@@ -227,6 +228,34 @@ def _answer_for_triton_s_driver() -> None:
     driver.set_active(StandInDriver())
 
 
+def _asked_by_torch() -> bool:
+    """Whether the function that called the caller of this is torch's own: torch's callers of
+    an answer the worker gives for the GPU (inductor, dynamo, autocast) choose what to do for
+    the device this process really has, and keep torch's answer."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller == "torch" or caller.startswith("torch.")
+
+
+def _report_the_current_accelerator() -> None:
+    """Libraries choose their device module by `torch.accelerator.current_accelerator()`
+    (bitsandbytes' Triton backend reads its `.type` at import, then enters
+    `getattr(torch, type).device(x.device)` around each launch); a CPU-only torch answers
+    None, and the import raised ("'NoneType' object has no attribute 'type'"). The
+    interpreted kernels stand for an sm_90 GPU's, whose current accelerator is cuda: callers
+    outside torch are answered `device("cuda")`; torch's own keep its answer."""
+    import torch
+    accelerator = getattr(torch, "accelerator", None)
+    shipped = getattr(accelerator, "current_accelerator", None)
+    if shipped is None or torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
+        return
+
+    def current_accelerator(check_available: bool = False):
+        return shipped(check_available) if _asked_by_torch() else torch.device("cuda")
+
+    current_accelerator.of_the_cpu = True
+    accelerator.current_accelerator = current_accelerator
+
+
 def _report_triton_s_support() -> None:
     """Libraries define their Triton kernels only where torch says Triton runs
     (`if torch.utils._triton.has_triton():` around a module's kernels and launchers: torchao's
@@ -246,10 +275,7 @@ def _report_triton_s_support() -> None:
         return
 
     def has_triton() -> bool:
-        caller = sys._getframe(1).f_globals.get("__name__", "")
-        if caller == "torch" or caller.startswith("torch."):
-            return shipped()
-        return True
+        return shipped() if _asked_by_torch() else True
 
     has_triton.of_the_cpu = True
     torch_triton.has_triton = has_triton
