@@ -2,10 +2,8 @@
 
 bitsandbytes/__init__.py loads its native library and registers every backend; the packages
 above the Triton backend are registered as bare namespaces over the checkout's folders
-instead, so only the backend's kernel files load. The kernels and their launchers
-(`quantize_blockwise_triton`, `dequant_8bit_blockwise`, `quantize_4bit_blockwise_triton`,
-`dequantize_4bit_impl`) are bitsandbytes' own; `ops.py`'s few lines around them (a flat copy,
-the padding to a whole block, the output buffers) are repeated in `quantize_4bit` below.
+instead, so only the backend's files load. The kernels and their launchers (`ops.py`) are
+bitsandbytes' own.
 """
 
 import importlib
@@ -32,21 +30,6 @@ def load(name: str) -> types.ModuleType:
             module.__path__ = [folder]
             sys.modules[package] = module
     return importlib.import_module(f"bitsandbytes.backends.triton.{name}")
-
-
-def quantize_4bit(A: torch.Tensor, blocksize: int, quant_type: str):
-    """ops.quantize_4bit's launch (uint8 storage): packed codes (n / 2, 1) and absmax."""
-    n = A.numel()
-    if n % blocksize:
-        A = torch.nn.functional.pad(A.view(-1), (0, blocksize - n % blocksize), value=0.0)
-        n = A.numel()
-    blocks = -(n // -(blocksize * 2))
-    absmax = torch.empty((blocks * 2,), dtype=A.dtype)
-    out = torch.empty((n - n // 2, 1), dtype=torch.uint8)
-    load("kernels_4bit").quantize_4bit_blockwise_triton(
-        A, blocksize, quant_type, blocks, absmax, num_elements=n, quantized_out=out
-    )
-    return out, absmax.float()
 
 
 def dynamic_map() -> torch.Tensor:

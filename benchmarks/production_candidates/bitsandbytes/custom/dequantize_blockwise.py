@@ -1,4 +1,4 @@
-"""kdiff-control: bitsandbytes dequant_8bit_blockwise (8-bit dynamic code)"""
+"""kdiff-control: bitsandbytes' Triton backend, ops.dequantize_blockwise (8-bit dynamic code)"""
 
 import bnb_cpu as B
 import torch
@@ -11,7 +11,4 @@ class ModelNew(nn.Module):
     def forward(self, q, absmax):
         # the caller's block size (bitsandbytes keeps it in its QuantState): one absmax a block
         blocksize = q.numel() // absmax.numel()
-        # ops.dequantize_blockwise: a contiguous copy in
-        return B.load("kernels_8bit_quant").dequant_8bit_blockwise(
-            q.contiguous(), absmax, CODE, blocksize, dtype=torch.float32
-        )
+        return B.load("ops").dequantize_blockwise(q, absmax, CODE, blocksize, torch.float32)
