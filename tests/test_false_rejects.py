@@ -2963,7 +2963,8 @@ class ModelNew(nn.Module):
 '''
 
 
-@pytest.mark.parametrize("guarded", ["x.device.index", "x.device"], ids=["index", "device"])
+@pytest.mark.parametrize("guarded", ["x.device.index", "x.device", "torch.cuda.device_of(x)"],
+                         ids=["index", "device", "device_of"])
 @pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
                          ids=["honest", "off_by_5e-5"])
 def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Path, factor: str,
@@ -2971,8 +2972,9 @@ def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Pat
     """A launcher written for a GPU enters `torch.cuda.device(x.device.index)`; a CPU tensor's
     index is None, and a CPU-only torch's guard raised comparing None with 0: every mamba_ssm
     Triton op failed the native check on the CPU. xformers' RMSNorm enters
-    `torch.cuda.device(x.device)`, which torch refused for the CPU ("Expected a cuda device").
-    A kernel scaling by 2.0001 still fails."""
+    `torch.cuda.device(x.device)`, which torch refused for the CPU ("Expected a cuda device");
+    FlagAttention `torch.cuda.device(torch.cuda.device_of(q))`, a guard of a guard, whose
+    current device a CPU-only torch read as None. A kernel scaling by 2.0001 still fails."""
     candidate = DOUBLE_UNDER_A_DEVICE_GUARD.replace("FACTOR", factor).replace("GUARDED", guarded)
     native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
                                       candidate)
@@ -3019,6 +3021,136 @@ def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Pat
     `current_device()`: the native check and every gate failed. A kernel scaling by 2.0001
     still fails."""
     candidate = SCALE_BY_WARPS_OF_THE_DEVICE.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
+# -- a device module chosen by the current accelerator (bitsandbytes' Triton backend) ------
+
+DOUBLE_UNDER_THE_CURRENT_ACCELERATOR = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+DEVICE = getattr(torch, torch.accelerator.current_accelerator().type)
+
+
+@triton.jit
+def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n)
+    tl.store(Y + offs, x * factor, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        with DEVICE.device(x.device):
+            _scale[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_device_module_chosen_by_the_current_accelerator_runs_on_the_cpu(tmp_path: Path,
+                                                                           factor: str,
+                                                                           status: Status):
+    """bitsandbytes' Triton backend reads `torch.accelerator.current_accelerator().type` at
+    import to choose its device module; a CPU-only torch answers None and the import raised.
+    A kernel scaling by 2.0001 still fails."""
+    candidate = DOUBLE_UNDER_THE_CURRENT_ACCELERATOR.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
+# -- atomic adds into fp16 and bf16 memory (applied-ai's GPTQ split-K GEMM) -----------------
+
+DOUBLE_BY_16_BIT_ATOMIC_ADDS = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _add_twice(X, Y, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < n) * factor
+    tl.atomic_add(Y + offs, x, mask=offs < n)
+    tl.atomic_add(Y + offs, x, mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.zeros_like(x)
+        _add_twice[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+'''
+
+
+@pytest.mark.parametrize("dtype", ["half", "bfloat16"])
+@pytest.mark.parametrize("factor, status", [("1.0", Status.PASS), ("1.008", Status.FAIL)],
+                         ids=["honest", "off_by_8e-3"])
+def test_atomic_adds_into_16_bit_floats_run_on_the_cpu(tmp_path: Path, factor: str,
+                                                       status: Status, dtype: str):
+    """The interpreter's fp16 atomic add raised where a sum overflowed ("overflow to signed
+    inf": applied-ai's GPTQ split-K GEMM at CMP-01's large inputs) and refused bf16; a GPU's
+    rounds to nearest, +-inf past the range. x added twice is 2x, inf where 2x overflows, as
+    the reference's; x * 1.008 added twice still fails (above an ulp of bf16, within the native check's 1e-2)."""
+    candidate = DOUBLE_BY_16_BIT_ATOMIC_ADDS.replace("FACTOR", factor)
+    native, result = cmp01_on_the_cpu(
+        tmp_path, problem_source("2 * x", f"torch.randn(300).{dtype}()"), candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
+# -- kernels defined only where torch says Triton runs (torchao's `if has_triton():`) --------
+
+DOUBLE_WHERE_TORCH_SAYS_TRITON_RUNS = '''
+import torch
+import torch.nn as nn
+from torch.utils._triton import has_triton
+
+if has_triton():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _scale(X, Y, n, factor, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(X + offs, mask=offs < n)
+        tl.store(Y + offs, x * factor, mask=offs < n)
+
+    def scale(x):
+        y = torch.empty_like(x)
+        _scale[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), FACTOR, BLOCK=128)
+        return y
+else:
+    def scale(x):
+        raise NotImplementedError("scale requires triton installed")
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return scale(x)
+'''
+
+
+@pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
+                         ids=["honest", "off_by_5e-5"])
+def test_a_kernel_defined_where_torch_says_triton_runs_runs_on_the_cpu(tmp_path: Path,
+                                                                      factor: str,
+                                                                      status: Status):
+    """torchao defines its MoE fp8 scaling kernels under `if has_triton():`, which a CPU-only
+    torch answered False: the op raised NotImplementedError, the native check and every gate
+    failed. A kernel scaling by 2.0001 still fails."""
+    candidate = DOUBLE_WHERE_TORCH_SAYS_TRITON_RUNS.replace("FACTOR", factor)
     native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
                                       candidate)
     assert native.accept is True, native

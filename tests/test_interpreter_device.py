@@ -73,7 +73,12 @@ def shipped_interpreter():
     from triton.runtime import driver
     active = driver._active
     prune = Autotuner.prune_configs
+    import torch.utils._triton as torch_triton
+    has_triton = torch_triton.has_triton
+    current_accelerator = torch.accelerator.current_accelerator
     yield
+    torch.accelerator.current_accelerator = current_accelerator
+    torch_triton.has_triton = has_triton
     driver._active = active
     Autotuner.prune_configs = prune
     torch.cuda.get_device_capability = capability
@@ -245,6 +250,59 @@ def test_the_cpu_device_answers_its_properties(shipped_interpreter, monkeypatch)
     assert (properties.major, properties.minor) == torch.cuda.get_device_capability()
     assert properties.warp_size == 32 and properties.multi_processor_count == 132
     assert not torch.cuda.is_available()
+
+
+def test_triton_runs_for_libraries_and_not_for_torch_on_the_cpu_device(shipped_interpreter,
+                                                                       monkeypatch):
+    """torchao defines its Triton kernels under `if has_triton():`, which torch without CUDA
+    answers False. Interpreted, the kernels stand for an sm_90 GPU's, where it is True; torch's
+    own callers (inductor, dynamo) keep the answer for the device this process has."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    import torch.utils._triton as torch_triton
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    shipped = torch_triton.has_triton()
+    interpreter_device.install()
+    assert torch_triton.has_triton() is True
+    as_torch = {"__name__": "torch._inductor.utils", "has_triton": torch_triton.has_triton}
+    assert eval("has_triton()", as_torch) is shipped
+
+
+def test_the_current_accelerator_is_cuda_for_libraries_and_not_for_torch(shipped_interpreter,
+                                                                         monkeypatch):
+    """bitsandbytes chooses its device module by `torch.accelerator.current_accelerator()`,
+    None on a CPU-only torch; the GPU the interpreted kernels stand for answers cuda. torch's
+    own callers keep the answer for the device this process has."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU answers for itself")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert torch.accelerator.current_accelerator() is None
+    interpreter_device.install()
+    assert torch.accelerator.current_accelerator() == torch.device("cuda")
+    as_torch = {"__name__": "torch.amp.autocast_mode", "torch": torch}
+    assert eval("torch.accelerator.current_accelerator()", as_torch) is None
+
+
+@triton.jit
+def _atomic_add_into(Y, X, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(Y + offs % 4, tl.load(X + offs))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_atomic_adds_into_16_bit_floats_round_as_a_gpu_s(shipped_interpreter, dtype):
+    """A GPU's fp16 and bf16 atomic add rounds to nearest even, +-inf past the range, and
+    applies a block's adds to one address one after another. The interpreter's fp16 add
+    raised at an overflow ("overflow to signed inf") and its bf16 add refused the type."""
+    interpreter_device.install()
+    y = torch.tensor([60000.0, 1.0, -60000.0, 0.0]).to(dtype)
+    x = torch.tensor([60000.0, 2.0, -60000.0, 0.1] * 2).to(dtype)
+    _atomic_add_into[(1,)](y, x, BLOCK=8)
+    expected = torch.tensor([60000.0, 1.0, -60000.0, 0.0]).to(dtype)
+    for half in (x[:4], x[4:]):
+        expected = expected + half  # torch's fp16 and bf16 adds round once, to nearest even
+    assert torch.equal(y, expected), (y, expected)
+    assert bool(torch.isinf(y[[0, 2]]).all()) is (dtype == torch.float16)
 
 
 def test_triton_s_driver_answers_for_the_cpu_device(shipped_interpreter, monkeypatch):

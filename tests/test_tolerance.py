@@ -51,6 +51,20 @@ def test_compare_names_the_worst_element():
     assert "index (2, 1)" in mm.describe()
 
 
+def test_an_element_whose_bound_is_all_allowance_is_not_named_the_worst():
+    """Where an element's bound is all allowance (the storage roundings) and its error within
+    it, the ratio past the allowance was 0/0 = NaN: not counted as exceeding, but named the
+    worst element of a failing trial ("worst nanx ... expected 0, got 0"), hiding the one that
+    failed (FlagAttention's first CMP-01 failure)."""
+    expected = torch.zeros(4, dtype=torch.float64)
+    got = torch.tensor([0.0, 1e-3, 0.0, 0.0])
+    allowance = torch.tensor([1e-6, 0.0, 0.0, 0.0], dtype=torch.float64)
+    mm = tolerance.compare(got, expected, torch.full((4,), 1e-6, dtype=torch.float64),
+                           allowance=allowance)
+    assert mm.exceeded == 1 and mm.worst_index == (1,), mm.describe()
+    assert math.isclose(mm.worst_ratio, 1e3, rel_tol=1e-6)  # 1e-3 in fp32
+
+
 def test_nonfinite_output_where_oracle_is_finite_is_infinitely_wrong():
     expected = torch.ones(4, dtype=torch.float64)
     got = torch.tensor([1.0, float("nan"), 1.0, 1.0])

@@ -336,8 +336,9 @@ def compare(got: torch.Tensor, expected: torch.Tensor, bound_: torch.Tensor, out
     rounded = 0
     if allowance is not None:
         given = allowance.detach().to(device=device, dtype=torch.float64).expand_as(exp64)
-        ratio = torch.where(judged, (err - given).clamp_min(0) / (bnd - given),
-                            torch.zeros_like(err))
+        # where the bound is all allowance an error within it is 0 / 0: within, ratio 0
+        ratio = torch.where(judged, ((err - given).clamp_min(0) / (bnd - given)).nan_to_num(
+            nan=0.0, posinf=math.inf), torch.zeros_like(err))
         rounded = int((judged & (err > 0) & (err <= given)).sum())
     else:
         ratio = torch.where(judged, err / bnd, torch.zeros_like(err))

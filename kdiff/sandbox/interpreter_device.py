@@ -35,6 +35,7 @@ import dataclasses
 import functools
 import inspect
 import os
+import sys
 import types
 
 import numpy as np
@@ -69,6 +70,7 @@ def install() -> None:
     _max_and_min_drop_nan_as_compiled(interpreter)  # before bf16's, which wraps clamp and fma
     _fma_rounded_once(interpreter)
     interpreter_bf16.install(interpreter)
+    _atomic_adds_of_16_bit_floats(interpreter)
     _comparisons_typed_int1(interpreter)
     _grid_as_compiled(interpreter)
     interpreter_fp8.install(interpreter)
@@ -83,6 +85,8 @@ def install() -> None:
         _report_a_compute_capability()
         _report_the_device_s_properties()
         _answer_for_triton_s_driver()
+        _report_triton_s_support()
+        _report_the_current_accelerator()
         _guard_a_cpu_tensor_s_device()
 
 
@@ -224,25 +228,85 @@ def _answer_for_triton_s_driver() -> None:
     driver.set_active(StandInDriver())
 
 
+def _asked_by_torch() -> bool:
+    """Whether the function that called the caller of this is torch's own: torch's callers of
+    an answer the worker gives for the GPU (inductor, dynamo, autocast) choose what to do for
+    the device this process really has, and keep torch's answer."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller == "torch" or caller.startswith("torch.")
+
+
+def _report_the_current_accelerator() -> None:
+    """Libraries choose their device module by `torch.accelerator.current_accelerator()`
+    (bitsandbytes' Triton backend reads its `.type` at import, then enters
+    `getattr(torch, type).device(x.device)` around each launch); a CPU-only torch answers
+    None, and the import raised ("'NoneType' object has no attribute 'type'"). The
+    interpreted kernels stand for an sm_90 GPU's, whose current accelerator is cuda: callers
+    outside torch are answered `device("cuda")`; torch's own keep its answer."""
+    import torch
+    accelerator = getattr(torch, "accelerator", None)
+    shipped = getattr(accelerator, "current_accelerator", None)
+    if shipped is None or torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
+        return
+
+    def current_accelerator(check_available: bool = False):
+        return shipped(check_available) if _asked_by_torch() else torch.device("cuda")
+
+    current_accelerator.of_the_cpu = True
+    accelerator.current_accelerator = current_accelerator
+
+
+def _report_triton_s_support() -> None:
+    """Libraries define their Triton kernels only where torch says Triton runs
+    (`if torch.utils._triton.has_triton():` around a module's kernels and launchers: torchao's
+    MoE-training fp8 scales, its MX formats, its blockwise fp8 inference). torch answers by
+    the devices it can see, and without CUDA (and with no Triton backend for the CPU) it
+    answered False: those modules defined nothing and their ops failed the native check on
+    the CPU. The interpreted kernels stand for an sm_90 GPU's, where has_triton() is True, so
+    a caller outside torch is answered True. torch's own callers (inductor, dynamo) keep the
+    shipped answer: they choose what to generate for the device this process really has."""
+    import torch
+    try:
+        import torch.utils._triton as torch_triton
+    except ImportError:
+        return
+    shipped = torch_triton.has_triton
+    if torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
+        return
+
+    def has_triton() -> bool:
+        return shipped() if _asked_by_torch() else True
+
+    has_triton.of_the_cpu = True
+    torch_triton.has_triton = has_triton
+
+
 def _guard_a_cpu_tensor_s_device() -> None:
     """Launchers written for a GPU enter `torch.cuda.device(x.device.index)` around a launch
     (every mamba_ssm Triton op). A CPU tensor's index is None, which a CUDA torch reads as the
     current device; a CPU-only torch reads no current device and its guard raises comparing
     None with 0, so every such kernel failed the native check on the CPU. Others enter
     `torch.cuda.device(x.device)` (xformers' RMSNorm), the tensor's device itself, which a
-    CPU tensor makes 'cpu' and torch refuses ("Expected a cuda device, but got: cpu"). There
-    the guard of no index or of the CPU is the guard of no device (-1, which torch's own CPU
-    build already enters and leaves doing nothing); any other index still raises as before."""
+    CPU tensor makes 'cpu' and torch refuses ("Expected a cuda device, but got: cpu").
+    FlagAttention enters `torch.cuda.device(torch.cuda.device_of(q))`, a guard given another
+    guard: torch reads no index from it and takes the current device, which a CPU-only torch
+    reads as None and raised comparing with 0. There the guard of no index, of the CPU, or of
+    a guard of no device (`device_of` a CPU tensor holds -1) is the guard of no device (-1,
+    which torch's own CPU build already enters and leaves doing nothing); any other index
+    still raises as before."""
     import torch
     if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
         return
+    guard = torch.cuda.device
 
-    class device(torch.cuda.device):
+    class device(guard):
         of_the_cpu = True
 
         def __init__(self, device) -> None:
-            cpu = device is None or (isinstance(device, (str, torch.device))
-                                     and torch.device(device).type == "cpu")
+            cpu = (device is None
+                   or (isinstance(device, (str, torch.device))
+                       and torch.device(device).type == "cpu")
+                   or (isinstance(device, guard) and device.idx == -1))
             super().__init__(-1 if cpu else device)
 
     torch.cuda.device = device
@@ -681,6 +745,50 @@ def _max_and_min_drop_nan_as_compiled(interpreter) -> None:
 # Operands whose fused product-sum differs from the product rounded, then the sum: (1 + 2^-12)^2
 # - (1 + 2^-11) is 2^-24 exactly, and 0 where the square is rounded to fp32 first.
 FMA_PROBE = (1 + 2**-12, 1 + 2**-12, -(1 + 2**-11))
+
+
+def _atomic_adds_of_16_bit_floats(interpreter) -> None:
+    """`tl.atomic_add` into fp16 or bf16 memory: a GPU adds and rounds to nearest even
+    (`atom.add.noftz.f16`, `.bf16`), a sum past the range giving +-inf. The interpreter's
+    fp16 add raised where the sum overflowed ("overflow to signed inf": applied-ai's GPTQ
+    split-K GEMM, whose fp16 partials meet at atomics, raised at CMP-01's large inputs) and
+    refused bf16 ("Unsupported data type"). Here each element is added in order (the
+    programs run one at a time; a block's repeated addresses see each other's adds), exactly
+    in fp64 and rounded once to the memory's format; the old values are returned."""
+    builder = getattr(interpreter, "interpreter_builder", None)
+    handle_type = getattr(interpreter, "TensorHandle", None)
+    memory = getattr(interpreter, "_interpreter", None)
+    rmw = getattr(builder, "create_atomic_rmw", None)
+    if rmw is None or handle_type is None or getattr(rmw, "sixteen_bit_floats", False):
+        return
+    import triton.language as tl
+    from triton._C.libtriton import ir
+    formats = {  # stored as, widened to fp64 exactly, rounded from fp64 to nearest even
+        tl.float16: (np.float16, lambda d: d.astype(np.float64), lambda x: x.astype(np.float16)),
+        tl.bfloat16: (np.uint16, lambda d: interpreter_bf16._bf16_to_fp32(d).astype(np.float64),
+                      interpreter_bf16._fp32_to_bf16),
+    }
+
+    def create_atomic_rmw(rmw_op, ptr, val, mask, sem, scope):
+        kind = val.dtype.scalar
+        if rmw_op != ir.ATOMIC_OP.FADD or kind not in formats:
+            return rmw(rmw_op, ptr, val, mask, sem, scope)
+        stored, widen, narrow = formats[kind]
+        ptrs = np.atleast_1d(ptr.data)
+        values = np.broadcast_to(np.atleast_1d(val.data), ptrs.shape)
+        on = np.broadcast_to(np.atleast_1d(mask.data), ptrs.shape)
+        old = np.zeros(ptrs.shape, dtype=stored)
+        one = np.ones(1, dtype=bool)
+        for i in zip(*np.nonzero(on)):
+            at = ptrs[i].reshape(1)
+            now = memory.load(at, one, np.zeros(1, dtype=stored), stored)
+            with np.errstate(over="ignore"):
+                memory.store(at, narrow(widen(now) + widen(values[i].reshape(1))), one)
+            old[i] = now[0]
+        return handle_type(old.reshape(np.shape(ptr.data)), kind)
+
+    create_atomic_rmw.sixteen_bit_floats = True
+    builder.create_atomic_rmw = create_atomic_rmw
 
 
 def _fma_rounded_once(interpreter) -> None:

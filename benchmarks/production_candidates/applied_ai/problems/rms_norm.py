@@ -1,0 +1,22 @@
+"""applied-ai hunt: RMSNorm, x * rsqrt(mean(x^2) + eps) * w over the last axis of (2, 16, 200),
+and its VJP by x and the weight"""
+
+import torch
+import torch.nn as nn
+
+B, S, D = 2, 16, 200
+EPS = 1e-6
+KDIFF_BACKWARD = True
+
+
+class Model(nn.Module):
+    def forward(self, x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * weight
+
+
+def get_inputs():
+    return [torch.randn(B, S, D), 1 + 0.1 * torch.randn(D)]
+
+
+def get_init_inputs():
+    return []
