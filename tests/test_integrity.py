@@ -786,3 +786,13 @@ def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
         "kernelbench",
     )
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_a_kernel_that_writes_inputs_no_gate_reads_back_fails_where_it_writes():
+    """Zeroes its input in every call but RES-01's and CMP-02's kept ones, which it tells
+    apart by the request its worker is sent: only those gates compared inputs after a call.
+    Every other call's inputs are compared by the judge now (its own reading of the arena)."""
+    verdict = _verdict("writes_inputs_no_gate_reads", ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "modified in place by a call" in _failed(verdict, "CMP-01", "input_mutated")
+

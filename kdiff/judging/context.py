@@ -75,6 +75,15 @@ STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
 # poison, kept inputs, the reference run first, a call stack, an instance) makes a call that
 # is always sent.
 SHAREABLE_OPTIONS = frozenset({"cotangents", "differentiated"})
+# Call options of the calls whose inputs their gate reads back and judges itself, naming the
+# trial (RES-01's: the reference run first, poison; CMP-02's on the tensors the worker keeps).
+# Every other call's inputs are compared in GateContext.call (`inputs_written`): a candidate
+# sees these options in its worker, and wrote into every input but theirs
+# (tests/hostile/writes_inputs_no_gate_reads.py).
+INPUTS_JUDGED_BY_GATE = frozenset(
+    {"reference_first", "poison", "store_inputs_as", "use_stored_inputs"}
+)
+
 
 
 # Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
@@ -453,6 +462,13 @@ class GateContext:
         # on a kept set sends none, and its reply must give back as many as that set holds.
         self._kept_sizes: dict[str, int] = {}
         self.calls_served = 0  # candidate calls answered from an earlier one
+        # The inputs a call of the reference changes in place (the contract lets a candidate
+        # change those too), found the first time a call of the candidate changes one.
+        self._reference_modifies: set[int] | None = None
+        # The first input a call of the running gate changed that the reference leaves as it
+        # was (a caller's tensor overwritten), described; a gate that would not fail on its
+        # own fails `input_mutated` for it (kdiff.gates.base). Reset by each gate.
+        self.inputs_written: str | None = None
         self._evaluations: dict[str, Evaluation] = {}
         # The content digest of a trial's inputs, taken once for the oracle's key and the
         # call's (a gate evaluates and calls on the same tensors).
@@ -1054,9 +1070,38 @@ class GateContext:
                 self.calls_served += 1
                 return self._calls[shared]
         result = self._call(key, payload, seed, dtype, options)
+        if not options.keys() & INPUTS_JUDGED_BY_GATE and self.inputs_written is None:
+            self.inputs_written = self._input_written(inputs, payload, result.inputs_after)
         if shared is not None:
             self._calls[shared] = result
         return result
+
+    def _input_written(
+        self, inputs: list[Any], sent: list[Any], after: list[Any] | None
+    ) -> str | None:
+        """The first input the call changed that the reference leaves unchanged, described
+        (`sent`: `inputs` as the call sent them; `after`: the judge's reading of the arena
+        on the CPU, the reply's on CUDA); None where there is none."""
+        changed = [
+            i
+            for i, (x, a) in enumerate(zip(sent, after or []))
+            if isinstance(x, torch.Tensor)
+            and isinstance(a, torch.Tensor)
+            and not tolerance.bitwise_equal(a.cpu(), x)
+        ]
+        if not changed:
+            return None
+        if self._reference_modifies is None:
+            self._reference_modifies = self.inputs_the_reference_modifies(inputs)
+        for i in changed:
+            if i not in self._reference_modifies:
+                a, x = after[i].cpu(), sent[i]
+                n = int((a != x).sum()) if a.shape == x.shape else x.numel()
+                return (
+                    f"input {i} modified in place by a call: {n} of {x.numel()} elements "
+                    f"changed (the reference leaves it unchanged)"
+                )
+        return None
 
     @contextlib.contextmanager
     def shared_calls(self, share: bool) -> Iterator[None]:
