@@ -47,9 +47,12 @@ class Determinism(Gate):
             # Run 0 without churn, the others after one: the worker churns its allocator, so a
             # kernel sees a churn whatever its seed, and one exact only after a churn (noisy
             # wherever no determinism check looks: tests/hostile/exact_only_after_churn.py)
-            # answers run 0 otherwise.
+            # answers run 0 otherwise. Run 0's request names no churn at all, as no other
+            # gate's plain call does: a kernel reads its requests, and `churn=False` told it
+            # (tests/hostile/exact_when_told_of_churn.py).
+            churn = {"churn": True, "churn_seed": k} if k > 0 else {}
             got = ctx.call([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs],
-                           churn=k > 0, churn_seed=k)
+                           **churn)
             # The reference's shapes before any comparison: a reply's outputs are not
             # materialised at a size the reference does not have.
             check_structure(got.outputs, expected)

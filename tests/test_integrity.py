@@ -845,3 +845,12 @@ def test_a_worker_of_the_judges_uid_cannot_read_its_environment():
     run = [sys.executable, "-c", _CLOSED_JUDGE]
     assert subprocess.run([*run, "bare"], env=env, timeout=60).returncode == 3  # the attack
     assert subprocess.run([*run, "judge"], env=env, timeout=60).returncode == 0
+
+
+def test_a_kernel_exact_when_its_request_names_churn_fails_ord02():
+    """Exact only on calls whose request names the allocator churn, which ORD-02's first run
+    did with `churn=False`; noisy everywhere else. Run 0's request now names none."""
+    verdict = _verdict("exact_when_told_of_churn", ["CMP-01", "ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "differs from run 0" in _failed(verdict, "ORD-02", "nondeterministic")
