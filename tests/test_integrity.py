@@ -854,3 +854,14 @@ def test_a_kernel_exact_when_its_request_names_churn_fails_ord02():
     assert verdict.native.accept is True, verdict.native
     assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
     assert "differs from run 0" in _failed(verdict, "ORD-02", "nondeterministic")
+
+
+def test_a_kernel_exact_at_ord02s_place_in_the_schedule_fails_ord02():
+    """One ulp off at random except on churned calls and on the plain call at the place ORD-02
+    made its first run (counted beforehand: the schedule is the same in every verdict of a
+    problem and gate set). The first run is now an earlier gate's call, chosen by the secret."""
+    verdict = _verdict("knows_ord02s_place", ["CMP-01", "ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    detail = _failed(verdict, "ORD-02", "nondeterministic")
+    assert "an earlier call" in detail and "differs from run 0" in detail
