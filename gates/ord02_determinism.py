@@ -1,14 +1,15 @@
 """ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set
 (the benchmark's get_inputs() at the verdict's chosen seed: a fixed draw is one a kernel can
 recognise and be deterministic on alone), the first as any call is made and the others after
-allocator churn, must give bitwise-identical outputs; where earlier gates made plain calls,
-the first run is one of them, chosen by the verdict's secret, and the others repeat its inputs; no output may share
-storage with an input or address an element of another output, unless the reference's own
-outputs share it the same way (a view is the problem's contract), nor lie in the storage of
-an earlier call's outputs still alive (a buffer handed out twice). Sharing is read by the judge
-from the reply's payload (kdiff.sandbox.protocol.shared_storage); reuse of an earlier call's
-storage is the worker's word, from the outputs it keeps alive through every call alike and
-the storages of older ones the candidate keeps."""
+allocator churn, must give bitwise-identical outputs (where earlier gates made plain calls,
+the first run is one of them, chosen by the verdict's secret, and the others repeat its
+inputs); no output may share storage with an input or address an element of another output,
+unless the reference's own outputs share it the same way (a view is the problem's contract),
+nor lie in the storage of an earlier call's outputs still alive (a buffer handed out twice).
+Sharing is read by the judge from the reply's payload
+(kdiff.sandbox.protocol.shared_storage); reuse of an earlier call's storage is the worker's
+word, from the outputs it keeps alive through every call alike and the storages of older
+ones the candidate keeps."""
 from __future__ import annotations
 
 import torch

@@ -86,7 +86,6 @@ INPUTS_JUDGED_BY_GATE = frozenset(
 )
 
 
-
 # Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
 # library reference in published speedup tables; a call three orders of magnitude slower than
 # the reference is one that is not making progress (a spin loop, a grid launching far more
