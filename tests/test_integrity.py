@@ -865,3 +865,12 @@ def test_a_kernel_exact_at_ord02s_place_in_the_schedule_fails_ord02():
     assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
     detail = _failed(verdict, "ORD-02", "nondeterministic")
     assert "an earlier call" in detail and "differs from run 0" in detail
+
+
+def test_a_kernel_that_scribbles_on_earlier_outputs_after_ord02_fails_where_it_does():
+    """Uses the output it handed out last as scratch once ORD-02 is over (read in its requests):
+    ORD-02 alone read the worker's report of earlier outputs changed. Every call's is read."""
+    verdict = _verdict("scribbles_after_ord02", ["ORD-02", "CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
+    assert "changed after they were handed out" in _failed(verdict, "CMP-02", "output_aliasing")

@@ -78,7 +78,7 @@ STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
 SHAREABLE_OPTIONS = frozenset({"cotangents", "differentiated"})
 # Call options of the calls whose inputs their gate reads back and judges itself, naming the
 # trial (RES-01's: the reference run first, poison; CMP-02's on the tensors the worker keeps).
-# Every other call's inputs are compared in GateContext.call (`inputs_written`): a candidate
+# Every other call's inputs are compared in GateContext.call (`call_fault`): a candidate
 # sees these options in its worker, and wrote into every input but theirs
 # (tests/hostile/writes_inputs_no_gate_reads.py).
 INPUTS_JUDGED_BY_GATE = frozenset(
@@ -182,6 +182,16 @@ class CallResult:
     aliases: list[str]
     seconds: float
     inputs_after: list[torch.Tensor | None] | None = None
+    written: int = 0  # outputs of earlier calls, still held, changed since handed out
+
+
+@dataclass(frozen=True)
+class CallFault:
+    """What a call did to a caller's tensors, found whatever gate made it: a failure of that
+    gate, with this signature and detail, unless the gate fails on its own."""
+
+    signature: str
+    detail: str
 
 
 @dataclass
@@ -481,10 +491,12 @@ class GateContext:
         self.earlier_call: EarlierCall | None = None
         self._plain_calls = 0
         self._earlier_choice: random.Random | None = None
-        # The first input a call of the running gate changed that the reference leaves as it
-        # was (a caller's tensor overwritten), described; a gate that would not fail on its
-        # own fails `input_mutated` for it (kdiff.gates.base). Reset by each gate.
-        self.inputs_written: str | None = None
+        # The first caller's tensor a call of the running gate overwrote: an input the
+        # reference leaves as it was, or an earlier output still held (the worker's report,
+        # read by ORD-02 alone before: a kernel scribbled only in the gates judged after it,
+        # tests/hostile/scribbles_after_ord02.py). A gate that would not fail on its own
+        # fails for it (kdiff.gates.base). Reset by each gate.
+        self.call_fault: CallFault | None = None
         self._evaluations: dict[str, Evaluation] = {}
         # The content digest of a trial's inputs, taken once for the oracle's key and the
         # call's (a gate evaluates and calls on the same tensors).
@@ -1086,8 +1098,8 @@ class GateContext:
                 self.calls_served += 1
                 return self._calls[shared]
         result = self._call(key, payload, seed, dtype, options)
-        if not options.keys() & INPUTS_JUDGED_BY_GATE and self.inputs_written is None:
-            self.inputs_written = self._input_written(inputs, payload, result.inputs_after)
+        if self.call_fault is None:
+            self.call_fault = self._fault(inputs, payload, options, result)
         if not options and not instance and dtype is NATIVE and seed == BENCHMARK_SEED:
             self._maybe_kept_for_repeat(inputs, result)
         if shared is not None:
@@ -1104,6 +1116,23 @@ class GateContext:
         if self._earlier_choice.randrange(self._plain_calls) == 0:
             kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             self.earlier_call = EarlierCall(kept, result)
+
+    def _fault(
+        self, inputs: list[Any], sent: list[Any], options: dict[str, Any], result: CallResult
+    ) -> CallFault | None:
+        """What the call overwrote of its caller's tensors: an input (where its gate does not
+        judge that itself), else an earlier output still held; None where nothing."""
+        if not options.keys() & INPUTS_JUDGED_BY_GATE:
+            written = self._input_written(inputs, sent, result.inputs_after)
+            if written is not None:
+                return CallFault("input_mutated", written)
+        if result.written:
+            return CallFault(
+                "output_aliasing",
+                f"{result.written} output(s) of earlier calls, still held, changed after "
+                f"they were handed out (written by a call or by work left running)",
+            )
+        return None
 
     def _input_written(
         self, inputs: list[Any], sent: list[Any], after: list[Any] | None
@@ -1171,7 +1200,7 @@ class GateContext:
         after = [
             mine if mine is not None else theirs for mine, theirs in zip(read, parsed.inputs_after)
         ]
-        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after)
+        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after, parsed.written)
 
     def request_judged_alone(
         self,
