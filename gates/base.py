@@ -97,6 +97,7 @@ class Gate:
         start, calls = time.perf_counter(), ctx.calls_made
         if ctx.too_large:
             return self.result(Status.ERROR, ctx.too_large)
+        ctx.call_fault = None
         try:
             with ctx.shared_calls(self.shares_calls):
                 result = self.judge(ctx)
@@ -124,6 +125,10 @@ class Gate:
             result = self.result(
                 Status.ERROR, f"kdiff error: {type(exc).__name__}: {exc} ({where})"
             )
+        if result.status is not Status.FAIL and ctx.call_fault is not None:
+            # A caller's tensor overwritten by one of this gate's calls, which the gate itself
+            # does not judge (GateContext.call): its own failure, where it has one, first.
+            result = self.result(Status.FAIL, ctx.call_fault.detail, ctx.call_fault.signature)
         result.seconds = time.perf_counter() - start
         result.calls = ctx.calls_made - calls
         return result

@@ -1,20 +1,27 @@
 """ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set
 (the benchmark's get_inputs() at the verdict's chosen seed: a fixed draw is one a kernel can
 recognise and be deterministic on alone), the first as any call is made and the others after
-allocator churn, must give bitwise-identical outputs; no output may share
-storage with an input or address an element of another output, unless the reference's own
-outputs share it the same way (a view is the problem's contract), nor lie in the storage of
-an earlier call's outputs still alive (a buffer handed out twice). Sharing is read by the judge
-from the reply's payload (kdiff.sandbox.protocol.shared_storage); reuse of an earlier call's
-storage is the worker's word, from the outputs it keeps alive through every call alike and
-the storages of older ones the candidate keeps."""
+allocator churn, must give bitwise-identical outputs (where earlier gates made plain calls,
+the first run is one of them, chosen by the verdict's secret, and the others repeat its
+inputs); no output may share storage with an input or address an element of another output,
+unless the reference's own outputs share it the same way (a view is the problem's contract),
+nor lie in the storage of an earlier call's outputs still alive (a buffer handed out twice).
+Sharing is read by the judge from the reply's payload
+(kdiff.sandbox.protocol.shared_storage); reuse of an earlier call's storage is the worker's
+word, from the outputs it keeps alive through every call alike and the storages of older
+ones the candidate keeps."""
 from __future__ import annotations
 
 import torch
 
 from kdiff.data.model import GateClass, Status
 from kdiff.gates.base import Gate, benchmark_draw, chosen_for_verdict
-from kdiff.judging.context import GateContext, check_structure
+from kdiff.judging.context import (
+    CallResult,
+    GateContext,
+    ReferenceFailure,
+    check_structure,
+)
 from kdiff.numerics.tolerance import bitwise_equal
 
 
@@ -28,6 +35,18 @@ class Determinism(Gate):
     def judge(self, ctx: GateContext) -> object:
         runs = max(5, ctx.options.determinism_runs)
         seed = chosen_for_verdict(ctx)
+        earlier = None if ctx.backward else ctx.earlier_call
+        if earlier is not None:
+            try:
+                expected, contract = ctx.run_reference_sharing(earlier.inputs)
+            except ReferenceFailure:
+                earlier = None  # outside the reference's contract: a draw of its own, below
+        if earlier is not None:
+            # Run 0 is a call an earlier gate made, chosen by the verdict's secret among its
+            # plain calls (GateContext.earlier_call): no place in the judge's schedule is it.
+            return self.judge_runs(ctx, earlier.inputs, expected, runs, contract,
+                                   f"the inputs of an earlier call, chosen by {seed}",
+                                   first=earlier.result)
         inputs = benchmark_draw(ctx, seed.of(f"{self.id} get_inputs()"))
         expected, contract = ctx.run_reference_sharing(inputs)
         if ctx.backward:
@@ -39,17 +58,22 @@ class Determinism(Gate):
                                f"benchmark get_inputs() {seed}")
 
     def judge_runs(self, ctx: GateContext, inputs: list, expected: list[torch.Tensor],
-                   runs: int, contract: set[str], label: str) -> object:
+                   runs: int, contract: set[str], label: str,
+                   first: CallResult | None = None) -> object:
         """contract: the storage sharing the reference's outputs have themselves (views of
-        its inputs), which the candidate's may have too; label: what the inputs are, for a failure."""
-        first = None
+        its inputs), which the candidate's may have too; label: what the inputs are, for a
+        failure; first: run 0, made already (an earlier gate's call), or None."""
+        run0, first = first, None
         for k in range(runs):
             # Run 0 without churn, the others after one: the worker churns its allocator, so a
             # kernel sees a churn whatever its seed, and one exact only after a churn (noisy
             # wherever no determinism check looks: tests/hostile/exact_only_after_churn.py)
-            # answers run 0 otherwise.
-            got = ctx.call([x.clone() if isinstance(x, torch.Tensor) else x for x in inputs],
-                           churn=k > 0, churn_seed=k)
+            # answers run 0 otherwise. Run 0's request names no churn at all, as no other
+            # gate's plain call does: a kernel reads its requests, and `churn=False` told it
+            # (tests/hostile/exact_when_told_of_churn.py).
+            churn = {"churn": True, "churn_seed": k} if k > 0 else {}
+            got = run0 if k == 0 and run0 is not None else ctx.call(
+                [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs], **churn)
             # The reference's shapes before any comparison: a reply's outputs are not
             # materialised at a size the reference does not have.
             check_structure(got.outputs, expected)

@@ -120,12 +120,14 @@ SIGNATURES = {s.name: s for s in (
     Signature("nonfinite_from_subnormal", ("EXC-02",), "NaN or Inf produced from subnormal "
               "inputs"),
     Signature("nondeterministic", ("ORD-02",), "two runs on identical inputs differ bitwise"),
-    Signature("output_aliasing", ("ORD-02",), "an output shares storage with an input or with "
-              "another output"),
+    Signature("output_aliasing", (ANY_GATE,), "an output shares storage with an input or with "
+              "another output (ORD-02), or an output of an earlier call, still held, changed "
+              "after it was handed out (any gate)"),
     Signature("uninitialised_output", ("RES-01",), "output elements read from memory the "
               "candidate never wrote (poisoned allocations showed through)"),
     Signature("input_mutated", (ANY_GATE,), "an input was modified in place: by a call (RES-01, "
-              "CMP-02), or after it returned, seen at whatever request came next"),
+              "CMP-02, and any gate's call whose inputs its gate does not read back itself), "
+              "or after it returned, seen at whatever request came next"),
     Signature("allocator_history", ("RES-01",), "the output depends on what earlier "
               "allocations left behind"),
     Signature("shared_over_budget", ("RES-02",), "a kernel needs more shared memory than the "

@@ -24,7 +24,7 @@ SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 # options, trial names, compile targets. A new one must be classified here or catalogued as
 # a signature.
 NOT_SIGNATURES = frozenset({
-    "as_strided", "constant_pad_nd", "cpp_extension", "empty_like", "fresh_parameters",
+    "as_strided", "churn_seed", "constant_pad_nd", "cpp_extension", "empty_like", "fresh_parameters",
     "full_like", "index_select", "inputs_after", "lift_fresh", "load_inline", "masked_select",
     "max_pool1d", "max_pool2d_with_indices", "max_pool3d_with_indices", "new_empty",
     "new_empty_strided", "new_full", "new_ones", "new_zeros", "ones_like", "overwrite_stored",

@@ -786,3 +786,91 @@ def test_an_output_reused_by_a_later_call_is_seen_in_the_payload(tmp_path):
         "kernelbench",
     )
     assert "an output of an earlier call" in _failed(verdict, "ORD-02", "output_aliasing")
+
+
+def test_a_kernel_that_writes_inputs_no_gate_reads_back_fails_where_it_writes():
+    """Zeroes its input in every call but RES-01's and CMP-02's kept ones, which it tells
+    apart by the request its worker is sent: only those gates compared inputs after a call.
+    Every other call's inputs are compared by the judge now (its own reading of the arena)."""
+    verdict = _verdict("writes_inputs_no_gate_reads", ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native
+    assert "modified in place by a call" in _failed(verdict, "CMP-01", "input_mutated")
+
+
+def test_the_judges_command_line_withholds_the_chosen_seed(tmp_path):
+    """A user draws a verdict again with `--chosen-seed N`; the kernel reads N in the judge's
+    /proc/<pid>/cmdline, which any process reads, and makes ORD-01's chosen draws with it.
+    The judge's command line leaves the option out once parsed."""
+    for name in ("problem.py", "knows_the_judges_regimes.py", "reads_the_judges_command_line.py"):
+        shutil.copy(HOSTILE / name, tmp_path / name)
+    report = tmp_path / "verdict.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "kdiff", "verify", "--problem", str(tmp_path / "problem.py"),
+         "--candidate", str(tmp_path / "reads_the_judges_command_line.py"), "--gates",
+         "ORD-01", "--device", "cpu", "--json", str(report), "--call-timeout", "30",
+         "--chosen-seed", "1234567"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert report.exists(), done.stderr[-2000:]
+    gate = json.loads(report.read_text())["kernels"][0]["gates"]["ORD-01"]
+    assert (gate["status"], gate["signature"]) == ("fail", "order_error"), gate
+
+
+_CLOSED_JUDGE = """
+import ctypes, os, sys
+from kdiff.sandbox.process import judge_folder
+from kdiff.sandbox.visibility import PR_SET_DUMPABLE
+os.setgid(65534); os.setuid(65534)  # a judge that is not root: its workers have its uid
+ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # as one started by that user is
+if sys.argv[1] == "judge":
+    judge_folder()  # what a judge does before its first worker
+pid = os.fork()
+if pid == 0:  # a worker of its uid with neither Landlock nor a PID namespace (CUDA's)
+    try:
+        with open(f"/proc/{os.getppid()}/environ", "rb") as f:
+            os._exit(3 if b"KDIFF_CHOSEN_SEED=" in f.read() else 0)
+    except PermissionError:
+        os._exit(0)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="makes a judge of another uid")
+def test_a_worker_of_the_judges_uid_cannot_read_its_environment():
+    """A CUDA worker under a judge that is not root runs as the judge's uid without Landlock
+    or a PID namespace: it read the judge's /proc/<pid>/environ (KDIFF_CHOSEN_SEED, the
+    verdict's secret) and memory. A judge closes them before its first worker."""
+    env = {**os.environ, "KDIFF_CHOSEN_SEED": "1234567"}
+    run = [sys.executable, "-c", _CLOSED_JUDGE]
+    assert subprocess.run([*run, "bare"], env=env, timeout=60).returncode == 3  # the attack
+    assert subprocess.run([*run, "judge"], env=env, timeout=60).returncode == 0
+
+
+def test_a_kernel_exact_when_its_request_names_churn_fails_ord02():
+    """Exact only on calls whose request names the allocator churn, which ORD-02's first run
+    did with `churn=False`; noisy everywhere else. Run 0's request now names none."""
+    verdict = _verdict("exact_when_told_of_churn", ["CMP-01", "ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    assert "differs from run 0" in _failed(verdict, "ORD-02", "nondeterministic")
+
+
+def test_a_kernel_exact_at_ord02s_place_in_the_schedule_fails_ord02():
+    """One ulp off at random except on churned calls and on the plain call at the place ORD-02
+    made its first run (counted beforehand: the schedule is the same in every verdict of a
+    problem and gate set). The first run is now an earlier gate's call, chosen by the secret."""
+    verdict = _verdict("knows_ord02s_place", ["CMP-01", "ORD-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+    detail = _failed(verdict, "ORD-02", "nondeterministic")
+    assert "an earlier call" in detail and "differs from run 0" in detail
+
+
+def test_a_kernel_that_scribbles_on_earlier_outputs_after_ord02_fails_where_it_does():
+    """Uses the output it handed out last as scratch once ORD-02 is over (read in its requests):
+    ORD-02 alone read the worker's report of earlier outputs changed. Every call's is read."""
+    verdict = _verdict("scribbles_after_ord02", ["ORD-02", "CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
+    assert "changed after they were handed out" in _failed(verdict, "CMP-02", "output_aliasing")

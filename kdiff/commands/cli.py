@@ -493,9 +493,46 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return tune(args, make_config(args, "kernelbench"))
 
 
+CHOSEN_SEED_OPTION = "--chosen-seed"
+
+
+def names_chosen_seed(arg: str) -> bool:
+    """Whether `arg` is --chosen-seed, as argparse takes it: abbreviated, with its value after
+    "=" or not."""
+    name = arg.split("=", 1)[0]
+    return len(name) > len("--c") and CHOSEN_SEED_OPTION.startswith(name)
+
+
+def without_chosen_seed(args: list[str]) -> list[str]:
+    """`args` with --chosen-seed and its value left out."""
+    kept, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif names_chosen_seed(arg):
+            skip = "=" not in arg
+        else:
+            kept.append(arg)
+    return kept
+
+
+def withhold_chosen_seed() -> None:
+    """This process's command line, which any process reads in /proc (a candidate's worker:
+    tests/hostile/reads_the_judges_command_line.py), without --chosen-seed, the verdict's
+    secret (its environment and memory, KDIFF_CHOSEN_SEED's too, are closed to workers before
+    the first starts: kdiff.sandbox.process.judge_folder)."""
+    from kdiff.sandbox.visibility import rewrite_command_line
+
+    with open("/proc/self/cmdline", "rb") as f:
+        own = f.read().decode("utf-8", "surrogateescape").split("\0")
+    if any(map(names_chosen_seed, own)):
+        rewrite_command_line(without_chosen_seed(own))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        withhold_chosen_seed()
         handler = {"gates": cmd_gates, "verify": cmd_verify, "run": cmd_run,
                    "calibrate": cmd_calibrate, "report": cmd_report, "records": cmd_records,
                    "tune": cmd_tune}[args.command]

@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import math
 import os
+import random
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -75,6 +76,14 @@ STORAGE_SIGNATURES = frozenset({"output_aliasing", "input_mutated"})
 # poison, kept inputs, the reference run first, a call stack, an instance) makes a call that
 # is always sent.
 SHAREABLE_OPTIONS = frozenset({"cotangents", "differentiated"})
+# Call options of the calls whose inputs their gate reads back and judges itself, naming the
+# trial (RES-01's: the reference run first, poison; CMP-02's on the tensors the worker keeps).
+# Every other call's inputs are compared in GateContext.call (`call_fault`): a candidate
+# sees these options in its worker, and wrote into every input but theirs
+# (tests/hostile/writes_inputs_no_gate_reads.py).
+INPUTS_JUDGED_BY_GATE = frozenset(
+    {"reference_first", "poison", "store_inputs_as", "use_stored_inputs"}
+)
 
 
 # Hang detection, not performance: correct generated kernels run up to 10-100x slower than the
@@ -173,6 +182,24 @@ class CallResult:
     aliases: list[str]
     seconds: float
     inputs_after: list[torch.Tensor | None] | None = None
+    written: int = 0  # outputs of earlier calls, still held, changed since handed out
+
+
+@dataclass(frozen=True)
+class CallFault:
+    """What a call did to a caller's tensors, found whatever gate made it: a failure of that
+    gate, with this signature and detail, unless the gate fails on its own."""
+
+    signature: str
+    detail: str
+
+
+@dataclass
+class EarlierCall:
+    """A call of the benchmark's instance with no option, on inputs as the judge sent them."""
+
+    inputs: list[Any]
+    result: CallResult
 
 
 @dataclass
@@ -453,6 +480,23 @@ class GateContext:
         # on a kept set sends none, and its reply must give back as many as that set holds.
         self._kept_sizes: dict[str, int] = {}
         self.calls_served = 0  # candidate calls answered from an earlier one
+        # The inputs a call of the reference changes in place (the contract lets a candidate
+        # change those too), found the first time a call of the candidate changes one.
+        self._reference_modifies: set[int] | None = None
+        # One of the calls of the benchmark's instance with no option made so far, each as
+        # likely, chosen by the verdict's secret (reservoir sampling): ORD-02 repeats it after
+        # allocator churn. Its own first run stood at one place in a schedule that is the same
+        # in every verdict of a problem, where a candidate that counts its requests answered
+        # exactly (tests/hostile/knows_ord02s_place.py).
+        self.earlier_call: EarlierCall | None = None
+        self._plain_calls = 0
+        self._earlier_choice: random.Random | None = None
+        # The first caller's tensor a call of the running gate overwrote: an input the
+        # reference leaves as it was, or an earlier output still held (the worker's report,
+        # read by ORD-02 alone before: a kernel scribbled only in the gates judged after it,
+        # tests/hostile/scribbles_after_ord02.py). A gate that would not fail on its own
+        # fails for it (kdiff.gates.base). Reset by each gate.
+        self.call_fault: CallFault | None = None
         self._evaluations: dict[str, Evaluation] = {}
         # The content digest of a trial's inputs, taken once for the oracle's key and the
         # call's (a gate evaluates and calls on the same tensors).
@@ -1054,9 +1098,68 @@ class GateContext:
                 self.calls_served += 1
                 return self._calls[shared]
         result = self._call(key, payload, seed, dtype, options)
+        if self.call_fault is None:
+            self.call_fault = self._fault(inputs, payload, options, result)
+        if not options and not instance and dtype is NATIVE and seed == BENCHMARK_SEED:
+            self._maybe_kept_for_repeat(inputs, result)
         if shared is not None:
             self._calls[shared] = result
         return result
+
+    def _maybe_kept_for_repeat(self, inputs: list[Any], result: CallResult) -> None:
+        """`earlier_call` becomes this call with probability 1 / (plain calls so far)."""
+        self._plain_calls += 1
+        if self._earlier_choice is None:
+            self._earlier_choice = random.Random(
+                chosen_draw_seed(self.chosen_seed, "ORD-02 earlier call")
+            )
+        if self._earlier_choice.randrange(self._plain_calls) == 0:
+            kept = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            self.earlier_call = EarlierCall(kept, result)
+
+    def _fault(
+        self, inputs: list[Any], sent: list[Any], options: dict[str, Any], result: CallResult
+    ) -> CallFault | None:
+        """What the call overwrote of its caller's tensors: an input (where its gate does not
+        judge that itself), else an earlier output still held; None where nothing."""
+        if not options.keys() & INPUTS_JUDGED_BY_GATE:
+            written = self._input_written(inputs, sent, result.inputs_after)
+            if written is not None:
+                return CallFault("input_mutated", written)
+        if result.written:
+            return CallFault(
+                "output_aliasing",
+                f"{result.written} output(s) of earlier calls, still held, changed after "
+                f"they were handed out (written by a call or by work left running)",
+            )
+        return None
+
+    def _input_written(
+        self, inputs: list[Any], sent: list[Any], after: list[Any] | None
+    ) -> str | None:
+        """The first input the call changed that the reference leaves unchanged, described
+        (`sent`: `inputs` as the call sent them; `after`: the judge's reading of the arena
+        on the CPU, the reply's on CUDA); None where there is none."""
+        changed = [
+            i
+            for i, (x, a) in enumerate(zip(sent, after or []))
+            if isinstance(x, torch.Tensor)
+            and isinstance(a, torch.Tensor)
+            and not tolerance.bitwise_equal(a.cpu(), x)
+        ]
+        if not changed:
+            return None
+        if self._reference_modifies is None:
+            self._reference_modifies = self.inputs_the_reference_modifies(inputs)
+        for i in changed:
+            if i not in self._reference_modifies:
+                a, x = after[i].cpu(), sent[i]
+                n = int((a != x).sum()) if a.shape == x.shape else x.numel()
+                return (
+                    f"input {i} modified in place by a call: {n} of {x.numel()} elements "
+                    f"changed (the reference leaves it unchanged)"
+                )
+        return None
 
     @contextlib.contextmanager
     def shared_calls(self, share: bool) -> Iterator[None]:
@@ -1097,7 +1200,7 @@ class GateContext:
         after = [
             mine if mine is not None else theirs for mine, theirs in zip(read, parsed.inputs_after)
         ]
-        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after)
+        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after, parsed.written)
 
     def request_judged_alone(
         self,

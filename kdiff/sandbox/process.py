@@ -85,6 +85,7 @@ from kdiff.sandbox.launches import (
     compile_launches,
     compiler_environment,
 )
+from kdiff.sandbox.visibility import close_to_other_processes
 from kdiff.sandbox.workerenv import confined_environment
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
 
@@ -101,6 +102,9 @@ def judge_folder() -> Path:
     zygote removes it when this process dies (kdiff.sandbox.confine.remove_leftovers)."""
     pid = os.getpid()
     if pid not in _JUDGE_FOLDERS:
+        # Before its first worker: a worker of its uid (a judge that is not root, on CUDA: no
+        # Landlock) would read its environment and memory, the verdict's secret among them.
+        close_to_other_processes()
         tmp = tempfile.gettempdir()
         remove_stale_judges(tmp)
         folder = Path(tmp) / str(judge_tag(pid))

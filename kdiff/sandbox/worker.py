@@ -22,7 +22,6 @@ Run as `python -m kdiff.sandbox.worker READ_FD WRITE_FD [ARENA_FD]`.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import hashlib
 import os
@@ -50,6 +49,7 @@ from kdiff.sandbox.probes import (
     live_bytes,
 )
 from kdiff.sandbox.provenance import ProvenanceRecorder
+from kdiff.sandbox.visibility import rewrite_command_line
 
 # What ran while the candidate ran (its forward in neutral_call and run_and_check_correctness,
 # its gradients in cmd_call): module-level, so that the call functions keep the signatures the
@@ -467,15 +467,10 @@ def run_and_check_correctness(
     return output_new
 
 
-# /proc/<pid>/stat fields (proc(5), counted from 1) after the command name's closing ")" at
-# field 2: arg_start and arg_end are fields 48 and 49.
-_ARG_START_FIELD = 48 - 3
-
-
 def disguise_process() -> None:
     """Before the candidate is imported: nothing in the process's arguments (sys.argv,
     sys.orig_argv, /proc/self/cmdline) says kdiff. The command line area is rewritten in
-    place, as setproctitle does, to the interpreter's bare name. The environment, the one it
+    place to the interpreter's bare name. The environment, the one it
     started with (/proc/self/environ) included, is an allow-list already (kdiff.sandbox.workerenv);
     its folder and log have neutral names (kdiff.sandbox.process). kdiff's modules in sys.modules stay
     visible: what matters is that no gate's call differs from the native check's."""
@@ -483,14 +478,7 @@ def disguise_process() -> None:
         del os.environ[name]
     sys.argv = [""]
     sys.orig_argv = [sys.executable]
-    try:
-        with open("/proc/self/stat", "rb") as f:
-            fields_ = f.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields_[_ARG_START_FIELD]), int(fields_[_ARG_START_FIELD + 1])
-    except (OSError, IndexError, ValueError):
-        return
-    name = os.path.basename(sys.executable).encode()[: max(end - start - 1, 0)]
-    ctypes.memmove(start, name.ljust(end - start, b"\0"), end - start)
+    rewrite_command_line([os.path.basename(sys.executable)])
 
 
 def main(read_fd: int, write_fd: int, arena_fd: int | None = None) -> None:
