@@ -94,3 +94,52 @@ def test_outputs_sharing_storage_as_the_references_do_are_its_contract(tmp_path)
     assert "shared storage as the reference's" in verdicts["same_views"].detail
     crossed = verdicts["crossed_view"]
     assert crossed.status is Status.FAIL and crossed.signature == "output_aliasing", crossed
+
+
+# A clamp to [-1, 1] whose benchmark inputs lie in [0, 1): there it changes nothing.
+CLAMP = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x.clamp(-1.0, 1.0)
+
+
+def get_inputs():
+    return [torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+# Hands back the input itself wherever the clamp would change nothing (kernels/runs/redteam
+# 8/0, the "ghost branch"): right values, but the caller's input is its output.
+RETURNS_ITS_INPUT_IN_RANGE = '''
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x if bool((x.abs() <= 1).all()) else x.clamp(-1.0, 1.0)
+'''
+
+
+def test_an_output_that_is_an_input_where_the_benchmarks_inputs_lie_fails(tmp_path):
+    """ORD-02 repeats an earlier gate's call, chosen by the verdict's secret, which may lie
+    anywhere a gate draws (CMP-01's x1e3, outside the range where this kernel aliases): its
+    one call on the benchmark's own draw finds the aliasing at every secret."""
+    problem, candidate = tmp_path / "clamp.py", tmp_path / "returns_input.py"
+    problem.write_text(CLAMP)
+    candidate.write_text(RETURNS_ITS_INPUT_IN_RANGE)
+    for chosen_seed in range(1, 7):
+        config = RunConfig(gates=["CMP-01", "ORD-02"],
+                           gate_options=GateOptions(device="cpu", chosen_seed=chosen_seed))
+        verdict = judge_case(Case(id="returns_input", problem=problem, candidate=candidate),
+                             config, manager(), "kernelbench")
+        assert verdict.gates["CMP-01"].status is Status.PASS, verdict.gates["CMP-01"]
+        ord02 = verdict.gates["ORD-02"]
+        assert ord02.status is Status.FAIL and ord02.signature == "output_aliasing", \
+            (chosen_seed, ord02)
