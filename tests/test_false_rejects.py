@@ -38,6 +38,15 @@ def cmp01_on_the_cpu(tmp_path: Path, problem: str, candidate: str):
     return verdict.native, verdict.gates["CMP-01"]
 
 
+def assert_doubling_judged(tmp_path: Path, candidate: str, status: Status) -> None:
+    """`candidate` of 2 x on 300 normal values: accepted by the native check, and CMP-01's
+    `status` (an honest factor passes, one off by 5e-5 fails)."""
+    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
+                                      candidate)
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
 def problem_source(result: str, inputs: str, args: str = "x", prelude: str = "") -> str:
     """A KernelBench problem whose Model returns `result` of `args` (after `prelude`, a line
     of the forward), with get_inputs returning `inputs`."""
@@ -2976,10 +2985,7 @@ def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Pat
     FlagAttention `torch.cuda.device(torch.cuda.device_of(q))`, a guard of a guard, whose
     current device a CPU-only torch read as None. A kernel scaling by 2.0001 still fails."""
     candidate = DOUBLE_UNDER_A_DEVICE_GUARD.replace("FACTOR", factor).replace("GUARDED", guarded)
-    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
-                                      candidate)
-    assert native.accept is True, native
-    assert result.status is status, result.detail
+    assert_doubling_judged(tmp_path, candidate, status)
 
 
 # -- launch sizes read from the device's properties (flash-attention's layer norm) ----------
@@ -3021,10 +3027,7 @@ def test_a_launch_sized_by_the_device_s_properties_runs_on_the_cpu(tmp_path: Pat
     `current_device()`: the native check and every gate failed. A kernel scaling by 2.0001
     still fails."""
     candidate = SCALE_BY_WARPS_OF_THE_DEVICE.replace("FACTOR", factor)
-    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
-                                      candidate)
-    assert native.accept is True, native
-    assert result.status is status, result.detail
+    assert_doubling_judged(tmp_path, candidate, status)
 
 
 # -- a device module chosen by the current accelerator (bitsandbytes' Triton backend) ------
@@ -3063,10 +3066,7 @@ def test_a_device_module_chosen_by_the_current_accelerator_runs_on_the_cpu(tmp_p
     import to choose its device module; a CPU-only torch answers None and the import raised.
     A kernel scaling by 2.0001 still fails."""
     candidate = DOUBLE_UNDER_THE_CURRENT_ACCELERATOR.replace("FACTOR", factor)
-    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
-                                      candidate)
-    assert native.accept is True, native
-    assert result.status is status, result.detail
+    assert_doubling_judged(tmp_path, candidate, status)
 
 
 # -- atomic adds into fp16 and bf16 memory (applied-ai's GPTQ split-K GEMM) -----------------
@@ -3151,10 +3151,7 @@ def test_a_kernel_defined_where_torch_says_triton_runs_runs_on_the_cpu(tmp_path:
     torch answered False: the op raised NotImplementedError, the native check and every gate
     failed. A kernel scaling by 2.0001 still fails."""
     candidate = DOUBLE_WHERE_TORCH_SAYS_TRITON_RUNS.replace("FACTOR", factor)
-    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
-                                      candidate)
-    assert native.accept is True, native
-    assert result.status is status, result.detail
+    assert_doubling_judged(tmp_path, candidate, status)
 
 
 # -- libdevice bound from a copy of its portable module (xformers' libdevice_find) -----------
@@ -3240,10 +3237,7 @@ def test_a_grid_given_as_a_list_runs_on_the_cpu(tmp_path: Path, factor: str, sta
     and raised on a list, so the native check failed. A kernel scaling by 2.0001 still
     fails."""
     candidate = SCALE_ON_A_LIST_GRID.replace("FACTOR", factor).replace("GRID", grid)
-    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
-                                      candidate)
-    assert native.accept is True, native
-    assert result.status is status, result.detail
+    assert_doubling_judged(tmp_path, candidate, status)
 
 
 # -- an autotuner pruned by Triton's driver and a perf model (triton-lang/kernels' matmul) ---
@@ -3298,7 +3292,4 @@ def test_an_autotuner_pruned_by_the_device_s_driver_runs_on_the_cpu(tmp_path: Pa
     driver and the native check raised. The stand-in driver answers the first, the perf
     model is not consulted (configs are equally fast on the CPU). x2.0001 still fails."""
     candidate = SCALE_PRUNED_BY_THE_DEVICE.replace("FACTOR", factor)
-    native, result = cmp01_on_the_cpu(tmp_path, problem_source("2 * x", "torch.randn(300)"),
-                                      candidate)
-    assert native.accept is True, native
-    assert result.status is status, result.detail
+    assert_doubling_judged(tmp_path, candidate, status)
