@@ -1123,7 +1123,7 @@ class GateContext:
         """What the call overwrote of its caller's tensors: an input (where its gate does not
         judge that itself), else an earlier output still held; None where nothing."""
         if not options.keys() & INPUTS_JUDGED_BY_GATE:
-            written = self._input_written(inputs, sent, result.inputs_after)
+            written = self.input_written(inputs, sent, result.inputs_after, " by a call")
             if written is not None:
                 return CallFault("input_mutated", written)
         if result.written:
@@ -1134,18 +1134,20 @@ class GateContext:
             )
         return None
 
-    def _input_written(
-        self, inputs: list[Any], sent: list[Any], after: list[Any] | None
+    def input_written(
+        self, inputs: list[Any], sent: list[Any], after: list[Any] | None, how: str = ""
     ) -> str | None:
-        """The first input the call changed that the reference leaves unchanged, described
-        (`sent`: `inputs` as the call sent them; `after`: the judge's reading of the arena
-        on the CPU, the reply's on CUDA); None where there is none."""
+        """The first input a call changed that the reference leaves unchanged, described
+        ("input i modified in place`how`: ..."; `sent`: `inputs` as the call sent them;
+        `after`: the judge's reading of the arena on the CPU, the reply's on CUDA); None
+        where there is none. Which inputs the reference changes is read once a verdict, the
+        first time a call changes one."""
         changed = [
             i
             for i, (x, a) in enumerate(zip(sent, after or []))
             if isinstance(x, torch.Tensor)
             and isinstance(a, torch.Tensor)
-            and not tolerance.bitwise_equal(a.cpu(), x)
+            and not tolerance.bitwise_equal(a.cpu(), x.cpu())
         ]
         if not changed:
             return None
@@ -1153,10 +1155,10 @@ class GateContext:
             self._reference_modifies = self.inputs_the_reference_modifies(inputs)
         for i in changed:
             if i not in self._reference_modifies:
-                a, x = after[i].cpu(), sent[i]
+                a, x = after[i].cpu(), sent[i].cpu()
                 n = int((a != x).sum()) if a.shape == x.shape else x.numel()
                 return (
-                    f"input {i} modified in place by a call: {n} of {x.numel()} elements "
+                    f"input {i} modified in place{how}: {n} of {x.numel()} elements "
                     f"changed (the reference leaves it unchanged)"
                 )
         return None
