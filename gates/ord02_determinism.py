@@ -1,15 +1,15 @@
 """ORD-02 determinism and aliasing: K runs on bitwise-identical fresh copies of one input set
 (the benchmark's get_inputs() at the verdict's chosen seed: a fixed draw is one a kernel can
 recognise and be deterministic on alone), the first as any call is made and the others after
-allocator churn, must give bitwise-identical outputs (where earlier gates made plain calls,
-the first run is one of them, chosen by the verdict's secret, and the others repeat its
-inputs); no output may share storage with an input or address an element of another output,
-unless the reference's own outputs share it the same way (a view is the problem's contract),
-nor lie in the storage of an earlier call's outputs still alive (a buffer handed out twice).
-Sharing is read by the judge from the reply's payload
-(kdiff.sandbox.protocol.shared_storage); reuse of an earlier call's storage is the worker's
-word, from the outputs it keeps alive through every call alike and the storages of older
-ones the candidate keeps."""
+allocator churn, must give bitwise-identical outputs (where earlier gates made plain calls, the
+first run is one of them, chosen by the verdict's secret, and the others repeat its inputs, and
+one more call on the benchmark's draw is judged for sharing alone); no output may share storage
+with an input or address an element of another output, unless the reference's own outputs share
+it the same way (a view is the problem's contract), nor lie in the storage of an earlier call's
+outputs still alive (a buffer handed out twice). Sharing is read by the judge from the reply's
+payload (kdiff.sandbox.protocol.shared_storage); reuse of an earlier call's storage is the
+worker's word, from the outputs it keeps alive through every call alike and the storages of
+older ones the candidate keeps."""
 from __future__ import annotations
 
 import torch
@@ -60,11 +60,10 @@ class Determinism(Gate):
         aliased = self.judge_runs(ctx, inputs, expected, 1, contract, label)
         return aliased if aliased.status is not Status.PASS else repeated
 
-    @staticmethod
-    def benchmark_runs(ctx: GateContext, seed) -> tuple[list, list[torch.Tensor], set[str]]:
+    def benchmark_runs(self, ctx: GateContext, seed) -> tuple[list, list[torch.Tensor], set[str]]:
         """The benchmark's draw at the verdict's chosen seed, the reference's outputs on it
         and their storage sharing (judge_runs' inputs, expected and contract)."""
-        inputs = benchmark_draw(ctx, seed.of("ORD-02 get_inputs()"))
+        inputs = benchmark_draw(ctx, seed.of(f"{self.id} get_inputs()"))
         expected, contract = ctx.run_reference_sharing(inputs)
         if ctx.backward:
             # autograd hands one tensor to every input a gradient reaches unchanged (the

@@ -37,6 +37,8 @@ import inspect
 import os
 import sys
 import types
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -118,6 +120,16 @@ def refusal() -> str | None:
 CPU_DEVICE_CAPABILITY = (9, 0)
 
 
+def _answer_for_the_gpu(owner: Any, name: str, answer: Callable) -> None:
+    """`owner.name` becomes `answer`, the GPU's the interpreted kernels stand for, once, and
+    only where this process has no GPU of its own to answer (marked `of_the_cpu`)."""
+    import torch
+    if torch.cuda.is_available() or getattr(getattr(owner, name, None), "of_the_cpu", False):
+        return
+    answer.of_the_cpu = True
+    setattr(owner, name, answer)
+
+
 def _report_a_compute_capability() -> None:
     """Production libraries ask the device's compute capability when imported or when choosing
     a path (attorch turns TF32 on from sm_80); without CUDA torch raises there, so their
@@ -125,15 +137,11 @@ def _report_a_compute_capability() -> None:
     `torch.cuda.get_device_capability` answers that GPU's. Nothing else about CUDA changes:
     `torch.cuda.is_available()` stays False."""
     import torch
-    if torch.cuda.is_available() or getattr(torch.cuda.get_device_capability, "of_the_cpu",
-                                            False):
-        return
 
     def get_device_capability(device=None) -> tuple[int, int]:
         return CPU_DEVICE_CAPABILITY
 
-    get_device_capability.of_the_cpu = True
-    torch.cuda.get_device_capability = get_device_capability
+    _answer_for_the_gpu(torch.cuda, "get_device_capability", get_device_capability)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,9 +176,6 @@ def _report_the_device_s_properties() -> None:
     sm_90 GPU's: `torch.cuda.current_device()` answers 0 and `get_device_properties` that
     GPU's (DeviceProperties). `torch.cuda.is_available()` stays False."""
     import torch
-    if torch.cuda.is_available() or getattr(torch.cuda.get_device_properties, "of_the_cpu",
-                                            False):
-        return
 
     def current_device() -> int:
         return 0
@@ -178,9 +183,8 @@ def _report_the_device_s_properties() -> None:
     def get_device_properties(device=None) -> DeviceProperties:
         return DeviceProperties()
 
-    current_device.of_the_cpu = get_device_properties.of_the_cpu = True
-    torch.cuda.current_device = current_device
-    torch.cuda.get_device_properties = get_device_properties
+    _answer_for_the_gpu(torch.cuda, "current_device", current_device)
+    _answer_for_the_gpu(torch.cuda, "get_device_properties", get_device_properties)
 
 
 class StandInDriver:
@@ -246,14 +250,13 @@ def _report_the_current_accelerator() -> None:
     import torch
     accelerator = getattr(torch, "accelerator", None)
     shipped = getattr(accelerator, "current_accelerator", None)
-    if shipped is None or torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
+    if shipped is None:
         return
 
     def current_accelerator(check_available: bool = False):
         return shipped(check_available) if _asked_by_torch() else torch.device("cuda")
 
-    current_accelerator.of_the_cpu = True
-    accelerator.current_accelerator = current_accelerator
+    _answer_for_the_gpu(accelerator, "current_accelerator", current_accelerator)
 
 
 def _report_triton_s_support() -> None:
@@ -265,20 +268,16 @@ def _report_triton_s_support() -> None:
     the CPU. The interpreted kernels stand for an sm_90 GPU's, where has_triton() is True, so
     a caller outside torch is answered True. torch's own callers (inductor, dynamo) keep the
     shipped answer: they choose what to generate for the device this process really has."""
-    import torch
     try:
         import torch.utils._triton as torch_triton
     except ImportError:
         return
     shipped = torch_triton.has_triton
-    if torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
-        return
 
     def has_triton() -> bool:
         return shipped() if _asked_by_torch() else True
 
-    has_triton.of_the_cpu = True
-    torch_triton.has_triton = has_triton
+    _answer_for_the_gpu(torch_triton, "has_triton", has_triton)
 
 
 def _guard_a_cpu_tensor_s_device() -> None:
