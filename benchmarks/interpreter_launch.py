@@ -1,7 +1,12 @@
-"""A row reduction's call through Triton's interpreter, as the worker runs it with and without
-`tl` patched once a launch (kdiff.sandbox.interpreter_device): median of 5 calls each.
+"""Row reductions called through Triton's interpreter as the worker runs them
+(kdiff.sandbox.interpreter_device installed), against the interpreter as Triton ships it:
+the CPU time of a call, median of 5, each setting in a fresh process (patches persist).
 
-    python benchmarks/interpreter_launch.py [--rows 1024]
+    python benchmarks/interpreter_launch.py [--rows 1024] [--tree OTHER_CHECKOUT ...]
+
+`--tree` adds the worker's interpreter of another kdiff source tree (its kdiff/ imported
+first), for an A/B of two commits on one machine. CPU time, not wall time: the machine's
+other load does not enter it.
 """
 from __future__ import annotations
 
@@ -15,17 +20,14 @@ import time
 os.environ["TRITON_INTERPRET"] = "1"
 
 
-def measure(rows: int, once: bool) -> float:
+def measure(rows: int, installed: bool) -> float:
     import torch
     import triton
     import triton.language as tl
-    from triton.runtime import interpreter
 
-    from kdiff.sandbox import interpreter_device
-    interpreter_device._drop_the_overflow_sanitiser(interpreter)
-    if once:
-        interpreter_device._patch_the_language_once_a_launch(
-            interpreter, interpreter_device._launches(interpreter))
+    if installed:
+        from kdiff.sandbox import interpreter_device
+        interpreter_device.install()
 
     @triton.jit
     def row_stats(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -37,26 +39,34 @@ def measure(rows: int, once: bool) -> float:
     row_stats[(rows,)](x, out, 16, BLOCK=16)
     times = []
     for _ in range(5):
-        start = time.perf_counter()
+        start = time.process_time()
         row_stats[(rows,)](x, out, 16, BLOCK=16)
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1024)
-    ap.add_argument("--one", choices=["each-call", "once-a-launch"], help=argparse.SUPPRESS)
+    ap.add_argument("--tree", action="append", default=[],
+                    help="another kdiff source tree to time the worker's interpreter of")
+    ap.add_argument("--one", choices=["shipped", "worker"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(f"{measure(args.rows, args.one == 'once-a-launch'):.3f}")
+        print(f"{measure(args.rows, args.one == 'worker'):.4f}")
         return 0
-    for how in ("each-call", "once-a-launch"):  # each in a fresh process: patches persist
+    settings = [("Triton's interpreter as shipped", "shipped", None),
+                ("the worker's, this kdiff", "worker", None)]
+    settings += [(f"the worker's, {tree}", "worker", tree) for tree in args.tree]
+    for label, how, tree in settings:
+        env = dict(os.environ)
+        if tree:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, env.get("PYTHONPATH")]))
         out = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--one", how],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        print(f"tl patched {how}: {out} s a call ({args.rows} rows, median of 5)")
+                             capture_output=True, text=True, check=True, env=env).stdout.strip()
+        print(f"{label}: {out} CPU s a call ({args.rows} rows, median of 5)")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -707,6 +707,52 @@ def test_a_builtin_under_a_module_s_own_name_runs_and_is_put_back(shipped_interp
     assert _own_cast is tl.cast and _own_exp is tl.math.exp
 
 
+# A device function of one module calling a builtin under that module's own name, and a
+# kernel of another module calling it.
+DEVICE_FUNCTION_MODULE = """
+import triton
+import triton.language as tl
+
+to_half = tl.cast
+
+
+@triton.jit
+def halved(x):
+    return to_half(x * 0.5, tl.float16)
+"""
+KERNEL_MODULE = """
+import triton
+import triton.language as tl
+from halving import halved
+
+
+@triton.jit
+def halve(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, halved(tl.load(x_ptr + offs)))
+"""
+
+
+def test_a_device_function_s_own_names_hold_the_builtin_in_every_program_and_launch(
+        shipped_interpreter, tmp_path, monkeypatch):
+    """Within a launch a module's globals are patched at the first call of a device function
+    of it, and the later programs' calls find them patched; the launch's end puts them back,
+    so the next launch patches them again."""
+    (tmp_path / "halving.py").write_text(DEVICE_FUNCTION_MODULE)
+    (tmp_path / "halving_kernel.py").write_text(KERNEL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import halving
+    import halving_kernel
+
+    interpreter_device.install()
+    x = torch.randn(32)
+    for _ in range(2):
+        out = torch.zeros(32, dtype=torch.float16)
+        halving_kernel.halve[(4,)](x, out, BLOCK=8)
+        assert torch.equal(out, (x * 0.5).half())
+        assert halving.to_half is tl.cast
+
+
 WHAT_THE_WORKER_RUNS = '''
 import torch
 import torch.nn as nn

@@ -531,7 +531,9 @@ def _patch_the_language_once_a_launch(interpreter, launches: list[Launch]) -> No
     time over thousands of rows. Nothing restores a device function's patches before the
     launch ends, so within one launch the patches after the first of a module install equal
     functions again; they are left out. The first in each launch is made, as the interpreter
-    makes it."""
+    makes it. So are the patches of a module's own names: a second pass over the same globals
+    finds nothing left to patch, and listing them again was a fifth of a row reduction's
+    time."""
     patch_lang = getattr(interpreter, "_patch_lang", None)
     if patch_lang is None or getattr(patch_lang, "once_a_launch", False):
         return
@@ -539,6 +541,8 @@ def _patch_the_language_once_a_launch(interpreter, launches: list[Launch]) -> No
 
     def patch_once(fn):
         launch = launches[-1] if launches else None
+        if launch is not None and id(fn.__globals__) in launch.reached:
+            return _NoPatches()
         langs = {id(v) for v in fn.__globals__.values()
                  if inspect.ismodule(v) and v in (tl, tl.core)}
         if launch is not None and langs <= launch.patched:
@@ -552,6 +556,8 @@ def _patch_the_language_once_a_launch(interpreter, launches: list[Launch]) -> No
                                           scope if launch is None else launch.scope)
         _map_portable_libdevice_names(interpreter, fn.__globals__,
                                       scope if launch is None else launch.scope)
+        if launch is not None:
+            launch.reached.add(id(fn.__globals__))
         return scope
 
     patch_once.once_a_launch = True

@@ -61,6 +61,8 @@ class Launch:
     watched: bool = False
     cap: int | None = None  # with watched: the tests a program may make; None, no limit
     patched: set[int] = field(default_factory=set)
+    # ids of the module globals whose names the launch's patches have already reached
+    reached: set[int] = field(default_factory=set)
     scope: object | None = None  # the patch scope the launch restores at its end
     tests: int = 0
     most: int = 0
