@@ -874,3 +874,13 @@ def test_a_kernel_that_scribbles_on_earlier_outputs_after_ord02_fails_where_it_d
     assert verdict.native.accept is True, verdict.native
     assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
     assert "changed after they were handed out" in _failed(verdict, "CMP-02", "output_aliasing")
+
+
+def test_a_kernel_that_hands_an_output_out_again_after_ord02_fails_where_it_does():
+    """Returns the tensor it returned last when the same values come again, once ORD-02 is over
+    (read in its requests): its bytes never change (`written` 0), and only ORD-02 read the
+    worker's report of an output in an earlier one's storage. Every call's is read."""
+    verdict = _verdict("reuses_after_ord02", ["ORD-02", "CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
+    assert "handed out twice" in _failed(verdict, "CMP-02", "output_aliasing")

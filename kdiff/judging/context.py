@@ -183,6 +183,7 @@ class CallResult:
     seconds: float
     inputs_after: list[torch.Tensor | None] | None = None
     written: int = 0  # outputs of earlier calls, still held, changed since handed out
+    reused: list[int] = field(default_factory=list)  # outputs in an earlier one's storage
 
 
 @dataclass(frozen=True)
@@ -1121,11 +1122,21 @@ class GateContext:
         self, inputs: list[Any], sent: list[Any], options: dict[str, Any], result: CallResult
     ) -> CallFault | None:
         """What the call overwrote of its caller's tensors: an input (where its gate does not
-        judge that itself), else an earlier output still held; None where nothing."""
+        judge that itself), else an earlier output still held, handed out again or changed;
+        None where nothing."""
         if not options.keys() & INPUTS_JUDGED_BY_GATE:
             written = self.input_written(inputs, sent, result.inputs_after, " by a call")
             if written is not None:
                 return CallFault("input_mutated", written)
+        if result.reused:
+            # Its bytes may be the ones handed out before (the same values asked twice), so
+            # that `written` stays 0: a caller that changes one answer in place changes the
+            # other (tests/hostile/reuses_after_ord02.py).
+            return CallFault(
+                "output_aliasing",
+                f"output {result.reused[0]} shares storage with an output of an earlier "
+                f"call, still held (one buffer handed out twice)",
+            )
         if result.written:
             return CallFault(
                 "output_aliasing",
@@ -1202,7 +1213,9 @@ class GateContext:
         after = [
             mine if mine is not None else theirs for mine, theirs in zip(read, parsed.inputs_after)
         ]
-        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after, parsed.written)
+        return CallResult(
+            parsed.outputs, parsed.aliases, parsed.seconds, after, parsed.written, parsed.reused
+        )
 
     def request_judged_alone(
         self,
