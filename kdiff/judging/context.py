@@ -114,13 +114,22 @@ class _CallLock:
     user's, on one machine) holds this lock shared; a call judged again after a timeout holds
     it alone, so that no other judge's call runs beside it. It lives in the cache, which
     outlives runs, not in a run's temporary folder, which must not; in its private folder,
-    which no worker can open (a worker holding it would stop every judge)."""
+    which no worker can open (a worker holding it would stop every judge).
+
+    The time a case waits for it is another case's: a candidate judged again alone (after a
+    timeout, or an error that names memory) holds it up to its call deadline each time, and
+    one that asks for that on every call held it for its whole wall budget, while the cases
+    beside it spent theirs waiting and failed `case_timeout`
+    (tests/hostile/holds_the_call_lock.py). The wait is left out of the waiting case's
+    budget (`CandidateProcess.not_charged`)."""
 
     @contextlib.contextmanager
-    def held(self, exclusive: bool) -> Iterator[None]:
+    def held(self, exclusive: bool, waiting: CandidateProcess) -> Iterator[None]:
         fd = os.open(private_root() / "calls.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
+            asked = time.monotonic()
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            waiting.not_charged(time.monotonic() - asked)
             yield
         finally:
             os.close(fd)  # releases the lock
@@ -1236,12 +1245,12 @@ class GateContext:
         judges' calls then neither run nor allocate (their workers' caches stay held)."""
         known_to_hang = self.candidate.hangs.first is not None
         try:
-            with CALL_LOCK.held(exclusive=False):
+            with CALL_LOCK.held(exclusive=False, waiting=self.candidate):
                 return send(None)
         except CandidateRaised as exc:
             if not retry or not any(m in exc.detail for m in MEMORY_EXHAUSTED):
                 raise
-            with CALL_LOCK.held(exclusive=True):
+            with CALL_LOCK.held(exclusive=True, waiting=self.candidate):
                 try:
                     return send(None)
                 except CandidateRaised as again:
@@ -1251,7 +1260,7 @@ class GateContext:
             if isinstance(exc, CandidateOverBudget) or not retry or known_to_hang:
                 raise
             first = exc.detail
-        with CALL_LOCK.held(exclusive=True):
+        with CALL_LOCK.held(exclusive=True, waiting=self.candidate):
             reference = self.reference_seconds(inputs, seed, dtype)
             budget = max(
                 self.candidate.limits.call_timeout, HANG_FLOOR_S, HANG_FACTOR * reference * calls

@@ -370,6 +370,12 @@ class CandidateProcess:
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
 
+    def not_charged(self, seconds: float) -> None:
+        """`seconds` of the case's wall time spent on no work of its own (waiting for another
+        judge's call: kdiff.judging.context.CALL_LOCK), which its wall budget does not count."""
+        if self._deadline is not None:
+            self._deadline += seconds
+
     def _budgeted(self, timeout: float) -> float:
         remaining = self._remaining()
         if remaining is None:
