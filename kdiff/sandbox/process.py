@@ -317,6 +317,21 @@ class HangRecord:
         self.first = None
 
 
+# The most of a failure's text (a reply's `error`) the judge keeps. The worker's own errors
+# are shorter: an exception's message cut at 500 characters behind its type's name, a load
+# error's path (at most PATH_MAX, 4096) and first line (cut at 300). A candidate writes its
+# reply itself, and the text becomes the detail of every gate it fails and of the native
+# check, in every report and in the results store (tests/hostile/floods_its_error.py).
+MAX_ERROR_CHARS = 8192
+
+
+def bounded_error(text: str) -> str:
+    """A failure's text, cut to MAX_ERROR_CHARS (saying how much was cut)."""
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS} more characters)"
+
+
 def well_formed(reply: Any) -> bool:
     """Whether a worker's reply has the form every reply has: whether it succeeded (`ok`, a
     bool), and where it did not, the error (a str) that becomes the candidate's failure. Read
@@ -672,6 +687,8 @@ class CandidateProcess:
         if not well_formed(reply):
             self._kill()
             raise CandidateCrashed(f"malformed reply to `{msg['cmd']}`")
+        if not reply["ok"]:
+            reply["error"] = bounded_error(reply["error"])
         return reply
 
     @staticmethod
