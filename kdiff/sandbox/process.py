@@ -80,6 +80,7 @@ from kdiff.sandbox.confine import (
 )
 from kdiff.sandbox.launches import (
     COMPILE_TIMEOUT_S,
+    JudgesModules,
     Launch,
     Outcomes,
     compile_launches,
@@ -491,6 +492,7 @@ class CandidateProcess:
         jobs: list[tuple[Launch, str]],
         timeout: float = COMPILE_TIMEOUT_S,
         stop: Callable[[Outcomes], str | None] | None = None,
+        modules: JudgesModules | None = None,
     ) -> list[dict[str, Any]]:
         """Each (launch, target) compiled without a GPU (kdiff.sandbox.launches). A compiler
         child imports the candidate's module (or the file its kernel came from), so it is
@@ -541,7 +543,7 @@ class CandidateProcess:
             )
 
         try:
-            return compile_launches(jobs, timeout, start, stop=stop)
+            return compile_launches(jobs, timeout, start, stop=stop, modules=modules)
         finally:
             if cgroup:
                 cgroup.kill()
