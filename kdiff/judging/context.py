@@ -116,12 +116,12 @@ class _CallLock:
     outlives runs, not in a run's temporary folder, which must not; in its private folder,
     which no worker can open (a worker holding it would stop every judge).
 
-    The time a case waits for it is another case's: a candidate judged again alone (after a
-    timeout, or an error that names memory) holds it up to its call deadline each time, and
-    one that asks for that on every call held it for its whole wall budget, while the cases
-    beside it spent theirs waiting and failed `case_timeout`
-    (tests/hostile/holds_the_call_lock.py). The wait is left out of the waiting case's
-    budget (`CandidateProcess.not_charged`)."""
+    The time a case waits for it is another case's: a call judged again alone (after a
+    timeout, or an error that names memory) holds it up to its deadline, as often as its
+    candidate asks, for as long as that candidate's own wall budget lasts
+    (tests/hostile/holds_the_call_lock.py); charged to the cases waiting, it spends theirs
+    (`case_timeout` for an honest kernel). The wait is left out of the waiting case's budget
+    (`CandidateProcess.not_charged`)."""
 
     @contextlib.contextmanager
     def held(self, exclusive: bool, waiting: CandidateProcess) -> Iterator[None]:
