@@ -435,6 +435,7 @@ class CandidateProcess:
                 worker_to_judge_w,
                 *([self._arena.fd] if self._arena else []),
             ],
+            cwd=str(self.workdir),
         )
         self._proc = None
         if limits.warm_start:
@@ -458,7 +459,7 @@ class CandidateProcess:
                 pass_fds=tuple(spec.pipe_fds),
                 env=env,
                 start_new_session=True,
-                cwd=str(self.workdir),
+                cwd=str(self.workdir.parent),  # the judge's: the launcher enters spec.cwd
             )
         os.close(judge_to_worker_r)
         os.close(worker_to_judge_w)
