@@ -498,7 +498,10 @@ class ResourceBudget(Gate):
         # A failure the cache already shows needs no compiler (a re-run of a failing kernel).
         if jobs and failed_target([None] * len(jobs)) is None:
             for (launch, target), outcome in zip(
-                jobs, ctx.candidate.compile_launches(jobs, stop=failed_target)
+                jobs,
+                ctx.candidate.compile_launches(
+                    jobs, stop=failed_target, modules=cache.modules if cache else None
+                ),
             ):
                 if cache:
                     cache.put(launch, target, outcome)

@@ -3,10 +3,12 @@ both): a worker of its own uid under a seccomp filter, in cgroups of its own; an
 run starts outlives it, even a `kill -9` of the run."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
+import site
 import socket
 import subprocess
 import sys
@@ -21,7 +23,13 @@ from test_hostile import DEVICE, MEMORY
 
 from kdiff.data.cache import private_root
 from kdiff.sandbox import confine
-from kdiff.sandbox.process import CandidateProcess, SandboxLimits, code_folders
+from kdiff.sandbox.process import (
+    CandidateCrashed,
+    CandidateLoadError,
+    CandidateProcess,
+    SandboxLimits,
+    code_folders,
+)
 
 HOSTILE = Path(__file__).parent / "hostile"
 CHECKOUT = Path(__file__).parent / "fixtures" / "kernelbench_checkout"
@@ -221,3 +229,61 @@ def test_landlock_keeps_a_process_of_the_same_uid_out_of_the_unreadable_folder(t
         finally:
             os._exit(status)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+
+
+def test_no_process_of_a_candidates_reads_a_user_site_from_its_home(tmp_path):
+    """Every process that runs candidate code has a home of its own, which it writes: Python
+    would run the `.pth` files of that home's user site-packages at its start."""
+    from kdiff.sandbox.workerenv import confined_environment
+
+    assert confined_environment(os.environ, DEVICE, tmp_path)["PYTHONNOUSERSITE"] == "1"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not site.ENABLE_USER_SITE, reason="this interpreter reads no user site "
+                    "(a virtual environment without the system's packages)")
+def test_a_planted_user_site_is_not_run_when_the_worker_starts_again_cold():
+    """plants_a_user_site writes a `.pth` into its homes and ends its worker; the worker
+    started again cold (its folder kept) ran the line, first as the launcher's root, before
+    any confinement. 5 s: two cold starts."""
+    limits = SandboxLimits(call_timeout=30.0, warm_start=False)
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "plants_a_user_site.py",
+                          device=DEVICE, limits=limits) as worker:
+        worker.request("forget")
+        time.sleep(1.0)  # its worker ended meanwhile
+        with pytest.raises(CandidateCrashed):
+            worker.request("forget")
+        worker.request("forget")  # a cold start in the same folder
+        ran = worker.workdir / "site-ran"
+        assert not ran.exists(), ran.read_text()
+
+
+def test_the_launcher_enters_the_programs_folder_once_confined(tmp_path):
+    """The launcher starts in a folder no candidate writes and enters `cwd` once confined:
+    `python -m kdiff.sandbox.confine`, started in a worker's folder, imported the `kdiff`
+    package a candidate wrote there (plants_a_kdiff_package)."""
+    folder = tmp_path / "worker"
+    (folder / "kdiff").mkdir(parents=True)
+    (folder / "kdiff" / "__init__.py").write_text("raise SystemExit('planted')\n")
+    spec = confine.Confinement(cwd=str(folder), landlock=False, namespaces=False)
+    ran = subprocess.run(spec.command([sys.executable, "-c", "import os; print(os.getcwd())"]),
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0 and ran.stdout.strip() == str(folder), ran.stderr
+
+
+@pytest.mark.slow
+def test_a_planted_kdiff_package_is_not_run_unconfined_when_the_worker_starts_again():
+    """plants_a_kdiff_package writes a `kdiff` package into its folder and ends its worker;
+    the worker started again cold ran it in the launcher, before any confinement. 6 s: three
+    cold starts."""
+    limits = SandboxLimits(call_timeout=30.0, warm_start=False)
+    with CandidateProcess(HOSTILE / "problem.py", HOSTILE / "plants_a_kdiff_package.py",
+                          device=DEVICE, limits=limits) as worker:
+        worker.request("forget")
+        time.sleep(1.0)  # its worker ended meanwhile
+        for _ in range(2):  # a cold start in the same folder (which the package may break)
+            with contextlib.suppress(CandidateCrashed, CandidateLoadError):
+                worker.request("forget")
+        ran = worker.workdir / "kdiff-ran"
+        lines = ran.read_text().split() if ran.exists() else []
+        assert "unconfined" not in lines, lines

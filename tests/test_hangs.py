@@ -5,10 +5,15 @@ larger than the benchmark's: CMP-03's interpreter allowance, and the sandbox's k
 budgets."""
 from __future__ import annotations
 
+import fcntl
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from kdiff.data.cache import private_root
 from kdiff.data.model import GateResult, Status
 from kdiff.data.problem import load_problem
 from kdiff.gates.registry import select
@@ -159,3 +164,34 @@ def test_a_candidate_that_does_not_import_is_started_once_for_all_gates():
     assert [r.status for r in results] == [Status.FAIL] * len(gates)
     assert {r.signature for r in results} == {"does_not_import"}
     assert all("no module named fancy_cuda_ext" in r.detail for r in results)
+
+
+def test_a_wait_for_another_judges_call_is_not_charged_to_the_case():
+    """A call judged again alone holds the call lock up to its deadline, as often as its
+    candidate asks (tests/hostile/holds_the_call_lock.py), and the cases beside it spent their
+    wall budgets waiting for it: an honest kernel failed `case_timeout`. Here another judge
+    holds the lock for longer than the case has left; the case's call still answers."""
+    problem = load_problem(DOUBLE)
+    with CandidateProcess(DOUBLE, HERE / "hostile" / "honest.py") as warm:  # the zygote's start
+        GateContext(problem, warm, GateOptions(device="cpu")).call(problem.get_inputs())
+    limits = SandboxLimits(case_timeout=1.5)
+    with CandidateProcess(DOUBLE, HERE / "hostile" / "honest.py", limits=limits) as process:
+        ctx = GateContext(problem, process, GateOptions(device="cpu"))
+        ctx.call(problem.get_inputs())  # the worker started
+        holding = threading.Event()
+
+        def other_judge() -> None:
+            fd = os.open(private_root() / "calls.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                holding.set()
+                time.sleep(1.5)  # past what the case has left
+            finally:
+                os.close(fd)
+
+        thread = threading.Thread(target=other_judge)
+        thread.start()
+        holding.wait()
+        got = ctx.call(problem.get_inputs())
+        thread.join()
+    assert len(got.outputs) == 1

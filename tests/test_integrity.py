@@ -21,7 +21,12 @@ from kdiff.data.provenance import Origin, ProvenanceKind
 from kdiff.judging import plugins
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox import confine
-from kdiff.sandbox.process import CandidateCrashed, CandidateProcess, SandboxLimits
+from kdiff.sandbox.process import (
+    MAX_ERROR_CHARS,
+    CandidateCrashed,
+    CandidateProcess,
+    SandboxLimits,
+)
 
 HOSTILE = Path(__file__).parent / "hostile"
 
@@ -874,3 +879,23 @@ def test_a_kernel_that_scribbles_on_earlier_outputs_after_ord02_fails_where_it_d
     assert verdict.native.accept is True, verdict.native
     assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
     assert "changed after they were handed out" in _failed(verdict, "CMP-02", "output_aliasing")
+
+
+def test_a_kernel_that_hands_an_output_out_again_after_ord02_fails_where_it_does():
+    """Returns the tensor it returned last when the same values come again, once ORD-02 is over
+    (read in its requests): its bytes never change (`written` 0), and only ORD-02 read the
+    worker's report of an output in an earlier one's storage. Every call's is read."""
+    verdict = _verdict("reuses_after_ord02", ["ORD-02", "CMP-02"])
+    assert verdict.native.accept is True, verdict.native
+    assert verdict.gates["ORD-02"].status is Status.PASS, verdict.gates["ORD-02"]
+    assert "handed out twice" in _failed(verdict, "CMP-02", "output_aliasing")
+
+
+def test_a_failures_text_is_cut_before_it_reaches_the_verdict():
+    """Answers every call with a failure whose text is 8 MiB: the verdict held it once per
+    gate and the native check, and so did every report and the results store."""
+    verdict = _verdict("floods_its_error", ["ORD-02"])
+    assert verdict.native.accept is False
+    texts = [verdict.native.reason, *(g.detail for g in verdict.gates.values())]
+    assert all(len(t) < 2 * MAX_ERROR_CHARS and "more characters" in t for t in texts), [
+        len(t) for t in texts]

@@ -199,3 +199,71 @@ def test_a_kernel_s_word_on_its_own_fit_is_not_taken(tmp_path, monkeypatch, bloc
     else:
         assert "only the kernel's own module reported" in result.detail, result.detail
         assert "BLOCK, which is not a constant" in result.detail, result.detail
+
+
+# A kernel file and another of the same kernel's name and parameters whose tl.dot needs 1024
+# columns of sm_100's tensor memory; a compiler child that reports those columns from the
+# module it is sent (as Triton does, without compiling: tests/fixtures/cross_candidate has
+# the run that compiled them).
+FITTING = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets) * 2)
+"""
+OVER_BUDGET = FITTING.replace("tl.load(x_ptr + offsets) * 2", "tl.dot(x_ptr, y_ptr)")
+COLUMNS_CHILD = """
+import json, sys
+jobs = json.load(open(sys.argv[1]))
+fits = json.loads(sys.argv[3])
+with open(sys.argv[2], "a") as out:
+    for job in jobs:
+        columns = 1024 if "tl.dot" in open(job["launch"]["file"]).read() else 0
+        out.write(json.dumps({"resources": {"target": job["target"], **fits,
+                                            "tmem_columns": columns}}) + "\\n")
+"""
+
+
+def test_a_compile_result_is_kept_under_the_module_compiled(tmp_path, monkeypatch):
+    """A worker names its launches' files, and one in its own folder can change between the
+    judge's readings of it: the cache key was taken from the first, the module compiled from a
+    later one, and the over-budget result was kept, for every candidate, under the digest of a
+    kernel that fits (the run in tests/fixtures/cross_candidate/runs/
+    poisons_the_resource_cache rejected the honest kernel judged next)."""
+    import json
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from kdiff.sandbox.launches import Launch, ResourceCache, compile_launches
+    monkeypatch.setenv("KDIFF_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "worker").mkdir()
+    victim, copy = tmp_path / "victim" / "kernel.py", tmp_path / "worker" / "k.py"
+    victim.write_text(FITTING)
+    copy.write_text(FITTING)
+
+    def start(argv, env, log, cwd):
+        return subprocess.Popen([sys.executable, "-c", COLUMNS_CHILD, *argv, json.dumps(FITS)],
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=str(cwd))
+
+    class Swapping:
+        """The hostile worker's side: its copy changes once the cache has been asked."""
+
+        candidate = copy
+        writes_confined = True
+
+        def compile_launches(self, jobs, stop=None, **options):
+            copy.write_text(OVER_BUDGET)
+            return compile_launches(jobs, timeout=30, start=start, folder=tmp_path, stop=stop,
+                                    **options)
+
+    launch = Launch(module="kdiff_k", file=str(copy), qualname="double_kernel")
+    ResourceBudget().resources(SimpleNamespace(candidate=Swapping()), [launch], ["sm_100"])
+    honest = Launch(module="kdiff_kernel", file=str(victim), qualname="double_kernel")
+    kept = ResourceCache("honest").get(honest, "sm_100")
+    assert kept is None or kept["resources"]["tmem_columns"] == 0, kept

@@ -89,6 +89,19 @@ def test_model_named_runs_look_for_model_too():
     assert entry_points(cases["run_a/level_1_problem_1_sample_0"]) == DEFAULT_ENTRY
 
 
+def test_a_siblings_class_does_not_choose_how_a_candidate_loads():
+    """A `Model`-named candidate beside one that defines `ModelNew`: each file alone says
+    which class it is judged as. Decided for the run, the sibling's `ModelNew` failed the
+    honest `Model` kernel as does_not_import (tests/fixtures/cross_candidate)."""
+    checkout = Path(__file__).parent / "fixtures" / "cross_candidate"
+    run = checkout / "runs" / "sibling_names_the_class"
+    cases = {c.id: c for c in discover(RunConfig(root=checkout, runs=run))}
+    victim, sibling = (cases[f"sibling_names_the_class/level_1_problem_1_sample_{s}"]
+                       for s in (0, 1))
+    assert entry_points(victim) == MODEL_NAMED_ENTRY
+    assert entry_points(sibling) == DEFAULT_ENTRY
+
+
 def test_filters_by_level_and_problem_ids_or_globs():
     # A run's malformed eval_results.json is reported only when some of its kernels are.
     assert list(cases_by_id(level=2)) == ["run_a/level_2_problem_3_sample_0"]

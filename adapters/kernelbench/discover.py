@@ -196,6 +196,16 @@ def _classes(tree: ast.Module | None) -> set[str]:
     return {n.name for n in tree.body if isinstance(n, ast.ClassDef)} if tree else set()
 
 
+def _model_named(tree: ast.Module | None) -> bool:
+    """Whether a candidate is written in KernelBenchFiltered's style: its class is `Model`
+    and no `ModelNew`. Its own file alone says so: no sibling's class decides how a
+    candidate loads (one `ModelNew` in a run would fail every other one's `Model` as
+    does_not_import: tests/fixtures/cross_candidate), and the store keys a verdict by the
+    file's content alone."""
+    classes = _classes(tree)
+    return "Model" in classes and "ModelNew" not in classes
+
+
 def run_folders(runs: Path) -> list[Path]:
     """`runs` itself when it holds kernels, else each sub-folder that does."""
     def holds_run(d: Path) -> bool:
@@ -248,9 +258,6 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path],
         else:
             misnamed.append(f)
     found.sort(key=lambda c: (c.level, c.problem, c.sample))
-    classes = [_classes(c.tree) for c in found if c.tree is not None]
-    model_named = bool(classes) and not any("ModelNew" in cs for cs in classes) and any(
-        "Model" in cs for cs in classes)
     cases: list[Case] = []
     for c in found:
         problem = problems.get((c.level, c.problem))
@@ -261,7 +268,7 @@ def _run_cases(run: Path, problems: dict[tuple[int, int], Path],
                                     "sample": c.sample,
                                     "problem": problem.stem if problem else None,
                                     **candidate_header(c.tree)}
-        if model_named:
+        if _model_named(c.tree):
             metadata["entry_points"] = list(MODEL_NAMED_ENTRY)
         recorded = results.samples.get((c.problem, c.sample))
         error = c.unreadable or unreadable.get(problem) or (None if problem else (

@@ -132,8 +132,8 @@ def _common(p: argparse.ArgumentParser, native_default: str,
                    metavar="S", help="seconds one call of the candidate may take "
                    "(default: %(default)g)")
     p.add_argument("--case-timeout", type=POSITIVE_SECONDS, default=CASE_TIMEOUT_S,
-                   metavar="S", help="wall budget of one kernel, all its gates together "
-                   "(default: %(default)g)")
+                   metavar="S", help="wall budget of one kernel, all its gates together, "
+                   "less its waits for other judges' calls (default: %(default)g)")
     p.add_argument("--dtypes", default=None, metavar="D,...",
                    help="working dtypes for PRC-01 (default: the problem's KDIFF_DTYPES or "
                    "float32)")

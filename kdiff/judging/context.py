@@ -114,13 +114,22 @@ class _CallLock:
     user's, on one machine) holds this lock shared; a call judged again after a timeout holds
     it alone, so that no other judge's call runs beside it. It lives in the cache, which
     outlives runs, not in a run's temporary folder, which must not; in its private folder,
-    which no worker can open (a worker holding it would stop every judge)."""
+    which no worker can open (a worker holding it would stop every judge).
+
+    The time a case waits for it is another case's: a call judged again alone (after a
+    timeout, or an error that names memory) holds it up to its deadline, as often as its
+    candidate asks, for as long as that candidate's own wall budget lasts
+    (tests/hostile/holds_the_call_lock.py); charged to the cases waiting, it spends theirs
+    (`case_timeout` for an honest kernel). The wait is left out of the waiting case's budget
+    (`CandidateProcess.not_charged`)."""
 
     @contextlib.contextmanager
-    def held(self, exclusive: bool) -> Iterator[None]:
+    def held(self, exclusive: bool, waiting: CandidateProcess) -> Iterator[None]:
         fd = os.open(private_root() / "calls.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
+            asked = time.monotonic()
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            waiting.not_charged(time.monotonic() - asked)
             yield
         finally:
             os.close(fd)  # releases the lock
@@ -183,6 +192,7 @@ class CallResult:
     seconds: float
     inputs_after: list[torch.Tensor | None] | None = None
     written: int = 0  # outputs of earlier calls, still held, changed since handed out
+    reused: list[int] = field(default_factory=list)  # outputs in an earlier one's storage
 
 
 @dataclass(frozen=True)
@@ -1121,11 +1131,21 @@ class GateContext:
         self, inputs: list[Any], sent: list[Any], options: dict[str, Any], result: CallResult
     ) -> CallFault | None:
         """What the call overwrote of its caller's tensors: an input (where its gate does not
-        judge that itself), else an earlier output still held; None where nothing."""
+        judge that itself), else an earlier output still held, handed out again or changed;
+        None where nothing."""
         if not options.keys() & INPUTS_JUDGED_BY_GATE:
             written = self.input_written(inputs, sent, result.inputs_after, " by a call")
             if written is not None:
                 return CallFault("input_mutated", written)
+        if result.reused:
+            # Its bytes may be the ones handed out before (the same values asked twice), so
+            # that `written` stays 0: a caller that changes one answer in place changes the
+            # other (tests/hostile/reuses_after_ord02.py).
+            return CallFault(
+                "output_aliasing",
+                f"output {result.reused[0]} shares storage with an output of an earlier "
+                f"call, still held (one buffer handed out twice)",
+            )
         if result.written:
             return CallFault(
                 "output_aliasing",
@@ -1202,7 +1222,9 @@ class GateContext:
         after = [
             mine if mine is not None else theirs for mine, theirs in zip(read, parsed.inputs_after)
         ]
-        return CallResult(parsed.outputs, parsed.aliases, parsed.seconds, after, parsed.written)
+        return CallResult(
+            parsed.outputs, parsed.aliases, parsed.seconds, after, parsed.written, parsed.reused
+        )
 
     def request_judged_alone(
         self,
@@ -1223,12 +1245,12 @@ class GateContext:
         judges' calls then neither run nor allocate (their workers' caches stay held)."""
         known_to_hang = self.candidate.hangs.first is not None
         try:
-            with CALL_LOCK.held(exclusive=False):
+            with CALL_LOCK.held(exclusive=False, waiting=self.candidate):
                 return send(None)
         except CandidateRaised as exc:
             if not retry or not any(m in exc.detail for m in MEMORY_EXHAUSTED):
                 raise
-            with CALL_LOCK.held(exclusive=True):
+            with CALL_LOCK.held(exclusive=True, waiting=self.candidate):
                 try:
                     return send(None)
                 except CandidateRaised as again:
@@ -1238,7 +1260,7 @@ class GateContext:
             if isinstance(exc, CandidateOverBudget) or not retry or known_to_hang:
                 raise
             first = exc.detail
-        with CALL_LOCK.held(exclusive=True):
+        with CALL_LOCK.held(exclusive=True, waiting=self.candidate):
             reference = self.reference_seconds(inputs, seed, dtype)
             budget = max(
                 self.candidate.limits.call_timeout, HANG_FLOOR_S, HANG_FACTOR * reference * calls

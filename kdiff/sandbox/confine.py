@@ -92,6 +92,12 @@ class Confinement:
     # The pipe ends the program gets (the worker's channel to the judge): only the program
     # may hold them, so that the judge sees end-of-stream the moment the worker dies.
     pipe_fds: list[int] = field(default_factory=list)
+    # The folder the program runs in, entered once confined. The launcher starts elsewhere,
+    # in a folder no candidate writes: `python -m` imports from the folder it starts in, and
+    # a worker's own folder, which outlives a restart, held a `kdiff` package its candidate
+    # wrote, which the launcher (root, not yet confined) ran
+    # (tests/hostile/plants_a_kdiff_package.py).
+    cwd: str | None = None
 
     def to_arg(self) -> str:
         return json.dumps(asdict(self))
@@ -787,6 +793,8 @@ def run_confined(spec: Confinement, start: Callable[[], NoReturn]) -> NoReturn:
     """Confines this process, then runs `start` (which execs or exits, never returns) in
     the confined state; this process ends the way the program does."""
     applied, new_pid_ns = apply(spec)
+    if spec.cwd is not None:
+        os.chdir(spec.cwd)
     for name in [n for n in os.environ if n.startswith(CLUSTER_VARIABLES)]:
         del os.environ[name]  # where the cluster's sockets and tokens are: not its business
     # First line of the worker's log, where the judge reads it (CandidateProcess.containment);

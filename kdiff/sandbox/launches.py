@@ -35,12 +35,13 @@ cannot exceed the target's (tests/test_gate_res02.py checks both with Triton's p
   when it misses it. The judge checks the form of each result (the fields of
   KernelResources, the job's target).
 
-The disk cache is the judge's: `ResourceCache` keeps results per (kernel file digest, with
-the helpers it names or imports from kdiff, kernel name, signature, constexprs, options,
-target, Triton version) in kdiff's cache folder
+The disk cache is the judge's: `ResourceCache` keeps results per (what was compiled, kernel
+name, signature, constexprs, options, target, Triton version) in kdiff's cache folder
 (kdiff.data.cache: $KDIFF_CACHE, else ~/.cache/kdiff), and the judge compiles only what it does not
-hold. A checked result is kept for every candidate; an unchecked one only for the candidate
-whose judging computed it (its file's hash is in the key).
+hold. A checked result is keyed by the judge's module itself, read once and compiled as read
+(`JudgesModules`), and kept for every candidate; an unchecked one by the kernel file's digest
+(with the helpers it names or imports from kdiff), only for the candidate whose judging
+computed it (its file's hash is in the key).
 """
 from __future__ import annotations
 
@@ -406,13 +407,38 @@ def file_digest(path: str) -> str | None:
         return None
 
 
+class JudgesModules:
+    """The judge's own module of each launch file (kdiff.sandbox.kernel_source), read once:
+    the module a checked result is keyed by is the one compiled. A worker names the files of
+    its launches, and one in a folder it writes can change between two readings of the judge
+    (tests/fixtures/cross_candidate/runs/poisons_the_resource_cache)."""
+
+    def __init__(self) -> None:
+        self._modules: dict[str, ExtractedModule | str] = {}
+
+    def __call__(self, file: str) -> ExtractedModule | str:
+        """The module of `file`, or why the judge builds none."""
+        if file not in self._modules:
+            try:
+                self._modules[file] = extract(read_regular_file(file), file)
+            except (OSError, UnreadableFile, NotExtractable) as exc:
+                self._modules[file] = str(exc)
+        return self._modules[file]
+
+
+def module_digest(module: ExtractedModule) -> str:
+    """What names the judge's module of a file in the cache: every way of it it compiles."""
+    return hashlib.sha256("\0".join(text for text, _ in module.variants()).encode()).hexdigest()
+
+
 class ResourceCache:
     """The judge's disk cache of compile results. A result the judge computed from its own
     module of a kernel's file ("checked": kdiff.sandbox.kernel_source) is kept for every candidate
-    that launches that file's kernels; one a compiler child computed by importing the file is
-    that module's word, kept for the candidate being judged (`owner`, the hash of its file)
-    alone. Timeouts and crashes are not kept: they depend on the machine's load, not on the
-    kernel; a compile error is kept (as deterministic as a result)."""
+    that launches a file with that module, keyed by the module (`modules`: the one compiled);
+    one a compiler child computed by importing the file is that module's word, kept for the
+    candidate being judged (`owner`, the hash of its file) alone. Timeouts and crashes are not
+    kept: they depend on the machine's load, not on the kernel; a compile error is kept (as
+    deterministic as a result)."""
 
     JUDGE = "judge"  # the owner of checked results
 
@@ -420,6 +446,7 @@ class ResourceCache:
         self.owner = owner
         self.dir = Path(root or cache_root()) / "triton-resources"
         self._digests: dict[str, str | None] = {}  # launch file -> file_digest, for one candidate
+        self.modules = JudgesModules()
 
     @staticmethod
     def judging_code() -> str:
@@ -430,9 +457,13 @@ class ResourceCache:
     def key(self, launch: Launch, target: str, checked: bool = False) -> str | None:
         import torch
         import triton
-        if launch.file not in self._digests:
-            self._digests[launch.file] = file_digest(launch.file)
-        kernel_hash = self._digests[launch.file]
+        if checked:
+            module = self.modules(launch.file)
+            kernel_hash = module_digest(module) if isinstance(module, ExtractedModule) else None
+        else:
+            if launch.file not in self._digests:
+                self._digests[launch.file] = file_digest(launch.file)
+            kernel_hash = self._digests[launch.file]
         if kernel_hash is None:
             return None
         # Unchecked, the module name says what the child imported (a name, or the file).
@@ -448,7 +479,7 @@ class ResourceCache:
         for checked in (True, False):
             key = self.key(launch, target, checked)
             if key is None:
-                return None
+                continue
             try:
                 outcome = json.loads(read_regular_file(self.dir / f"{key}.json"))
                 return {**checked_outcome(outcome, target), "checked": checked}
@@ -552,15 +583,17 @@ def _finished(result_path: Path, targets: list[str]) -> list[dict[str, Any]]:
 
 def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S,
                      start: Starter = start_fresh, folder: Path | None = None,
-                     stop: Callable[[Outcomes], str | None] | None = None
-                     ) -> list[dict[str, Any]]:
+                     stop: Callable[[Outcomes], str | None] | None = None,
+                     modules: JudgesModules | None = None) -> list[dict[str, Any]]:
     """Per (launch, target): {"resources": {...}} or {"error": "...", "timeout": bool}, plus
     "cacheable". One child process per kernel file (`start`ed with its arguments,
     environment, log and a working folder inside `folder`) compiles that file's jobs in
     order, importing the file once and reporting each as it finishes, with `timeout` seconds
     per compile. `stop`, given the outcomes so far (None where a job is not compiled yet), may
     return a reason to compile no further: the child is killed and the jobs left get that
-    reason as their error."""
+    reason as their error. `modules`: the judge's modules of the files, as a cache keyed
+    them (read now where none is given)."""
+    modules = modules or JudgesModules()
     results: Outcomes = [
         {"error": launch.unavailable, "timeout": False, "cacheable": False}
         if launch.unavailable else None for launch, _ in jobs]
@@ -575,7 +608,7 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
                 results[i] = {"error": reason, "timeout": False, "cacheable": False,
                               "stopped": True}
             continue
-        extracted = extracted_kernels(file, {jobs[i][0].qualname for i in group})
+        extracted = extracted_kernels(file, {jobs[i][0].qualname for i in group}, modules)
         _compile_file(jobs, group, results, timeout, start, folder, stop, extracted)
         refused = [i for i in group if (results[i] or {}).get("refused")
                    and (results[i] or {}).get("checked")]
@@ -587,13 +620,13 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
     return results  # type: ignore[return-value]
 
 
-def extracted_kernels(file: str, qualnames: set[str]) -> ExtractedModule | str:
-    """The judge's own module of `file`'s kernels (kdiff.sandbox.kernel_source), when it holds every
-    kernel named; else why not."""
-    try:
-        module = extract(read_regular_file(file), file)
-    except (OSError, UnreadableFile, NotExtractable) as exc:
-        return str(exc)
+def extracted_kernels(file: str, qualnames: set[str], modules: JudgesModules | None = None
+                      ) -> ExtractedModule | str:
+    """The judge's own module of `file`'s kernels (kdiff.sandbox.kernel_source; `modules`' where
+    given), when it holds every kernel named; else why not."""
+    module = (modules or JudgesModules())(file)
+    if not isinstance(module, ExtractedModule):
+        return module
     missing = sorted(qualnames.difference(*(kernels for _, kernels in module.variants())))
     if not missing:
         return module

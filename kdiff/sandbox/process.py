@@ -80,6 +80,7 @@ from kdiff.sandbox.confine import (
 )
 from kdiff.sandbox.launches import (
     COMPILE_TIMEOUT_S,
+    JudgesModules,
     Launch,
     Outcomes,
     compile_launches,
@@ -317,6 +318,21 @@ class HangRecord:
         self.first = None
 
 
+# The most of a failure's text (a reply's `error`) the judge keeps. The worker's own errors
+# are shorter: an exception's message cut at 500 characters behind its type's name, a load
+# error's path (at most PATH_MAX, 4096) and first line (cut at 300). A candidate writes its
+# reply itself, and the text becomes the detail of every gate it fails and of the native
+# check, in every report and in the results store (tests/hostile/floods_its_error.py).
+MAX_ERROR_CHARS = 8192
+
+
+def bounded_error(text: str) -> str:
+    """A failure's text, cut to MAX_ERROR_CHARS (saying how much was cut)."""
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS} more characters)"
+
+
 def well_formed(reply: Any) -> bool:
     """Whether a worker's reply has the form every reply has: whether it succeeded (`ok`, a
     bool), and where it did not, the error (a str) that becomes the candidate's failure. Read
@@ -370,6 +386,12 @@ class CandidateProcess:
     def _remaining(self) -> float | None:
         return None if self._deadline is None else self._deadline - time.monotonic()
 
+    def not_charged(self, seconds: float) -> None:
+        """`seconds` of the case's wall time spent on no work of its own (waiting for another
+        judge's call: kdiff.judging.context.CALL_LOCK), which its wall budget does not count."""
+        if self._deadline is not None:
+            self._deadline += seconds
+
     def _budgeted(self, timeout: float) -> float:
         remaining = self._remaining()
         if remaining is None:
@@ -413,6 +435,7 @@ class CandidateProcess:
                 worker_to_judge_w,
                 *([self._arena.fd] if self._arena else []),
             ],
+            cwd=str(self.workdir),
         )
         self._proc = None
         if limits.warm_start:
@@ -436,7 +459,7 @@ class CandidateProcess:
                 pass_fds=tuple(spec.pipe_fds),
                 env=env,
                 start_new_session=True,
-                cwd=str(self.workdir),
+                cwd=str(self.workdir.parent),  # the judge's: the launcher enters spec.cwd
             )
         os.close(judge_to_worker_r)
         os.close(worker_to_judge_w)
@@ -470,6 +493,7 @@ class CandidateProcess:
         jobs: list[tuple[Launch, str]],
         timeout: float = COMPILE_TIMEOUT_S,
         stop: Callable[[Outcomes], str | None] | None = None,
+        modules: JudgesModules | None = None,
     ) -> list[dict[str, Any]]:
         """Each (launch, target) compiled without a GPU (kdiff.sandbox.launches). A compiler
         child imports the candidate's module (or the file its kernel came from), so it is
@@ -520,7 +544,7 @@ class CandidateProcess:
             )
 
         try:
-            return compile_launches(jobs, timeout, start, stop=stop)
+            return compile_launches(jobs, timeout, start, stop=stop, modules=modules)
         finally:
             if cgroup:
                 cgroup.kill()
@@ -666,6 +690,8 @@ class CandidateProcess:
         if not well_formed(reply):
             self._kill()
             raise CandidateCrashed(f"malformed reply to `{msg['cmd']}`")
+        if not reply["ok"]:
+            reply["error"] = bounded_error(reply["error"])
         return reply
 
     @staticmethod

@@ -48,8 +48,13 @@ OWN_FOLDERS = (("HOME", "home"), ("TMPDIR", "tmp"), ("TRITON_CACHE_DIR", "triton
 
 
 def own_folders(folder: Path) -> dict[str, str]:
-    """OWN_FOLDERS made inside `folder`, as the variables that name them."""
-    env = {}
+    """OWN_FOLDERS made inside `folder`, as the variables that name them, and no user
+    site-packages: a home the process writes is no place to import from. Python runs the
+    `.pth` files of `~/.local/lib/pythonX.Y/site-packages` at its start, and a worker started
+    again cold (its folder outlives a restart) starts as the judge's user, root, before it
+    confines itself: a candidate's `.pth` there ran as root, unconfined
+    (tests/hostile/plants_a_user_site.py)."""
+    env = {"PYTHONNOUSERSITE": "1"}
     for var, sub in OWN_FOLDERS:
         (folder / sub).mkdir(exist_ok=True)
         env[var] = str(folder / sub)
