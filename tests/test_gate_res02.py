@@ -179,6 +179,23 @@ def test_a_block_sized_by_triton_s_compile_time_helper_leaves_the_kernel_judged(
     ('{"num_warps": 16}', None),
     ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
 ], ids=["uncapped", "maxnreg-255"])
+def test_a_private_compile_time_helper_of_triton_s_language_leaves_the_kernel_judged(
+        launch: str, signature: str | None, tmp_path: Path):
+    """`triton.language.standard._log2` in a kernel body (lmdeploy's bitonic top-k, copied
+    from Triton's standard library): the judge's module refused it as a private name, and
+    the file's own module did not import in the compiler child (lmdeploy's package), so
+    RES-02 was an ERROR. A private name of Triton's language that is one of Triton's
+    ConstexprFunctions or JITFunctions resolves now: it fits uncapped and is over the
+    registers with `maxnreg=255`."""
+    assert_variant_judged(RESOURCES / "scale_by_sum.py", "private_triton_helper.py",
+                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
+                          tmp_path)
+
+
+@pytest.mark.parametrize("launch,signature", [
+    ('{"num_warps": 16}', None),
+    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
+], ids=["uncapped", "maxnreg-255"])
 def test_a_constexpr_given_as_an_enum_member_leaves_the_kernel_judged(
         launch: str, signature: str | None, tmp_path: Path):
     """A constexpr given as a member of an IntEnum (lmdeploy's QuantPolicy): the worker sent
