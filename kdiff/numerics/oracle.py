@@ -1198,7 +1198,7 @@ class MagnitudeTracer(EagerDispatchMode):
         likewise, and the base keeps the rest. A base traced before keeps its picks complete
         only where the view's are too."""
         base = view._base
-        if base is None:
+        if base is None or base.dtype != view.dtype:  # a bit cast counts elements otherwise
             return
         written = self.integer(view)
         if written is None and base_before is None:
