@@ -1566,6 +1566,43 @@ def test_a_sort_order_among_ties_is_not_judged(tmp_path: Path, order: str):
     assert result.gates["CMP-01"].status is Status.FAIL, result.gates["CMP-01"].detail
 
 
+# -- picks written in place (lmdeploy's bitonic top-k per ragged row, DeepSeek's group mask) --
+
+# (the lines of the reference's forward before it returns, and what it returns)
+TOP3_BY_ROW = ("out = torch.full((x.shape[0], 3), -1)\n"
+               "        for r in range(x.shape[0]):\n"
+               "            out[r, :3] = x[r].topk(3).indices", "out")
+TOP2_GROUPS = ("picked = x.topk(2, dim=1).indices",
+               "torch.zeros(x.shape, dtype=torch.bool).scatter_(1, picked, True)")
+# ties taken from the other end: the last tied element first
+TOP3_LAST_TIED_FIRST = "x.shape[1] - 1 - x.flip(1).topk(3, dim=1).indices"
+TOP2_LAST_TIED_FIRST = ("torch.zeros(x.shape, dtype=torch.bool).scatter_(1, x.shape[1] - 1 "
+                        "- x.flip(1).topk(2, dim=1).indices, True)")
+
+
+@pytest.mark.parametrize("reference, candidate", [
+    (TOP3_BY_ROW, TOP3_LAST_TIED_FIRST), (TOP2_GROUPS, TOP2_LAST_TIED_FIRST)],
+    ids=["copy-into-row", "scatter-into-mask"])
+@pytest.mark.parametrize("defect, status", [("x", Status.PASS),
+                                            ("torch.where(x.abs() > 100, 0.0, x)", Status.FAIL)],
+                         ids=["honest", "large-values-zeroed"])
+def test_picks_written_in_place_stay_open(tmp_path: Path, reference: tuple[str, str],
+                                          candidate: str, defect: str, status: Status):
+    """An index output filled row by row (`out[r, :k] = ...topk(k).indices`) and a mask made
+    by `scatter_` of top-k picks: the in-place write took no open pick along (only the
+    functional op's result carried them), so at CMP-01's mostly-zero draws an honest kernel
+    breaking ties among the zeros from the other end failed, as lmdeploy's bitonic top-k
+    did (60 of 96 ids) and its DeepSeek group router at PRC-03's x 1e-19 (every score
+    sigmoid(0) = 0.5). Now each in-place op is taken again on what its target held, and a
+    write into a view reaches its base. A kernel zeroing values past 100 still fails."""
+    prelude, result = reference
+    problem = problem_source(result, "torch.randn(8, 16)", prelude=prelude)
+    picks = candidate.replace("x.flip(1)", f"({defect}).flip(1)")
+    native, result = cmp01_on_the_cpu(tmp_path, problem, candidate_source(picks))
+    assert native.accept is True, native
+    assert result.status is status, result.detail
+
+
 # -- a rounding to integers whose operand lies within its rounding error of a step ------------
 
 SCALE = "s = x.abs().amax(dim=1, keepdim=True) / 127"

@@ -175,6 +175,39 @@ def test_a_block_sized_by_triton_s_compile_time_helper_leaves_the_kernel_judged(
                           tmp_path)
 
 
+@pytest.mark.parametrize("launch,signature", [
+    ('{"num_warps": 16}', None),
+    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
+], ids=["uncapped", "maxnreg-255"])
+def test_a_private_compile_time_helper_of_triton_s_language_leaves_the_kernel_judged(
+        launch: str, signature: str | None, tmp_path: Path):
+    """`triton.language.standard._log2` in a kernel body (lmdeploy's bitonic top-k, copied
+    from Triton's standard library): the judge's module refused it as a private name, and
+    the file's own module did not import in the compiler child (lmdeploy's package), so
+    RES-02 was an ERROR. A private name of Triton's language that is one of Triton's
+    ConstexprFunctions or JITFunctions resolves now: it fits uncapped and is over the
+    registers with `maxnreg=255`."""
+    assert_variant_judged(RESOURCES / "scale_by_sum.py", "private_triton_helper.py",
+                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
+                          tmp_path)
+
+
+@pytest.mark.parametrize("launch,signature", [
+    ('{"num_warps": 16}', None),
+    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
+], ids=["uncapped", "maxnreg-255"])
+def test_a_constexpr_given_as_an_enum_member_leaves_the_kernel_judged(
+        launch: str, signature: str | None, tmp_path: Path):
+    """A constexpr given as a member of an IntEnum (lmdeploy's QuantPolicy): the worker sent
+    the member itself to the judge, which takes no library's classes in a reply, and RES-02
+    read the candidate's worker as crashed ("exited with status 0 during `launches`"; CMP-03
+    too). Its value travels now: it fits uncapped and is over the registers with
+    `maxnreg=255`."""
+    assert_variant_judged(RESOURCES / "scale_by_sum.py", "enum_constexpr.py",
+                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
+                          tmp_path)
+
+
 @pytest.mark.parametrize("second,signature", [
     ('{"BM": 32, "BN": 32, "BK": 32}, num_stages=2, num_warps=4', None),
     ('{"BM": 256, "BN": 128, "BK": 64}, num_stages=4, num_warps=8', "shared_over_budget"),

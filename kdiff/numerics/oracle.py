@@ -892,6 +892,7 @@ class MagnitudeTracer(EagerDispatchMode):
         if not float_args or _is_fill(func):
             # A factory: exact constants, or memory to be written (empty_like: what a
             # reference's own kernel writes there, no traced operation saw it be computed).
+            write = self._integer_write(func, flat) if not float_args else None
             out = func(*args, **kwargs)
             if not float_args and requested is None and _is_inexact(out) \
                     and out.dtype != _double(out.dtype):
@@ -899,7 +900,7 @@ class MagnitudeTracer(EagerDispatchMode):
                 # float64 so that what is computed from them is too
                 requested, out = out.dtype, out.to(_double(out.dtype))
             if not _is_fill(func):
-                self._integer_op(func, args, kwargs, flat, spec, out)
+                self._integer_op(func, args, kwargs, flat, spec, out, write)
                 self._carry_forward_kink(func, args, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
             if stored is not None and self.coarse(stored):
@@ -1072,7 +1073,8 @@ class MagnitudeTracer(EagerDispatchMode):
                                  torch.maximum(old.peak, written.peak.to(old.peak.device)),
                                  old.stored, max(old.quantization, written.quantization)))
 
-    def _moved_integers(self, func, flat: list, spec, outs: list) -> list[torch.Tensor | None]:
+    def _moved_integers(self, func, flat: list, spec, outs: list, in_place: bool = False
+                        ) -> list[torch.Tensor | None]:
         """Per output (None: nothing moves it), the magnitude an op's integer operands give
         it where they are not exact: infinite where it was computed from an open pick (a
         gather at a near-tie index, a comparison with an expert's number), step_magnitude of
@@ -1080,9 +1082,10 @@ class MagnitudeTracer(EagerDispatchMode):
         packing of nibbles, a product with a scale). Found by taking the op again with those
         operands moved, both ways: open indices to a neighbour inside the indices' own range
         (no lookup out of bounds, on any device), stepped integers by their steps, flipped
-        masks; what changes, and by how much."""
+        masks; what changes, and by how much. `in_place`: as _derived_picks."""
         found: list[torch.Tensor | None] = [None] * len(outs)
-        if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
+        if (func._schema.is_mutable and not in_place) \
+                or torch.Tag.nondeterministic_seeded in func.tags:
             return found  # taken again, it would write an operand again or draw anew
         for k, a in enumerate(flat):
             if not isinstance(a, torch.Tensor) or _is_inexact(a):
@@ -1100,9 +1103,8 @@ class MagnitudeTracer(EagerDispatchMode):
                     if moved is not None:
                         shifted = list(flat)
                         shifted[k] = moved
-                        s_args, s_kwargs = spec.unflatten(shifted)
                         try:
-                            again = flatten(func(*s_args, **s_kwargs))[0]
+                            again = flatten(_taken_again(func, spec, shifted, in_place))[0]
                         except (RuntimeError, IndexError):
                             pass
                     for i, (o, o2) in enumerate(zip(outs, again)):
@@ -1114,24 +1116,59 @@ class MagnitudeTracer(EagerDispatchMode):
                         found[i] = extra if found[i] is None else torch.maximum(found[i], extra)
         return found
 
-    def _integer_op(self, func, args: tuple, kwargs: dict, flat: list, spec, out: Any
-                    ) -> None:
+    def _integer_write(self, func, flat: list) -> _IntegerWrite | None:
+        """Before an in-place op on integers (`out[r, :k] = picks`: a copy_ into a view;
+        `mask.scatter_(1, picks, True)`) runs: its target as it holds then, with what the
+        trace knows of it and of the base it views, where the op may carry steps or open
+        picks into it or write over a traced base (None: nothing to carry)."""
+        if not _writes_first(func) or not flat or not isinstance(flat[0], torch.Tensor):
+            return None
+        target = flat[0]
+        base = target._base
+        base_trace = self.integer(base) if base is not None else None
+        if base_trace is None and not any(
+                isinstance(a, torch.Tensor) and self.integer(a) is not None for a in flat):
+            return None
+        before = target.detach().clone()
+        own = self.integer(target)
+        if own is not None:
+            self._record_integer(before, own)
+        return _IntegerWrite(before, base_trace)
+
+    def _integer_op(self, func, args: tuple, kwargs: dict, flat: list, spec, out: Any,
+                    write: _IntegerWrite | None = None) -> None:
         """An op on integer tensors: the steps and open picks they carry move to its result,
         by the op's rule where it has one (integers.carried: data movement, a cast to a
         floating format as a dequantization, clamps, sums), else by taking it again with
-        them moved (_moved_integers: a packing of nibbles, a lookup)."""
-        traces = [self.integer(a) for a in flat
-                  if isinstance(a, torch.Tensor) and not _is_inexact(a)]
+        them moved (_moved_integers: a packing of nibbles, a lookup). An in-place op
+        (`write`) is taken again on copies of its target as it was, and what it wrote into
+        a view reaches the view's base."""
+        if write is not None:
+            flat = [write.before, *flat[1:]]
+            args, kwargs = spec.unflatten(flat)
+        # what the result is computed from: not a target the op writes over unread (copy_)
+        unread = {0} if write is not None and func.overloadpacket.__name__ in _OVERWRITE_NAMES \
+            else set()
+        traces = [self.integer(a) for k, a in enumerate(flat)
+                  if isinstance(a, torch.Tensor) and not _is_inexact(a) and k not in unread]
         depth = max((t.depth for t in traces if t is not None), default=None)
         if depth is None:
+            if write is not None:
+                self._write_integers_through(out, write.base_before)
             return  # every operand exact: so is the result
 
         def steps_of(t: torch.Tensor) -> torch.Tensor | None:
             trace = self.integer(t)
             return trace.magnitude if trace is not None else None
 
-        moved = carried(func, args, kwargs, flat, out, _is_data_movement(func), steps_of,
-                        unknown_exact=True)
+        in_place = write is not None
+        if in_place and unread:  # a copy: the source's steps, where it lands
+            source = [a for a in flat[1:] if isinstance(a, torch.Tensor)]
+            moved = steps_of(source[0]) if len(source) == 1 else None
+            moved = None if moved is None else moved.to(out.device).expand(out.shape).clone()
+        else:
+            moved = carried(func, args, kwargs, flat, out, _is_data_movement(func), steps_of,
+                            unknown_exact=True)
         if moved is not None and _is_inexact(out):
             magnitude = torch.maximum(moved, out.detach().abs().to(torch.float64))
             self.record(out, Traced(magnitude, depth, self.share_of_range(out, out.dtype),
@@ -1140,22 +1177,72 @@ class MagnitudeTracer(EagerDispatchMode):
             # moved alone, each element keeps its own pick's admissible values
             known = [t for t in traces if t is not None]
             self._record_integer(out, IntegerTrace(moved, depth, self._derived_picks(
-                func, flat, spec, 0), picks_complete=_is_data_movement(func) and len(known) == 1
-                and known[0].picks_complete))
+                func, flat, spec, 0, in_place), picks_complete=_is_data_movement(func)
+                and len(known) == 1 and known[0].picks_complete))
         else:
             outs = flatten(out)[0]
-            for i, (o, extra) in enumerate(zip(outs, self._moved_integers(func, flat, spec,
-                                                                           outs))):
+            for i, (o, extra) in enumerate(zip(outs, self._moved_integers(
+                    func, flat, spec, outs, in_place))):
                 if extra is not None and isinstance(o, torch.Tensor) and not _is_inexact(o) \
                         and bool((extra > 0).any()):
                     self._record_integer(o, IntegerTrace(extra, depth, self._derived_picks(
-                        func, flat, spec, i)))
+                        func, flat, spec, i, in_place)))
+        if write is not None:
+            self._write_integers_through(out, write.base_before)
 
-    def _derived_picks(self, func, flat: list, spec, position: int) -> OpenPicks | None:
+    def _write_integers_through(self, view: torch.Tensor, base_before: IntegerTrace | None
+                                ) -> None:
+        """An in-place op on a view of an integer tensor (a reference filling its index output
+        row by row) changes the base too, whose entry went stale with the write: the view's
+        trace (None: exact) replaces the base's where the view lies, the m-th other picks
+        likewise, and the base keeps the rest. A base traced before keeps its picks complete
+        only where the view's are too."""
+        base = view._base
+        if base is None or base.dtype != view.dtype:  # a bit cast counts elements otherwise
+            return
+        written = self.integer(view)
+        if written is None and base_before is None:
+            return
+
+        def region(t: torch.Tensor) -> torch.Tensor:
+            return t.as_strided(view.size(), view.stride(),
+                                view.storage_offset() - base.storage_offset())
+
+        def laid_out_as_base(values: torch.Tensor) -> torch.Tensor:
+            full = torch.empty_strided(base.size(), base.stride(), dtype=values.dtype,
+                                       device=base.device)
+            return full.copy_(values.to(base.device))
+
+        magnitude = laid_out_as_base(base_before.magnitude if base_before is not None else
+                                     torch.zeros(base.shape, dtype=torch.float64))
+        region(magnitude).copy_(written.magnitude.to(base.device) if written is not None
+                                else 0.0)
+        old = base_before.picks if base_before is not None else None
+        new = written.picks if written is not None else None
+        picks = None
+        if old is not None or new is not None:
+            after = base.detach().clone()
+
+            def nth(m: int) -> torch.Tensor:
+                full = laid_out_as_base(old.nth(m) if old is not None else after)
+                region(full).copy_(new.nth(m).to(base.device) if new is not None
+                                   else region(after))
+                return full
+
+            picks = OpenPicks(max(p.count for p in (old, new) if p is not None), nth)
+        complete = (base_before is None or base_before.picks_complete) \
+            and (written is None or written.picks_complete)
+        depth = max(t.depth for t in (base_before, written) if t is not None)
+        self._record_integer(base, IntegerTrace(magnitude, depth, picks, complete))
+
+    def _derived_picks(self, func, flat: list, spec, position: int, in_place: bool = False
+                       ) -> OpenPicks | None:
         """The other values output `position` of an op on open picks may honestly hold: the
         op taken again with each operand's m-th other picks (None where no operand has open
-        picks, or the op writes an operand or draws anew)."""
-        if func._schema.is_mutable or torch.Tag.nondeterministic_seeded in func.tags:
+        picks, or the op draws anew or writes an operand; `in_place`: `flat` holds the
+        target of an in-place op as it was, and each taking writes a copy of it)."""
+        if (func._schema.is_mutable and not in_place) \
+                or torch.Tag.nondeterministic_seeded in func.tags:
             return None
         picks = {k: trace.picks for k, a in enumerate(flat)
                  if isinstance(a, torch.Tensor) and not _is_inexact(a)
@@ -1165,8 +1252,7 @@ class MagnitudeTracer(EagerDispatchMode):
 
         def nth(m: int) -> torch.Tensor:
             moved = [picks[k].nth(m) if k in picks else a for k, a in enumerate(flat)]
-            s_args, s_kwargs = spec.unflatten(moved)
-            return flatten(func(*s_args, **s_kwargs))[0][position]
+            return flatten(_taken_again(func, spec, moved, in_place))[0][position]
 
         return OpenPicks(max(p.count for p in picks.values()), nth)
 
@@ -1460,6 +1546,30 @@ def _written_unread(func, args: tuple, kwargs: dict) -> set[int]:
     if func.overloadpacket.__name__ in _OVERWRITE_NAMES and args:
         unread.add(id(args[0]))
     return unread
+
+
+def _writes_first(func) -> bool:
+    """An in-place op: one that writes its first operand (copy_, scatter_, add_)."""
+    arguments = func._schema.arguments
+    alias = arguments[0].alias_info if arguments else None
+    return alias is not None and alias.is_write and not arguments[0].kwarg_only
+
+
+def _taken_again(func, spec, flat: list, in_place: bool) -> Any:
+    """`func` on the operands `flat`; an in-place op (`in_place`: flat holds its target as it
+    was) writes a copy of its target, which stays as it was for the next taking."""
+    if in_place:
+        flat = [flat[0].clone(), *flat[1:]]
+    s_args, s_kwargs = spec.unflatten(flat)
+    return func(*s_args, **s_kwargs)
+
+
+class _IntegerWrite(NamedTuple):
+    """The target of an in-place op on integers as it was before the op (its trace, if any,
+    recorded on the copy), and what the trace knew then of the base it views."""
+
+    before: torch.Tensor
+    base_before: IntegerTrace | None
 
 
 def _is_data_movement(func) -> bool:

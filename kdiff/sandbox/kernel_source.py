@@ -13,7 +13,8 @@ that Triton runs at compile time (`triton.next_power_of_2`, `triton.cdiv`), and 
 `ALLOWED_MODULES` (resolved here, every module on the way checked, none ending at a module:
 a module held in a variable would reach what was never resolved; a name absent from such a
 module reaches nothing, and Triton's front end raises where a taken branch evaluates it), and
-no attribute that starts with an underscore. What a chain rooted at a variable reaches is not
+no attribute that starts with an underscore but Triton's language's own compile-time helpers
+and device functions (`triton.language.standard._log2`). What a chain rooted at a variable reaches is not
 resolved (variables hold Triton values, or the non-module objects those paths give). A file that
 needs more is not extractable: its kernels are compiled by importing it, and that compile is
 its own word.
@@ -140,7 +141,8 @@ def _resolve(path: str) -> object:
             return helper
         raise NotExtractable(f"{path}: outside {' and '.join(ALLOWED_MODULES)}")
     rest = parts[len(root.split(".")):]
-    if any(p.startswith("_") for p in rest):
+    private = any(p.startswith("_") for p in rest)
+    if private and not _triton_language_helper(root, rest):
         raise NotExtractable(f"{path}: a private name")
     try:
         obj: object = importlib.import_module(root)
@@ -166,6 +168,24 @@ def _resolve(path: str) -> object:
                 obj.__name__ == m or obj.__name__.startswith(m + ".") for m in ALLOWED_MODULES):
             raise NotExtractable(f"{path}: reaches module {obj.__name__}")
     return obj
+
+
+def _triton_language_helper(root: str, rest: list[str]) -> bool:
+    """`triton.language.<module>._name` where that name is one of Triton's own compile-time
+    helpers (a ConstexprFunction: `triton.language.standard._log2`, which the bitonic sorts
+    copied from Triton's standard library into lmdeploy and TransformerEngine import) or
+    device functions (a JITFunction). Other private names stay outside: a module's state
+    and Triton's semantic layer (`core._semantic`) are no part of a kernel's language."""
+    if root != "triton.language" or not rest or rest[-1].startswith("__") \
+            or any(p.startswith("_") for p in rest[:-1]):
+        return False
+    jit = importlib.import_module("triton.runtime.jit")
+    kinds = tuple(k for k in (getattr(jit, "ConstexprFunction", None), jit.JITFunction) if k)
+    try:
+        obj = importlib.import_module(".".join([root, *rest[:-1]]))
+    except ImportError:
+        return False
+    return isinstance(getattr(obj, rest[-1], None), kinds)
 
 
 def _triton_constexpr_function(path: str) -> object | None:

@@ -154,8 +154,13 @@ def _encode_constexpr(value: Any) -> Any:
     import triton.language as tl
     if isinstance(value, tl.constexpr):
         value = value.value
-    if value is None or isinstance(value, (bool, int, float, str)):
+    if value is None:
         return value
+    # a member of an enum of ints, floats or strings (lmdeploy's QuantPolicy, an IntEnum, as a
+    # constexpr): the compiler reads its value, and a reply carries no library's classes
+    for plain in (bool, int, float, str):
+        if isinstance(value, plain):
+            return plain.__str__(value) if plain is str else plain(value)
     if isinstance(value, tl.dtype):
         return {"tl.dtype": str(value)}
     if isinstance(value, tuple):
