@@ -143,67 +143,39 @@ def test_a_name_absent_from_triton_in_a_branch_not_taken_leaves_the_kernel_judge
                           ("ROUNDING = False", "ROUNDING = False"), None, tmp_path)
 
 
+# Variants of scale_by_sum.py whose kernel the judge once refused or could not compile, so
+# that RES-02 was undecided or an ERROR. Each is judged now: it fits uncapped, and is over the
+# registers with `maxnreg=255`.
+JUDGED_VARIANTS = [
+    # A helper defined by a switch on Triton's version: the judge builds the kernel both ways,
+    # and the other way names `tl.libdevice` (absent from Triton 3), which no process under
+    # this Triton ran (mamba_ssm's selective_state_update, whose own module is not importable
+    # in the compiler child, the same). That way is left out; the way this Triton builds is
+    # judged.
+    pytest.param("version_switch_helper.py", id="another_triton_s_branch"),
+    # `triton.next_power_of_2` in a kernel body (flash-attention's rotary kernel): Triton runs
+    # it at compile time on constants; the judge had refused `triton` outside
+    # `triton.language`.
+    pytest.param("next_power_of_two_block.py", id="compile_time_helper"),
+    # `triton.language.standard._log2` in a kernel body (lmdeploy's bitonic top-k): refused as
+    # a private name, while the file's own module did not import in the compiler child. A
+    # private name of Triton's language that is a ConstexprFunction or JITFunction resolves.
+    pytest.param("private_triton_helper.py", id="private_language_helper"),
+    # A constexpr given as a member of an IntEnum (lmdeploy's QuantPolicy): the worker sent the
+    # member itself, which the judge takes from no library in a reply, and RES-02 (and CMP-03)
+    # read the worker as crashed ("exited with status 0 during `launches`"). Its value travels.
+    pytest.param("enum_constexpr.py", id="enum_constexpr"),
+]
+
+
+@pytest.mark.parametrize("variant", JUDGED_VARIANTS)
 @pytest.mark.parametrize("launch,signature", [
     ('{"num_warps": 16}', None),
     ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
 ], ids=["uncapped", "maxnreg-255"])
-def test_a_helper_of_another_triton_s_branch_leaves_the_kernel_judged(
-        launch: str, signature: str | None, tmp_path: Path):
-    """A helper defined by a switch on Triton's version: the judge builds the kernel both
-    ways, and the other way names `tl.libdevice` (absent from Triton 3), which no process
-    under this Triton ran. That way's refusal left RES-02 undecided (only the candidate's own
-    module compiled; mamba_ssm's selective_state_update, whose own module is not importable
-    in the compiler child, the same); now it is left out, and the way this Triton builds is
-    judged: it fits uncapped and is over the registers with `maxnreg=255`."""
-    assert_variant_judged(RESOURCES / "scale_by_sum.py", "version_switch_helper.py",
-                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
-                          tmp_path)
-
-
-@pytest.mark.parametrize("launch,signature", [
-    ('{"num_warps": 16}', None),
-    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
-], ids=["uncapped", "maxnreg-255"])
-def test_a_block_sized_by_triton_s_compile_time_helper_leaves_the_kernel_judged(
-        launch: str, signature: str | None, tmp_path: Path):
-    """`triton.next_power_of_2` in a kernel body (flash-attention's rotary kernel): Triton runs
-    it at compile time on constants, and the judge had refused the kernel for naming `triton`
-    outside `triton.language`, leaving RES-02 undecided; now the judge's module keeps it and
-    RES-02 decides: it fits uncapped and is over the registers with `maxnreg=255`."""
-    assert_variant_judged(RESOURCES / "scale_by_sum.py", "next_power_of_two_block.py",
-                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
-                          tmp_path)
-
-
-@pytest.mark.parametrize("launch,signature", [
-    ('{"num_warps": 16}', None),
-    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
-], ids=["uncapped", "maxnreg-255"])
-def test_a_private_compile_time_helper_of_triton_s_language_leaves_the_kernel_judged(
-        launch: str, signature: str | None, tmp_path: Path):
-    """`triton.language.standard._log2` in a kernel body (lmdeploy's bitonic top-k, copied
-    from Triton's standard library): the judge's module refused it as a private name, and
-    the file's own module did not import in the compiler child (lmdeploy's package), so
-    RES-02 was an ERROR. A private name of Triton's language that is one of Triton's
-    ConstexprFunctions or JITFunctions resolves now: it fits uncapped and is over the
-    registers with `maxnreg=255`."""
-    assert_variant_judged(RESOURCES / "scale_by_sum.py", "private_triton_helper.py",
-                          ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
-                          tmp_path)
-
-
-@pytest.mark.parametrize("launch,signature", [
-    ('{"num_warps": 16}', None),
-    ('{"num_warps": 16, "maxnreg": 255}', "registers_over_budget"),
-], ids=["uncapped", "maxnreg-255"])
-def test_a_constexpr_given_as_an_enum_member_leaves_the_kernel_judged(
-        launch: str, signature: str | None, tmp_path: Path):
-    """A constexpr given as a member of an IntEnum (lmdeploy's QuantPolicy): the worker sent
-    the member itself to the judge, which takes no library's classes in a reply, and RES-02
-    read the candidate's worker as crashed ("exited with status 0 during `launches`"; CMP-03
-    too). Its value travels now: it fits uncapped and is over the registers with
-    `maxnreg=255`."""
-    assert_variant_judged(RESOURCES / "scale_by_sum.py", "enum_constexpr.py",
+def test_a_kernel_the_judge_once_refused_is_judged_for_its_registers(
+        variant: str, launch: str, signature: str | None, tmp_path: Path):
+    assert_variant_judged(RESOURCES / "scale_by_sum.py", variant,
                           ('LAUNCH = {"num_warps": 16}', f"LAUNCH = {launch}"), signature,
                           tmp_path)
 
