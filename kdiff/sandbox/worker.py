@@ -172,6 +172,7 @@ class Worker:
         interpreter_device.install()
         PROVENANCE.device = self.device
         PROVENANCE.recording = bool(msg.get("record_provenance", True))
+        PROVENANCE.profiling = bool(msg.get("profile_provenance", True))
         PROVENANCE.install()
         self.problem = load_problem(msg["problem"])
         self.candidate_cls = load_candidate_class(msg["candidate"], tuple(msg["entry_points"]))
@@ -339,7 +340,9 @@ class Worker:
         (kdiff.sandbox.provenance)."""
         return {
             "provenance": PROVENANCE.reply(
-                clear=bool(msg.get("clear")), recording=bool(msg.get("recording", True))
+                clear=bool(msg.get("clear")),
+                recording=bool(msg.get("recording", True)),
+                profiling=bool(msg.get("profiling", True)),
             )
         }
 
