@@ -284,6 +284,23 @@ def test_a_fallback_on_inputs_the_benchmark_does_not_draw_is_counted():
     assert p.kind is ProvenanceKind.REFERENCE_CALL and p.calls == 2, p
 
 
+def test_work_an_output_defers_until_it_is_read_is_the_calls():
+    """A Triton kernel of its own that computes nothing, and a tensor subclass whose values
+    torch computes when first read (lazy evaluation): provenance said `own` while the
+    reading ran after the call, outside its record."""
+    hostile = Path(__file__).parent / "hostile"
+    config = RunConfig(native="kernelbench-v0.1")
+    with CheckedCandidate(hostile / "problem.py", hostile / "computes_when_read.py", "cpu",
+                          ("ModelNew",), config.limits) as candidate:
+        ctx = GateContext(load_problem(hostile / "problem.py"), candidate, config.gate_options)
+        x = ctx.benchmark_inputs(0)
+        out = ctx.call(x)
+        p = judge_provenance(ctx, read_benchmark_calls(ctx))
+    assert torch.equal(out.outputs[0], x[0] * 2)
+    assert p.kind is ProvenanceKind.REFERENCE_CALL, p
+    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY for k in p.kernels), p
+
+
 def test_the_gates_copies_and_casts_are_not_library_work():
     """What an honest wrapper runs on a gate's transposed or recast input (`.contiguous()`,
     `.float()`) leaves it `own`; any computing operator in the gates' calls makes it mixed."""
