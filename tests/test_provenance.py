@@ -38,7 +38,14 @@ from kdiff.sandbox.provenance import (
 )
 from kdiff.sandbox.replies import CheckedCandidate, UnusableOutput, checked_reply
 from kdiff.verdicts.judge import judge_case
-from kdiff.verdicts.provenance import OwnCode, decide, judge_provenance, symbol_name
+from kdiff.verdicts.provenance import (
+    OwnCode,
+    decide,
+    judge_provenance,
+    merged,
+    read_benchmark_calls,
+    symbol_name,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "provenance"
 PROBLEM = FIXTURES / "scaled_relu.py"
@@ -242,7 +249,8 @@ def test_the_worker_records_the_benchmarks_calls():
     assert v.native.accept is True
     p = v.provenance
     assert p.kind is ProvenanceKind.MIXED and p.library_share == pytest.approx(DECOY_SHARE)
-    assert p.calls == 5  # the native check's five trials, the reference's runs left out
+    # The native check's five trials and ORD-02's five runs, the reference's runs left out.
+    assert p.calls == 10
     assert p.outstanding == []
     assert Verdict.from_json(v.to_json()).provenance == p
 
@@ -256,9 +264,55 @@ def test_the_references_calls_in_the_worker_are_not_the_candidates():
         ctx = GateContext(load_problem(PROBLEM), candidate, config.gate_options)
         candidate.request("call", key=ctx.reference_key_in_worker(),
                           inputs=ctx.benchmark_inputs(0))
-        assert judge_provenance(ctx).calls == 0
+        benchmark = read_benchmark_calls(ctx)
+        assert benchmark.calls == 0
         ctx.call(ctx.benchmark_inputs(0))
-        assert judge_provenance(ctx).kind is ProvenanceKind.LIBRARY_ONLY
+        assert judge_provenance(ctx, benchmark).kind is ProvenanceKind.LIBRARY_ONLY
+
+
+def test_a_fallback_on_inputs_the_benchmark_does_not_draw_is_counted():
+    """A Triton kernel on the benchmark's shape and the reference's torch operators on any
+    other (a try/except fallback): the gates' calls count as the native check's do."""
+    config = RunConfig(native="kernelbench-v0.1")
+    with CheckedCandidate(PROBLEM, FIXTURES / "falls_back_off_its_shape.py", "cpu",
+                          ("ModelNew",), config.limits) as candidate:
+        ctx = GateContext(load_problem(PROBLEM), candidate, config.gate_options)
+        ctx.call(ctx.benchmark_inputs(0))  # the native check's: two whole blocks
+        benchmark = read_benchmark_calls(ctx)
+        ctx.call([torch.randn(3, 5)])  # a gate's odd shape
+        p = judge_provenance(ctx, benchmark)
+    assert p.kind is ProvenanceKind.REFERENCE_CALL and p.calls == 2, p
+
+
+def test_work_an_output_defers_until_it_is_read_is_the_calls():
+    """A Triton kernel of its own that computes nothing, and a tensor subclass whose values
+    torch computes when first read (lazy evaluation): provenance said `own` while the
+    reading ran after the call, outside its record."""
+    hostile = Path(__file__).parent / "hostile"
+    config = RunConfig(native="kernelbench-v0.1")
+    with CheckedCandidate(hostile / "problem.py", hostile / "computes_when_read.py", "cpu",
+                          ("ModelNew",), config.limits) as candidate:
+        ctx = GateContext(load_problem(hostile / "problem.py"), candidate, config.gate_options)
+        x = ctx.benchmark_inputs(0)
+        out = ctx.call(x)
+        p = judge_provenance(ctx, read_benchmark_calls(ctx))
+    assert torch.equal(out.outputs[0], x[0] * 2)
+    assert p.kind is ProvenanceKind.REFERENCE_CALL, p
+    assert any(k.name == "aten.mul.Tensor" and k.origin is Origin.LIBRARY for k in p.kernels), p
+
+
+def test_the_gates_copies_and_casts_are_not_library_work():
+    """What an honest wrapper runs on a gate's transposed or recast input (`.contiguous()`,
+    `.float()`) leaves it `own`; any computing operator in the gates' calls makes it mixed."""
+    own = OwnCode.read(FIXTURES / "own_triton.py", None)
+    launches = {str((FIXTURES / "own_triton.py").resolve()): {"scaled_relu_kernel": 5}}
+    benchmark = RecordedProvenance(calls=5, triton=launches)
+    copies = {"aten.clone.default": 3, "aten.copy_.default": 3, "aten._to_copy.default": 3}
+    gates = RecordedProvenance(calls=6, triton=launches, aten=copies)
+    assert decide(merged(benchmark, gates), own, []).kind is ProvenanceKind.OWN
+    gates.aten["aten.abs.default"] = 2
+    p = decide(merged(benchmark, gates), own, [])
+    assert p.kind is ProvenanceKind.MIXED and p.library_share == pytest.approx(2 / 12)
 
 
 @pytest.mark.slow

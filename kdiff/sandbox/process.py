@@ -358,7 +358,8 @@ class CandidateProcess:
         self._proc: subprocess.Popen[bytes] | ForkedWorker | None = None
         self._to_worker = self._from_worker = -1
         self._replay: list[dict[str, Any]] = []  # builds to redo after a restart
-        self._record_provenance = True  # a restarted worker records as the last one did
+        # A restarted worker records (and profiles) as the last one did.
+        self._record_provenance = self._profile_provenance = True
         # Neutral names: the log (the worker's stdout) and its folder (its cwd) must not
         # tell a candidate that kdiff runs it.
         self._log = tempfile.NamedTemporaryFile(suffix=".log", dir=judge_folder(), delete=False)
@@ -472,6 +473,7 @@ class CandidateProcess:
             "entry_points": list(self.entry_points),
             "gpu_memory_fraction": self.limits.gpu_memory_fraction,
             "record_provenance": self._record_provenance,
+            "profile_provenance": self._profile_provenance,
         }
         reply = self._exchange(init, self._budgeted(self.limits.start_timeout))
         self.starts += 1
@@ -791,9 +793,10 @@ class CandidateProcess:
             self._arena = None
         self._kept_places = {}
 
-    def provenance(self, recording: bool) -> dict[str, Any]:
+    def provenance(self, recording: bool, profiling: bool = True) -> dict[str, Any]:
         """The worker's provenance record since the last reading (which this one clears);
         from now on its worker, and any restarted one, records the candidate's calls only
-        if `recording`."""
-        self._record_provenance = recording
-        return self.request("provenance", clear=True, recording=recording)["provenance"]
+        if `recording`, under the profiler (CUDA's device time) only if `profiling`."""
+        self._record_provenance, self._profile_provenance = recording, profiling
+        return self.request("provenance", clear=True, recording=recording,
+                            profiling=profiling)["provenance"]

@@ -214,9 +214,11 @@ class ProvenanceRecorder:
 
     def __init__(self, device: str = "cpu") -> None:
         self.device = device
-        # Off once the judge has the record it decides on (the native check's calls): on
-        # CUDA every recorded call runs under the profiler, which costs most of a gate's call.
+        # Off once the judge has read the gates' calls too. Unprofiled after the native
+        # check's calls: on CUDA every profiled call runs under the profiler, which costs most
+        # of a gate's call, and device time is the benchmark's calls' share alone.
         self.recording = True
+        self.profiling = True
         self.record = RecordedProvenance()
         self._active = False
         # Per thread, the depth of Triton launches: the interpreter's own aten ops, in the
@@ -400,7 +402,7 @@ class ProvenanceRecorder:
     TUNING = "kdiff::tuning"  # the range of one autotuner benchmark (`_marking_tuning`)
 
     def _profiler(self) -> Any:
-        if self.device != "cuda" or not torch.cuda.is_available():
+        if not self.profiling or self.device != "cuda" or not torch.cuda.is_available():
             return None
         # autograd's profiler, which torch.profiler.profile wraps: the wrapper's first start
         # imports torch._inductor (a `hasattr(torch, "_inductor")`), 4 to 6 s of a fresh
@@ -448,8 +450,9 @@ class ProvenanceRecorder:
             self._outstanding(f"{n} device activities still running on stream {stream} after "
                               f"the current stream had finished")
 
-    def reply(self, clear: bool, recording: bool = True) -> dict[str, Any]:
-        self.recording = recording
+    def reply(self, clear: bool, recording: bool = True, profiling: bool = True
+              ) -> dict[str, Any]:
+        self.recording, self.profiling = recording, profiling
         out = self.record.to_reply()
         if clear:
             self.clear()

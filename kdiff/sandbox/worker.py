@@ -172,6 +172,7 @@ class Worker:
         interpreter_device.install()
         PROVENANCE.device = self.device
         PROVENANCE.recording = bool(msg.get("record_provenance", True))
+        PROVENANCE.profiling = bool(msg.get("profile_provenance", True))
         PROVENANCE.install()
         self.problem = load_problem(msg["problem"])
         self.candidate_cls = load_candidate_class(msg["candidate"], tuple(msg["entry_points"]))
@@ -258,10 +259,9 @@ class Worker:
         try:
             with torch.set_grad_enabled(cotangents is not None or grad):
                 if stack == "benchmark":
-                    out = run_and_check_correctness(reference, model, inputs, self.device)
+                    outputs = run_and_check_correctness(reference, model, inputs, self.device)
                 else:
-                    out = neutral_call(model, inputs)
-            outputs = as_output_list(out)
+                    outputs = neutral_call(model, inputs)
             if cotangents is not None:
                 with PROVENANCE.candidate(model, call=False):
                     outputs = [o.detach() for o in outputs] + input_gradients(
@@ -339,7 +339,9 @@ class Worker:
         (kdiff.sandbox.provenance)."""
         return {
             "provenance": PROVENANCE.reply(
-                clear=bool(msg.get("clear")), recording=bool(msg.get("recording", True))
+                clear=bool(msg.get("clear")),
+                recording=bool(msg.get("recording", True)),
+                profiling=bool(msg.get("profiling", True)),
             )
         }
 
@@ -446,15 +448,29 @@ def laid_out_as(x: torch.Tensor, storage: torch.UntypedStorage) -> torch.Tensor:
     )
 
 
-def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> Any:
+def plain_outputs(out: Any) -> list[torch.Tensor]:
+    """The call's outputs (`as_output_list`), each a plain tensor on its own memory, made
+    inside the candidate's call: a tensor subclass's Python code (a lazy tensor whose values
+    torch computes when first read: tests/hostile/computes_when_read.py) runs here, recorded
+    as the call's work, and never after it, where the reply reads each output's memory."""
+    outputs = as_output_list(out)
+    for j, o in enumerate(outputs):
+        if type(o) is not torch.Tensor:
+            read = o.view_as(o)  # a torch function on it: where such code runs when read
+            with torch._C.DisableTorchFunctionSubclass():
+                outputs[j] = read.as_subclass(torch.Tensor)
+    return outputs
+
+
+def neutral_call(model: torch.nn.Module, inputs: list[Any]) -> list[torch.Tensor]:
     """Calls from gates come through here: a call stack with no benchmark names in it."""
     with PROVENANCE.candidate(model):
-        return model(*inputs)
+        return plain_outputs(model(*inputs))
 
 
 def run_and_check_correctness(
     model: torch.nn.Module | None, model_new: torch.nn.Module, inputs: list[Any], device: str
-) -> Any:
+) -> list[torch.Tensor]:
     """Named as the benchmark's own correctness loop is, and like it holding the reference's
     output while the candidate runs: a candidate that sniffs its call stack behaves here as
     under the benchmark. The native check calls through here, and so may a gate."""
@@ -462,7 +478,7 @@ def run_and_check_correctness(
     if output is not None and device == "cuda":
         torch.cuda.synchronize()
     with PROVENANCE.candidate(model_new):
-        output_new = model_new(*inputs)
+        output_new = plain_outputs(model_new(*inputs))
     del output
     return output_new
 

@@ -31,7 +31,7 @@ from kdiff.judging.heap import keep_freed_memory
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.process import CandidateFailure, CandidateLoadError
 from kdiff.sandbox.replies import CheckedCandidate
-from kdiff.verdicts.provenance import judge_provenance
+from kdiff.verdicts.provenance import judge_provenance, read_benchmark_calls
 
 
 def native_preset(pm: pluggy.PluginManager, config: RunConfig) -> str:
@@ -188,9 +188,9 @@ def judge_case(
         native.recorded = case.recorded_accept
         if resume is None:
             native.seconds = time.perf_counter() - start
-        # What ran in the benchmark's own calls; a native check that calls no worker
-        # (TritonBench runs scripts) leaves it to the gates' calls.
-        provenance = judge_provenance(ctx)
+        # What the benchmark's own calls ran; the gates' calls are added to it at the end (a
+        # native check that calls no worker, as TritonBench's runs scripts, leaves it to them).
+        benchmark_calls = read_benchmark_calls(ctx)
         results = decided(resume) if resume is not None else {}
         broken = resume.broken_draws if resume is not None else ()
         ctx.broken_draws = frozenset(broken)
@@ -260,8 +260,7 @@ def judge_case(
             raise JudgingInterrupted(
                 _so_far(case, native, results, gates, ctx, why, inside), len(results)
             ) from None
-        if provenance.calls == 0:
-            provenance = judge_provenance(ctx)
+        provenance = judge_provenance(ctx, benchmark_calls)
     # In catalogue order; under --exitfirst the gates after the first failure are not run.
     verdict = _so_far(case, native, results, gates, ctx, "exitfirst")
     verdict.provenance = provenance

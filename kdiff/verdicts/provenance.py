@@ -25,6 +25,13 @@ the source launches Triton kernels the record lacks).
 
 The reference was called when the operators it computes with, traced by the judge on the
 benchmark's inputs, ran in the same order within one of the candidate's calls.
+
+Every call is counted: the native check's and the gates' (`judge_provenance`), since a
+kernel can run its own code on the benchmark's inputs alone and a library's on the rest (a
+try/except fallback to torch at any other size:
+tests/fixtures/provenance/falls_back_off_its_shape.py).
+The gates' calls are recorded without the profiler (CUDA), so a share of device time is the
+benchmark's calls' alone.
 """
 from __future__ import annotations
 
@@ -54,6 +61,12 @@ from kdiff.sandbox.provenance import RecordedProvenance, traced_ops
 
 EXTENSION_MARKERS = ("load_inline", "cpp_extension")
 LIBRARY_NAMESPACES = ("aten", "prims")
+# Operators that only copy or cast values: what an honest wrapper runs on the inputs the gates
+# lay out or recast (CMP-03's transposed and offset layouts, PRC-01's recasts) before its own
+# kernel (`.contiguous()`, `.float()`), which the benchmark's contiguous inputs at their own
+# dtype never need. They compute none of the answer (the precision a cast loses is PRC-01's
+# to judge), so they are not counted in the gates' calls.
+MOVES_VALUES = frozenset({"aten.clone.default", "aten.copy_.default", "aten._to_copy.default"})
 # Namespaces a source registers operators in: TORCH_LIBRARY(ns, m), TORCH_LIBRARY_IMPL(ns, ..),
 # torch.library.Library("ns", ...), torch.library.custom_op("ns::name", ...) and define("ns::..").
 _NAMESPACE = re.compile(r"TORCH_LIBRARY(?:_FRAGMENT|_IMPL)?\s*\(\s*(\w+)"
@@ -278,21 +291,69 @@ def extension_kernel_names(workdir: Path) -> frozenset[str]:
     return frozenset(names)
 
 
-def judge_provenance(ctx: GateContext) -> Provenance:
-    """The provenance of the calls the candidate's worker made since the last reading (which
-    this one clears); with none, the worker goes on recording for the next reading."""
+def merged(benchmark: RecordedProvenance, gates: RecordedProvenance) -> RecordedProvenance:
+    """The record of the native check's calls with the gates' added: their calls, launches,
+    computing operators (those that only move values left out: `MOVES_VALUES`), sequences
+    and outstanding work. Device time stays the benchmark's calls' (the gates' are not
+    profiled)."""
+    def add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+        return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
+
+    def add_nested(a: dict[str, dict[str, int]], b: dict[str, dict[str, int]]
+                   ) -> dict[str, dict[str, int]]:
+        return {f: add(a.get(f, {}), b.get(f, {})) for f in {**a, **b}}
+
+    aten = {op: n for op, n in gates.aten.items() if op not in MOVES_VALUES}
+    return RecordedProvenance(
+        calls=benchmark.calls + gates.calls,
+        triton=add_nested(benchmark.triton, gates.triton),
+        extensions=add_nested(benchmark.extensions, gates.extensions),
+        aten=add(benchmark.aten, aten),
+        sequences=benchmark.sequences + [s for s in gates.sequences
+                                         if s not in benchmark.sequences],
+        device=benchmark.device, tuning=benchmark.tuning,
+        outstanding=benchmark.outstanding + [o for o in gates.outstanding
+                                             if o not in benchmark.outstanding],
+        dropped=benchmark.dropped + gates.dropped)
+
+
+def read_benchmark_calls(ctx: GateContext) -> RecordedProvenance | Provenance:
+    """What the candidate's calls so far (the native check's) ran, or the provenance of a
+    record the judge could not read. The worker goes on recording the gates' calls: without
+    the profiler after a record with calls; as before otherwise (a native check that calls
+    no worker, as TritonBench's runs scripts: the gates' calls are all there is)."""
     try:
-        # Recording stops with the first record that has calls: what the judge decides on.
-        record = RecordedProvenance.parse(ctx.candidate.provenance(recording=False))
-        if record.calls == 0:  # nothing to decide on (and no reference to run): go on
+        record = RecordedProvenance.parse(ctx.candidate.provenance(recording=True,
+                                                                   profiling=False))
+        if record.calls == 0:
             ctx.candidate.provenance(recording=True)
-            return not_recorded()
     except CandidateFailure as exc:
         return Provenance(None, detail=f"no record: {exc}")
     except ValueError as exc:
         return Provenance(None, detail=f"the worker's record is unusable: {exc}")
+    return record
+
+
+def judge_provenance(ctx: GateContext, benchmark: RecordedProvenance | Provenance
+                     ) -> Provenance:
+    """The provenance of every call of the candidate: the native check's (`benchmark`, from
+    `read_benchmark_calls`) and the gates' since, read now; recording stops."""
+    if isinstance(benchmark, Provenance):
+        return benchmark
+    note = ""
+    try:
+        gates = RecordedProvenance.parse(ctx.candidate.provenance(recording=False))
+    except (CandidateFailure, ValueError) as exc:
+        gates, note = RecordedProvenance(), f"the gates' calls: no usable record ({exc})"
+    record = gates if benchmark.calls == 0 else merged(benchmark, gates)
+    if record.calls == 0:
+        return not_recorded()
     workdir = ctx.candidate.workdir
     own = OwnCode.read(ctx.candidate.candidate, workdir,
                        extension_kernel_names(workdir) if record.device else frozenset())
     sites = [site for source in own.sources for site in triton_launch_sites(source)]
-    return decide(record, own, reference_ops(ctx), sites)
+    provenance = decide(record, own, reference_ops(ctx), sites)
+    if benchmark.calls and gates.calls:
+        note = f"the benchmark's {benchmark.calls} calls and the gates' {gates.calls}"
+    provenance.detail = "; ".join(n for n in (provenance.detail, note) if n)
+    return provenance
