@@ -496,9 +496,9 @@ def _bf16_ops(x_ptr, y_ptr, out_ptr, sums_ptr, BLOCK: tl.constexpr):
     tl.store(sums_ptr + 1 + offs, tl.cumsum(x, axis=0))
 
 
-def _pairwise_bf16_sum(x: torch.Tensor) -> torch.Tensor:
+def _pairwise_sum(x: torch.Tensor) -> torch.Tensor:
     while x.numel() > 1:
-        x = x[0::2] + x[1::2]  # torch's bf16 add: computed in fp32, rounded to bf16
+        x = x[0::2] + x[1::2]  # torch's bf16 (fp16) add: computed in fp32, rounded to bf16 (fp16)
     return x[0]
 
 
@@ -516,11 +516,32 @@ def test_bf16_arithmetic_on_values_not_bit_patterns(shipped_interpreter):
     interpreter_device.install()
     _bf16_ops[(1,)](x, y, out, sums, BLOCK=64)
     assert torch.equal(out, expected)
-    assert torch.equal(sums[0], _pairwise_bf16_sum(x))  # a tree, each partial rounded
+    assert torch.equal(sums[0], _pairwise_sum(x))  # a tree, each partial rounded
     running = x.clone()
     for i in range(1, 64):
         running[i] = running[i - 1] + x[i]
     assert torch.equal(sums[1:], running)
+
+
+@triton.jit
+def _fp16_sum(x_ptr, sum_ptr, BLOCK: tl.constexpr):
+    tl.store(sum_ptr, tl.sum(tl.load(x_ptr + tl.arange(0, BLOCK)), axis=0))
+
+
+def test_fp16_sums_round_each_partial_as_a_gpu_does(shipped_interpreter):
+    """np.sum of fp16 adds in fp32 and rounds once; a GPU's fp16 reduction rounds each
+    partial to fp16, so the interpreter as shipped hid a kernel accumulating in fp16."""
+    x = torch.tensor([2048.0] + [1.0] * 7).half()  # 2048 + 1 is a tie in fp16: 2048
+    out = torch.empty(1, dtype=torch.float16)
+    _fp16_sum[(1,)](x, out, BLOCK=8)
+    assert out.item() == 2056.0  # 2055 in fp32, rounded once
+    interpreter_device.install()
+    _fp16_sum[(1,)](x, out, BLOCK=8)
+    assert out.item() == 2054.0  # (2048 + 1) + (1 + 1) + ((1 + 1) + (1 + 1)), in fp16
+    gen = torch.Generator().manual_seed(6)
+    x = torch.rand(256, generator=gen).half() * 100
+    _fp16_sum[(1,)](x, out, BLOCK=256)
+    assert torch.equal(out[0], _pairwise_sum(x))  # torch's fp16 adds: one rounding each
 
 
 @triton.jit

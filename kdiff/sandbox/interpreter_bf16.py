@@ -3,7 +3,8 @@
 The interpreter holds bf16 as its bit patterns (uint16). As Triton ships it, it ran
 arithmetic on them as integers and summed the patterns, and it truncated fp32 to bf16. Each
 bf16 operation is computed in fp32 here and rounded to nearest even; reductions round each
-partial (kdiff.sandbox.interpreter_device installs this in the worker; docs/cpu.md).
+partial, and so does fp16's `tl.sum`, which numpy adds in fp32 (kdiff.sandbox.interpreter_device
+installs this in the worker; docs/cpu.md).
 """
 from __future__ import annotations
 
@@ -131,15 +132,20 @@ def install(interpreter) -> None:
     builder.has_bf16 = True
 
 
-def _bf16_tree_sum(x: np.ndarray, axis: int) -> np.ndarray:
-    """A sum of bf16 values in pairs, each partial rounded to bf16: a reduction tree's
-    roundings, as a GPU's reduction of a bf16 block makes them."""
+def _tree_sum(x: np.ndarray, axis: int, rounded) -> np.ndarray:
+    """A sum of 16-bit values in pairs, each partial rounded by `rounded` to their format: a
+    reduction tree's roundings, as a GPU's reduction of a bf16 or fp16 block makes them."""
     x = np.moveaxis(np.asarray(x, dtype=np.float32), axis, 0)
     while x.shape[0] > 1:
         if x.shape[0] % 2:
             x = np.concatenate([x, np.zeros_like(x[:1])])
-        x = rounded_to_bf16(x[0::2] + x[1::2])
+        x = rounded(x[0::2] + x[1::2])
     return x[0]
+
+
+def _rounded_to_fp16(x: np.ndarray) -> np.ndarray:
+    """fp32 values rounded to fp16 to nearest even (numpy's cast), as fp32 values."""
+    return x.astype(np.float16).astype(np.float32)
 
 
 def _bf16_scan(x: np.ndarray, axis: int, op) -> np.ndarray:
@@ -152,8 +158,11 @@ def _bf16_scan(x: np.ndarray, axis: int, op) -> np.ndarray:
 
 def _bf16_reductions(interpreter) -> None:
     """tl.sum, tl.cumsum and tl.cumprod take a fast path on the raw data (np.sum of the bit
-    patterns, for bf16); for bf16 they round each partial instead (_bf16_tree_sum,
-    _bf16_scan). tl.max and tl.min reduce bf16 in fp32 already (Triton's standard library)."""
+    patterns, for bf16); for bf16 they round each partial instead (_tree_sum, _bf16_scan).
+    np.sum of fp16 adds in fp32 and rounds once, where a GPU's fp16 reduction rounds each
+    partial to fp16: tl.sum of fp16 is a tree of fp16 roundings too, so that a kernel
+    accumulating in fp16 errs on the CPU as on a GPU (np.cumsum of fp16 rounds each step
+    already). tl.max and tl.min reduce bf16 in fp32 already (Triton's standard library)."""
     reduce_ops, scan_ops = getattr(interpreter, "ReduceOps", None), getattr(interpreter,
                                                                            "ScanOps", None)
     if reduce_ops is None or scan_ops is None or getattr(reduce_ops, "has_bf16", False):
@@ -161,16 +170,21 @@ def _bf16_reductions(interpreter) -> None:
     import triton.language as tl
     total, cumsum, cumprod = reduce_ops.sum, scan_ops.cumsum, scan_ops.cumprod
 
-    def bf16_sum(self, input):
-        if input.dtype.scalar != tl.bfloat16:
+    def half_sum(self, input):
+        if input.dtype.scalar == tl.bfloat16:
+            data, rounded = _bf16_to_fp32(input.handle.data), rounded_to_bf16
+        elif input.dtype.scalar == tl.float16:
+            data, rounded = input.handle.data.astype(np.float32), _rounded_to_fp16
+        else:
             return total(self, input)
-        data = _bf16_to_fp32(input.handle.data)
-        out = _bf16_tree_sum(data, self.axis) if self.axis is not None else \
-            _bf16_tree_sum(data.reshape(-1), 0)
+        out = _tree_sum(data, self.axis, rounded) if self.axis is not None else \
+            _tree_sum(data.reshape(-1), 0, rounded)
         if self.keep_dims:
             out = np.expand_dims(out, self.axis) if self.axis is not None else \
                 out.reshape((1,) * data.ndim)
-        return self.to_tensor(_fp32_to_bf16(out), input.dtype)
+        stored = _fp32_to_bf16(out) if input.dtype.scalar == tl.bfloat16 else \
+            out.astype(np.float16)
+        return self.to_tensor(stored, input.dtype)
 
     def bf16_scan(method, op):
         def run(self, input):
@@ -180,7 +194,7 @@ def _bf16_reductions(interpreter) -> None:
             return [self.to_tensor(_fp32_to_bf16(out), input.dtype)]
         return run
 
-    reduce_ops.sum = bf16_sum
+    reduce_ops.sum = half_sum
     scan_ops.cumsum = bf16_scan(cumsum, np.add)
     scan_ops.cumprod = bf16_scan(cumprod, np.multiply)
     reduce_ops.has_bf16 = True

@@ -1,0 +1,29 @@
+"""applied-ai hunt: softmax over the last axis of (4, 12, 300), and its VJP"""
+
+import torch
+import torch.nn as nn
+
+B, H, N = 4, 12, 300
+KDIFF_BACKWARD = True
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(B, H, N)]
+
+
+def get_init_inputs():
+    return []
+
+
+# The problem at bfloat16 (twenty-second session, second pass): the fp32 problem's floating inputs
+# cast, so that the reference runs in torch at bfloat16, as production runs the kernel
+_fp32_inputs = get_inputs
+
+
+def get_inputs():
+    return [t.to(torch.bfloat16) if t.is_floating_point() else t for t in _fp32_inputs()]
