@@ -1030,6 +1030,9 @@ def _verify_breaking(tmp_path: Path) -> tuple[int, dict]:
     return code, json.loads(out.read_text())["kernels"][0]
 
 
+# About 30 s (verify's fresh judges, each starting a worker); the local executor's resumption
+# is judged in the default set by test_fresh_judges_leave_out_the_draws_that_broke_the_judge.
+@pytest.mark.slow
 def test_verify_goes_on_in_a_fresh_judge_after_the_reference_broke_its_own(tmp_path: Path,
                                                                           capsys):
     """`kdiff verify` judges in its own process: fresh judge processes go on from the draw

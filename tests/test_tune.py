@@ -174,6 +174,7 @@ def test_kdiff_tune_command(tmp_path, capsys):
     assert "--judges" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # about 15 s; the judges it starts are judged in the default set below
 def test_kdiff_tune_command_judges_side_by_side(tmp_path):
     """--judges 2 through the command: judge processes and warm-ups beside each other, then
     the measurements; the same verdicts and order as the in-process judge gives."""
