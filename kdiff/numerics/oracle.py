@@ -1063,12 +1063,7 @@ class MagnitudeTracer(EagerDispatchMode):
         if entry is None:
             return
         old = entry[1]
-        magnitude = torch.empty_strided(base.size(), base.stride(), dtype=old.magnitude.dtype,
-                                        device=base.device)
-        magnitude.copy_(old.magnitude.to(base.device))
-        magnitude.as_strided(view.size(), view.stride(),
-                             view.storage_offset() - base.storage_offset()
-                             ).copy_(written.magnitude.to(base.device))
+        magnitude = _written_into_view(base, view, old.magnitude, written.magnitude)
         self.record(base, Traced(magnitude, max(old.depth, written.depth),
                                  torch.maximum(old.peak, written.peak.to(old.peak.device)),
                                  old.stored, max(old.quantization, written.quantization)))
@@ -1204,19 +1199,10 @@ class MagnitudeTracer(EagerDispatchMode):
         if written is None and base_before is None:
             return
 
-        def region(t: torch.Tensor) -> torch.Tensor:
-            return t.as_strided(view.size(), view.stride(),
-                                view.storage_offset() - base.storage_offset())
-
-        def laid_out_as_base(values: torch.Tensor) -> torch.Tensor:
-            full = torch.empty_strided(base.size(), base.stride(), dtype=values.dtype,
-                                       device=base.device)
-            return full.copy_(values.to(base.device))
-
-        magnitude = laid_out_as_base(base_before.magnitude if base_before is not None else
-                                     torch.zeros(base.shape, dtype=torch.float64))
-        region(magnitude).copy_(written.magnitude.to(base.device) if written is not None
-                                else 0.0)
+        magnitude = _written_into_view(
+            base, view, base_before.magnitude if base_before is not None else
+            torch.zeros(base.shape, dtype=torch.float64),
+            written.magnitude if written is not None else 0.0)
         old = base_before.picks if base_before is not None else None
         new = written.picks if written is not None else None
         picks = None
@@ -1224,10 +1210,9 @@ class MagnitudeTracer(EagerDispatchMode):
             after = base.detach().clone()
 
             def nth(m: int) -> torch.Tensor:
-                full = laid_out_as_base(old.nth(m) if old is not None else after)
-                region(full).copy_(new.nth(m).to(base.device) if new is not None
-                                   else region(after))
-                return full
+                return _written_into_view(base, view, old.nth(m) if old is not None else after,
+                                          new.nth(m) if new is not None
+                                          else _view_region(after, base, view))
 
             picks = OpenPicks(max(p.count for p in (old, new) if p is not None), nth)
         complete = (base_before is None or base_before.picks_complete) \
@@ -1546,6 +1531,22 @@ def _written_unread(func, args: tuple, kwargs: dict) -> set[int]:
     if func.overloadpacket.__name__ in _OVERWRITE_NAMES and args:
         unread.add(id(args[0]))
     return unread
+
+
+def _view_region(t: torch.Tensor, base: torch.Tensor, view: torch.Tensor) -> torch.Tensor:
+    """The elements of `t`, laid out as `base` is, that `view` (a view of `base`) covers."""
+    return t.as_strided(view.size(), view.stride(), view.storage_offset() - base.storage_offset())
+
+
+def _written_into_view(base: torch.Tensor, view: torch.Tensor, whole: torch.Tensor,
+                       part: torch.Tensor | float) -> torch.Tensor:
+    """`whole` (one value per element of `base`) laid out as `base` is, with `part` where
+    `view` lies: what a write into the view makes of a table kept for its base."""
+    full = torch.empty_strided(base.size(), base.stride(), dtype=whole.dtype, device=base.device)
+    full.copy_(whole.to(base.device))
+    _view_region(full, base, view).copy_(
+        part.to(base.device) if isinstance(part, torch.Tensor) else part)
+    return full
 
 
 def _writes_first(func) -> bool:
