@@ -62,10 +62,13 @@ def shipped_interpreter():
     from triton.runtime.autotuner import Autotuner
     builder = interpreter.interpreter_builder
     saved_builder = dict(vars(builder))
-    module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin", "_patch_lang_tensor")
+    from triton.language.semantic import TritonSemantic
+    module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin", "_patch_lang_tensor",
+                    "_get_np_dtype")
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
-                                          interpreter.ScanOps, tl.dtype)}
+                                          interpreter.ScanOps, tl.dtype, tl.core.block_type,
+                                          TritonSemantic)}
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
     capability = torch.cuda.get_device_capability
@@ -90,8 +93,11 @@ def shipped_interpreter():
     for name, value in saved_module.items():
         setattr(interpreter, name, value)
     for cls, saved in classes.items():
-        for name in set(vars(cls)) - set(saved):
+        added = set(vars(cls)) - set(saved)
+        for name in added:
             delattr(cls, name)
+        if "__new__" in added:  # once set, a delattr does not give back CPython's own
+            cls.__new__ = staticmethod(lambda cls, *args, **kwargs: object.__new__(cls))
         for name, value in saved.items():
             if vars(cls).get(name) is not value:
                 setattr(cls, name, value)
@@ -134,6 +140,49 @@ def test_each_module_s_builtins_are_listed_at_its_first_patch(shipped_interprete
     for a, b, c in zip(shipped, first, second):
         assert torch.equal(a.view(torch.int32), b.view(torch.int32))
         assert torch.equal(b.view(torch.int32), c.view(torch.int32))
+
+
+@triton.jit
+def _broadcasting_kernel(x_ptr, y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rows = tl.arange(0, M)[:, None]
+    cols = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rows * N + cols)  # (M, N)
+    col = tl.load(y_ptr + cols)  # (1, N)
+    row = tl.load(y_ptr + rows).to(tl.float16)  # (M, 1), another element type
+    # one shape of two element types, and each operand broadcast against the other
+    out = x * col + row + x.to(tl.float16) * 3 + (rows + cols)
+    tl.store(out_ptr + rows * N + cols, out)
+
+
+def _run_broadcasting() -> torch.Tensor:
+    gen = torch.Generator().manual_seed(1)
+    x, y = torch.randn(4, 8, generator=gen), torch.randn(8, generator=gen)
+    out = torch.empty(4, 8)
+    _broadcasting_kernel[(1,)](x, y, out, M=4, N=8)
+    return out
+
+
+def test_types_built_once_give_the_same_bits(shipped_interpreter):
+    """Block types are built once per value, a type's numpy dtype found once, and operands of
+    one shape kept as they are: a kernel broadcasting each way, across element types, gives
+    Triton's bits, and a shape Triton refuses is still refused."""
+    shipped = _run_broadcasting()
+    with pytest.raises(ValueError) as refused:
+        tl.core.block_type(tl.float32, [3])
+    interpreter_device.install()
+    assert torch.equal(shipped.view(torch.int32), _run_broadcasting().view(torch.int32))
+    four_by_eight = tl.core.block_type(tl.float32, [4, 8])
+    assert four_by_eight is tl.core.block_type(tl.float32, [tl.constexpr(4), 8])
+    assert four_by_eight is not tl.core.block_type(tl.float16, [4, 8])
+    assert four_by_eight is not tl.core.block_type(tl.float32, [8, 4])
+    pointers = tl.core.block_type(tl.pointer_type(tl.float32), [4])
+    assert pointers is tl.core.block_type(tl.pointer_type(tl.float32), [4])
+    assert pointers is not tl.core.block_type(tl.pointer_type(tl.float32, const=True), [4])
+    import copy
+    assert copy.copy(four_by_eight) == four_by_eight
+    with pytest.raises(ValueError) as still_refused:
+        tl.core.block_type(tl.float32, [3])
+    assert str(still_refused.value) == str(refused.value)
 
 
 def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):

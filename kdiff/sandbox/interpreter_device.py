@@ -48,19 +48,22 @@ from kdiff.sandbox import (
     interpreter_libdevice,
     interpreter_order,
     interpreter_ptx,
+    interpreter_types,
 )
 from kdiff.sandbox.interpreter_order import Launch
 
 
 def install() -> None:
-    """In this process's interpreter: float arguments typed and fp32 products rounded as
-    compiled Triton does, the sanitiser off, `tl` patched once a launch, programs in a drawn
-    order, and (when kernels are interpreted) libdevice, inline PTX, an autotuner that takes
-    its configurations in order and a compute capability; a no-op without Triton."""
+    """In this process's interpreter: types built once per value, float arguments typed and
+    fp32 products rounded as compiled Triton does, the sanitiser off, `tl` patched once a
+    launch, programs in a drawn order, and (when kernels are interpreted) libdevice, inline
+    PTX, an autotuner that takes its configurations in order and a compute capability; a
+    no-op without Triton."""
     try:
         from triton.runtime import interpreter
     except ImportError:
         return
+    interpreter_types.install(interpreter)
     _type_float_arguments(interpreter)
     _index_by_a_scalar_s_one_element(interpreter)
     _dtypes_answer_value(interpreter)

@@ -1,0 +1,129 @@
+"""Triton's types built once per value in the worker's interpreter.
+
+The interpreter runs a kernel's body once per program through Triton's frontend, and every
+operation of every program builds its operands' and result's block types again (the shape
+unwrapped, validated and named) and finds each type's numpy dtype in a table it builds per
+lookup. A type is a value: compared by its element type and shape, and never changed once
+built. So one instance per value serves every program of every launch, a type's numpy
+dtype is looked up once, and two operands of one shape skip the broadcast that would return
+them unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable
+
+
+def install(interpreter) -> None:
+    _block_types_built_once()
+    _numpy_dtypes_found_once(interpreter)
+    _operands_of_one_shape_not_broadcast()
+
+
+def _type_key(ty: Any) -> Hashable | None:
+    """What makes two scalar or pointer types equal, as a key; None for any other type (a
+    block, a tuple, one this Triton adds), which is built and looked up as Triton does."""
+    import triton.language as tl
+
+    if type(ty) is tl.dtype:
+        return ty.name
+    if type(ty) is tl.pointer_type:
+        element = _type_key(ty.element_ty)
+        return None if element is None else ("pointer", element, ty.address_space, ty.const)
+    return None
+
+
+def _shape_key(shape: Any) -> tuple[int, ...] | None:
+    """A block shape's sizes, where each is an int or a constexpr of one; None otherwise, left
+    to Triton's own checks and errors."""
+    import triton.language as tl
+
+    sizes = []
+    for size in shape:
+        if type(size) is tl.constexpr:
+            size = size.value
+        if type(size) is not int:
+            return None
+        sizes.append(size)
+    return tuple(sizes)
+
+
+def _block_key(element_ty: Any, shape: Any) -> Hashable | None:
+    import triton.language as tl
+
+    if not isinstance(shape, (list, tuple, tl.tuple)):
+        return None
+    element, sizes = _type_key(element_ty), _shape_key(shape)
+    return None if element is None or sizes is None else (element, sizes)
+
+
+def _block_types_built_once() -> None:
+    import triton.language as tl
+
+    block_type = tl.core.block_type
+    if getattr(block_type, "built_once", False):
+        return
+    build = block_type.__init__
+    built: dict[Hashable, Any] = {}
+
+    def new(cls, *args, **kwargs):
+        key = _block_key(*args) if cls is block_type and len(args) == 2 and not kwargs else None
+        if key is not None and key in built:
+            return built[key]
+        ty = object.__new__(cls)
+        # A subclass is built by its own __init__, and a copy or unpickling (no arguments)
+        # by its state, as in Triton.
+        if cls is block_type and (args or kwargs):
+            build(ty, *args, **kwargs)  # raises as Triton does for a shape it refuses
+            if key is not None:
+                built[key] = ty
+        return ty
+
+    def init(self, *args, **kwargs):
+        if type(self) is not block_type:
+            build(self, *args, **kwargs)  # a block_type itself was built in `new`, once
+
+    block_type.__new__ = new
+    block_type.__init__ = init
+    block_type.built_once = True
+
+
+def _numpy_dtypes_found_once(interpreter) -> None:
+    find = getattr(interpreter, "_get_np_dtype", None)
+    if find is None or getattr(find, "found_once", False):
+        return
+    found: dict[Hashable, Any] = {}
+
+    def find_once(tt_dtype):
+        key = _type_key(tt_dtype)
+        if key is None:
+            return find(tt_dtype)
+        if key not in found:
+            found[key] = find(tt_dtype)
+        return found[key]
+
+    find_once.found_once = True
+    interpreter._get_np_dtype = find_once
+
+
+def _operands_of_one_shape_not_broadcast() -> None:
+    """Two operands of one block shape (or of one type) are what Triton's broadcast returns
+    unchanged, after comparing their shapes through its own tuples; that is said here from the
+    sizes a block type built once keeps, and any other pair goes through Triton's."""
+    from triton.language.semantic import TritonSemantic
+
+    broadcast = TritonSemantic.broadcast_impl_value
+    if getattr(broadcast, "same_shapes_kept", False):
+        return
+
+    def broadcast_unless_one_shape(self, lhs, rhs):
+        lhs_ty, rhs_ty = lhs.type, rhs.type
+        if lhs_ty is rhs_ty:
+            return lhs, rhs
+        lhs_sizes = getattr(lhs_ty, "interned_sizes", None)
+        if lhs_sizes is not None and lhs_sizes == getattr(rhs_ty, "interned_sizes", None):
+            return lhs, rhs
+        return broadcast(self, lhs, rhs)
+
+    broadcast_unless_one_shape.same_shapes_kept = True
+    TritonSemantic.broadcast_impl_value = broadcast_unless_one_shape
