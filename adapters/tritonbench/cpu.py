@@ -2,10 +2,10 @@
 
 TritonBench's tests and wrappers put their tensors on `device='cuda'` (by keyword, `.cuda()`,
 `.to('cuda')`), assert `x.is_cuda`, and call a few `torch.cuda` helpers. Inside
-`cuda_on_cpu()` every torch call that names a CUDA device gets the CPU instead, `is_cuda`
-answers True (the code was written for the device that stands in), and the `torch.cuda`
-helpers that only manage device state become no-ops; Triton kernels then run through the
-interpreter (TRITON_INTERPRET=1, set by whoever starts the process), with two differences
+`cuda_on_cpu()` these run on the CPU as in a candidate's worker on the CPU device
+(kdiff.sandbox.cuda_on_cpu), and the `torch.cuda` device guards become no-ops; Triton
+kernels then run through the interpreter (TRITON_INTERPRET=1, set by whoever starts the
+process), with two differences
 from the device launcher smoothed over: `triton.autotune` takes its first (unpruned) config
 instead of timing them all, since there is no device to time on (any config computes the same
 function: the autotuner only picks the fastest), and a launch grid given as a list, which the
@@ -20,27 +20,8 @@ import importlib.util
 from typing import Any, Iterator
 
 import torch
-from torch.overrides import TorchFunctionMode
 
-
-def _is_cuda_device(value: Any) -> bool:
-    if isinstance(value, torch.device):
-        return value.type == "cuda"
-    return isinstance(value, str) and value.split(":")[0] == "cuda"
-
-
-class CudaOnCpu(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
-        if getattr(func, "__self__", None) is torch._C.TensorBase.is_cuda:  # the getter
-            return True
-        if func in (torch.Tensor.cuda, torch.Tensor.pin_memory):
-            return args[0]
-        if _is_cuda_device(kwargs.get("device")):
-            kwargs["device"] = "cpu"
-        if func is torch.Tensor.to:  # x.to('cuda'), x.to(torch.device('cuda'), dtype)
-            args = tuple("cpu" if _is_cuda_device(a) else a for a in args)
-        return func(*args, **kwargs)
+from kdiff.sandbox.cuda_on_cpu import DEVICE_STATE_HELPERS, CudaOnCpu
 
 
 class _NoDevice:
@@ -58,9 +39,7 @@ class _NoDevice:
 
 # torch.cuda helpers that only manage device state: harmless to skip on the CPU.
 _CUDA_SHIMS: dict[str, Any] = {
-    "synchronize": lambda *a, **k: None,
-    "empty_cache": lambda *a, **k: None,
-    "set_device": lambda *a, **k: None,
+    **DEVICE_STATE_HELPERS,
     "current_device": lambda: 0,
     "device": _NoDevice,
     "_DeviceGuard": _NoDevice,

@@ -38,7 +38,7 @@ from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import set_seed
 from kdiff.data.vjp import differentiable, input_gradients
-from kdiff.sandbox import interpreter_device, protocol
+from kdiff.sandbox import cuda_on_cpu, interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
 from kdiff.sandbox.launches import LaunchRecorder
 from kdiff.sandbox.mappings import Memory, memory_of
@@ -170,6 +170,8 @@ class Worker:
             torch.cuda.set_per_process_memory_fraction(float(fraction))
         self.recorder.install()
         interpreter_device.install()
+        if self.device == "cpu":
+            cuda_on_cpu.install()  # before the candidate's module, which may allocate at import
         PROVENANCE.device = self.device
         PROVENANCE.recording = bool(msg.get("record_provenance", True))
         PROVENANCE.profiling = bool(msg.get("profile_provenance", True))
