@@ -1,6 +1,7 @@
 """Code written for a CUDA device on the CPU device (kdiff.sandbox.cuda_on_cpu): a kernel that
-allocates on `device='cuda'`, moves to it, asserts `is_cuda` and synchronizes keeps its three
-states on the CPU, and torch's own readers of `is_cuda` keep the answer for this process."""
+allocates on `device='cuda'`, moves to it, asserts `is_cuda`, synchronizes or computes under
+the GPU's autocast keeps its three states on the CPU, and torch's own readers of `is_cuda`
+keep the answer for this process."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,15 +21,27 @@ pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="a CPU-only to
 CUDA_CODE = Path(__file__).parent / "fixtures" / "cuda_code"
 
 
-def test_cuda_device_code_keeps_its_three_states_on_the_cpu():
-    config = RunConfig(native="kernelbench-v0.1", gates=["EXC-01"])
-    honest, defective = (judge_case(Case(name, CUDA_CODE / "problem.py", CUDA_CODE / f"{name}.py"),
-                                    config, manager()) for name in ("honest", "drops_nan"))
-    assert honest.native.accept is True, honest.native.reason
-    assert defective.native.accept is True, defective.native.reason
-    assert honest.gates["EXC-01"].status is Status.PASS, honest.gates["EXC-01"].detail
-    assert defective.gates["EXC-01"].status is Status.FAIL, defective.gates["EXC-01"].detail
-    assert defective.gates["EXC-01"].signature == "nan_swallowed"
+# problem, the honest candidate, the defective one, the gate that tells them apart, its signature
+PAIRS = [
+    # allocations, moves, is_cuda and synchronize; the defect a NaN dropped by tl.maximum
+    ("problem", "honest", "drops_nan", "EXC-01", "nan_swallowed"),
+    # the GPU's autocast, turned off by the honest one: without it the CPU computed in fp32
+    ("matmul", "matmul_fp32", "matmul_autocast", "PRC-01", "below_working_precision"),
+]
+
+
+@pytest.mark.parametrize("problem,honest,defective,gate,signature", PAIRS,
+                         ids=[p[2] for p in PAIRS])
+def test_cuda_device_code_keeps_its_three_states_on_the_cpu(problem, honest, defective, gate,
+                                                            signature):
+    config = RunConfig(native="kernelbench-v0.1", gates=[gate])
+    good, bad = (judge_case(Case(name, CUDA_CODE / f"{problem}.py", CUDA_CODE / f"{name}.py"),
+                            config, manager()) for name in (honest, defective))
+    assert good.native.accept is True, good.native.reason
+    assert bad.native.accept is True, bad.native.reason
+    assert good.gates[gate].status is Status.PASS, good.gates[gate].detail
+    assert bad.gates[gate].status is Status.FAIL, bad.gates[gate].detail
+    assert bad.gates[gate].signature == signature
 
 
 def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():

@@ -8,8 +8,9 @@ honest kernel failed the native check and every gate on the CPU alone. Under `Cu
 every torch call that names a CUDA device gets the CPU, the device standing in for it;
 `is_cuda` answers True to the code written for the GPU, while torch's and kdiff's own readers
 keep the answer for the device this process has (torch chooses its CUDA paths by it); and the
-`torch.cuda` helpers that only manage device state do nothing. Anything else that needs a real
-device (streams, events, generators) still raises. With CUDA present none of this applies.
+`torch.cuda` helpers that only manage device state do nothing. Autocast for the GPU is
+autocast on the CPU standing in for it. Anything else that needs a real device (streams,
+events, generators) still raises. With CUDA present none of this applies.
 """
 
 from __future__ import annotations
@@ -69,4 +70,24 @@ def install() -> None:
     for name, helper in DEVICE_STATE_HELPERS.items():
         helper.of_the_cpu = True
         setattr(torch.cuda, name, helper)
+    _autocast_on_the_stand_in()
     CudaOnCpu().__enter__()
+
+
+def _autocast_on_the_stand_in() -> None:
+    """A CPU-only torch disables `torch.autocast('cuda', ...)` (and `torch.cuda.amp.autocast`)
+    with a warning, so a kernel computing its products in fp16 under it computed them in fp32
+    on the CPU, and passed the precision gates that its run on a GPU fails. Here it is
+    autocast on the CPU, at the GPU's dtype (fp16 unless given): the CPU's lists of operators
+    are close to CUDA's (matrix products and convolutions lowered; softmax, norms, exp and log
+    kept in fp32)."""
+    autocast = torch.amp.autocast_mode.autocast
+    init = autocast.__init__
+
+    def init_on_the_cpu(self, device_type: str, dtype=None, enabled: bool = True,
+                        cache_enabled=None) -> None:
+        if device_type == "cuda":
+            device_type, dtype = "cpu", dtype or torch.get_autocast_dtype("cuda")
+        init(self, device_type, dtype, enabled, cache_enabled)
+
+    autocast.__init__ = init_on_the_cpu
