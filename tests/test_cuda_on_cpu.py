@@ -1,6 +1,6 @@
 """Code written for a CUDA device on the CPU device (kdiff.sandbox.cuda_on_cpu): a kernel that
-allocates on `device='cuda'`, moves to it, asserts `is_cuda`, synchronizes or computes under
-the GPU's autocast keeps its three states on the CPU, and torch's own readers of `is_cuda`
+allocates on `device='cuda'`, moves to it, asserts `is_cuda`, synchronizes, or computes under
+the GPU's autocast or with TF32 turned on keeps its three states on the CPU, and torch's own readers of `is_cuda`
 keep the answer for this process."""
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ PAIRS = [
     ("problem", "honest", "drops_nan", "EXC-01", "nan_swallowed"),
     # the GPU's autocast, turned off by the honest one: without it the CPU computed in fp32
     ("matmul", "matmul_fp32", "matmul_autocast", "PRC-01", "below_working_precision"),
+    # TF32 asked of cuBLAS: without the operands rounded the CPU computed in fp32
+    ("matmul", "matmul_fp32", "matmul_tf32", "PRC-01", "below_working_precision"),
 ]
 
 
@@ -61,3 +63,16 @@ def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():
         assert torch.zeros(2, device=0).device.type == "cpu"
         assert x.cuda() is x
     assert readers["candidate"](x) is False
+
+
+def test_tf32_rounds_to_nearest_ties_away_and_keeps_the_gradient():
+    from kdiff.sandbox.cuda_on_cpu import _tf32
+    one = 1.0
+    values = torch.tensor([one + 2**-11, one + 2**-12, -(one + 3 * 2**-12), float("inf"),
+                           float("nan"), 2.0**-130])
+    rounded = _tf32(values)
+    assert rounded[:4].tolist() == [one + 2**-10, one, -(one + 2**-10), float("inf")]
+    assert rounded[4].isnan() and rounded[5].item() == 2.0**-130  # a subnormal's 10 bits kept
+    x = torch.tensor([one + 2**-11], requires_grad=True)
+    (_tf32(x) * 3).sum().backward()
+    assert x.grad.tolist() == [3.0]

@@ -9,7 +9,8 @@ every torch call that names a CUDA device gets the CPU, the device standing in f
 `is_cuda` answers True to the code written for the GPU, while torch's and kdiff's own readers
 keep the answer for the device this process has (torch chooses its CUDA paths by it); and the
 `torch.cuda` helpers that only manage device state do nothing. Autocast for the GPU is
-autocast on the CPU standing in for it. Anything else that needs a real device (streams,
+autocast on the CPU standing in for it, and TF32 asked of cuBLAS or cuDNN rounds the operands
+of torch's matrix products and convolutions as the GPU does. Anything else that needs a real device (streams,
 events, generators) still raises. With CUDA present none of this applies.
 """
 
@@ -48,9 +49,74 @@ def _read_by_torch_or_kdiff() -> bool:
     return reader.split(".")[0] in ("torch", "kdiff")
 
 
+# TF32 (u = 2^-11): an fp32 rounded to 10 mantissa bits, to nearest, ties away from zero, as
+# `cvt.rna.tf32.f32` (kdiff.sandbox.interpreter_device's `tl.dot`); cuBLAS and cuDNN take
+# such operands and accumulate their products in fp32. Added to the bits, then masked.
+_TF32_HALF_ULP, _TF32_MASK = 0x1000, -0x2000  # 0xFFFFE000 as an int32
+
+
+def _tf32(x: Any) -> Any:
+    """An fp32 tensor's values rounded to TF32 (Inf and NaN as they are), its gradient passed
+    through unchanged (the backward's own products are not rounded here); anything else as
+    it is."""
+    if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
+        return x
+    value = x.detach()
+    bits = value.contiguous().view(torch.int32)
+    rounded = ((bits + _TF32_HALF_ULP) & _TF32_MASK).view(torch.float32)
+    change = torch.where(torch.isfinite(value), rounded - value, 0.0)
+    return x + change if x.requires_grad else value + change
+
+
+def _tf32_asked(read: Callable[[], bool]) -> bool:
+    """A TF32 flag as torch reads it. torch refuses to read one whose legacy and new settings
+    disagree; kdiff sets the legacy one off before the candidate runs (fp32_means_fp32), so a
+    disagreement is the candidate's new setting: TF32."""
+    try:
+        return read()
+    except RuntimeError:
+        return True
+
+
+# torch's functions of products: the positions of the operands multiplied (a bias, or an
+# input added to the product, is not rounded)
+_MATRIX_PRODUCTS: dict[Callable, tuple[int, ...]] = {
+    **dict.fromkeys((torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__,
+                     torch.Tensor.__rmatmul__, torch.mm, torch.Tensor.mm, torch.bmm,
+                     torch.Tensor.bmm, torch.nn.functional.linear, torch.tensordot), (0, 1)),
+    **dict.fromkeys((torch.addmm, torch.Tensor.addmm, torch.Tensor.addmm_, torch.baddbmm,
+                     torch.Tensor.baddbmm, torch.Tensor.baddbmm_, torch.addbmm,
+                     torch.Tensor.addbmm, torch.Tensor.addbmm_), (1, 2)),
+    torch.nn.functional.bilinear: (0, 1, 2),
+}
+_CONVOLUTIONS: dict[Callable, tuple[int, ...]] = dict.fromkeys(
+    (torch.nn.functional.conv1d, torch.nn.functional.conv2d, torch.nn.functional.conv3d,
+     torch.nn.functional.conv_transpose1d, torch.nn.functional.conv_transpose2d,
+     torch.nn.functional.conv_transpose3d), (0, 1))
+
+
+def _operands_in_tf32(func: Callable, args: tuple) -> tuple:
+    """`args` of a product or convolution whose flag asks for TF32, the multiplied operands
+    rounded; any other call's as they are."""
+    if func is torch.einsum:  # einsum(equation, *operands) or einsum(equation, [operands])
+        if not _tf32_asked(torch._C._get_cublas_allow_tf32):
+            return args
+        if len(args) == 2 and isinstance(args[1], (list, tuple)):
+            return (args[0], [_tf32(x) for x in args[1]])
+        return (args[0], *(_tf32(x) for x in args[1:]))
+    positions = _MATRIX_PRODUCTS.get(func)
+    read = torch._C._get_cublas_allow_tf32
+    if positions is None:
+        positions, read = _CONVOLUTIONS.get(func), torch._C._get_cudnn_allow_tf32
+    if positions is None or not _tf32_asked(read):
+        return args
+    return tuple(_tf32(x) if i in positions else x for i, x in enumerate(args))
+
+
 class CudaOnCpu(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        args = _operands_in_tf32(func, args)
         if getattr(func, "__self__", None) is _IS_CUDA:  # the getter
             return func(*args, **kwargs) if _read_by_torch_or_kdiff() else True
         if func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
