@@ -441,6 +441,18 @@ class ResourceBudget(Gate):
             judged_any |= judged
             unverified += words
             notes.append(summary)
+        left = [key for key, outcome in outcomes.items() if outcome.get("over_budget")]
+        if left:  # "not measured" passes: a candidate could list slow decoys before a launch
+            return PartOutcome(
+                self.result(
+                    Status.FAIL,
+                    f"compiled resources: {len(left)} of {len(launches) * len(targets)} "
+                    f"compiles left when the case's wall budget of "
+                    f"{ctx.candidate.limits.case_timeout:.0f} s was spent",
+                    "case_timeout",
+                ),
+                "",
+            )
         if unverified:
             return PartOutcome(
                 None,

@@ -553,3 +553,31 @@ def test_a_kernel_under_a_module_level_switch_is_judged_at_the_most_any_way_need
             for key, value in (("registers", 40), ("registers", 90)))
     assert most_needed([a, b])["resources"]["registers"] == 90
     assert most_needed([a, {"error": "did not compile", "timeout": False}])["error"]
+
+
+def test_compiles_past_the_cases_wall_budget_are_its_failure_not_unmeasured(tmp_path: Path):
+    """The launches a worker reports are its word, as many as it likes; the judge compiles
+    them under the case's wall budget, and a launch left past it fails `case_timeout` (a
+    launch "not measured" passes: a candidate could list slow decoys before its over-budget
+    one). The worker here has spent its budget: nothing is compiled, and nothing fits."""
+    from kdiff.sandbox.process import CandidateProcess
+
+    slow = tmp_path / "slow.py"
+    shutil.copy(Path(__file__).parent / "hostile" / "compiles_past_its_budget.py", slow)
+    launches = [Launch(module="kdiff_slow", file=str(slow), qualname="double_kernel",
+                       signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                       constexprs={"BLOCK": 256, "UNROLL": 4000 + i}) for i in range(3)]
+    with CandidateProcess(Path(__file__).parent / "hostile" / "problem.py", slow) as proc:
+        proc._deadline = 0.0  # time.monotonic() long past: a spent budget
+        outcomes = proc.compile_launches([(launch, "sm_90") for launch in launches])
+    assert all(o.get("over_budget") and "resources" not in o for o in outcomes), outcomes
+
+    listed = {"launches": [{"launch": asdict(launch)} for launch in launches]}
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: listed, candidate=slow, writes_confined=False,
+        limits=SimpleNamespace(case_timeout=20.0),
+        compile_launches=lambda jobs, **_: [outcomes[0]] * len(jobs))
+    ctx = SimpleNamespace(candidate=candidate, options=GateOptions())
+    part = ResourceBudget().compiled(ctx)
+    assert part.failure is not None and part.failure.signature == "case_timeout", part
+    assert "6 of 6 compiles left" in part.failure.detail
