@@ -459,7 +459,8 @@ class ResourceBudget(Gate):
                 "compiled resources: " + "; ".join(notes),
                 (
                     f"compiled resources not decided: {len(unverified)} launch(es) on which only "
-                    f"the kernel's own module reported ({unverified[0]})"
+                    f"the kernel's own module reported, or whose compile did not finish "
+                    f"({unverified[0]})"
                 ),
             )
         if not judged_any:
@@ -568,6 +569,10 @@ class ResourceBudget(Gate):
                         f"own module ({outcome.get('unchecked')}): "
                         f"{outcome['error']}"
                     )
+                elif outcome.get("timeout"):
+                    # How long a compile takes is the kernel's to choose (an unrolled loop):
+                    # one past its deadline is a fit not checked, never a pass.
+                    unverified.append(f"{target}: {launch.label()}: {outcome['error']}")
                 else:
                     unmeasured.append(f"{launch.label()}: {outcome['error']}")
                 continue

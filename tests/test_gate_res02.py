@@ -581,3 +581,19 @@ def test_compiles_past_the_cases_wall_budget_are_its_failure_not_unmeasured(tmp_
     part = ResourceBudget().compiled(ctx)
     assert part.failure is not None and part.failure.signature == "case_timeout", part
     assert "6 of 6 compiles left" in part.failure.detail
+
+
+def test_a_compile_past_its_deadline_is_a_fit_not_checked(tmp_path: Path):
+    """How long a kernel takes to compile is its own to choose (an unrolled loop): the red
+    team's over-budget tile, its compile past the per-kernel deadline, passed RES-02 as "not
+    measured". Undecided now, never a pass."""
+    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
+    late = {"error": "compiling did not finish within 300 s per kernel", "timeout": True,
+            "cacheable": False}
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
+        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
+        compile_launches=lambda jobs, **_: [dict(late) for _ in jobs])
+    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    assert part.failure is None and part.undecided is not None, part
+    assert "did not finish within 300 s" in part.undecided
