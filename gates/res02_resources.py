@@ -569,9 +569,10 @@ class ResourceBudget(Gate):
                         f"own module ({outcome.get('unchecked')}): "
                         f"{outcome['error']}"
                     )
-                elif outcome.get("timeout"):
-                    # How long a compile takes is the kernel's to choose (an unrolled loop):
-                    # one past its deadline is a fit not checked, never a pass.
+                elif outcome.get("timeout") or outcome.get("killed"):
+                    # How long a compile takes, and how much memory, is the kernel's to
+                    # choose (an unrolled loop): one past its deadline, or killed (at its
+                    # memory limit), is a fit not checked, never a pass.
                     unverified.append(f"{target}: {launch.label()}: {outcome['error']}")
                 else:
                     unmeasured.append(f"{launch.label()}: {outcome['error']}")

@@ -597,3 +597,24 @@ def test_a_compile_past_its_deadline_is_a_fit_not_checked(tmp_path: Path):
     part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
     assert part.failure is None and part.undecided is not None, part
     assert "did not finish within 300 s" in part.undecided
+
+
+def test_a_compiler_child_killed_leaves_its_launches_a_fit_not_checked(tmp_path: Path):
+    """A compile killed at its memory limit (a huge unrolled body is the kernel's to choose)
+    was "not measured", which passes; here the child kills itself, as the out-of-memory
+    killer would."""
+    def start(argv, env, log, cwd):
+        return subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 9)"],
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=str(cwd))
+
+    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
+    outcomes = compile_launches([(launch, "sm_100")], timeout=30, start=start, folder=tmp_path)
+    assert outcomes[0]["killed"] is True and "status -9" in outcomes[0]["error"], outcomes
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
+        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
+        compile_launches=lambda jobs, **_: [dict(outcomes[0]) for _ in jobs])
+    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    assert part.failure is None and part.undecided is not None, part
+    assert "status -9" in part.undecided

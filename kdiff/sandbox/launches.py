@@ -759,8 +759,10 @@ def _wait(proc: Any, timeout: float, count: int, stop: Callable[[], str | None] 
         left = give_up - time.monotonic()
         try:
             proc.wait(timeout=max(0.0, min(left, POLL_S if stop else left)))
+            # Killed (its memory limit's out-of-memory killer, a crash): what it was compiling
+            # may have done it, and a kernel can choose to (a huge unrolled body).
             return {"error": f"compiler process exited with status {proc.returncode}",
-                    "timeout": False, "cacheable": False}
+                    "timeout": False, "killed": proc.returncode < 0, "cacheable": False}
         except subprocess.TimeoutExpired:
             pass
         if left <= 0:
