@@ -2,7 +2,12 @@
 many; the candidate must stay within the bound on all of them.
 
 Beside the fixed seeds, each distribution is drawn once more at the seed chosen for the
-verdict (`with_one_chosen`: a candidate can keep a table of the fixed draws)."""
+verdict (`with_one_chosen`: a candidate can keep a table of the fixed draws).
+
+First, the answers the candidate gave the native check (`GateContext.native_answers`), each
+against the oracle's bound: that check's calls are the benchmark harness's, and what tells
+them from a gate's cannot all be hidden (the harness's frames, the reference's output it
+holds, its draws at seed 42); judged here, a kernel wrong only there is wrong here too."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -20,6 +25,11 @@ class DistributionCoverage(ThresholdedGate):
     signature = "distribution_dependent"
 
     def trials(self, ctx: GateContext) -> Iterator[Trial]:
+        # A backward problem's trial is judged on its gradients too, which the native
+        # check's forward calls do not return.
+        for i, answer in enumerate([] if ctx.backward else ctx.native_answers):
+            yield Trial(f"the native check's trial {i}", answer.inputs, answer.dtype,
+                        answer.seed, answered=answer.outputs)
         for seed in with_one_chosen(ctx, range(ctx.options.seeds)):
             yield Trial(f"benchmark get_inputs() {seed}",
                         benchmark_draw(ctx, seed.of(f"{self.id} get_inputs()")))

@@ -441,13 +441,26 @@ class ResourceBudget(Gate):
             judged_any |= judged
             unverified += words
             notes.append(summary)
+        left = [key for key, outcome in outcomes.items() if outcome.get("over_budget")]
+        if left:  # "not measured" passes: a candidate could list slow decoys before a launch
+            return PartOutcome(
+                self.result(
+                    Status.FAIL,
+                    f"compiled resources: {len(left)} of {len(launches) * len(targets)} "
+                    f"compiles left when the case's wall budget of "
+                    f"{ctx.candidate.limits.case_timeout:.0f} s was spent",
+                    "case_timeout",
+                ),
+                "",
+            )
         if unverified:
             return PartOutcome(
                 None,
                 "compiled resources: " + "; ".join(notes),
                 (
                     f"compiled resources not decided: {len(unverified)} launch(es) on which only "
-                    f"the kernel's own module reported ({unverified[0]})"
+                    f"the kernel's own module reported, or whose compile did not finish "
+                    f"({unverified[0]})"
                 ),
             )
         if not judged_any:
@@ -556,6 +569,11 @@ class ResourceBudget(Gate):
                         f"own module ({outcome.get('unchecked')}): "
                         f"{outcome['error']}"
                     )
+                elif outcome.get("timeout") or outcome.get("killed"):
+                    # How long a compile takes, and how much memory, is the kernel's to
+                    # choose (an unrolled loop): one past its deadline, or killed (at its
+                    # memory limit), is a fit not checked, never a pass.
+                    unverified.append(f"{target}: {launch.label()}: {outcome['error']}")
                 else:
                     unmeasured.append(f"{launch.label()}: {outcome['error']}")
                 continue

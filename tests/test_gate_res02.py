@@ -553,3 +553,68 @@ def test_a_kernel_under_a_module_level_switch_is_judged_at_the_most_any_way_need
             for key, value in (("registers", 40), ("registers", 90)))
     assert most_needed([a, b])["resources"]["registers"] == 90
     assert most_needed([a, {"error": "did not compile", "timeout": False}])["error"]
+
+
+def test_compiles_past_the_cases_wall_budget_are_its_failure_not_unmeasured(tmp_path: Path):
+    """The launches a worker reports are its word, as many as it likes; the judge compiles
+    them under the case's wall budget, and a launch left past it fails `case_timeout` (a
+    launch "not measured" passes: a candidate could list slow decoys before its over-budget
+    one). The worker here has spent its budget: nothing is compiled, and nothing fits."""
+    from kdiff.sandbox.process import CandidateProcess
+
+    slow = tmp_path / "slow.py"
+    shutil.copy(Path(__file__).parent / "hostile" / "compiles_past_its_budget.py", slow)
+    launches = [Launch(module="kdiff_slow", file=str(slow), qualname="double_kernel",
+                       signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                       constexprs={"BLOCK": 256, "UNROLL": 4000 + i}) for i in range(3)]
+    with CandidateProcess(Path(__file__).parent / "hostile" / "problem.py", slow) as proc:
+        proc._deadline = 0.0  # time.monotonic() long past: a spent budget
+        outcomes = proc.compile_launches([(launch, "sm_90") for launch in launches])
+    assert all(o.get("over_budget") and "resources" not in o for o in outcomes), outcomes
+
+    listed = {"launches": [{"launch": asdict(launch)} for launch in launches]}
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: listed, candidate=slow, writes_confined=False,
+        limits=SimpleNamespace(case_timeout=20.0),
+        compile_launches=lambda jobs, **_: [outcomes[0]] * len(jobs))
+    ctx = SimpleNamespace(candidate=candidate, options=GateOptions())
+    part = ResourceBudget().compiled(ctx)
+    assert part.failure is not None and part.failure.signature == "case_timeout", part
+    assert "6 of 6 compiles left" in part.failure.detail
+
+
+def test_a_compile_past_its_deadline_is_a_fit_not_checked(tmp_path: Path):
+    """How long a kernel takes to compile is its own to choose (an unrolled loop): the red
+    team's over-budget tile, its compile past the per-kernel deadline, passed RES-02 as "not
+    measured". Undecided now, never a pass."""
+    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
+    late = {"error": "compiling did not finish within 300 s per kernel", "timeout": True,
+            "cacheable": False}
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
+        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
+        compile_launches=lambda jobs, **_: [dict(late) for _ in jobs])
+    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    assert part.failure is None and part.undecided is not None, part
+    assert "did not finish within 300 s" in part.undecided
+
+
+def test_a_compiler_child_killed_leaves_its_launches_a_fit_not_checked(tmp_path: Path):
+    """A compile killed at its memory limit (a huge unrolled body is the kernel's to choose)
+    was "not measured", which passes; here the child kills itself, as the out-of-memory
+    killer would."""
+    def start(argv, env, log, cwd):
+        return subprocess.Popen([sys.executable, "-c", "import os; os.kill(os.getpid(), 9)"],
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                cwd=str(cwd))
+
+    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
+    outcomes = compile_launches([(launch, "sm_100")], timeout=30, start=start, folder=tmp_path)
+    assert outcomes[0]["killed"] is True and "status -9" in outcomes[0]["error"], outcomes
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
+        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
+        compile_launches=lambda jobs, **_: [dict(outcomes[0]) for _ in jobs])
+    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    assert part.failure is None and part.undecided is not None, part
+    assert "status -9" in part.undecided

@@ -902,3 +902,13 @@ def test_a_failures_text_is_cut_before_it_reaches_the_verdict():
     texts = [verdict.native.reason, *(g.detail for g in verdict.gates.values())]
     assert all(len(t) < 2 * MAX_ERROR_CHARS and "more characters" in t for t in texts), [
         len(t) for t in texts]
+
+
+@pytest.mark.parametrize("name", ["wrong_in_the_harness_frames", "wrong_on_the_benchmarks_draws"])
+def test_a_kernel_wrong_only_where_the_harness_calls_fails_cmp01_on_those_answers(name):
+    """Right on every gate's call and wrong on the benchmark harness's, which it tells apart by
+    the harness's frames or by its draws at seed 42: the native check rejected it and every
+    gate accepted it. CMP-01 judges the answers the native check was given."""
+    verdict = _verdict(name, ["CMP-01"])
+    assert verdict.native.accept is False and "mismatch" in verdict.native.reason
+    assert "the native check's trial 0" in _failed(verdict, "CMP-01", "distribution_dependent")

@@ -27,7 +27,13 @@ from dataclasses import dataclass
 import torch
 
 from kdiff.data.model import NativeVerdict
-from kdiff.judging.context import BENCHMARK_SEED, NATIVE, GateContext, ReferenceFailure
+from kdiff.judging.context import (
+    BENCHMARK_SEED,
+    NATIVE,
+    GateContext,
+    NativeAnswer,
+    ReferenceFailure,
+)
 from kdiff.judging.native import NativeCheck, candidate_part, rejected
 from kdiff.numerics.inputs import cast_inputs
 from kdiff.sandbox.process import CandidateRaised
@@ -97,6 +103,7 @@ def run_native(ctx: GateContext, preset: NativePreset, dtype: torch.dtype | None
             got = CallReply.parse(answer, len(inputs)).outputs
         except MalformedReply as exc:
             raise UnusableOutput(str(exc)) from None
+        ctx.native_answers.append(NativeAnswer(sent, preset.seed, dtype, got))
         if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
             raise rejected(f"output shape mismatch: expected {[tuple(w.shape) for w in want]}, "
                            f"got {[tuple(g.shape) for g in got]}")

@@ -196,6 +196,17 @@ class CallResult:
 
 
 @dataclass(frozen=True)
+class NativeAnswer:
+    """One call the native check made: what it sent, the model seed and dtype of the
+    instance it called, and what the candidate answered."""
+
+    inputs: list[Any]
+    seed: int
+    dtype: torch.dtype | None
+    outputs: list[torch.Tensor]
+
+
+@dataclass(frozen=True)
 class CallFault:
     """What a call did to a caller's tensors, found whatever gate made it: a failure of that
     gate, with this signature and detail, unless the gate fails on its own."""
@@ -507,6 +518,12 @@ class GateContext:
         # tests/hostile/scribbles_after_ord02.py). A gate that would not fail on its own
         # fails for it (kdiff.gates.base). Reset by each gate.
         self.call_fault: CallFault | None = None
+        # The native check's calls and their answers, which CMP-01 judges against the
+        # oracle's bound: a gate's own call can be told from the harness's (its frames, the
+        # reference's output held through it, its inputs: the benchmark's seed-42 draws),
+        # and a kernel wrong only there was accepted by every gate
+        # (tests/hostile/wrong_in_the_harness_frames.py, wrong_on_the_benchmarks_draws.py).
+        self.native_answers: list[NativeAnswer] = []
         self._evaluations: dict[str, Evaluation] = {}
         # The content digest of a trial's inputs, taken once for the oracle's key and the
         # call's (a gate evaluates and calls on the same tensors).

@@ -31,6 +31,7 @@ in force are written to the first line of the program's log for the record.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -213,6 +214,9 @@ def _set_limit(which: int, value: int) -> bool:
 
 
 _CGROUP_ROOT = "/sys/fs/cgroup"
+# A worker's CPU share in cgroup v1: the default, one busy process's worth (v2's cpu.weight
+# is left at its default, 100, the same).
+CPU_SHARES = 1024
 
 
 def _own_cgroup(controller: str) -> str | None:
@@ -237,11 +241,17 @@ class WorkerCgroup:
     none of which RLIMIT_AS sees unless mapped) with no swap, and a task cap. The kernel's
     out-of-memory killer then takes a process of this group when it reaches the limit,
     never a neighbour. cgroup v2 where this process may enable memory and pids for its
-    children; else the v1 memory and pids hierarchies."""
+    children; else the v1 memory and pids hierarchies. Where the cpu controller can be had
+    too, a CPU share of its own: the scheduler then shares the cores between workers, not
+    between processes or sessions (autogroups), so that a worker's spinning children take
+    no more of a core from a worker judged beside it than one busy worker does
+    (tests/fixtures/cross_candidate/runs/beside_a_spinner: an honest kernel failed `hang`
+    beside one)."""
 
     paths: list[str]  # the worker joins each (cgroup.procs)
     memory: str | None  # where its memory counters are
     v2: bool
+    cpu: str | None = None  # where its CPU share is set (v1; in v2 it is `paths[0]`)
 
     @classmethod
     def create(cls, name: str, memory_bytes: int | None,
@@ -266,6 +276,9 @@ class WorkerCgroup:
                     # Refused (EBUSY) where the parent holds processes itself, unless it is
                     # the root: then the next parent, the root, is tried.
                     _write(os.path.join(parent, "cgroup.subtree_control"), "+memory +pids")
+                if "cpu" not in enabled:
+                    with contextlib.suppress(OSError):  # a share where it can be had
+                        _write(os.path.join(parent, "cgroup.subtree_control"), "+cpu")
                 path = os.path.join(parent, name)
                 os.mkdir(path)
             except OSError:
@@ -275,8 +288,8 @@ class WorkerCgroup:
 
     @classmethod
     def _v1(cls, name: str, memory: bool, tasks: bool) -> "WorkerCgroup | None":
-        paths, memory_path = [], None
-        for controller, wanted in (("memory", memory), ("pids", tasks)):
+        paths, memory_path, cpu_path = [], None, None
+        for controller, wanted in (("memory", memory), ("pids", tasks), ("cpu", True)):
             try:
                 own = _own_cgroup(controller)
                 if not wanted or own is None:
@@ -287,7 +300,8 @@ class WorkerCgroup:
                 continue
             paths.append(path)
             memory_path = path if controller == "memory" else memory_path
-        return cls(paths, memory_path, False) if paths else None
+            cpu_path = path if controller == "cpu" else cpu_path
+        return cls(paths, memory_path, False, cpu_path) if paths else None
 
     def _limit(self, memory_bytes: int | None, max_tasks: int | None) -> None:
         for path in self.paths:
@@ -301,6 +315,8 @@ class WorkerCgroup:
                         pass
                 if max_tasks is not None:
                     _write(f"{path}/pids.max", str(max_tasks))
+            elif path == self.cpu:
+                _write(f"{path}/cpu.shares", str(CPU_SHARES))
             elif path == self.memory:
                 _write(f"{path}/memory.limit_in_bytes", str(memory_bytes))
                 try:  # memory plus swap: exists only where swap is accounted
@@ -414,7 +430,7 @@ def _worker_cgroup_parents() -> list[str]:
     if os.path.exists(f"{_CGROUP_ROOT}/cgroup.controllers"):
         return _v2_parents()
     parents = []
-    for controller in ("memory", "pids"):
+    for controller in ("memory", "pids", "cpu"):
         try:
             own = _own_cgroup(controller)
         except OSError:
@@ -685,7 +701,8 @@ def _cgroup_mechanisms(path: str) -> list[str]:
     """What a joined cgroup enforces, read from its limit files."""
     found = []
     for name, what in (("memory.max", "memory-cgroup"), ("memory.limit_in_bytes", "memory-cgroup"),
-                       ("pids.max", "tasks-cgroup")):
+                       ("pids.max", "tasks-cgroup"), ("cpu.shares", "cpu-cgroup"),
+                       ("cpu.weight", "cpu-cgroup")):
         try:
             with open(f"{path}/{name}") as f:
                 value = f.read().strip()

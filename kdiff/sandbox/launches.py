@@ -556,6 +556,10 @@ def start_fresh(argv: list[str], env: dict[str, str], log: BinaryIO, cwd: Path) 
 POLL_S = 0.05
 
 Outcomes = list["dict[str, Any] | None"]
+# A job the case's wall budget left no time for: not measured, and not a fit either (RES-02
+# fails it `case_timeout`, as a request past that budget is failed).
+OVER_BUDGET = {"error": "not compiled: the case's wall budget is spent", "timeout": True,
+               "over_budget": True, "cacheable": False}
 
 
 # A result line is about 250 bytes (seven numbers, a target, the seconds) or an error cut to
@@ -589,7 +593,8 @@ def _finished(result_path: Path, targets: list[str]) -> list[dict[str, Any]]:
 def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TIMEOUT_S,
                      start: Starter = start_fresh, folder: Path | None = None,
                      stop: Callable[[Outcomes], str | None] | None = None,
-                     modules: JudgesModules | None = None) -> list[dict[str, Any]]:
+                     modules: JudgesModules | None = None,
+                     deadline: float | None = None) -> list[dict[str, Any]]:
     """Per (launch, target): {"resources": {...}} or {"error": "...", "timeout": bool}, plus
     "cacheable". One child process per kernel file (`start`ed with its arguments,
     environment, log and a working folder inside `folder`) compiles that file's jobs in
@@ -597,7 +602,10 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
     per compile. `stop`, given the outcomes so far (None where a job is not compiled yet), may
     return a reason to compile no further: the child is killed and the jobs left get that
     reason as their error. `modules`: the judge's modules of the files, as a cache keyed
-    them (read now where none is given)."""
+    them (read now where none is given). `deadline` (time.monotonic()): the case's wall
+    budget, past which nothing is compiled; the jobs left then are `over_budget`
+    (tests/hostile/compiles_past_its_budget.py: the launches a worker reports are its word,
+    as many as it likes)."""
     modules = modules or JudgesModules()
     results: Outcomes = [
         {"error": launch.unavailable, "timeout": False, "cacheable": False}
@@ -607,6 +615,10 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
         if results[i] is None:
             files.setdefault(launch.file, []).append(i)
     for file, group in files.items():
+        if deadline is not None and time.monotonic() >= deadline:
+            for i in group:
+                results[i] = dict(OVER_BUDGET)
+            continue
         reason = stop(results) if stop else None
         if reason:
             for i in group:
@@ -614,14 +626,14 @@ def compile_launches(jobs: list[tuple[Launch, str]], timeout: float = COMPILE_TI
                               "stopped": True}
             continue
         extracted = extracted_kernels(file, {jobs[i][0].qualname for i in group}, modules)
-        _compile_file(jobs, group, results, timeout, start, folder, stop, extracted)
+        _compile_file(jobs, group, results, timeout, start, folder, stop, extracted, deadline)
         refused = [i for i in group if (results[i] or {}).get("refused")
                    and (results[i] or {}).get("checked")]
         if refused:
             # The judge's module may lack what the file gives its kernels: a refusal counts
             # once the file's own module is refused too (its word, believed against itself).
             _compile_file(jobs, refused, results, timeout, start, folder, stop,
-                          "compiled from its own module: the judge's was refused")
+                          "compiled from its own module: the judge's was refused", deadline)
     return results  # type: ignore[return-value]
 
 
@@ -641,7 +653,7 @@ def extracted_kernels(file: str, qualnames: set[str], modules: JudgesModules | N
 def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Outcomes,
                   timeout: float, start: Starter, folder: Path | None,
                   stop: Callable[[Outcomes], str | None] | None,
-                  extracted: ExtractedModule | str) -> None:
+                  extracted: ExtractedModule | str, deadline: float | None) -> None:
     """The jobs `group` (of one kernel file) compiled by a child of their own, into
     `results`: from the judge's `extracted` module of the file, where there is one (the
     results are then the judge's, "checked"), else by importing the file (its own word,
@@ -654,7 +666,7 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
             built = [i for i in group if jobs[i][0].qualname in kernels]
             if built:
                 _compile_file(jobs, built, way, timeout, start, folder, stop, replace(
-                    extracted, text=text, kernels=kernels, alternatives=()))
+                    extracted, text=text, kernels=kernels, alternatives=()), deadline)
             ways.append([way[i] if i in built else None for i in range(len(way))])
         for i in group:
             results[i] = most_needed([way[i] for way in ways if way[i] is not None])
@@ -681,13 +693,14 @@ def _compile_file(jobs: list[tuple[Launch, str]], group: list[int], results: Out
             proc = start([str(request), str(result_path)], env, out, Path(tmp))
             try:
                 missing = _wait(proc, timeout, len(group), stop and (lambda: stop(
-                    _merged(results, group, _finished(result_path, targets)))))
+                    _merged(results, group, _finished(result_path, targets)))), deadline)
             finally:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)  # its children too
                 proc.wait()
         done = _finished(result_path, targets)
-        if len(done) < len(group) and not missing["timeout"] and not missing.get("stopped"):
+        if len(done) < len(group) and not missing["timeout"] and not missing.get("stopped") \
+                and not missing.get("over_budget"):
             tail = log.read_bytes()[-400:].decode("utf-8", "replace").strip()
             missing["error"] += ": " + tail.replace("\n", " | ")
     provenance = ({"checked": True} if isinstance(extracted, ExtractedModule)
@@ -731,22 +744,29 @@ def _merged(results: Outcomes, group: list[int], done: list[dict[str, Any]]) -> 
     return merged
 
 
-def _wait(proc: Any, timeout: float, count: int, stop: Callable[[], str | None] | None
-          ) -> dict[str, Any]:
-    """Wait for the child until it exits, `stop` gives a reason, or `timeout` seconds per job
-    pass; the error for the jobs it did not finish."""
+def _wait(proc: Any, timeout: float, count: int, stop: Callable[[], str | None] | None,
+          deadline: float | None = None) -> dict[str, Any]:
+    """Wait for the child until it exits, `stop` gives a reason, `timeout` seconds per job
+    pass, or the case's `deadline` comes; the error for the jobs it did not finish."""
     give_up = time.monotonic() + timeout * count
+    if deadline is not None and deadline < give_up:
+        give_up = deadline
+        timed_out = dict(OVER_BUDGET)
+    else:
+        timed_out = {"error": f"compiling did not finish within {timeout:.0f} s per kernel",
+                     "timeout": True, "cacheable": False}
     while True:
         left = give_up - time.monotonic()
         try:
             proc.wait(timeout=max(0.0, min(left, POLL_S if stop else left)))
+            # Killed (its memory limit's out-of-memory killer, a crash): what it was compiling
+            # may have done it, and a kernel can choose to (a huge unrolled body).
             return {"error": f"compiler process exited with status {proc.returncode}",
-                    "timeout": False, "cacheable": False}
+                    "timeout": False, "killed": proc.returncode < 0, "cacheable": False}
         except subprocess.TimeoutExpired:
             pass
         if left <= 0:
-            return {"error": f"compiling did not finish within {timeout:.0f} s per kernel",
-                    "timeout": True, "cacheable": False}
+            return timed_out
         reason = stop() if stop else None
         if reason:
             return {"error": reason, "timeout": False, "cacheable": False, "stopped": True}

@@ -546,7 +546,11 @@ class CandidateProcess:
             )
 
         try:
-            return compile_launches(jobs, timeout, start, stop=stop, modules=modules)
+            # Under the case's wall budget, as every request is: the launches are the
+            # worker's report, and their number its choice.
+            return compile_launches(
+                jobs, timeout, start, stop=stop, modules=modules, deadline=self._deadline
+            )
         finally:
             if cgroup:
                 cgroup.kill()
