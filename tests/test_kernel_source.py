@@ -175,7 +175,10 @@ def _annotations(kernel) -> list[tuple[str, str, bool]]:
     ("import torch\n", "x: torch.Tensor, n: int, f: float, flag: bool, B: tl.constexpr"),
     ("from torch import Tensor as T\n", "x: T, n: int, B: tl.constexpr"),
     ("from __future__ import annotations\nclass Box: pass\n", "x: Box, n: int, B: tl.constexpr"),
-], ids=["torch and builtins", "a torch class renamed", "future annotations"])
+    ("", "x: tl.pointer_type(tl.int64), n: tl.pointer_type(tl.float32, const=True), "
+         "B: tl.constexpr"),
+], ids=["torch and builtins", "a torch class renamed", "future annotations",
+        "triton pointer types"])
 def test_python_annotations_read_as_triton_reads_them(tmp_path, header, params):
     """Written kernels annotate their parameters with Python's and torch's classes; Triton
     reads a name from each, and the judge's module must give it the same names."""
@@ -193,7 +196,9 @@ def test_python_annotations_read_as_triton_reads_them(tmp_path, header, params):
     ("import torch\n", "torch.float32", "not a class"),
     ("import torch\n", "torch._C._TensorBase", "not Triton's"),
     ("import typing\n", "typing.Optional[int]", "not a name"),
-], ids=["rebound builtin", "another library", "not a class", "private", "subscript"])
+    ("", "tl.pointer_type(os.environ)", "not a name"),  # a Triton type of what is not constant
+], ids=["rebound builtin", "another library", "not a class", "private", "subscript",
+        "triton type of a variable"])
 def test_other_annotations_are_refused(header, note, why):
     source = header + HEADER + f"@triton.jit\ndef k(x: {note}):\n    tl.store(x, 0)\n"
     with pytest.raises(NotExtractable, match=why):

@@ -51,7 +51,8 @@ kernels) matter to Triton only through the name it reads from them (a class's `_
 such an annotation naming a class of Python's builtins or of torch (never rebound in the file)
 is written as that name, a string, which Triton reads the same way; under `from __future__
 import annotations` no annotation is evaluated (each is the string of its source), and every
-one is kept as written.
+one is kept as written. An annotation that builds one of Triton's types from constants
+(`tl.pointer_type(tl.int64)`) is Triton's own, kept as written.
 """
 from __future__ import annotations
 
@@ -536,12 +537,26 @@ class _Extractor:
             return note
         if self.future_annotations:
             return note  # never evaluated: the string of its source, as in the file
-        if self.static(note):
+        if self.static(note) or self.triton_type(note):
             return note
         try:
             return ast.Constant(self.annotation_name(note))
         except NotExtractable as exc:
             raise NotExtractable(f"{fn.name}: {exc}") from None
+
+    def triton_type(self, note: ast.expr) -> bool:
+        """`note` builds one of Triton's types from constants (`tl.pointer_type(tl.int64)`,
+        as torchtitan types its MoE metadata kernels' pointers): Triton reads the signature's
+        type from the object (`*i64`), and building it runs only Triton's type constructor."""
+        if not isinstance(note, ast.Call):
+            return False
+        path = self.path_of(note.func)
+        if path is None or not self._reachable(path):
+            return False
+        made = _resolve(path)
+        dtype = importlib.import_module("triton.language.core").dtype
+        return isinstance(made, type) and issubclass(made, dtype) and all(
+            self.static(a) for a in [*note.args, *(k.value for k in note.keywords)])
 
     def check_kernel(self, fn: ast.FunctionDef) -> None:
         """What the body may name (the module docstring)."""
