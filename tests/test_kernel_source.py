@@ -73,6 +73,20 @@ def test_triton_s_compile_time_helpers_are_kept():
     assert extract(source.encode(), "k.py").kernels == {"k"}
 
 
+def test_naming_and_launch_hooks_of_the_jit_decorator_are_dropped():
+    """`triton.jit(repr=name_fn, launch_metadata=hook)` names the compiled kernel and feeds
+    profilers (aiter, triton_kernels); the functions it is given are the file's own code, not
+    built, and the kernel is built without them. Any other keyword must still be constant."""
+    source = HEADER + ("def name_fn(spec):\n    os.system('id')\n"
+                       "@triton.jit(repr=name_fn, launch_metadata=lambda g, k, a: {})\n"
+                       "def k(x):\n    tl.store(x, 0)\n")
+    module = extract(source.encode(), "k.py")
+    assert module.kernels == {"k"} and "name_fn" not in module.text, module.text
+    other = "@triton.jit\ndef other(x):\n    tl.store(x, 1)\n"
+    refused = source.replace("repr=name_fn", "do_not_specialize=name_fn") + other
+    assert extract(refused.encode(), "k.py").kernels == {"other"}
+
+
 def test_no_module_is_reached_through_a_variable():
     text = HEADER + "@triton.jit\ndef k(x):\n    t = tl.core\n    t.os.system('id')\n"
     with pytest.raises(NotExtractable, match="uses module triton.language.core as a value"):

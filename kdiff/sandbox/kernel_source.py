@@ -6,7 +6,8 @@ whose word on its own compile results the judge cannot take. So the judge reads 
 file itself and writes a module of what its kernels need and nothing that runs: imports of
 Triton, math and inductor's `triton_helpers`, constants, and the functions decorated with
 `triton.jit` (other decorators dropped: an autotuner's or a heuristic's choices are in the
-recorded launch). A kernel body is compiled, not run, but Triton's front end calls the
+recorded launch; so are the jit decorator's naming and profiling hooks, NAMING_KEYWORDS). A
+kernel body is compiled, not run, but Triton's front end calls the
 Python functions a body names, with constant arguments; so a body may name only its own
 variables, the module's kernels and constants, Triton's builtins, the functions of `triton`
 that Triton runs at compile time (`triton.next_power_of_2`, `triton.cdiv`), and paths inside
@@ -77,6 +78,12 @@ JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
 # hasattr, which would reach any attribute by a constant string.
 BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "print", "min",
                       "max"})
+# Keywords of `triton.jit` that name a kernel and describe its launches to profilers
+# (`repr=`, a function of its specialization giving the compiled kernel's name;
+# `launch_metadata=`, a hook called at each launch), nothing a compile's resources depend on:
+# the judge's module drops them, whatever function the file gives them (aiter's and
+# triton_kernels' kernels name themselves so).
+NAMING_KEYWORDS = ("repr", "launch_metadata")
 MAX_FOLLOWED = 16  # files of the kernel's package one extraction may take jit functions from
 # Combinations of module-level branches one file's kernels are built in (`extract`), over the
 # switches its kernels reach: fla's op.py has four of two branches each, and a kernel file of
@@ -484,6 +491,8 @@ class _Extractor:
         elif isinstance(node, ast.FunctionDef):
             jit = next((d for d in node.decorator_list if self.is_jit(d)), None)
             if jit is not None and node.name not in self.aliases:
+                if isinstance(jit, ast.Call):
+                    jit.keywords = [k for k in jit.keywords if k.arg not in NAMING_KEYWORDS]
                 node.decorator_list = [jit]
                 self.kernels[node.name] = node
                 self.kept.append(node)
@@ -529,7 +538,7 @@ class _Extractor:
         call = decorator if isinstance(decorator, ast.Call) else None
         path = self.path_of(call.func if call else decorator)
         return path in JIT_DECORATORS and (call is None or (not call.args and all(
-            self.static(k.value) for k in call.keywords)))
+            self.static(k.value) for k in call.keywords if k.arg not in NAMING_KEYWORDS)))
 
     def annotation(self, fn: ast.FunctionDef, note: ast.expr | None) -> ast.expr | None:
         """`note` as the judge's module writes it (the module docstring)."""
