@@ -103,6 +103,22 @@ def test_codes_held_one_to_a_byte_are_drawn_as_codes(candidate: str, status: Sta
     assert verdict.gates["CMP-01"].status is status, verdict.gates["CMP-01"].detail
 
 
+@pytest.mark.parametrize("candidate, status", [
+    ("int8_codes_bf16_honest.py", Status.PASS),
+    ("int8_codes_bf16_minus_128_as_128.py", Status.FAIL),
+], ids=["honest", "minus_128_as_128"])
+def test_codes_converted_to_bf16_are_judged_by_value_on_the_cpu(candidate: str,
+                                                                 status: Status):
+    """An integer converted to bf16 in a Triton kernel (gemlite's dequantizers) came out as
+    bf16's bit pattern on the CPU: the honest kernel failed the native check and every gate.
+    Converted by value, it passes, and the kernel reading -128 (never in the benchmark) as
+    +128 still fails."""
+    problem = FIXTURES / "quantized" / "int8_codes_bf16_problem.py"
+    verdict = judge(problem, FIXTURES / "quantized" / candidate, ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native.reason
+    assert verdict.gates["CMP-01"].status is status, verdict.gates["CMP-01"].detail
+
+
 def test_a_quantized_problems_candidate_gets_int8_data_and_positive_scales():
     verdict = judge(W8A8, FIXTURES / "quantized" / "w8a8_asserting.py", ["CMP-01"])
     assert verdict.native.accept is True, verdict.native.reason
