@@ -230,7 +230,8 @@ def _package(tmp_path: Path, kernel_import: str, call: str = "twice") -> Path:
         "import triton\nimport triton.language as language\nimport torch\n"
         "BLOCK = language.constexpr(3.0)\nCONFIGS = [torch.cuda.device_count()]  # not a constant: dropped\n"
         "@triton.jit\ndef scale(x):\n    return x * BLOCK\n\n"
-        "@triton.jit\ndef twice(x):\n    return scale(x) + language.zeros_like(x)\n")
+        "@triton.jit\ndef twice(x):\n    return scale(x) + language.zeros_like(x)\n"
+        "double = twice\n")
     kernel = pkg / "sub" / "kernels.py"
     kernel.write_text(
         "import triton\nimport triton.language as tl\n" + kernel_import +
@@ -270,6 +271,21 @@ def test_a_jit_function_from_another_file_of_the_package_is_read_from_it(tmp_pat
                                     constexprs={(3,): 64})
     compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32))
     assert "mul" in compiled.asm["ttir"] and "3.000000e+00" in compiled.asm["ttir"]
+
+
+@pytest.mark.parametrize("call", ["twice", "double"], ids=["a kernel", "another name for one"])
+def test_jit_functions_star_imported_from_another_file_of_the_package_are_read_from_it(
+        tmp_path, call):
+    """gemlite's kernel files take their tile helpers by `from .utils import *`, one of them
+    under another name (`swizzle_tile = swizzle_tile_v1`): the judge bound nothing for a star
+    import nor for a kernel's second name, and RES-02 left every gemlite GEMM undecided on
+    the CPU. The file is read as one imported by name is; the second name is the kernel."""
+    kernel = _package(tmp_path, "from ..helpers import *", call)
+    module = extract(kernel.read_bytes(), str(kernel))
+    assert module.kernels == {"k"} and module.followed == (str(tmp_path / "pkg" / "helpers.py"),)
+    rebuilt = _load(module.text, tmp_path / "rebuilt.py")
+    helper = getattr(rebuilt.k, "fn", rebuilt.k).__globals__[call]
+    assert getattr(helper, "fn", helper).__name__.endswith("twice")
 
 
 @pytest.mark.parametrize("kernel_import, call", [
