@@ -623,6 +623,24 @@ def test_fp32_and_fp64_round_to_bf16_to_nearest_even(shipped_interpreter):
 
 
 @triton.jit
+def _int_to_bf16(q_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(q_ptr + offs).to(tl.bfloat16))
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int32, torch.int64])
+def test_integers_convert_to_bf16_by_value(shipped_interpreter, dtype):
+    """As a GPU's cvt.rn.bf16.s32 (to nearest even); the interpreter wrote the integer into
+    bf16's bit pattern, so gemlite's 4-bit dequantizer (codes to bf16) read 3 as 2.8e-40."""
+    interpreter_device.install()
+    values = [0, 1, 3, -7, 100, 127, 255, 257, -128, 2**24 + 1, 2**31 - 1, -(2**31), 12345]
+    q = torch.tensor(values + values[:3], dtype=torch.int64).to(dtype)  # wrapped; 16 of them
+    out = torch.empty(16, dtype=torch.bfloat16)
+    _int_to_bf16[(1,)](q, out, BLOCK=16)
+    assert torch.equal(out, q.to(torch.bfloat16))
+
+
+@triton.jit
 def _from_bf16(x_ptr, f32_ptr, f64_ptr, f16_ptr, i32_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)

@@ -74,6 +74,51 @@ def test_packed_int4_draws_reach_every_nibble_in_both_halves():
     assert not bool((templates[1].example & 0xF == 8).any())
 
 
+@pytest.mark.parametrize("values, dtype, drawn", [
+    ((0, 15), torch.uint8, (0, 15)),  # 4-bit codes one to a byte
+    ((1, 15), torch.uint8, (0, 15)),  # a symmetric 4-bit quantizer's: 0 reached
+    ((-7, 7), torch.int8, (-8, 7)),  # signed 4-bit codes
+    ((-127, 127), torch.int8, (-128, 127)),  # int8 from a symmetric quantizer
+    ((3, 200), torch.uint8, (0, 255)),  # packed nibbles: every byte
+], ids=["uint4", "uint4-symmetric", "int4", "int8", "packed"])
+def test_byte_data_is_drawn_over_the_narrowest_format_holding_the_problem_s(values, dtype,
+                                                                               drawn):
+    assert gen.code_range(torch.tensor(values, dtype=torch.float64), dtype) == drawn
+
+
+NIBBLES = FIXTURES / "quantized" / "nibble_codes_problem.py"
+
+
+@pytest.mark.parametrize("candidate, status", [
+    ("nibble_codes_honest.py", Status.PASS),
+    ("nibble_codes_minus_eight_as_zero.py", Status.FAIL),
+], ids=["honest", "minus_eight_as_zero"])
+def test_codes_held_one_to_a_byte_are_drawn_as_codes(candidate: str, status: Status):
+    """4-bit codes in uint8 (gemlite's and HQQ's unpacked weights): a byte drawn above 15 is
+    no code, and CMP-01 failed every honest kernel that keeps a code's 4 bits (gemlite's
+    packing: 2047 of 2048 words off). Drawn over 0..15, the honest kernel passes, and the one
+    reading -8 (code 0, which the benchmark never makes) as 0 still fails."""
+    verdict = judge(NIBBLES, FIXTURES / "quantized" / candidate, ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native.reason
+    assert verdict.gates["CMP-01"].status is status, verdict.gates["CMP-01"].detail
+
+
+@pytest.mark.parametrize("candidate, status", [
+    ("int8_codes_bf16_honest.py", Status.PASS),
+    ("int8_codes_bf16_minus_128_as_128.py", Status.FAIL),
+], ids=["honest", "minus_128_as_128"])
+def test_codes_converted_to_bf16_are_judged_by_value_on_the_cpu(candidate: str,
+                                                                 status: Status):
+    """An integer converted to bf16 in a Triton kernel (gemlite's dequantizers) came out as
+    bf16's bit pattern on the CPU: the honest kernel failed the native check and every gate.
+    Converted by value, it passes, and the kernel reading -128 (never in the benchmark) as
+    +128 still fails."""
+    problem = FIXTURES / "quantized" / "int8_codes_bf16_problem.py"
+    verdict = judge(problem, FIXTURES / "quantized" / candidate, ["CMP-01"])
+    assert verdict.native.accept is True, verdict.native.reason
+    assert verdict.gates["CMP-01"].status is status, verdict.gates["CMP-01"].detail
+
+
 def test_a_quantized_problems_candidate_gets_int8_data_and_positive_scales():
     verdict = judge(W8A8, FIXTURES / "quantized" / "w8a8_asserting.py", ["CMP-01"])
     assert verdict.native.accept is True, verdict.native.reason

@@ -6,7 +6,8 @@ every input of a problem while keeping the problem's preconditions, learned from
 - positions whose value never changes across seeds are structural (a mask, the zero half of a
   triangular matrix, a constant) and keep their value;
 - integer and boolean inputs (indices, targets, lengths) are never perturbed, except 8-bit
-  integer data (quantized values, packed int4): drawn as uniformly random bytes (BYTE_DATA);
+  integer data (quantized values, packed int4): drawn uniformly over the narrowest integer
+  format that holds every value the problem made (BYTE_DATA, `code_range`);
 - an input that was never negative stays non-negative; one whose slices along a dimension
   always summed to one (a probability distribution) is renormalised the same way; one whose
   slices along a dimension were always in ascending order (bucket boundaries, sorted keys:
@@ -141,6 +142,13 @@ def with_specials(inner: Strategy, value: float, fraction: float = 0.02) -> Stra
 # format's edges (int8 -128, nibble -8) that a symmetric quantizer never makes (amax maps to
 # 127 or 7). With its scales drawn positive apart (InputTemplate.nonnegative), each pair
 # (q, s) is what a full-range quantizer makes of q * s, so the two stay consistent.
+# Sub-byte codes held one to a byte (HQQ's and gemlite's unpacked 4-bit weights, uint8 in
+# 0..15) are another format: a byte above 15 is no 4-bit code, and a kernel that packs the
+# codes into nibbles keeps 4 bits of it where the reference reads the whole byte. So the
+# width drawn is the narrowest that holds every value the problem made (`code_range`): a
+# whole byte wherever the problem used its top bit (the cases above), the codes' own width
+# otherwise, over which a uniform draw still reaches the format's edges (the 0 or -8 a
+# symmetric quantizer never makes).
 # Wider integers (indices, lengths, targets) are never drawn.
 BYTE_DATA = frozenset({torch.int8, torch.uint8})
 
@@ -209,6 +217,7 @@ class InputTemplate:
     normalized_dim: int | None = None  # slices along this dim always summed to 1
     sorted_dim: int | None = None  # slices along this dim always ascending
     byte_data: bool = False  # 8-bit integer data drawn as random bytes (BYTE_DATA)
+    byte_range: tuple[int, int] = (0, 0)  # what byte data is drawn in, both ends included
     matrix: MatrixStructure | None = None  # kept by every draw (last two dims)
 
     @property
@@ -267,7 +276,8 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
             data = (structural is None or not bool(structural.all())) \
                 and flat.unique().numel() > 2
             templates.append(InputTemplate(example, False, structural if data else None,
-                                           byte_data=data))
+                                           byte_data=data,
+                                           byte_range=code_range(flat, example.dtype)))
             continue
         nonneg = bool(flat.numel()) and bool((flat >= 0).all())
         norm_dim = _normalized_dim(values, example.dtype) if nonneg else None
@@ -277,6 +287,21 @@ def learn_templates(problem: ProblemModule, seeds: tuple[int, ...] = TEMPLATE_SE
                                        matrix=None if fixed
                                        else matrix_structure(values, example.dtype)))
     return templates
+
+
+def code_range(values: torch.Tensor, dtype: torch.dtype) -> tuple[int, int]:
+    """The range of the narrowest integer format of at most 8 bits that holds every value
+    in `values` (BYTE_DATA's comment): unsigned where none is negative, two's complement
+    otherwise, within `dtype`."""
+    info = torch.iinfo(dtype)
+    if not values.numel():
+        return info.min, info.max
+    low, high = int(values.min()), int(values.max())
+    for bits in range(1, 9):
+        lo, hi = (0, 2**bits - 1) if low >= 0 else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if lo <= low and high <= hi:
+            return max(lo, info.min), min(hi, info.max)
+    return info.min, info.max
 
 
 def _structural(values: list[torch.Tensor]) -> torch.Tensor | None:
@@ -356,11 +381,11 @@ def realize(templates: list[InputTemplate], strategy: Strategy, seed: int,
 
 
 def random_bytes(t: InputTemplate, gen: torch.Generator) -> torch.Tensor:
-    """Byte data (BYTE_DATA) drawn uniformly over its dtype's whole range, structural
-    positions kept."""
+    """Byte data (BYTE_DATA) drawn uniformly over its format's range (`code_range`),
+    structural positions kept."""
     ex: torch.Tensor = t.example
-    info = torch.iinfo(ex.dtype)
-    x = torch.randint(info.min, info.max + 1, tuple(ex.shape), generator=gen, dtype=ex.dtype)
+    low, high = t.byte_range
+    x = torch.randint(low, high + 1, tuple(ex.shape), generator=gen, dtype=ex.dtype)
     if t.structural is not None:
         x = torch.where(t.structural, ex.cpu(), x)
     return x.to(ex.device)

@@ -111,6 +111,12 @@ def install(interpreter) -> None:
         if dst_type.scalar == tl.bfloat16 and src.dtype.scalar in (tl.float16, tl.float32,
                                                                    tl.float64):
             return to_bf16(src, dst_type)
+        # An integer converts by its value (cvt.rn.bf16.s32: rounded to nearest even); the
+        # interpreter wrote the integer into bf16's bit pattern (the code 3 of a dequantizer
+        # came out 2.8e-40). Every integer below 2^53 is exact in fp64, which to_bf16 rounds
+        # once.
+        if dst_type.scalar == tl.bfloat16 and src.dtype.scalar.is_int():
+            return to_bf16(handle_type(src.data.astype(np.float64), tl.float64), dst_type)
         # bf16 is fp32's upper half: widening is exact, a subnormal stays that subnormal.
         # The interpreter's bit-field conversion renormalised a subnormal bf16 as if fp32's
         # exponent were wider, and clamped: 1.4e-39 came out 1.03e-38 (every wider format

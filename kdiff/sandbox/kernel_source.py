@@ -6,7 +6,8 @@ whose word on its own compile results the judge cannot take. So the judge reads 
 file itself and writes a module of what its kernels need and nothing that runs: imports of
 Triton, math and inductor's `triton_helpers`, constants, and the functions decorated with
 `triton.jit` (other decorators dropped: an autotuner's or a heuristic's choices are in the
-recorded launch). A kernel body is compiled, not run, but Triton's front end calls the
+recorded launch; so are the jit decorator's naming and profiling hooks, NAMING_KEYWORDS). A
+kernel body is compiled, not run, but Triton's front end calls the
 Python functions a body names, with constant arguments; so a body may name only its own
 variables, the module's kernels and constants, Triton's builtins, the functions of `triton`
 that Triton runs at compile time (`triton.next_power_of_2`, `triton.cdiv`), and paths inside
@@ -25,7 +26,10 @@ way: the file is found by path, never imported (a relative import from the kerne
 an absolute one whose first part is a package folder above the kernel's file), the judge's
 module of it is built and checked as the kernel's own is, and its top-level names are prefixed
 (`kdiff_dep1_`) so that two files' names never meet; the imported name is bound to the prefixed
-kernel. At most MAX_FOLLOWED files are followed. A name imported from anywhere else stays
+kernel. A star import of such a file (`from .utils import *`, gemlite's) binds each name it
+exports the same way, and a module-level `name = kernel` (gemlite's `swizzle_tile =
+swizzle_tile_v1`) is another name for that kernel, in the kernel's file or a followed one.
+At most MAX_FOLLOWED files are followed. A name imported from anywhere else stays
 unresolved, and a kernel that names it is not extractable.
 
 A kernel is refused alone: a jit function the judge cannot build (it names what is not
@@ -51,7 +55,8 @@ kernels) matter to Triton only through the name it reads from them (a class's `_
 such an annotation naming a class of Python's builtins or of torch (never rebound in the file)
 is written as that name, a string, which Triton reads the same way; under `from __future__
 import annotations` no annotation is evaluated (each is the string of its source), and every
-one is kept as written.
+one is kept as written. An annotation that builds one of Triton's types from constants
+(`tl.pointer_type(tl.int64)`) is Triton's own, kept as written.
 """
 from __future__ import annotations
 
@@ -76,6 +81,12 @@ JIT_DECORATORS = ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit")
 # hasattr, which would reach any attribute by a constant string.
 BUILTINS = frozenset({"len", "list", "range", "float", "int", "isinstance", "print", "min",
                       "max"})
+# Keywords of `triton.jit` that name a kernel and describe its launches to profilers
+# (`repr=`, a function of its specialization giving the compiled kernel's name;
+# `launch_metadata=`, a hook called at each launch), nothing a compile's resources depend on:
+# the judge's module drops them, whatever function the file gives them (aiter's and
+# triton_kernels' kernels name themselves so).
+NAMING_KEYWORDS = ("repr", "launch_metadata")
 MAX_FOLLOWED = 16  # files of the kernel's package one extraction may take jit functions from
 # Combinations of module-level branches one file's kernels are built in (`extract`), over the
 # switches its kernels reach: fla's op.py has four of two branches each, and a kernel file of
@@ -277,7 +288,8 @@ class _Followed:
             except (OSError, ValueError) as exc:  # NotExtractable, an unreadable file
                 self.modules[path] = f"{path.name}: {exc}"
                 raise NotExtractable(self.modules[path]) from None
-            self.modules[path] = (prefix, _prefixed(ex, prefix), frozenset(ex.kernels))
+            self.modules[path] = (prefix, _prefixed(ex, prefix), frozenset(ex.kernels)
+                                  | frozenset(ex.kernel_names))
             self.refused.update({(path, k): why for k, why in ex.refused.items()})
             self.order.append(path)
         built = self.modules[path]
@@ -298,7 +310,8 @@ def _prefixed(ex: "_Extractor", prefix: str) -> list[ast.stmt]:
     """`ex`'s kept statements with every top-level name it binds prefixed, inside kernel
     bodies too (a kernel's own parameters and locals excepted); `__future__` imports dropped
     and, under them, every annotation written as the string it was."""
-    top: set[str] = set(ex.constants) | set(ex.kernels) | set(ex.dependencies)
+    top: set[str] = set(ex.constants) | set(ex.kernels) | set(ex.dependencies) \
+        | set(ex.kernel_names)
     for stmt in ex.kept:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             top |= {a.asname or a.name.split(".")[0] for a in stmt.names}
@@ -357,6 +370,7 @@ class _Extractor:
         self.aliases: dict[str, str] = {}  # name bound by a kept import -> dotted path
         self.constants: set[str] = set()
         self.kernels: dict[str, ast.FunctionDef] = {}
+        self.kernel_names: dict[str, str] = {}  # another name bound to a kernel -> the kernel
         self.kept: list[ast.stmt] = []
         # name bound by an import of an ANNOTATION_LIBRARIES module -> its dotted path
         self.libraries: dict[str, str] = {}
@@ -443,6 +457,7 @@ class _Extractor:
                 self.kept.append(ast.Import(names=names))
         elif isinstance(node, ast.ImportFrom):
             if any(a.name == "*" for a in node.names):
+                self.take_star(node)
                 return
             package = bool(self.filename) and bool(
                 node.level or (node.module and node.module.split(".")[0] not in
@@ -475,17 +490,53 @@ class _Extractor:
                 self.kept.append(ast.ImportFrom(module=node.module, names=names, level=0))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if node.value is not None and all(isinstance(t, ast.Name) and t.id not in
-                                              self.aliases for t in targets) \
+            plain = all(isinstance(t, ast.Name) and t.id not in self.aliases for t in targets)
+            if plain and isinstance(node.value, ast.Name) and node.value.id in self.kernels:
+                # another name for a kernel (gemlite's `swizzle_tile = swizzle_tile_v1`)
+                self.kernel_names.update({t.id: node.value.id for t in targets})
+                self.kept.append(ast.Assign(targets=targets, value=node.value, lineno=0))
+            elif node.value is not None and plain \
                     and self.static(node.value):  # an import's name is never rebound
                 self.constants.update(t.id for t in targets)  # type: ignore[attr-defined]
                 self.kept.append(ast.Assign(targets=targets, value=node.value, lineno=0))
         elif isinstance(node, ast.FunctionDef):
             jit = next((d for d in node.decorator_list if self.is_jit(d)), None)
             if jit is not None and node.name not in self.aliases:
+                if isinstance(jit, ast.Call):
+                    jit.keywords = [k for k in jit.keywords if k.arg not in NAMING_KEYWORDS]
                 node.decorator_list = [jit]
                 self.kernels[node.name] = node
                 self.kept.append(node)
+
+    def take_star(self, node: ast.ImportFrom) -> None:
+        """`from .utils import *` of another file of the kernel's package (gemlite's kernel
+        files take their tile helpers so): each function or assigned name it exports (its
+        `__all__` of constant names, or its public names) is bound as a name imported from
+        it one by one is, read from the file if a kernel calls it (a kernel of that file, or
+        another name for one). A star import from anywhere else binds nothing the judge
+        knows."""
+        if not self.filename or self.read is None or not (node.level or (
+                node.module and node.module.split(".")[0] not in (*IMPORTABLE, "torch"))):
+            return
+        path = module_file(self.filename, node.module, node.level)
+        if path is None:
+            return
+        try:
+            tree = ast.parse(self.read(path), filename=str(path))
+        except (OSError, SyntaxError, ValueError):
+            return  # no name bound: a kernel that calls one is refused for naming it
+        exported = next((stmt.value for stmt in tree.body if isinstance(stmt, ast.Assign)
+                         and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                 for t in stmt.targets)), None)
+        names = {stmt.name for stmt in tree.body if isinstance(stmt, ast.FunctionDef)} | {
+            t.id for stmt in tree.body if isinstance(stmt, ast.Assign)
+            for t in stmt.targets if isinstance(t, ast.Name)}  # another name for a kernel
+        if isinstance(exported, (ast.List, ast.Tuple)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in exported.elts):
+            names &= {e.value for e in exported.elts}
+        else:
+            names = {n for n in names if not n.startswith("_")}
+        self.foreign.update({n: (path, n) for n in names})
 
     def take_alternatives(self, node: ast.If | ast.Try) -> None:
         """A module-level `if` or `try`: its imports from every branch, its definitions from
@@ -528,7 +579,7 @@ class _Extractor:
         call = decorator if isinstance(decorator, ast.Call) else None
         path = self.path_of(call.func if call else decorator)
         return path in JIT_DECORATORS and (call is None or (not call.args and all(
-            self.static(k.value) for k in call.keywords)))
+            self.static(k.value) for k in call.keywords if k.arg not in NAMING_KEYWORDS)))
 
     def annotation(self, fn: ast.FunctionDef, note: ast.expr | None) -> ast.expr | None:
         """`note` as the judge's module writes it (the module docstring)."""
@@ -536,12 +587,26 @@ class _Extractor:
             return note
         if self.future_annotations:
             return note  # never evaluated: the string of its source, as in the file
-        if self.static(note):
+        if self.static(note) or self.triton_type(note):
             return note
         try:
             return ast.Constant(self.annotation_name(note))
         except NotExtractable as exc:
             raise NotExtractable(f"{fn.name}: {exc}") from None
+
+    def triton_type(self, note: ast.expr) -> bool:
+        """`note` builds one of Triton's types from constants (`tl.pointer_type(tl.int64)`,
+        as torchtitan types its MoE metadata kernels' pointers): Triton reads the signature's
+        type from the object (`*i64`), and building it runs only Triton's type constructor."""
+        if not isinstance(note, ast.Call):
+            return False
+        path = self.path_of(note.func)
+        if path is None or not self._reachable(path):
+            return False
+        made = _resolve(path)
+        dtype = importlib.import_module("triton.language.core").dtype
+        return isinstance(made, type) and issubclass(made, dtype) and all(
+            self.static(a) for a in [*note.args, *(k.value for k in note.keywords)])
 
     def check_kernel(self, fn: ast.FunctionDef) -> None:
         """What the body may name (the module docstring)."""
@@ -561,7 +626,7 @@ class _Extractor:
         if any(isinstance(n, ast.Name) and n.id in self.foreign_modules for n in body):
             fn.body = [_Linker(self, fn, local).visit(stmt) for stmt in fn.body]
             body = [node for stmt in fn.body for node in ast.walk(stmt)]
-        module = set(self.kernels) | self.constants | self.linked
+        module = set(self.kernels) | self.constants | self.linked | set(self.kernel_names)
         inner = {id(n.value) for n in body if isinstance(n, ast.Attribute)}
         for node in body:
             if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
@@ -570,8 +635,9 @@ class _Extractor:
                 raise NotExtractable(f"{fn.name}: {type(node).__name__.lower()} in a kernel")
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                     and node.id not in local | module | BUILTINS:
-                if node.id in self.refused:  # calls a kernel left out: left out for its reason
-                    raise NotExtractable(self.refused[node.id])
+                named = self.kernel_names.get(node.id, node.id)
+                if named in self.refused:  # calls a kernel left out: left out for its reason
+                    raise NotExtractable(self.refused[named])
                 if node.id in self.foreign and node.id not in self.bound_here:
                     self.follow(fn, node.id)
                 elif node.id not in self.aliases:
@@ -591,7 +657,7 @@ class _Extractor:
     @property
     def bound_here(self) -> set[str]:
         """Names the module binds otherwise than by the import (rebinding it: not followed)."""
-        return set(self.kernels) | self.constants | set(self.aliases)
+        return set(self.kernels) | self.constants | set(self.aliases) | set(self.kernel_names)
 
     def follow(self, fn: ast.FunctionDef, name: str) -> None:
         if name in self.dependencies:
@@ -776,6 +842,11 @@ def _build(source: bytes, filename: str, followed: _Followed, read) -> _Extracto
                 del ex.kernels[name]
                 ex.kept.remove(fn)
                 refusing = True
+    for name, kernel in list(ex.kernel_names.items()):  # names of kernels left out go too
+        if kernel not in ex.kernels:
+            del ex.kernel_names[name]
+            ex.kept = [s for s in ex.kept if not (isinstance(s, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in s.targets))]
     if ex.refused and not ex.kernels:
         raise NotExtractable(next(iter(ex.refused.values())))
     return ex
