@@ -21,13 +21,14 @@ SOURCES = sorted(p for p in (ROOT / "gates").glob("*.py") if p.name != "registry
     ROOT / "kdiff" / "sandbox" / "replies.py"]
 SNAKE = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)+")
 # snake_case strings of the gates that are not signatures: torch op and module names, worker
-# options, trial names, compile targets. A new one must be classified here or catalogued as
+# options, trial names, compile targets, keys of the compiler child's outcomes. A new one must be classified here or catalogued as
 # a signature.
 NOT_SIGNATURES = frozenset({
     "as_strided", "churn_seed", "constant_pad_nd", "cpp_extension", "empty_like", "fresh_parameters",
     "full_like", "index_select", "inputs_after", "lift_fresh", "load_inline", "masked_select",
     "max_pool1d", "max_pool2d_with_indices", "max_pool3d_with_indices", "new_empty",
-    "new_empty_strided", "new_full", "new_ones", "new_zeros", "ones_like", "overwrite_stored",
+    "new_empty_strided", "new_full", "new_ones", "new_zeros", "ones_like", "over_budget",
+    "overwrite_stored",
     "pixel_shuffle", "rand_like", "randint_like", "randn_like", "return_inputs", "sm_100",
     "sm_80", "sm_90", "split_with_sizes", "store_inputs_as", "stored_again",
     "upsample_nearest2d", "use_stored_inputs", "zeros_like"})
