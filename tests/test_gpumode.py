@@ -177,3 +177,17 @@ def test_verify_takes_a_bench(tmp_path, capsys):
     assert kernel["native_accept"] is True and kernel["verifier_accept"] is False
     assert kernel["metadata"]["label"] == "wrong"
     assert "native check gpumode (GPU MODE test mode" in capsys.readouterr().err
+
+
+def test_a_submission_wrong_only_on_the_harness_tests_fails_cmp01_on_those_answers(cases):
+    """It draws task.yml's tests itself (their seeds are public) and is wrong on those alone:
+    the native check rejected it and every gate accepted it. CMP-01 judges the answers the
+    native check was given."""
+    hostile = Path(__file__).parent / "hostile" / "gpumode_wrong_on_the_harness_tests.py"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=TOY, candidate=hostile)
+    verdict = judge(case, ["CMP-01"])
+    assert verdict.native.accept is False and verdict.native.failed_trial == 0
+    assert verdict.gates["CMP-01"].signature == "distribution_dependent", verdict.gates
+    assert verdict.gates["CMP-01"].detail.startswith("the native check's trial 0")
+    correct = judge(cases["toy/scale_py/correct/torch_relu"], ["CMP-01"])
+    assert correct.verifier_accept is True, correct.gates

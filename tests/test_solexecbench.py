@@ -152,3 +152,18 @@ def test_verify_takes_a_bench(tmp_path, capsys):
     [kernel] = json.loads(out.read_text())["kernels"]
     assert kernel["native_accept"] is True and kernel["verifier_accept"] is True
     assert "native check solexecbench (SOL-ExecBench: seed 200" in capsys.readouterr().err
+
+
+def test_a_solution_wrong_only_on_the_harness_rounds_fails_cmp01_on_those_answers(cases):
+    """It draws the harness's rounds itself (seed 200, the workloads in order) and is wrong on
+    those alone: the native check rejected it and every gate accepted it. CMP-01 judges the
+    answers the native check was given."""
+    hostile = Path(__file__).parent / "hostile" / "solexecbench_wrong_on_the_harness_rounds.json"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=RMS, candidate=hostile)
+    verdict = judge_case(case, RunConfig(bench=BENCH, gates=["CMP-01"]), manager())
+    assert verdict.native.accept is False and verdict.native.failed_trial == 0
+    assert verdict.gates["CMP-01"].signature == "distribution_dependent", verdict.gates
+    assert verdict.gates["CMP-01"].detail.startswith("the native check's trial 0")
+    correct = judge_case(cases["rms_scale/solution_pytorch"],
+                         RunConfig(bench=BENCH, gates=["CMP-01"]), manager())
+    assert correct.verifier_accept is True, correct.gates

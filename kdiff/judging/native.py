@@ -15,7 +15,13 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import torch
 
 from kdiff.data.model import NativeVerdict
-from kdiff.judging.context import GateContext, MachineTooBusy
+from kdiff.judging.context import (
+    BENCHMARK_SEED,
+    NATIVE,
+    GateContext,
+    MachineTooBusy,
+    NativeAnswer,
+)
 from kdiff.sandbox.process import CandidateFailure
 
 T = TypeVar("T")
@@ -80,9 +86,19 @@ def candidate_part(describe: Callable[[CandidateFailure], str],
 
 def call_candidate(ctx: GateContext, inputs: list[Any]) -> list[torch.Tensor]:
     """One call of the candidate on `inputs`, at their own dtypes, as its worker returns the
-    outputs (what crosses to the worker is a copy of each tensor)."""
+    outputs (what crosses to the worker is a copy of each tensor). The call and its answer
+    are recorded for CMP-01 (`GateContext.native_answers`): the harness's inputs are its
+    own fixed draws (GPU MODE's tests with their seeds, SOL-ExecBench's rounds from seed
+    200), which a candidate can draw itself and answer wrongly alone
+    (tests/hostile/gpumode_wrong_on_the_harness_tests.py,
+    solexecbench_wrong_on_the_harness_rounds.json). The inputs are kept as sent: the
+    harness's check runs the reference next on the same tensors, which may write into them
+    (GPU MODE's output buffers)."""
     payload = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
-    return ctx.candidate.request("call", key=ctx.candidate_key(), inputs=payload)["outputs"]
+    sent = [x.clone() if isinstance(x, torch.Tensor) else x for x in payload]
+    outputs = ctx.candidate.request("call", key=ctx.candidate_key(), inputs=payload)["outputs"]
+    ctx.native_answers.append(NativeAnswer(sent, BENCHMARK_SEED, NATIVE, outputs))
+    return outputs
 
 
 def reference_broken(exc: Exception) -> TrialEnd:
