@@ -167,3 +167,13 @@ def test_a_solution_wrong_only_on_the_harness_rounds_fails_cmp01_on_those_answer
     correct = judge_case(cases["rms_scale/solution_pytorch"],
                          RunConfig(bench=BENCH, gates=["CMP-01"]), manager())
     assert correct.verifier_accept is True, correct.gates
+
+
+def test_the_rounds_after_the_first_are_drawn_from_the_harness_stream(cases):
+    """Upstream draws every round from the one stream seed 200 began; building the candidate at
+    round 0's call seeded torch with 42, so kdiff's later rounds were other draws, and a
+    solution wrong on upstream's later rounds alone was accepted."""
+    hostile = Path(__file__).parent / "hostile" / "solexecbench_wrong_after_the_first_round.json"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=RMS, candidate=hostile)
+    verdict = native_only(case)
+    assert verdict.accept is False and verdict.failed_trial == 1, verdict.reason

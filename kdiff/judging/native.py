@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import torch
 
 from kdiff.data.model import NativeVerdict
+from kdiff.data.seeding import random_state, set_random_state
 from kdiff.judging.context import (
     BENCHMARK_SEED,
     NATIVE,
@@ -96,7 +97,14 @@ def call_candidate(ctx: GateContext, inputs: list[Any]) -> list[torch.Tensor]:
     (GPU MODE's output buffers)."""
     payload = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
     sent = [x.clone() if isinstance(x, torch.Tensor) else x for x in payload]
-    outputs = ctx.candidate.request("call", key=ctx.candidate_key(), inputs=payload)["outputs"]
+    # The harness draws its later trials from the stream its seed began (SOL-ExecBench's
+    # rounds, GPU MODE's generate_input without a generator of its own); building the
+    # instance on first use seeds torch (GateContext.init_inputs), which set that stream back
+    # to seed 42 after the first trial (tests/hostile/solexecbench_wrong_after_the_first_round.json).
+    state = random_state(ctx.device)
+    key = ctx.candidate_key()
+    set_random_state(ctx.device, state)
+    outputs = ctx.candidate.request("call", key=key, inputs=payload)["outputs"]
     ctx.native_answers.append(NativeAnswer(sent, BENCHMARK_SEED, NATIVE, outputs))
     return outputs
 
