@@ -177,3 +177,20 @@ def test_the_rounds_after_the_first_are_drawn_from_the_harness_stream(cases):
     case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=RMS, candidate=hostile)
     verdict = native_only(case)
     assert verdict.accept is False and verdict.failed_trial == 1, verdict.reason
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("solexecbench_fewer_outputs_after_round_0", "runtime error: 0 outputs, 1 defined"),
+    ("solexecbench_other_shape_after_round_0", "runtime error: y of shape (3, 128) does not "
+                                               "broadcast with the reference's (4, 128)"),
+])
+def test_outputs_are_counted_and_compared_in_every_round(name, reason):
+    """Upstream collects every round's outputs by name (too few raises) and compares later
+    rounds' outputs broadcast (a shape that does not broadcast raises): both fail its run.
+    kdiff counted them in round 0 alone (the first was accepted) and its comparison raised
+    out of the native check on the second (no verdict)."""
+    hostile = Path(__file__).parent / "hostile" / f"{name}.json"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=RMS, candidate=hostile)
+    verdict = native_only(case)
+    assert verdict.accept is False and verdict.failed_trial == 1
+    assert verdict.reason == f"workload 0 (rms-4), round 1: {reason}"
