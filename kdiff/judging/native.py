@@ -96,7 +96,9 @@ def call_candidate(ctx: GateContext, inputs: list[Any]) -> list[torch.Tensor]:
     harness's check runs the reference next on the same tensors, which may write into them
     (GPU MODE's output buffers)."""
     payload = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
-    sent = [x.clone() if isinstance(x, torch.Tensor) else x for x in payload]
+    # A device tensor's payload is a host copy of its own already; a host tensor's is itself.
+    sent = [p.clone() if isinstance(x, torch.Tensor) and x.device.type == "cpu" else p
+            for p, x in zip(payload, inputs)]
     # The harness draws its later trials from the stream its seed began (SOL-ExecBench's
     # rounds, GPU MODE's generate_input without a generator of its own); building the
     # instance on first use seeds torch (GateContext.init_inputs), which set that stream back
