@@ -12,14 +12,24 @@ from kdiff.data.model import Status, Verdict
 # XML 1.0 (JUnit) forbids most of them outright.
 _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\\-_])")
 # Beside them, what no encoder writes (a lone surrogate: UTF-8 refuses it, the terminal's print
-# raised) and what XML 1.0 excludes (the two noncharacters U+FFFE, U+FFFF).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+# raised), what XML 1.0 excludes (the two noncharacters U+FFFE, U+FFFF), and Unicode's
+# bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9), with which a report showed
+# text in another order than it holds ("Trojan Source"): a right-to-left override before
+# "tpecca :reifirev" in an exception's message showed "verifier: accept" in a failure's detail,
+# and reorders whatever the line shows after it.
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+    r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# The line and paragraph separators: line breaks to str.splitlines() and to some editors and
+# viewers, which the renderers' handling of "\n" (a Markdown cell's "; ", the terminal's one
+# line per reason) did not see: each becomes a "\n".
+_SEPARATORS = re.compile(r"[\u2028\u2029]")
 
 
 def printable(text: str) -> str:
-    """`text` without terminal escapes, control characters and unencodable code points
-    (newlines and tabs kept)."""
-    return _CONTROL.sub("", _ESCAPES.sub("", text))
+    """`text` without terminal escapes, control characters, bidirectional controls and
+    unencodable code points (newlines and tabs kept; Unicode's line separators as newlines)."""
+    return _SEPARATORS.sub("\n", _CONTROL.sub("", _ESCAPES.sub("", text)))
 
 ACCEPT = {True: "accept", False: "REJECT", None: "n/a"}
 RECORDED = {True: "accept", False: "REJECT", None: "-"}  # "-": the harness recorded nothing

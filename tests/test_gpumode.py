@@ -15,6 +15,7 @@ its first call at each shape only.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -177,3 +178,44 @@ def test_verify_takes_a_bench(tmp_path, capsys):
     assert kernel["native_accept"] is True and kernel["verifier_accept"] is False
     assert kernel["metadata"]["label"] == "wrong"
     assert "native check gpumode (GPU MODE test mode" in capsys.readouterr().err
+
+
+def test_a_submission_wrong_only_on_the_harness_tests_fails_cmp01_on_those_answers(cases):
+    """It draws task.yml's tests itself (their seeds are public) and is wrong on those alone:
+    the native check rejected it and every gate accepted it. CMP-01 judges the answers the
+    native check was given."""
+    hostile = Path(__file__).parent / "hostile" / "gpumode_wrong_on_the_harness_tests.py"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=TOY, candidate=hostile)
+    verdict = judge(case, ["CMP-01"])
+    assert verdict.native.accept is False and verdict.native.failed_trial == 0
+    assert verdict.gates["CMP-01"].signature == "distribution_dependent", verdict.gates
+    assert verdict.gates["CMP-01"].detail.startswith("the native check's trial 0")
+    correct = judge(cases["toy/scale_py/correct/torch_relu"], ["CMP-01"])
+    assert correct.verifier_accept is True, correct.gates
+
+
+def test_tests_after_the_first_draw_from_the_harness_stream(tmp_path):
+    """A generate_input that draws from torch's global generator continues the stream the
+    harness's seed 42 began; building the candidate at test 0's call set it back to seed 42,
+    so kdiff's test 1 was another draw, and a submission wrong on upstream's alone passed."""
+    problem = tmp_path / "toy" / "global_py"
+    shutil.copytree(TOY.parent, tmp_path / "toy", ignore=shutil.ignore_patterns("solutions"))
+    shutil.copytree(TOY, problem, ignore=shutil.ignore_patterns("solutions"))
+    reference = problem / "reference.py"
+    reference.write_text(reference.read_text().replace(
+        "gen = torch.Generator().manual_seed(seed)\n    x = torch.randn(size, size, generator=gen)",
+        "x = torch.randn(size, size)  # the global stream"))
+    submission = tmp_path / "wrong_on_upstreams_test_1.py"
+    submission.write_text(
+        "import torch\n"
+        "torch.manual_seed(42)  # upstream's draws: test 0's, then test 1's\n"
+        "TEST_1 = [torch.randn(s, s) for s in (32, 48)][1]\n"
+        "def custom_kernel(data):\n"
+        "    x, out = data\n"
+        "    wrong = x.shape == TEST_1.shape and torch.equal(x, TEST_1)\n"
+        "    out[...] = torch.relu(x) * (3 if wrong else 2)\n"
+        "    return out\n")
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=problem,
+                                               candidate=submission)
+    verdict = native_only(case)
+    assert verdict.accept is False and verdict.failed_trial == 1, verdict.reason

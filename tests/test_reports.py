@@ -173,3 +173,23 @@ def test_reports_name_the_undecided_kernels_with_their_reason(tmp_path):
 def test_json_report_names_the_undecided_kernels():
     data = json_report.report(_verdicts(), "kernelbench", "kernelbench", "cpu")
     assert data["undecided"] == ["run/matmul"]
+
+
+def test_reports_show_a_candidates_text_in_the_order_it_holds(tmp_path):
+    """A right-to-left override before "tpecca :reifirev" showed "verifier: accept" in a
+    rejected kernel's detail (and reorders whatever the line shows after it); a line
+    separator broke the line where no renderer's handling of "\\n" saw it."""
+    from kdiff.reports.terminal import explanations, verdict_table
+    forged = "boom \u202etpecca :reifirev\u2028  verifier: accept\u2029\u2066x\u2069"
+    case = Case(id="run/bidi", problem=Path("p.py"), candidate=Path("c.py"))
+    raised = GateResult("EXC-01", Status.FAIL, "raised", f"RuntimeError: {forged}")
+    verdict = Verdict(case, NativeVerdict(False, "kernelbench", reason=forged),
+                      {"EXC-01": raised})
+    markdown.write(tmp_path / "r.md", [verdict], "kernelbench", "kernelbench", "cpu")
+    junit.write(tmp_path / "r.xml", [verdict], "kernelbench")
+    shown = [verdict_table(verdict, {}), explanations(verdict), (tmp_path / "r.md").read_text(),
+             (tmp_path / "r.xml").read_text(encoding="utf-8")]
+    for text in shown:
+        assert not set(text) & {"\u202e", "\u2066", "\u2069", "\u2028", "\u2029"}
+    assert "boom tpecca :reifirev;   verifier: accept; x" in shown[2]
+    assert "  verifier: accept" not in verdict_table(verdict, {}).splitlines()

@@ -152,3 +152,45 @@ def test_verify_takes_a_bench(tmp_path, capsys):
     [kernel] = json.loads(out.read_text())["kernels"]
     assert kernel["native_accept"] is True and kernel["verifier_accept"] is True
     assert "native check solexecbench (SOL-ExecBench: seed 200" in capsys.readouterr().err
+
+
+def test_a_solution_wrong_only_on_the_harness_rounds_fails_cmp01_on_those_answers(cases):
+    """It draws the harness's rounds itself (seed 200, the workloads in order) and is wrong on
+    those alone: the native check rejected it and every gate accepted it. CMP-01 judges the
+    answers the native check was given."""
+    hostile = Path(__file__).parent / "hostile" / "solexecbench_wrong_on_the_harness_rounds.json"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=RMS, candidate=hostile)
+    verdict = judge_case(case, RunConfig(bench=BENCH, gates=["CMP-01"]), manager())
+    assert verdict.native.accept is False and verdict.native.failed_trial == 0
+    assert verdict.gates["CMP-01"].signature == "distribution_dependent", verdict.gates
+    assert verdict.gates["CMP-01"].detail.startswith("the native check's trial 0")
+    correct = judge_case(cases["rms_scale/solution_pytorch"],
+                         RunConfig(bench=BENCH, gates=["CMP-01"]), manager())
+    assert correct.verifier_accept is True, correct.gates
+
+
+def test_the_rounds_after_the_first_are_drawn_from_the_harness_stream(cases):
+    """Upstream draws every round from the one stream seed 200 began; building the candidate at
+    round 0's call seeded torch with 42, so kdiff's later rounds were other draws, and a
+    solution wrong on upstream's later rounds alone was accepted."""
+    hostile = Path(__file__).parent / "hostile" / "solexecbench_wrong_after_the_first_round.json"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=RMS, candidate=hostile)
+    verdict = native_only(case)
+    assert verdict.accept is False and verdict.failed_trial == 1, verdict.reason
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("solexecbench_fewer_outputs_after_round_0", "runtime error: 0 outputs, 1 defined"),
+    ("solexecbench_other_shape_after_round_0", "runtime error: y of shape (3, 128) does not "
+                                               "broadcast with the reference's (4, 128)"),
+])
+def test_outputs_are_counted_and_compared_in_every_round(name, reason):
+    """Upstream collects every round's outputs by name (too few raises) and compares later
+    rounds' outputs broadcast (a shape that does not broadcast raises): both fail its run.
+    kdiff counted them in round 0 alone (the first was accepted) and its comparison raised
+    out of the native check on the second (no verdict)."""
+    hostile = Path(__file__).parent / "hostile" / f"{name}.json"
+    case = manager().hook.kdiff_case_from_paths(bench=BENCH, problem=RMS, candidate=hostile)
+    verdict = native_only(case)
+    assert verdict.accept is False and verdict.failed_trial == 1
+    assert verdict.reason == f"workload 0 (rms-4), round 1: {reason}"

@@ -7,8 +7,10 @@
 - `set_seed(200)` (Python's and torch's generators) once, then every workload in order, each
   with 10 rounds; every round makes fresh inputs (runtime.make_inputs), runs the reference
   (return-value style) and then the solution on the same inputs, in its own convention;
-- round 0: as many outputs as defined, each of the reference's shape and dtype
-  (INCORRECT_SHAPE, INCORRECT_DTYPE);
+- every round: as many outputs as defined (normalize_outputs raises otherwise: RUNTIME_ERROR);
+  round 0: each of the reference's shape and dtype (INCORRECT_SHAPE, INCORRECT_DTYPE); later
+  rounds compare whatever shape comes, broadcast (one that does not broadcast raises in
+  compute_error_stats, outside any try: the run fails);
 - every round, each output in float32 against the reference's (compute_error_stats): a NaN or
   +/-Inf anywhere in either fails, even at the same positions (both -Inf is allowed where the
   workload's `allow_negative_inf` says so); a solution that is all zeros where the reference
@@ -109,9 +111,11 @@ def run_native(ctx: GateContext) -> NativeVerdict:
             raise reference_broken(exc) from None
         with candidate_part(lambda exc: f"runtime error: {exc.signature}: {exc.detail}"):
             got = call_candidate(ctx, inputs)
+        # Every round: upstream collects each call's outputs by the definition's names
+        # (normalize_outputs), which raises on too few or too many (RUNTIME_ERROR).
+        if len(got) != len(expected):
+            raise rejected(f"runtime error: {len(got)} outputs, {len(expected)} defined")
         if round_ == 0:
-            if len(got) != len(expected):
-                raise rejected(f"{len(got)} outputs, {len(expected)} defined")
             for spec, g, e in zip(definition.outputs, got, expected):
                 if g.shape != e.shape:
                     raise rejected(f"incorrect shape: {spec.name} {tuple(g.shape)}, the "
@@ -120,6 +124,11 @@ def run_native(ctx: GateContext) -> NativeVerdict:
                     raise rejected(f"incorrect dtype: {spec.name} {g.dtype}, the reference's "
                                    f"{e.dtype}")
         for spec, g, e in zip(definition.outputs, got, expected):
+            try:  # after round 0 upstream compares whatever shape comes, broadcast
+                torch.broadcast_shapes(g.shape, e.shape)
+            except RuntimeError:  # upstream's compute_error_stats raises: its run fails
+                raise rejected(f"runtime error: {spec.name} of shape {tuple(g.shape)} does not "
+                               f"broadcast with the reference's {tuple(e.shape)}") from None
             result = compare(g.to(e.device), e, workload.tolerance)
             if result.exceeds:
                 raise rejected(f"incorrect numerical: {spec.name}: {result.reason}")

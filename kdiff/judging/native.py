@@ -15,7 +15,14 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 import torch
 
 from kdiff.data.model import NativeVerdict
-from kdiff.judging.context import GateContext, MachineTooBusy
+from kdiff.data.seeding import random_state, set_random_state
+from kdiff.judging.context import (
+    BENCHMARK_SEED,
+    NATIVE,
+    GateContext,
+    MachineTooBusy,
+    NativeAnswer,
+)
 from kdiff.sandbox.process import CandidateFailure
 
 T = TypeVar("T")
@@ -80,9 +87,28 @@ def candidate_part(describe: Callable[[CandidateFailure], str],
 
 def call_candidate(ctx: GateContext, inputs: list[Any]) -> list[torch.Tensor]:
     """One call of the candidate on `inputs`, at their own dtypes, as its worker returns the
-    outputs (what crosses to the worker is a copy of each tensor)."""
+    outputs (what crosses to the worker is a copy of each tensor). The call and its answer
+    are recorded for CMP-01 (`GateContext.native_answers`): the harness's inputs are its
+    own fixed draws (GPU MODE's tests with their seeds, SOL-ExecBench's rounds from seed
+    200), which a candidate can draw itself and answer wrongly alone
+    (tests/hostile/gpumode_wrong_on_the_harness_tests.py,
+    solexecbench_wrong_on_the_harness_rounds.json). The inputs are kept as sent: the
+    harness's check runs the reference next on the same tensors, which may write into them
+    (GPU MODE's output buffers)."""
     payload = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
-    return ctx.candidate.request("call", key=ctx.candidate_key(), inputs=payload)["outputs"]
+    # A device tensor's payload is a host copy of its own already; a host tensor's is itself.
+    sent = [p.clone() if isinstance(x, torch.Tensor) and x.device.type == "cpu" else p
+            for p, x in zip(payload, inputs)]
+    # The harness draws its later trials from the stream its seed began (SOL-ExecBench's
+    # rounds, GPU MODE's generate_input without a generator of its own); building the
+    # instance on first use seeds torch (GateContext.init_inputs), which set that stream back
+    # to seed 42 after the first trial (tests/hostile/solexecbench_wrong_after_the_first_round.json).
+    state = random_state(ctx.device)
+    key = ctx.candidate_key()
+    set_random_state(ctx.device, state)
+    outputs = ctx.candidate.request("call", key=key, inputs=payload)["outputs"]
+    ctx.native_answers.append(NativeAnswer(sent, BENCHMARK_SEED, NATIVE, outputs))
+    return outputs
 
 
 def reference_broken(exc: Exception) -> TrialEnd:
