@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-from triton.runtime.jit import KernelParam
 
 from kdiff.sandbox.kernel_source import NotExtractable, extract
 
@@ -179,6 +178,9 @@ def _load(text: str, path: Path):
 def _annotations(kernel) -> list[tuple[str, str, bool]]:
     """What Triton's JIT reads from each parameter (the interpreter's wrapper, where
     TRITON_INTERPRET is set, keeps the function as `fn`)."""
+    # Imported here, not at collection: Triton first imported before a later test file sets
+    # TRITON_INTERPRET compiles its standard library, which interpreted kernels cannot call.
+    from triton.runtime.jit import KernelParam
     fn = getattr(kernel, "fn", kernel)
     params = [KernelParam(i, p, False, False)
               for i, p in enumerate(inspect.signature(fn).parameters.values())]
