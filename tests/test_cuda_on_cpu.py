@@ -29,6 +29,12 @@ PAIRS = [
     ("matmul", "matmul_fp32", "matmul_autocast", "PRC-01", "below_working_precision"),
     # TF32 asked of cuBLAS: without the operands rounded the CPU computed in fp32
     ("matmul", "matmul_fp32", "matmul_tf32", "PRC-01", "below_working_precision"),
+    # a launch guarded by `torch.cuda.is_available()`: the CPU judged torch's fallback
+    ("problem", "fallback", "fallback_drops_nan", "EXC-01", "nan_swallowed"),
+    # a launch guarded by `x.device.type != 'cuda'`: the CPU judged torch's fallback
+    ("problem", "device_guard", "device_guard_drops_nan", "EXC-01", "nan_swallowed"),
+    # bf16 where `is_bf16_supported()`: the CPU computed the fp32 path no H200 takes
+    ("problem", "honest", "bf16_supported", "PRC-01", "below_working_precision"),
 ]
 
 
@@ -48,19 +54,23 @@ def test_cuda_device_code_keeps_its_three_states_on_the_cpu(problem, honest, def
 
 def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():
     x = torch.ones(3)
-    read = "def read(x):\n    return x.is_cuda\n"
-    readers = {}
+    read = "def read(x):\n    return x.is_cuda\ndef where(x):\n    return x.device\n"
+    readers, where = {}, {}
     for module in ("candidate", "torch.nn.functional", "kdiff.sandbox.worker"):
         scope = {"__name__": module}
         exec(read, scope)
-        readers[module] = scope["read"]
+        readers[module], where[module] = scope["read"], scope["where"]
     with CudaOnCpu():
         assert readers["candidate"](x) is True
         assert readers["torch.nn.functional"](x) is False
         assert readers["kdiff.sandbox.worker"](x) is False
+        assert where["candidate"](x) == torch.device("cuda", 0)
+        cpu = torch.device("cpu")
+        assert where["torch.nn.functional"](x) == where["kdiff.sandbox.worker"](x) == cpu
+        assert where["torch.nn.functional"](torch.empty(1, device=where["candidate"](x))) == cpu
         moved = x.to("cuda", torch.float64)
-        assert moved.device.type == "cpu" and moved.dtype == torch.float64
-        assert torch.zeros(2, device=0).device.type == "cpu"
+        assert where["torch.nn.functional"](moved) == cpu and moved.dtype == torch.float64
+        assert where["torch.nn.functional"](torch.zeros(2, device=0)) == cpu
         assert x.cuda() is x
     assert readers["candidate"](x) is False
 

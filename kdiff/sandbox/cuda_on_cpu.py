@@ -6,9 +6,11 @@ keyword, `.cuda()`, `.to('cuda')`), `x.is_cuda` asserted, `torch.cuda.synchroniz
 launch. A CPU-only torch refuses each ("Torch not compiled with CUDA enabled"), so such an
 honest kernel failed the native check and every gate on the CPU alone. Under `CudaOnCpu`
 every torch call that names a CUDA device gets the CPU, the device standing in for it;
-`is_cuda` answers True to the code written for the GPU, while torch's and kdiff's own readers
-keep the answer for the device this process has (torch chooses its CUDA paths by it); and the
-`torch.cuda` helpers that only manage device state do nothing. Autocast for the GPU is
+`is_cuda`, a tensor's `device` and `torch.cuda.is_available()` give the GPU's answers to the
+code written for it (so that it launches its kernels, not a fallback no GPU runs), while
+torch's and kdiff's own readers keep the answers for the device this process has (torch
+chooses its CUDA paths by them); and the `torch.cuda` helpers that only manage device state
+do nothing. Autocast for the GPU is
 autocast on the CPU standing in for it, and TF32 asked of cuBLAS or cuDNN rounds the operands
 of torch's matrix products and convolutions as the GPU does. Anything else that needs a real device (streams,
 events, generators) still raises. With CUDA present none of this applies.
@@ -22,13 +24,50 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
+from kdiff.sandbox.interpreter_device import DeviceProperties
+
 _IS_CUDA = torch._C.TensorBase.is_cuda
+_DEVICE = torch._C.TensorBase.device
+# The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
+# answers 0 for it): wrappers choose torch's fallback by `x.device.type != 'cuda'`, which the
+# CPU's own answer took, so the CPU judged a fallback no GPU runs and accepted a defective
+# kernel that was never launched.
+GPU_DEVICE = torch.device("cuda", 0)
 
 # torch.cuda helpers that only manage device state: nothing to do on the CPU.
 DEVICE_STATE_HELPERS: dict[str, Callable[..., None]] = {
     "synchronize": lambda *args, **kwargs: None,
     "empty_cache": lambda *args, **kwargs: None,
     "set_device": lambda *args, **kwargs: None,
+}
+
+
+def _asked_by_the_gpu_s_code() -> bool:
+    """Whether the caller of the function calling this is code written for the GPU (the
+    candidate's, or a library it brought): not torch's, Triton's or kdiff's own, which choose
+    what to do for the device this process really has (Triton's NVIDIA driver counts itself
+    active by `torch.cuda.is_available()`)."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller.split(".")[0] not in ("torch", "triton", "kdiff")
+
+
+def _the_gpu_s_answer(shipped: Callable, answer: Any) -> Callable:
+    def asked(*args: Any, **kwargs: Any) -> Any:
+        return answer if _asked_by_the_gpu_s_code() else shipped(*args, **kwargs)
+
+    asked.of_the_cpu = True
+    return asked
+
+
+# What the GPU the CPU device stands for answers code written for it. Generated code guards
+# its launch with `if not torch.cuda.is_available(): return <torch's op>` (or chooses bf16 by
+# `is_bf16_supported()`): a CPU-only torch answered False, so the CPU judged the fallback,
+# which no GPU runs, and accepted a defective kernel that was never launched.
+GPU_ANSWERS: dict[str, Any] = {
+    "is_available": True,
+    "device_count": 1,
+    "is_bf16_supported": True,
+    "get_device_name": DeviceProperties().name,
 }
 
 
@@ -42,11 +81,11 @@ def is_cuda_device(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _read_by_torch_or_kdiff() -> bool:
-    """Whether the reader of `is_cuda` (the caller of `__torch_function__`) is torch's or
-    kdiff's own code."""
+def _read_by_torch_or_kdiff(own: tuple[str, ...] = ("torch", "kdiff")) -> bool:
+    """Whether the reader of a tensor's attribute (the caller of `__torch_function__`) is the
+    code of one of the `own` packages, which keep the answer for this process's device."""
     reader = sys._getframe(2).f_globals.get("__name__", "")
-    return reader.split(".")[0] in ("torch", "kdiff")
+    return reader.split(".")[0] in own
 
 
 # TF32 (u = 2^-11): an fp32 rounded to 10 mantissa bits, to nearest, ties away from zero, as
@@ -119,6 +158,11 @@ class CudaOnCpu(TorchFunctionMode):
         args = _operands_in_tf32(func, args)
         if getattr(func, "__self__", None) is _IS_CUDA:  # the getter
             return func(*args, **kwargs) if _read_by_torch_or_kdiff() else True
+        if getattr(func, "__self__", None) is _DEVICE:  # Triton's interpreter keeps the CPU's
+            device = func(*args, **kwargs)
+            if device.type != "cpu" or _read_by_torch_or_kdiff(("torch", "triton", "kdiff")):
+                return device
+            return GPU_DEVICE
         if func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
             return args[0]  # already on the device standing in for the GPU
         if "device" in kwargs and is_cuda_device(kwargs["device"]):
@@ -136,6 +180,8 @@ def install() -> None:
     for name, helper in DEVICE_STATE_HELPERS.items():
         helper.of_the_cpu = True
         setattr(torch.cuda, name, helper)
+    for name, answer in GPU_ANSWERS.items():
+        setattr(torch.cuda, name, _the_gpu_s_answer(getattr(torch.cuda, name), answer))
     _autocast_on_the_stand_in()
     CudaOnCpu().__enter__()
 

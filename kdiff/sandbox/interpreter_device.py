@@ -137,8 +137,8 @@ def _report_a_compute_capability() -> None:
     """Production libraries ask the device's compute capability when imported or when choosing
     a path (attorch turns TF32 on from sm_80); without CUDA torch raises there, so their
     kernels could not be judged on the CPU at all. Interpreted kernels stand for a GPU's, so
-    `torch.cuda.get_device_capability` answers that GPU's. Nothing else about CUDA changes:
-    `torch.cuda.is_available()` stays False."""
+    `torch.cuda.get_device_capability` answers that GPU's. Nothing else about CUDA changes
+    here (`torch.cuda.is_available()`: kdiff.sandbox.cuda_on_cpu)."""
     import torch
 
     def get_device_capability(device=None) -> tuple[int, int]:
@@ -177,7 +177,7 @@ def _report_the_device_s_properties() -> None:
     `multi_processor_count`); without CUDA torch raises at both, so those kernels could not be
     judged on the CPU. As with the compute capability, the interpreted kernels stand for an
     sm_90 GPU's: `torch.cuda.current_device()` answers 0 and `get_device_properties` that
-    GPU's (DeviceProperties). `torch.cuda.is_available()` stays False."""
+    GPU's (DeviceProperties); `torch.cuda.is_available()`: kdiff.sandbox.cuda_on_cpu."""
     import torch
 
     def current_device() -> int:
@@ -294,8 +294,10 @@ def _guard_a_cpu_tensor_s_device() -> None:
     guard: torch reads no index from it and takes the current device, which a CPU-only torch
     reads as None and raised comparing with 0. There the guard of no index, of the CPU, or of
     a guard of no device (`device_of` a CPU tensor holds -1) is the guard of no device (-1,
-    which torch's own CPU build already enters and leaves doing nothing); any other index
-    still raises as before."""
+    which torch's own CPU build already enters and leaves doing nothing), and so is the guard
+    of the one GPU the CPU device stands for (index 0: the candidate's code reads a CPU
+    tensor's device as cuda:0, kdiff.sandbox.cuda_on_cpu); any other index still raises as
+    before."""
     import torch
     if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
         return
@@ -305,13 +307,22 @@ def _guard_a_cpu_tensor_s_device() -> None:
         of_the_cpu = True
 
         def __init__(self, device) -> None:
-            cpu = (device is None
-                   or (isinstance(device, (str, torch.device))
-                       and torch.device(device).type == "cpu")
-                   or (isinstance(device, guard) and device.idx == -1))
-            super().__init__(-1 if cpu else device)
+            super().__init__(-1 if _the_stand_in_gpu(device, guard) else device)
 
     torch.cuda.device = device
+
+
+def _the_stand_in_gpu(device, guard: type) -> bool:
+    """Whether a device guard's argument names no device, the CPU, or the one GPU the CPU
+    device stands for (index 0, as `current_device()` answers and a CPU tensor's `device`
+    answers the candidate's code)."""
+    import torch
+    if isinstance(device, guard):
+        return device.idx in (-1, 0)
+    if isinstance(device, (str, torch.device)):
+        device = torch.device(device)
+        return device.type == "cpu" or device.index in (None, 0)
+    return device is None or (device == 0 and not isinstance(device, bool))
 
 
 def _grid_as_compiled(interpreter) -> None:
