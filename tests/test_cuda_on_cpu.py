@@ -33,6 +33,8 @@ PAIRS = [
     ("problem", "fallback", "fallback_drops_nan", "EXC-01", "nan_swallowed"),
     # a launch guarded by `x.device.type != 'cuda'`: the CPU judged torch's fallback
     ("problem", "device_guard", "device_guard_drops_nan", "EXC-01", "nan_swallowed"),
+    # DEVICE from Triton's driver, a side stream and events: the honest one was refused
+    ("problem", "streams", "streams_drops_nan", "EXC-01", "nan_swallowed"),
     # bf16 where `is_bf16_supported()`: the CPU computed the fp32 path no H200 takes
     ("problem", "honest", "bf16_supported", "PRC-01", "below_working_precision"),
 ]

@@ -12,13 +12,16 @@ torch's and kdiff's own readers keep the answers for the device this process has
 chooses its CUDA paths by them); and the `torch.cuda` helpers that only manage device state
 do nothing. Autocast for the GPU is
 autocast on the CPU standing in for it, and TF32 asked of cuBLAS or cuDNN rounds the operands
-of torch's matrix products and convolutions as the GPU does. Anything else that needs a real device (streams,
-events, generators) still raises. With CUDA present none of this applies.
+of torch's matrix products and convolutions as the GPU does. Streams and events are the CPU's
+one queue, whose work is done when issued. Anything else that needs a real device
+(generators, CUDA graphs) still raises. With CUDA present none of this applies.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from contextlib import nullcontext
 from typing import Any, Callable
 
 import torch
@@ -39,6 +42,71 @@ DEVICE_STATE_HELPERS: dict[str, Callable[..., None]] = {
     "synchronize": lambda *args, **kwargs: None,
     "empty_cache": lambda *args, **kwargs: None,
     "set_device": lambda *args, **kwargs: None,
+}
+
+
+class Event:
+    """A CUDA event on the CPU device, where work is done when it is issued: recorded at once,
+    complete when asked, and timed by this process's clock (timings of interpreted runs say
+    nothing of a GPU's, but a launcher that times its configurations gets its answer)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False,
+                 interprocess: bool = False) -> None:
+        self.recorded_at: float | None = None
+
+    def record(self, stream: Any = None) -> None:
+        self.recorded_at = time.perf_counter()
+
+    def wait(self, stream: Any = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end: "Event") -> float:
+        """Milliseconds from this event's record to `end`'s, as CUDA's."""
+        if self.recorded_at is None or end.recorded_at is None:
+            raise RuntimeError("an Event's elapsed time needs both events recorded")
+        return (end.recorded_at - self.recorded_at) * 1e3
+
+
+class Stream:
+    """A CUDA stream on the CPU device: one queue, whose work is done when it is issued, so
+    every wait and synchronize has nothing to wait for."""
+
+    def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
+        self.device = torch.device("cuda", 0)
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def wait_stream(self, stream: "Stream") -> None:
+        pass
+
+    def wait_event(self, event: Event) -> None:
+        pass
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = event or Event()
+        event.record()
+        return event
+
+
+# torch.cuda's streams and events, which a CPU-only torch refuses to make ("torch.cuda.Stream
+# requires CUDA support", "Tried to instantiate dummy base class Event"): launchers written
+# for a GPU run on a side stream, wait on the current one, or time a launch by two events.
+STREAMS_AND_EVENTS: dict[str, Any] = {
+    "Stream": Stream,
+    "Event": Event,
+    "current_stream": lambda device=None: Stream(),
+    "default_stream": lambda device=None: Stream(),
+    "stream": lambda stream=None: nullcontext(),
 }
 
 
@@ -180,6 +248,11 @@ def install() -> None:
     for name, helper in DEVICE_STATE_HELPERS.items():
         helper.of_the_cpu = True
         setattr(torch.cuda, name, helper)
+    for name, stand_in in STREAMS_AND_EVENTS.items():
+        setattr(torch.cuda, name, stand_in)
+    # torch's argument parser refuses a stand-in stream before any mode sees the call; with
+    # one stream there is nothing to keep a tensor alive for
+    torch.Tensor.record_stream = lambda self, stream: None
     for name, answer in GPU_ANSWERS.items():
         setattr(torch.cuda, name, _the_gpu_s_answer(getattr(torch.cuda, name), answer))
     _autocast_on_the_stand_in()

@@ -211,6 +211,15 @@ class StandInDriver:
         return 0
 
     @staticmethod
+    def get_active_torch_device():
+        """The GPU's torch device, cuda:0 (Triton's tutorials, and the code generated after
+        them, take `DEVICE` from here to allocate on and assert `x.device == DEVICE` of their
+        inputs; on the CPU device, allocations on it are the CPU's and a CPU tensor's device
+        answers cuda:0 to such code: kdiff.sandbox.cuda_on_cpu)."""
+        import torch
+        return torch.device("cuda", 0)
+
+    @staticmethod
     def get_current_target():
         from triton.backends.compiler import GPUTarget
         major, minor = CPU_DEVICE_CAPABILITY
