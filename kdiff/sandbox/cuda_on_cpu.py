@@ -27,7 +27,7 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kdiff.sandbox.interpreter_device import DeviceProperties
+from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu
 
 _IS_CUDA = torch._C.TensorBase.is_cuda
 _DEVICE = torch._C.TensorBase.device
@@ -108,23 +108,6 @@ STREAMS_AND_EVENTS: dict[str, Any] = {
     "default_stream": lambda device=None: Stream(),
     "stream": lambda stream=None: nullcontext(),
 }
-
-
-def _asked_by_the_gpu_s_code() -> bool:
-    """Whether the caller of the function calling this is code written for the GPU (the
-    candidate's, or a library it brought): not torch's, Triton's or kdiff's own, which choose
-    what to do for the device this process really has (Triton's NVIDIA driver counts itself
-    active by `torch.cuda.is_available()`)."""
-    caller = sys._getframe(2).f_globals.get("__name__", "")
-    return caller.split(".")[0] not in ("torch", "triton", "kdiff")
-
-
-def _the_gpu_s_answer(shipped: Callable, answer: Any) -> Callable:
-    def asked(*args: Any, **kwargs: Any) -> Any:
-        return answer if _asked_by_the_gpu_s_code() else shipped(*args, **kwargs)
-
-    asked.of_the_cpu = True
-    return asked
 
 
 # What the GPU the CPU device stands for answers code written for it. Generated code guards
@@ -254,7 +237,10 @@ def install() -> None:
     # one stream there is nothing to keep a tensor alive for
     torch.Tensor.record_stream = lambda self, stream: None
     for name, answer in GPU_ANSWERS.items():
-        setattr(torch.cuda, name, _the_gpu_s_answer(getattr(torch.cuda, name), answer))
+        # Triton's NVIDIA driver counts itself active by `is_available()`, and kdiff chooses
+        # for the device this process has: both keep torch's answers, as torch does
+        answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
+                           own=("torch", "triton", "kdiff"))
     _autocast_on_the_stand_in()
     CudaOnCpu().__enter__()
 
