@@ -33,6 +33,8 @@ PAIRS = [
     ("problem", "fallback", "fallback_drops_nan", "EXC-01", "nan_swallowed"),
     # a launch guarded by `x.device.type != 'cuda'`: the CPU judged torch's fallback
     ("problem", "device_guard", "device_guard_drops_nan", "EXC-01", "nan_swallowed"),
+    # the same behind `x.is_cpu or x.get_device() < 0`
+    ("problem", "cpu_guard", "cpu_guard_drops_nan", "EXC-01", "nan_swallowed"),
     # DEVICE from Triton's driver, a side stream and events: the honest one was refused
     ("problem", "streams", "streams_drops_nan", "EXC-01", "nan_swallowed"),
     # bf16 where `is_bf16_supported()`: the CPU computed the fp32 path no H200 takes
@@ -71,6 +73,7 @@ def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():
         assert readers["torch.nn.functional"](x) is False
         assert readers["kdiff.sandbox.worker"](x) is False
         assert where["candidate"](x) == torch.device("cuda", 0)
+        assert not x.is_cpu and x.get_device() == 0  # read by this module: the GPU's code
         cpu = torch.device("cpu")
         assert where["torch.nn.functional"](x) == where["kdiff.sandbox.worker"](x) == cpu
         assert where["torch.nn.functional"](torch.empty(1, device=where["candidate"](x))) == cpu
@@ -79,6 +82,7 @@ def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():
         assert where["torch.nn.functional"](torch.zeros(2, device=0)) == cpu
         assert x.cuda() is x
     assert readers["candidate"](x) is False
+    assert x.is_cpu and x.get_device() == -1
 
 
 def test_tf32_rounds_to_nearest_ties_away_and_keeps_the_gradient():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import nullcontext
+from types import GetSetDescriptorType
 from typing import Any, Callable
 
 import torch
@@ -29,13 +30,20 @@ from torch.overrides import TorchFunctionMode
 
 from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu
 
-_IS_CUDA = torch._C.TensorBase.is_cuda
-_DEVICE = torch._C.TensorBase.device
 # The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
-# answers 0 for it): wrappers choose torch's fallback by `x.device.type != 'cuda'`, which the
-# CPU's own answer took, so the CPU judged a fallback no GPU runs and accepted a defective
-# kernel that was never launched.
+# answers 0 for it).
 GPU_DEVICE = torch.device("cuda", 0)
+
+# What a GPU's tensor answers code written for it, by the getter or method asked: wrappers
+# assert `x.is_cuda`, and choose torch's fallback by `x.device.type != 'cuda'`, `x.is_cpu` or
+# `x.get_device() < 0`, which the CPU's own answers took, so the CPU judged a fallback no GPU
+# runs and accepted a defective kernel that was never launched.
+_A_GPU_TENSOR_ANSWERS: dict[Any, Any] = {
+    torch._C.TensorBase.is_cuda: True,
+    torch._C.TensorBase.is_cpu: False,
+    torch._C.TensorBase.device: GPU_DEVICE,
+    torch.Tensor.get_device: GPU_DEVICE.index,
+}
 
 # torch.cuda helpers that only manage device state: nothing to do on the CPU.
 DEVICE_STATE_HELPERS: dict[str, Callable[..., None]] = {
@@ -132,11 +140,12 @@ def is_cuda_device(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _read_by_torch_or_kdiff(own: tuple[str, ...] = ("torch", "kdiff")) -> bool:
-    """Whether the reader of a tensor's attribute (the caller of `__torch_function__`) is the
-    code of one of the `own` packages, which keep the answer for this process's device."""
+def _read_by_torch_triton_or_kdiff() -> bool:
+    """Whether the reader of a tensor's attribute (the caller of `__torch_function__`) is
+    torch's, Triton's or kdiff's own code, which keep the answers for this process's device
+    (torch chooses its CUDA paths by them)."""
     reader = sys._getframe(2).f_globals.get("__name__", "")
-    return reader.split(".")[0] in own
+    return reader.split(".")[0] in ("torch", "triton", "kdiff")
 
 
 # TF32 (u = 2^-11): an fp32 rounded to 10 mantissa bits, to nearest, ties away from zero, as
@@ -207,13 +216,14 @@ class CudaOnCpu(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         args = _operands_in_tf32(func, args)
-        if getattr(func, "__self__", None) is _IS_CUDA:  # the getter
-            return func(*args, **kwargs) if _read_by_torch_or_kdiff() else True
-        if getattr(func, "__self__", None) is _DEVICE:  # Triton's interpreter keeps the CPU's
-            device = func(*args, **kwargs)
-            if device.type != "cpu" or _read_by_torch_or_kdiff(("torch", "triton", "kdiff")):
-                return device
-            return GPU_DEVICE
+        getter = getattr(func, "__self__", None)  # of an attribute: `__get__` of its descriptor
+        asked = getter if isinstance(getter, GetSetDescriptorType) else func
+        if asked in _A_GPU_TENSOR_ANSWERS:
+            answer = func(*args, **kwargs)
+            on_the_cpu = args[0].device.type == "cpu"  # read here: kdiff's own
+            if not on_the_cpu or _read_by_torch_triton_or_kdiff():
+                return answer
+            return _A_GPU_TENSOR_ANSWERS[asked]
         if func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
             return args[0]  # already on the device standing in for the GPU
         if "device" in kwargs and is_cuda_device(kwargs["device"]):
