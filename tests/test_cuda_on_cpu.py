@@ -35,7 +35,7 @@ PAIRS = [
     ("problem", "device_guard", "device_guard_drops_nan", "EXC-01", "nan_swallowed"),
     # the same behind `x.is_cpu or x.get_device() < 0`
     ("problem", "cpu_guard", "cpu_guard_drops_nan", "EXC-01", "nan_swallowed"),
-    # DEVICE from Triton's driver, a side stream and events: the honest one was refused
+    # DEVICE from Triton's driver, a side stream, events, NVTX: the honest one was refused
     ("problem", "streams", "streams_drops_nan", "EXC-01", "nan_swallowed"),
     # bf16 where `is_bf16_supported()`: the CPU computed the fp32 path no H200 takes
     ("problem", "honest", "bf16_supported", "PRC-01", "below_working_precision"),

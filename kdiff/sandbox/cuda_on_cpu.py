@@ -130,6 +130,18 @@ GPU_ANSWERS: dict[str, Any] = {
 }
 
 
+# NVTX's markers (`torch.cuda.nvtx.range(...)` around a launch, in production launchers), which a
+# CPU-only torch refuses ("NVTX functions not installed"): annotations for a profiler, which
+# do nothing where none is attached, as here.
+NVTX_MARKERS: dict[str, Callable[..., Any]] = {
+    "range_push": lambda msg: 0,
+    "range_pop": lambda: 0,
+    "range_start": lambda msg: 0,
+    "range_end": lambda range_id: None,
+    "mark": lambda msg: None,
+}
+
+
 def is_cuda_device(value: Any) -> bool:
     """Whether `value` names a CUDA device as torch reads a `device` argument: a device, a
     string ('cuda', 'cuda:1') or an index (a GPU's)."""
@@ -243,6 +255,8 @@ def install() -> None:
         setattr(torch.cuda, name, helper)
     for name, stand_in in STREAMS_AND_EVENTS.items():
         setattr(torch.cuda, name, stand_in)
+    for name, marker in NVTX_MARKERS.items():
+        setattr(torch.cuda.nvtx, name, marker)
     # torch's argument parser refuses a stand-in stream before any mode sees the call; with
     # one stream there is nothing to keep a tensor alive for
     torch.Tensor.record_stream = lambda self, stream: None
