@@ -35,11 +35,25 @@ PAIRS = [
     ("matmul", "matmul_fp32", "matmul_autocast", "PRC-01", "below_working_precision"),
     # TF32 asked of cuBLAS: without the operands rounded the CPU computed in fp32
     ("matmul", "matmul_fp32", "matmul_tf32", "PRC-01", "below_working_precision"),
+    # a launch guarded by `torch.cuda.is_available()`: the CPU judged torch's fallback
+    ("problem", "fallback", "fallback_drops_nan", "EXC-01", "nan_swallowed"),
+    # a launch guarded by `x.device.type != 'cuda'`: the CPU judged torch's fallback
+    ("problem", "device_guard", "device_guard_drops_nan", "EXC-01", "nan_swallowed"),
+    # the same behind `x.is_cpu or x.get_device() < 0`
+    ("problem", "cpu_guard", "cpu_guard_drops_nan", "EXC-01", "nan_swallowed"),
+    # DEVICE from Triton's driver, a side stream, events, NVTX: the honest one was refused
+    ("problem", "streams", "streams_drops_nan", "EXC-01", "nan_swallowed"),
+    # bf16 where `is_bf16_supported()`: the CPU computed the fp32 path no H200 takes
+    ("problem", "honest", "bf16_supported", "PRC-01", "below_working_precision"),
+    # a `torch.compile`d launcher: inductor took the stand-in GPU for AMD's, dynamo traced
+    # into the interpreter; compiling takes seconds
+    pytest.param("problem", "compiled", "compiled_drops_nan", "EXC-01", "nan_swallowed",
+                 marks=pytest.mark.slow),
 ]
 
 
 @pytest.mark.parametrize("problem,honest,defective,gate,signature", PAIRS,
-                         ids=[p[2] for p in PAIRS])
+                         ids=[getattr(p, "values", p)[2] for p in PAIRS])
 def test_cuda_device_code_keeps_its_three_states_on_the_cpu(problem, honest, defective, gate,
                                                             signature):
     config = RunConfig(native="kernelbench-v0.1", gates=[gate])
@@ -54,21 +68,27 @@ def test_cuda_device_code_keeps_its_three_states_on_the_cpu(problem, honest, def
 
 def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():
     x = torch.ones(3)
-    read = "def read(x):\n    return x.is_cuda\n"
-    readers = {}
+    read = "def read(x):\n    return x.is_cuda\ndef where(x):\n    return x.device\n"
+    readers, where = {}, {}
     for module in ("candidate", "torch.nn.functional", "kdiff.sandbox.worker"):
         scope = {"__name__": module}
         exec(read, scope)
-        readers[module] = scope["read"]
+        readers[module], where[module] = scope["read"], scope["where"]
     with CudaOnCpu():
         assert readers["candidate"](x) is True
         assert readers["torch.nn.functional"](x) is False
         assert readers["kdiff.sandbox.worker"](x) is False
+        assert where["candidate"](x) == torch.device("cuda", 0)
+        assert not x.is_cpu and x.get_device() == 0  # read by this module: the GPU's code
+        cpu = torch.device("cpu")
+        assert where["torch.nn.functional"](x) == where["kdiff.sandbox.worker"](x) == cpu
+        assert where["torch.nn.functional"](torch.empty(1, device=where["candidate"](x))) == cpu
         moved = x.to("cuda", torch.float64)
-        assert moved.device.type == "cpu" and moved.dtype == torch.float64
-        assert torch.zeros(2, device=0).device.type == "cpu"
+        assert where["torch.nn.functional"](moved) == cpu and moved.dtype == torch.float64
+        assert where["torch.nn.functional"](torch.zeros(2, device=0)) == cpu
         assert x.cuda() is x
     assert readers["candidate"](x) is False
+    assert x.is_cpu and x.get_device() == -1
 
 
 def test_tf32_rounds_to_nearest_ties_away_and_keeps_the_gradient():

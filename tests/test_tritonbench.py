@@ -208,7 +208,7 @@ def test_cuda_code_runs_on_the_cpu(monkeypatch):
     with cpu.cuda_on_cpu():
         x = torch.tensor([1.0, -2.0, 3.0], device="cuda").cuda()
         y = torch.zeros(3).to("cuda", torch.float64)
-        assert x.is_cuda and x.device.type == "cpu" and y.dtype == torch.float64
+        assert x.is_cuda and x.untyped_storage().device.type == "cpu" and y.dtype == torch.float64
         with torch.cuda.device(x.device):
             out = torch.empty_like(x)
             double[lambda meta: [triton.cdiv(3, meta["BLOCK"])]](x, out, 3)  # a list grid

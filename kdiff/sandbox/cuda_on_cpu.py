@@ -6,29 +6,139 @@ keyword, `.cuda()`, `.to('cuda')`), `x.is_cuda` asserted, `torch.cuda.synchroniz
 launch. A CPU-only torch refuses each ("Torch not compiled with CUDA enabled"), so such an
 honest kernel failed the native check and every gate on the CPU alone. Under `CudaOnCpu`
 every torch call that names a CUDA device gets the CPU, the device standing in for it;
-`is_cuda` answers True to the code written for the GPU, while torch's and kdiff's own readers
-keep the answer for the device this process has (torch chooses its CUDA paths by it); and the
-`torch.cuda` helpers that only manage device state do nothing. Autocast for the GPU is
+`is_cuda`, a tensor's `device` and `torch.cuda.is_available()` give the GPU's answers to the
+code written for it (so that it launches its kernels, not a fallback no GPU runs), while
+torch's and kdiff's own readers keep the answers for the device this process has (torch
+chooses its CUDA paths by them); and the `torch.cuda` helpers that only manage device state
+do nothing. Autocast for the GPU is
 autocast on the CPU standing in for it, and TF32 asked of cuBLAS or cuDNN rounds the operands
-of torch's matrix products and convolutions as the GPU does. Anything else that needs a real device (streams,
-events, generators) still raises. With CUDA present none of this applies.
+of torch's matrix products and convolutions as the GPU does. Streams and events are the CPU's
+one queue, whose work is done when issued. Anything else that needs a real device
+(generators, CUDA graphs) still raises. With CUDA present none of this applies.
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from contextlib import nullcontext
+from types import GetSetDescriptorType
 from typing import Any, Callable
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-_IS_CUDA = torch._C.TensorBase.is_cuda
+from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu
+
+# The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
+# answers 0 for it).
+GPU_DEVICE = torch.device("cuda", 0)
+
+# What a GPU's tensor answers code written for it, by the getter or method asked: wrappers
+# assert `x.is_cuda`, and choose torch's fallback by `x.device.type != 'cuda'`, `x.is_cpu` or
+# `x.get_device() < 0`, which the CPU's own answers took, so the CPU judged a fallback no GPU
+# runs and accepted a defective kernel that was never launched.
+_A_GPU_TENSOR_ANSWERS: dict[Any, Any] = {
+    torch._C.TensorBase.is_cuda: True,
+    torch._C.TensorBase.is_cpu: False,
+    torch._C.TensorBase.device: GPU_DEVICE,
+    torch.Tensor.get_device: GPU_DEVICE.index,
+}
 
 # torch.cuda helpers that only manage device state: nothing to do on the CPU.
 DEVICE_STATE_HELPERS: dict[str, Callable[..., None]] = {
     "synchronize": lambda *args, **kwargs: None,
     "empty_cache": lambda *args, **kwargs: None,
     "set_device": lambda *args, **kwargs: None,
+}
+
+
+class Event:
+    """A CUDA event on the CPU device, where work is done when it is issued: recorded at once,
+    complete when asked, and timed by this process's clock (timings of interpreted runs say
+    nothing of a GPU's, but a launcher that times its configurations gets its answer)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False,
+                 interprocess: bool = False) -> None:
+        self.recorded_at: float | None = None
+
+    def record(self, stream: Any = None) -> None:
+        self.recorded_at = time.perf_counter()
+
+    def wait(self, stream: Any = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end: "Event") -> float:
+        """Milliseconds from this event's record to `end`'s, as CUDA's."""
+        if self.recorded_at is None or end.recorded_at is None:
+            raise RuntimeError("an Event's elapsed time needs both events recorded")
+        return (end.recorded_at - self.recorded_at) * 1e3
+
+
+class Stream:
+    """A CUDA stream on the CPU device: one queue, whose work is done when it is issued, so
+    every wait and synchronize has nothing to wait for."""
+
+    def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
+        self.device = torch.device("cuda", 0)
+
+    def synchronize(self) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def wait_stream(self, stream: "Stream") -> None:
+        pass
+
+    def wait_event(self, event: Event) -> None:
+        pass
+
+    def record_event(self, event: Event | None = None) -> Event:
+        event = event or Event()
+        event.record()
+        return event
+
+
+# torch.cuda's streams and events, which a CPU-only torch refuses to make ("torch.cuda.Stream
+# requires CUDA support", "Tried to instantiate dummy base class Event"): launchers written
+# for a GPU run on a side stream, wait on the current one, or time a launch by two events.
+STREAMS_AND_EVENTS: dict[str, Any] = {
+    "Stream": Stream,
+    "Event": Event,
+    "current_stream": lambda device=None: Stream(),
+    "default_stream": lambda device=None: Stream(),
+    "stream": lambda stream=None: nullcontext(),
+}
+
+
+# What the GPU the CPU device stands for answers code written for it. Generated code guards
+# its launch with `if not torch.cuda.is_available(): return <torch's op>` (or chooses bf16 by
+# `is_bf16_supported()`): a CPU-only torch answered False, so the CPU judged the fallback,
+# which no GPU runs, and accepted a defective kernel that was never launched.
+GPU_ANSWERS: dict[str, Any] = {
+    "is_available": True,
+    "device_count": 1,
+    "is_bf16_supported": True,
+    "get_device_name": DeviceProperties().name,
+}
+
+
+# NVTX's markers (`torch.cuda.nvtx.range(...)` around a launch, in production launchers), which a
+# CPU-only torch refuses ("NVTX functions not installed"): annotations for a profiler, which
+# do nothing where none is attached, as here.
+NVTX_MARKERS: dict[str, Callable[..., Any]] = {
+    "range_push": lambda msg: 0,
+    "range_pop": lambda: 0,
+    "range_start": lambda msg: 0,
+    "range_end": lambda range_id: None,
+    "mark": lambda msg: None,
 }
 
 
@@ -42,11 +152,12 @@ def is_cuda_device(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _read_by_torch_or_kdiff() -> bool:
-    """Whether the reader of `is_cuda` (the caller of `__torch_function__`) is torch's or
-    kdiff's own code."""
+def _read_by_torch_triton_or_kdiff() -> bool:
+    """Whether the reader of a tensor's attribute (the caller of `__torch_function__`) is
+    torch's, Triton's or kdiff's own code, which keep the answers for this process's device
+    (torch chooses its CUDA paths by them)."""
     reader = sys._getframe(2).f_globals.get("__name__", "")
-    return reader.split(".")[0] in ("torch", "kdiff")
+    return reader.split(".")[0] in ("torch", "triton", "kdiff")
 
 
 # TF32 (u = 2^-11): an fp32 rounded to 10 mantissa bits, to nearest, ties away from zero, as
@@ -117,8 +228,14 @@ class CudaOnCpu(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         args = _operands_in_tf32(func, args)
-        if getattr(func, "__self__", None) is _IS_CUDA:  # the getter
-            return func(*args, **kwargs) if _read_by_torch_or_kdiff() else True
+        getter = getattr(func, "__self__", None)  # of an attribute: `__get__` of its descriptor
+        asked = getter if isinstance(getter, GetSetDescriptorType) else func
+        if asked in _A_GPU_TENSOR_ANSWERS:
+            answer = func(*args, **kwargs)
+            on_the_cpu = args[0].device.type == "cpu"  # read here: kdiff's own
+            if not on_the_cpu or _read_by_torch_triton_or_kdiff():
+                return answer
+            return _A_GPU_TENSOR_ANSWERS[asked]
         if func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
             return args[0]  # already on the device standing in for the GPU
         if "device" in kwargs and is_cuda_device(kwargs["device"]):
@@ -136,6 +253,18 @@ def install() -> None:
     for name, helper in DEVICE_STATE_HELPERS.items():
         helper.of_the_cpu = True
         setattr(torch.cuda, name, helper)
+    for name, stand_in in STREAMS_AND_EVENTS.items():
+        setattr(torch.cuda, name, stand_in)
+    for name, marker in NVTX_MARKERS.items():
+        setattr(torch.cuda.nvtx, name, marker)
+    # torch's argument parser refuses a stand-in stream before any mode sees the call; with
+    # one stream there is nothing to keep a tensor alive for
+    torch.Tensor.record_stream = lambda self, stream: None
+    for name, answer in GPU_ANSWERS.items():
+        # Triton's NVIDIA driver counts itself active by `is_available()`, and kdiff chooses
+        # for the device this process has: both keep torch's answers, as torch does
+        answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
+                           own=("torch", "triton", "kdiff"))
     _autocast_on_the_stand_in()
     CudaOnCpu().__enter__()
 

@@ -93,6 +93,7 @@ def install() -> None:
         _report_triton_s_support()
         _report_the_current_accelerator()
         _guard_a_cpu_tensor_s_device()
+        _launch_outside_torch_compile(interpreter)
 
 
 # The first Triton whose interpreter has the shape kdiff's worker reads: a launch through
@@ -123,28 +124,38 @@ def refusal() -> str | None:
 CPU_DEVICE_CAPABILITY = (9, 0)
 
 
-def _answer_for_the_gpu(owner: Any, name: str, answer: Callable) -> None:
-    """`owner.name` becomes `answer`, the GPU's the interpreted kernels stand for, once, and
-    only where this process has no GPU of its own to answer (marked `of_the_cpu`)."""
+def answer_for_the_gpu(owner: Any, name: str, answer: Callable,
+                       own: tuple[str, ...] = ("torch",)) -> None:
+    """`owner.name` answers as the GPU the interpreted kernels stand for (`answer`), once, and
+    only where this process has no GPU of its own to answer (marked `of_the_cpu`). Callers
+    from the `own` packages keep the shipped answer: torch's (inductor, dynamo, autocast)
+    choose what to do for the device this process really has (inductor's cache key reads
+    `get_device_properties` and, with no CUDA version, took the stand-in for an AMD GPU's:
+    every `torch.compile`d launcher raised)."""
     import torch
-    if torch.cuda.is_available() or getattr(getattr(owner, name, None), "of_the_cpu", False):
+    shipped = getattr(owner, name, None)
+    if torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
         return
-    answer.of_the_cpu = True
-    setattr(owner, name, answer)
+
+    def asked(*args, **kwargs):
+        return shipped(*args, **kwargs) if _asked_by(own) else answer(*args, **kwargs)
+
+    asked.of_the_cpu = True
+    setattr(owner, name, asked)
 
 
 def _report_a_compute_capability() -> None:
     """Production libraries ask the device's compute capability when imported or when choosing
     a path (attorch turns TF32 on from sm_80); without CUDA torch raises there, so their
     kernels could not be judged on the CPU at all. Interpreted kernels stand for a GPU's, so
-    `torch.cuda.get_device_capability` answers that GPU's. Nothing else about CUDA changes:
-    `torch.cuda.is_available()` stays False."""
+    `torch.cuda.get_device_capability` answers that GPU's. Nothing else about CUDA changes
+    here (`torch.cuda.is_available()`: kdiff.sandbox.cuda_on_cpu)."""
     import torch
 
     def get_device_capability(device=None) -> tuple[int, int]:
         return CPU_DEVICE_CAPABILITY
 
-    _answer_for_the_gpu(torch.cuda, "get_device_capability", get_device_capability)
+    answer_for_the_gpu(torch.cuda, "get_device_capability", get_device_capability)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +188,7 @@ def _report_the_device_s_properties() -> None:
     `multi_processor_count`); without CUDA torch raises at both, so those kernels could not be
     judged on the CPU. As with the compute capability, the interpreted kernels stand for an
     sm_90 GPU's: `torch.cuda.current_device()` answers 0 and `get_device_properties` that
-    GPU's (DeviceProperties). `torch.cuda.is_available()` stays False."""
+    GPU's (DeviceProperties); `torch.cuda.is_available()`: kdiff.sandbox.cuda_on_cpu."""
     import torch
 
     def current_device() -> int:
@@ -186,8 +197,8 @@ def _report_the_device_s_properties() -> None:
     def get_device_properties(device=None) -> DeviceProperties:
         return DeviceProperties()
 
-    _answer_for_the_gpu(torch.cuda, "current_device", current_device)
-    _answer_for_the_gpu(torch.cuda, "get_device_properties", get_device_properties)
+    answer_for_the_gpu(torch.cuda, "current_device", current_device)
+    answer_for_the_gpu(torch.cuda, "get_device_properties", get_device_properties)
 
 
 class StandInDriver:
@@ -209,6 +220,15 @@ class StandInDriver:
     @staticmethod
     def get_current_device() -> int:
         return 0
+
+    @staticmethod
+    def get_active_torch_device():
+        """The GPU's torch device, cuda:0 (Triton's tutorials, and the code generated after
+        them, take `DEVICE` from here to allocate on and assert `x.device == DEVICE` of their
+        inputs; on the CPU device, allocations on it are the CPU's and a CPU tensor's device
+        answers cuda:0 to such code: kdiff.sandbox.cuda_on_cpu)."""
+        import torch
+        return torch.device("cuda", 0)
 
     @staticmethod
     def get_current_target():
@@ -235,12 +255,11 @@ def _answer_for_triton_s_driver() -> None:
     driver.set_active(StandInDriver())
 
 
-def _asked_by_torch() -> bool:
-    """Whether the function that called the caller of this is torch's own: torch's callers of
-    an answer the worker gives for the GPU (inductor, dynamo, autocast) choose what to do for
-    the device this process really has, and keep torch's answer."""
+def _asked_by(own: tuple[str, ...]) -> bool:
+    """Whether the function that called the caller of this is the code of one of the `own`
+    packages."""
     caller = sys._getframe(2).f_globals.get("__name__", "")
-    return caller == "torch" or caller.startswith("torch.")
+    return caller.split(".")[0] in own
 
 
 def _report_the_current_accelerator() -> None:
@@ -252,14 +271,13 @@ def _report_the_current_accelerator() -> None:
     outside torch are answered `device("cuda")`; torch's own keep its answer."""
     import torch
     accelerator = getattr(torch, "accelerator", None)
-    shipped = getattr(accelerator, "current_accelerator", None)
-    if shipped is None:
+    if getattr(accelerator, "current_accelerator", None) is None:
         return
 
     def current_accelerator(check_available: bool = False):
-        return shipped(check_available) if _asked_by_torch() else torch.device("cuda")
+        return torch.device("cuda")
 
-    _answer_for_the_gpu(accelerator, "current_accelerator", current_accelerator)
+    answer_for_the_gpu(accelerator, "current_accelerator", current_accelerator)
 
 
 def _report_triton_s_support() -> None:
@@ -275,12 +293,11 @@ def _report_triton_s_support() -> None:
         import torch.utils._triton as torch_triton
     except ImportError:
         return
-    shipped = torch_triton.has_triton
 
     def has_triton() -> bool:
-        return shipped() if _asked_by_torch() else True
+        return True
 
-    _answer_for_the_gpu(torch_triton, "has_triton", has_triton)
+    answer_for_the_gpu(torch_triton, "has_triton", has_triton)
 
 
 def _guard_a_cpu_tensor_s_device() -> None:
@@ -294,8 +311,10 @@ def _guard_a_cpu_tensor_s_device() -> None:
     guard: torch reads no index from it and takes the current device, which a CPU-only torch
     reads as None and raised comparing with 0. There the guard of no index, of the CPU, or of
     a guard of no device (`device_of` a CPU tensor holds -1) is the guard of no device (-1,
-    which torch's own CPU build already enters and leaves doing nothing); any other index
-    still raises as before."""
+    which torch's own CPU build already enters and leaves doing nothing), and so is the guard
+    of the one GPU the CPU device stands for (index 0: the candidate's code reads a CPU
+    tensor's device as cuda:0, kdiff.sandbox.cuda_on_cpu); any other index still raises as
+    before."""
     import torch
     if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
         return
@@ -305,13 +324,37 @@ def _guard_a_cpu_tensor_s_device() -> None:
         of_the_cpu = True
 
         def __init__(self, device) -> None:
-            cpu = (device is None
-                   or (isinstance(device, (str, torch.device))
-                       and torch.device(device).type == "cpu")
-                   or (isinstance(device, guard) and device.idx == -1))
-            super().__init__(-1 if cpu else device)
+            super().__init__(-1 if _the_stand_in_gpu(device, guard) else device)
 
     torch.cuda.device = device
+
+
+def _the_stand_in_gpu(device, guard: type) -> bool:
+    """Whether a device guard's argument names no device, the CPU, or the one GPU the CPU
+    device stands for (index 0, as `current_device()` answers and a CPU tensor's `device`
+    answers the candidate's code)."""
+    import torch
+    if isinstance(device, guard):
+        return device.idx in (-1, 0)
+    if isinstance(device, (str, torch.device)):
+        device = torch.device(device)
+        return device.type == "cpu" or device.index in (None, 0)
+    return device is None or (device == 0 and not isinstance(device, bool))
+
+
+def _launch_outside_torch_compile(interpreter) -> None:
+    """A launcher compiled with `torch.compile` (GPU MODE submissions, production wrappers)
+    hands a GPU's Triton kernel to inductor, which calls it as it is. An interpreted kernel is
+    Python that dynamo traced into, and failed on (the interpreter's numpy blocks are no
+    tensors): every such launcher raised on the CPU. Here dynamo leaves the launch out of its
+    graph and runs it as it is, as inductor runs the GPU's kernel."""
+    import torch
+    run = interpreter.InterpretedFunction.run
+    if getattr(run, "of_the_cpu", False):
+        return
+    run = torch.compiler.disable(run, recursive=True)
+    run.of_the_cpu = True
+    interpreter.InterpretedFunction.run = run
 
 
 def _grid_as_compiled(interpreter) -> None:
