@@ -93,7 +93,6 @@ def install() -> None:
         _report_triton_s_support()
         _report_the_current_accelerator()
         _guard_a_cpu_tensor_s_device()
-        _launch_outside_torch_compile(interpreter)
 
 
 # The first Triton whose interpreter has the shape kdiff's worker reads: a launch through
@@ -342,13 +341,18 @@ def _the_stand_in_gpu(device, guard: type) -> bool:
     return device is None or (device == 0 and not isinstance(device, bool))
 
 
-def _launch_outside_torch_compile(interpreter) -> None:
+def launch_outside_torch_compile() -> None:
     """A launcher compiled with `torch.compile` (GPU MODE submissions, production wrappers)
     hands a GPU's Triton kernel to inductor, which calls it as it is. An interpreted kernel is
     Python that dynamo traced into, and failed on (the interpreter's numpy blocks are no
     tensors): every such launcher raised on the CPU. Here dynamo leaves the launch out of its
-    graph and runs it as it is, as inductor runs the GPU's kernel."""
+    graph and runs it as it is, as inductor runs the GPU's kernel. Only once dynamo is loaded
+    (the worker asks before each call): marking a function imports it, 1.1 CPU s that every
+    worker paid at its start when this was done at install, and that doubled the test suite."""
+    if os.environ.get("TRITON_INTERPRET") != "1" or "torch._dynamo" not in sys.modules:
+        return
     import torch
+    from triton.runtime import interpreter
     run = interpreter.InterpretedFunction.run
     if getattr(run, "of_the_cpu", False):
         return

@@ -246,6 +246,7 @@ class Worker:
         return self._instance(request.key), inputs, reference
 
     def cmd_call(self, msg: dict) -> dict:
+        interpreter_device.launch_outside_torch_compile()  # once the candidate compiles
         request = CallRequest.take(msg)
         model, sent, reference = self._prepare(request)
         cotangents, stack, grad = request.cotangents, request.stack, request.grad
