@@ -3,7 +3,7 @@
 # phases named on the command line, each under its own time budget (seconds, from the
 # environment: T_TESTS, T_CAL, T_COST, T_GDN, T_ALT, T_PROFILE, T_GDN_GATES, T_AUDIT, T_TB, T_CUDA,
 # T_FLA, T_HOSTILE, T_HONEST, T_GPUMODE, T_GPUMODE_GDN, T_TP, T_M3_CHECK, T_M3_BENCH,
-# T_M3_PROFILE, T_M3_SANITIZE, T_FIRST, T_PRECISION, T_PROV, T_TUNE, T_CAP; the training runs keep h200.sh's BUDGET),
+# T_M3_PROFILE, T_M3_SANITIZE, T_FIRST, T_PRECISION, T_PROV, T_TUNE, T_CAP, T_CUDA_CODE; the training runs keep h200.sh's BUDGET),
 # logged to $OUT/session.log.
 # Usage (from the repo root):
 #   bash benchmarks/gpu_session.sh tests calibrate cost        # one device call
@@ -378,6 +378,34 @@ hostile() {  # the hostile suite and the containment tests with --device cuda wo
     -p no:cacheprovider -rfEs --tb=short --junitxml="$ART/hostile_cuda.xml" \
     tests/test_hostile.py tests/test_containment.py tests/test_integrity.py
   pack
+}
+
+cuda_code() {  # the CPU device's code-written-for-a-GPU fixtures (tests/fixtures/cuda_code,
+  # the pairs of tests/test_cuda_on_cpu.py) on a real GPU: the verdicts the CPU stands in for
+  log "code written for a GPU: tests/fixtures/cuda_code on cuda"
+  local f=tests/fixtures/cuda_code problem candidate gate
+  while read -r problem candidate gate; do
+    timeout -s INT "${T_CUDA_CODE:-60}" kdiff verify --device cuda --gates "$gate" \
+      --fail-on never --problem "$f/$problem.py" --candidate "$f/$candidate.py" 2>&1 \
+      | grep -E "^$gate |native check \(" | sed "s|^|$candidate: |" | tee -a "$OUT/session.log"
+  done <<'PAIRS'
+problem honest EXC-01
+problem drops_nan EXC-01
+matmul matmul_fp32 PRC-01
+matmul matmul_autocast PRC-01
+matmul matmul_tf32 PRC-01
+problem fallback EXC-01
+problem fallback_drops_nan EXC-01
+problem device_guard EXC-01
+problem device_guard_drops_nan EXC-01
+problem cpu_guard EXC-01
+problem cpu_guard_drops_nan EXC-01
+problem streams EXC-01
+problem streams_drops_nan EXC-01
+problem bf16_supported PRC-01
+problem compiled EXC-01
+problem compiled_drops_nan EXC-01
+PAIRS
 }
 
 honest() {  # issue 26's honest corpus: KernelBench references as their own candidates
