@@ -10,16 +10,14 @@ every torch call that names a CUDA device gets the CPU, the device standing in f
 code written for it (so that it launches its kernels, not a fallback no GPU runs), while
 torch's and kdiff's own readers keep the answers for the device this process has (torch
 chooses its CUDA paths by them); and the `torch.cuda` helpers that only manage device state
-do nothing. Autocast for the GPU is
-autocast on the CPU standing in for it, and TF32 asked of cuBLAS or cuDNN rounds the operands
-of torch's matrix products and convolutions as the GPU does. Streams and events are the CPU's
-one queue, whose work is done when issued. Anything else that needs a real device
-(generators, CUDA graphs) still raises. With CUDA present none of this applies.
+do nothing. Autocast for the GPU is autocast on the CPU standing in for it, and TF32 asked
+of cuBLAS or cuDNN rounds the operands of torch's matrix products and convolutions as the
+GPU does. Streams and events are the CPU's one queue, whose work is done when issued.
+Anything else that needs a real device (generators, CUDA graphs) still raises. With CUDA present none of this applies.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from contextlib import nullcontext
 from types import GetSetDescriptorType
@@ -28,7 +26,7 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu
+from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu, asked_by
 
 # The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
 # answers 0 for it).
@@ -86,7 +84,7 @@ class Stream:
     every wait and synchronize has nothing to wait for."""
 
     def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
-        self.device = torch.device("cuda", 0)
+        self.device = GPU_DEVICE
 
     def synchronize(self) -> None:
         pass
@@ -152,12 +150,10 @@ def is_cuda_device(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _read_by_torch_triton_or_kdiff() -> bool:
-    """Whether the reader of a tensor's attribute (the caller of `__torch_function__`) is
-    torch's, Triton's or kdiff's own code, which keep the answers for this process's device
-    (torch chooses its CUDA paths by them)."""
-    reader = sys._getframe(2).f_globals.get("__name__", "")
-    return reader.split(".")[0] in ("torch", "triton", "kdiff")
+# The code that keeps the answers for this process's device: torch chooses its CUDA paths by
+# them, Triton's NVIDIA driver counts itself active by `is_available()`, and kdiff judges for
+# the device it has.
+OWN_CODE = ("torch", "triton", "kdiff")
 
 
 # TF32 (u = 2^-11): an fp32 rounded to 10 mantissa bits, to nearest, ties away from zero, as
@@ -233,7 +229,7 @@ class CudaOnCpu(TorchFunctionMode):
         if asked in _A_GPU_TENSOR_ANSWERS:
             answer = func(*args, **kwargs)
             on_the_cpu = args[0].device.type == "cpu"  # read here: kdiff's own
-            if not on_the_cpu or _read_by_torch_triton_or_kdiff():
+            if not on_the_cpu or asked_by(OWN_CODE):  # the reader of the attribute
                 return answer
             return _A_GPU_TENSOR_ANSWERS[asked]
         if func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
@@ -261,10 +257,8 @@ def install() -> None:
     # one stream there is nothing to keep a tensor alive for
     torch.Tensor.record_stream = lambda self, stream: None
     for name, answer in GPU_ANSWERS.items():
-        # Triton's NVIDIA driver counts itself active by `is_available()`, and kdiff chooses
-        # for the device this process has: both keep torch's answers, as torch does
         answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
-                           own=("torch", "triton", "kdiff"))
+                           own=OWN_CODE)
     _autocast_on_the_stand_in()
     CudaOnCpu().__enter__()
 

@@ -137,7 +137,7 @@ def answer_for_the_gpu(owner: Any, name: str, answer: Callable,
         return
 
     def asked(*args, **kwargs):
-        return shipped(*args, **kwargs) if _asked_by(own) else answer(*args, **kwargs)
+        return shipped(*args, **kwargs) if asked_by(own) else answer(*args, **kwargs)
 
     asked.of_the_cpu = True
     setattr(owner, name, asked)
@@ -254,7 +254,7 @@ def _answer_for_triton_s_driver() -> None:
     driver.set_active(StandInDriver())
 
 
-def _asked_by(own: tuple[str, ...]) -> bool:
+def asked_by(own: tuple[str, ...]) -> bool:
     """Whether the function that called the caller of this is the code of one of the `own`
     packages."""
     caller = sys._getframe(2).f_globals.get("__name__", "")
