@@ -347,8 +347,8 @@ def launch_outside_torch_compile() -> None:
     Python that dynamo traced into, and failed on (the interpreter's numpy blocks are no
     tensors): every such launcher raised on the CPU. Here dynamo leaves the launch out of its
     graph and runs it as it is, as inductor runs the GPU's kernel. Only once dynamo is loaded
-    (the worker asks before each call): marking a function imports it, 1.1 CPU s that every
-    worker paid at its start when this was done at install, and that doubled the test suite."""
+    (the worker asks before each call): marking a function imports it, 1.1 CPU s, which a
+    worker whose candidate compiles nothing need not pay."""
     if os.environ.get("TRITON_INTERPRET") != "1" or "torch._dynamo" not in sys.modules:
         return
     import torch
