@@ -117,6 +117,42 @@ def test_kernels_give_the_same_bits_with_the_dropped_work_off(shipped_interprete
     assert int(hashed.min()) < 0  # the products wrapped: the sanitiser had something to check
 
 
+@triton.jit
+def _shift_into(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst_ptr + offs, tl.load(src_ptr + offs, mask=offs < n) * 2 + 1, mask=offs < n)
+
+
+def _shifted_in_place(wrap=lambda x: x) -> tuple[torch.Tensor, int]:
+    """A launch whose two arguments are views of one storage (the input its first half, the
+    output its second), and how many storages the interpreter copied to the host for it."""
+    x = torch.arange(8, dtype=torch.float32)
+    copied = []
+    to_host = torch.UntypedStorage.cpu
+
+    def counted(storage):
+        copied.append(storage)
+        return to_host(storage)
+
+    torch.UntypedStorage.cpu = counted
+    try:
+        _shift_into[(2,)](wrap(x[:4]), wrap(x[4:]), 4, BLOCK=2)
+    finally:
+        torch.UntypedStorage.cpu = to_host
+    return x, len(copied)
+
+
+def test_cpu_tensor_arguments_are_used_in_place_with_the_same_bits(shipped_interpreter):
+    copied_before = _shifted_in_place()
+    interpreter_device.install()
+    in_place = _shifted_in_place()
+    assert torch.equal(copied_before[0], in_place[0])
+    assert copied_before[1] == 1 and in_place[1] == 0  # the one storage both views share
+    # a wrapped tensor is copied to the host and back, as the interpreter does
+    wrapped = _shifted_in_place(lambda x: triton.reinterpret(x, tl.float32))
+    assert torch.equal(wrapped[0], in_place[0]) and wrapped[1] == 1
+
+
 def test_each_module_s_builtins_are_listed_at_its_first_patch(shipped_interpreter,
                                                              monkeypatch):
     """A launch's patch of `tl` wraps the builtins listed at each module's first patch, not a

@@ -34,6 +34,7 @@ import ast
 import dataclasses
 import functools
 import inspect
+import operator
 import os
 import sys
 import types
@@ -78,6 +79,7 @@ def install() -> None:
     _atomic_adds_of_16_bit_floats(interpreter)
     _comparisons_typed_int1(interpreter)
     _grid_as_compiled(interpreter)
+    _cpu_arguments_in_place(interpreter)
     interpreter_fp8.install(interpreter)
     launches = interpreter_order.install(interpreter)
     if launches is not None:
@@ -384,6 +386,45 @@ def _grid_as_compiled(interpreter) -> None:
 
     __init__.grid_as_tuple = True
     executor.__init__ = __init__
+
+
+def _cpu_arguments_in_place(interpreter) -> None:
+    """The interpreter copies a launch's tensor arguments to the host and back: a view of each
+    storage's `.cpu()` before the programs run, and each storage copied onto its device
+    original after. On the CPU `.cpu()` is the storage itself, so both are views of the same
+    memory and the copy back is a copy onto itself, yet each of their torch operations passes
+    through the worker's modes (the CUDA stand-in, the provenance trace): 4% of the default
+    job's CPU time. A launch whose tensor arguments are all plain CPU tensors runs on them as
+    they are; any other (a tuple, a descriptor, a wrapper, a CUDA tensor) is copied as before."""
+    executor = getattr(interpreter, "GridExecutor", None)
+    to_host = getattr(executor, "_init_args_hst", None)
+    back = getattr(executor, "_restore_args_dev", None)
+    if to_host is None or back is None or getattr(to_host, "in_place", False):
+        return
+    import torch
+    copied = (tuple, *[kind for kind in [getattr(interpreter, "TensorDescriptor", None)] if kind])
+
+    def on_the_host(arg) -> bool:
+        if not hasattr(arg, "data_ptr"):
+            return not isinstance(arg, copied)
+        return type(arg) is torch.Tensor and arg.device.type == "cpu"
+
+    def _init_args_hst(self, args_dev, kwargs):
+        with torch._C.DisableTorchFunction():  # kdiff's reading, not the candidate's
+            in_place = all(map(on_the_host, args_dev)) and all(map(on_the_host, kwargs.values()))
+        if in_place:
+            return list(args_dev), dict(kwargs)
+        return to_host(self, args_dev, kwargs)
+
+    def _restore_args_dev(self, args_dev, args_hst, kwargs, kwargs_hst):
+        if all(map(operator.is_, args_dev, args_hst)) and all(
+                kwargs[name] is kwargs_hst[name] for name in kwargs):
+            return
+        back(self, args_dev, args_hst, kwargs, kwargs_hst)
+
+    _init_args_hst.in_place = True
+    executor._init_args_hst = _init_args_hst
+    executor._restore_args_dev = _restore_args_dev
 
 
 def _give_it_inline_ptx(interpreter) -> None:
