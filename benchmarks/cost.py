@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -41,21 +42,38 @@ from kdiff.sandbox.process import CandidateFailure, CandidateProcess, SandboxLim
 from kdiff.verdicts.judge import as_a_judge
 
 
+def group_cpu_seconds(group: int | None) -> float:
+    """User and system CPU seconds of the live processes of process group `group` (a worker
+    and what it started): CPU time, which the machine's other load does not enter."""
+    if group is None:
+        return 0.0
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended since the listing
+        if int(fields[2]) == group:  # pgrp; utime and stime follow at 11 and 12
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 class Requests:
     """The candidate's round trips since the last `take`: calls of the kernel under test (a
-    gate's `call`; the native check's one `native` request runs all its trials) and the
-    seconds of all round trips."""
+    gate's `call`; the native check's one `native` request runs all its trials), the seconds
+    of all round trips, and the CPU seconds of the judge (this process) and of the worker."""
 
     def __init__(self, cand: CandidateProcess) -> None:
-        self.cand, self.calls, self.seconds = cand, 0, 0.0
+        self.cand, self.last = cand, (0, 0.0, 0.0, 0.0)
 
-    def take(self) -> tuple[int, float]:
-        calls = (self.cand.request_counts["call"]
-                 + self.cand.request_counts["native"] * PRESETS["kernelbench"].trials)
-        seconds = sum(self.cand.request_seconds.values())
-        taken = calls - self.calls, seconds - self.seconds
-        self.calls, self.seconds = calls, seconds
-        return taken
+    def take(self) -> tuple[int, float, float, float]:
+        now = (self.cand.request_counts["call"]
+               + self.cand.request_counts["native"] * PRESETS["kernelbench"].trials,
+               sum(self.cand.request_seconds.values()), time.process_time(),
+               group_cpu_seconds(self.cand.pid))
+        taken = tuple(b - a for a, b in zip(self.last, now))
+        self.last = now
+        return taken  # type: ignore[return-value]
 
 
 def warm_judge(device: str) -> None:
@@ -84,21 +102,25 @@ def measure(case, device: str, entry: tuple[str, ...], profile: Profile) -> dict
             except CandidateFailure as exc:
                 row["native_accept"] = f"{exc.signature}"
             row[f"{label}_s"] = time.perf_counter() - t
-            row[f"{label}_calls"], row[f"{label}_worker_s"] = requests.take()
+            (row[f"{label}_calls"], row[f"{label}_worker_s"], row[f"{label}_judge_cpu_s"],
+             row[f"{label}_worker_cpu_s"]) = requests.take()
         row["gates"] = {}
         before = ctx.evaluations_computed
         for gate in gates:
             t = time.perf_counter()
             status = gate.run(ctx).status.value
-            calls, worker_s = requests.take()
+            calls, worker_s, judge_cpu_s, worker_cpu_s = requests.take()
             row["gates"][gate.id] = {"s": round(time.perf_counter() - t, 4), "calls": calls,
-                                     "worker_s": round(worker_s, 4), "status": status}
+                                     "worker_s": round(worker_s, 4), "status": status,
+                                     "judge_cpu_s": round(judge_cpu_s, 3),
+                                     "worker_cpu_s": round(worker_cpu_s, 3)}
         row["calls_served"] = ctx.calls_served
         row["evaluations"] = ctx.evaluations_computed - before
     gates = row["gates"].values()
     row["gates_s"] = sum(g["s"] for g in gates)
     row["gates_calls"] = sum(g["calls"] for g in gates)
     row["gates_worker_s"] = sum(g["worker_s"] for g in gates)
+    row["gates_cpu_s"] = sum(g["judge_cpu_s"] + g["worker_cpu_s"] for g in gates)
     row["ratio"] = row["gates_s"] / max(row["native_warm_s"], 1e-9)
     row["calls_ratio"] = row["gates_calls"] / max(row["native_warm_calls"], 1)
     row["per_call_ratio"] = row["ratio"] / max(row["calls_ratio"], 1e-9)
@@ -139,17 +161,21 @@ def main() -> None:
                      f"{r['gates_s']:.2f} ({r['gates_calls']}, {r['calls_served']})",
                      str(r["evaluations"]),
                      f"{r['gates_worker_s'] / max(r['gates_s'], 1e-9):.0%}",
+                     f"{r['gates_cpu_s']:.2f}",
                      f"{r['ratio']:.1f}x", f"{r['calls_ratio']:.1f}x", f"{r['per_call_ratio']:.2f}x"]
                     for r in ok],
                    headers=["kernel", "start s", "native (cold) s", "native (warm) s (calls)",
                             f"{args.profile} gates s (calls, served)", "oracle runs",
-                            "in worker", "gates/native",
+                            "in worker", "gates CPU s", "gates/native",
                             "calls/native calls", "per call"]))
     slowest = sorted(((g["s"], f"{r['id'].rsplit('/', 1)[-1]} {gid}", g["calls"])
                       for r in ok for gid, g in r["gates"].items()), reverse=True)[:8]
     print("slowest gates: " + ", ".join(f"{name} {s:.2f} s ({calls} calls)"
                                         for s, name, calls in slowest))
     if ok:
+        judge = sum(g["judge_cpu_s"] for r in ok for g in r["gates"].values())
+        worker = sum(g["worker_cpu_s"] for r in ok for g in r["gates"].values())
+        print(f"gates' CPU seconds over {len(ok)} kernels: judge {judge:.2f}, worker {worker:.2f}")
         for key, label in (("ratio", f"{args.profile} gates/native (compile excluded)"),
                            ("calls_ratio", "candidate calls, gates/native"),
                            ("per_call_ratio", "seconds per call, gates/native")):
