@@ -221,6 +221,29 @@ def test_types_built_once_give_the_same_bits(shipped_interpreter):
     assert str(still_refused.value) == str(refused.value)
 
 
+def test_operands_of_one_shape_skip_triton_s_broadcast(shipped_interpreter, monkeypatch):
+    """Two blocks of one shape and other element types (a masked load's pointers and mask) are
+    returned as they are, without Triton's broadcast, which would return them unchanged; blocks
+    of other shapes still go through it."""
+    from triton.language.semantic import TritonSemantic
+    reached = []
+    broadcast = TritonSemantic.broadcast_impl_value
+    monkeypatch.setattr(TritonSemantic, "broadcast_impl_value",
+                        lambda self, lhs, rhs: reached.append(1) or broadcast(self, lhs, rhs))
+    interpreter_device.install()
+    semantic = interpreter.interpreter_semantic
+
+    def block(element, shape, np_dtype):
+        handle = interpreter.TensorHandle(np.zeros(shape, np_dtype), element)
+        return tl.tensor(handle, tl.core.block_type(element, list(shape)))
+
+    pointers = block(tl.pointer_type(tl.float32), (4, 8), np.uint64)
+    mask = block(tl.int1, (4, 8), np.bool_)
+    assert semantic.broadcast_impl_value(pointers, mask) == (pointers, mask) and not reached
+    _, widened = semantic.broadcast_impl_value(pointers, block(tl.int1, (4, 1), np.bool_))
+    assert reached and widened.shape == [4, 8]
+
+
 def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):
     builder = interpreter.interpreter_builder
     builder.options = dataclasses.replace(builder.options, debug=True)

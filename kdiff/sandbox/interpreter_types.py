@@ -76,6 +76,7 @@ def _block_types_built_once() -> None:
         if cls is block_type and (args or kwargs):
             build(ty, *args, **kwargs)  # raises as Triton does for a shape it refuses
             if key is not None:
+                ty.interned_sizes = key[1]
                 built[key] = ty
         return ty
 
