@@ -19,6 +19,7 @@ Anything else that needs a real device (generators, CUDA graphs) still raises. W
 from __future__ import annotations
 
 import time
+import warnings
 from contextlib import nullcontext
 from types import GetSetDescriptorType
 from typing import Any, Callable
@@ -163,16 +164,14 @@ _TF32_HALF_ULP, _TF32_MASK = 0x1000, -0x2000  # 0xFFFFE000 as an int32
 
 
 def _tf32(x: Any) -> Any:
-    """An fp32 tensor's values rounded to TF32 (Inf and NaN as they are), its gradient passed
-    through unchanged (the backward's own products are not rounded here); anything else as
-    it is."""
+    """An fp32 tensor's values rounded to TF32 (Inf and NaN as they are), as a new tensor;
+    anything else as it is."""
     if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
         return x
     value = x.detach()
     bits = value.contiguous().view(torch.int32)
     rounded = ((bits + _TF32_HALF_ULP) & _TF32_MASK).view(torch.float32)
-    change = torch.where(torch.isfinite(value), rounded - value, 0.0)
-    return x + change if x.requires_grad else value + change
+    return value + torch.where(torch.isfinite(value), rounded - value, 0.0)
 
 
 def _tf32_asked(read: Callable[[], bool]) -> bool:
@@ -185,45 +184,72 @@ def _tf32_asked(read: Callable[[], bool]) -> bool:
         return True
 
 
-# torch's functions of products: the positions of the operands multiplied (a bias, or an
-# input added to the product, is not rounded)
-_MATRIX_PRODUCTS: dict[Callable, tuple[int, ...]] = {
-    **dict.fromkeys((torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__,
-                     torch.Tensor.__rmatmul__, torch.mm, torch.Tensor.mm, torch.bmm,
-                     torch.Tensor.bmm, torch.nn.functional.linear, torch.tensordot), (0, 1)),
-    **dict.fromkeys((torch.addmm, torch.Tensor.addmm, torch.Tensor.addmm_, torch.baddbmm,
-                     torch.Tensor.baddbmm, torch.Tensor.baddbmm_, torch.addbmm,
-                     torch.Tensor.addbmm, torch.Tensor.addbmm_), (1, 2)),
-    torch.nn.functional.bilinear: (0, 1, 2),
+# aten's operators that cuBLAS (products) or cuDNN (convolutions) computes on a GPU, by the
+# operands they multiply (a bias, or an input added to the product, is not rounded). Every
+# entry point reaches these (`@`, `torch.linalg.matmul`, `einsum`, `linear`, `torch.ops.aten`,
+# a thread of the candidate's, a call with torch functions disabled), which a list of torch's
+# functions in a mode did not: `torch.linalg.matmul` with TF32 on passed PRC-01 on the CPU.
+_CUBLAS_PRODUCTS = {
+    **dict.fromkeys(("mm", "bmm"), ("self", "mat2")),
+    **dict.fromkeys(("addmm", "addmm_", "_addmm_activation"), ("mat1", "mat2")),
+    **dict.fromkeys(("baddbmm", "baddbmm_", "addbmm", "addbmm_"), ("batch1", "batch2")),
 }
-_CONVOLUTIONS: dict[Callable, tuple[int, ...]] = dict.fromkeys(
-    (torch.nn.functional.conv1d, torch.nn.functional.conv2d, torch.nn.functional.conv3d,
-     torch.nn.functional.conv_transpose1d, torch.nn.functional.conv_transpose2d,
-     torch.nn.functional.conv_transpose3d), (0, 1))
+_CUDNN_CONVOLUTIONS = {"convolution": ("input", "weight"), "_convolution": ("input", "weight")}
 
 
-def _operands_in_tf32(func: Callable, args: tuple) -> tuple:
-    """`args` of a product or convolution whose flag asks for TF32, the multiplied operands
-    rounded; any other call's as they are."""
-    if func is torch.einsum:  # einsum(equation, *operands) or einsum(equation, [operands])
-        if not _tf32_asked(torch._C._get_cublas_allow_tf32):
-            return args
-        if len(args) == 2 and isinstance(args[1], (list, tuple)):
-            return (args[0], [_tf32(x) for x in args[1]])
-        return (args[0], *(_tf32(x) for x in args[1:]))
-    positions = _MATRIX_PRODUCTS.get(func)
-    read = torch._C._get_cublas_allow_tf32
-    if positions is None:
-        positions, read = _CONVOLUTIONS.get(func), torch._C._get_cudnn_allow_tf32
-    if positions is None or not _tf32_asked(read):
-        return args
-    return tuple(_tf32(x) if i in positions else x for i, x in enumerate(args))
+def _rounding(op: Any, operands: tuple[str, ...], cudnn: bool) -> Callable[..., Any]:
+    """A kernel for `op` at ADInplaceOrView, the dispatch key every tensor made outside
+    inference mode passes after autograd and before the CPU's kernel: its multiplied
+    operands rounded to TF32 where the GPU's flag (or `_convolution`'s own `allow_tf32`) asks
+    for it, then the CPU's kernel. Autograd saw the operands as given; the backward's products
+    pass here too. The version of a tensor the operator writes moves as the kernel it
+    replaces moves it."""
+    names = [argument.name for argument in op._schema.arguments]
+    positions = [names.index(name) for name in operands]
+    flag = names.index("allow_tf32") if "allow_tf32" in names else None
+    written = [argument.name for argument in op._schema.arguments
+               if argument.alias_info is not None and argument.alias_info.is_write]
+    read = torch._C._get_cudnn_allow_tf32 if cudnn else torch._C._get_cublas_allow_tf32
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        asked = args[flag] if flag is not None and len(args) > flag else _tf32_asked(read)
+        with torch._C._AutoDispatchBelowADInplaceOrView():
+            if asked:
+                args = tuple(_tf32(x) if i in positions else x for i, x in enumerate(args))
+            result = op(*args, **kwargs)
+        for name in written:
+            torch.autograd.graph.increment_version(
+                kwargs[name] if name in kwargs else args[names.index(name)])
+        return result
+
+    return kernel
+
+
+def rounding_as_the_gpu() -> torch.library.Library:
+    """TF32's rounding where a GPU's cuBLAS and cuDNN would round, for every overload of
+    their operators in this process, until the library returned is destroyed."""
+    library = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():  # out= and in-place overloads have one to replace
+        warnings.simplefilter("ignore", UserWarning)
+        _register(library)
+    return library
+
+
+def _register(library: torch.library.Library) -> None:
+    for operators, cudnn in ((_CUBLAS_PRODUCTS, False), (_CUDNN_CONVOLUTIONS, True)):
+        for name, operands in operators.items():
+            packet = getattr(torch.ops.aten, name)
+            for overload in packet.overloads():
+                op = getattr(packet, overload)
+                if "dtype" in overload:  # out_dtype: fp16 and bf16 operands only
+                    continue
+                qualified = name if overload == "default" else f"{name}.{overload}"
+                library.impl(qualified, _rounding(op, operands, cudnn), "ADInplaceOrView")
 
 
 class CudaOnCpu(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        args = _operands_in_tf32(func, args)
         getter = getattr(func, "__self__", None)  # of an attribute: `__get__` of its descriptor
         asked = getter if isinstance(getter, GetSetDescriptorType) else func
         if asked in _A_GPU_TENSOR_ANSWERS:
@@ -239,6 +265,11 @@ class CudaOnCpu(TorchFunctionMode):
         if func is torch.Tensor.to:  # x.to('cuda'), x.to(torch.device('cuda'), dtype)
             args = tuple("cpu" if is_cuda_device(a) else a for a in args)
         return func(*args, **kwargs)
+
+
+# what install() registered, kept for the process's life (a library destroyed takes its
+# kernels with it)
+_KEPT: list[torch.library.Library] = []
 
 
 def install() -> None:
@@ -260,6 +291,7 @@ def install() -> None:
         answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
                            own=OWN_CODE)
     _autocast_on_the_stand_in()
+    _KEPT.append(rounding_as_the_gpu())
     CudaOnCpu().__enter__()
 
 
