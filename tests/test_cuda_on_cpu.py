@@ -33,6 +33,9 @@ PAIRS = [
     ("problem", "honest", "drops_nan", "EXC-01", "nan_swallowed"),
     # the GPU's autocast, turned off by the honest one: without it the CPU computed in fp32
     ("matmul", "matmul_fp32", "matmul_autocast", "PRC-01", "below_working_precision"),
+    # the same through `torch.mv`, which CUDA's autocast lowers and the CPU's did not
+    ("matmul", "matmul_fp32", "matmul_autocast_by_columns", "PRC-01",
+     "below_working_precision"),
     # TF32 asked of cuBLAS: without the operands rounded the CPU computed in fp32
     ("matmul", "matmul_fp32", "matmul_tf32", "PRC-01", "below_working_precision"),
     # the same product through `torch.linalg.matmul`, which no list of torch's functions held
@@ -140,3 +143,20 @@ def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution():
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
         library._destroy()
     assert torch.equal(a @ b, fp32_product)
+
+
+def test_the_gpus_autocast_lowers_what_cudas_lowers_and_the_cpus_does_not():
+    from kdiff.sandbox.cuda_on_cpu import lowering_as_the_gpu
+    generator = torch.Generator().manual_seed(0)
+    a, v = torch.randn(8, 16, generator=generator), torch.randn(16, generator=generator)
+    in_fp16 = torch.mv(a.half(), v.half())
+    library = lowering_as_the_gpu()
+    try:
+        with torch.autocast("cpu", dtype=torch.float16):
+            lowered = torch.mv(a, v)
+            in_fp64 = torch.mv(a.double(), v.double())
+        assert lowered.dtype == torch.float16 and torch.equal(lowered, in_fp16)
+        assert in_fp64.dtype == torch.float64
+        assert torch.mv(a, v).dtype == torch.float32  # outside autocast as it was
+    finally:
+        library._destroy()

@@ -291,7 +291,7 @@ def install() -> None:
         answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
                            own=OWN_CODE)
     _autocast_on_the_stand_in()
-    _KEPT.append(rounding_as_the_gpu())
+    _KEPT.extend((rounding_as_the_gpu(), lowering_as_the_gpu()))
     CudaOnCpu().__enter__()
 
 
@@ -299,9 +299,8 @@ def _autocast_on_the_stand_in() -> None:
     """A CPU-only torch disables `torch.autocast('cuda', ...)` (and `torch.cuda.amp.autocast`)
     with a warning, so a kernel computing its products in fp16 under it computed them in fp32
     on the CPU, and passed the precision gates that its run on a GPU fails. Here it is
-    autocast on the CPU, at the GPU's dtype (fp16 unless given): the CPU's lists of operators
-    are close to CUDA's (matrix products and convolutions lowered; softmax, norms, exp and log
-    kept in fp32)."""
+    autocast on the CPU, at the GPU's dtype (fp16 unless given), with the products CUDA lowers
+    and the CPU does not lowered too (lowering_as_the_gpu)."""
     autocast = torch.amp.autocast_mode.autocast
     init = autocast.__init__
 
@@ -312,3 +311,47 @@ def _autocast_on_the_stand_in() -> None:
         init(self, device_type, dtype, enabled, cache_enabled)
 
     autocast.__init__ = init_on_the_cpu
+
+
+# aten's operators CUDA's autocast computes at its lower precision and the CPU's leaves alone
+# (torch's autocast_mode.cpp, AT_FORALL_LOWER_PRECISION_FP, less the CPU's list): under
+# `autocast('cuda')` on the CPU device `torch.mv`, `addmv`, `addr`, `torch.convolution` or an
+# LSTM cell ran in fp32 where an H100 runs fp16, and passed PRC-01 there.
+_LOWERED_BY_CUDA_ALONE = ("mv", "addmv", "addr", "chain_matmul", "linalg_multi_dot",
+                          "convolution", "_convolution", "lstm_cell", "gru_cell",
+                          "rnn_tanh_cell", "rnn_relu_cell", "_thnn_fused_lstm_cell",
+                          "_thnn_fused_gru_cell")
+
+
+def _at_autocast_dtype(value: Any, dtype: torch.dtype) -> Any:
+    """`value` as CUDA's autocast hands it to a lowered operator: a floating tensor other than
+    float64 cast to `dtype`, each of a list's or tuple's, anything else as it is."""
+    if isinstance(value, torch.Tensor):
+        eligible = value.is_floating_point() and value.dtype != torch.float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_at_autocast_dtype(item, dtype) for item in value)
+    return value
+
+
+def _lowering(op: Any) -> Callable[..., Any]:
+    """A kernel for `op` at AutocastCPU: its operands at the autocast's dtype, then `op` below
+    autocast, as CUDA's autocast kernel does."""
+    below = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        dtype = torch.get_autocast_dtype("cpu")
+        with torch._C._ExcludeDispatchKeyGuard(below):
+            return op(*_at_autocast_dtype(args, dtype),
+                      **{name: _at_autocast_dtype(value, dtype) for name, value in kwargs.items()})
+
+    return kernel
+
+
+def lowering_as_the_gpu() -> torch.library.Library:
+    """The operators CUDA's autocast lowers and the CPU's does not, lowered under the CPU's
+    autocast (the GPU's, on the CPU device), until the library returned is destroyed."""
+    library = torch.library.Library("aten", "IMPL")
+    for name in _LOWERED_BY_CUDA_ALONE:
+        library.impl(name, _lowering(getattr(torch.ops.aten, name).default), "AutocastCPU")
+    return library
