@@ -106,13 +106,14 @@ def test_tf32_rounds_to_nearest_ties_away():
     assert rounded[4].isnan() and rounded[5].item() == 2.0**-130  # a subnormal's 10 bits kept
 
 
-def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution():
+def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution(monkeypatch):
     """Whatever calls cuBLAS's or cuDNN's operator on a GPU (an alias, torch.ops, out= and
-    in-place overloads, a thread, torch functions disabled) gets TF32's operands, and the
-    gradient still flows; with the flags off nothing is rounded."""
+    in-place overloads, a thread, torch functions disabled, operands made in inference mode)
+    gets TF32's operands, and the gradient still flows; with the flags off nothing is
+    rounded."""
     import threading
 
-    from kdiff.sandbox.cuda_on_cpu import _tf32, rounding_as_the_gpu
+    from kdiff.sandbox.cuda_on_cpu import NoGradForInference, _tf32, rounding_as_the_gpu
     generator = torch.Generator().manual_seed(0)
     a, b = torch.randn(8, 16, generator=generator), torch.randn(16, 8, generator=generator)
     x, w = torch.randn(1, 2, 6, 6, generator=generator), torch.randn(3, 2, 3, 3, generator=generator)
@@ -120,19 +121,22 @@ def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution():
     convolution = torch.nn.functional.conv2d(_tf32(x), _tf32(w))
     assert not torch.equal(product, fp32_product)
     in_a_thread, out = {}, torch.empty(8, 8)
+    monkeypatch.setattr(torch._C, "_InferenceMode", NoGradForInference)
     library = rounding_as_the_gpu()
     try:
         assert torch.equal(a @ b, fp32_product)
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
         with torch._C.DisableTorchFunction():
             disabled = a @ b
+        with torch.inference_mode():
+            inferred = a.clone() @ b.clone()
         thread = threading.Thread(target=lambda: in_a_thread.setdefault("y", a @ b))
         thread.start()
         thread.join()
         version = out._version
         torch.mm(a, b, out=out)
         for answer in (torch.linalg.matmul(a, b), torch.ops.aten.mm.default(a, b), disabled,
-                       in_a_thread["y"], out, torch.zeros(8, 8).addmm_(a, b)):
+                       in_a_thread["y"], out, torch.zeros(8, 8).addmm_(a, b), inferred):
             assert torch.equal(answer, product)
         assert out._version == version + 1
         assert torch.equal(torch.nn.functional.conv2d(x, w), convolution)

@@ -225,6 +225,23 @@ def _rounding(op: Any, operands: tuple[str, ...], cudnn: bool) -> Callable[..., 
     return kernel
 
 
+class NoGradForInference:
+    """`torch.inference_mode(mode)` on the CPU device: no_grad (or grad on, for False), whose
+    tensors keep ADInplaceOrView. Inference tensors skip that key, so TF32's rounding
+    (rounding_as_the_gpu) skipped every product of operands made inside
+    `@torch.inference_mode()`, which an H100 rounds all the same; its arithmetic is
+    no_grad's."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.grad = torch.no_grad() if mode else torch.enable_grad()
+
+    def __enter__(self) -> None:
+        self.grad.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.grad.__exit__(*exc)
+
+
 def rounding_as_the_gpu() -> torch.library.Library:
     """TF32's rounding where a GPU's cuBLAS and cuDNN would round, for every overload of
     their operators in this process, until the library returned is destroyed."""
@@ -292,6 +309,7 @@ def install() -> None:
                            own=OWN_CODE)
     _autocast_on_the_stand_in()
     _KEPT.extend((rounding_as_the_gpu(), lowering_as_the_gpu()))
+    torch._C._InferenceMode = NoGradForInference
     CudaOnCpu().__enter__()
 
 
