@@ -44,6 +44,9 @@ PAIRS = [
     ("problem", "fallback", "fallback_drops_nan", "EXC-01", "nan_swallowed"),
     # a launch guarded by `x.device.type != 'cuda'`: the CPU judged torch's fallback
     ("problem", "device_guard", "device_guard_drops_nan", "EXC-01", "nan_swallowed"),
+    # the same from a pool's thread, where the CPU's answers were the main thread's alone
+    ("problem", "device_guard_in_a_thread", "device_guard_in_a_thread_drops_nan", "EXC-01",
+     "nan_swallowed"),
     # the same behind `x.is_cpu or x.get_device() < 0`
     ("problem", "cpu_guard", "cpu_guard_drops_nan", "EXC-01", "nan_swallowed"),
     # DEVICE from Triton's driver, a side stream, events, NVTX: the honest one was refused

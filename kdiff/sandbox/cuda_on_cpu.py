@@ -5,7 +5,7 @@ code written for one names its device: tensors made on or moved to `device='cuda
 keyword, `.cuda()`, `.to('cuda')`), `x.is_cuda` asserted, `torch.cuda.synchronize()` after a
 launch. A CPU-only torch refuses each ("Torch not compiled with CUDA enabled"), so such an
 honest kernel failed the native check and every gate on the CPU alone. Under `CudaOnCpu`
-every torch call that names a CUDA device gets the CPU, the device standing in for it;
+(in every thread) every torch call that names a CUDA device gets the CPU, the device standing in for it;
 `is_cuda`, a tensor's `device` and `torch.cuda.is_available()` give the GPU's answers to the
 code written for it (so that it launches its kernels, not a fallback no GPU runs), while
 torch's and kdiff's own readers keep the answers for the device this process has (torch
@@ -28,6 +28,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu, asked_by
+from kdiff.sandbox.provenance import THREAD_STARTS
 
 # The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
 # answers 0 for it).
@@ -311,6 +312,24 @@ def install() -> None:
     _KEPT.extend((rounding_as_the_gpu(), lowering_as_the_gpu()))
     torch._C._InferenceMode = NoGradForInference
     CudaOnCpu().__enter__()
+    for module, name in THREAD_STARTS:
+        if hasattr(module, name):
+            setattr(module, name, _starting_under_the_stand_in(getattr(module, name)))
+
+
+def _starting_under_the_stand_in(start: Callable[..., Any]) -> Callable[..., Any]:
+    """`start` (a function that starts a thread running its first argument), whose threads run
+    under `CudaOnCpu` too: a mode is the thread's that entered it, and in a thread of the
+    candidate's (a pool's) `x.device` read the CPU, so that a launcher guarded by it ran
+    torch's fallback, which no GPU runs, and the CPU judged that
+    (tests/fixtures/cuda_code/device_guard_in_a_thread_drops_nan.py)."""
+    def start_under_the_stand_in(function: Callable[..., Any], *args: Any, **kwargs: Any
+                                 ) -> Any:
+        def under_the_stand_in(*f_args: Any, **f_kwargs: Any) -> Any:
+            with CudaOnCpu():
+                return function(*f_args, **f_kwargs)
+        return start(under_the_stand_in, *args, **kwargs)
+    return start_under_the_stand_in
 
 
 def _autocast_on_the_stand_in() -> None:
