@@ -285,9 +285,17 @@ class CudaOnCpu(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-# what install() registered, kept for the process's life (a library destroyed takes its
-# kernels with it)
+# what arithmetic_as_the_gpu() registered, kept for the process's life (a library destroyed
+# takes its kernels with it)
 _KEPT: list[torch.library.Library] = []
+
+
+def arithmetic_as_the_gpu() -> None:
+    """For the rest of this process, once: TF32 rounded and autocast lowered where a GPU's
+    would (rounding_as_the_gpu, lowering_as_the_gpu). Neither acts unless TF32 or the CPU's
+    autocast is asked for, as on a GPU, where the flags are the process's too."""
+    if not _KEPT:
+        _KEPT.extend((rounding_as_the_gpu(), lowering_as_the_gpu()))
 
 
 def install() -> None:
@@ -309,7 +317,7 @@ def install() -> None:
         answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
                            own=OWN_CODE)
     _autocast_on_the_stand_in()
-    _KEPT.extend((rounding_as_the_gpu(), lowering_as_the_gpu()))
+    arithmetic_as_the_gpu()
     torch._C._InferenceMode = NoGradForInference
     CudaOnCpu().__enter__()
     for module, name in THREAD_STARTS:
