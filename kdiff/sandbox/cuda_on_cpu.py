@@ -227,20 +227,31 @@ def _rounding(op: Any, operands: tuple[str, ...], cudnn: bool) -> Callable[..., 
 
 
 class NoGradForInference:
-    """`torch.inference_mode(mode)` on the CPU device: no_grad (or grad on, for False), whose
+    """`torch._C._InferenceMode(mode)` on the CPU device: grad mode off (on, for False), whose
     tensors keep ADInplaceOrView. Inference tensors skip that key, so TF32's rounding
     (rounding_as_the_gpu) skipped every product of operands made inside
     `@torch.inference_mode()`, which an H100 rounds all the same; its arithmetic is
-    no_grad's."""
+    no_grad's. As the guard it stands for, it sets the mode from `__enter__` until its exit or
+    its end (dynamo enters one and drops it)."""
 
     def __init__(self, mode: bool = True) -> None:
-        self.grad = torch.no_grad() if mode else torch.enable_grad()
+        self.mode = mode
+        self.prior: bool | None = None
 
     def __enter__(self) -> None:
-        self.grad.__enter__()
+        self.prior = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(not self.mode)
 
     def __exit__(self, *exc: Any) -> None:
-        self.grad.__exit__(*exc)
+        self._restore()
+
+    def __del__(self) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        if self.prior is not None:
+            torch._C._set_grad_enabled(self.prior)
+            self.prior = None
 
 
 def rounding_as_the_gpu() -> torch.library.Library:
