@@ -122,6 +122,8 @@ def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution(monke
     x, w = torch.randn(1, 2, 6, 6, generator=generator), torch.randn(3, 2, 3, 3, generator=generator)
     product, fp32_product = _tf32(a) @ _tf32(b), a @ b
     convolution = torch.nn.functional.conv2d(_tf32(x), _tf32(w))
+    weight = torch.randn(3, 16, 16, generator=generator)
+    bilinear = torch.nn.functional.bilinear(_tf32(a), _tf32(b.t()), _tf32(weight))
     assert not torch.equal(product, fp32_product)
     in_a_thread, out = {}, torch.empty(8, 8)
     monkeypatch.setattr(torch._C, "_InferenceMode", NoGradForInference)
@@ -143,6 +145,7 @@ def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution(monke
             assert torch.equal(answer, product)
         assert out._version == version + 1
         assert torch.equal(torch.nn.functional.conv2d(x, w), convolution)
+        assert torch.equal(torch.nn.functional.bilinear(a, b.t(), weight), bilinear)
         leaf = a.clone().requires_grad_()
         (leaf @ b).sum().backward()
         assert leaf.grad is not None

@@ -194,6 +194,9 @@ _CUBLAS_PRODUCTS = {
     **dict.fromkeys(("mm", "bmm"), ("self", "mat2")),
     **dict.fromkeys(("addmm", "addmm_", "_addmm_activation"), ("mat1", "mat2")),
     **dict.fromkeys(("baddbmm", "baddbmm_", "addbmm", "addbmm_"), ("batch1", "batch2")),
+    # F.bilinear's: its products are bmm's inside an operator of its own derivative, whose
+    # calls skip ADInplaceOrView; its three operands rounded, as the GPU's first bmm rounds them
+    "_trilinear": ("i1", "i2", "i3"),
 }
 _CUDNN_CONVOLUTIONS = {"convolution": ("input", "weight"), "_convolution": ("input", "weight")}
 
