@@ -119,7 +119,8 @@ def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution(monke
     from kdiff.sandbox.cuda_on_cpu import NoGradForInference, _tf32, rounding_as_the_gpu
     generator = torch.Generator().manual_seed(0)
     a, b = torch.randn(8, 16, generator=generator), torch.randn(16, 8, generator=generator)
-    x, w = torch.randn(1, 2, 6, 6, generator=generator), torch.randn(3, 2, 3, 3, generator=generator)
+    x = torch.randn(1, 2, 6, 6, generator=generator)
+    w = torch.randn(3, 2, 3, 3, generator=generator)
     product, fp32_product = _tf32(a) @ _tf32(b), a @ b
     convolution = torch.nn.functional.conv2d(_tf32(x), _tf32(w))
     weight = torch.randn(3, 16, 16, generator=generator)

@@ -2,17 +2,18 @@
 
 Kernels judged on the CPU stand for an sm_90 GPU's (kdiff.sandbox.interpreter_device), and
 code written for one names its device: tensors made on or moved to `device='cuda'` (by
-keyword, `.cuda()`, `.to('cuda')`), `x.is_cuda` asserted, `torch.cuda.synchronize()` after a
-launch. A CPU-only torch refuses each ("Torch not compiled with CUDA enabled"), so such an
-honest kernel failed the native check and every gate on the CPU alone. Under `CudaOnCpu`
-(in every thread) every torch call that names a CUDA device gets the CPU, the device standing in for it;
-`is_cuda`, a tensor's `device` and `torch.cuda.is_available()` give the GPU's answers to the
-code written for it (so that it launches its kernels, not a fallback no GPU runs), while
-torch's and kdiff's own readers keep the answers for the device this process has (torch
-chooses its CUDA paths by them); and the `torch.cuda` helpers that only manage device state
-do nothing. Autocast for the GPU is autocast on the CPU standing in for it, and TF32 asked
-of cuBLAS or cuDNN rounds the operands of torch's matrix products and convolutions as the
-GPU does. Streams and events are the CPU's one queue, whose work is done when issued.
+keyword, `.cuda()`, `.to('cuda')`), `x.is_cuda` asserted, `torch.cuda.synchronize()` after
+a launch. A CPU-only torch refuses each ("Torch not compiled with CUDA enabled"), so such
+an honest kernel failed the native check and every gate on the CPU alone. Under `CudaOnCpu`
+(in every thread) every torch call that names a CUDA device gets the CPU, the device
+standing in for it; `is_cuda`, a tensor's `device` and `torch.cuda.is_available()` give the
+GPU's answers to the code written for it (so that it launches its kernels, not a fallback
+no GPU runs), while torch's and kdiff's own readers keep the answers for the device this
+process has (torch chooses its CUDA paths by them); and the `torch.cuda` helpers that only
+manage device state do nothing. Autocast for the GPU is autocast on the CPU standing in for
+it, and TF32 asked of cuBLAS or cuDNN rounds the operands of aten's matrix products and
+convolutions as the GPU does. Streams and events are the CPU's one queue, whose work is
+done when issued.
 Anything else that needs a real device (generators, CUDA graphs) still raises. With CUDA present none of this applies.
 """
 
