@@ -217,6 +217,23 @@ def test_cuda_code_runs_on_the_cpu(monkeypatch):
     assert not torch.zeros(1).is_cuda  # nothing left installed
 
 
+def test_cuda_on_cpu_rounds_the_products_tf32_is_asked_for():
+    """TritonBench's scripts and gold references multiply as a worker on the CPU device does:
+    operands rounded to TF32 where the code turns it on, as a GPU's cuBLAS rounds them."""
+    if torch.cuda.is_available():
+        pytest.skip("the CPU stand-in is installed only without a CUDA device")
+    from kdiff.sandbox.cuda_on_cpu import _tf32
+    generator = torch.Generator().manual_seed(0)
+    a, b = torch.randn(8, 16, generator=generator), torch.randn(16, 8, generator=generator)
+    with cpu.cuda_on_cpu():
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            product = a.cuda() @ b.cuda()
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+    assert torch.equal(product, _tf32(a) @ _tf32(b))
+
+
 # -- recorded calls ------------------------------------------------------------------------------
 
 def test_recorded_calls_of_the_gold_test(cases):

@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 import torch
 
-from kdiff.sandbox.cuda_on_cpu import DEVICE_STATE_HELPERS, CudaOnCpu
+from kdiff.sandbox.cuda_on_cpu import DEVICE_STATE_HELPERS, CudaOnCpu, arithmetic_as_the_gpu
 
 
 class _NoDevice:
@@ -85,6 +85,7 @@ def cuda_on_cpu() -> Iterator[None]:
     if torch.cuda.is_available():
         yield
         return
+    arithmetic_as_the_gpu()  # TF32 rounded in aten's kernels, which the mode leaves alone
     saved = {name: getattr(torch.cuda, name) for name in _CUDA_SHIMS}
     for name, shim in _CUDA_SHIMS.items():
         setattr(torch.cuda, name, shim)

@@ -2,23 +2,25 @@
 
 Kernels judged on the CPU stand for an sm_90 GPU's (kdiff.sandbox.interpreter_device), and
 code written for one names its device: tensors made on or moved to `device='cuda'` (by
-keyword, `.cuda()`, `.to('cuda')`), `x.is_cuda` asserted, `torch.cuda.synchronize()` after a
-launch. A CPU-only torch refuses each ("Torch not compiled with CUDA enabled"), so such an
-honest kernel failed the native check and every gate on the CPU alone. Under `CudaOnCpu`
-every torch call that names a CUDA device gets the CPU, the device standing in for it;
-`is_cuda`, a tensor's `device` and `torch.cuda.is_available()` give the GPU's answers to the
-code written for it (so that it launches its kernels, not a fallback no GPU runs), while
-torch's and kdiff's own readers keep the answers for the device this process has (torch
-chooses its CUDA paths by them); and the `torch.cuda` helpers that only manage device state
-do nothing. Autocast for the GPU is autocast on the CPU standing in for it, and TF32 asked
-of cuBLAS or cuDNN rounds the operands of torch's matrix products and convolutions as the
-GPU does. Streams and events are the CPU's one queue, whose work is done when issued.
+keyword, `.cuda()`, `.to('cuda')`), `x.is_cuda` asserted, `torch.cuda.synchronize()` after
+a launch. A CPU-only torch refuses each ("Torch not compiled with CUDA enabled"), so such
+an honest kernel failed the native check and every gate on the CPU alone. Under `CudaOnCpu`
+(in every thread) every torch call that names a CUDA device gets the CPU, the device
+standing in for it; `is_cuda`, a tensor's `device` and `torch.cuda.is_available()` give the
+GPU's answers to the code written for it (so that it launches its kernels, not a fallback
+no GPU runs), while torch's and kdiff's own readers keep the answers for the device this
+process has (torch chooses its CUDA paths by them); and the `torch.cuda` helpers that only
+manage device state do nothing. Autocast for the GPU is autocast on the CPU standing in for
+it, and TF32 asked of cuBLAS or cuDNN rounds the operands of aten's matrix products and
+convolutions as the GPU does. Streams and events are the CPU's one queue, whose work is
+done when issued.
 Anything else that needs a real device (generators, CUDA graphs) still raises. With CUDA present none of this applies.
 """
 
 from __future__ import annotations
 
 import time
+import warnings
 from contextlib import nullcontext
 from types import GetSetDescriptorType
 from typing import Any, Callable
@@ -27,6 +29,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu, asked_by
+from kdiff.sandbox.provenance import THREAD_STARTS
 
 # The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
 # answers 0 for it).
@@ -163,16 +166,14 @@ _TF32_HALF_ULP, _TF32_MASK = 0x1000, -0x2000  # 0xFFFFE000 as an int32
 
 
 def _tf32(x: Any) -> Any:
-    """An fp32 tensor's values rounded to TF32 (Inf and NaN as they are), its gradient passed
-    through unchanged (the backward's own products are not rounded here); anything else as
-    it is."""
+    """An fp32 tensor's values rounded to TF32 (Inf and NaN as they are), as a new tensor;
+    anything else as it is."""
     if not isinstance(x, torch.Tensor) or x.dtype != torch.float32:
         return x
     value = x.detach()
     bits = value.contiguous().view(torch.int32)
     rounded = ((bits + _TF32_HALF_ULP) & _TF32_MASK).view(torch.float32)
-    change = torch.where(torch.isfinite(value), rounded - value, 0.0)
-    return x + change if x.requires_grad else value + change
+    return value + torch.where(torch.isfinite(value), rounded - value, 0.0)
 
 
 def _tf32_asked(read: Callable[[], bool]) -> bool:
@@ -185,45 +186,103 @@ def _tf32_asked(read: Callable[[], bool]) -> bool:
         return True
 
 
-# torch's functions of products: the positions of the operands multiplied (a bias, or an
-# input added to the product, is not rounded)
-_MATRIX_PRODUCTS: dict[Callable, tuple[int, ...]] = {
-    **dict.fromkeys((torch.matmul, torch.Tensor.matmul, torch.Tensor.__matmul__,
-                     torch.Tensor.__rmatmul__, torch.mm, torch.Tensor.mm, torch.bmm,
-                     torch.Tensor.bmm, torch.nn.functional.linear, torch.tensordot), (0, 1)),
-    **dict.fromkeys((torch.addmm, torch.Tensor.addmm, torch.Tensor.addmm_, torch.baddbmm,
-                     torch.Tensor.baddbmm, torch.Tensor.baddbmm_, torch.addbmm,
-                     torch.Tensor.addbmm, torch.Tensor.addbmm_), (1, 2)),
-    torch.nn.functional.bilinear: (0, 1, 2),
+# aten's operators that cuBLAS (products) or cuDNN (convolutions) computes on a GPU, by the
+# operands they multiply (a bias, or an input added to the product, is not rounded). Every
+# entry point reaches these (`@`, `torch.linalg.matmul`, `einsum`, `linear`, `torch.ops.aten`,
+# a thread of the candidate's, a call with torch functions disabled), which a list of torch's
+# functions in a mode did not: `torch.linalg.matmul` with TF32 on passed PRC-01 on the CPU.
+_CUBLAS_PRODUCTS = {
+    **dict.fromkeys(("mm", "bmm"), ("self", "mat2")),
+    **dict.fromkeys(("addmm", "addmm_", "_addmm_activation"), ("mat1", "mat2")),
+    **dict.fromkeys(("baddbmm", "baddbmm_", "addbmm", "addbmm_"), ("batch1", "batch2")),
+    # F.bilinear's: its products are bmm's inside an operator of its own derivative, whose
+    # calls skip ADInplaceOrView; its three operands rounded, as the GPU's first bmm rounds them
+    "_trilinear": ("i1", "i2", "i3"),
 }
-_CONVOLUTIONS: dict[Callable, tuple[int, ...]] = dict.fromkeys(
-    (torch.nn.functional.conv1d, torch.nn.functional.conv2d, torch.nn.functional.conv3d,
-     torch.nn.functional.conv_transpose1d, torch.nn.functional.conv_transpose2d,
-     torch.nn.functional.conv_transpose3d), (0, 1))
+_CUDNN_CONVOLUTIONS = {"convolution": ("input", "weight"), "_convolution": ("input", "weight")}
 
 
-def _operands_in_tf32(func: Callable, args: tuple) -> tuple:
-    """`args` of a product or convolution whose flag asks for TF32, the multiplied operands
-    rounded; any other call's as they are."""
-    if func is torch.einsum:  # einsum(equation, *operands) or einsum(equation, [operands])
-        if not _tf32_asked(torch._C._get_cublas_allow_tf32):
-            return args
-        if len(args) == 2 and isinstance(args[1], (list, tuple)):
-            return (args[0], [_tf32(x) for x in args[1]])
-        return (args[0], *(_tf32(x) for x in args[1:]))
-    positions = _MATRIX_PRODUCTS.get(func)
-    read = torch._C._get_cublas_allow_tf32
-    if positions is None:
-        positions, read = _CONVOLUTIONS.get(func), torch._C._get_cudnn_allow_tf32
-    if positions is None or not _tf32_asked(read):
-        return args
-    return tuple(_tf32(x) if i in positions else x for i, x in enumerate(args))
+def _rounding(op: Any, operands: tuple[str, ...], cudnn: bool) -> Callable[..., Any]:
+    """A kernel for `op` at ADInplaceOrView, the dispatch key every tensor made outside
+    inference mode passes after autograd and before the CPU's kernel: its multiplied
+    operands rounded to TF32 where the GPU's flag (or `_convolution`'s own `allow_tf32`) asks
+    for it, then the CPU's kernel. Autograd saw the operands as given; the backward's products
+    pass here too. The version of a tensor the operator writes moves as the kernel it
+    replaces moves it."""
+    names = [argument.name for argument in op._schema.arguments]
+    positions = [names.index(name) for name in operands]
+    flag = names.index("allow_tf32") if "allow_tf32" in names else None
+    written = [argument.name for argument in op._schema.arguments
+               if argument.alias_info is not None and argument.alias_info.is_write]
+    read = torch._C._get_cudnn_allow_tf32 if cudnn else torch._C._get_cublas_allow_tf32
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        asked = args[flag] if flag is not None and len(args) > flag else _tf32_asked(read)
+        with torch._C._AutoDispatchBelowADInplaceOrView():
+            if asked:
+                args = tuple(_tf32(x) if i in positions else x for i, x in enumerate(args))
+            result = op(*args, **kwargs)
+        for name in written:
+            torch.autograd.graph.increment_version(
+                kwargs[name] if name in kwargs else args[names.index(name)])
+        return result
+
+    return kernel
+
+
+class NoGradForInference:
+    """`torch._C._InferenceMode(mode)` on the CPU device: grad mode off (on, for False), whose
+    tensors keep ADInplaceOrView. Inference tensors skip that key, so TF32's rounding
+    (rounding_as_the_gpu) skipped every product of operands made inside
+    `@torch.inference_mode()`, which an H100 rounds all the same; its arithmetic is
+    no_grad's. As the guard it stands for, it sets the mode from `__enter__` until its exit or
+    its end (dynamo enters one and drops it)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = mode
+        self.prior: bool | None = None
+
+    def __enter__(self) -> None:
+        self.prior = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(not self.mode)
+
+    def __exit__(self, *exc: Any) -> None:
+        self._restore()
+
+    def __del__(self) -> None:
+        self._restore()
+
+    def _restore(self) -> None:
+        if self.prior is not None:
+            torch._C._set_grad_enabled(self.prior)
+            self.prior = None
+
+
+def rounding_as_the_gpu() -> torch.library.Library:
+    """TF32's rounding where a GPU's cuBLAS and cuDNN would round, for every overload of
+    their operators in this process, until the library returned is destroyed."""
+    library = torch.library.Library("aten", "IMPL")
+    with warnings.catch_warnings():  # out= and in-place overloads have one to replace
+        warnings.simplefilter("ignore", UserWarning)
+        _register(library)
+    return library
+
+
+def _register(library: torch.library.Library) -> None:
+    for operators, cudnn in ((_CUBLAS_PRODUCTS, False), (_CUDNN_CONVOLUTIONS, True)):
+        for name, operands in operators.items():
+            packet = getattr(torch.ops.aten, name)
+            for overload in packet.overloads():
+                op = getattr(packet, overload)
+                if "dtype" in overload:  # out_dtype: fp16 and bf16 operands only
+                    continue
+                qualified = name if overload == "default" else f"{name}.{overload}"
+                library.impl(qualified, _rounding(op, operands, cudnn), "ADInplaceOrView")
 
 
 class CudaOnCpu(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        args = _operands_in_tf32(func, args)
         getter = getattr(func, "__self__", None)  # of an attribute: `__get__` of its descriptor
         asked = getter if isinstance(getter, GetSetDescriptorType) else func
         if asked in _A_GPU_TENSOR_ANSWERS:
@@ -239,6 +298,19 @@ class CudaOnCpu(TorchFunctionMode):
         if func is torch.Tensor.to:  # x.to('cuda'), x.to(torch.device('cuda'), dtype)
             args = tuple("cpu" if is_cuda_device(a) else a for a in args)
         return func(*args, **kwargs)
+
+
+# what arithmetic_as_the_gpu() registered, kept for the process's life (a library destroyed
+# takes its kernels with it)
+_KEPT: list[torch.library.Library] = []
+
+
+def arithmetic_as_the_gpu() -> None:
+    """For the rest of this process, once: TF32 rounded and autocast lowered where a GPU's
+    would (rounding_as_the_gpu, lowering_as_the_gpu). Neither acts unless TF32 or the CPU's
+    autocast is asked for, as on a GPU, where the flags are the process's too."""
+    if not _KEPT:
+        _KEPT.extend((rounding_as_the_gpu(), lowering_as_the_gpu()))
 
 
 def install() -> None:
@@ -260,16 +332,35 @@ def install() -> None:
         answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
                            own=OWN_CODE)
     _autocast_on_the_stand_in()
+    arithmetic_as_the_gpu()
+    torch._C._InferenceMode = NoGradForInference
     CudaOnCpu().__enter__()
+    for module, name in THREAD_STARTS:
+        if hasattr(module, name):
+            setattr(module, name, _starting_under_the_stand_in(getattr(module, name)))
+
+
+def _starting_under_the_stand_in(start: Callable[..., Any]) -> Callable[..., Any]:
+    """`start` (a function that starts a thread running its first argument), whose threads run
+    under `CudaOnCpu` too: a mode is the thread's that entered it, and in a thread of the
+    candidate's (a pool's) `x.device` read the CPU, so that a launcher guarded by it ran
+    torch's fallback, which no GPU runs, and the CPU judged that
+    (tests/fixtures/cuda_code/device_guard_in_a_thread_drops_nan.py)."""
+    def start_under_the_stand_in(function: Callable[..., Any], *args: Any, **kwargs: Any
+                                 ) -> Any:
+        def under_the_stand_in(*f_args: Any, **f_kwargs: Any) -> Any:
+            with CudaOnCpu():
+                return function(*f_args, **f_kwargs)
+        return start(under_the_stand_in, *args, **kwargs)
+    return start_under_the_stand_in
 
 
 def _autocast_on_the_stand_in() -> None:
     """A CPU-only torch disables `torch.autocast('cuda', ...)` (and `torch.cuda.amp.autocast`)
     with a warning, so a kernel computing its products in fp16 under it computed them in fp32
     on the CPU, and passed the precision gates that its run on a GPU fails. Here it is
-    autocast on the CPU, at the GPU's dtype (fp16 unless given): the CPU's lists of operators
-    are close to CUDA's (matrix products and convolutions lowered; softmax, norms, exp and log
-    kept in fp32)."""
+    autocast on the CPU, at the GPU's dtype (fp16 unless given), with the products CUDA lowers
+    and the CPU does not lowered too (lowering_as_the_gpu)."""
     autocast = torch.amp.autocast_mode.autocast
     init = autocast.__init__
 
@@ -280,3 +371,47 @@ def _autocast_on_the_stand_in() -> None:
         init(self, device_type, dtype, enabled, cache_enabled)
 
     autocast.__init__ = init_on_the_cpu
+
+
+# aten's operators CUDA's autocast computes at its lower precision and the CPU's leaves alone
+# (torch's autocast_mode.cpp, AT_FORALL_LOWER_PRECISION_FP, less the CPU's list): under
+# `autocast('cuda')` on the CPU device `torch.mv`, `addmv`, `addr`, `torch.convolution` or an
+# LSTM cell ran in fp32 where an H100 runs fp16, and passed PRC-01 there.
+_LOWERED_BY_CUDA_ALONE = ("mv", "addmv", "addr", "chain_matmul", "linalg_multi_dot",
+                          "convolution", "_convolution", "lstm_cell", "gru_cell",
+                          "rnn_tanh_cell", "rnn_relu_cell", "_thnn_fused_lstm_cell",
+                          "_thnn_fused_gru_cell")
+
+
+def _at_autocast_dtype(value: Any, dtype: torch.dtype) -> Any:
+    """`value` as CUDA's autocast hands it to a lowered operator: a floating tensor other than
+    float64 cast to `dtype`, each of a list's or tuple's, anything else as it is."""
+    if isinstance(value, torch.Tensor):
+        eligible = value.is_floating_point() and value.dtype != torch.float64
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_at_autocast_dtype(item, dtype) for item in value)
+    return value
+
+
+def _lowering(op: Any) -> Callable[..., Any]:
+    """A kernel for `op` at AutocastCPU: its operands at the autocast's dtype, then `op` below
+    autocast, as CUDA's autocast kernel does."""
+    below = torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        dtype = torch.get_autocast_dtype("cpu")
+        with torch._C._ExcludeDispatchKeyGuard(below):
+            return op(*_at_autocast_dtype(args, dtype),
+                      **{name: _at_autocast_dtype(value, dtype) for name, value in kwargs.items()})
+
+    return kernel
+
+
+def lowering_as_the_gpu() -> torch.library.Library:
+    """The operators CUDA's autocast lowers and the CPU's does not, lowered under the CPU's
+    autocast (the GPU's, on the CPU device), until the library returned is destroyed."""
+    library = torch.library.Library("aten", "IMPL")
+    for name in _LOWERED_BY_CUDA_ALONE:
+        library.impl(name, _lowering(getattr(torch.ops.aten, name).default), "AutocastCPU")
+    return library
