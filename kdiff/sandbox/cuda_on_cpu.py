@@ -12,8 +12,10 @@ torch's and kdiff's own readers keep the answers for the device this process has
 chooses its CUDA paths by them); and the `torch.cuda` helpers that only manage device state
 do nothing. Autocast for the GPU is autocast on the CPU standing in for it, and TF32 asked
 of cuBLAS or cuDNN rounds the operands of torch's matrix products and convolutions as the
-GPU does. Streams and events are the CPU's one queue, whose work is done when issued.
-Anything else that needs a real device (generators, CUDA graphs) still raises. With CUDA present none of this applies.
+GPU does. Streams and events are the CPU's one queue, whose work is done when issued. The
+GPU's random generator is the CPU's (its draws are the CPU's: seeding, saving and restoring
+one is the other), and its free memory is all of the stand-in GPU's. Anything else that needs
+a real device (CUDA graphs) still raises. With CUDA present none of this applies.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ DEVICE_STATE_HELPERS: dict[str, Callable[..., None]] = {
     "synchronize": lambda *args, **kwargs: None,
     "empty_cache": lambda *args, **kwargs: None,
     "set_device": lambda *args, **kwargs: None,
+    "reset_peak_memory_stats": lambda *args, **kwargs: None,
 }
 
 
@@ -114,6 +117,61 @@ STREAMS_AND_EVENTS: dict[str, Any] = {
     "default_stream": lambda device=None: Stream(),
     "stream": lambda stream=None: nullcontext(),
 }
+
+
+class _AnyGenerator(type(torch._C.Generator)):
+    """torch.Generator's type, for which every generator is one: the stand-in below replaces
+    torch.Generator, and torch's own `isinstance(g, torch.Generator)` of a generator torch
+    made (`torch.default_generator`) must stay true."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, torch._C.Generator)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return issubclass(subclass, torch._C.Generator)
+
+
+class Generator(torch._C.Generator, metaclass=_AnyGenerator):
+    """`torch.Generator(device='cuda')`, which a CPU-only torch refuses ("Cannot get CUDA
+    generator without ATen_cuda library"): a launcher drawing its dropout mask or seed from
+    its own generator gets one of the CPU's, whose tensors stand for the GPU's."""
+
+    def __new__(cls, device: Any = "cpu") -> torch._C.Generator:  # type: ignore[misc]
+        return torch._C.Generator("cpu" if is_cuda_device(device) else device)
+
+
+def _manual_seed(seed: int) -> None:
+    torch.default_generator.manual_seed(seed)
+
+
+def _seed() -> None:
+    torch.default_generator.seed()
+
+
+# torch.cuda's random state, which a CPU-only torch refuses to read ("Torch not compiled with
+# CUDA enabled") and lets seeding change nothing that draws: a launcher saving the state to
+# draw its dropout mask again in the backward, or seeding to replay it, failed or drew another
+# mask. The stand-in GPU's tensors are drawn by the CPU's default generator, so its state is
+# the GPU's.
+RANDOM_STATE: dict[str, Callable[..., Any]] = {
+    "manual_seed": _manual_seed,
+    "manual_seed_all": _manual_seed,
+    "seed": _seed,
+    "seed_all": _seed,
+    "initial_seed": lambda: torch.default_generator.initial_seed(),
+    "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+    "set_rng_state": lambda new_state, device="cuda": torch.set_rng_state(new_state),
+    "get_rng_state_all": lambda: [torch.get_rng_state()],
+    "set_rng_state_all": lambda new_states: torch.set_rng_state(new_states[0]),
+}
+
+
+def _free_and_total_memory(device: Any = None) -> tuple[int, int]:
+    """`torch.cuda.mem_get_info()`: launchers size their chunks by the free memory. Nothing
+    the CPU device holds is the stand-in GPU's (`torch.cuda.memory_allocated()` answers 0), so
+    all of it is free."""
+    total = DeviceProperties().total_memory
+    return total, total
 
 
 # What the GPU the CPU device stands for answers code written for it. Generated code guards
@@ -253,6 +311,11 @@ def install() -> None:
         setattr(torch.cuda, name, stand_in)
     for name, marker in NVTX_MARKERS.items():
         setattr(torch.cuda.nvtx, name, marker)
+    for name, answer in RANDOM_STATE.items():
+        setattr(torch.cuda, name, answer)
+        setattr(torch.cuda.random, name, answer)
+    torch.cuda.mem_get_info = torch.cuda.memory.mem_get_info = _free_and_total_memory
+    torch.Generator = Generator
     # torch's argument parser refuses a stand-in stream before any mode sees the call; with
     # one stream there is nothing to keep a tensor alive for
     torch.Tensor.record_stream = lambda self, stream: None
