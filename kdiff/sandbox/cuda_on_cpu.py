@@ -21,14 +21,14 @@ a real device (CUDA graphs) still raises. With CUDA present none of this applies
 from __future__ import annotations
 
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from types import GetSetDescriptorType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu, asked_by
+from kdiff.sandbox.interpreter_device import DeviceProperties, asked_by, gpu_answer
 
 # The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
 # answers 0 for it).
@@ -299,42 +299,67 @@ class CudaOnCpu(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def stand_ins() -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, stand-in): each answer the CPU device gives code written for the GPU."""
+    answers = [(torch.cuda, name, gpu_answer(getattr(torch.cuda, name),
+                                             lambda *args, answer=answer, **kwargs: answer,
+                                             OWN_CODE))
+               for name, answer in GPU_ANSWERS.items()]
+    return [
+        *((torch.cuda, name, helper) for name, helper in DEVICE_STATE_HELPERS.items()),
+        *((torch.cuda, name, stand_in) for name, stand_in in STREAMS_AND_EVENTS.items()),
+        *((torch.cuda.nvtx, name, marker) for name, marker in NVTX_MARKERS.items()),
+        *((module, name, answer) for module in (torch.cuda, torch.cuda.random)
+          for name, answer in RANDOM_STATE.items()),
+        (torch.cuda, "mem_get_info", _free_and_total_memory),
+        (torch.cuda.memory, "mem_get_info", _free_and_total_memory),
+        (torch, "Generator", Generator),
+        # torch's argument parser refuses a stand-in stream before any mode sees the call;
+        # with one stream there is nothing to keep a tensor alive for
+        (torch.Tensor, "record_stream", lambda self, stream: None),
+        *answers,
+        (torch.amp.autocast_mode.autocast, "__init__", _autocast_on_the_stand_in()),
+    ]
+
+
+@contextmanager
+def gpu_answered_on_the_cpu() -> Iterator[None]:
+    """Inside this block, where torch has no CUDA: CUDA-device code runs on the CPU, and what
+    was answered before is put back after it (TritonBench's code, run in the judge's process:
+    kdiff.adapters.tritonbench.cpu)."""
+    if torch.cuda.is_available():
+        yield
+        return
+    replaced = stand_ins()
+    shipped = [(owner, name, getattr(owner, name)) for owner, name, _ in replaced]
+    for owner, name, stand_in in replaced:
+        setattr(owner, name, stand_in)
+    try:
+        with CudaOnCpu():
+            yield
+    finally:
+        for owner, name, value in reversed(shipped):
+            setattr(owner, name, value)
+
+
 def install() -> None:
     """For the rest of this process, where torch has no CUDA: CUDA-device code runs on the CPU
     (the worker of a candidate judged on the CPU device)."""
-    if torch.cuda.is_available() or getattr(torch.cuda.synchronize, "of_the_cpu", False):
+    if torch.cuda.is_available() or torch.Generator is Generator:
         return
-    for name, helper in DEVICE_STATE_HELPERS.items():
-        helper.of_the_cpu = True
-        setattr(torch.cuda, name, helper)
-    for name, stand_in in STREAMS_AND_EVENTS.items():
-        setattr(torch.cuda, name, stand_in)
-    for name, marker in NVTX_MARKERS.items():
-        setattr(torch.cuda.nvtx, name, marker)
-    for name, answer in RANDOM_STATE.items():
-        setattr(torch.cuda, name, answer)
-        setattr(torch.cuda.random, name, answer)
-    torch.cuda.mem_get_info = torch.cuda.memory.mem_get_info = _free_and_total_memory
-    torch.Generator = Generator
-    # torch's argument parser refuses a stand-in stream before any mode sees the call; with
-    # one stream there is nothing to keep a tensor alive for
-    torch.Tensor.record_stream = lambda self, stream: None
-    for name, answer in GPU_ANSWERS.items():
-        answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
-                           own=OWN_CODE)
-    _autocast_on_the_stand_in()
+    for owner, name, stand_in in stand_ins():
+        setattr(owner, name, stand_in)
     CudaOnCpu().__enter__()
 
 
-def _autocast_on_the_stand_in() -> None:
+def _autocast_on_the_stand_in() -> Callable[..., None]:
     """A CPU-only torch disables `torch.autocast('cuda', ...)` (and `torch.cuda.amp.autocast`)
     with a warning, so a kernel computing its products in fp16 under it computed them in fp32
     on the CPU, and passed the precision gates that its run on a GPU fails. Here it is
     autocast on the CPU, at the GPU's dtype (fp16 unless given): the CPU's lists of operators
     are close to CUDA's (matrix products and convolutions lowered; softmax, norms, exp and log
-    kept in fp32)."""
-    autocast = torch.amp.autocast_mode.autocast
-    init = autocast.__init__
+    kept in fp32). The `__init__` of torch's autocast doing so."""
+    init = torch.amp.autocast_mode.autocast.__init__
 
     def init_on_the_cpu(self, device_type: str, dtype=None, enabled: bool = True,
                         cache_enabled=None) -> None:
@@ -342,4 +367,4 @@ def _autocast_on_the_stand_in() -> None:
             device_type, dtype = "cpu", dtype or torch.get_autocast_dtype("cuda")
         init(self, device_type, dtype, enabled, cache_enabled)
 
-    autocast.__init__ = init_on_the_cpu
+    return init_on_the_cpu
