@@ -45,6 +45,8 @@ PAIRS = [
     ("problem", "streams", "streams_drops_nan", "EXC-01", "nan_swallowed"),
     # a CUDA generator, the GPU's random state saved and seeded, its free memory: refused
     ("problem", "rng", "rng_drops_nan", "EXC-01", "nan_swallowed"),
+    # captured in a CUDA graph and replayed: refused
+    ("problem", "graphed", "graphed_drops_nan", "EXC-01", "nan_swallowed"),
     # bf16 where `is_bf16_supported()`: the CPU computed the fp32 path no H200 takes
     ("problem", "honest", "bf16_supported", "PRC-01", "below_working_precision"),
     # a `torch.compile`d launcher: inductor took the stand-in GPU for AMD's, dynamo traced

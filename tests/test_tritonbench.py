@@ -129,7 +129,7 @@ def test_rows_that_cannot_be_judged_say_why(cache, tmp_path):
     (data / "needs_device.py").write_text(
         "import torch\n\ndef needs_device(x):\n    return x + 1\n\n" + layout.SEPARATOR
         + "\n\ndef test_needs_device():\n"
-        "    torch.cuda.CUDAGraph()\n"
+        "    torch.cuda.set_per_process_memory_fraction(0.5)\n"
         "    return needs_device(torch.ones(2, device='cuda'))\n\nr = test_needs_device()\n")
     (tmp_path / "data" / "TritonBench_T_v1.json").write_text(json.dumps(
         [{"file": "needs_device.py", "name": "needs_device", "description": "Adds one."}]))

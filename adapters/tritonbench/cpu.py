@@ -3,16 +3,15 @@
 TritonBench's tests and wrappers put their tensors on `device='cuda'` (by keyword, `.cuda()`,
 `.to('cuda')`), assert `x.is_cuda`, and call `torch.cuda` helpers. Inside `cuda_on_cpu()`
 these run on the CPU as in a candidate's worker on the CPU device, with the same answers
-(kdiff.sandbox.cuda_on_cpu: streams, events, NVTX, the random state, autocast), and the
-`torch.cuda` device guards become no-ops; Triton
-kernels then run through the interpreter (TRITON_INTERPRET=1, set by whoever starts the
-process), with two differences
+(kdiff.sandbox.cuda_on_cpu: streams, events, NVTX, the random state, CUDA graphs, autocast),
+and the `torch.cuda` device guards become no-ops; Triton kernels then run through the
+interpreter (TRITON_INTERPRET=1, set by whoever starts the process), with two differences
 from the device launcher smoothed over: `triton.autotune` takes its first (unpruned) config
 instead of timing them all, since there is no device to time on (any config computes the same
 function: the autotuner only picks the fastest), and a launch grid given as a list, which the
 device launcher accepts and the interpreter does not, is taken as the tuple it means. Anything
-else that needs a real device (device properties, CUDA graphs) still raises, and the case says
-so. With a CUDA device present, none of this is installed.
+else that needs a real device (device properties, the allocator's settings) still raises, and
+the case says so. With a CUDA device present, none of this is installed.
 """
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ do nothing. Autocast for the GPU is autocast on the CPU standing in for it, and 
 of cuBLAS or cuDNN rounds the operands of torch's matrix products and convolutions as the
 GPU does. Streams and events are the CPU's one queue, whose work is done when issued. The
 GPU's random generator is the CPU's (its draws are the CPU's: seeding, saving and restoring
-one is the other), and its free memory is all of the stand-in GPU's. Anything else that needs
-a real device (CUDA graphs) still raises. With CUDA present none of this applies.
+one is the other), its free memory is all of the stand-in GPU's, and a CUDA graph replays the
+work it captured (kdiff.sandbox.cuda_graph_on_cpu). With CUDA present none of this applies.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.overrides import TorchFunctionMode
 
+from kdiff.sandbox.cuda_graph_on_cpu import CUDA_GRAPHS
 from kdiff.sandbox.interpreter_device import DeviceProperties, asked_by, gpu_answer
 
 # The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
@@ -309,6 +310,7 @@ def stand_ins() -> list[tuple[Any, str, Any]]:
         *((torch.cuda, name, helper) for name, helper in DEVICE_STATE_HELPERS.items()),
         *((torch.cuda, name, stand_in) for name, stand_in in STREAMS_AND_EVENTS.items()),
         *((torch.cuda.nvtx, name, marker) for name, marker in NVTX_MARKERS.items()),
+        *((torch.cuda, name, stand_in) for name, stand_in in CUDA_GRAPHS.items()),
         *((module, name, answer) for module in (torch.cuda, torch.cuda.random)
           for name, answer in RANDOM_STATE.items()),
         (torch.cuda, "mem_get_info", _free_and_total_memory),
