@@ -153,7 +153,7 @@ def _seed() -> None:
 # CUDA enabled") and lets seeding change nothing that draws: a launcher saving the state to
 # draw its dropout mask again in the backward, or seeding to replay it, failed or drew another
 # mask. The stand-in GPU's tensors are drawn by the CPU's default generator, so its state is
-# the GPU's.
+# the GPU's, and it is the GPU's default generator (`torch.cuda.default_generators`, empty).
 RANDOM_STATE: dict[str, Callable[..., Any]] = {
     "manual_seed": _manual_seed,
     "manual_seed_all": _manual_seed,
@@ -313,6 +313,7 @@ def stand_ins() -> list[tuple[Any, str, Any]]:
         *((torch.cuda, name, stand_in) for name, stand_in in CUDA_GRAPHS.items()),
         *((module, name, answer) for module in (torch.cuda, torch.cuda.random)
           for name, answer in RANDOM_STATE.items()),
+        (torch.cuda, "default_generators", (torch.default_generator,)),
         (torch.cuda, "mem_get_info", _free_and_total_memory),
         (torch.cuda.memory, "mem_get_info", _free_and_total_memory),
         (torch, "Generator", Generator),
