@@ -20,9 +20,11 @@ from typing import Iterator
 
 from kdiff.data.model import GateResult, Status
 from kdiff.gates.base import Seed, ThresholdedGate, Trial, with_one_chosen
+from kdiff.gates.triton_calls import interpreter_too_slow
 from kdiff.judging.context import GateContext, ReferenceFailure
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes
+from kdiff.sandbox.process import CandidateTimeout
 
 # 2^12 terms: twice the length at which an fp16 accumulator of unit-size terms stalls.
 TARGET_DEPTH = 2 ** 12
@@ -131,12 +133,19 @@ class AccumulatorPrecision(ThresholdedGate):
         if constants is None:
             return self.result(Status.SKIP, f"no reduction of {TARGET_DEPTH} terms reachable "
                                f"within {ELEMENT_BUDGET} input elements")
+        shown = ", ".join(f"{k}={v}" for k, v in constants.items())
         try:
-            result = self.judge_trials(ctx, self.trials_at(ctx, constants))
-        finally:
-            ctx.set_constants({})
+            try:
+                result = self.judge_trials(ctx, self.trials_at(ctx, constants))
+            finally:
+                ctx.set_constants({})
+        except CandidateTimeout as exc:
+            # grown, the inputs are larger than the benchmark's
+            if not constants or not interpreter_too_slow(ctx, exc):
+                raise
+            return self.result(Status.SKIP, f"reduction grown with {shown}: the call ran past "
+                               f"the call timeout through the Triton interpreter ({exc.detail})")
         if constants:
-            shown = ", ".join(f"{k}={v}" for k, v in constants.items())
             result.detail = f"reduction grown with {shown}; {result.detail}"
         return result
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from kdiff.data.files import UnreadableFile, read_regular_file
 from kdiff.judging.context import GateContext
 from kdiff.sandbox.launches import MAX_RECORDED
+from kdiff.sandbox.process import CandidateFailure, CandidateOverBudget, CandidateTimeout
 
 
 def jit_kernel_names(path: Path) -> set[str]:
@@ -44,3 +45,19 @@ def runs_triton(ctx: GateContext) -> bool:
                 str(launch.get("qualname")).split(".")[-1]
             )
     return any(names & jit_kernel_names(Path(file)) for file, names in named.items())
+
+
+def interpreter_too_slow(ctx: GateContext, exc: CandidateFailure) -> bool:
+    """Whether `exc`, raised by a call at inputs larger than the benchmark's, is the Triton
+    interpreter's time there: a call that ran past the call timeout (not the case's budget
+    spent) on the CPU, where a kernel interpreted over many times the benchmark's elements
+    can take longer than one call may, which says nothing of a GPU's time nor of the values
+    judged; for a candidate that answers at the benchmark's inputs again now, through a Triton
+    kernel. A kernel that hangs there fails there (this call raises), as does any on a GPU
+    (CMP-03 lets off its held-out sizes so too, with what its own trials learned)."""
+    if ctx.device != "cpu" or not isinstance(exc, CandidateTimeout) or isinstance(
+            exc, CandidateOverBudget):
+        return False
+    with ctx.shared_calls(False):
+        ctx.call(ctx.benchmark_inputs(0))
+    return runs_triton(ctx)

@@ -51,6 +51,10 @@ PAIRS = [
     ("problem", "cpu_guard", "cpu_guard_drops_nan", "EXC-01", "nan_swallowed"),
     # DEVICE from Triton's driver, a side stream, events, NVTX: the honest one was refused
     ("problem", "streams", "streams_drops_nan", "EXC-01", "nan_swallowed"),
+    # a CUDA generator, the GPU's random state saved and seeded, its free memory: refused
+    ("problem", "rng", "rng_drops_nan", "EXC-01", "nan_swallowed"),
+    # captured in a CUDA graph and replayed: refused
+    ("problem", "graphed", "graphed_drops_nan", "EXC-01", "nan_swallowed"),
     # bf16 where `is_bf16_supported()`: the CPU computed the fp32 path no H200 takes
     ("problem", "honest", "bf16_supported", "PRC-01", "below_working_precision"),
     # a `torch.compile`d launcher: inductor took the stand-in GPU for AMD's, dynamo traced

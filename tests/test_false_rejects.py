@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 
 from kdiff.data.model import Case, Status
+from kdiff.judging.context import GateOptions
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.numerics import tolerance
@@ -2015,6 +2016,27 @@ def test_ord01_reads_the_range_of_an_fp8_output(tmp_path: Path):
     result = judge(tmp_path, problem, candidate_source(quantize), ["ORD-01"])
     assert result.gates["ORD-01"].status is Status.PASS, result.gates["ORD-01"].detail
 
+
+
+def test_an_fp8_rounding_dequantized_keeps_its_underflow_in_the_bound(tmp_path: Path):
+    """A reference that rounds to E4M3 and widens the result again (a quantizer judged
+    dequantized, FlashInfer's SiLU-and-mul with an fp8 output) errs by up to half fp8's
+    subnormal spacing near zero, which only an fp8 *output* had in its bound: PRC-01 was
+    under-specified ('the reference itself uses 1.51e6x of what the bound leaves it'), a
+    kernel flushing fp8's subnormals too. Now the honest one passes and that one fails."""
+    quantized = "(x * 3.0).to(torch.float8_e4m3fn).float()"
+    problem = tmp_path / "1_Problem.py"
+    problem.write_text(problem_source(quantized, "torch.randn(64, 64)"))
+    flushed = "torch.where(y.abs() < 2.0 ** -7, 0.0, y).to(torch.float8_e4m3fn).float()"
+    config = RunConfig(native="kernelbench-v0.1", gates=["PRC-01"],
+                       gate_options=GateOptions(device="cpu"))
+    for name, candidate, status in [
+            ("honest", candidate_source(quantized), Status.PASS),
+            ("flushes", candidate_source(flushed, prelude="y = x * 3.0"), Status.FAIL)]:
+        (tmp_path / f"{name}.py").write_text(candidate)
+        verdict = judge_case(Case(name, problem, tmp_path / f"{name}.py"), config, manager())
+        assert verdict.native.accept is True, verdict.native.reason  # within 1e-2
+        assert verdict.gates["PRC-01"].status is status, verdict.gates["PRC-01"].detail
 
 # -- a -inf mask the reference writes ----------------------------------------------------------
 

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kdiff.data.model import Case, Status
 from kdiff.gates.prc02_accumulator import TARGET_DEPTH
+from kdiff.judging.context import GateOptions
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
+from kdiff.sandbox.process import SandboxLimits
 from kdiff.verdicts.judge import judge_case
 
 # A reduction whose depth has a fixed part: 100 elementwise steps, then a sum over `dim`
@@ -89,3 +93,67 @@ def test_a_size_that_is_no_reduction_is_given_up_at_twice_its_value(monkeypatch)
     ctx.asked.clear()
     assert prc02._grown(ctx, "K", 8, 8) == (32 * 4096 + 4096 * 1000, {"K": 4096})
     assert ctx.asked == [{"K": 16}, {"K": 4096}]
+
+
+# Row sums of 4 rows; PRC-02 grows `dim` to about 4096 terms.
+ROW_SUM_PROBLEM = FIXED_PART_PROBLEM.replace(
+    "        for _ in range(100):\n            x = x * 1.0\n", "").replace(
+    "batch_size = 2", "batch_size = 4")
+
+# An honest Triton row sum that reads one element a step, as scalar loops over a reduction
+# do: through the interpreter each step is a Python call, so 4 x 4096 of them take seconds.
+SCALAR_LOOP_CANDIDATE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _row_sum(x_ptr, out_ptr, n):
+    row = tl.program_id(0)
+    acc = tl.zeros((), dtype=tl.float32)
+    for i in range(0, n):
+        acc += tl.load(x_ptr + row * n + i)
+    tl.store(out_ptr + row, acc)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty(x.shape[0], 1)
+        _row_sum[(x.shape[0],)](x.contiguous(), out, x.shape[1])
+        return out
+'''
+
+# The same sum in blocks of 64, fast through the interpreter, accumulated in fp16.
+FP16_BLOCKS_CANDIDATE = SCALAR_LOOP_CANDIDATE.replace('''    acc = tl.zeros((), dtype=tl.float32)
+    for i in range(0, n):
+        acc += tl.load(x_ptr + row * n + i)
+    tl.store(out_ptr + row, acc)''', '''    acc = tl.zeros((), dtype=tl.float16)
+    for i in range(0, n, 64):
+        offs = i + tl.arange(0, 64)
+        acc += tl.sum(tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0).to(tl.float16))
+    tl.store(out_ptr + row, acc.to(tl.float32))''')
+
+
+@pytest.mark.slow  # a timeout, then the retry's floor of HANG_FLOOR_S: 4 s in all
+def test_a_grown_reduction_the_interpreter_runs_past_the_call_timeout_is_not_a_hang(
+        tmp_path: Path):
+    """On the CPU, an honest kernel interpreted over the grown reduction ran past the call
+    timeout twice and failed `hang`; one accumulating in fp16 still fails."""
+    problem = tmp_path / "1_RowSum.py"
+    problem.write_text(ROW_SUM_PROBLEM)
+    config = RunConfig(native="kernelbench-v0.1", gates=["PRC-02"],
+                       gate_options=GateOptions(device="cpu"),
+                       limits=SandboxLimits(call_timeout=0.2))
+    results = {}
+    for name, source in (("scalar", SCALAR_LOOP_CANDIDATE), ("fp16", FP16_BLOCKS_CANDIDATE)):
+        candidate = tmp_path / f"{name}.py"
+        candidate.write_text(source)
+        verdict = judge_case(Case(name, problem, candidate), config, manager())
+        assert verdict.native.accept is True, verdict.native.reason
+        results[name] = verdict.gates["PRC-02"]
+    assert results["scalar"].status is Status.SKIP, results["scalar"].detail
+    assert "through the Triton interpreter" in results["scalar"].detail
+    assert results["fp16"].status is Status.FAIL, results["fp16"].detail
+    assert results["fp16"].signature == "low_precision_accumulator"

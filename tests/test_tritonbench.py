@@ -129,7 +129,7 @@ def test_rows_that_cannot_be_judged_say_why(cache, tmp_path):
     (data / "needs_device.py").write_text(
         "import torch\n\ndef needs_device(x):\n    return x + 1\n\n" + layout.SEPARATOR
         + "\n\ndef test_needs_device():\n"
-        "    torch.cuda.mem_get_info()\n"
+        "    torch.cuda.set_per_process_memory_fraction(0.5)\n"
         "    return needs_device(torch.ones(2, device='cuda'))\n\nr = test_needs_device()\n")
     (tmp_path / "data" / "TritonBench_T_v1.json").write_text(json.dumps(
         [{"file": "needs_device.py", "name": "needs_device", "description": "Adds one."}]))
@@ -233,6 +233,31 @@ def test_cuda_on_cpu_rounds_the_products_tf32_is_asked_for():
             torch.backends.cuda.matmul.allow_tf32 = False
     assert torch.equal(product, _tf32(a) @ _tf32(b))
 
+
+def test_cuda_code_gets_the_worker_s_answers_and_leaves_none_behind():
+    """TritonBench's wrappers time a launch by two events on a side stream, mark it for NVTX,
+    draw from their own CUDA generator and reseed the GPU's: the CPU device's worker answers
+    each (kdiff.sandbox.cuda_on_cpu), and TritonBench's code gets the same answers."""
+    if torch.cuda.is_available():
+        pytest.skip("the CPU stand-in is installed only without a CUDA device")
+    with cpu.cuda_on_cpu():
+        side, start, end = torch.cuda.Stream(), torch.cuda.Event(True), torch.cuda.Event(True)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side), torch.cuda.nvtx.range("double"):
+            start.record()
+            generator = torch.Generator(device="cuda")
+            drawn = torch.rand(4, device="cuda", generator=generator.manual_seed(3))
+            end.record()
+        end.synchronize()
+        assert start.elapsed_time(end) >= 0 and torch.cuda.mem_get_info()[0] > 0
+        torch.cuda.manual_seed(3)
+        state = torch.cuda.get_rng_state()
+        assert torch.equal(drawn, torch.rand(4, device="cuda"))
+        torch.cuda.set_rng_state(state)
+        assert torch.equal(drawn, torch.rand(4, device="cuda"))
+    assert torch.Generator is torch._C.Generator  # nothing left installed
+    with pytest.raises(RuntimeError):
+        torch.cuda.Stream()
 
 # -- recorded calls ------------------------------------------------------------------------------
 

@@ -1,17 +1,17 @@
 """Running TritonBench code, written for a CUDA device, on a machine without one.
 
 TritonBench's tests and wrappers put their tensors on `device='cuda'` (by keyword, `.cuda()`,
-`.to('cuda')`), assert `x.is_cuda`, and call a few `torch.cuda` helpers. Inside
-`cuda_on_cpu()` these run on the CPU as in a candidate's worker on the CPU device
-(kdiff.sandbox.cuda_on_cpu), and the `torch.cuda` device guards become no-ops; Triton
-kernels then run through the interpreter (TRITON_INTERPRET=1, set by whoever starts the
-process), with two differences
+`.to('cuda')`), assert `x.is_cuda`, and call `torch.cuda` helpers. Inside `cuda_on_cpu()`
+these run on the CPU as in a candidate's worker on the CPU device, with the same answers
+(kdiff.sandbox.cuda_on_cpu: streams, events, NVTX, the random state, CUDA graphs, autocast),
+and the `torch.cuda` device guards become no-ops; Triton kernels then run through the
+interpreter (TRITON_INTERPRET=1, set by whoever starts the process), with two differences
 from the device launcher smoothed over: `triton.autotune` takes its first (unpruned) config
 instead of timing them all, since there is no device to time on (any config computes the same
 function: the autotuner only picks the fastest), and a launch grid given as a list, which the
 device launcher accepts and the interpreter does not, is taken as the tuple it means. Anything
-else that needs a real device (device properties, CUDA streams, generators and events) still
-raises, and the case says so. With a CUDA device present, none of this is installed.
+else that needs a real device (device properties, the allocator's settings) still raises, and
+the case says so. With a CUDA device present, none of this is installed.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Any, Iterator
 
 import torch
 
-from kdiff.sandbox.cuda_on_cpu import DEVICE_STATE_HELPERS, CudaOnCpu, arithmetic_as_the_gpu
+from kdiff.sandbox.cuda_on_cpu import gpu_answered_on_the_cpu
 
 
 class _NoDevice:
@@ -37,9 +37,9 @@ class _NoDevice:
         return None
 
 
-# torch.cuda helpers that only manage device state: harmless to skip on the CPU.
+# torch.cuda's device guards, which a candidate's worker answers in
+# kdiff.sandbox.interpreter_device: nothing to switch on the CPU.
 _CUDA_SHIMS: dict[str, Any] = {
-    **DEVICE_STATE_HELPERS,
     "current_device": lambda: 0,
     "device": _NoDevice,
     "_DeviceGuard": _NoDevice,
@@ -85,12 +85,11 @@ def cuda_on_cpu() -> Iterator[None]:
     if torch.cuda.is_available():
         yield
         return
-    arithmetic_as_the_gpu()  # TF32 rounded in aten's kernels, which the mode leaves alone
     saved = {name: getattr(torch.cuda, name) for name in _CUDA_SHIMS}
     for name, shim in _CUDA_SHIMS.items():
         setattr(torch.cuda, name, shim)
     try:
-        with CudaOnCpu(), _triton_on_cpu():
+        with gpu_answered_on_the_cpu(), _triton_on_cpu():
             yield
     finally:
         for name, original in saved.items():

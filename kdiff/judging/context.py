@@ -271,10 +271,14 @@ class Evaluation:
         ]
 
     def floors(self) -> list[float]:
-        """Per output stored coarser than the arithmetic, its format's underflow term."""
+        """Per output stored coarser than the arithmetic, its format's underflow term, where
+        the trace saw no rounding as coarse behind it (an output it did not see produced):
+        the trace carries each one it saw in its magnitudes."""
         return [
-            tolerance.underflow(r.dtype) if coarser else 0.0
-            for r, coarser in zip(self.reference, self.stored_coarser())
+            tolerance.underflow(r.dtype)
+            if coarser and q < tolerance.unit_roundoff(r.dtype) else 0.0
+            for r, coarser, q in zip(self.reference, self.stored_coarser(),
+                                     self.oracle.quantizations)
         ]
 
     def turn_roundings(

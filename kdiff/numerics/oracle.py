@@ -952,7 +952,7 @@ class MagnitudeTracer(EagerDispatchMode):
         else:
             peak_in = torch.stack(peaks).amax() if peaks else \
                 torch.zeros((), dtype=torch.float64, device=float_outs[0].device)
-        stored = self._stored(func, flat, known, float_outs, requested, unread)
+        stored, rounds = self._stored(func, flat, known, float_outs, requested, unread)
         # Copies where the op writes: a stored magnitude (or one it views) is not overwritten.
         m_args = spec.unflatten([(_copy(k.magnitude) if mutates else k.magnitude)
                                  if k is not None else a for a, k in zip(flat, known)])
@@ -1031,6 +1031,11 @@ class MagnitudeTracer(EagerDispatchMode):
                 allowance[id(o)] = allowance.get(id(o), 0.0) + extra
         squares = SUMMED_SQUARES[func](args, kwargs, float_outs[0]) \
             if func in SUMMED_SQUARES and float_outs else None
+        # A rounding into a coarse format's gradual underflow errs by up to its half spacing
+        # (tolerance.underflow, u * tiny) whatever the value's size, which u * scale shrinks
+        # below; as scale, the format's smallest normal number. Carried as any magnitude is,
+        # past a widening cast (an fp8 value dequantized to fp32) and through later operations.
+        underflow_scale = torch.finfo(stored[0]).tiny if rounds and self.magnitudes else 0.0
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 own = own_scale(o)
@@ -1042,8 +1047,8 @@ class MagnitudeTracer(EagerDispatchMode):
                 peak = torch.maximum(peak_in, self.share_of_range(sized, stored[0]))
                 if squares is not None and o is float_outs[0]:  # summed in the arithmetic
                     peak = torch.maximum(peak, self.share_of_range(squares, self.arithmetic))
-                traced = Traced(magnitude + allowance.get(id(o), 0.0), depth_in + local,
-                                peak, *stored)
+                traced = Traced(magnitude + allowance.get(id(o), 0.0) + underflow_scale,
+                                depth_in + local, peak, *stored)
                 self.record(o, traced)
                 if mutates and o._base is not None:
                     self._write_through(o, traced)
@@ -1243,8 +1248,9 @@ class MagnitudeTracer(EagerDispatchMode):
 
     def _stored(self, func, flat: list, known: list[Traced | None], float_outs: list,
                 requested: torch.dtype | None, unread: set[int]
-                ) -> tuple[torch.dtype, float]:
-        """The stored format of the op's outputs and their quantization. An op that writes
+                ) -> tuple[tuple[torch.dtype, float], bool]:
+        """The stored format of the op's outputs and their quantization, and whether the op
+        rounds into that format (a coarse one: its unit roundoff added). An op that writes
         into an operand keeps that operand's format; its sources are the other operands. A
         computing op rounds its result to the stored format; data movement (a cast, a copy)
         rounds only where the format is coarser than the finest source's. What an operand
@@ -1260,7 +1266,7 @@ class MagnitudeTracer(EagerDispatchMode):
         rounds = self.coarse(stored) and (
             not _is_data_movement(func)
             or unit_roundoff(stored) > min(unit_roundoff(k.stored) for _, k in sources))
-        return stored, quantization + (unit_roundoff(stored) if rounds else 0.0)
+        return (stored, quantization + (unit_roundoff(stored) if rounds else 0.0)), rounds
 
     @staticmethod
     def _local_depth(func, args: tuple, kwargs: dict, float_args: list, float_outs: list

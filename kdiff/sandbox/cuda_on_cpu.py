@@ -13,22 +13,25 @@ process has (torch chooses its CUDA paths by them); and the `torch.cuda` helpers
 manage device state do nothing. Autocast for the GPU is autocast on the CPU standing in for
 it, and TF32 asked of cuBLAS or cuDNN rounds the operands of aten's matrix products and
 convolutions as the GPU does. Streams and events are the CPU's one queue, whose work is
-done when issued.
-Anything else that needs a real device (generators, CUDA graphs) still raises. With CUDA present none of this applies.
+done when issued. The GPU's random generator is the CPU's (its draws are the CPU's: seeding,
+saving and restoring one is the other), its free memory is all of the stand-in GPU's, and a
+CUDA graph replays the work it captured (kdiff.sandbox.cuda_graph_on_cpu). With CUDA present
+none of this applies.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from types import GetSetDescriptorType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kdiff.sandbox.interpreter_device import DeviceProperties, answer_for_the_gpu, asked_by
+from kdiff.sandbox.cuda_graph_on_cpu import CUDA_GRAPHS
+from kdiff.sandbox.interpreter_device import DeviceProperties, asked_by, gpu_answer
 from kdiff.sandbox.provenance import THREAD_STARTS
 
 # The device a GPU's tensor answers code written for it, the stand-in GPU's (current_device()
@@ -51,6 +54,7 @@ DEVICE_STATE_HELPERS: dict[str, Callable[..., None]] = {
     "synchronize": lambda *args, **kwargs: None,
     "empty_cache": lambda *args, **kwargs: None,
     "set_device": lambda *args, **kwargs: None,
+    "reset_peak_memory_stats": lambda *args, **kwargs: None,
 }
 
 
@@ -117,6 +121,61 @@ STREAMS_AND_EVENTS: dict[str, Any] = {
     "default_stream": lambda device=None: Stream(),
     "stream": lambda stream=None: nullcontext(),
 }
+
+
+class _AnyGenerator(type(torch._C.Generator)):
+    """torch.Generator's type, for which every generator is one: the stand-in below replaces
+    torch.Generator, and torch's own `isinstance(g, torch.Generator)` of a generator torch
+    made (`torch.default_generator`) must stay true."""
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, torch._C.Generator)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return issubclass(subclass, torch._C.Generator)
+
+
+class Generator(torch._C.Generator, metaclass=_AnyGenerator):
+    """`torch.Generator(device='cuda')`, which a CPU-only torch refuses ("Cannot get CUDA
+    generator without ATen_cuda library"): a launcher drawing its dropout mask or seed from
+    its own generator gets one of the CPU's, whose tensors stand for the GPU's."""
+
+    def __new__(cls, device: Any = "cpu") -> torch._C.Generator:  # type: ignore[misc]
+        return torch._C.Generator("cpu" if is_cuda_device(device) else device)
+
+
+def _manual_seed(seed: int) -> None:
+    torch.default_generator.manual_seed(seed)
+
+
+def _seed() -> None:
+    torch.default_generator.seed()
+
+
+# torch.cuda's random state, which a CPU-only torch refuses to read ("Torch not compiled with
+# CUDA enabled") and lets seeding change nothing that draws: a launcher saving the state to
+# draw its dropout mask again in the backward, or seeding to replay it, failed or drew another
+# mask. The stand-in GPU's tensors are drawn by the CPU's default generator, so its state is
+# the GPU's, and it is the GPU's default generator (`torch.cuda.default_generators`, empty).
+RANDOM_STATE: dict[str, Callable[..., Any]] = {
+    "manual_seed": _manual_seed,
+    "manual_seed_all": _manual_seed,
+    "seed": _seed,
+    "seed_all": _seed,
+    "initial_seed": lambda: torch.default_generator.initial_seed(),
+    "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+    "set_rng_state": lambda new_state, device="cuda": torch.set_rng_state(new_state),
+    "get_rng_state_all": lambda: [torch.get_rng_state()],
+    "set_rng_state_all": lambda new_states: torch.set_rng_state(new_states[0]),
+}
+
+
+def _free_and_total_memory(device: Any = None) -> tuple[int, int]:
+    """`torch.cuda.mem_get_info()`: launchers size their chunks by the free memory. Nothing
+    the CPU device holds is the stand-in GPU's (`torch.cuda.memory_allocated()` answers 0), so
+    all of it is free."""
+    total = DeviceProperties().total_memory
+    return total, total
 
 
 # What the GPU the CPU device stands for answers code written for it. Generated code guards
@@ -313,27 +372,61 @@ def arithmetic_as_the_gpu() -> None:
         _KEPT.extend((rounding_as_the_gpu(), lowering_as_the_gpu()))
 
 
+def stand_ins() -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, stand-in): each answer the CPU device gives code written for the GPU."""
+    answers = [(torch.cuda, name, gpu_answer(getattr(torch.cuda, name),
+                                             lambda *args, answer=answer, **kwargs: answer,
+                                             OWN_CODE))
+               for name, answer in GPU_ANSWERS.items()]
+    return [
+        *((torch.cuda, name, helper) for name, helper in DEVICE_STATE_HELPERS.items()),
+        *((torch.cuda, name, stand_in) for name, stand_in in STREAMS_AND_EVENTS.items()),
+        *((torch.cuda.nvtx, name, marker) for name, marker in NVTX_MARKERS.items()),
+        *((torch.cuda, name, stand_in) for name, stand_in in CUDA_GRAPHS.items()),
+        *((module, name, answer) for module in (torch.cuda, torch.cuda.random)
+          for name, answer in RANDOM_STATE.items()),
+        (torch.cuda, "default_generators", (torch.default_generator,)),
+        (torch.cuda, "mem_get_info", _free_and_total_memory),
+        (torch.cuda.memory, "mem_get_info", _free_and_total_memory),
+        (torch, "Generator", Generator),
+        # torch's argument parser refuses a stand-in stream before any mode sees the call;
+        # with one stream there is nothing to keep a tensor alive for
+        (torch.Tensor, "record_stream", lambda self, stream: None),
+        *answers,
+        (torch.amp.autocast_mode.autocast, "__init__", _autocast_on_the_stand_in()),
+        (torch._C, "_InferenceMode", NoGradForInference),
+    ]
+
+
+@contextmanager
+def gpu_answered_on_the_cpu() -> Iterator[None]:
+    """Inside this block, where torch has no CUDA: CUDA-device code runs on the CPU, and what
+    was answered before is put back after it (TritonBench's code, run in the judge's process:
+    kdiff.adapters.tritonbench.cpu)."""
+    if torch.cuda.is_available():
+        yield
+        return
+    arithmetic_as_the_gpu()  # TF32 and the lowering in aten's kernels, which the mode leaves
+    replaced = stand_ins()
+    shipped = [(owner, name, getattr(owner, name)) for owner, name, _ in replaced]
+    for owner, name, stand_in in replaced:
+        setattr(owner, name, stand_in)
+    try:
+        with CudaOnCpu():
+            yield
+    finally:
+        for owner, name, value in reversed(shipped):
+            setattr(owner, name, value)
+
+
 def install() -> None:
     """For the rest of this process, where torch has no CUDA: CUDA-device code runs on the CPU
     (the worker of a candidate judged on the CPU device)."""
-    if torch.cuda.is_available() or getattr(torch.cuda.synchronize, "of_the_cpu", False):
+    if torch.cuda.is_available() or torch.Generator is Generator:
         return
-    for name, helper in DEVICE_STATE_HELPERS.items():
-        helper.of_the_cpu = True
-        setattr(torch.cuda, name, helper)
-    for name, stand_in in STREAMS_AND_EVENTS.items():
-        setattr(torch.cuda, name, stand_in)
-    for name, marker in NVTX_MARKERS.items():
-        setattr(torch.cuda.nvtx, name, marker)
-    # torch's argument parser refuses a stand-in stream before any mode sees the call; with
-    # one stream there is nothing to keep a tensor alive for
-    torch.Tensor.record_stream = lambda self, stream: None
-    for name, answer in GPU_ANSWERS.items():
-        answer_for_the_gpu(torch.cuda, name, lambda *args, answer=answer, **kwargs: answer,
-                           own=OWN_CODE)
-    _autocast_on_the_stand_in()
+    for owner, name, stand_in in stand_ins():
+        setattr(owner, name, stand_in)
     arithmetic_as_the_gpu()
-    torch._C._InferenceMode = NoGradForInference
     CudaOnCpu().__enter__()
     for module, name in THREAD_STARTS:
         if hasattr(module, name):
@@ -355,14 +448,14 @@ def _starting_under_the_stand_in(start: Callable[..., Any]) -> Callable[..., Any
     return start_under_the_stand_in
 
 
-def _autocast_on_the_stand_in() -> None:
+def _autocast_on_the_stand_in() -> Callable[..., None]:
     """A CPU-only torch disables `torch.autocast('cuda', ...)` (and `torch.cuda.amp.autocast`)
     with a warning, so a kernel computing its products in fp16 under it computed them in fp32
     on the CPU, and passed the precision gates that its run on a GPU fails. Here it is
     autocast on the CPU, at the GPU's dtype (fp16 unless given), with the products CUDA lowers
-    and the CPU does not lowered too (lowering_as_the_gpu)."""
-    autocast = torch.amp.autocast_mode.autocast
-    init = autocast.__init__
+    and the CPU does not lowered too (lowering_as_the_gpu). The `__init__` of torch's autocast
+    doing so."""
+    init = torch.amp.autocast_mode.autocast.__init__
 
     def init_on_the_cpu(self, device_type: str, dtype=None, enabled: bool = True,
                         cache_enabled=None) -> None:
@@ -370,7 +463,7 @@ def _autocast_on_the_stand_in() -> None:
             device_type, dtype = "cpu", dtype or torch.get_autocast_dtype("cuda")
         init(self, device_type, dtype, enabled, cache_enabled)
 
-    autocast.__init__ = init_on_the_cpu
+    return init_on_the_cpu
 
 
 # aten's operators CUDA's autocast computes at its lower precision and the CPU's leaves alone

@@ -137,12 +137,18 @@ def answer_for_the_gpu(owner: Any, name: str, answer: Callable,
     shipped = getattr(owner, name, None)
     if torch.cuda.is_available() or getattr(shipped, "of_the_cpu", False):
         return
+    setattr(owner, name, gpu_answer(shipped, answer, own))
+
+
+def gpu_answer(shipped: Callable, answer: Callable, own: tuple[str, ...]) -> Callable:
+    """`answer` for code written for the GPU, `shipped` for callers from the `own` packages
+    (answer_for_the_gpu)."""
 
     def asked(*args, **kwargs):
         return shipped(*args, **kwargs) if asked_by(own) else answer(*args, **kwargs)
 
     asked.of_the_cpu = True
-    setattr(owner, name, asked)
+    return asked
 
 
 def _report_a_compute_capability() -> None:
