@@ -380,38 +380,9 @@ hostile() {  # the hostile suite and the containment tests with --device cuda wo
   pack
 }
 
-cuda_code() {  # the CPU device's code-written-for-a-GPU fixtures (tests/fixtures/cuda_code,
-  # the pairs of tests/test_cuda_on_cpu.py) on a real GPU: the verdicts the CPU stands in for.
-  # The pairs run $JOBS at a time (one kdiff verify each), their lines printed in order.
-  log "code written for a GPU: tests/fixtures/cuda_code on cuda"
-  local dir=$ART/cuda_code problem candidate gate pairs="\
-problem honest EXC-01
-problem drops_nan EXC-01
-matmul matmul_fp32 PRC-01
-matmul matmul_autocast PRC-01
-matmul matmul_tf32 PRC-01
-problem fallback EXC-01
-problem fallback_drops_nan EXC-01
-problem device_guard EXC-01
-problem device_guard_drops_nan EXC-01
-problem cpu_guard EXC-01
-problem cpu_guard_drops_nan EXC-01
-problem streams EXC-01
-problem streams_drops_nan EXC-01
-problem bf16_supported PRC-01
-problem compiled EXC-01
-problem compiled_drops_nan EXC-01"
-  mkdir -p "$dir"
-  # shellcheck disable=SC2016
-  sed "s|$| $dir|" <<< "$pairs" | xargs -P "$JOBS" -L 1 bash -c 'timeout -s INT "$0" \
-    kdiff verify --device cuda --gates "$3" --fail-on never \
-    --problem "tests/fixtures/cuda_code/$1.py" --candidate "tests/fixtures/cuda_code/$2.py" \
-    > "$4/$2.log" 2>&1' "${T_CUDA_CODE:-90}"
-  while read -r problem candidate gate; do
-    grep -E "^$gate |native check \(|rror" "$dir/$candidate.log" | sed "s|^|$candidate: |" \
-      | tee -a "$OUT/session.log"
-  done <<< "$pairs"
-  pack
+cuda_code() {  # the CPU device's code-written-for-a-GPU pairs (tests/test_cuda_on_cpu.py's
+  # PAIRS) judged with CUDA workers: the verdicts the CPU device stands in for
+  TESTS="tests/test_cuda_on_cpu.py" T_TESTS="${T_CUDA_CODE:-240}" tests
 }
 
 honest() {  # issue 26's honest corpus: KernelBench references as their own candidates

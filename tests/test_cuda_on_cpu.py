@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from kdiff.data.model import Case, Status
+from kdiff.judging.context import GateOptions
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.sandbox.cuda_on_cpu import CudaOnCpu
@@ -19,10 +20,10 @@ from kdiff.verdicts.judge import judge_case
 # Triton is not imported here: a module importing it before TRITON_INTERPRET is set makes
 # its standard library compiled functions, which interpreted kernels of later test files
 # cannot call (`tl.cumsum`).
-pytestmark = [
-    pytest.mark.skipif(torch.cuda.is_available(), reason="a CPU-only torch's answers"),
-    pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton"),
-]
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton") is None,
+                                reason="needs Triton")
+on_the_cpu_device = pytest.mark.skipif(torch.cuda.is_available(),
+                                       reason="a CPU-only torch's answers")
 
 CUDA_CODE = Path(__file__).parent / "fixtures" / "cuda_code"
 
@@ -64,11 +65,10 @@ PAIRS = [
 ]
 
 
-@pytest.mark.parametrize("problem,honest,defective,gate,signature", PAIRS,
-                         ids=[getattr(p, "values", p)[2] for p in PAIRS])
-def test_cuda_device_code_keeps_its_three_states_on_the_cpu(problem, honest, defective, gate,
-                                                            signature):
-    config = RunConfig(native="kernelbench-v0.1", gates=[gate])
+def _three_states(problem: str, honest: str, defective: str, gate: str, signature: str,
+                  device: str) -> None:
+    config = RunConfig(native="kernelbench-v0.1", gates=[gate],
+                       gate_options=GateOptions(device=device))
     good, bad = (judge_case(Case(name, CUDA_CODE / f"{problem}.py", CUDA_CODE / f"{name}.py"),
                             config, manager()) for name in (honest, defective))
     assert good.native.accept is True, good.native.reason
@@ -78,6 +78,27 @@ def test_cuda_device_code_keeps_its_three_states_on_the_cpu(problem, honest, def
     assert bad.gates[gate].signature == signature
 
 
+PAIR_IDS = [getattr(p, "values", p)[2] for p in PAIRS]
+
+
+@on_the_cpu_device
+@pytest.mark.parametrize("problem,honest,defective,gate,signature", PAIRS, ids=PAIR_IDS)
+def test_cuda_device_code_keeps_its_three_states_on_the_cpu(problem, honest, defective, gate,
+                                                            signature):
+    _three_states(problem, honest, defective, gate, signature, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("problem,honest,defective,gate,signature", PAIRS, ids=PAIR_IDS)
+def test_the_same_pairs_keep_those_states_on_a_gpu(problem, honest, defective, gate,
+                                                   signature):
+    """The verdicts the CPU device stands in for: each pair judged with CUDA workers."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    _three_states(problem, honest, defective, gate, signature, "cuda")
+
+
+@on_the_cpu_device
 def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():
     x = torch.ones(3)
     read = "def read(x):\n    return x.is_cuda\ndef where(x):\n    return x.device\n"
@@ -103,6 +124,7 @@ def test_is_cuda_answers_the_gpu_s_code_and_not_torch_s_own():
     assert x.is_cpu and x.get_device() == -1
 
 
+@on_the_cpu_device
 def test_tf32_rounds_to_nearest_ties_away():
     from kdiff.sandbox.cuda_on_cpu import _tf32
     one = 1.0
@@ -113,6 +135,7 @@ def test_tf32_rounds_to_nearest_ties_away():
     assert rounded[4].isnan() and rounded[5].item() == 2.0**-130  # a subnormal's 10 bits kept
 
 
+@on_the_cpu_device
 def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution(monkeypatch):
     """Whatever calls cuBLAS's or cuDNN's operator on a GPU (an alias, torch.ops, out= and
     in-place overloads, a thread, torch functions disabled, operands made in inference mode)
@@ -160,6 +183,7 @@ def test_tf32_rounds_the_operands_of_every_way_to_a_product_or_convolution(monke
     assert torch.equal(a @ b, fp32_product)
 
 
+@on_the_cpu_device
 def test_the_gpus_autocast_lowers_what_cudas_lowers_and_the_cpus_does_not():
     from kdiff.sandbox.cuda_on_cpu import lowering_as_the_gpu
     generator = torch.Generator().manual_seed(0)
