@@ -33,7 +33,7 @@ from kdiff.gates.base import (
     TrialLog,
     chosen_for_verdict,
 )
-from kdiff.gates.triton_calls import runs_triton
+from kdiff.gates.triton_calls import interpreter_may_have_run, runs_triton
 from kdiff.judging.context import (
     GateContext,
     GateOptions,
@@ -42,7 +42,7 @@ from kdiff.judging.context import (
 )
 from kdiff.numerics import inputs as gen
 from kdiff.numerics import sizes
-from kdiff.sandbox.process import CandidateFailure, CandidateOverBudget, CandidateTimeout
+from kdiff.sandbox.process import CandidateFailure, CandidateTimeout
 
 # The largest input a held-out size may have. On the CPU 2^16 elements (256 KiB in fp32): the
 # candidate runs there, Triton kernels through the interpreter, and a gate must finish in
@@ -344,13 +344,12 @@ class ShapePolymorphism(ThresholdedGate):
         only there: on the CPU, for a candidate that runs Triton kernels (ShapeLog.
         interpreted), at a size whose inputs are larger than the benchmark's (a kernel that
         answered at the benchmark's size and not at a smaller one hangs). A hang at the
-        benchmark's own sizes still fails (there and in RES-02), as does any on a GPU."""
+        benchmark's own sizes still fails (there and in RES-02), as does any on a GPU, and one
+        whose worker stalled through the call (interpreter_may_have_run)."""
         largest = max((x.numel() for x in trial.inputs if isinstance(x, torch.Tensor)),
                       default=0)
-        return (ctx.device == "cpu" and bool(trial.constants) and bool(log.interpreted)
-                and largest > log.benchmark_elements
-                and isinstance(exc, CandidateTimeout)
-                and not isinstance(exc, CandidateOverBudget))
+        return (bool(trial.constants) and bool(log.interpreted)
+                and largest > log.benchmark_elements and interpreter_may_have_run(ctx, exc))
 
     def outside_class(self, ctx: GateContext, trial: ShapeTrial, log: ShapeLog) -> bool:
         """Whether the reference leaves a held-out size outside the problem's class, noted as

@@ -47,6 +47,14 @@ def runs_triton(ctx: GateContext) -> bool:
     return any(names & jit_kernel_names(Path(file)) for file, names in named.items())
 
 
+def interpreter_may_have_run(ctx: GateContext, exc: CandidateFailure) -> bool:
+    """Whether `exc` may be a call the interpreter was still computing: one that ran past the
+    call timeout (not the case's budget spent) on the CPU, in which the worker wanted a CPU
+    (kdiff.sandbox.runnable: the interpreter computes on the calling thread throughout)."""
+    return (ctx.device == "cpu" and isinstance(exc, CandidateTimeout)
+            and not isinstance(exc, CandidateOverBudget) and not exc.stalled)
+
+
 def interpreter_too_slow(ctx: GateContext, exc: CandidateFailure) -> bool:
     """Whether `exc`, raised by a call at inputs larger than the benchmark's, is the Triton
     interpreter's time there: a call that ran past the call timeout (not the case's budget
@@ -54,9 +62,9 @@ def interpreter_too_slow(ctx: GateContext, exc: CandidateFailure) -> bool:
     can take longer than one call may, which says nothing of a GPU's time nor of the values
     judged; for a candidate that answers at the benchmark's inputs again now, through a Triton
     kernel. A kernel that hangs there fails there (this call raises), as does any on a GPU
-    (CMP-03 lets off its held-out sizes so too, with what its own trials learned)."""
-    if ctx.device != "cpu" or not isinstance(exc, CandidateTimeout) or isinstance(
-            exc, CandidateOverBudget):
+    (CMP-03 lets off its held-out sizes so too, with what its own trials learned), and one
+    whose worker stalled through the call (asleep or blocked, not computing: exc.stalled)."""
+    if not interpreter_may_have_run(ctx, exc):
         return False
     with ctx.shared_calls(False):
         ctx.call(ctx.benchmark_inputs(0))

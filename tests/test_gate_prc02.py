@@ -136,18 +136,25 @@ FP16_BLOCKS_CANDIDATE = SCALAR_LOOP_CANDIDATE.replace('''    acc = tl.zeros((), 
     tl.store(out_ptr + row, acc.to(tl.float32))''')
 
 
-@pytest.mark.slow  # a timeout, then the retry's floor of HANG_FLOOR_S: 4 s in all
+# Right at the benchmark's 64 terms; blocks on an event at the grown reduction's.
+STALLING_CANDIDATE = Path(__file__).parent / "hostile" / "stalls_on_long_reductions.py"
+
+
+@pytest.mark.slow  # a timeout, then the retry's floor of HANG_FLOOR_S, twice: 8 s in all
 def test_a_grown_reduction_the_interpreter_runs_past_the_call_timeout_is_not_a_hang(
         tmp_path: Path):
     """On the CPU, an honest kernel interpreted over the grown reduction ran past the call
-    timeout twice and failed `hang`; one accumulating in fp16 still fails."""
+    timeout twice and failed `hang`; one accumulating in fp16 still fails, and one that
+    stalls there (asleep, computing nothing: kdiff.sandbox.runnable) fails `hang`: it was let
+    off as the interpreter's time."""
     problem = tmp_path / "1_RowSum.py"
     problem.write_text(ROW_SUM_PROBLEM)
     config = RunConfig(native="kernelbench-v0.1", gates=["PRC-02"],
                        gate_options=GateOptions(device="cpu"),
                        limits=SandboxLimits(call_timeout=0.2))
     results = {}
-    for name, source in (("scalar", SCALAR_LOOP_CANDIDATE), ("fp16", FP16_BLOCKS_CANDIDATE)):
+    for name, source in (("scalar", SCALAR_LOOP_CANDIDATE), ("fp16", FP16_BLOCKS_CANDIDATE),
+                         ("stalls", STALLING_CANDIDATE.read_text())):
         candidate = tmp_path / f"{name}.py"
         candidate.write_text(source)
         verdict = judge_case(Case(name, problem, candidate), config, manager())
@@ -157,3 +164,5 @@ def test_a_grown_reduction_the_interpreter_runs_past_the_call_timeout_is_not_a_h
     assert "through the Triton interpreter" in results["scalar"].detail
     assert results["fp16"].status is Status.FAIL, results["fp16"].detail
     assert results["fp16"].signature == "low_precision_accumulator"
+    assert results["stalls"].status is Status.FAIL, results["stalls"].detail
+    assert results["stalls"].signature == "hang", results["stalls"].detail

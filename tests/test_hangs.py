@@ -66,7 +66,10 @@ def get_init_inputs():
     return []
 '''
 
-# Sleeps where {condition} holds, as an interpreted kernel would at a far larger size.
+# Runs {slow} where {condition} holds: SPINS computes for a minute, as an interpreted kernel
+# would at a far larger size; SLEEPS stalls as long, computing nothing.
+SPINS = "end = time.monotonic() + 60\n            while time.monotonic() < end:\n                pass"
+SLEEPS = "time.sleep(60)"
 SLOW_WHEN = '''
 import time
 
@@ -86,7 +89,7 @@ def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 class ModelNew(nn.Module):
     def forward(self, x):
         if {condition}:
-            time.sleep(60)
+            {slow}
         out = torch.empty_like(x)
         if {launch}:
             double_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
@@ -96,18 +99,22 @@ class ModelNew(nn.Module):
 '''
 
 
-@pytest.mark.parametrize("condition,launch,status", [
-    ("x.numel() > 16", "True", Status.PASS),
-    ("x.numel() != 16", "True", Status.FAIL),
-    ("x.numel() > 16", "False", Status.FAIL),
+@pytest.mark.parametrize("condition,launch,slow,status", [
+    ("x.numel() > 16", "True", SPINS, Status.PASS),
+    ("x.numel() != 16", "True", SPINS, Status.FAIL),
+    ("x.numel() > 16", "False", SPINS, Status.FAIL),
+    ("x.numel() > 16", "True", SLEEPS, Status.FAIL),
 ], ids=["triton, slow at larger sizes: allowed", "triton, slow at smaller sizes too",
-        "declares a triton kernel, launches none"])
-def test_the_interpreter_allowance_needs_triton_and_a_larger_size(tmp_path, condition, launch,
-                                                                  status):
+        "declares a triton kernel, launches none", "triton, asleep at larger sizes"])
+def test_the_interpreter_allowance_needs_triton_a_larger_size_and_work(
+        tmp_path, condition, launch, slow, status):
+    """The last: a worker that sleeps through the call past its timeout (its threads want no
+    CPU: kdiff.sandbox.runnable) stalled, and was let off as the interpreter's time."""
     problem = tmp_path / "1_OneSize.py"
     problem.write_text(ONE_SIZE_PROBLEM)
     candidate = tmp_path / "slow.py"
-    candidate.write_text(SLOW_WHEN.replace("{condition}", condition).replace("{launch}", launch))
+    candidate.write_text(SLOW_WHEN.replace("{condition}", condition).replace("{launch}", launch)
+                         .replace("{slow}", slow))
     results, hangs = judge_gates(problem, candidate, ["CMP-03"], CALL_TIMEOUT)
     gate = results["CMP-03"]
     assert gate.status is status, gate.detail
@@ -119,6 +126,8 @@ def test_the_interpreter_allowance_needs_triton_and_a_larger_size(tmp_path, cond
     else:
         assert gate.signature == "hang", gate.detail
         assert len(hangs.waited) == 1 + 1
+    if slow == SLEEPS:
+        assert "its threads wanted a CPU for" in gate.detail, gate.detail
 
 
 def test_a_known_hang_is_not_waited_for_again(monkeypatch):

@@ -86,6 +86,7 @@ from kdiff.sandbox.launches import (
     compile_launches,
     compiler_environment,
 )
+from kdiff.sandbox.runnable import STALL_SHARE, process_group, runnable_seconds
 from kdiff.sandbox.visibility import close_to_other_processes
 from kdiff.sandbox.workerenv import confined_environment
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
@@ -149,6 +150,12 @@ class CandidateRaised(CandidateFailure):
 
 class CandidateTimeout(CandidateFailure):
     signature = "hang"
+
+    def __init__(self, detail: str, stalled: bool = False) -> None:
+        super().__init__(detail)
+        # Its worker's threads wanted a CPU for less than STALL_SHARE of the call (the judge's
+        # reading, kdiff.sandbox.runnable): asleep or blocked, not computing slowly.
+        self.stalled = stalled
 
 
 class CandidateOverBudget(CandidateTimeout):
@@ -642,8 +649,18 @@ class CandidateProcess:
             return ""
         return first[len(CONTAINMENT_LINE) :] if first.startswith(CONTAINMENT_LINE) else ""
 
+    def _runnable_seconds(self) -> float | None:
+        """How long the worker's threads have wanted a CPU (kdiff.sandbox.runnable): those of
+        the processes in its cgroups, else of its process group. Read on the CPU device only,
+        where a timeout at grown sizes may be the interpreter's time."""
+        if self.device != "cpu" or self._proc is None:
+            return None
+        pids = self._cgroup.procs() if self._cgroup else process_group(self._proc.pid)
+        return runnable_seconds(pids)
+
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
         started = time.monotonic()
+        runnable_before = self._runnable_seconds()
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
             reply = protocol.read_message(
@@ -654,6 +671,8 @@ class CandidateProcess:
             self._kill()
             raise CandidateCrashed(f"reply to `{msg['cmd']}` refused: {exc}") from None
         except protocol.ChannelTimeout:
+            runnable_after = self._runnable_seconds()  # before the kill ends its threads
+            wall = time.monotonic() - started
             self._kill()
             remaining = self._remaining()
             if remaining is not None and remaining <= 0:
@@ -663,8 +682,14 @@ class CandidateProcess:
                 ) from None
             known = f" (known to hang: {self.hangs.first})" if self.hangs.first else ""
             self.hangs.timed_out(msg["cmd"], timeout)
+            runnable = (None if runnable_before is None or runnable_after is None
+                        else runnable_after - runnable_before)
+            stalled = runnable is not None and runnable < STALL_SHARE * wall
+            shown = (f"; its threads wanted a CPU for {runnable:.2g} s of {wall:.2g} s"
+                     if stalled else "")
             raise CandidateTimeout(
-                f"no answer to `{msg['cmd']}` within {timeout:.0f} s" + known
+                f"no answer to `{msg['cmd']}` within {timeout:.0f} s" + shown + known,
+                stalled=stalled,
             ) from None
         except (protocol.ChannelClosed, EOFError) as exc:
             code = self._proc.poll() if self._proc else None
