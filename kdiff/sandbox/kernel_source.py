@@ -371,6 +371,8 @@ class _Extractor:
         self.aliases: dict[str, str] = {}  # name bound by a kept import -> dotted path
         self.constants: set[str] = set()
         self.kernels: dict[str, ast.FunctionDef] = {}
+        # a top-level function no decorator makes a kernel, until `f = triton.jit(f)` does
+        self.undecorated: dict[str, ast.FunctionDef] = {}
         self.kernel_names: dict[str, str] = {}  # another name bound to a kernel -> the kernel
         self.kept: list[ast.stmt] = []
         # name bound by an import of an ANNOTATION_LIBRARIES module -> its dotted path
@@ -492,7 +494,10 @@ class _Extractor:
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             plain = all(isinstance(t, ast.Name) and t.id not in self.aliases for t in targets)
-            if plain and isinstance(node.value, ast.Name) and node.value.id in self.kernels:
+            jitted = self.jitted_by_a_call(node)
+            if jitted is not None:
+                self.take(jitted)
+            elif plain and isinstance(node.value, ast.Name) and node.value.id in self.kernels:
                 # another name for a kernel (gemlite's `swizzle_tile = swizzle_tile_v1`)
                 self.kernel_names.update({t.id: node.value.id for t in targets})
                 self.kept.append(ast.Assign(targets=targets, value=node.value, lineno=0))
@@ -508,6 +513,27 @@ class _Extractor:
                 node.decorator_list = [jit]
                 self.kernels[node.name] = node
                 self.kept.append(node)
+            elif not node.decorator_list:
+                self.undecorated[node.name] = node
+
+    def jitted_by_a_call(self, node: ast.Assign | ast.AnnAssign) -> ast.FunctionDef | None:
+        """`f = triton.jit(f)` (unsloth's RoPE kernels, jitted after their definition, then
+        `f = triton.heuristics(...)(f)`, which is dropped as its decorator would be): the
+        function `f` as if decorated so; None for any other assignment."""
+        call = node.value
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)
+                and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+                and call.args[0].id == node.targets[0].id
+                and call.args[0].id in self.undecorated):
+            return None
+        decorator = ast.Call(func=call.func, args=[], keywords=call.keywords) \
+            if call.keywords else call.func
+        if not self.is_jit(decorator):
+            return None
+        function = self.undecorated.pop(call.args[0].id)
+        function.decorator_list = [decorator]
+        return function
 
     def take_star(self, node: ast.ImportFrom) -> None:
         """`from .utils import *` of another file of the kernel's package (gemlite's kernel
