@@ -3034,8 +3034,9 @@ class ModelNew(nn.Module):
 '''
 
 
-@pytest.mark.parametrize("guarded", ["x.device.index", "x.device", "torch.cuda.device_of(x)"],
-                         ids=["index", "device", "device_of"])
+@pytest.mark.parametrize("guarded", ["x.device.index", "x.device", "torch.cuda.device_of(x)",
+                                     "{0: x.device.index}[torch.cuda.device(0).idx]"],
+                         ids=["index", "device", "device_of", "keyed_by_idx"])
 @pytest.mark.parametrize("factor, status", [("2.0", Status.PASS), ("2.0001", Status.FAIL)],
                          ids=["honest", "off_by_5e-5"])
 def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Path, factor: str,
@@ -3045,7 +3046,9 @@ def test_a_launch_guarded_by_a_cpu_tensor_s_device_runs_on_the_cpu(tmp_path: Pat
     Triton op failed the native check on the CPU. xformers' RMSNorm enters
     `torch.cuda.device(x.device)`, which torch refused for the CPU ("Expected a cuda device");
     FlagAttention `torch.cuda.device(torch.cuda.device_of(q))`, a guard of a guard, whose
-    current device a CPU-only torch read as None. A kernel scaling by 2.0001 still fails."""
+    current device a CPU-only torch read as None. unsloth keys a table by
+    `torch.cuda.device(i).idx`, which the CPU's guard answered -1 for device 0 (KeyError).
+    A kernel scaling by 2.0001 still fails."""
     candidate = DOUBLE_UNDER_A_DEVICE_GUARD.replace("FACTOR", factor).replace("GUARDED", guarded)
     assert_doubling_judged(tmp_path, candidate, status)
 

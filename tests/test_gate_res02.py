@@ -173,6 +173,10 @@ JUDGED_VARIANTS = [
     # swiglu): a keyword that is not a constant made the kernel no jit kernel to the judge
     # ("not a top-level triton.jit kernel"). Naming and profiling hooks are dropped.
     pytest.param("named_by_a_function.py", id="naming_hooks"),
+    # `f = triton.jit(f)` after a plain definition, then `f = triton.heuristics(...)(f)`
+    # (unsloth's RoPE kernels): no decorator made it a kernel to the judge ("not a top-level
+    # triton.jit kernel"). The call is read as the decorator; the heuristic is dropped.
+    pytest.param("jitted_by_a_call.py", id="jitted_by_a_call"),
 ]
 
 

@@ -448,3 +448,23 @@ def test_a_definition_that_chooses_by_a_conditional_expression_is_built_both_way
     assert sum("tl.constexpr('tf32')" in t for t in texts) == 2
     assert sum("do_not_specialize=['n']" in t for t in texts) == 2
     assert all("tl.load(x_ptr) if PRECISION == 'tf32' else 0.0" in t for t in texts)
+
+
+def test_switches_of_the_kernel_s_own_file_that_no_kernel_reaches_are_taken_one_way(tmp_path):
+    """unsloth's fp8.py guards its optional imports at module level (`try: from transformers...
+    import FP8Linear` / `except: FP8Linear = None`, thirteen switches with nested ones) around
+    kernels that reach none of them: 2^13 combinations of the same kernels, which RES-02
+    refused to build ("more than 64 combinations"). A switch defining what a kernel reaches
+    is still built every way."""
+    optional = "".join(f"try:\n    from lib{n} import Layer{n}\nexcept ImportError:\n"
+                       f"    Layer{n} = None\n" for n in range(7))
+    kernel = tmp_path / "kernels.py"
+    kernel.write_text(
+        "import os\nimport triton\nimport triton.language as tl\n" + optional +
+        "if os.environ.get('WIDE') == '1':\n    SCALE = tl.constexpr(2.0)\n"
+        "else:\n    SCALE = tl.constexpr(4.0)\n"
+        "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, tl.load(x_ptr) * SCALE)\n")
+    module = extract(kernel.read_bytes(), str(kernel))
+    texts = [text for text, kernels in module.variants() if "k" in kernels]
+    assert len(texts) == 2
+    assert sum("tl.constexpr(2.0)" in t for t in texts) == 1

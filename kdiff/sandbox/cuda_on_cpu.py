@@ -86,9 +86,17 @@ class Event:
         return (end.recorded_at - self.recorded_at) * 1e3
 
 
+# The raw handle of the one stream (CUDA's legacy default stream's, 0), which code written
+# for a GPU reads to hand a C library its stream or to key per-device tables; unsloth's
+# kernels/utils.py reads `torch._C._cuda_getCurrentRawStream(i)` for each device at import.
+RAW_STREAM = 0
+
+
 class Stream:
     """A CUDA stream on the CPU device: one queue, whose work is done when it is issued, so
     every wait and synchronize has nothing to wait for."""
+
+    cuda_stream = RAW_STREAM
 
     def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
         self.device = GPU_DEVICE
@@ -395,7 +403,11 @@ def stand_ins() -> list[tuple[Any, str, Any]]:
         *answers,
         (torch.amp.autocast_mode.autocast, "__init__", _autocast_on_the_stand_in()),
         (torch._C, "_InferenceMode", NoGradForInference),
+        (torch._C, "_cuda_getCurrentRawStream", lambda device_index=None: RAW_STREAM),
     ]
+
+
+ABSENT = object()  # an attribute a CPU-only torch does not have
 
 
 @contextmanager
@@ -408,7 +420,8 @@ def gpu_answered_on_the_cpu() -> Iterator[None]:
         return
     arithmetic_as_the_gpu()  # TF32 and the lowering in aten's kernels, which the mode leaves
     replaced = stand_ins()
-    shipped = [(owner, name, getattr(owner, name)) for owner, name, _ in replaced]
+    # a CPU-only torch lacks some of what is answered (torch._C's CUDA functions): removed after
+    shipped = [(owner, name, getattr(owner, name, ABSENT)) for owner, name, _ in replaced]
     for owner, name, stand_in in replaced:
         setattr(owner, name, stand_in)
     try:
@@ -416,7 +429,10 @@ def gpu_answered_on_the_cpu() -> Iterator[None]:
             yield
     finally:
         for owner, name, value in reversed(shipped):
-            setattr(owner, name, value)
+            if value is ABSENT:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
 
 
 def install() -> None:

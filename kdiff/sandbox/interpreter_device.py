@@ -321,7 +321,9 @@ def _guard_a_cpu_tensor_s_device() -> None:
     which torch's own CPU build already enters and leaves doing nothing), and so is the guard
     of the one GPU the CPU device stands for (index 0: the candidate's code reads a CPU
     tensor's device as cuda:0, kdiff.sandbox.cuda_on_cpu); any other index still raises as
-    before."""
+    before. Such a guard's `idx` is still the index a GPU's torch answers (0, or -1 for the
+    guard of no device): unsloth keys its table of streams by `torch.cuda.device(i).idx` at
+    import, and an idx of -1 for device 0 raised there."""
     import torch
     if torch.cuda.is_available() or getattr(torch.cuda.device, "of_the_cpu", False):
         return
@@ -331,7 +333,18 @@ def _guard_a_cpu_tensor_s_device() -> None:
         of_the_cpu = True
 
         def __init__(self, device) -> None:
-            super().__init__(-1 if _the_stand_in_gpu(device, guard) else device)
+            self.stand_in = _the_stand_in_gpu(device, guard)
+            super().__init__(-1 if self.stand_in else device)
+            if self.stand_in:
+                self.idx = device.idx if isinstance(device, guard) else 0
+
+        def __enter__(self) -> None:
+            if not self.stand_in:
+                return super().__enter__()
+            self.prev_idx = -1  # the guard of no device, entered and left doing nothing
+
+        def __exit__(self, *exc) -> bool:
+            return False if self.stand_in else super().__exit__(*exc)
 
     torch.cuda.device = device
 

@@ -267,6 +267,7 @@ class _Followed:
         # (the first where `choice` names none).
         self.switches: dict[tuple[str, int], int] = {}
         self.defines: dict[tuple[str, int], set[str]] = {}  # the names each switch binds
+        self.define_kernels: set[tuple[str, int]] = set()  # the switches defining a kernel
         self.choice = choice or {}
 
     def prefix(self, filename: str) -> str | None:
@@ -370,6 +371,8 @@ class _Extractor:
         self.aliases: dict[str, str] = {}  # name bound by a kept import -> dotted path
         self.constants: set[str] = set()
         self.kernels: dict[str, ast.FunctionDef] = {}
+        # a top-level function no decorator makes a kernel, until `f = triton.jit(f)` does
+        self.undecorated: dict[str, ast.FunctionDef] = {}
         self.kernel_names: dict[str, str] = {}  # another name bound to a kernel -> the kernel
         self.kept: list[ast.stmt] = []
         # name bound by an import of an ANNOTATION_LIBRARIES module -> its dotted path
@@ -491,7 +494,10 @@ class _Extractor:
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             plain = all(isinstance(t, ast.Name) and t.id not in self.aliases for t in targets)
-            if plain and isinstance(node.value, ast.Name) and node.value.id in self.kernels:
+            jitted = self.jitted_by_a_call(node)
+            if jitted is not None:
+                self.take(jitted)
+            elif plain and isinstance(node.value, ast.Name) and node.value.id in self.kernels:
                 # another name for a kernel (gemlite's `swizzle_tile = swizzle_tile_v1`)
                 self.kernel_names.update({t.id: node.value.id for t in targets})
                 self.kept.append(ast.Assign(targets=targets, value=node.value, lineno=0))
@@ -507,6 +513,27 @@ class _Extractor:
                 node.decorator_list = [jit]
                 self.kernels[node.name] = node
                 self.kept.append(node)
+            elif not node.decorator_list:
+                self.undecorated[node.name] = node
+
+    def jitted_by_a_call(self, node: ast.Assign | ast.AnnAssign) -> ast.FunctionDef | None:
+        """`f = triton.jit(f)` (unsloth's RoPE kernels, jitted after their definition, then
+        `f = triton.heuristics(...)(f)`, which is dropped as its decorator would be): the
+        function `f` as if decorated so; None for any other assignment."""
+        call = node.value
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and isinstance(call, ast.Call)
+                and len(call.args) == 1 and isinstance(call.args[0], ast.Name)
+                and call.args[0].id == node.targets[0].id
+                and call.args[0].id in self.undecorated):
+            return None
+        decorator = ast.Call(func=call.func, args=[], keywords=call.keywords) \
+            if call.keywords else call.func
+        if not self.is_jit(decorator):
+            return None
+        function = self.undecorated.pop(call.args[0].id)
+        function.decorator_list = [decorator]
+        return function
 
     def take_star(self, node: ast.ImportFrom) -> None:
         """`from .utils import *` of another file of the kernel's package (gemlite's kernel
@@ -567,8 +594,9 @@ class _Extractor:
             return
         key = (self.filename, node.lineno)
         self.followed.switches[key] = len(alternatives)
-        self.followed.defines.setdefault(key, set()).update(
-            name for branch in alternatives for stmt in branch for name in _defined(stmt))
+        self.followed.defines.setdefault(key, set()).update(_switch_defines(node))
+        if triton_kernel_names(node):
+            self.followed.define_kernels.add(key)
         for stmt in map(_as_switch, alternatives[self.followed.choice.get(key, 0)]):
             if isinstance(stmt, (ast.If, ast.Try)):
                 self._take_definitions(stmt)
@@ -736,6 +764,13 @@ def _defined(stmt: ast.stmt) -> list[str]:
     return [t.id for t in targets if isinstance(t, ast.Name)]
 
 
+def _switch_defines(node: ast.If | ast.Try) -> set[str]:
+    """The names a switch binds at module level, in its nested switches too."""
+    return {name for branch in _alternatives(node) for stmt in map(_as_switch, branch)
+            for name in (_switch_defines(stmt) if isinstance(stmt, (ast.If, ast.Try))
+                         else _defined(stmt))}
+
+
 def _as_switch(stmt: ast.stmt) -> ast.stmt:
     """A module-level definition that chooses by a conditional expression (`X =
     tl.constexpr(a if C else b)`, `@triton.jit(do_not_specialize=a if C else b)`: fla's, on
@@ -868,17 +903,22 @@ def _extraction(source: bytes, filename: str, read, followed: _Followed) -> Extr
 
 def _switches_used(followed: _Followed, module: ExtractedModule | None, filename: str
                    ) -> list[tuple[str, int]]:
-    """The switches of `filename` itself (its kernels are what a launch names), and those of
-    followed files whose names the judge's `module` of it uses (every switch met, where it
-    could not be built): a helper's switch no kernel reaches changes nothing."""
+    """The switches of `filename` itself that define a kernel (a launch names it, though
+    nothing else may) or a name the judge's `module` of it uses, and those of followed files
+    whose names `module` uses (every switch met, where it could not be built): a switch no
+    kernel reaches changes nothing (unsloth's fp8.py has thirteen around its kernels, `try:
+    from transformers... import FP8Linear` / `except: FP8Linear = None` and the like, 2^13
+    combinations of the same kernels)."""
     if module is None:
         return list(followed.switches)
     used = {n.id for n in ast.walk(ast.parse(module.text))
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     keys = []
     for key, names in followed.defines.items():
-        prefix = followed.prefix(key[0])
-        if key[0] == filename or prefix is None or any(prefix + name in used for name in names):
+        own = key[0] == filename
+        prefix = "" if own else followed.prefix(key[0])
+        if prefix is None or (own and key in followed.define_kernels) \
+                or any(prefix + name in used for name in names):
             keys.append(key)
     return keys
 

@@ -1,0 +1,20 @@
+"""unsloth hunt: GEGLU's gate with tanh-approximate GELU (Gemma's gelu_pytorch_tanh): gelu(e) * g, (batch, seq, hidden)"""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH, SEQ, HIDDEN = 2, 16, 384
+
+
+class Model(nn.Module):
+    def forward(self, e, g):
+        return F.gelu(e, approximate="tanh") * g
+
+
+def get_inputs():
+    return [torch.randn(BATCH, SEQ, HIDDEN), torch.randn(BATCH, SEQ, HIDDEN)]
+
+
+def get_init_inputs():
+    return []
