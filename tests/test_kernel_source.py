@@ -450,6 +450,18 @@ def test_a_definition_that_chooses_by_a_conditional_expression_is_built_both_way
     assert all("tl.load(x_ptr) if PRECISION == 'tf32' else 0.0" in t for t in texts)
 
 
+def test_too_many_ways_to_try_name_why_the_first_did_not_build():
+    """A file whose first way does not build, with more switches than can be tried instead,
+    is refused with that way's reason, not only the count (unsloth's cross-entropy: its first
+    way's reason hidden behind thirteen switches)."""
+    switches = "".join(f"try:\n    from lib{n} import F{n}\nexcept ImportError:\n"
+                       f"    F{n} = None\n" for n in range(7))
+    text = ("import triton\nimport triton.language as tl\n" + switches +
+            "@triton.jit\ndef k(x):\n    tl.store(x, F0(tl.load(x)))\n")
+    with pytest.raises(NotExtractable, match="more than 64 combinations.*; the first way: k: names F0"):
+        extract(text.encode(), "k.py")
+
+
 def test_switches_of_the_kernel_s_own_file_that_no_kernel_reaches_are_taken_one_way(tmp_path):
     """unsloth's fp8.py guards its optional imports at module level (`try: from transformers...
     import FP8Linear` / `except: FP8Linear = None`, thirteen switches with nested ones) around

@@ -942,8 +942,10 @@ def extract(source: bytes, filename: str, read=_read) -> ExtractedModule:
     combinations = list(itertools.islice(itertools.product(
         *(range(first.switches[k]) for k in keys)), MAX_VARIANTS + 1))
     if len(combinations) > MAX_VARIANTS:
+        # where the first way did not build, its reason is the one a reader can act on
+        first_way = f"; the first way: {failure}" if failure else ""
         raise NotExtractable(f"{filename}: more than {MAX_VARIANTS} combinations of module-level "
-                             f"branches that define jit functions")
+                             f"branches that define jit functions{first_way}")
     for combination in combinations[1:]:
         try:
             built.append(_extraction(source, filename, read,
