@@ -39,6 +39,7 @@ from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.numerics.oracle import run_oracle
 from kdiff.sandbox.process import CandidateFailure, CandidateProcess, SandboxLimits
+from kdiff.sandbox.runnable import process_group
 from kdiff.verdicts.judge import as_a_judge
 
 
@@ -48,13 +49,12 @@ def group_cpu_seconds(group: int | None) -> float:
     if group is None:
         return 0.0
     ticks = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for pid in process_group(group):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue  # ended since the listing
-        if int(fields[2]) == group:  # pgrp; utime and stime follow at 11 and 12
-            ticks += int(fields[11]) + int(fields[12])
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
