@@ -421,7 +421,8 @@ def _cpu_arguments_in_place(interpreter) -> None:
     if to_host is None or back is None or getattr(to_host, "in_place", False):
         return
     import torch
-    copied = (tuple, *[kind for kind in [getattr(interpreter, "TensorDescriptor", None)] if kind])
+    descriptor = getattr(interpreter, "TensorDescriptor", None)
+    copied = (tuple, descriptor) if descriptor else (tuple,)
 
     def on_the_host(arg) -> bool:
         if not hasattr(arg, "data_ptr"):
