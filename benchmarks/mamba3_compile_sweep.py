@@ -101,6 +101,8 @@ def source(job):
     # and the initial states fp32; outputs and final states in the working dtype
     lows = dict.fromkeys(("q", "k", "v", "trap", "q_bias", "k_bias", "z", "out", "ST", "kT",
                           "vT", "thetaT", "dout", "dST", "dkT", "dvT", "qr", "kr"), low)
+    # the buffers the training step's kernels leave each other: forward.saved_dtype's
+    lows.update(dict.fromkeys(("hbuf", "ybuf", "dhbuf", "dqr", "dkr"), low))
     ints = dict(T=T, H=H, G=G, K=K, V=V, A=A)
     flags = dict(HAS_D=True, HAS_Z=True, BK2=K // 2)
     if job["kernel"] == "chunk_fwd":

@@ -24,7 +24,7 @@ warps; apart, 148 B and 52 B):
     dadt_j = sum_{r >= j} exp(la_r) dy_r . (S q'_r) + sum_{r >= j, s < j} (dP P)_rs
              + sum_{s < j} w_last_s v_s . dS k'_s + exp(la_last) <dS, S>
 
-storing dq' and dk' (fp32). rotate_bwd_kernel, one program per block of rows and head,
+storing dq' and dk' (forward.saved_dtype's precision). rotate_bwd_kernel, one program per block of rows and head,
 turns them back (R(theta)^T) into the gradients of q + q_bias and k + k_bias, and forms the
 phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's), with q' and k' formed again
 in fp32 from the stored phases. Apart, the chunk kernels hold neither the rotation's cosines
@@ -81,6 +81,7 @@ from kdiff.kernels.mamba3.forward import (
     load_halves_pair,
     mamba3_siso_forward,
     phase_tile,
+    saved_dtype,
     state_halves_offsets,
 )
 from kdiff.kernels.mamba3.ops import PI, load_halves, pair_offsets, sigmoid, state_tile, tanh64
@@ -113,11 +114,11 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
     """Grid (V-blocks, H, B): the state's gradient, walked backwards over the chunks from
     dST, the one dependence between chunks (qr: the forward's q', halves [B, T, H, K]); a
     row of dS depends on its own column of dY alone, so each program walks BV rows. dhbuf
-    [B * H, chunks, V, K] fp32 holds dS leaving each chunk as halves (state_halves_offsets),
-    and dS <- exp(la_last) dS + (exp(la) dY)^T Q' enters the chunk before. The state
-    entering the first chunk is S_init + prev0 v_init k_init^T: from its gradient, dS0 [B,
-    H, V, K], dv0 [B, H, V], and each V-block's share of dk0 [B * H, V-blocks, K] and of
-    dprev0 [B * H, V-blocks] (fp32)."""
+    [B * H, chunks, V, K] (saved_dtype's) holds dS leaving each chunk as halves
+    (state_halves_offsets), and dS <- exp(la_last) dS + (exp(la) dY)^T Q' enters the chunk
+    before. The state entering the first chunk is S_init + prev0 v_init k_init^T: from its
+    gradient, dS0 [B, H, V, K], dv0 [B, H, V], and each V-block's share of dk0 [B * H,
+    V-blocks, K] and of dprev0 [B * H, V-blocks] (fp32)."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
@@ -128,8 +129,8 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
     for i in range(0, NC):
         c = NC - 1 - i
         doff = state_halves_offsets(bh, c, NC, V, K, cv, j)
-        tl.store(dhbuf + doff, dSe, mask=sm)
-        tl.store(dhbuf + doff + K // 2, dSo, mask=sm)
+        tl.store(dhbuf + doff, dSe.to(dhbuf.dtype.element_ty), mask=sm)
+        tl.store(dhbuf + doff + K // 2, dSo.to(dhbuf.dtype.element_ty), mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         first, second = halves_offsets(rows, H, h, K, j)
         qe = tl.load(qr + first, mask=rm[:, None] & jm[None, :], other=0.0)
@@ -176,10 +177,10 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     chunk (hbuf) and dS leaving it (state_bwd_kernel's dhbuf), and the pointwise ones; the
     products within the chunk are chunk_intra_bwd_kernel's, which adds them. Inputs as
     chunk_fwd_kernel's, with its STORE buffers; cotangents dout [B, T, H, V], dkT [B, H, K],
-    dvT [B, H, V]. Writes fp32: dqr, dkr [B, T, H, K] (of q', k', halves as qr's), dv, dz
-    [B, T, H, V], dadt, dscale [B, H, T], and dDc [B * H * chunks], each chunk's share of
-    dD; with HAS_Z, dz_flags [B * H * chunks] (store_flag's: NaN where the chunk's dz is not
-    finite)."""
+    dvT [B, H, V]. Writes dqr, dkr [B, T, H, K] (of q', k', halves as qr's; saved_dtype's),
+    and fp32: dv, dz [B, T, H, V], dadt, dscale [B, H, T], and dDc [B * H * chunks], each
+    chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] (store_flag's: NaN where the
+    chunk's dz is not finite)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
@@ -203,21 +204,22 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     last = t == T - 1
     # Each tile goes as soon as it has served, each result stored when formed: registers.
     hoff = state_halves_offsets(bh, c, NC + 1, V, K, cv, j)
-    Se = tl.load(hbuf + hoff, mask=sm, other=0.0)
-    So = tl.load(hbuf + hoff + K // 2, mask=sm, other=0.0)
+    Se = tl.load(hbuf + hoff, mask=sm, other=0.0).to(tl.float32)
+    So = tl.load(hbuf + hoff + K // 2, mask=sm, other=0.0).to(tl.float32)
     ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
     adt_out = tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
-    tl.store(dqr + first, e[:, None] * mm(dy, Se, DT), mask=pm)
-    tl.store(dqr + second, e[:, None] * mm(dy, So, DT), mask=pm)
+    GT: tl.constexpr = dqr.dtype.element_ty
+    tl.store(dqr + first, (e[:, None] * mm(dy, Se, DT)).to(GT), mask=pm)
+    tl.store(dqr + second, (e[:, None] * mm(dy, So, DT)).to(GT), mask=pm)
     doff = state_halves_offsets(bh, c, NC, V, K, cv, j)
-    dSe = tl.load(dhbuf + doff, mask=sm, other=0.0)
-    dSo = tl.load(dhbuf + doff + K // 2, mask=sm, other=0.0)
+    dSe = tl.load(dhbuf + doff, mask=sm, other=0.0).to(tl.float32)
+    dSo = tl.load(dhbuf + doff + K // 2, mask=sm, other=0.0).to(tl.float32)
     adt_state = carry * tl.sum(dSe * Se + dSo * So)
     dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
-    tl.store(dkr + first, wl[:, None] * mm(vt, dSe, DT)
-             + tl.where(last[:, None], dkTe[None, :], 0.0), mask=pm)
-    tl.store(dkr + second, wl[:, None] * mm(vt, dSo, DT)
-             + tl.where(last[:, None], dkTo[None, :], 0.0), mask=pm)
+    tl.store(dkr + first, (wl[:, None] * mm(vt, dSe, DT)
+                           + tl.where(last[:, None], dkTe[None, :], 0.0)).to(GT), mask=pm)
+    tl.store(dkr + second, (wl[:, None] * mm(vt, dSo, DT)
+                            + tl.where(last[:, None], dkTo[None, :], 0.0)).to(GT), mask=pm)
     kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
     u = tl.sum(vt * kd, 1)
     dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
@@ -234,6 +236,14 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     # of u times the terms (kdiff ORD-01 at normal + 1e4, PRC-03 at normal x 100: -2e10 where
     # the oracle has -0)
     tl.store(dadt + g, adt_out + exclusive_cumsum(wl * u, BT) + adt_state, mask=rm)
+
+
+@triton.jit
+def _add_to(ptr, offsets, mask, x):
+    """ptr[offsets] += x, summed in fp32 and stored in ptr's precision; returns the sum."""
+    total = tl.load(ptr + offsets, mask=mask, other=0.0).to(tl.float32) + x
+    tl.store(ptr + offsets, total.to(ptr.dtype.element_ty), mask=mask)
+    return total
 
 
 @triton.jit
@@ -264,21 +274,15 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
     dP = mm(dy, tl.trans(vt), DT)
     dQK = tl.where(causal, dP * decay * weight, 0.0)
     Gm = qk * decay * dP
-    tl.store(dscale + g, tl.load(dscale + g, mask=rm, other=0.0)
-             + tl.sum(tl.where(below, Gm, 0.0), 0), mask=rm)
+    _add_to(dscale, g, rm, tl.sum(tl.where(below, Gm, 0.0), 0))
     tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
-    tl.store(dadt + g, tl.load(dadt + g, mask=rm, other=0.0)
-             + rectangle_sums(tl.where(below, dP * P, 0.0), BT), mask=rm)
-    dvt = tl.load(dv + v_off, mask=tm, other=0.0) + mm(tl.trans(P), dy, DT)
-    tl.store(dv + v_off, dvt, mask=tm)
+    _add_to(dadt, g, rm, rectangle_sums(tl.where(below, dP * P, 0.0), BT))
+    dvt = _add_to(dv, v_off, tm, mm(tl.trans(P), dy, DT))
     store_flag(dv_flags, bh * tl.cdiv(T, BT) + c, count_nonfinite(dvt, tm))
-    tl.store(dqr + first, tl.load(dqr + first, mask=pm, other=0.0) + mm(dQK, ke, DT), mask=pm)
-    tl.store(dqr + second, tl.load(dqr + second, mask=pm, other=0.0) + mm(dQK, ko, DT),
-             mask=pm)
-    tl.store(dkr + first, tl.load(dkr + first, mask=pm, other=0.0)
-             + mm(tl.trans(dQK), qe, DT), mask=pm)
-    tl.store(dkr + second, tl.load(dkr + second, mask=pm, other=0.0)
-             + mm(tl.trans(dQK), qo, DT), mask=pm)
+    _add_to(dqr, first, pm, mm(dQK, ke, DT))
+    _add_to(dqr, second, pm, mm(dQK, ko, DT))
+    _add_to(dkr, first, pm, mm(tl.trans(dQK), qe, DT))
+    _add_to(dkr, second, pm, mm(tl.trans(dQK), qo, DT))
 
 
 @triton.jit
@@ -301,6 +305,8 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_
                                           rows, rm, H // G, h // G, K, j, jm, am,
                                           qbe, qbo, kbe, kbo)
     pm, _, _, dqe, dqo, dke, dko = load_halves_pair(dqr, dkr, rows, rm, H, h, K, j, jm)
+    dqe, dqo, dke, dko = dqe.to(tl.float32), dqo.to(tl.float32), dke.to(tl.float32), dko.to(
+        tl.float32)
     dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
     tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
              mask=rm[:, None] & am[None, :])
@@ -456,9 +462,10 @@ class Mamba3SISOFunction(torch.autograd.Function):
         dscale, dgamma = (torch.empty(B, H, T, **f32) for _ in range(2))
         C = ctx.chunk_size
         NC = triton.cdiv(T, C)
-        dhbuf = torch.empty(B * H, NC, V, K, **f32)
+        kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
+        dhbuf = torch.empty(B * H, NC, V, K, **kept)
         dDc = torch.empty(B * H * NC, **f32)
-        dqr, dkr = (torch.empty(B, T, H, K, **f32) for _ in range(2))
+        dqr, dkr = (torch.empty(B, T, H, K, **kept) for _ in range(2))
         BK2, BV = pair_block(K), max(16, triton.next_power_of_2(V))
         BVS = min(BV, STATE_BLOCK_V or BV)
         NVS = triton.cdiv(V, BVS)

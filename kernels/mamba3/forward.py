@@ -292,7 +292,7 @@ def halves_offsets(rows, H, h, K, j):
 
 @triton.jit
 def state_halves_offsets(bh, slot, slots, V, K, cv, j):
-    """Offsets of the first halves in state `slot` of a [B * H, slots, V, K] fp32 buffer of
+    """Offsets of the first halves in state `slot` of a [B * H, slots, V, K] buffer of
     states kept as halves (a row's even pair elements at j, its odd at K / 2 + j), so that a
     row's halves are contiguous: the training buffers hbuf and dhbuf."""
     return (bh * slots + slot) * V * K + cv[:, None] * K + j[None, :]
@@ -368,9 +368,9 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
                      HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
     """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with q' and k' as
     rotate_fwd_kernel's halves (qr, kr) in place of q, k, their biases and the phases.
-    STORE: what the backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] fp32 as
-    halves (state_halves_offsets), the state entering each chunk and the final one; ybuf
-    [B, T, H, V] fp32, y before the gate."""
+    STORE: what the backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] as halves
+    (state_halves_offsets), the state entering each chunk and the final one; ybuf [B, T, H,
+    V], y before the gate; both in saved_dtype's precision."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
@@ -392,8 +392,8 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     for c in range(0, NC):
         if STORE:
             hoff = state_halves_offsets(bh, c, NC + 1, V, K, cv, j)
-            tl.store(hbuf + hoff, Se, mask=sm)
-            tl.store(hbuf + hoff + K // 2, So, mask=sm)
+            tl.store(hbuf + hoff, Se.to(hbuf.dtype.element_ty), mask=sm)
+            tl.store(hbuf + hoff + K // 2, So.to(hbuf.dtype.element_ty), mask=sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         _, _, _, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
@@ -408,7 +408,7 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
         if HAS_D:
             y = y + d_h * vt
         if STORE:
-            tl.store(ybuf + v_off, y, mask=tm)
+            tl.store(ybuf + v_off, y.to(ybuf.dtype.element_ty), mask=tm)
         if HAS_Z:
             y = y * silu(tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32))
         tl.store(out + v_off, y.to(out.dtype.element_ty), mask=tm)
@@ -421,8 +421,8 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
     if STORE:
         hoff = state_halves_offsets(bh, NC, NC + 1, V, K, cv, j)
-        tl.store(hbuf + hoff, Se, mask=sm)
-        tl.store(hbuf + hoff + K // 2, So, mask=sm)
+        tl.store(hbuf + hoff, Se.to(hbuf.dtype.element_ty), mask=sm)
+        tl.store(hbuf + hoff + K // 2, So.to(hbuf.dtype.element_ty), mask=sm)
     # the last token's value
     last = b.to(tl.int64) * T + T - 1
     vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)
@@ -447,6 +447,17 @@ def check_shapes(q, k, v, angles, states: States) -> None:
 def new_states(states: States, dtype: torch.dtype) -> States:
     """Empty final states shaped as `states`, in the working dtype."""
     return States(*(torch.empty_like(s, dtype=dtype) for s in states))
+
+
+def saved_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The precision of the tensors one kernel of the training step leaves for another (the
+    states entering each chunk and their gradients, y before its gate, the gradients of q'
+    and k'): bf16 in bf16. Each is rounded once more to the working precision, as the
+    reference's own operations round every result, and the tile products that read the
+    states round them to it anyway (tile_ops.mm); at the paper's 16 x 2048 they move 3.5 GB
+    less than in fp32. fp16 keeps fp32: its range ends at 65504, where a state or gradient
+    that the reference holds need not."""
+    return torch.bfloat16 if dtype == torch.bfloat16 else torch.float32
 
 
 class Saved(NamedTuple):
@@ -507,8 +518,8 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     NC = triton.cdiv(T, chunk_size)
     saved = [None, None]
     if store:
-        saved = [torch.empty(B * H, NC + 1, V, K, dtype=torch.float32, device=q.device),
-                 torch.empty(B, T, H, V, dtype=torch.float32, device=q.device)]
+        kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
+        saved = [torch.empty(B * H, NC + 1, V, K, **kept), torch.empty(B, T, H, V, **kept)]
     phases = launch_phases(args[8], args[4], states.angle, final.angle)
     qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
     kr = torch.empty_like(qr)
