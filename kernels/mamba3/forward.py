@@ -68,10 +68,13 @@ from kdiff.kernels.mamba3.reference import States
 # and 16 B in bf16 at one stage; Triton's default of 3 stages needed 246 kB of shared memory in
 # fp32 (over sm_90's 227 kB: the launch failed on an H100 at these sizes) and 49 kB at one;
 # at 4 warps 18 kB of spills in fp32.
-WARPS = {"forward": {"fp32": 8, "low": 4}, "backward": {"fp32": 8, "low": 8},
-         "state": {"fp32": 8, "low": 8}}
-STAGES = {"forward": {"fp32": 1, "low": 1}, "backward": {"fp32": 1, "low": 1},
-          "state": {"fp32": 1, "low": 1}}
+# chunk_fwd_kernel with STORE, the training step's forward ("train"), also stores the state
+# entering each chunk and y: bf16 at BV 64 spills 1,124 B a thread at 4 warps and 672 B at 8
+# (Triton 3.6, sm_90; 468 B at 4 warps without STORE).
+WARPS = {"forward": {"fp32": 8, "low": 4}, "train": {"fp32": 8, "low": 4},
+         "backward": {"fp32": 8, "low": 8}, "state": {"fp32": 8, "low": 8}}
+STAGES = {"forward": {"fp32": 1, "low": 1}, "train": {"fp32": 1, "low": 1},
+          "backward": {"fp32": 1, "low": 1}, "state": {"fp32": 1, "low": 1}}
 
 
 # chunk_fwd_kernel's V-block: the widest of these whose grid (V-blocks x heads x sequences)
@@ -93,8 +96,8 @@ def forward_block_v(sequence_heads: int, V: int, device: torch.device) -> int:
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
-    """The launch options of `kernel` ("forward", "backward": the chunk kernels; "state":
-    state_bwd_kernel) in `dtype`."""
+    """The launch options of `kernel` ("forward", "train": chunk_fwd_kernel without and with
+    STORE; "backward": the backward's chunk kernels; "state": state_bwd_kernel) in `dtype`."""
     key = "fp32" if dtype == torch.float32 else "low"
     return {"num_warps": WARPS[kernel][key], "num_stages": STAGES[kernel][key]}
 
@@ -533,7 +536,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
         qr, kr, *args[2:6], *args[9:], *states[1:], out, final.ssm, final.v, *saved, T, H, K, V,
         BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
-        STORE=store, **launch("forward", q.dtype))
+        STORE=store, **launch("train" if store else "forward", q.dtype))
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
