@@ -66,8 +66,11 @@ def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
     u times its operands (the worst-case gamma_N term of the tolerance model, without the
     model's smallest-normal floor, which would swallow the whole subnormal range) or, in
     gradual underflow, by at most half the smallest subnormal (IEEE 754: the absolute spacing
-    there is the smallest subnormal). Where |oracle| exceeds this, every honest order keeps a
-    non-zero result of the oracle's sign."""
+    there is the smallest subnormal). For an output defined modulo a period (an angle), where
+    its exact value is within the arithmetic bound of a whole turn an honest order may land
+    on the other side of the turn, at a rounding of the period's size
+    (Evaluation.turn_roundings): every subnormal there, 0 and the period are one angle. Where
+    |oracle| exceeds this, every honest order keeps a non-zero result of the oracle's sign."""
     depth = ev.oracle.depths[i]
     relative = (tolerance.bound(ev.oracle.magnitudes[i], depth, ev.dtype,
                                 tolerance.BoundModel.WORST_CASE, ev.quantizations()[i])
@@ -77,7 +80,8 @@ def honest_margin(ev: Evaluation, i: int) -> torch.Tensor:
     finfo = torch.finfo(stored.to_real() if stored.is_complex else
                         stored if stored.is_floating_point else ev.dtype)
     underflow = depth * finfo.tiny * finfo.eps / 2  # smallest subnormal = tiny * eps
-    return relative.cpu().clamp_min(0) + underflow
+    turn = ev.turn_roundings(tolerance.BoundModel.WORST_CASE)[i]
+    return relative.cpu().clamp_min(0) + underflow + (0.0 if turn is None else turn.cpu())
 
 
 def subnormal_draw(templates: list[gen.InputTemplate], chosen: list[int] | set[int],

@@ -4,6 +4,7 @@ native check accepts both. A reference that keeps no subnormal result makes the 
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 import torch
@@ -57,3 +58,36 @@ def test_no_subnormal_result_is_a_skip(tmp_path: Path):
         result = SubnormalHandling().run(GateContext(load_problem(problem), unused))
     assert result.status is Status.SKIP, result.detail
     assert "keeps no subnormal result" in result.detail
+
+
+class _PhaseWalk(torch.nn.Module):
+    """An angle state as Mamba-3's: steps added one at a time, each sum reduced modulo 2 pi."""
+
+    def forward(self, theta, steps):
+        for step in steps.unbind(-1):
+            theta = torch.remainder(theta + step, 2 * math.pi)
+        return theta
+
+
+def test_an_angle_within_rounding_of_a_turn_is_not_judged_for_flushes():
+    """A walk of subnormal steps that ends at a subnormal angle: within the arithmetic bound
+    of the turn at 0, where an honest order may land on its other side (2 pi - tiny, rounded
+    to 2 pi: the same angle as 0). Declared an angle, the output's margin takes in a rounding
+    of the period there, and no flush is judged; undeclared, the subnormal is judged. (The
+    walk of a Mamba-3 angle state wraps at such dips: 2 pi absorbs the next step and the
+    remainder gives 0, so the reference's subnormal angle can be one that the exact sum, -1e-39
+    here, does not have.)"""
+    from kdiff.gates.exc02_subnormal import honest_margin
+    from kdiff.judging.context import Evaluation
+    from kdiff.numerics.oracle import run_oracle
+    theta = torch.tensor([1e-39])
+    steps = torch.tensor([[2e-39, -1e-39]])
+    reference = [_PhaseWalk()(theta, steps)]
+    assert bool(is_subnormal(reference[0]).all())
+    oracle = run_oracle(_PhaseWalk().double(), [theta, steps])
+    judged = {}
+    for declared in (True, False):
+        ev = Evaluation(oracle, reference, torch.float32,
+                        periods={0: 2 * math.pi} if declared else {})
+        judged[declared] = bool((oracle.values[0].abs() > honest_margin(ev, 0)).any())
+    assert judged == {True: False, False: True}
