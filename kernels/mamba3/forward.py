@@ -72,7 +72,7 @@ from kdiff.kernels.mamba3.reference import States
 # entering each chunk and y: bf16 at BV 64 spills 1,124 B a thread at 4 warps and 672 B at 8
 # (Triton 3.6, sm_90; 468 B at 4 warps without STORE).
 WARPS = {"forward": {"fp32": 8, "low": 4}, "train": {"fp32": 8, "low": 4},
-         "backward": {"fp32": 8, "low": 8}, "state": {"fp32": 8, "low": 8}}
+         "backward": {"fp32": 8, "low": 4}, "state": {"fp32": 8, "low": 4}}
 STAGES = {"forward": {"fp32": 1, "low": 1}, "train": {"fp32": 1, "low": 1},
           "backward": {"fp32": 1, "low": 1}, "state": {"fp32": 1, "low": 1}}
 
