@@ -1,5 +1,6 @@
 """The float64 oracle's traced depth and magnitude, on operations whose answers are known."""
 import _thread
+import math
 import signal
 import threading
 import time
@@ -572,6 +573,25 @@ def test_a_square_of_a_cancelled_value_is_judged_against_its_error_squared():
     assert honest[:, 0].max() > 0
     assert _within_half_the_bound(honest, r) <= 1.0
     assert _within_half_the_bound(_centred(a.bfloat16()).float() ** 2, r) > 1.0
+
+
+def test_a_remainder_carries_its_operands_errors_across_a_wrap():
+    """x mod p moves with x at slope 1 and with p at slope -n between wraps. An angle walk of
+    tiny steps that dips below 0 lands at 2 pi (the remainder of -1e-39), where the next
+    step rounds at the size of 2 pi: the result carries that 2 pi, twice over (the wrap and
+    the step after it), and no more. A central difference across the wrap measured the jump
+    instead (3.3e6 here) or, a period wide, nothing. fmod of 7 by 2 (n = 3): 1 + 7 + 3 x 2."""
+    def walk(theta, steps):
+        for step in steps.unbind(-1):
+            theta = torch.remainder(theta + step, 2 * math.pi)
+        return theta
+
+    r = run_oracle(Lambda(walk), [torch.tensor([1e-39]),
+                                  torch.tensor([[-2e-39, -5e-39, 3e-39, 2e-39]])])
+    assert 0 < float(r.values[0]) < torch.finfo(torch.float32).tiny  # the reference's subnormal
+    assert math.isclose(float(r.magnitudes[0]), 2 * 2 * math.pi, rel_tol=1e-6)
+    r = run_oracle(Lambda(torch.fmod), [torch.tensor([7.0]), torch.tensor([2.0])])
+    assert float(r.magnitudes[0]) == 1 + 7 + 3 * 2
 
 
 @pytest.mark.gpu

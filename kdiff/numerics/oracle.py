@@ -363,6 +363,31 @@ SQUARES = {aten.pow.Tensor_Scalar, aten.pow_.Scalar}  # torch.square is pow(x, 2
 # kernel's rounding of the cancelling terms by almost nothing.
 WRITTEN_OUT = {**softmax_backward.FORMULAS, **normalisation_backward.FORMULAS}
 
+# x mod p = x - n p, n an integer constant between wraps (floor(x / p) for remainder, its
+# truncation for fmod): slope 1 in x and -n in p wherever it is continuous, so the result's
+# magnitude is |out| + M_x + |n| M_p. A central difference across a wrap measured the jump
+# instead (2 pi over a step of 2^-20 M: 3.3e6 from an angle of 2 pi) or, with a step near a
+# period, nothing at all: a Mamba-3 angle state whose walk had passed 2 pi (the error of
+# 2 pi + a turn is a rounding at 2 pi) kept the magnitude of its last few turns, 1e-17.
+REMAINDERS = {aten.remainder.Tensor, aten.remainder.Scalar, aten.remainder_.Tensor,
+              aten.remainder_.Scalar, aten.fmod.Tensor, aten.fmod.Scalar, aten.fmod_.Tensor,
+              aten.fmod_.Scalar}
+
+
+def _remainder_magnitude(flat: list, known: list, out: torch.Tensor) -> torch.Tensor:
+    """|out| + M_x + |n| M_p of out = x mod p (REMAINDERS): `flat` the operands before the op
+    ran, `known` their traces (None for a number)."""
+    total = own_scale(out)
+    if known[0] is not None:
+        total = total + known[0].magnitude.to(total.device)
+    x, p = flat[0], flat[1]
+    if isinstance(p, torch.Tensor) and known[1] is not None:
+        turns = torch.nan_to_num(((x.detach() - out.detach()) / p.detach()).round().abs(),
+                                 nan=0.0, posinf=0.0)
+        total = total + turns * known[1].magnitude.to(total.device)
+    return total
+
+
 # Sign pattern of the second direction the finite differences of a mixing op take (below).
 _SIGNS_SEED = 20261203
 
@@ -973,6 +998,9 @@ class MagnitudeTracer(EagerDispatchMode):
             magnitudes = written.magnitude(
                 lambda t: self.lookup(t).magnitude, lambda t: self.lookup(t).depth,
                 lambda depth: relative_error(depth, self.arithmetic, quantization))
+        elif func in REMAINDERS:
+            magnitudes = _remainder_magnitude(before, known, out)
+            local = self._local_depth(func, args, kwargs, float_args, float_outs)
         elif _is_data_movement(func):
             magnitudes = COMPONENT_VIEWS[func](m_args[0][0]) if func in COMPONENT_VIEWS \
                 else func(*m_args[0], **m_args[1])
