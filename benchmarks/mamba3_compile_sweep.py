@@ -103,7 +103,6 @@ def source(job):
                           "vT", "thetaT", "dout", "dST", "dkT", "dvT", "qr", "kr"), low)
     # the buffers the training step's kernels leave each other: forward.saved_dtype's
     lows.update(dict.fromkeys(("hbuf", "ybuf", "dhbuf", "dqr", "dkr"), low))
-    lows.update(dq=low, dk=low)  # rotate_bwd_kernel's sums over the heads
     ints = dict(T=T, H=H, G=G, K=K, V=V, A=A)
     flags = dict(HAS_D=True, HAS_Z=True, BK2=K // 2)
     if job["kernel"] == "chunk_fwd":

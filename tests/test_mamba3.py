@@ -233,14 +233,13 @@ def test_triton_forward_matches_the_oracle(T, C, monkeypatch):
 
 def record_backward_fallbacks(monkeypatch, force: bool = False) -> list:
     """Every fallback decision of the chunked backward calls that follow, as ints; with
-    `force`, every call takes the token-by-token backward (the decision's flag set in place,
-    so that the head sums after it read it too)."""
+    `force`, every call takes the token-by-token backward."""
     decisions = []
     real = m3_backward.recurrent_backward
 
     def recording(*args, when, **kwargs):
         if force:
-            when.fill_(1)
+            when = torch.ones_like(when)
         decisions.append(int(when.item()))
         return real(*args, when=when, **kwargs)
     monkeypatch.setattr(m3_backward, "recurrent_backward", recording)
@@ -336,23 +335,10 @@ def test_a_nan_input_takes_the_token_by_token_path_with_the_oracles_mask(monkeyp
 
 def test_the_token_by_token_backward_matches_the_oracle(monkeypatch):
     """The backward's fallback forced on finite inputs: every gradient within N_bwd (module
-    docstring) of the oracle's, over two chunks, grouped heads and a V-block wider than V;
-    the sums over the heads and the biases' too, whatever the chunked rotation left in them
-    (NaN here)."""
+    docstring) of the oracle's, over two chunks, grouped heads and a V-block wider than V."""
     B, T, Hqk, G, K, V, C = 2, 12, 1, 2, 8, 12, 8
     args, states = recurrence_args(B, T, Hqk, G, K, V, seed=13)
     fallbacks = record_backward_fallbacks(monkeypatch, force=True)
-
-    class SpoiledRotation:  # rotate_bwd_kernel[grid](...), then NaN in its sums
-        def __getitem__(self, grid):
-            def launch(*a, **kw):
-                real_rotation[grid](*a, **kw)
-                for sums in a[7:11]:  # dq, dk, dq_part, dk_part
-                    sums.fill_(math.nan)
-            return launch
-
-    real_rotation = m3_backward.rotate_bwd_kernel
-    monkeypatch.setattr(m3_backward, "rotate_bwd_kernel", SpoiledRotation())
     _, got = forward_backward(lambda *a: mamba3_siso(*a, chunk_size=C), args, states,
                               torch.float32)
     assert fallbacks == [1]
@@ -409,9 +395,7 @@ def test_the_backwards_flags_mark_the_blocks_whose_gradients_are_not_finite(monk
     """The fallback decides on flags the kernels set where they form dq, dk (a block of rows),
     dv and dz (a chunk), rather than reading those gradients again: with a NaN in the output's
     cotangent, each block's flag is NaN exactly where its part of the chunked gradients
-    (before the fallback overwrites them; dq and dk as the rotation reads them, dq' and dk',
-    whose rotations are non-finite where they are) holds a NaN or an Inf, and the call falls
-    back."""
+    (before the fallback overwrites them) holds a NaN or an Inf, and the call falls back."""
     B, T, Hqk, G, K, V, C = 1, 20, 1, 2, 8, 8, 8
     args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
     seen = {}
@@ -421,22 +405,13 @@ def test_the_backwards_flags_mark_the_blocks_whose_gradients_are_not_finite(monk
         return real_flag(*tensors)
 
     def grads_of(*a, when, **kw):
-        seen["grads"] = [g.clone() for g in a[14][2:4]]  # dv, dz per head
+        seen["grads"] = [g.clone() for g in a[14][:4]]  # dq, dk, dv, dz per head
         seen["when"] = int(when.item())
         return real_backward(*a, when=when, **kw)
 
-    class RotationInputs:  # rotate_bwd_kernel[grid](...), its dq' and dk' kept
-        def __getitem__(self, grid):
-            def launch(*a, **kw):
-                seen["rotated"] = [a[5].clone(), a[6].clone()]
-                return real_rotation[grid](*a, **kw)
-            return launch
-
     real_flag, real_backward = m3_backward.fallback_flag, m3_backward.recurrent_backward
-    real_rotation = m3_backward.rotate_bwd_kernel
     monkeypatch.setattr(m3_backward, "fallback_flag", flags_of)
     monkeypatch.setattr(m3_backward, "recurrent_backward", grads_of)
-    monkeypatch.setattr(m3_backward, "rotate_bwd_kernel", RotationInputs())
     leaves = [x.clone().requires_grad_() for x in [*args, *states]]
     out, *final = flat(mamba3_siso(*leaves[:11], States(*leaves[11:]), chunk_size=C))
     dout = torch.randn_like(out)
@@ -445,8 +420,7 @@ def test_the_backwards_flags_mark_the_blocks_whose_gradients_are_not_finite(monk
                         allow_unused=True)
     assert seen["when"] == 1
     qk_flags, dv_flags, dz_flags = seen["flags"]
-    dv, dz = seen["grads"]
-    dq, dk = seen["rotated"]
+    dq, dk, dv, dz = seen["grads"]
     H = dv.shape[2]
 
     def blocks(x, rows):  # [B, T, H, :] -> whether each (b, h, block of rows) is non-finite
@@ -631,9 +605,7 @@ clean = [q, k, v, adt, dt, trap, qb, kb, angles, D, z, *states]
 real = backward.recurrent_backward
 force = False
 def gated(*args, when, **kwargs):
-    if force:
-        when.fill_(1)  # in place: the head sums after it read the same flag
-    return real(*args, when=when, **kwargs)
+    return real(*args, when=torch.ones_like(when) if force else when, **kwargs)
 backward.recurrent_backward = gated
 def grads(fn, xs, dtype, device):
     xs = [x.to(device, dtype, copy=True).requires_grad_() for x in xs]

@@ -24,13 +24,15 @@ warps; apart, 148 B and 52 B):
     dadt_j = sum_{r >= j} exp(la_r) dy_r . (S q'_r) + sum_{r >= j, s < j} (dP P)_rs
              + sum_{s < j} w_last_s v_s . dS k'_s + exp(la_last) <dS, S>
 
-storing dq' and dk' (forward.saved_dtype's precision). rotate_bwd_kernel, one program per
-block of rows and key head, turns each of its heads' back (R(theta)^T) into the gradients of
-q + q_bias and k + k_bias, and forms the phase gradient of each pair, -dq'_0 q'_1 + dq'_1
-q'_0 (and k's), with q' and k' formed again in fp32 from the stored phases; it sums the heads
-that share a key head (dq, dk, in the working dtype) and, per block, each head's rows (the
-biases' gradients). Apart, the chunk kernels hold neither the rotation's cosines and sines
-nor its fp32 keys beside their tile products.
+storing dq' and dk' (forward.saved_dtype's precision). rotate_bwd_kernel, one program per block of rows and head,
+turns them back (R(theta)^T) into the gradients of q + q_bias and k + k_bias, and forms the
+phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's), with q' and k' formed again
+in fp32 from the stored phases. Apart, the chunk kernels hold neither the rotation's cosines
+and sines nor its fp32 keys beside their tile products.
+
+head_sums_kernel, one program per block of rows and key head, reads those per head once
+more: their sums over the heads that share a key head (dq, dk, in the working dtype) and,
+per block, over the sequence (the biases' gradients).
 
 gates_bwd_kernel, one program per (head, sequence), walks the chunks backwards with the
 running sum of the phase gradients (the phase is a running sum of pi tanh(angles) dt; the mod
@@ -39,7 +41,7 @@ chain rule: gamma_t = lam_t dt_t, scale_t = gamma_t + (1 - lam_{t+1}) dt_{t+1},
 prev0 = (1 - lam_0) dt_0, lam = sigmoid(trap).
 
 Deterministic: no atomics; the sums over the chunks (D), the batch (biases, D) and the heads
-sharing a key head are in a fixed order: rotate_bwd_kernel's over the heads and a block's
+sharing a key head are in a fixed order: head_sums_kernel's over the heads and a block's
 rows, then fixed-order torch reductions of per-program partials.
 
 Non-finite values: the chunked gradients are exact only for finite values (0 * Inf in the
@@ -91,6 +93,11 @@ from kdiff.kernels.mamba3.reference import States
 # V gives 32 programs of 256 steps each; blocks of rows give more programs, each reading the
 # same q' tiles. Not yet timed (benchmarks/mamba3_profile.py --parts state_block_sweep).
 STATE_BLOCK_V: int | None = None
+
+# head_sums_kernel's rows a program: a [32, K <= 256] fp32 tile and its sum on 4 warps. The
+# kernel moves dq and dk once (read per head, written per key head in the working dtype); the
+# three torch reductions and the cast it replaces read them three times.
+HEAD_SUM_ROWS = 32
 
 
 @triton.jit
@@ -279,64 +286,48 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
 
 
 @triton.jit
-def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dq_part, dk_part, dtheta,
-                      qk_flags, T, H, G, K, A, BT: tl.constexpr, BK2: tl.constexpr):
-    """Grid (blocks of BT rows, H // G, B): for each of key head hq's G heads in turn, the
-    chunk kernels' dq', dk' (dqr, dkr, halves) turned back (R(theta)^T) into the gradients of
-    q + q_bias and k + k_bias, and the phase gradients dtheta [B, T, H, A], from q' and k'
-    formed again in fp32 from the stored phases (as chunk_keys forms them everywhere). The
-    heads' gradients summed in order into dq, dk [B, T, H // G, K] (their dtype), each
-    head's rows of the block into dq_part, dk_part [B, blocks, H, K] fp32 (the biases'
-    gradients, once the blocks are summed), and qk_flags [B * H * blocks] (store_flag's, of
-    each head's dq and dk): no per-head gradient leaves the kernel."""
-    c, hq, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_flags,
+                      T, H, G, K, A, BT: tl.constexpr, BK2: tl.constexpr):
+    """Grid (blocks of BT rows, H, B): the chunk kernels' dq', dk' (dqr, dkr, halves) turned
+    back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, fp32), and the phase
+    gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
+    (as chunk_keys forms them everywhere); qk_flags [B * H * blocks] (store_flag's, of the
+    block's dq and dk)."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     j, jm = pair_offsets(K, BK2)
     am = j < A
+    qbe, qbo = load_halves(q_bias, h * K, j, jm)
+    kbe, kbo = load_halves(k_bias, h * K, j, jm)
     t = c * BT + tl.arange(0, BT)
     rm = t < T
-    pm = rm[:, None] & jm[None, :]
     rows = b.to(tl.int64) * T + t
-    block = b.to(tl.int64) * tl.cdiv(T, BT) + c
-    sums = tl.zeros([BT, BK2], dtype=tl.float32)
-    dq0s, dq1s, dk0s, dk1s = sums, sums, sums, sums
-    for g in range(0, G):
-        h = hq * G + g
-        qbe, qbo = load_halves(q_bias, h * K, j, jm)
-        kbe, kbo = load_halves(k_bias, h * K, j, jm)
-        cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
-                                              rows, rm, H // G, hq, K, j, jm, am,
-                                              qbe, qbo, kbe, kbo)
-        _, _, _, dqe, dqo, dke, dko = load_halves_pair(dqr, dkr, rows, rm, H, h, K, j, jm)
-        dqe, dqo, dke, dko = (dqe.to(tl.float32), dqo.to(tl.float32), dke.to(tl.float32),
-                              dko.to(tl.float32))
-        dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
-        tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
-                 mask=rm[:, None] & am[None, :])
-        dq0 = tl.where(pm, tl.where(am[None, :], dqe * cos + dqo * sin, dqe), 0.0)
-        dq1 = tl.where(pm, tl.where(am[None, :], dqo * cos - dqe * sin, dqo), 0.0)
-        dk0 = tl.where(pm, tl.where(am[None, :], dke * cos + dko * sin, dke), 0.0)
-        dk1 = tl.where(pm, tl.where(am[None, :], dko * cos - dke * sin, dko), 0.0)
-        dq0s, dq1s, dk0s, dk1s = dq0s + dq0, dq1s + dq1, dk0s + dk0, dk1s + dk1
-        part = (block * H + h) * K
-        _store_pairs(dq_part, part, j, jm, tl.sum(dq0, 0), tl.sum(dq1, 0))
-        _store_pairs(dk_part, part, j, jm, tl.sum(dk0, 0), tl.sum(dk1, 0))
-        store_flag(qk_flags, (b * H + h) * tl.cdiv(T, BT) + c,
-                   count_nonfinite(dq0, pm) + count_nonfinite(dq1, pm)
-                   + count_nonfinite(dk0, pm) + count_nonfinite(dk1, pm))
-    d_off = ((rows * (H // G) + hq) * K)[:, None]
-    _store_pairs(dq, d_off, j, pm, dq0s.to(dq.dtype.element_ty), dq1s.to(dq.dtype.element_ty))
-    _store_pairs(dk, d_off, j, pm, dk0s.to(dk.dtype.element_ty), dk1s.to(dk.dtype.element_ty))
+    cos, sin, qe, qo, ke, ko = chunk_keys(q, k, phase_tile(phase, rows, rm, H, h, A, j, am),
+                                          rows, rm, H // G, h // G, K, j, jm, am,
+                                          qbe, qbo, kbe, kbo)
+    pm, _, _, dqe, dqo, dke, dko = load_halves_pair(dqr, dkr, rows, rm, H, h, K, j, jm)
+    dqe, dqo, dke, dko = dqe.to(tl.float32), dqo.to(tl.float32), dke.to(tl.float32), dko.to(
+        tl.float32)
+    dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
+    tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
+             mask=rm[:, None] & am[None, :])
+    d_off = ((rows * H + h) * K)[:, None]
+    dq0 = tl.where(am[None, :], dqe * cos + dqo * sin, dqe)
+    dq1 = tl.where(am[None, :], dqo * cos - dqe * sin, dqo)
+    dk0 = tl.where(am[None, :], dke * cos + dko * sin, dke)
+    dk1 = tl.where(am[None, :], dko * cos - dke * sin, dko)
+    _store_pairs(dq, d_off, j, pm, dq0, dq1)
+    _store_pairs(dk, d_off, j, pm, dk0, dk1)
+    store_flag(qk_flags, (b * H + h) * tl.cdiv(T, BT) + c,
+               count_nonfinite(dq0, pm) + count_nonfinite(dq1, pm)
+               + count_nonfinite(dk0, pm) + count_nonfinite(dk1, pm))
 
 
 @triton.jit
-def head_sums_kernel(dh, out, partial, when, T, H, G, K, BT: tl.constexpr, BK: tl.constexpr):
-    """Grid (blocks of BT rows, H // G, B), nothing unless when[0] != 0 (the token-by-token
-    backward ran and wrote dh). dh [B, T, H, K] fp32, a gradient per head (of q + q_bias or
-    k + k_bias): the G heads of key head hq summed in order into out [B, T, H // G, K] (its
-    dtype), and each head's BT rows into partial [B, blocks, H, K] fp32 (the bias's
-    gradient, once the blocks are summed), as rotate_bwd_kernel writes them."""
-    if tl.load(when) == 0:
-        return
+def head_sums_kernel(dh, out, partial, T, H, G, K, BT: tl.constexpr, BK: tl.constexpr):
+    """Grid (blocks of BT rows, H // G, B). dh [B, T, H, K] fp32, a gradient per head (of
+    q + q_bias or k + k_bias): the G heads of key head hq summed in order into out [B, T,
+    H // G, K] (its dtype), and each head's BT rows into partial [B, blocks, H, K] fp32 (the
+    bias's gradient, once the blocks are summed). One read of dh for both sums."""
     c, hq, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     t = c * BT + tl.arange(0, BT)
     kk = tl.arange(0, BK)
@@ -352,6 +343,19 @@ def head_sums_kernel(dh, out, partial, when, T, H, G, K, BT: tl.constexpr, BK: t
         tl.store(partial + (block * H + h) * K + kk, tl.sum(x, axis=0), mask=km)
     tl.store(out + ((rows * (H // G) + hq) * K)[:, None] + kk[None, :],
              acc.to(out.dtype.element_ty), mask=m)
+
+
+def head_sums(dh: torch.Tensor, G: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """head_sums_kernel on dh [B, T, H, K]: (the sum over each key head's G heads [B, T,
+    H // G, K] in `dtype`, the sum over the batch and the sequence [H, K] fp32)."""
+    B, T, H, K = dh.shape
+    out = torch.empty(B, T, H // G, K, dtype=dtype, device=dh.device)
+    partial = torch.empty(B, triton.cdiv(T, HEAD_SUM_ROWS), H, K, dtype=torch.float32,
+                          device=dh.device)
+    head_sums_kernel[(triton.cdiv(T, HEAD_SUM_ROWS), H // G, B)](
+        dh, out, partial, T, H, G, K, BT=HEAD_SUM_ROWS, BK=triton.next_power_of_2(K),
+        num_warps=4)
+    return out, partial.sum((0, 1))  # a fixed order: deterministic
 
 
 @triton.jit
@@ -400,8 +404,7 @@ class HeadGradients(NamedTuple):
     """The backward's fp32 results per head, before the sums over the batch (the biases, D)
     and over the heads that share a key head: what the chunk kernels and gates_bwd_kernel
     write, and what the token-by-token fallback (recurrent.recurrent_backward) overwrites.
-    dq, dk [B, T, H, K] (of q + q_bias, k + k_bias; the fallback's alone: rotate_bwd_kernel
-    sums the heads as it forms them), dv, dz [B, T, H, V], dadt, ddt, dtrap
+    dq, dk [B, T, H, K] (of q + q_bias, k + k_bias), dv, dz [B, T, H, V], dadt, ddt, dtrap
     [B, H, T], dangles [B, T, H, A], dD [B * H] (each sequence's share), then the initial
     states' gradients as reference.States."""
     dq: torch.Tensor
@@ -488,14 +491,9 @@ class Mamba3SISOFunction(torch.autograd.Function):
             saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr, dkr, grads.dv, grads.dadt,
             dscale, dgamma, dv_flags, T, H, K, V, BT=C, BK2=BK2, BV=BV, HAS_Z=has_z,
             **launch("backward", q.dtype))
-        # the heads' sums written once, in the working dtype: per-head fp32 gradients read
-        # back for them moved 2 GB at 16 x 2048
-        dq, dk = (torch.empty(B, T, Hq, K, dtype=x.dtype, device=x.device) for x in (q, k))
-        dq_part, dk_part = (torch.empty(B, triton.cdiv(T, ROTATE_ROWS), H, K, **f32)
-                            for _ in range(2))
-        rotate_bwd_kernel[(triton.cdiv(T, ROTATE_ROWS), Hq, B)](
-            q, k, saved.phase, q_bias, k_bias, dqr, dkr, dq, dk, dq_part, dk_part, dtheta,
-            qk_flags, T, H, H // Hq, K, A, BT=ROTATE_ROWS, BK2=BK2, num_warps=ROTATE_WARPS)
+        rotate_bwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
+            q, k, saved.phase, q_bias, k_bias, dqr, dkr, grads.dq, grads.dk, dtheta, qk_flags,
+            T, H, H // Hq, K, A, BT=ROTATE_ROWS, BK2=BK2, num_warps=ROTATE_WARPS)
         torch.sum(dDc.view(B * H, NC), 1, out=grads.dD)  # a fixed order: deterministic
         gates_bwd_kernel[(H, B)](dt, trap, angles, dtheta, cot[1], dscale, dgamma, dprev0,
                                  grads.ddt, grads.dtrap, grads.dangles, grads.dtheta0, T, H, A,
@@ -507,18 +505,13 @@ class Mamba3SISOFunction(torch.autograd.Function):
         checked = (qk_flags, dv_flags, dz_flags if has_z else None, grads.dadt, grads.ddt,
                    grads.dtrap, grads.dangles, grads.dD, grads.dtheta0, grads.dS0, grads.dk0,
                    grads.dv0)
-        when = saved.fallback | fallback_flag(*checked)
         recurrent_backward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
                            States(theta0, S0, k0, v0), saved.phase, cot, grads,
-                           ctx.chunk_size, when=when)
-        for per_head, out, part in ((grads.dq, dq, dq_part), (grads.dk, dk, dk_part)):
-            head_sums_kernel[(part.shape[1], Hq, B)](
-                per_head, out, part, when, T, H, H // Hq, K, BT=ROTATE_ROWS,
-                BK=triton.next_power_of_2(K), num_warps=4)
+                           ctx.chunk_size, when=saved.fallback | fallback_flag(*checked))
+        dq, dq_bias = head_sums(grads.dq, H // Hq, q.dtype)
+        dk, dk_bias = head_sums(grads.dk, H // Hq, k.dtype)
         inputs = (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, theta0, S0, k0, v0)
-        # the blocks' bias sums in a fixed order: deterministic
-        result = (dq, dk, grads.dv, grads.dadt, grads.ddt, grads.dtrap, dq_part.sum((0, 1)),
-                  dk_part.sum((0, 1)),
+        result = (dq, dk, grads.dv, grads.dadt, grads.ddt, grads.dtrap, dq_bias, dk_bias,
                   grads.dangles,
                   grads.dD.view(B, H).sum(0) if has_d else None, grads.dz if has_z else None,
                   grads.dtheta0, grads.dS0, grads.dk0, grads.dv0)
