@@ -1692,6 +1692,36 @@ def test_an_honest_quantizer_is_not_held_to_the_cpus_cast_of_nan(tmp_path: Path)
     assert result.gates["CMP-01"].status is Status.PASS, result.gates["CMP-01"].detail
 
 
+def test_codes_with_no_defined_value_stay_open_through_a_packing():
+    """Every code of a constant group is the cast of 0 / 0, the same INT_MIN throughout: an
+    open integer moved to a neighbour inside the tensor's own range could not move, so the
+    packing taken again changed nothing and its words were judged exact (magnitude 0)."""
+
+    class Pack(nn.Module):
+        def forward(self, x):
+            scale = (x.amax(-1, keepdim=True) - x.amin(-1, keepdim=True)) / 3
+            codes = ((x - x.amin(-1, keepdim=True)) / scale).clamp(0, 3).round().to(torch.int64)
+            return (codes << (2 * torch.arange(4))).sum(-1)
+
+    words, = run_oracle(Pack(), [torch.full((2, 4), 1e4).half()]).magnitudes
+    assert words.tolist() == [math.inf, math.inf]
+
+
+@pytest.mark.parametrize("candidate, status", [("packed_codes_honest.py", Status.PASS),
+                                               ("packed_codes_lowest_dropped.py", Status.FAIL)])
+def test_a_packer_of_undefined_codes_is_not_held_to_the_cpus_words(tmp_path: Path,
+                                                                    candidate: str,
+                                                                    status: Status):
+    """KIVI's quantizer, its codes packed by a Triton kernel: at ORD-01's fp16 draw at an
+    offset of 1e4 every group is constant, and the reference's words (packed in int64, then
+    wrapped to int32) came out 0 where the kernel's are INT_MIN: ORD-01 failed (1.83e+47x).
+    A packer that drops the lowest code still fails; both pass the native check."""
+    result = judge(tmp_path, (QUANTIZED_FIXTURES / "packed_codes_problem.py").read_text(),
+                   (QUANTIZED_FIXTURES / candidate).read_text(), ["ORD-01"], device="cpu")
+    assert result.native.accept is True, result.native
+    assert result.gates["ORD-01"].status is status, result.gates["ORD-01"].detail
+
+
 def test_a_quantizer_that_wraps_where_the_reference_saturates_still_fails(tmp_path: Path):
     result = judge(tmp_path, (QUANTIZED_FIXTURES / "saturating_quant_problem.py").read_text(),
                    (QUANTIZED_FIXTURES / "saturating_quant_wraps.py").read_text(), ["CMP-01"])
