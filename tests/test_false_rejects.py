@@ -3039,6 +3039,60 @@ def test_an_output_written_block_by_block_keeps_its_roundings(tmp_path: Path, p:
         assert verdict.gates["CMP-01"].status is Status.FAIL, verdict.gates["CMP-01"].detail
 
 
+# -- an output filled request by request into memory made with an input's dtype -----------
+
+ATTENTION_BY_REQUESTS_PROBLEM = problem_source(
+    "out",
+    "torch.randn(8, 64).half(), torch.randn(64, 16).half()",
+    args="s, v",
+    prelude=(
+        "out = torch.empty(s.shape[0], v.shape[1], dtype=s.dtype)\n"
+        "        for i in range(s.shape[0]):\n"
+        "            p = torch.exp(s[i].float() - s[i].float().max())\n"
+        "            out[i] = ((p.half().float() @ v.float()) / p.sum()).to(s.dtype)"
+    ),
+)
+
+SPLIT_KEYS_DECODING = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, s, v):
+        s, v = s.float(), v.float()
+        m = s.amax(-1, keepdim=True)
+        acc, total = 0.0, 0.0
+        for keys in (slice(0, 32), slice(32, 64)):  # each half's P by its own maximum
+            m_keys = s[:, keys].amax(-1, keepdim=True)
+            p = torch.exp(s[:, keys] - m_keys)
+            acc = acc + (p.ROUNDED.float() @ v[keys]) * torch.exp(m_keys - m)
+            total = total + p.sum(-1, keepdim=True) * torch.exp(m_keys - m)
+        return (acc / total).half()
+"""
+
+
+@pytest.mark.parametrize("rounded, status", [("half()", Status.PASS),
+                                             ("bfloat16()", Status.FAIL)],
+                         ids=["honest", "p_in_bf16"])
+def test_an_output_filled_into_made_memory_keeps_what_was_written(tmp_path: Path,
+                                                                  rounded: str,
+                                                                  status: Status):
+    """`torch.empty(..., dtype=s.dtype)` is float64 in the oracle's run, memory the trace
+    declares nothing for, and a write into a view of an untraced base was dropped: the output
+    filled request by request was judged as one no traced operation produced, against its own
+    size, not the sums behind it. ktransformers' split-KV decoding attention (P rounded to
+    fp16 by each split's maximum) failed ORD-01 at 31.7x; here an honest split failed CMP-01
+    (46.5x). Probabilities rounded to bf16 still fail."""
+    verdict = judge(tmp_path, ATTENTION_BY_REQUESTS_PROBLEM,
+                    SPLIT_KEYS_DECODING.replace("ROUNDED", rounded), ["CMP-01"], device="cpu",
+                    seeds=1)
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+    assert "under-specified" not in result.detail, result.detail
+
+
 # -- a launch inside `torch.cuda.device(x.device.index)` (mamba_ssm's Triton ops) ----------
 
 DOUBLE_UNDER_A_DEVICE_GUARD = '''
