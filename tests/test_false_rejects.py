@@ -1692,6 +1692,36 @@ def test_an_honest_quantizer_is_not_held_to_the_cpus_cast_of_nan(tmp_path: Path)
     assert result.gates["CMP-01"].status is Status.PASS, result.gates["CMP-01"].detail
 
 
+def test_codes_with_no_defined_value_stay_open_through_a_packing():
+    """Every code of a constant group is the cast of 0 / 0, the same INT_MIN throughout: an
+    open integer moved to a neighbour inside the tensor's own range could not move, so the
+    packing taken again changed nothing and its words were judged exact (magnitude 0)."""
+
+    class Pack(nn.Module):
+        def forward(self, x):
+            scale = (x.amax(-1, keepdim=True) - x.amin(-1, keepdim=True)) / 3
+            codes = ((x - x.amin(-1, keepdim=True)) / scale).clamp(0, 3).round().to(torch.int64)
+            return (codes << (2 * torch.arange(4))).sum(-1)
+
+    words, = run_oracle(Pack(), [torch.full((2, 4), 1e4).half()]).magnitudes
+    assert words.tolist() == [math.inf, math.inf]
+
+
+@pytest.mark.parametrize("candidate, status", [("packed_codes_honest.py", Status.PASS),
+                                               ("packed_codes_lowest_dropped.py", Status.FAIL)])
+def test_a_packer_of_undefined_codes_is_not_held_to_the_cpus_words(tmp_path: Path,
+                                                                    candidate: str,
+                                                                    status: Status):
+    """KIVI's quantizer, its codes packed by a Triton kernel: at ORD-01's fp16 draw at an
+    offset of 1e4 every group is constant, and the reference's words (packed in int64, then
+    wrapped to int32) came out 0 where the kernel's are INT_MIN: ORD-01 failed (1.83e+47x).
+    A packer that drops the lowest code still fails; both pass the native check."""
+    result = judge(tmp_path, (QUANTIZED_FIXTURES / "packed_codes_problem.py").read_text(),
+                   (QUANTIZED_FIXTURES / candidate).read_text(), ["ORD-01"], device="cpu")
+    assert result.native.accept is True, result.native
+    assert result.gates["ORD-01"].status is status, result.gates["ORD-01"].detail
+
+
 def test_a_quantizer_that_wraps_where_the_reference_saturates_still_fails(tmp_path: Path):
     result = judge(tmp_path, (QUANTIZED_FIXTURES / "saturating_quant_problem.py").read_text(),
                    (QUANTIZED_FIXTURES / "saturating_quant_wraps.py").read_text(), ["CMP-01"])
@@ -3007,6 +3037,60 @@ def test_an_output_written_block_by_block_keeps_its_roundings(tmp_path: Path, p:
             assert "under-specified" not in result.detail, result.detail
     else:
         assert verdict.gates["CMP-01"].status is Status.FAIL, verdict.gates["CMP-01"].detail
+
+
+# -- an output filled request by request into memory made with an input's dtype -----------
+
+ATTENTION_BY_REQUESTS_PROBLEM = problem_source(
+    "out",
+    "torch.randn(8, 64).half(), torch.randn(64, 16).half()",
+    args="s, v",
+    prelude=(
+        "out = torch.empty(s.shape[0], v.shape[1], dtype=s.dtype)\n"
+        "        for i in range(s.shape[0]):\n"
+        "            p = torch.exp(s[i].float() - s[i].float().max())\n"
+        "            out[i] = ((p.half().float() @ v.float()) / p.sum()).to(s.dtype)"
+    ),
+)
+
+SPLIT_KEYS_DECODING = """
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, s, v):
+        s, v = s.float(), v.float()
+        m = s.amax(-1, keepdim=True)
+        acc, total = 0.0, 0.0
+        for keys in (slice(0, 32), slice(32, 64)):  # each half's P by its own maximum
+            m_keys = s[:, keys].amax(-1, keepdim=True)
+            p = torch.exp(s[:, keys] - m_keys)
+            acc = acc + (p.ROUNDED.float() @ v[keys]) * torch.exp(m_keys - m)
+            total = total + p.sum(-1, keepdim=True) * torch.exp(m_keys - m)
+        return (acc / total).half()
+"""
+
+
+@pytest.mark.parametrize("rounded, status", [("half()", Status.PASS),
+                                             ("bfloat16()", Status.FAIL)],
+                         ids=["honest", "p_in_bf16"])
+def test_an_output_filled_into_made_memory_keeps_what_was_written(tmp_path: Path,
+                                                                  rounded: str,
+                                                                  status: Status):
+    """`torch.empty(..., dtype=s.dtype)` is float64 in the oracle's run, memory the trace
+    declares nothing for, and a write into a view of an untraced base was dropped: the output
+    filled request by request was judged as one no traced operation produced, against its own
+    size, not the sums behind it. ktransformers' split-KV decoding attention (P rounded to
+    fp16 by each split's maximum) failed ORD-01 at 31.7x; here an honest split failed CMP-01
+    (46.5x). Probabilities rounded to bf16 still fail."""
+    verdict = judge(tmp_path, ATTENTION_BY_REQUESTS_PROBLEM,
+                    SPLIT_KEYS_DECODING.replace("ROUNDED", rounded), ["CMP-01"], device="cpu",
+                    seeds=1)
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-01"]
+    assert result.status is status, result.detail
+    assert "under-specified" not in result.detail, result.detail
 
 
 # -- a launch inside `torch.cuda.device(x.device.index)` (mamba_ssm's Triton ops) ----------

@@ -173,7 +173,7 @@ def moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, open_: bool
     else they may hold (an integer computed through a float from an open pick), to a
     neighbour either way inside the picks' own range; a stepped integer by its number of
     steps, both ways, inside its format. None: too many other picks to follow
-    (MAX_OTHER_PICKS)."""
+    (MAX_OTHER_PICKS), or no neighbour inside the range."""
     if a.dtype == torch.bool:
         return [torch.where(where, ~a, a)]
     wide = a.long()
@@ -183,6 +183,10 @@ def moves(a: torch.Tensor, where: torch.Tensor, steps: torch.Tensor, open_: bool
         return [torch.where(where, other.to(a.device), a) for other in picks.others()]
     if open_:
         top, low = int(a.max()), min(int(a.min()), 0)
+        if top == low:
+            # one value throughout, at or below 0 (a cast of NaN everywhere: INT_MIN): no
+            # neighbour inside the range, so what the op gives elsewhere is unknown
+            return [None]
         return [torch.where(where, (wide + d).clamp(low, top), wide).to(a.dtype) for d in (1, -1)]
     info = torch.iinfo(a.dtype)
     n = torch.where(where, steps.ceil(), 0.0).long()

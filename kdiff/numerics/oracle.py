@@ -540,6 +540,10 @@ class MagnitudeTracer(EagerDispatchMode):
         # operations behind it (a 0-d tensor), which says whether an intermediate left the
         # working format's range where the output's own magnitude does not (sigmoid(conv)).
         self._entries: dict[tuple, tuple[torch.Tensor, Traced, torch.Tensor]] = {}
+        # Memory a factory made in a format the trace declares nothing for (the arithmetic's:
+        # `torch.empty_like(x)` of fp32 x), keyed and checked as the entries are: a write into
+        # a view of it, before anything unseen wrote there, starts its trace.
+        self._made: dict[tuple, tuple[torch.Tensor, bool, torch.Tensor]] = {}
         self.arithmetic = arithmetic
         # In the backward pass (run_oracle's gradients): a kink's subgradient is open (kinks.py)
         self.differentiating = False
@@ -928,15 +932,20 @@ class MagnitudeTracer(EagerDispatchMode):
                 self._integer_op(func, args, kwargs, flat, spec, out, write)
                 self._carry_forward_kink(func, args, out)
             stored = requested or (self.lookup(float_args[0]).stored if float_args else None)
-            if stored is not None and self.coarse(stored):
-                for o in flatten(out)[0]:
-                    if _is_inexact(o):
-                        self.declare(o, stored)
+            for o in flatten(out)[0]:
+                if not _is_inexact(o):
+                    continue
+                if stored is not None and self.coarse(stored):
+                    self.declare(o, stored)
+                else:
+                    self._made[self._key(o)] = (o, True, _fingerprint(o))
             return out
         # An op that writes into an operand (add_, out=) changes what it holds: its trace is
         # read, and for the finite differences its values kept, before the op runs.
         mutates = func._schema.is_mutable
         known = self._known(flat) if mutates else None
+        into_made = mutates and _writes_first(func) and isinstance(flat[0], torch.Tensor) \
+            and flat[0]._base is not None and self._read(self._made, flat[0]._base) is not None
         written = WRITTEN_OUT[func](args) if func in WRITTEN_OUT else None
         differences = self.magnitudes and func not in CONTRACTIONS and func not in SPECTRAL \
             and written is None and not _is_data_movement(func)
@@ -1079,23 +1088,32 @@ class MagnitudeTracer(EagerDispatchMode):
                                 depth_in + local, peak, *stored)
                 self.record(o, traced)
                 if mutates and o._base is not None:
-                    self._write_through(o, traced)
+                    self._write_through(o, traced, into_made)
         self._keep_alternatives(func, args, kwargs, flat, spec, outs)
         if func in PICK_READS:
             self._read_at_picks(func, args, kwargs, out)
         return out
 
-    def _write_through(self, view: torch.Tensor, written: Traced) -> None:
+    def _write_through(self, view: torch.Tensor, written: Traced, into_made: bool) -> None:
         """A write into a view of a traced tensor (`out[s:e] = ...`, a reference filling its
         output request by request) changes the base too, whose entry would otherwise go stale
         and leave it untraced: the written region's magnitudes replace the base's there, and
-        the base keeps the deeper chain and the larger quantization of the two. A base never
-        traced (memory a factory made in the arithmetic's own format) stays untraced."""
+        the base keeps the deeper chain and the larger quantization of the two. Memory a
+        factory made untraced (`into_made`: in the arithmetic's own format, or with an input's
+        dtype, float64 here; nothing unseen wrote it before) starts its trace so: left
+        untraced, an output filled slice by slice was judged as one no traced operation
+        produced, against its own size. Another untraced base (a reference's own kernel wrote
+        it) stays untraced."""
         base = view._base
         entry = self._entries.get(self._key(base))
-        if entry is None:
+        if entry is not None:
+            old = entry[1]
+        elif into_made:  # its own values, as an untraced tensor's, no chain behind them
+            old = Traced(own_scale(base), 0, torch.zeros((), dtype=torch.float64,
+                                                         device=base.device),
+                         written.stored, 0.0)
+        else:
             return
-        old = entry[1]
         magnitude = _written_into_view(base, view, old.magnitude, written.magnitude)
         self.record(base, Traced(magnitude, max(old.depth, written.depth),
                                  torch.maximum(old.peak, written.peak.to(old.peak.device)),
