@@ -257,14 +257,16 @@ def forward_backward(fn, args, states, dtype):
     return [o.detach() for o in outputs], torch.autograd.grad(outputs, leaves, cotangents)
 
 
-@pytest.mark.parametrize("state_block_v", [None, 16])
-def test_triton_backward_matches_the_oracle(monkeypatch, state_block_v):
+@pytest.mark.parametrize("state_block_v,chunk_block_v", [(None, 128), (16, 128), (None, 16)])
+def test_triton_backward_matches_the_oracle(monkeypatch, state_block_v, chunk_block_v):
     """Every gradient (q, k, v, adt, dt, trap, the biases, the angles, D, z and the four
     initial states) through the chunk kernels and gates_bwd_kernel. The backward walks the
     adjoint of the forward's maps (non-expansive too) with the same contractions plus the
     reverse sums over a chunk (C) and, for the phase, over the sequence (T): N grows by T.
-    With state_bwd_kernel over all of V, and over blocks of 16 of its 24 rows."""
+    With state_bwd_kernel and the chunk kernels over all of V, and each over blocks of 16 of
+    its 24 rows (the chunk kernels' sums over V then from one share a block)."""
     monkeypatch.setattr("kdiff.kernels.mamba3.backward.STATE_BLOCK_V", state_block_v)
+    monkeypatch.setattr("kdiff.kernels.mamba3.backward.CHUNK_BLOCK_V", chunk_block_v)
     B, T, Hqk, G, K, V, C = 2, 20, 1, 2, 16, 24, 16
     args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
     fallbacks = record_backward_fallbacks(monkeypatch)

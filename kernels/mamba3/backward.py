@@ -94,6 +94,19 @@ from kdiff.kernels.mamba3.reference import States
 # same q' tiles. Not yet timed (benchmarks/mamba3_profile.py --parts state_block_sweep).
 STATE_BLOCK_V: int | None = None
 
+# The backward chunk kernels' V-block: past it, each block of V's columns is a program of
+# its own and the sums over V (dq', dk', dadt, dscale, dgamma, dD) are summed from one share
+# a block. One block of all V (512 at V 260, a chosen size of kdiff PRC-02) asked for 336 kB
+# of shared memory on an H100 (Triton 3.6, bf16), over its 227 kB.
+CHUNK_BLOCK_V = 128
+
+
+def _shares(total: torch.Tensor, n: int) -> torch.Tensor:
+    """`n` slices for shares of `total`, summed into it afterwards: `total` itself, as the one
+    slice, where n is 1."""
+    return total.unsqueeze(0) if n == 1 else total.new_empty(n, *total.shape)
+
+
 # head_sums_kernel's rows a program: a [32, K <= 256] fp32 tile and its sum on 4 warps. The
 # kernel moves dq and dk once (read per head, written per key head in the working dtype); the
 # three torch reductions and the cast it replaces read them three times.
@@ -173,18 +186,28 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
                            dqr, dkr, dv, dz, dadt, dscale, dDc, dz_flags, T, H, K, V,
                            BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                            HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (chunks, H, B), every chunk at once: the gradients through the state entering the
-    chunk (hbuf) and dS leaving it (state_bwd_kernel's dhbuf), and the pointwise ones; the
-    products within the chunk are chunk_intra_bwd_kernel's, which adds them. Inputs as
-    chunk_fwd_kernel's, with its STORE buffers; cotangents dout [B, T, H, V], dkT [B, H, K],
-    dvT [B, H, V]. Writes dqr, dkr [B, T, H, K] (of q', k', halves as qr's; saved_dtype's),
-    and fp32: dv, dz [B, T, H, V], dadt, dscale [B, H, T], and dDc [B * H * chunks], each
-    chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] (store_flag's: NaN where the
-    chunk's dz is not finite)."""
-    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    """Grid (chunks x V-blocks, H, B), every chunk at once: the gradients through the state
+    entering the chunk (hbuf) and dS leaving it (state_bwd_kernel's dhbuf), and the pointwise
+    ones; the products within the chunk are chunk_intra_bwd_kernel's, which adds them.
+    Inputs as chunk_fwd_kernel's, with its STORE buffers; cotangents dout [B, T, H, V], dkT
+    [B, H, K], dvT [B, H, V]. Writes dv, dz [B, T, H, V] (fp32) on its V-block's columns, and
+    its V-block's share (backward_block_v's slices) of the sums over V: dqr, dkr [B, T, H, K]
+    (of q', k', halves as qr's; saved_dtype's), and fp32 dadt, dscale [B, H, T] and dDc [B *
+    H * chunks], each chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] a slice
+    (store_flag's: NaN where the block's dz is not finite)."""
+    c, i_v = tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
+    h, b = tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
-    bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
+    bh, j, jm, cv, vm, sm, _ = state_tile(b, h, i_v, H, K, V, BK2, BV)
     NC = tl.cdiv(T, BT)
+    # this V-block's slices of the shares
+    rows_all, heads_all = tl.num_programs(2).to(tl.int64) * T, tl.num_programs(1)
+    dqr += i_v * rows_all * heads_all * K
+    dkr += i_v * rows_all * heads_all * K
+    dadt += i_v * rows_all * heads_all
+    dscale += i_v * rows_all * heads_all
+    dDc += i_v * tl.num_programs(2) * heads_all * NC
+    dz_flags += i_v * tl.num_programs(2) * heads_all * NC
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
     pm, first, second, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
     v_off, tm, vt, dy = _value_tiles(v, dout, rows, rm, H, h, V, cv, vm)
@@ -216,10 +239,12 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     dSo = tl.load(dhbuf + doff + K // 2, mask=sm, other=0.0).to(tl.float32)
     adt_state = carry * tl.sum(dSe * Se + dSo * So)
     dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
+    # the final key's cotangent, once: in the first V-block's share
+    cot_rows = (last & (i_v == 0))[:, None]
     tl.store(dkr + first, (wl[:, None] * mm(vt, dSe, DT)
-                           + tl.where(last[:, None], dkTe[None, :], 0.0)).to(GT), mask=pm)
+                           + tl.where(cot_rows, dkTe[None, :], 0.0)).to(GT), mask=pm)
     tl.store(dkr + second, (wl[:, None] * mm(vt, dSo, DT)
-                            + tl.where(last[:, None], dkTo[None, :], 0.0)).to(GT), mask=pm)
+                            + tl.where(cot_rows, dkTo[None, :], 0.0)).to(GT), mask=pm)
     kd = mm(ke, tl.trans(dSe), DT) + mm(ko, tl.trans(dSo), DT)
     u = tl.sum(vt * kd, 1)
     dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
@@ -250,13 +275,23 @@ def _add_to(ptr, offsets, mask, x):
 def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt, dscale,
                            dgamma, dv_flags, T, H, K, V, BT: tl.constexpr, BK2: tl.constexpr,
                            BV: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (chunks, H, B), after chunk_state_bwd_kernel: adds the gradients through the
-    products within each chunk, P = (Q'K'^T * decay * weight) on its lower triangle, to its
-    dqr, dkr, dv, dadt and dscale, and writes dgamma [B, H, T] (fp32) and dv_flags [B * H *
-    chunks] (store_flag's, of dv as it leaves)."""
-    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    """Grid (chunks x V-blocks, H, B), after chunk_state_bwd_kernel: adds the gradients
+    through the products within each chunk, P = (Q'K'^T * decay * weight) on its lower
+    triangle, to its dv (the block's columns) and to its V-block's shares of dqr, dkr, dadt
+    and dscale (each linear in dP = dY V^T, a sum over V), and writes the block's share of
+    dgamma [B, H, T] (fp32) and its slice of dv_flags [B * H * chunks] (store_flag's, of dv
+    as it leaves)."""
+    c, i_v = tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
+    h, b = tl.program_id(1), tl.program_id(2)
     DT: tl.constexpr = qr.dtype.element_ty
-    bh, j, jm, cv, vm, sm, _ = state_tile(b, h, 0, H, K, V, BK2, BV)
+    bh, j, jm, cv, vm, sm, _ = state_tile(b, h, i_v, H, K, V, BK2, BV)
+    rows_all, heads_all = tl.num_programs(2).to(tl.int64) * T, tl.num_programs(1)
+    dqr += i_v * rows_all * heads_all * K
+    dkr += i_v * rows_all * heads_all * K
+    dadt += i_v * rows_all * heads_all
+    dscale += i_v * rows_all * heads_all
+    dgamma += i_v * rows_all * heads_all
+    dv_flags += i_v * tl.num_programs(2) * heads_all * tl.cdiv(T, BT)
     r = tl.arange(0, BT)
     causal = r[None, :] <= r[:, None]
     below = r[None, :] < r[:, None]
@@ -467,6 +502,10 @@ class Mamba3SISOFunction(torch.autograd.Function):
         dDc = torch.empty(B * H * NC, **f32)
         dqr, dkr = (torch.empty(B, T, H, K, **kept) for _ in range(2))
         BK2, BV = pair_block(K), max(16, triton.next_power_of_2(V))
+        # the chunk kernels' V-blocks, each with its slice of the shares of the sums over V
+        BVC = min(BV, CHUNK_BLOCK_V)
+        NVC = triton.cdiv(V, BVC)
+        shares = [_shares(x, NVC) for x in (dqr, dkr, grads.dadt, dscale, dgamma, dDc)]
         BVS = min(BV, STATE_BLOCK_V or BV)
         NVS = triton.cdiv(V, BVS)
         dk0_shares = torch.empty(B * H, NVS, K, **f32)
@@ -480,17 +519,21 @@ class Mamba3SISOFunction(torch.autograd.Function):
         dprev0 = dprev0_shares.sum(1)
         # store_flag's flags of the large gradients, each set where it is formed: reading
         # them again for the fallback's decision moved 1.6 GB at the paper's 16 x 2048
-        dz_flags, dv_flags = (torch.empty(B * H * NC, **f32) for _ in range(2))
+        dz_flags, dv_flags = (torch.empty(NVC * B * H * NC, **f32) for _ in range(2))
         qk_flags = torch.empty(B * H * triton.cdiv(T, ROTATE_ROWS), **f32)
-        chunk_state_bwd_kernel[(NC, H, B)](
+        dqr_v, dkr_v, dadt_v, dscale_v, dgamma_v, dDc_v = shares
+        chunk_state_bwd_kernel[(NC * NVC, H, B)](
             saved.qr, saved.kr, v, adt, dt, trap, D, z, saved.hbuf, dhbuf, saved.ybuf, cot[0],
-            cot[3], cot[4], dqr, dkr, grads.dv, grads.dz, grads.dadt, dscale, dDc, dz_flags,
-            T, H, K, V,
-            BT=C, BK2=BK2, BV=BV, HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
-        chunk_intra_bwd_kernel[(NC, H, B)](
-            saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr, dkr, grads.dv, grads.dadt,
-            dscale, dgamma, dv_flags, T, H, K, V, BT=C, BK2=BK2, BV=BV, HAS_Z=has_z,
+            cot[3], cot[4], dqr_v, dkr_v, grads.dv, grads.dz, dadt_v, dscale_v, dDc_v,
+            dz_flags, T, H, K, V,
+            BT=C, BK2=BK2, BV=BVC, HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
+        chunk_intra_bwd_kernel[(NC * NVC, H, B)](
+            saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr_v, dkr_v, grads.dv, dadt_v,
+            dscale_v, dgamma_v, dv_flags, T, H, K, V, BT=C, BK2=BK2, BV=BVC, HAS_Z=has_z,
             **launch("backward", q.dtype))
+        for share, total in zip(shares, (dqr, dkr, grads.dadt, dscale, dgamma, dDc)):
+            if NVC > 1:
+                torch.sum(share, 0, out=total)  # a fixed order: deterministic
         rotate_bwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
             q, k, saved.phase, q_bias, k_bias, dqr, dkr, grads.dq, grads.dk, dtheta, qk_flags,
             T, H, H // Hq, K, A, BT=ROTATE_ROWS, BK2=BK2, num_warps=ROTATE_WARPS)
