@@ -61,7 +61,9 @@ from kdiff.kernels.mamba3.reference import States
 # forward_sweep; NOTES.md). The backward's chunk kernels (Triton 3.6, bf16, C 64): at 8 warps
 # 148 B (state) and 52 B (intra) of spills, at 4 warps 648 B and 72 B; in fp32 at 8 warps
 # 2.5 kB and 29 kB (one kernel doing both spilled 1.75 kB at 8 warps in bf16, 2.7 kB at 4,
-# and 42.7 kB in fp32). Not yet timed apart on a GPU.
+# and 42.7 kB in fp32). Timed on an H100 (bf16 buffers, forward + backward at 16 x 2048,
+# mamba3_profile.py --parts backward_sweep): the chunk kernels at 4 warps 9.11 ms against
+# 10.42 at 8, state_bwd_kernel at 4 warps 10.21 against 10.42; both at 4, 8.80.
 # backward.py's state_bwd_kernel ("state"): one [V, C] x [C, K / 2] product for each half of K
 # and the rotation of q a chunk. Compiled for sm_90 (Triton 3.6, K 128, V 64, C 64;
 # mamba3_compile_sweep.py --kernels state_bwd): at 8 warps 255 registers, 8 B of spills in fp32
