@@ -3,12 +3,14 @@ case a retry, then an error row; Ray on a local instance gives the same verdicts
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from processes import named  # beside this file
 
+from kdiff.commands import executor
 from kdiff.commands.executor import (
     PoolExecutor,
     RayExecutor,
@@ -51,6 +53,23 @@ def test_two_jobs_give_the_serial_verdicts(plumbing):
     assert len(cases) == 4 and {v.verifier_accept for v in serial} == {True, False}
     parallel = list(PoolExecutor(2, "cpu").judge(cases, judge_one, config, pm, "kernelbench"))
     assert comparable(parallel) == comparable(serial)
+
+
+def _accepts_where_the_probe_is_imported(case: Case, config: RunConfig, pm, preset: str,
+                                          resume=None) -> Verdict:
+    return Verdict(case, NativeVerdict("first_import_probe" in sys.modules, preset), {})
+
+
+def test_cpu_judges_are_forked_with_every_judge_s_first_imports_made(tmp_path, monkeypatch):
+    """What each judge would import at its first case (torch._dynamo, 1 s a judge) is imported
+    once before the judges fork, and each judge has it from the start."""
+    (tmp_path / "first_import_probe.py").write_text("")  # imported by nothing else
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(executor, "JUDGES_FIRST_IMPORTS", ("first_import_probe",))
+    cases = [Case(id=n, problem=tmp_path / "p.py", candidate=tmp_path / f"{n}.py") for n in "ab"]
+    got = list(PoolExecutor(2, "cpu").judge(cases, _accepts_where_the_probe_is_imported,
+                                            RunConfig(), plugins.manager(), "kb"))
+    assert len(got) == 2 and all(v.error is None and v.native.accept for v in got), got
 
 
 def _dies_on_b(case: Case, config: RunConfig, pm, preset: str, resume=None) -> Verdict:

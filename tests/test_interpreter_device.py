@@ -4,8 +4,10 @@ a worker and a TritonBench script run with it installed."""
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -219,6 +221,35 @@ def test_types_built_once_give_the_same_bits(shipped_interpreter):
     with pytest.raises(ValueError) as still_refused:
         tl.core.block_type(tl.float32, [3])
     assert str(still_refused.value) == str(refused.value)
+
+
+def test_a_program_of_the_worker_s_interpreter_imports_nothing(shipped_interpreter,
+                                                               monkeypatch):
+    """kdiff's code run for every operation of every program imports nothing there: an import
+    statement (of a module loaded long before) in the block types' keys was a third of their
+    time. A launch of three programs makes the import statements of kdiff's one of one makes
+    (Triton's own per program are its own)."""
+    interpreter_device.install()
+    _run_mixed()  # its first launch: what is imported once
+    real, imported = builtins.__import__, []
+    kdiff_code = str(Path(interpreter_device.__file__).parent.parent)
+
+    def counting(name, *args, **kwargs):
+        caller = sys._getframe(1).f_code
+        if caller.co_filename.startswith(kdiff_code):
+            imported.append(f"{name} in {caller.co_name}")
+        return real(name, *args, **kwargs)
+
+    def imports(n: int) -> list[str]:
+        x, k = torch.randn(n), torch.zeros(n, dtype=torch.int32)
+        out, hashed = torch.empty(n), torch.empty(n, dtype=torch.int32)
+        imported.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(builtins, "__import__", counting)
+            _mixed_kernel[(triton.cdiv(n, 128),)](x, k, out, hashed, n, BLOCK=128)
+        return list(imported)
+
+    assert imports(3 * 128) == imports(128)
 
 
 def test_operands_of_one_shape_skip_triton_s_broadcast(shipped_interpreter, monkeypatch):

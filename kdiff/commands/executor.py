@@ -23,6 +23,7 @@ reductions does not depend on --jobs either.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import multiprocessing
 import os
 import tempfile
@@ -131,6 +132,13 @@ def _slot_judge(case: Case, resume: Verdict | None = None) -> Verdict:
     return judge(case, config, pm, preset, resume=resume)
 
 
+# What every judge imports at its first case, not before: the first operation under a Python
+# dispatch mode (the oracle's tracer, provenance's) passes torch's `_disable_dynamo`, which
+# imports torch._dynamo, and sympy with it: 1 CPU s a judge. Imported before a CPU judge is
+# forked, once for all of them, as torch and the gates are.
+JUDGES_FIRST_IMPORTS = ("torch._dynamo",)
+
+
 class PoolExecutor:
     """N judge processes, each a pool of one, so that one judge is replaced while the others
     go on: a judge that dies costs only its own case, and a judge whose CUDA context broke
@@ -148,6 +156,8 @@ class PoolExecutor:
             return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_slot_init,
                                        initargs=(judge, config, None, preset, gpu, os.getpid()))
+        for name in JUDGES_FIRST_IMPORTS:
+            importlib.import_module(name)
         return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
                                    initializer=_slot_init,
                                    initargs=(judge, config, pm, preset, None, os.getpid()))

@@ -11,53 +11,56 @@ them unchanged.
 
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Any, Callable, Hashable
 
 
 def install(interpreter) -> None:
-    _block_types_built_once()
-    _numpy_dtypes_found_once(interpreter)
+    type_key, block_key = _keys()
+    _block_types_built_once(block_key)
+    _numpy_dtypes_found_once(interpreter, type_key)
     _operands_of_one_shape_not_broadcast()
 
 
-def _type_key(ty: Any) -> Hashable | None:
-    """What makes two scalar or pointer types equal, as a key; None for any other type (a
-    block, a tuple, one this Triton adds), which is built and looked up as Triton does."""
+def _keys() -> tuple[Callable[[Any], Hashable | None], Callable[[Any, Any], Hashable | None]]:
+    """(type_key, block_key), Triton's classes bound once: they run for every operation of
+    every program, where an import statement each was a third of their time."""
     import triton.language as tl
 
-    if type(ty) is tl.dtype:
-        return ty.name
-    if type(ty) is tl.pointer_type:
-        element = _type_key(ty.element_ty)
-        return None if element is None else ("pointer", element, ty.address_space, ty.const)
-    return None
+    dtype, pointer_type, constexpr = tl.dtype, tl.pointer_type, tl.constexpr
+    shapes = (list, tuple, tl.tuple)
 
-
-def _shape_key(shape: Any) -> tuple[int, ...] | None:
-    """A block shape's sizes, where each is an int or a constexpr of one; None otherwise, left
-    to Triton's own checks and errors."""
-    import triton.language as tl
-
-    sizes = []
-    for size in shape:
-        if type(size) is tl.constexpr:
-            size = size.value
-        if type(size) is not int:
-            return None
-        sizes.append(size)
-    return tuple(sizes)
-
-
-def _block_key(element_ty: Any, shape: Any) -> Hashable | None:
-    import triton.language as tl
-
-    if not isinstance(shape, (list, tuple, tl.tuple)):
+    def type_key(ty: Any) -> Hashable | None:
+        """What makes two scalar or pointer types equal, as a key; None for any other type (a
+        block, a tuple, one this Triton adds), which is built and looked up as Triton does."""
+        if type(ty) is dtype:
+            return ty.name
+        if type(ty) is pointer_type:
+            element = type_key(ty.element_ty)
+            return None if element is None else ("pointer", element, ty.address_space, ty.const)
         return None
-    element, sizes = _type_key(element_ty), _shape_key(shape)
-    return None if element is None or sizes is None else (element, sizes)
+
+    def shape_key(shape: Any) -> tuple[int, ...] | None:
+        """A block shape's sizes, where each is an int or a constexpr of one; None otherwise,
+        left to Triton's own checks and errors."""
+        sizes = []
+        for size in shape:
+            if type(size) is constexpr:
+                size = size.value
+            if type(size) is not int:
+                return None
+            sizes.append(size)
+        return tuple(sizes)
+
+    def block_key(element_ty: Any, shape: Any) -> Hashable | None:
+        if not isinstance(shape, shapes):
+            return None
+        element, sizes = type_key(element_ty), shape_key(shape)
+        return None if element is None or sizes is None else (element, sizes)
+
+    return type_key, block_key
 
 
-def _block_types_built_once() -> None:
+def _block_types_built_once(block_key: Callable[[Any, Any], Hashable | None]) -> None:
     import triton.language as tl
 
     block_type = tl.core.block_type
@@ -67,7 +70,7 @@ def _block_types_built_once() -> None:
     built: dict[Hashable, Any] = {}
 
     def new(cls, *args, **kwargs):
-        key = _block_key(*args) if cls is block_type and len(args) == 2 and not kwargs else None
+        key = block_key(*args) if cls is block_type and len(args) == 2 and not kwargs else None
         if key is not None and key in built:
             return built[key]
         ty = object.__new__(cls)
@@ -89,14 +92,14 @@ def _block_types_built_once() -> None:
     block_type.built_once = True
 
 
-def _numpy_dtypes_found_once(interpreter) -> None:
+def _numpy_dtypes_found_once(interpreter, type_key: Callable[[Any], Hashable | None]) -> None:
     find = getattr(interpreter, "_get_np_dtype", None)
     if find is None or getattr(find, "found_once", False):
         return
     found: dict[Hashable, Any] = {}
 
     def find_once(tt_dtype):
-        key = _type_key(tt_dtype)
+        key = type_key(tt_dtype)
         if key is None:
             return find(tt_dtype)
         if key not in found:

@@ -86,7 +86,14 @@ from kdiff.sandbox.launches import (
     compile_launches,
     compiler_environment,
 )
-from kdiff.sandbox.runnable import STALL_SHARE, process_group, runnable_seconds
+from kdiff.sandbox.runnable import (
+    STALL_SHARE,
+    STALL_WATCH_AFTER_S,
+    STALL_WATCH_SHARE,
+    RunnableReading,
+    process_group,
+    runnable_seconds,
+)
 from kdiff.sandbox.visibility import close_to_other_processes
 from kdiff.sandbox.workerenv import confined_environment
 from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
@@ -660,11 +667,20 @@ class CandidateProcess:
 
     def _exchange(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
         started = time.monotonic()
-        runnable_before = self._runnable_seconds()
+        # How long the worker wanted a CPU is judged from the moment a call is overdue
+        # (kdiff.sandbox.runnable.STALL_WATCH_AFTER_S), read then and at a timeout only.
+        watched = RunnableReading(started, None)
+
+        def overdue() -> None:
+            nonlocal watched
+            watched = RunnableReading(time.monotonic(), self._runnable_seconds())
+
         try:
             protocol.write_all(self._to_worker, protocol.encode(msg))
             reply = protocol.read_message(
-                self._from_worker, timeout, trusted=False, limit=self.limits.max_reply_bytes
+                self._from_worker, timeout, trusted=False, limit=self.limits.max_reply_bytes,
+                overdue=protocol.Overdue(min(STALL_WATCH_AFTER_S, timeout * STALL_WATCH_SHARE),
+                                         overdue),
             )
             self.hangs.answered(msg["cmd"], time.monotonic() - started)
         except protocol.MessageRefused as exc:
@@ -672,7 +688,7 @@ class CandidateProcess:
             raise CandidateCrashed(f"reply to `{msg['cmd']}` refused: {exc}") from None
         except protocol.ChannelTimeout:
             runnable_after = self._runnable_seconds()  # before the kill ends its threads
-            wall = time.monotonic() - started
+            wall = time.monotonic() - watched.at
             self._kill()
             remaining = self._remaining()
             if remaining is not None and remaining <= 0:
@@ -682,8 +698,8 @@ class CandidateProcess:
                 ) from None
             known = f" (known to hang: {self.hangs.first})" if self.hangs.first else ""
             self.hangs.timed_out(msg["cmd"], timeout)
-            runnable = (None if runnable_before is None or runnable_after is None
-                        else runnable_after - runnable_before)
+            runnable = (None if watched.seconds is None or runnable_after is None
+                        else runnable_after - watched.seconds)
             stalled = runnable is not None and runnable < STALL_SHARE * wall
             shown = (f"; its threads wanted a CPU for {runnable:.2g} s of {wall:.2g} s"
                      if stalled else "")

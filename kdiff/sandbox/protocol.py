@@ -24,7 +24,7 @@ import select
 import struct
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -97,15 +97,43 @@ def widen_pipe(fd: int) -> None:
         pass
 
 
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+@dataclass
+class Overdue:
+    """What to do, once, where a message is not whole `after` seconds into its read."""
+
+    after: float
+    then: Callable[[], None]
+
+
+class _Watch:
+    def __init__(self, overdue: Overdue | None) -> None:
+        self.at = None if overdue is None else time.monotonic() + overdue.after
+        self.then = None if overdue is None else overdue.then
+
+    def wait(self, deadline: float) -> float:
+        """How long to wait for data before this watch or the deadline comes."""
+        now = time.monotonic()
+        return deadline - now if self.at is None else max(0.0, min(deadline, self.at) - now)
+
+    def passed(self) -> bool:
+        """Calls `then` where its time has come (once); whether it did."""
+        if self.at is None or time.monotonic() < self.at:
+            return False
+        then, self.at, self.then = self.then, None, None
+        then()
+        return True
+
+
+def _read_exact(fd: int, n: int, deadline: float | None, watch: _Watch) -> bytes:
     chunks, got = [], 0
     while got < n:
         if deadline is not None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if deadline - time.monotonic() <= 0:
                 raise ChannelTimeout()
-            ready, _, _ = select.select([fd], [], [], remaining)
+            ready, _, _ = select.select([fd], [], [], watch.wait(deadline))
             if not ready:
+                if watch.passed() or time.monotonic() < deadline:
+                    continue
                 raise ChannelTimeout()
         chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
@@ -132,16 +160,19 @@ def materialised_bytes(obj: Any) -> int:
     return sum(t.numel() * t.element_size() for t in tensors_in(obj))
 
 
-def read_message(fd: int, timeout: float | None, trusted: bool, limit: int = MAX_MESSAGE) -> Any:
+def read_message(fd: int, timeout: float | None, trusted: bool, limit: int = MAX_MESSAGE,
+                 overdue: Overdue | None = None) -> Any:
     """One message; a header announcing more than `limit` bytes is refused before anything
     is buffered, and an untrusted message whose tensors cover more than `limit` bytes once
-    materialised (stride-0 or overlapping views) is refused before any of them is used."""
+    materialised (stride-0 or overlapping views) is refused before any of them is used.
+    `overdue` (with a `timeout`): called while the message is not whole that long into it."""
     limit = min(limit, MAX_MESSAGE)
     deadline = None if timeout is None else time.monotonic() + timeout
-    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline))
+    watch = _Watch(overdue)
+    (size,) = _HEADER.unpack(_read_exact(fd, _HEADER.size, deadline, watch))
     if size > limit:
         raise MessageRefused(f"a message of {size} bytes announced, at most {limit} accepted")
-    message = decode(_read_exact(fd, size, deadline), trusted)
+    message = decode(_read_exact(fd, size, deadline, watch), trusted)
     if not trusted and (covered := materialised_bytes(message)) > limit:
         raise MessageRefused(
             f"a message of {size} bytes whose tensors cover {covered} bytes "

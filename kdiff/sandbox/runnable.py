@@ -8,6 +8,7 @@ CPU for a small part of it stalled; it was not slow."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 # A timed-out call in which the worker's threads together wanted a CPU for less than this
 # share of its wall time stalled. A computing thread wants one for all of it (1.0, on a CPU or
@@ -16,6 +17,22 @@ import os
 # wait on besides a CPU (page faults served from disk, a lazy import's reads), which takes
 # milliseconds to seconds of a call timeout of minutes.
 STALL_SHARE = 0.5
+# The statistics are read only for a call still unanswered after this long (or this share of
+# its timeout, if less), and the share judged from then on: most calls answer sooner, and a
+# reading (the cgroups' process lists, a file per thread) cost the judge 0.26 ms, 2.5 of its
+# 31 CPU seconds when read for every request of the CPU default job. A call that computes
+# throughout wants a CPU for all of any part of it; a twentieth of a timeout moves its share
+# by at most a twentieth.
+STALL_WATCH_AFTER_S = 0.05
+STALL_WATCH_SHARE = 1 / 20
+
+
+@dataclass(frozen=True)
+class RunnableReading:
+    """runnable_seconds (None: no reading) at `at` (time.monotonic())."""
+
+    at: float
+    seconds: float | None
 
 
 def runnable_seconds(pids: list[int]) -> float | None:
