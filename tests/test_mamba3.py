@@ -764,3 +764,18 @@ def test_the_phase_of_a_huge_angle_is_reduced_exactly_on_cuda():
         got = torch.tensor(got, dtype=torch.float64)
         assert ((got >= 0) & (got < 2 * math.pi)).all(), got
         assert (got - want).abs().max() <= unit_roundoff(torch.float32) * 2 * math.pi, (got, want)
+
+
+# (input index, element, value) whose gradient of v_t k'_t^T is the sum of two steps' terms,
+# dS_t cur_t + dS_{t+1} prev_{t+1}, of opposite signs at an element where k'_t (a k_bias
+# column past the angles: every token's key) or v_t is infinite: autograd sums the two
+# before the outer product's backward and gets +-Inf; contracting each with the Inf apart
+# gave Inf - Inf, NaN (kdiff EXC-01, problem 2, dv at one element)
+PAIR_INJECTIONS = [(7, (0, 7), -math.inf), (2, (0, 6, 0, 3), math.inf)]
+
+
+@pytest.mark.parametrize("index,element,value", PAIR_INJECTIONS)
+def test_an_infinite_key_or_value_keeps_the_oracles_infs_in_dv_and_dk(index, element, value,
+                                                                       monkeypatch):
+    test_a_non_finite_input_gives_the_oracles_gradient_masks(index, element, value,
+                                                             monkeypatch)

@@ -15,16 +15,19 @@ k_prev^T + (lam dt) v k^T, then y = S q (a reduction over K) + D v and out = y s
 angle, key and value states are written by the V-blocks' first program.
 
 Backward (recurrent_bwd_kernel): the derivatives autograd takes of those operations, product
-for product. Per token t, with dS, dk', dv and dtheta the gradients of S_t, k'_t, v_t and
-theta_t arriving from later tokens (at the last, the final states' cotangents):
+for product. Per token t, with dS, dP_next and dtheta the gradients of S_t, v_t k'_t^T and
+theta_t arriving from later tokens (at the last: the final states' cotangents, those of the
+key and value states added to dk' and dv):
 
     out = y silu(z):    dy = dout silu(z),  dz = silu_backward(dout y, z)
     y = S q' + D v:     dS += dy q'^T,  dq' = S^T dy,  dD += dy . v,  dv += dy D
     S = alpha S_prev + prev v_prev k'_prev^T + cur v k'^T,  prev = ((1 - lam) dt) alpha,
                         cur = lam dt:
-        d cur = <dS, v k'^T>,  dv += (dS cur) k',  dk' += (dS cur)^T v
-        d prev = <dS, v_prev k'_prev^T>,  dv_prev = (dS prev) k'_prev,  dk'_prev = (dS prev)^T
-                 v_prev (carried to token t - 1, or the initial states' gradients)
+        d cur = <dS, v k'^T>,  d prev = <dS, v_prev k'_prev^T>
+        dP = dS cur + dP_next (v k'^T's gradient from both steps that read it, summed before
+                 its contractions, as autograd accumulates it),  dv += dP k',  dk' += dP^T v
+        dP_next = dS prev (carried to token t - 1; at token 0 it is v0 k0^T's, which gives
+                 the initial states' gradients)
         d alpha = <dS, S_prev> + d prev ((1 - lam) dt),  dS_prev = dS alpha
         d lam = d cur dt - (d prev alpha) dt,  d dt = d cur lam + (d prev alpha) (1 - lam)
         dtrap = d lam (1 - lam) lam,  dadt = d alpha alpha
@@ -213,6 +216,14 @@ def _inner(ae, ao, be, bo, sm):
 
 
 @triton.jit
+def _pair_back(dPe, dPo, vt, ke, ko, sm):
+    """Through v k'^T: the gradients of v and of k' (halves), given the product's (halves)."""
+    dv = (masked_sum(dPe * ke[None, :], sm, 1) + masked_sum(dPo * ko[None, :], sm, 1))
+    return (dv.to(tl.float32), masked_sum(dPe * vt[:, None], sm, 0).to(tl.float32),
+            masked_sum(dPo * vt[:, None], sm, 0).to(tl.float32))
+
+
+@triton.jit
 def _turn_back(d0, d1, x0, x1, cos, sin, turned):
     """Through x' = R(theta) x (ops.turn): the gradients of x (halves) and of theta, given
     those of x' (d0, d1), as autograd forms them from reference.rotate."""
@@ -259,8 +270,9 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
                        jm, am, cv, vm, False)
     dSe = tl.load(dST + soff, mask=sm, other=0.0).to(tl.float32)
     dSo = tl.load(dST + soff + 1, mask=sm, other=0.0).to(tl.float32)
-    dkne, dkno = load_halves(dkT, bh * K, j, jm)
-    dvn = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
+    # dS_{t+1} prev_{t+1}: the gradient of v_t k'_t^T that token t + 1's step sends back
+    dPne = tl.zeros([BV, BK2], dtype=tl.float32)
+    dPno = tl.zeros([BV, BK2], dtype=tl.float32)
     dth = tl.load(dthetaT + bh * A + j, mask=am, other=0.0).to(tl.float32)
     dD_acc = tl.zeros([BV], dtype=tl.float64)
     tl.debug_barrier()  # the checkpoints are read back by other threads
@@ -292,7 +304,11 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             Se, So = _state_step(Spe, Spo, alpha, prev, cur, vp, kpe, kpo, vt, ke, ko)
             # out = y silu(z), y = S q' + D v
             dy = tl.load(dout + v_row, mask=vm, other=0.0).to(tl.float32)
-            dvt = dvn
+            # the final key and value states' cotangents reach the last token's
+            last = t == T - 1
+            dvt = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
+            dvt = tl.where(last, dvt, 0.0)
+            dke, dko = load_halves(dkT, bh * K, j, jm)
             if HAS_Z:
                 y = _readout(Se, So, qe, qo, sm)
                 if HAS_D:
@@ -310,19 +326,17 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             dqo = masked_sum(So * dy[:, None], sm, 0).to(tl.float32)
             # S = alpha S_prev + prev v_prev k'_prev^T + cur v k'^T
             d_cur = _inner(dSe, dSo, vt[:, None] * ke[None, :], vt[:, None] * ko[None, :], sm)
-            dOe = dSe * cur
-            dOo = dSo * cur
-            dvt += (masked_sum(dOe * ke[None, :], sm, 1)
-                    + masked_sum(dOo * ko[None, :], sm, 1)).to(tl.float32)
-            dke = dkne + masked_sum(dOe * vt[:, None], sm, 0).to(tl.float32)
-            dko = dkno + masked_sum(dOo * vt[:, None], sm, 0).to(tl.float32)
+            # v k'^T's gradient, both steps' terms summed before its contractions, as autograd
+            # accumulates it: terms of either sign times an infinite k' or v then give the
+            # reference's +-Inf, not Inf - Inf
+            dv_pair, dke_pair, dko_pair = _pair_back(dSe * cur + dPne, dSo * cur + dPno, vt,
+                                                     ke, ko, sm)
+            dvt += dv_pair
+            dke = tl.where(last, dke, 0.0) + dke_pair
+            dko = tl.where(last, dko, 0.0) + dko_pair
             d_prev = _inner(dSe, dSo, vp[:, None] * kpe[None, :], vp[:, None] * kpo[None, :], sm)
-            dOe = dSe * prev
-            dOo = dSo * prev
-            dvn = (masked_sum(dOe * kpe[None, :], sm, 1)
-                   + masked_sum(dOo * kpo[None, :], sm, 1)).to(tl.float32)
-            dkne = masked_sum(dOe * vp[:, None], sm, 0).to(tl.float32)
-            dkno = masked_sum(dOo * vp[:, None], sm, 0).to(tl.float32)
+            dPne = dSe * prev
+            dPno = dSo * prev
             d_a2 = d_prev * alpha
             d_alpha = d_prev * a2 + _inner(dSe, dSo, Spe, Spo, sm)
             d_lam = d_cur * dt_t - d_a2 * dt_t
@@ -346,8 +360,12 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
         tl.debug_barrier()  # the next chunk's replay overwrites the slots
     tl.store(dS0 + soff, dSe, mask=sm)
     tl.store(dS0 + soff + 1, dSo, mask=sm)
-    _store_halves(dk0, bh * K, j, jm, dkne, dkno)
-    tl.store(dv0 + bh * V + cv, dvn, mask=vm)
+    # token 0's previous pair is the initial states' v0 k0^T
+    ie, io = load_halves(k0, bh * K, j, jm)
+    dv_pair, dke_pair, dko_pair = _pair_back(
+        dPne, dPno, tl.load(v0 + bh * V + cv, mask=vm, other=0.0).to(tl.float32), ie, io, sm)
+    _store_halves(dk0, bh * K, j, jm, dke_pair, dko_pair)
+    tl.store(dv0 + bh * V + cv, dv_pair, mask=vm)
     tl.store(dtheta0 + bh * A + j, dth, mask=am)
     tl.store(dD + bh, tl.sum(dD_acc, 0).to(tl.float32))
 
