@@ -191,7 +191,7 @@ def test_closing_a_stream_cancels_the_work_not_yet_started(tmp_path):
     from kdiff.data.stream import finished
 
     started: list[int] = []
-    release = threading.Event()
+    release, registered = threading.Event(), threading.Event()
 
     def work(i: int) -> int:
         started.append(i)
@@ -202,10 +202,14 @@ def test_closing_a_stream_cancels_the_work_not_yet_started(tmp_path):
         with ThreadPoolExecutor(1) as pool:
             futures = [pool.submit(work, i) for i in range(50)]
             stream.on_close(lambda: pool.shutdown(wait=False, cancel_futures=True))
+            registered.set()
             for _ in finished(futures):
                 stream.put(_cases(tmp_path, "a")[0])
 
     stream = CaseStream.produced(["a"], produce)
+    # closed once the producer can cancel: closed before, its pool would run the queue
+    # (released below) until it got there, as many as a loaded machine lets it
+    assert registered.wait(30)
     while not started:
         threading.Event().wait(0.01)
     stream.close()
