@@ -288,8 +288,16 @@ def _mamba3_model_and_inputs():
     return problem.Model(*problem.get_init_inputs()).double(), problem.get_inputs()
 
 
+def _filled_by_rows(a, b):
+    """An output written row by row into memory the reference made (`out[i] = ...`)."""
+    out = torch.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = a[i] @ b
+    return out
+
+
 @pytest.mark.parametrize("case", ["matmul_norm", "in_place", "dropout", "zero_operands",
-                                  "mamba3"])
+                                  "filled_by_rows", "mamba3"])
 def test_a_trusting_trace_gives_the_checking_traces_result(case):
     """Bit for bit, every field: the trace that skips its per-operand checks (the GPU's
     synchronisations) and the one that makes them, on a chain of norms and products, in-place
@@ -305,6 +313,7 @@ def test_a_trusting_trace_gives_the_checking_traces_result(case):
             "zero_operands": lambda a, b: (
                 torch.nn.functional.layer_norm(torch.zeros_like(a), (8,))
                 + torch.softmax(torch.zeros_like(b), -1) * a + a * torch.zeros_like(b)),
+            "filled_by_rows": _filled_by_rows,
         }[case])
         generator = torch.Generator().manual_seed(1)
         inputs = [torch.randn(8, 8, generator=generator), torch.randn(8, 8, generator=generator)]
@@ -318,7 +327,8 @@ def test_a_trusting_trace_gives_the_checking_traces_result(case):
 def test_a_trusting_trace_reads_nothing_back_per_operation():
     """What trusting is for: on a GPU each value read back to the host waits for the device.
     Mamba-3's sequential reference, traced: thousands of reads checking, only the outputs'
-    peaks and the one stale flag trusting."""
+    peaks and the one stale flag trusting; and an output written row by row into memory the
+    reference made, whose rows' writes are each checked checking and none trusting."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class HostReads(TorchDispatchMode):
@@ -330,13 +340,16 @@ def test_a_trusting_trace_reads_nothing_back_per_operation():
                 self.reads += 1
             return func(*args, **(kwargs or {}))
 
-    model, inputs = _mamba3_model_and_inputs()
-    reads = []
-    for trusting in (False, True):
-        with HostReads() as counted:
-            result = run_oracle(model, inputs, trusting=trusting)
-        reads.append(counted.reads)
-    assert reads[0] > 1000 and reads[1] <= len(result.values) + 1, reads
+    generator = torch.Generator().manual_seed(1)
+    rows = [torch.randn(8, 8, generator=generator), torch.randn(8, 8, generator=generator)]
+    for (model, inputs), checked in ((_mamba3_model_and_inputs(), 1000),
+                                     ((Lambda(_filled_by_rows), rows), 8)):
+        reads = []
+        for trusting in (False, True):
+            with HostReads() as counted:
+                result = run_oracle(model, inputs, trusting=trusting)
+            reads.append(counted.reads)
+        assert reads[0] > checked and reads[1] <= len(result.values) + 1, reads
 
 
 def test_a_trusting_trace_that_used_an_entry_written_over_unseen_says_so():

@@ -599,13 +599,9 @@ class MagnitudeTracer(EagerDispatchMode):
     def lookup(self, t: torch.Tensor) -> Traced:
         """What the trace knows of `t`; of an untraced tensor: its own |values|, stored as it
         is."""
-        entry = self._entries.get(self._key(t))
-        if entry is not None and self.trusting:
-            stale = entry[2] != _fingerprint(t)
-            self._stale = stale if self._stale is None else self._stale | stale
-            return entry[1]
-        if entry is not None and torch.equal(entry[2], _fingerprint(t)):
-            return entry[1]
+        traced = self._read(self._entries, t)
+        if traced is not None:
+            return traced
         own = own_scale(t)
         return Traced(own, 0, self.share_of_range(own, t.dtype), t.dtype, 0.0)
 
@@ -620,11 +616,17 @@ class MagnitudeTracer(EagerDispatchMode):
         return self._read(self._entries, t) is not None
 
     def _read(self, table: dict, t: torch.Tensor) -> Any:
-        """`t`'s entry in one of the tables, unless something wrote `t` since."""
+        """`t`'s entry in one of the tables, unless something wrote `t` since. Trusting, the
+        entry whatever: whether it went stale is or-ed on the device into the flag
+        `trusted_a_stale_entry` reads, not read back here."""
         entry = table.get(self._key(t))
-        if entry is None or not torch.equal(entry[2], _fingerprint(t)):
+        if entry is None:
             return None
-        return entry[1]
+        if self.trusting:
+            stale = entry[2] != _fingerprint(t)
+            self._stale = stale if self._stale is None else self._stale | stale
+            return entry[1]
+        return entry[1] if torch.equal(entry[2], _fingerprint(t)) else None
 
     def integer(self, t: torch.Tensor) -> IntegerTrace | None:
         """What the trace knows of the integer tensor `t` (None: exact everywhere)."""
@@ -944,8 +946,12 @@ class MagnitudeTracer(EagerDispatchMode):
         # read, and for the finite differences its values kept, before the op runs.
         mutates = func._schema.is_mutable
         known = self._known(flat) if mutates else None
+        # (asked only while the base has no entry of its own: its first traced write makes one,
+        # and the fingerprint taken when it was made no longer holds after that seen write)
         into_made = mutates and _writes_first(func) and isinstance(flat[0], torch.Tensor) \
-            and flat[0]._base is not None and self._read(self._made, flat[0]._base) is not None
+            and flat[0]._base is not None \
+            and self._key(flat[0]._base) not in self._entries \
+            and self._read(self._made, flat[0]._base) is not None
         written = WRITTEN_OUT[func](args) if func in WRITTEN_OUT else None
         differences = self.magnitudes and func not in CONTRACTIONS and func not in SPECTRAL \
             and written is None and not _is_data_movement(func)
