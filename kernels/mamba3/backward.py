@@ -24,11 +24,11 @@ warps; apart, 148 B and 52 B):
     dadt_j = sum_{r >= j} exp(la_r) dy_r . (S q'_r) + sum_{r >= j, s < j} (dP P)_rs
              + sum_{s < j} w_last_s v_s . dS k'_s + exp(la_last) <dS, S>
 
-storing dq' and dk' (forward.saved_dtype's precision). rotate_bwd_kernel, one program per block of rows and head,
-turns them back (R(theta)^T) into the gradients of q + q_bias and k + k_bias, and forms the
-phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's), with q' and k' formed again
-in fp32 from the stored phases. Apart, the chunk kernels hold neither the rotation's cosines
-and sines nor its fp32 keys beside their tile products.
+storing dq' and dk' (forward.saved_dtype's precision). rotate_bwd_kernel, one program per
+block of rows and head, turns them back (R(theta)^T) into the gradients of q + q_bias and
+k + k_bias, and forms the phase gradient of each pair, -dq'_0 q'_1 + dq'_1 q'_0 (and k's),
+with q' and k' formed again in fp32 from the stored phases. Apart, the chunk kernels hold
+neither the rotation's cosines and sines nor its fp32 keys beside their tile products.
 
 head_sums_kernel, one program per block of rows and key head, reads those per head once
 more: their sums over the heads that share a key head (dq, dk, in the working dtype) and,
@@ -79,10 +79,12 @@ from kdiff.kernels.mamba3.forward import (
     halves_offsets,
     launch,
     load_halves_pair,
+    load_state_halves,
     mamba3_siso_forward,
     phase_tile,
     saved_dtype,
     state_halves_offsets,
+    store_state_halves,
 )
 from kdiff.kernels.mamba3.ops import PI, load_halves, pair_offsets, sigmoid, state_tile, tanh64
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
@@ -141,9 +143,8 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
     NC = tl.cdiv(T, BT)
     for i in range(0, NC):
         c = NC - 1 - i
-        doff = state_halves_offsets(bh, c, NC, V, K, cv, j)
-        tl.store(dhbuf + doff, dSe.to(dhbuf.dtype.element_ty), mask=sm)
-        tl.store(dhbuf + doff + K // 2, dSo.to(dhbuf.dtype.element_ty), mask=sm)
+        store_state_halves(dhbuf, state_halves_offsets(bh, c, NC, V, K, cv, j), K, dSe, dSo,
+                           sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         first, second = halves_offsets(rows, H, h, K, j)
         qe = tl.load(qr + first, mask=rm[:, None] & jm[None, :], other=0.0)
@@ -182,6 +183,18 @@ def _value_tiles(v, dout, rows, rm, H, h, V, cv, vm):
 
 
 @triton.jit
+def _chunk_block(T, V, BT: tl.constexpr, BV: tl.constexpr):
+    """A chunk kernel's program, grid (chunks x V-blocks, H, B): its chunk c, V-block i_v,
+    head h and sequence b, and where its V-block's slice of the shares starts, in elements:
+    of a [B, H, T] share (per_row; times K in a [B, T, H, K] one) and of a [B * H * chunks]
+    one (per_chunk)."""
+    c, i_v = tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
+    return (c, i_v, tl.program_id(1), tl.program_id(2),
+            i_v * tl.num_programs(2).to(tl.int64) * tl.num_programs(1) * T,
+            i_v * tl.num_programs(2) * tl.num_programs(1) * tl.cdiv(T, BT))
+
+
+@triton.jit
 def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dkT, dvT,
                            dqr, dkr, dv, dz, dadt, dscale, dDc, dz_flags, T, H, K, V,
                            BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
@@ -191,23 +204,20 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     ones; the products within the chunk are chunk_intra_bwd_kernel's, which adds them.
     Inputs as chunk_fwd_kernel's, with its STORE buffers; cotangents dout [B, T, H, V], dkT
     [B, H, K], dvT [B, H, V]. Writes dv, dz [B, T, H, V] (fp32) on its V-block's columns, and
-    its V-block's share (backward_block_v's slices) of the sums over V: dqr, dkr [B, T, H, K]
+    its V-block's share (CHUNK_BLOCK_V's slices) of the sums over V: dqr, dkr [B, T, H, K]
     (of q', k', halves as qr's; saved_dtype's), and fp32 dadt, dscale [B, H, T] and dDc [B *
     H * chunks], each chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] a slice
     (store_flag's: NaN where the block's dz is not finite)."""
-    c, i_v = tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
-    h, b = tl.program_id(1), tl.program_id(2)
+    c, i_v, h, b, per_row, per_chunk = _chunk_block(T, V, BT, BV)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, _ = state_tile(b, h, i_v, H, K, V, BK2, BV)
     NC = tl.cdiv(T, BT)
-    # this V-block's slices of the shares
-    rows_all, heads_all = tl.num_programs(2).to(tl.int64) * T, tl.num_programs(1)
-    dqr += i_v * rows_all * heads_all * K
-    dkr += i_v * rows_all * heads_all * K
-    dadt += i_v * rows_all * heads_all
-    dscale += i_v * rows_all * heads_all
-    dDc += i_v * tl.num_programs(2) * heads_all * NC
-    dz_flags += i_v * tl.num_programs(2) * heads_all * NC
+    dqr += per_row * K
+    dkr += per_row * K
+    dadt += per_row
+    dscale += per_row
+    dDc += per_chunk
+    dz_flags += per_chunk
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
     pm, first, second, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
     v_off, tm, vt, dy = _value_tiles(v, dout, rows, rm, H, h, V, cv, vm)
@@ -226,17 +236,13 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     wl = tail * scale
     last = t == T - 1
     # Each tile goes as soon as it has served, each result stored when formed: registers.
-    hoff = state_halves_offsets(bh, c, NC + 1, V, K, cv, j)
-    Se = tl.load(hbuf + hoff, mask=sm, other=0.0).to(tl.float32)
-    So = tl.load(hbuf + hoff + K // 2, mask=sm, other=0.0).to(tl.float32)
+    Se, So = load_state_halves(hbuf, state_halves_offsets(bh, c, NC + 1, V, K, cv, j), K, sm)
     ys = mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)
     adt_out = tl.cumsum(e * tl.sum(dy * ys, 1), 0, reverse=True)
     GT: tl.constexpr = dqr.dtype.element_ty
     tl.store(dqr + first, (e[:, None] * mm(dy, Se, DT)).to(GT), mask=pm)
     tl.store(dqr + second, (e[:, None] * mm(dy, So, DT)).to(GT), mask=pm)
-    doff = state_halves_offsets(bh, c, NC, V, K, cv, j)
-    dSe = tl.load(dhbuf + doff, mask=sm, other=0.0).to(tl.float32)
-    dSo = tl.load(dhbuf + doff + K // 2, mask=sm, other=0.0).to(tl.float32)
+    dSe, dSo = load_state_halves(dhbuf, state_halves_offsets(bh, c, NC, V, K, cv, j), K, sm)
     adt_state = carry * tl.sum(dSe * Se + dSo * So)
     dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
     # the final key's cotangent, once: in the first V-block's share
@@ -281,17 +287,15 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
     and dscale (each linear in dP = dY V^T, a sum over V), and writes the block's share of
     dgamma [B, H, T] (fp32) and its slice of dv_flags [B * H * chunks] (store_flag's, of dv
     as it leaves)."""
-    c, i_v = tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
-    h, b = tl.program_id(1), tl.program_id(2)
+    c, i_v, h, b, per_row, per_chunk = _chunk_block(T, V, BT, BV)
     DT: tl.constexpr = qr.dtype.element_ty
     bh, j, jm, cv, vm, sm, _ = state_tile(b, h, i_v, H, K, V, BK2, BV)
-    rows_all, heads_all = tl.num_programs(2).to(tl.int64) * T, tl.num_programs(1)
-    dqr += i_v * rows_all * heads_all * K
-    dkr += i_v * rows_all * heads_all * K
-    dadt += i_v * rows_all * heads_all
-    dscale += i_v * rows_all * heads_all
-    dgamma += i_v * rows_all * heads_all
-    dv_flags += i_v * tl.num_programs(2) * heads_all * tl.cdiv(T, BT)
+    dqr += per_row * K
+    dkr += per_row * K
+    dadt += per_row
+    dscale += per_row
+    dgamma += per_row
+    dv_flags += per_chunk
     r = tl.arange(0, BT)
     causal = r[None, :] <= r[:, None]
     below = r[None, :] < r[:, None]
@@ -340,8 +344,8 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_
                                           rows, rm, H // G, h // G, K, j, jm, am,
                                           qbe, qbo, kbe, kbo)
     pm, _, _, dqe, dqo, dke, dko = load_halves_pair(dqr, dkr, rows, rm, H, h, K, j, jm)
-    dqe, dqo, dke, dko = dqe.to(tl.float32), dqo.to(tl.float32), dke.to(tl.float32), dko.to(
-        tl.float32)
+    dqe, dqo = dqe.to(tl.float32), dqo.to(tl.float32)
+    dke, dko = dke.to(tl.float32), dko.to(tl.float32)
     dtheta_t = -dqe * qo + dqo * qe - dke * ko + dko * ke
     tl.store(dtheta + (rows[:, None] * H + h) * A + j[None, :], dtheta_t,
              mask=rm[:, None] & am[None, :])
@@ -505,7 +509,8 @@ class Mamba3SISOFunction(torch.autograd.Function):
         # the chunk kernels' V-blocks, each with its slice of the shares of the sums over V
         BVC = min(BV, CHUNK_BLOCK_V)
         NVC = triton.cdiv(V, BVC)
-        shares = [_shares(x, NVC) for x in (dqr, dkr, grads.dadt, dscale, dgamma, dDc)]
+        totals = (dqr, dkr, grads.dadt, dscale, dgamma, dDc)
+        shares = [_shares(x, NVC) for x in totals]
         BVS = min(BV, STATE_BLOCK_V or BV)
         NVS = triton.cdiv(V, BVS)
         dk0_shares = torch.empty(B * H, NVS, K, **f32)
@@ -531,8 +536,8 @@ class Mamba3SISOFunction(torch.autograd.Function):
             saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr_v, dkr_v, grads.dv, dadt_v,
             dscale_v, dgamma_v, dv_flags, T, H, K, V, BT=C, BK2=BK2, BV=BVC, HAS_Z=has_z,
             **launch("backward", q.dtype))
-        for share, total in zip(shares, (dqr, dkr, grads.dadt, dscale, dgamma, dDc)):
-            if NVC > 1:
+        if NVC > 1:
+            for share, total in zip(shares, totals):
                 torch.sum(share, 0, out=total)  # a fixed order: deterministic
         rotate_bwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
             q, k, saved.phase, q_bias, k_bias, dqr, dkr, grads.dq, grads.dk, dtheta, qk_flags,

@@ -304,6 +304,21 @@ def state_halves_offsets(bh, slot, slots, V, K, cv, j):
 
 
 @triton.jit
+def store_state_halves(buf, off, K, first, second, mask):
+    """A state tile's two halves into a buffer of states kept as halves, at `off`
+    (state_halves_offsets'), in the buffer's precision."""
+    tl.store(buf + off, first.to(buf.dtype.element_ty), mask=mask)
+    tl.store(buf + off + K // 2, second.to(buf.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def load_state_halves(buf, off, K, mask):
+    """A state tile's two halves (fp32) from a buffer of states kept as halves, at `off`."""
+    return (tl.load(buf + off, mask=mask, other=0.0).to(tl.float32),
+            tl.load(buf + off + K // 2, mask=mask, other=0.0).to(tl.float32))
+
+
+@triton.jit
 def load_halves_pair(x, y, rows, rm, H, h, K, j, jm):
     """The rows' tiles of head h of two tensors of halves (rotate_fwd_kernel's layout: q' and
     k', or their gradients), each as its two halves; with their mask and the halves'
@@ -396,9 +411,8 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     NC = tl.cdiv(T, BT)
     for c in range(0, NC):
         if STORE:
-            hoff = state_halves_offsets(bh, c, NC + 1, V, K, cv, j)
-            tl.store(hbuf + hoff, Se.to(hbuf.dtype.element_ty), mask=sm)
-            tl.store(hbuf + hoff + K // 2, So.to(hbuf.dtype.element_ty), mask=sm)
+            store_state_halves(hbuf, state_halves_offsets(bh, c, NC + 1, V, K, cv, j), K, Se,
+                               So, sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
         _, _, _, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
@@ -425,9 +439,8 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
     tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
     tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
     if STORE:
-        hoff = state_halves_offsets(bh, NC, NC + 1, V, K, cv, j)
-        tl.store(hbuf + hoff, Se.to(hbuf.dtype.element_ty), mask=sm)
-        tl.store(hbuf + hoff + K // 2, So.to(hbuf.dtype.element_ty), mask=sm)
+        store_state_halves(hbuf, state_halves_offsets(bh, NC, NC + 1, V, K, cv, j), K, Se, So,
+                           sm)
     # the last token's value
     last = b.to(tl.int64) * T + T - 1
     vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)

@@ -273,6 +273,9 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
     # dS_{t+1} prev_{t+1}: the gradient of v_t k'_t^T that token t + 1's step sends back
     dPne = tl.zeros([BV, BK2], dtype=tl.float32)
     dPno = tl.zeros([BV, BK2], dtype=tl.float32)
+    # the final key and value states' cotangents, which reach the last token's dk' and dv
+    dkTe, dkTo = load_halves(dkT, bh * K, j, jm)
+    dvTv = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
     dth = tl.load(dthetaT + bh * A + j, mask=am, other=0.0).to(tl.float32)
     dD_acc = tl.zeros([BV], dtype=tl.float64)
     tl.debug_barrier()  # the checkpoints are read back by other threads
@@ -304,11 +307,8 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             Se, So = _state_step(Spe, Spo, alpha, prev, cur, vp, kpe, kpo, vt, ke, ko)
             # out = y silu(z), y = S q' + D v
             dy = tl.load(dout + v_row, mask=vm, other=0.0).to(tl.float32)
-            # the final key and value states' cotangents reach the last token's
             last = t == T - 1
-            dvt = tl.load(dvT + bh * V + cv, mask=vm, other=0.0).to(tl.float32)
-            dvt = tl.where(last, dvt, 0.0)
-            dke, dko = load_halves(dkT, bh * K, j, jm)
+            dvt = tl.where(last, dvTv, 0.0)
             if HAS_Z:
                 y = _readout(Se, So, qe, qo, sm)
                 if HAS_D:
@@ -332,8 +332,8 @@ def recurrent_bwd_kernel(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             dv_pair, dke_pair, dko_pair = _pair_back(dSe * cur + dPne, dSo * cur + dPno, vt,
                                                      ke, ko, sm)
             dvt += dv_pair
-            dke = tl.where(last, dke, 0.0) + dke_pair
-            dko = tl.where(last, dko, 0.0) + dko_pair
+            dke = tl.where(last, dkTe, 0.0) + dke_pair
+            dko = tl.where(last, dkTo, 0.0) + dko_pair
             d_prev = _inner(dSe, dSo, vp[:, None] * kpe[None, :], vp[:, None] * kpo[None, :], sm)
             dPne = dSe * prev
             dPno = dSo * prev
