@@ -86,7 +86,15 @@ from kdiff.kernels.mamba3.forward import (
     state_halves_offsets,
     store_state_halves,
 )
-from kdiff.kernels.mamba3.ops import PI, load_halves, pair_offsets, sigmoid, state_tile, tanh64
+from kdiff.kernels.mamba3.ops import (
+    PI,
+    load_halves,
+    pair_offsets,
+    sigmoid,
+    state_tile,
+    store_pair_rows,
+    tanh64,
+)
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_backward
 from kdiff.kernels.mamba3.reference import States
 
@@ -113,12 +121,6 @@ def _shares(total: torch.Tensor, n: int) -> torch.Tensor:
 # kernel moves dq and dk once (read per head, written per key head in the working dtype); the
 # three torch reductions and the cast it replaces read them three times.
 HEAD_SUM_ROWS = 32
-
-
-@triton.jit
-def _store_pairs(ptr, row_base, j, mask, first, second):
-    tl.store(ptr + row_base + 2 * j[None, :], first, mask=mask)
-    tl.store(ptr + row_base + 2 * j[None, :] + 1, second, mask=mask)
 
 
 @triton.jit
@@ -328,7 +330,7 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
 def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_flags,
                       T, H, G, K, A, BT: tl.constexpr, BK2: tl.constexpr):
     """Grid (blocks of BT rows, H, B): the chunk kernels' dq', dk' (dqr, dkr, halves) turned
-    back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, fp32), and the phase
+    back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, in dq's dtype), and the phase
     gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
     (as chunk_keys forms them everywhere); qk_flags [B * H * blocks] (store_flag's, of the
     block's dq and dk)."""
@@ -354,8 +356,8 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_
     dq1 = tl.where(am[None, :], dqo * cos - dqe * sin, dqo)
     dk0 = tl.where(am[None, :], dke * cos + dko * sin, dke)
     dk1 = tl.where(am[None, :], dko * cos - dke * sin, dko)
-    _store_pairs(dq, d_off, j, pm, dq0, dq1)
-    _store_pairs(dk, d_off, j, pm, dk0, dk1)
+    store_pair_rows(dq, d_off, rm, K, dq0, dq1)
+    store_pair_rows(dk, d_off, rm, K, dk0, dk1)
     store_flag(qk_flags, (b * H + h) * tl.cdiv(T, BT) + c,
                count_nonfinite(dq0, pm) + count_nonfinite(dq1, pm)
                + count_nonfinite(dk0, pm) + count_nonfinite(dk1, pm))
@@ -363,7 +365,7 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_
 
 @triton.jit
 def head_sums_kernel(dh, out, partial, T, H, G, K, BT: tl.constexpr, BK: tl.constexpr):
-    """Grid (blocks of BT rows, H // G, B). dh [B, T, H, K] fp32, a gradient per head (of
+    """Grid (blocks of BT rows, H // G, B). dh [B, T, H, K], a gradient per head (of
     q + q_bias or k + k_bias): the G heads of key head hq summed in order into out [B, T,
     H // G, K] (its dtype), and each head's BT rows into partial [B, blocks, H, K] fp32 (the
     bias's gradient, once the blocks are summed). One read of dh for both sums."""
@@ -377,7 +379,8 @@ def head_sums_kernel(dh, out, partial, T, H, G, K, BT: tl.constexpr, BK: tl.cons
     acc = tl.zeros([BT, BK], dtype=tl.float32)
     for g in range(0, G):
         h = hq * G + g
-        x = tl.load(dh + ((rows * H + h) * K)[:, None] + kk[None, :], mask=m, other=0.0)
+        x = tl.load(dh + ((rows * H + h) * K)[:, None] + kk[None, :], mask=m,
+                    other=0.0).to(tl.float32)
         acc += x
         tl.store(partial + (block * H + h) * K + kk, tl.sum(x, axis=0), mask=km)
     tl.store(out + ((rows * (H // G) + hq) * K)[:, None] + kk[None, :],
@@ -440,10 +443,12 @@ def gates_bwd_kernel(dt, trap, angles, dtheta, dthetaT, dscale, dgamma, dprev0,
 
 
 class HeadGradients(NamedTuple):
-    """The backward's fp32 results per head, before the sums over the batch (the biases, D)
-    and over the heads that share a key head: what the chunk kernels and gates_bwd_kernel
-    write, and what the token-by-token fallback (recurrent.recurrent_backward) overwrites.
-    dq, dk [B, T, H, K] (of q + q_bias, k + k_bias), dv, dz [B, T, H, V], dadt, ddt, dtrap
+    """The backward's results per head, before the sums over the batch (the biases, D) and
+    over the heads that share a key head: what the chunk kernels and gates_bwd_kernel write,
+    and what the token-by-token fallback (recurrent.recurrent_backward) overwrites; fp32
+    but for dq, dk [B, T, H, K] (of q + q_bias, k + k_bias: forward.saved_dtype's, as the
+    reference's per-head gradients are rounded to the working dtype before their sums over
+    the heads and the batch), then dv, dz [B, T, H, V], dadt, ddt, dtrap
     [B, H, T], dangles [B, T, H, A], dD [B * H] (each sequence's share), then the initial
     states' gradients as reference.States."""
     dq: torch.Tensor
@@ -492,8 +497,9 @@ class Mamba3SISOFunction(torch.autograd.Function):
         cot = [torch.zeros_like(x) if c is None else c.contiguous()
                for c, x in ((dout, v), (dthetaT, theta0), (dST, S0), (dkT, k0), (dvT, v0))]
         f32 = dict(dtype=torch.float32, device=q.device)
+        kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
         grads = HeadGradients(
-            *(torch.empty(B, T, H, K, **f32) for _ in range(2)),
+            *(torch.empty(B, T, H, K, **kept) for _ in range(2)),
             *(torch.empty(B, T, H, V, **f32) for _ in range(2)),
             *(torch.empty(B, H, T, **f32) for _ in range(3)), torch.empty(B, T, H, A, **f32),
             torch.empty(B * H, **f32), *(torch.empty(x.shape, **f32) for x in (theta0, S0, k0, v0)))
@@ -501,7 +507,6 @@ class Mamba3SISOFunction(torch.autograd.Function):
         dscale, dgamma = (torch.empty(B, H, T, **f32) for _ in range(2))
         C = ctx.chunk_size
         NC = triton.cdiv(T, C)
-        kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
         dhbuf = torch.empty(B * H, NC, V, K, **kept)
         dDc = torch.empty(B * H * NC, **f32)
         dqr, dkr = (torch.empty(B, T, H, K, **kept) for _ in range(2))

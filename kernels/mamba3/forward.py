@@ -33,6 +33,7 @@ from kdiff.kernels.gdn.tile_ops import mm
 from kdiff.kernels.mamba3.ops import (
     cos_sin,
     load_halves,
+    load_pair_rows,
     mod_two_pi,
     mod_two_pi_near,
     negative_zero,
@@ -138,14 +139,6 @@ MAX_HEAD_DIM_K = 256
 
 
 @triton.jit
-def _pairs(ptr, row_base, j, mask):
-    """The two halves (elements 2j and 2j + 1) of [rows, K] rows starting at row_base."""
-    first = tl.load(ptr + row_base + 2 * j[None, :], mask=mask, other=0.0).to(tl.float32)
-    second = tl.load(ptr + row_base + 2 * j[None, :] + 1, mask=mask, other=0.0).to(tl.float32)
-    return first, second
-
-
-@triton.jit
 def chunk_gates(adt, dt, trap, c, b, bh, T, BT: tl.constexpr):
     """Chunk c's rows: t (token indices), rm (t < T), g (offsets into [B, H, T]), rows
     (b T + t), and its trapezoid weights gamma = lam dt and scale = gamma + (1 - lam_next)
@@ -177,7 +170,7 @@ def phase_tile(phase, rows, rm, H, h, A, j, am):
 def turned_keys(x, rows, rm, Hq, hq, K, j, jm, am, xbe, xbo, cos, sin):
     """The rows' x (q or k, key head hq) plus its bias, each pair with an angle turned by
     (cos, sin): x' as its two halves of key pairs (fp32)."""
-    x0, x1 = _pairs(x, ((rows * Hq + hq) * K)[:, None], j, rm[:, None] & jm[None, :])
+    x0, x1 = load_pair_rows(x, ((rows * Hq + hq) * K)[:, None], rm, K, j.shape[0])
     return turn(x0 + xbe[None, :], x1 + xbo[None, :], cos, sin, am[None, :])
 
 
@@ -470,7 +463,7 @@ def new_states(states: States, dtype: torch.dtype) -> States:
 def saved_dtype(dtype: torch.dtype) -> torch.dtype:
     """The precision of the tensors one kernel of the training step leaves for another (the
     states entering each chunk and their gradients, y before its gate, the gradients of q'
-    and k'): bf16 in bf16. Each is rounded once more to the working precision, as the
+    and k', and of q and k per head): bf16 in bf16. Each is rounded once more to the working precision, as the
     reference's own operations round every result, and the tile products that read the
     states round them to it anyway (tile_ops.mm); at the paper's 16 x 2048 they move 3.5 GB
     less than in fp32. fp16 keeps fp32: its range ends at 65504, where a state or gradient

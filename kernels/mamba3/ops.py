@@ -175,24 +175,37 @@ def state_tile(b, h, i_v, H, K, V, BK2: tl.constexpr, BV: tl.constexpr):
 
 
 @triton.jit
-def load_state_rows(ptr, bh, cv, vm, V, K, BK2: tl.constexpr):
-    """The [BV, K] rows cv of state bh of a [B * H, V, K] tensor as its two halves of key
+def load_pair_rows(ptr, row_base, rm, K, BK2: tl.constexpr):
+    """The [rows, K] rows at offsets row_base [rows, 1] (mask rm) as their two halves of key
     pairs (fp32), each row loaded whole (contiguous, so in wide loads) and split in
     registers, not element by element at stride 2."""
     c = tl.arange(0, 2 * BK2)
-    rows = tl.load(ptr + (bh * V + cv)[:, None] * K + c[None, :],
-                   mask=vm[:, None] & (c < K)[None, :], other=0.0).to(tl.float32)
+    rows = tl.load(ptr + row_base + c[None, :], mask=rm[:, None] & (c < K)[None, :],
+                   other=0.0).to(tl.float32)
     return tl.split(tl.reshape(rows, (rows.shape[0], BK2, 2)))
 
 
 @triton.jit
-def store_state_rows(ptr, bh, cv, vm, V, K, first, second):
-    """load_state_rows' inverse: the halves joined into whole rows, stored in ptr's dtype."""
+def store_pair_rows(ptr, row_base, rm, K, first, second):
+    """load_pair_rows' inverse: the halves joined into whole rows, stored in ptr's dtype."""
     joined = tl.join(first, second)
     rows = tl.reshape(joined, (joined.shape[0], 2 * joined.shape[1]))
     c = tl.arange(0, 2 * joined.shape[1])
-    tl.store(ptr + (bh * V + cv)[:, None] * K + c[None, :], rows.to(ptr.dtype.element_ty),
-             mask=vm[:, None] & (c < K)[None, :])
+    tl.store(ptr + row_base + c[None, :], rows.to(ptr.dtype.element_ty),
+             mask=rm[:, None] & (c < K)[None, :])
+
+
+@triton.jit
+def load_state_rows(ptr, bh, cv, vm, V, K, BK2: tl.constexpr):
+    """The [BV, K] rows cv of state bh of a [B * H, V, K] tensor as its two halves of key
+    pairs (fp32)."""
+    return load_pair_rows(ptr, ((bh * V + cv) * K)[:, None], vm, K, BK2)
+
+
+@triton.jit
+def store_state_rows(ptr, bh, cv, vm, V, K, first, second):
+    """load_state_rows' inverse, in ptr's dtype."""
+    store_pair_rows(ptr, ((bh * V + cv) * K)[:, None], vm, K, first, second)
 
 
 @triton.jit
