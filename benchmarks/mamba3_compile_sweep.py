@@ -4,7 +4,7 @@ it) and a static count of SASS instructions by class (nvdisasm from Triton's whe
 launch options, at the paper's layer shapes (kernels/mamba3/bench.py: B 16, T 2048, 4 key
 heads x 8, K 128, V 64, A 32; the decode step at B 128, T 1).
 
-    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_state_bwd,chunk_intra_bwd,state_bwd,rotate_bwd,decode,phase,rotate]
+    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_states,chunk_out,chunk_state_bwd,chunk_intra_bwd,state_bwd,rotate_bwd,decode,phase,rotate]
         [--dtypes bf16,fp32] [--jobs 2] [--timeout 300] [--out table.txt]
 
 Each compile runs in its own process (a fresh Triton cache, so ptxas runs and logs) and is
@@ -54,8 +54,10 @@ CLASSES = {
 
 def kernel_jobs(kernels, dtypes):
     """(kernel, dtype, options) for every point of the sweep."""
-    grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64),
-                              STORE=(False, True)),
+    grid = {"chunk_fwd": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(16, 32, 64), BT=(32, 64)),
+            "chunk_states": dict(num_warps=(2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64),
+                                 BT=(64,)),
+            "chunk_out": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(64,), BT=(32, 64)),
             "chunk_state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "chunk_intra_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,), BV=(16, 32, 64)),
@@ -107,10 +109,16 @@ def source(job):
     flags = dict(HAS_D=True, HAS_Z=True, BK2=K // 2)
     if job["kernel"] == "chunk_fwd":
         fn = forward.chunk_fwd_kernel
-        const = dict(flags, BT=job["BT"], BV=job["BV"], STORE=job["STORE"])
-        if not job["STORE"]:  # the forward's own call: no buffers for the backward
-            const.update(hbuf=None, ybuf=None)
-        types = dict(lows, phase="*fp64")
+        const = dict(flags, BT=job["BT"], BV=job["BV"])
+        types = lows
+    elif job["kernel"] == "chunk_states":
+        fn = forward.chunk_states_kernel
+        const = dict(BK2=K // 2, BT=job["BT"], BV=job["BV"])
+        types = lows
+    elif job["kernel"] == "chunk_out":
+        fn = forward.chunk_out_kernel
+        const = dict(flags, BT=job["BT"], BV=job["BV"])
+        types = lows
     elif job["kernel"] == "rotate":
         fn = forward.rotate_fwd_kernel
         const = dict(BT=job["BT"], BK2=K // 2, BS=job["BS"], STORE=False)

@@ -221,14 +221,18 @@ def test_the_forward_narrows_its_v_block_until_the_grid_fills_the_gpu(monkeypatc
     assert m3_forward.forward_block_v(1, 64, torch.device("cpu")) == 64
 
 
+@pytest.mark.parametrize("store", [False, True])
 @pytest.mark.parametrize("T,C", [(37, 16), (20, 64)])
-def test_triton_forward_matches_the_oracle(T, C, monkeypatch):
+def test_triton_forward_matches_the_oracle(T, C, store, monkeypatch):
+    """The forward's own walk, and the training step's (the states' walk, then every
+    chunk's output at once), each with V in two blocks of 16 of its 24 rows."""
+    monkeypatch.setattr(m3_forward, "CHUNK_BLOCK_V", 16)
     B, Hqk, G, K, V = 2, 1, 2, 16, 24
     args, states = recurrence_args(B, T, Hqk, G, K, V, seed=T)
     fallbacks = record_fallbacks(monkeypatch)
-    got = flat(mamba3_siso_forward(*args, states, chunk_size=C, block_v=16))
-    assert fallbacks == [0]  # the chunked kernel's own result, V in two blocks
-    assert_within_bound(got, flat(oracle(args, states)), depth(T, K, V, C))
+    got = mamba3_siso_forward(*args, states, chunk_size=C, block_v=16, store=store)
+    assert fallbacks == [0]  # the chunked kernels' own result
+    assert_within_bound(flat(got[:2]), flat(oracle(args, states)), depth(T, K, V, C))
 
 
 def record_backward_fallbacks(monkeypatch, force: bool = False) -> list:
@@ -264,9 +268,11 @@ def test_triton_backward_matches_the_oracle(monkeypatch, state_block_v, chunk_bl
     adjoint of the forward's maps (non-expansive too) with the same contractions plus the
     reverse sums over a chunk (C) and, for the phase, over the sequence (T): N grows by T.
     With state_bwd_kernel and the chunk kernels over all of V, and each over blocks of 16 of
-    its 24 rows (the chunk kernels' sums over V then from one share a block)."""
+    its 24 rows (the chunk kernels' sums over V then from one share a block, the training
+    forward's outputs a program a block)."""
     monkeypatch.setattr("kdiff.kernels.mamba3.backward.STATE_BLOCK_V", state_block_v)
     monkeypatch.setattr("kdiff.kernels.mamba3.backward.CHUNK_BLOCK_V", chunk_block_v)
+    monkeypatch.setattr(m3_forward, "CHUNK_BLOCK_V", chunk_block_v)
     B, T, Hqk, G, K, V, C = 2, 20, 1, 2, 16, 24, 16
     args, states = recurrence_args(B, T, Hqk, G, K, V, seed=3)
     fallbacks = record_backward_fallbacks(monkeypatch)
@@ -295,13 +301,15 @@ def test_every_kernel_compiles_for_the_gpus(monkeypatch):
     recorder.install()
     args, states = recurrence_args(1, 20, 1, 2, 16, 16, seed=6)
     forward_backward(lambda *a: mamba3_siso(*a, chunk_size=16), args, states, torch.float32)
+    mamba3_siso_forward(*args, states, chunk_size=16)
     q, k, v, adt, dt, trap, qb, kb, angles, D, z = args
     mamba3_siso_step(q[:, 0], k[:, 0], v[:, 0], adt[..., 0], dt[..., 0], trap[..., 0], qb, kb,
                      angles[:, 0], D, z[:, 0], states)
     launches = list(recorder.launches.values())
     names = {launch.qualname for launch in launches}
-    assert {"chunk_fwd_kernel", "chunk_state_bwd_kernel", "chunk_intra_bwd_kernel",
-            "recurrent_fwd_kernel", "recurrent_bwd_kernel"} <= names, names
+    assert {"chunk_fwd_kernel", "chunk_states_kernel", "chunk_out_kernel",
+            "chunk_state_bwd_kernel", "chunk_intra_bwd_kernel", "recurrent_fwd_kernel",
+            "recurrent_bwd_kernel"} <= names, names
     jobs = [(launch, target) for launch in launches for target in ("sm_90", "sm_100")]
     refused = [f"{launch.label()} {target}: {outcome['error']}" for (launch, target), outcome
                in zip(jobs, compile_launches(jobs)) if "resources" not in outcome]

@@ -71,6 +71,7 @@ from kdiff.kernels.gdn.tile_ops import (
     store_flag,
 )
 from kdiff.kernels.mamba3.forward import (
+    CHUNK_BLOCK_V,
     ROTATE_ROWS,
     ROTATE_WARPS,
     Saved,
@@ -103,12 +104,6 @@ from kdiff.kernels.mamba3.reference import States
 # V gives 32 programs of 256 steps each; blocks of rows give more programs, each reading the
 # same q' tiles. Not yet timed (benchmarks/mamba3_profile.py --parts state_block_sweep).
 STATE_BLOCK_V: int | None = None
-
-# The backward chunk kernels' V-block: past it, each block of V's columns is a program of
-# its own and the sums over V (dq', dk', dadt, dscale, dgamma, dD) are summed from one share
-# a block. One block of all V (512 at V 260, a chosen size of kdiff PRC-02) asked for 336 kB
-# of shared memory on an H100 (Triton 3.6, bf16), over its 227 kB.
-CHUNK_BLOCK_V = 128
 
 
 def _shares(total: torch.Tensor, n: int) -> torch.Tensor:

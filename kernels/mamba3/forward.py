@@ -71,13 +71,23 @@ from kdiff.kernels.mamba3.reference import States
 # and 16 B in bf16 at one stage; Triton's default of 3 stages needed 246 kB of shared memory in
 # fp32 (over sm_90's 227 kB: the launch failed on an H100 at these sizes) and 49 kB at one;
 # at 4 warps 18 kB of spills in fp32.
-# chunk_fwd_kernel with STORE, the training step's forward ("train"), also stores the state
-# entering each chunk and y: bf16 at BV 64 spills 1,124 B a thread at 4 warps and 672 B at 8
-# (Triton 3.6, sm_90; 468 B at 4 warps without STORE).
+# The training step's forward in two kernels: chunk_states_kernel ("train") walks the
+# states alone, storing each; chunk_out_kernel ("output") then forms every chunk's output at
+# once. In one walk that stored them (bf16, BV 64, Triton 3.6, sm_90) it spilled 1,124 B a
+# thread at 4 warps and 672 B at 8 (468 B at 4 warps without the stores), and took 1.65 ms
+# at 16 x 2048 on an H100 against 0.85 ms for the forward's own walk.
 WARPS = {"forward": {"fp32": 8, "low": 4}, "train": {"fp32": 8, "low": 4},
+         "output": {"fp32": 8, "low": 4},
          "backward": {"fp32": 8, "low": 4}, "state": {"fp32": 8, "low": 4}}
 STAGES = {"forward": {"fp32": 1, "low": 1}, "train": {"fp32": 1, "low": 1},
+          "output": {"fp32": 1, "low": 1},
           "backward": {"fp32": 1, "low": 1}, "state": {"fp32": 1, "low": 1}}
+
+# The V-block of the kernels that take every chunk at once (chunk_out_kernel, the backward's
+# chunk kernels): past it, each block of V's columns is a program of its own. One block of
+# all V (512 at V 260, a chosen size of kdiff PRC-02) asked for 336 kB of shared memory on an
+# H100 (Triton 3.6, bf16, the backward's chunk kernels), over its 227 kB.
+CHUNK_BLOCK_V = 128
 
 
 # chunk_fwd_kernel's V-block: the widest of these whose grid (V-blocks x heads x sequences)
@@ -99,8 +109,9 @@ def forward_block_v(sequence_heads: int, V: int, device: torch.device) -> int:
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
-    """The launch options of `kernel` ("forward", "train": chunk_fwd_kernel without and with
-    STORE; "backward": the backward's chunk kernels; "state": state_bwd_kernel) in `dtype`."""
+    """The launch options of `kernel` ("forward": chunk_fwd_kernel; "train" and "output": the
+    training forward's chunk_states_kernel and chunk_out_kernel; "backward": the backward's
+    chunk kernels; "state": state_bwd_kernel) in `dtype`."""
     key = "fp32" if dtype == torch.float32 else "low"
     return {"num_warps": WARPS[kernel][key], "num_stages": STAGES[kernel][key]}
 
@@ -375,20 +386,9 @@ def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G
 
 
 @triton.jit
-def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hbuf, ybuf,
-                     T, H, K, V,
-                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
-                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
-    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with q' and k' as
-    rotate_fwd_kernel's halves (qr, kr) in place of q, k, their biases and the phases.
-    STORE: what the backward (backward.py) reads: hbuf [B * H, chunks + 1, V, K] as halves
-    (state_halves_offsets), the state entering each chunk and the final one; ybuf [B, T, H,
-    V], y before the gate; both in saved_dtype's precision."""
-    i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    DT: tl.constexpr = qr.dtype.element_ty
-    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
-    r = tl.arange(0, BT)
-    # S_0 = S_init + ((1 - lam_0) dt_0) v_init k_init^T; alpha_0 comes with the first la
+def entering_state(S0, k0, v0, dt, trap, bh, T, K, V, j, jm, cv, vm, sm, soff):
+    """The state entering the first chunk, S_0 = S_init + ((1 - lam_0) dt_0) v_init
+    k_init^T, as its two halves (fp32); alpha_0 comes with the first la."""
     lam0 = sigmoid(tl.load(trap + bh * T).to(tl.float32))
     prev0 = (1 - lam0) * tl.load(dt + bh * T).to(tl.float32)
     kpe, kpo = load_halves(k0, bh * K, j, jm)
@@ -397,47 +397,122 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, hb
         vp[:, None] * kpe[None, :])
     So = tl.load(S0 + soff + 1, mask=sm, other=0.0).to(tl.float32) + prev0 * (
         vp[:, None] * kpo[None, :])
-    if HAS_D:
-        d_h = tl.load(D + h).to(tl.float32)
+    return Se, So
+
+
+@triton.jit
+def chunk_output(qr, kr, v, D, z, out, ybuf, Se, So, rows, rm, gamma, scale, la, H, h, K, V,
+                 j, jm, cv, vm, BT: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr,
+                 STORE: tl.constexpr):
+    """A chunk's rows of out (and of y before its gate into ybuf with STORE) from the state
+    entering it (Se, So): y = exp(la) Q' S^T + P V + D v. Returns the chunk's k' halves and
+    v (fp32) for the state's step."""
+    DT: tl.constexpr = qr.dtype.element_ty
+    r = tl.arange(0, BT)
     causal = r[None, :] <= r[:, None]
-    diagonal = r[None, :] == r[:, None]
-    NC = tl.cdiv(T, BT)
-    for c in range(0, NC):
-        if STORE:
-            store_state_halves(hbuf, state_halves_offsets(bh, c, NC + 1, V, K, cv, j), K, Se,
-                               So, sm)
-        t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        _, _, _, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
-        v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
-        tm = rm[:, None] & vm[None, :]
-        vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
-        qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
-        decay = tl.exp(tl.where(causal, la[:, None] - la[None, :], 0.0).to(tl.float32))
-        weight = tl.where(diagonal, gamma[None, :], scale[None, :])
-        P = tl.where(causal, qk * decay * weight, 0.0)
-        y = (tl.exp(la.to(tl.float32))[:, None]
-             * (mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)) + mm(P, vt, DT))
-        if HAS_D:
-            y = y + d_h * vt
-        if STORE:
-            tl.store(ybuf + v_off, y.to(ybuf.dtype.element_ty), mask=tm)
-        if HAS_Z:
-            y = y * silu(tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32))
-        tl.store(out + v_off, y.to(out.dtype.element_ty), mask=tm)
-        wl = tl.exp((la_last - la).to(tl.float32)) * scale
-        vw = tl.trans(vt * wl[:, None])
-        carry = tl.exp(la_last.to(tl.float32))
-        Se = carry * Se + mm(vw, ke, DT)
-        So = carry * So + mm(vw, ko, DT)
-    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
-    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
+    _, _, _, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
+    v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
+    tm = rm[:, None] & vm[None, :]
+    vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
+    qk = mm(qe, tl.trans(ke), DT) + mm(qo, tl.trans(ko), DT)
+    decay = tl.exp(tl.where(causal, la[:, None] - la[None, :], 0.0).to(tl.float32))
+    weight = tl.where(r[None, :] == r[:, None], gamma[None, :], scale[None, :])
+    P = tl.where(causal, qk * decay * weight, 0.0)
+    y = (tl.exp(la.to(tl.float32))[:, None]
+         * (mm(qe, tl.trans(Se), DT) + mm(qo, tl.trans(So), DT)) + mm(P, vt, DT))
+    if HAS_D:
+        y = y + tl.load(D + h).to(tl.float32) * vt
     if STORE:
-        store_state_halves(hbuf, state_halves_offsets(bh, NC, NC + 1, V, K, cv, j), K, Se, So,
-                           sm)
-    # the last token's value
+        tl.store(ybuf + v_off, y.to(ybuf.dtype.element_ty), mask=tm)
+    if HAS_Z:
+        y = y * silu(tl.load(z + v_off, mask=tm, other=0.0).to(tl.float32))
+    tl.store(out + v_off, y.to(out.dtype.element_ty), mask=tm)
+    return ke, ko, vt
+
+
+@triton.jit
+def state_step(Se, So, ke, ko, vt, scale, la, la_last, DT: tl.constexpr):
+    """The state leaving a chunk: S <- exp(la_last) S + sum_s exp(la_last - la_s) scale_s
+    v_s k'_s^T, as its halves."""
+    wl = tl.exp((la_last - la).to(tl.float32)) * scale
+    vw = tl.trans(vt * wl[:, None])
+    carry = tl.exp(la_last.to(tl.float32))
+    return carry * Se + mm(vw, ke, DT), carry * So + mm(vw, ko, DT)
+
+
+@triton.jit
+def final_value(v, vT, b, bh, T, H, h, V, cv, vm):
+    """The last token's value into vT."""
     last = b.to(tl.int64) * T + T - 1
     vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)
     tl.store(vT + bh * V + cv, vl.to(vT.dtype.element_ty), mask=vm)
+
+
+@triton.jit
+def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, T, H, K, V,
+                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
+                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
+    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with q' and k' as
+    rotate_fwd_kernel's halves (qr, kr) in place of q, k, their biases and the phases: each
+    program walks its sequence's chunks, the output of each from the state entering it."""
+    i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
+    Se, So = entering_state(S0, k0, v0, dt, trap, bh, T, K, V, j, jm, cv, vm, sm, soff)
+    for c in range(0, tl.cdiv(T, BT)):
+        t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
+        ke, ko, vt = chunk_output(qr, kr, v, D, z, out, out, Se, So, rows, rm, gamma, scale,
+                                  la, H, h, K, V, j, jm, cv, vm, BT, HAS_D, HAS_Z, False)
+        Se, So = state_step(Se, So, ke, ko, vt, scale, la, la_last, qr.dtype.element_ty)
+    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
+    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
+    final_value(v, vT, b, bh, T, H, h, V, cv, vm)
+
+
+@triton.jit
+def chunk_states_kernel(kr, v, adt, dt, trap, S0, k0, v0, ST, vT, hbuf, T, H, K, V,
+                        BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr):
+    """The training forward's walk, grid (V-blocks, H, B): the state entering each chunk
+    into hbuf [B * H, chunks + 1, V, K] as halves (state_halves_offsets) in hbuf's
+    precision (saved_dtype's), the final one after them and in ST; chunk_out_kernel then
+    forms every chunk's output at once."""
+    i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
+    Se, So = entering_state(S0, k0, v0, dt, trap, bh, T, K, V, j, jm, cv, vm, sm, soff)
+    NC = tl.cdiv(T, BT)
+    for c in range(0, NC):
+        store_state_halves(hbuf, state_halves_offsets(bh, c, NC + 1, V, K, cv, j), K, Se, So,
+                           sm)
+        t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
+        first, second = halves_offsets(rows, H, h, K, j)
+        pm = rm[:, None] & jm[None, :]
+        ke = tl.load(kr + first, mask=pm, other=0.0)
+        ko = tl.load(kr + second, mask=pm, other=0.0)
+        vt = tl.load(v + ((rows * H + h) * V)[:, None] + cv[None, :],
+                     mask=rm[:, None] & vm[None, :], other=0.0).to(tl.float32)
+        Se, So = state_step(Se, So, ke, ko, vt, scale, la, la_last, kr.dtype.element_ty)
+    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
+    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
+    store_state_halves(hbuf, state_halves_offsets(bh, NC, NC + 1, V, K, cv, j), K, Se, So, sm)
+    final_value(v, vT, b, bh, T, H, h, V, cv, vm)
+
+
+@triton.jit
+def chunk_out_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, out, ybuf, T, H, K, V,
+                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
+                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
+    """The training forward's outputs, grid (chunks x V-blocks, H, B): every chunk at once,
+    from the state entering it (chunk_states_kernel's hbuf); y before its gate into ybuf
+    [B, T, H, V] (saved_dtype's). The states in hbuf are rounded to its precision, which
+    the products here round them to anyway, so out is chunk_fwd_kernel's."""
+    NVB = tl.cdiv(V, BV)
+    c, i_v = tl.program_id(0) // NVB, tl.program_id(0) % NVB
+    h, b = tl.program_id(1), tl.program_id(2)
+    bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
+    Se, So = load_state_halves(hbuf, state_halves_offsets(bh, c, tl.cdiv(T, BT) + 1, V, K,
+                                                          cv, j), K, sm)
+    t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
+    chunk_output(qr, kr, v, D, z, out, ybuf, Se, So, rows, rm, gamma, scale, la, H, h, K, V,
+                 j, jm, cv, vm, BT, HAS_D, HAS_Z, True)
 
 
 def check_shapes(q, k, v, angles, states: States) -> None:
@@ -541,10 +616,21 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     # the last token's turned key: its row of kr, back from halves to pairs
     final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
     BV = value_block(V, block_v) if block_v else forward_block_v(B * H, V, q.device)
-    chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
-        qr, kr, *args[2:6], *args[9:], *states[1:], out, final.ssm, final.v, *saved, T, H, K, V,
-        BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None, HAS_Z=z is not None,
-        STORE=store, **launch("train" if store else "forward", q.dtype))
+    gates = (*args[3:6],)
+    if store:
+        chunk_states_kernel[(triton.cdiv(V, BV), H, B)](
+            kr, args[2], *gates, *states[1:], final.ssm, final.v, saved[0], T, H, K, V,
+            BT=chunk_size, BK2=pair_block(K), BV=BV, **launch("train", q.dtype))
+        BVO = value_block(V, CHUNK_BLOCK_V)
+        chunk_out_kernel[(NC * triton.cdiv(V, BVO), H, B)](
+            qr, kr, args[2], *gates, args[9], args[10], saved[0], out, saved[1], T, H, K, V,
+            BT=chunk_size, BK2=pair_block(K), BV=BVO, HAS_D=D is not None,
+            HAS_Z=z is not None, **launch("output", q.dtype))
+    else:
+        chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
+            qr, kr, args[2], *gates, *args[9:], *states[1:], out, final.ssm, final.v, T, H, K,
+            V, BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None,
+            HAS_Z=z is not None, **launch("forward", q.dtype))
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
