@@ -110,11 +110,12 @@ def sequence(rows: int) -> None:
 
 def backward_sweep(rows: int) -> None:
     """The forward + backward at 16 x 2048 (bf16), timed whole, over the launch settings of
-    the training forward's chunk kernel ("train"), the backward's chunk kernels ("backward")
-    and state_bwd_kernel ("state") in forward.WARPS and forward.STAGES, one changed at a
-    time, then the kernel table as set."""
+    the training forward's states walk ("train") and output kernel ("output"), the
+    backward's chunk kernels ("backward") and state_bwd_kernel ("state") in forward.WARPS and
+    forward.STAGES, one changed at a time, then the kernel table as set."""
     low, f32 = bench.inputs(16, 2048, torch.bfloat16)
-    sweep = ((forward.WARPS, "train", (4, 8)), (forward.WARPS, "backward", (4, 8)),
+    sweep = ((forward.WARPS, "train", (4, 8)), (forward.WARPS, "output", (4, 8)),
+             (forward.WARPS, "backward", (4, 8)),
              (forward.WARPS, "state", (4, 8)), (forward.STAGES, "state", (1, 2, 3)))
     for table, kernel, values in sweep:
         kept = table[kernel]["low"]

@@ -199,8 +199,8 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     """Grid (chunks x V-blocks, H, B), every chunk at once: the gradients through the state
     entering the chunk (hbuf) and dS leaving it (state_bwd_kernel's dhbuf), and the pointwise
     ones; the products within the chunk are chunk_intra_bwd_kernel's, which adds them.
-    Inputs as chunk_fwd_kernel's, with its STORE buffers; cotangents dout [B, T, H, V], dkT
-    [B, H, K], dvT [B, H, V]. Writes dv, dz [B, T, H, V] (fp32) on its V-block's columns, and
+    Inputs as chunk_out_kernel's, with the training forward's hbuf and ybuf; cotangents
+    dout [B, T, H, V], dkT [B, H, K], dvT [B, H, V]. Writes dv, dz [B, T, H, V] (fp32) on its V-block's columns, and
     its V-block's share (CHUNK_BLOCK_V's slices) of the sums over V: dqr, dkr [B, T, H, K]
     (of q', k', halves as qr's; saved_dtype's), and fp32 dadt, dscale [B, H, T] and dDc [B *
     H * chunks], each chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] a slice
