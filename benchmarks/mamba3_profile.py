@@ -13,6 +13,7 @@ mamba_ssm's step (needs MAMBA_SSM_SRC for that row): the host's share against th
     python benchmarks/mamba3_profile.py --parts backward_sweep # the backward kernels' warps
     python benchmarks/mamba3_profile.py --parts train_shapes   # forward + backward, 3 shapes
     python benchmarks/mamba3_profile.py --parts state_block_sweep  # the walks' V-blocks, 3 shapes
+    python benchmarks/mamba3_profile.py --parts forward_walks  # inference and training forwards
 """
 from __future__ import annotations
 
@@ -158,6 +159,23 @@ def state_block_sweep() -> None:
     backward.STATE_BLOCK_V = kept
 
 
+def forward_walks() -> None:
+    """At bench.py's sequence shapes (bf16), the forward timed whole in its two forms: one
+    walk forming each chunk's output (chunk_fwd_kernel, the inference forward) and the
+    training step's (the states' walk, then every chunk's output at once, with the buffers
+    the backward reads)."""
+    for B, T in bench.SEQUENCE_SHAPES:
+        low, f32 = bench.inputs(B, T, torch.bfloat16)
+        q, k, v, trap, qb, kb, z = low
+        adt, dt, angles, D, *states = f32
+        args = (q, k, v, adt, dt, trap, qb, kb, angles, D, z, States(*states))
+        for store in (False, True):
+            ms = triton.testing.do_bench(
+                lambda a=args, s=store: forward.mamba3_siso_forward(*a, store=s))
+            print(f"forward {B}x{T}, {'training' if store else 'inference'}: {ms:.4f} ms",
+                  flush=True)
+
+
 def forward_sweep(rows: int) -> None:
     """The forward at 16 x 2048 (bf16) over the chunk kernel's launch settings (chunk size,
     V-block, warps), each the whole call timed, beside mamba_ssm's forward."""
@@ -274,14 +292,14 @@ def main() -> None:
     ap.add_argument("--parts", default="decode,sequence,first_call",
                     help="comma-separated, run in this order: decode, sequence, first_call, "
                     "forward_sweep, phase_rotation_sweep, phase_parts, baseline, "
-                    "backward_sweep, train_shapes, state_block_sweep")
+                    "backward_sweep, train_shapes, state_block_sweep, forward_walks")
     args = ap.parse_args()
     parts = {"decode": lambda: decode(args.rows), "sequence": lambda: sequence(args.rows),
              "first_call": first_calls, "forward_sweep": lambda: forward_sweep(args.rows),
              "phase_rotation_sweep": lambda: phase_rotation_sweep(args.rows),
              "phase_parts": phase_parts, "baseline": lambda: baseline(args.rows),
              "backward_sweep": lambda: backward_sweep(args.rows), "train_shapes": train_shapes,
-             "state_block_sweep": state_block_sweep}
+             "state_block_sweep": state_block_sweep, "forward_walks": forward_walks}
     for part in args.parts.split(","):
         parts[part]()
 
