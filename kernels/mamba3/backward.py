@@ -193,15 +193,17 @@ def _chunk_block(T, V, BT: tl.constexpr, BV: tl.constexpr):
 
 @triton.jit
 def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, dout, dkT, dvT,
-                           dqr, dkr, dv, dz, dadt, dscale, dDc, dz_flags, T, H, K, V,
+                           dqr, dkr, dv_state, dz, dadt, dscale, dDc, dz_flags, T, H, K, V,
                            BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                            HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
     """Grid (chunks x V-blocks, H, B), every chunk at once: the gradients through the state
     entering the chunk (hbuf) and dS leaving it (state_bwd_kernel's dhbuf), and the pointwise
     ones; the products within the chunk are chunk_intra_bwd_kernel's, which adds them.
     Inputs as chunk_out_kernel's, with the training forward's hbuf and ybuf; cotangents
-    dout [B, T, H, V], dkT [B, H, K], dvT [B, H, V]. Writes dv, dz [B, T, H, V] (fp32) on its V-block's columns, and
-    its V-block's share (CHUNK_BLOCK_V's slices) of the sums over V: dqr, dkr [B, T, H, K]
+    dout [B, T, H, V], dkT [B, H, K], dvT [B, H, V]. Writes, on its V-block's columns,
+    dv_state [B, T, H, V] (fp32, dv but for chunk_intra_bwd_kernel's terms) and dz (its
+    dtype), and its V-block's share (CHUNK_BLOCK_V's slices) of the sums over V: dqr, dkr
+    [B, T, H, K]
     (of q', k', halves as qr's; saved_dtype's), and fp32 dadt, dscale [B, H, T] and dDc [B *
     H * chunks], each chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] a slice
     (store_flag's: NaN where the block's dz is not finite)."""
@@ -223,7 +225,7 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
         sz = sigmoid(zt)
         y = tl.load(ybuf + v_off, mask=tm, other=0.0)
         dzt = dy * y * (sz * (1 + zt * (1 - sz)))
-        tl.store(dz + v_off, dzt, mask=tm)
+        tl.store(dz + v_off, dzt.to(dz.dtype.element_ty), mask=tm)
         store_flag(dz_flags, bh * NC + c, count_nonfinite(dzt, tm))
         dy = dy * (zt * sz)
     tl.store(dDc + bh * NC + c, tl.sum(tl.sum(dy * vt, 0), 0))
@@ -254,7 +256,7 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     dvt = wl[:, None] * kd + tl.where(last[:, None], dvTv[None, :], 0.0)
     if HAS_D:
         dvt = dvt + tl.load(D + h).to(tl.float32) * dy
-    tl.store(dv + v_off, dvt, mask=tm)
+    tl.store(dv_state + v_off, dvt, mask=tm)
     tl.store(dscale + g, tail * u, mask=rm)
     # d adt_j collects only the terms whose decay contains adt_j: exp(la_r) (r >= j), the
     # state step's exp(la_last - la_s) (s < j) and exp(la_last) (all j) here, P's
@@ -267,20 +269,23 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
 
 
 @triton.jit
-def _add_to(ptr, offsets, mask, x):
-    """ptr[offsets] += x, summed in fp32 and stored in ptr's precision; returns the sum."""
-    total = tl.load(ptr + offsets, mask=mask, other=0.0).to(tl.float32) + x
-    tl.store(ptr + offsets, total.to(ptr.dtype.element_ty), mask=mask)
+def _add_to(src, dst, offsets, mask, x):
+    """dst[offsets] = src[offsets] + x, summed in fp32 and stored in dst's precision; returns
+    the sum."""
+    total = tl.load(src + offsets, mask=mask, other=0.0).to(tl.float32) + x
+    tl.store(dst + offsets, total.to(dst.dtype.element_ty), mask=mask)
     return total
 
 
 @triton.jit
-def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt, dscale,
+def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv_state, dv, dadt,
+                           dscale,
                            dgamma, dv_flags, T, H, K, V, BT: tl.constexpr, BK2: tl.constexpr,
                            BV: tl.constexpr, HAS_Z: tl.constexpr):
     """Grid (chunks x V-blocks, H, B), after chunk_state_bwd_kernel: adds the gradients
     through the products within each chunk, P = (Q'K'^T * decay * weight) on its lower
-    triangle, to its dv (the block's columns) and to its V-block's shares of dqr, dkr, dadt
+    triangle, to dv_state into dv (the block's columns; dv's dtype, the one rounding of the
+    sum) and to its V-block's shares of dqr, dkr, dadt
     and dscale (each linear in dP = dY V^T, a sum over V), and writes the block's share of
     dgamma [B, H, T] (fp32) and its slice of dv_flags [B * H * chunks] (store_flag's, of dv
     as it leaves)."""
@@ -310,23 +315,23 @@ def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv, dadt
     dP = mm(dy, tl.trans(vt), DT)
     dQK = tl.where(causal, dP * decay * weight, 0.0)
     Gm = qk * decay * dP
-    _add_to(dscale, g, rm, tl.sum(tl.where(below, Gm, 0.0), 0))
+    _add_to(dscale, dscale, g, rm, tl.sum(tl.where(below, Gm, 0.0), 0))
     tl.store(dgamma + g, tl.sum(tl.where(diagonal, Gm, 0.0), 0), mask=rm)
-    _add_to(dadt, g, rm, rectangle_sums(tl.where(below, dP * P, 0.0), BT))
-    dvt = _add_to(dv, v_off, tm, mm(tl.trans(P), dy, DT))
+    _add_to(dadt, dadt, g, rm, rectangle_sums(tl.where(below, dP * P, 0.0), BT))
+    dvt = _add_to(dv_state, dv, v_off, tm, mm(tl.trans(P), dy, DT))
     store_flag(dv_flags, bh * tl.cdiv(T, BT) + c, count_nonfinite(dvt, tm))
-    _add_to(dqr, first, pm, mm(dQK, ke, DT))
-    _add_to(dqr, second, pm, mm(dQK, ko, DT))
-    _add_to(dkr, first, pm, mm(tl.trans(dQK), qe, DT))
-    _add_to(dkr, second, pm, mm(tl.trans(dQK), qo, DT))
+    _add_to(dqr, dqr, first, pm, mm(dQK, ke, DT))
+    _add_to(dqr, dqr, second, pm, mm(dQK, ko, DT))
+    _add_to(dkr, dkr, first, pm, mm(tl.trans(dQK), qe, DT))
+    _add_to(dkr, dkr, second, pm, mm(tl.trans(dQK), qo, DT))
 
 
 @triton.jit
 def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_flags,
                       T, H, G, K, A, BT: tl.constexpr, BK2: tl.constexpr):
     """Grid (blocks of BT rows, H, B): the chunk kernels' dq', dk' (dqr, dkr, halves) turned
-    back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, in dq's dtype), and the phase
-    gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
+    back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, in dq's dtype),
+    and the phase gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
     (as chunk_keys forms them everywhere); qk_flags [B * H * blocks] (store_flag's, of the
     block's dq and dk)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
@@ -443,7 +448,9 @@ class HeadGradients(NamedTuple):
     and what the token-by-token fallback (recurrent.recurrent_backward) overwrites; fp32
     but for dq, dk [B, T, H, K] (of q + q_bias, k + k_bias: forward.saved_dtype's, as the
     reference's per-head gradients are rounded to the working dtype before their sums over
-    the heads and the batch), then dv, dz [B, T, H, V], dadt, ddt, dtrap
+    the heads and the batch) and dv, dz [B, T, H, V] (v's and z's dtypes: each summed in
+    fp32 and rounded once as it is stored, the rounding of the result's cast), then dadt,
+    ddt, dtrap
     [B, H, T], dangles [B, T, H, A], dD [B * H] (each sequence's share), then the initial
     states' gradients as reference.States."""
     dq: torch.Tensor
@@ -495,7 +502,8 @@ class Mamba3SISOFunction(torch.autograd.Function):
         kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
         grads = HeadGradients(
             *(torch.empty(B, T, H, K, **kept) for _ in range(2)),
-            *(torch.empty(B, T, H, V, **f32) for _ in range(2)),
+            *(torch.empty(B, T, H, V, dtype=x.dtype, device=q.device)
+              for x in (v, z if has_z else v)),
             *(torch.empty(B, H, T, **f32) for _ in range(3)), torch.empty(B, T, H, A, **f32),
             torch.empty(B * H, **f32), *(torch.empty(x.shape, **f32) for x in (theta0, S0, k0, v0)))
         dtheta = torch.empty(B, T, H, A, **f32)
@@ -525,17 +533,18 @@ class Mamba3SISOFunction(torch.autograd.Function):
         # store_flag's flags of the large gradients, each set where it is formed: reading
         # them again for the fallback's decision moved 1.6 GB at the paper's 16 x 2048
         dz_flags, dv_flags = (torch.empty(NVC * B * H * NC, **f32) for _ in range(2))
+        dv_state = torch.empty(B, T, H, V, **f32)
         qk_flags = torch.empty(B * H * triton.cdiv(T, ROTATE_ROWS), **f32)
         dqr_v, dkr_v, dadt_v, dscale_v, dgamma_v, dDc_v = shares
         chunk_state_bwd_kernel[(NC * NVC, H, B)](
             saved.qr, saved.kr, v, adt, dt, trap, D, z, saved.hbuf, dhbuf, saved.ybuf, cot[0],
-            cot[3], cot[4], dqr_v, dkr_v, grads.dv, grads.dz, dadt_v, dscale_v, dDc_v,
+            cot[3], cot[4], dqr_v, dkr_v, dv_state, grads.dz, dadt_v, dscale_v, dDc_v,
             dz_flags, T, H, K, V,
             BT=C, BK2=BK2, BV=BVC, HAS_D=has_d, HAS_Z=has_z, **launch("backward", q.dtype))
         chunk_intra_bwd_kernel[(NC * NVC, H, B)](
-            saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr_v, dkr_v, grads.dv, dadt_v,
-            dscale_v, dgamma_v, dv_flags, T, H, K, V, BT=C, BK2=BK2, BV=BVC, HAS_Z=has_z,
-            **launch("backward", q.dtype))
+            saved.qr, saved.kr, v, adt, dt, trap, z, cot[0], dqr_v, dkr_v, dv_state, grads.dv,
+            dadt_v, dscale_v, dgamma_v, dv_flags, T, H, K, V, BT=C, BK2=BK2, BV=BVC,
+            HAS_Z=has_z, **launch("backward", q.dtype))
         if NVC > 1:
             for share, total in zip(shares, totals):
                 torch.sum(share, 0, out=total)  # a fixed order: deterministic

@@ -400,7 +400,7 @@ WARPS_BACKWARD = 8
 def recurrent_backward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
                        phase: torch.Tensor, cotangents, grads, chunk_size: int,
                        when: torch.Tensor | None = None) -> None:
-    """Overwrites grads (backward.HeadGradients' fp32 tensors) with the token-by-token
+    """Overwrites grads (backward.HeadGradients' tensors) with the token-by-token
     gradients; with `when` (recurrent_forward's), only where it holds a non-zero value.
     cotangents: of out and of the four final states, as reference.States; phase: the
     forward's [B, T, H, A] fp64 phases. The replay's scratch is allocated on every call, used
