@@ -324,6 +324,28 @@ def test_a_trusting_trace_gives_the_checking_traces_result(case):
     assert _same(_fields(results[0]), _fields(results[1]))
 
 
+def test_memory_a_reference_makes_traces_alike_whatever_the_allocator_left_there():
+    """torch.empty_like's memory holds another tensor's freed values until the reference
+    writes it: the trace (values, magnitudes, peaks) must not depend on them. Leftovers of
+    1e200 stand in for what a run's allocator may hand back."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Leftovers(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func.overloadpacket.__name__ in ("empty", "empty_like", "empty_strided"):
+                out.fill_(1e200)
+            return out
+
+    generator = torch.Generator().manual_seed(1)
+    inputs = [torch.randn(8, 8, generator=generator), torch.randn(8, 8, generator=generator)]
+    for trusting in (False, True):
+        clean = run_oracle(Lambda(_filled_by_rows), inputs, trusting=trusting)
+        with Leftovers():
+            left = run_oracle(Lambda(_filled_by_rows), inputs, trusting=trusting)
+        assert _same(_fields(clean), _fields(left)), trusting
+
+
 def test_a_trusting_trace_reads_nothing_back_per_operation():
     """What trusting is for: on a GPU each value read back to the host waits for the device.
     Mamba-3's sequential reference, traced: thousands of reads checking, only the outputs'

@@ -925,6 +925,13 @@ class MagnitudeTracer(EagerDispatchMode):
             # reference's own kernel writes there, no traced operation saw it be computed).
             write = self._integer_write(func, flat) if not float_args else None
             out = func(*args, **kwargs)
+            if func.overloadpacket.__name__ in _EMPTY_NAMES:
+                # what the allocator left there (another tensor's freed values) is nothing
+                # of the reference's, and a peak or magnitude read from it would change from
+                # run to run: zeros, in float64 as in every format
+                for o in flatten(out)[0]:
+                    if _is_inexact(o):
+                        o.zero_()
             if not float_args and requested is None and _is_inexact(out) \
                     and out.dtype != _double(out.dtype):
                 # torch's default dtype (no dtype= given): the working run's values, held in
@@ -1565,6 +1572,10 @@ _FILL_NAMES = {
     "empty_like", "new_empty", "new_empty_strided", "zeros_like", "ones_like", "full_like",
     "new_zeros", "new_ones", "new_full", "rand_like", "randn_like", "randint_like",
 }
+
+
+# Factories of memory to be written, whose values are whatever the allocator left there.
+_EMPTY_NAMES = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided"}
 
 
 # A tensor literal (`torch.tensor(0.5)`) reaches the trace made already, in the default dtype.
