@@ -170,10 +170,11 @@ def test_the_peak_holds_each_intermediate_to_its_own_formats_range():
     """fp16 inputs squared in fp32 (a .float() the reference asks for), the result stored in
     fp16: the squares' 4e4^2 = 1.6e9 (a magnitude of 3 times that) is past fp16's range and
     well inside fp32's, so the peak is the input's own share of fp16's range; squared in
-    fp16 itself, it is past 1."""
+    fp16 itself, it is past 1. The cast to fp16 adds its values' share, not its magnitude's
+    (1e5: the sqrt's slope times the squares' scale), which put the peak at 1.53."""
     fp16_max = torch.finfo(torch.float16).max
     x = torch.full((4,), 4e4, dtype=torch.float16)
-    in_fp32 = run_oracle(Lambda(lambda t: (t.float() ** 2).sqrt().to(t.dtype)), [x])
+    in_fp32 = run_oracle(Lambda(lambda t: (t.float() ** 2).sqrt().half()), [x])
     assert in_fp32.peaks[0] == pytest.approx(4e4 / fp16_max, rel=1e-2)
     in_fp16 = run_oracle(Lambda(lambda t: (t * t).float().sqrt().to(t.dtype)), [x])
     assert in_fp16.peaks[0] == pytest.approx(3 * 1.6e9 / fp16_max, rel=1e-2)  # as above

@@ -1079,14 +1079,17 @@ class MagnitudeTracer(EagerDispatchMode):
         # below; as scale, the format's smallest normal number. Carried as any magnitude is,
         # past a widening cast (an fp8 value dequantized to fp32) and through later operations.
         underflow_scale = torch.finfo(stored[0]).tiny if rounds and self.magnitudes else 0.0
+        moved = _is_data_movement(func)
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 own = own_scale(o)
                 magnitude = torch.maximum(m.abs(), own)
                 # the peak is the size of what was computed: a step's or an open pick's
                 # allowance, or an infinite magnitude carried from one (not judged there),
-                # is no value that could leave the format's range
-                sized = torch.where(torch.isfinite(magnitude), magnitude, own)
+                # is no value that could leave the format's range; data movement computes
+                # nothing, and what it adds is its values in their format (a cast to fp16
+                # of an fp32 sqrt: not the error scale the sqrt's slope gave it)
+                sized = own if moved else torch.where(torch.isfinite(magnitude), magnitude, own)
                 peak = torch.maximum(peak_in, self.share_of_range(sized, stored[0]))
                 if squares is not None and o is float_outs[0]:  # summed in the arithmetic
                     peak = torch.maximum(peak, self.share_of_range(squares, self.arithmetic))
