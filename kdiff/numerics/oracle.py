@@ -33,7 +33,8 @@ function at both ends of that interval, enters the magnitude as `step_magnitude`
 the integers (integers.carried) into what is computed from them.
 
 Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
-`.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too, and so is a
+`.half()`, `dtype=` of a factory or a reduction; a format read from a tensor, `dtype=x.dtype`,
+names x's working format: working_formats.py) is evaluated in float64 too, and so is a
 tensor it makes in torch's default dtype (`torch.zeros(n)`, a literal), from the working
 run's values; beside each
 tensor the trace keeps the format it is *stored* in when the reference runs at its working
@@ -91,6 +92,7 @@ from kdiff.numerics.tolerance import (
     unit_roundoff,
 )
 from kdiff.numerics.windows import POOLS, pooled_picks
+from kdiff.numerics.working_formats import WorkingFormats
 
 aten = torch.ops.aten
 
@@ -595,6 +597,15 @@ class MagnitudeTracer(EagerDispatchMode):
         fp16's."""
         held = stored if self.coarse(stored) else self.arithmetic
         return _largest(t) / torch.finfo(held).max
+
+    def working_format(self, t: torch.Tensor) -> torch.dtype:
+        """The format the working run stores `t` in where the trace keeps one coarser than the
+        arithmetic (an fp16 input, a cast's target), else `t`'s own: what a reference reading
+        `t.dtype` asks for (working_formats). Whatever wrote `t` since: a write keeps a
+        tensor's format."""
+        entry = self._entries.get(self._key(t))
+        return entry[1].stored if entry is not None and self.coarse(entry[1].stored) \
+            else t.dtype
 
     def lookup(self, t: torch.Tensor) -> Traced:
         """What the trace knows of `t`; of an untraced tensor: its own |values|, stored as it
@@ -1694,7 +1705,8 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             tracer.declare(t, stored[name])
     # torch's fused attention kernels (the CPU's flash kernel takes float64) are one op to the
     # trace; its math backend writes the same attention out as matmuls and a softmax
-    with torch.set_grad_enabled(cotangents is not None), sdpa_kernel(SDPBackend.MATH), tracer:
+    with torch.set_grad_enabled(cotangents is not None), sdpa_kernel(SDPBackend.MATH), tracer, \
+            WorkingFormats(tracer.working_format):
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
