@@ -166,17 +166,50 @@ def test_the_peak_is_the_largest_magnitude_behind_an_output():
     assert run_oracle(Lambda(torch.sigmoid), [torch.ones(3)]).peaks[0] < 2 / FP32_MAX
 
 
-def test_the_peak_holds_each_intermediate_to_its_own_formats_range():
+@pytest.mark.parametrize("stored", [lambda h, x: h.half(), lambda h, x: h.to(x.dtype)],
+                         ids=["half", "to_the_input_s_dtype"])
+def test_the_peak_holds_each_intermediate_to_its_own_formats_range(stored):
     """fp16 inputs squared in fp32 (a .float() the reference asks for), the result stored in
     fp16: the squares' 4e4^2 = 1.6e9 (a magnitude of 3 times that) is past fp16's range and
     well inside fp32's, so the peak is the input's own share of fp16's range; squared in
-    fp16 itself, it is past 1."""
+    fp16 itself, it is past 1. The cast to fp16 adds its values' share, not its magnitude's
+    (1e5: the sqrt's slope times the squares' scale), which put the peak at 1.53."""
     fp16_max = torch.finfo(torch.float16).max
     x = torch.full((4,), 4e4, dtype=torch.float16)
-    in_fp32 = run_oracle(Lambda(lambda t: (t.float() ** 2).sqrt().to(t.dtype)), [x])
+    in_fp32 = run_oracle(Lambda(lambda t: stored((t.float() ** 2).sqrt(), t)), [x])
     assert in_fp32.peaks[0] == pytest.approx(4e4 / fp16_max, rel=1e-2)
     in_fp16 = run_oracle(Lambda(lambda t: (t * t).float().sqrt().to(t.dtype)), [x])
     assert in_fp16.peaks[0] == pytest.approx(3 * 1.6e9 / fp16_max, rel=1e-2)  # as above
+
+
+# a rounding to x's format mid-computation, asked for through x itself: each as `.half()`
+ROUNDED_TO_THE_INPUT_S_FORMAT = {
+    "to_its_dtype": lambda h, x: h.to(x.dtype),
+    "type_as": lambda h, x: h.type_as(x),
+    "to_it": lambda h, x: h.to(x),
+    "made_with_its_dtype": lambda h, x: torch.zeros(h.shape, dtype=x.dtype).copy_(h),
+}
+
+
+@pytest.mark.parametrize("spelling", list(ROUNDED_TO_THE_INPUT_S_FORMAT))
+def test_a_format_read_from_an_input_is_traced_as_the_format_it_names(spelling):
+    """The oracle runs on float64 copies of the inputs, so `h.to(x.dtype)` of fp16 x (and
+    the other spellings) asked for float64 there: the working run's rounding of h to fp16 was
+    neither traced nor bounded (quantization 0 where `.half()` gives u16), and the fp16
+    RMSNorm of `test_false_rejects` left 5 of ORD-01's 9 trials under-specified. The
+    reference's own reads of x's dtype now name x's working format: every spelling traces
+    as `.half()` does."""
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0)).half()
+
+    def reference(rounded):
+        return Lambda(lambda x: rounded((x.float() * 3).float(), x).float() * x.float())
+
+    explicit = run_oracle(reference(lambda h, x: h.half()), [x])
+    spelled = run_oracle(reference(ROUNDED_TO_THE_INPUT_S_FORMAT[spelling]), [x])
+    assert spelled.quantizations == explicit.quantizations == [2.0 ** -11]
+    assert spelled.depths == explicit.depths
+    assert torch.equal(spelled.magnitudes[0], explicit.magnitudes[0])
+    assert torch.equal(spelled.values[0], explicit.values[0])
 
 
 MASKS = {  # the reference's -inf mask, written four ways

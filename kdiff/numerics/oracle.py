@@ -33,7 +33,8 @@ function at both ends of that interval, enters the magnitude as `step_magnitude`
 the integers (integers.carried) into what is computed from them.
 
 Precision: the reference is the intent, so every floating cast it makes (`.to(torch.bfloat16)`,
-`.half()`, `dtype=` of a factory or a reduction) is evaluated in float64 too, and so is a
+`.half()`, `dtype=` of a factory or a reduction; a format read from a tensor, `dtype=x.dtype`,
+names x's working format: working_formats.py) is evaluated in float64 too, and so is a
 tensor it makes in torch's default dtype (`torch.zeros(n)`, a literal), from the working
 run's values; beside each
 tensor the trace keeps the format it is *stored* in when the reference runs at its working
@@ -91,6 +92,7 @@ from kdiff.numerics.tolerance import (
     unit_roundoff,
 )
 from kdiff.numerics.windows import POOLS, pooled_picks
+from kdiff.numerics.working_formats import WorkingFormats
 
 aten = torch.ops.aten
 
@@ -596,6 +598,15 @@ class MagnitudeTracer(EagerDispatchMode):
         held = stored if self.coarse(stored) else self.arithmetic
         return _largest(t) / torch.finfo(held).max
 
+    def working_format(self, t: torch.Tensor) -> torch.dtype:
+        """The format the working run stores `t` in where the trace keeps one coarser than the
+        arithmetic (an fp16 input, a cast's target), else `t`'s own: what a reference reading
+        `t.dtype` asks for (working_formats). Whatever wrote `t` since: a write keeps a
+        tensor's format."""
+        entry = self._entries.get(self._key(t))
+        return entry[1].stored if entry is not None and self.coarse(entry[1].stored) \
+            else t.dtype
+
     def lookup(self, t: torch.Tensor) -> Traced:
         """What the trace knows of `t`; of an untraced tensor: its own |values|, stored as it
         is."""
@@ -1086,14 +1097,17 @@ class MagnitudeTracer(EagerDispatchMode):
         # below; as scale, the format's smallest normal number. Carried as any magnitude is,
         # past a widening cast (an fp8 value dequantized to fp32) and through later operations.
         underflow_scale = torch.finfo(stored[0]).tiny if rounds and self.magnitudes else 0.0
+        moved = _is_data_movement(func)
         for o, m in zip(float_outs, m_float):
             if m.shape == o.shape:
                 own = own_scale(o)
                 magnitude = torch.maximum(m.abs(), own)
                 # the peak is the size of what was computed: a step's or an open pick's
                 # allowance, or an infinite magnitude carried from one (not judged there),
-                # is no value that could leave the format's range
-                sized = torch.where(torch.isfinite(magnitude), magnitude, own)
+                # is no value that could leave the format's range; data movement computes
+                # nothing, and what it adds is its values in their format (a cast to fp16
+                # of an fp32 sqrt: not the error scale the sqrt's slope gave it)
+                sized = own if moved else torch.where(torch.isfinite(magnitude), magnitude, own)
                 peak = torch.maximum(peak_in, self.share_of_range(sized, stored[0]))
                 if squares is not None and o is float_outs[0]:  # summed in the arithmetic
                     peak = torch.maximum(peak, self.share_of_range(squares, self.arithmetic))
@@ -1702,7 +1716,8 @@ def run_oracle(model: torch.nn.Module, inputs: list[Any],
             tracer.declare(t, stored[name])
     # torch's fused attention kernels (the CPU's flash kernel takes float64) are one op to the
     # trace; its math backend writes the same attention out as matmuls and a softmax
-    with torch.set_grad_enabled(cotangents is not None), sdpa_kernel(SDPBackend.MATH), tracer:
+    with torch.set_grad_enabled(cotangents is not None), sdpa_kernel(SDPBackend.MATH), tracer, \
+            WorkingFormats(tracer.working_format):
         out = model(*args)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if cotangents is not None:
