@@ -121,3 +121,34 @@ def test_programs_run_side_by_side_through_one_zygote(tmp_path):
     thread.join(60)
     assert second.returncode == 0 and second.stdout.strip() == "quick"
     assert runs["waiting"].returncode == 0 and runs["waiting"].stdout.strip() == "went"
+
+
+def test_a_judges_zygotes_are_forked_from_one_torch_import(tmp_path):
+    """The workers' zygote (Triton interpreted) and RES-02's compiler zygote (Triton compiled)
+    of one judge are forked from one base that has imported torch and no Triton: torch is
+    imported once per judge, not once per zygote, and each zygote's Triton still takes its own
+    mode (one zygote shared by both modes broke compiles)."""
+    from kdiff.sandbox.process import zygote_for
+
+    script = tmp_path / "mode.py"
+    script.write_text("import triton\n@triton.jit\ndef kernel(x):\n    pass\n"
+                      "print(type(kernel).__name__)\n")
+    zygotes, modes = [], []
+    for name, interpreted in (("worker", True), ("compiler", False)):
+        folder = tmp_path / name
+        folder.mkdir()
+        env = confined_environment(os.environ, "cpu", folder)
+        if not interpreted:
+            del env["TRITON_INTERPRET"]
+        modes.append(run_python([str(script)], "cpu", WARM, folder, env).stdout.strip())
+        zygotes.append(zygote_for(env)._proc.pid)
+    assert modes == ["InterpretedFunction", "JITFunction"]
+    bases = {_parent(pid) for pid in zygotes}
+    assert len(bases) == 1 and os.getpid() not in bases, (zygotes, bases)
+    maps = Path(f"/proc/{bases.pop()}/maps").read_text()
+    assert "libtorch_cpu" in maps and "libtriton" not in maps
+
+
+def _parent(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("PPid:")))
