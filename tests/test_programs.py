@@ -7,6 +7,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,3 +153,33 @@ def test_a_judges_zygotes_are_forked_from_one_torch_import(tmp_path):
 def _parent(pid: int) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
     return int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("PPid:")))
+
+
+def test_a_zygote_or_base_that_died_is_started_again(tmp_path):
+    """A zygote killed is forked again from its base; a base killed takes its zygotes with it
+    and is started again: the next program runs warm both times."""
+    import signal
+
+    from kdiff.sandbox.process import zygote_for
+
+    script = tmp_path / "prints.py"
+    script.write_text("print('ran')\n")
+
+    def run(name: str) -> tuple[Any, int]:
+        folder = tmp_path / name
+        folder.mkdir()
+        env = confined_environment(os.environ, "cpu", folder)
+        assert run_python([str(script)], "cpu", WARM, folder, env).stdout == "ran\n"
+        zygote = zygote_for(env)._proc
+        return zygote, _parent(zygote.pid)
+
+    zygote, base = run("first")
+    assert base != os.getpid()  # forked by a base, not by this judge
+    os.kill(zygote.pid, signal.SIGKILL)
+    zygote.wait(timeout=10)  # seen to end by the judge
+    again, same_base = run("zygote_killed")
+    assert again.pid != zygote.pid and same_base == base
+    os.kill(base, signal.SIGKILL)
+    again.wait(timeout=10)  # it dies with its base
+    third, new_base = run("base_killed")
+    assert third.pid != again.pid and new_base not in (base, os.getpid())
