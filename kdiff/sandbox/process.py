@@ -22,8 +22,8 @@ processes' memory, no IP sockets, no new namespaces, no io_uring, BPF or perf ev
 CPU also a PID and a network namespace and Landlock write, network and signal rules (for a
 judge that is not root: user, PID and network namespaces, Landlock, and the address-space and
 task rlimits in place of the cgroups and the uid). Every process dies with its parent: a worker with its
-zygote or judge, a zygote with its base (the judge's process that imported torch for its
-zygotes), a base and a pool judge with theirs (`kill -9` of the run leaves nothing
+zygote or judge, a zygote with its judge (not with its base, the judge's process that
+imported torch for its zygotes), a base and a pool judge with theirs (`kill -9` of the run leaves nothing
 behind; a zygote removes its judge's folder and cgroups as it dies, and a judge that starts
 removes those of judges gone without a zygote). What is contained and what is not:
 - contained: crashes, hangs, memory bombs (shared memory included, where cgroups exist), fork

@@ -365,7 +365,7 @@ def serve_base(sock: socket.socket, judge: int) -> None:
     """The base of `judge`'s zygotes: imports torch, then forks a zygote for each request
     (its environment and the judge's folder; its socket as SCM_RIGHTS) and answers its pid
     and a pidfd of it, until the judge goes away (its socket closes, or it dies: SIGTERM
-    from the kernel). Ending, it leaves its zygotes to end with it (die_with) and clean up."""
+    from the kernel). Its zygotes end with the judge, not with it (serve)."""
     def judge_died(*_: object) -> None:
         if os.getppid() != judge:  # not only the judge's thread that started it (PDEATHSIG's unit)
             os._exit(0)
@@ -378,12 +378,12 @@ def serve_base(sock: socket.socket, judge: int) -> None:
     gc.freeze()
     zygotes = _Children()
     try:
-        _fork_zygotes(sock, zygotes)
+        _fork_zygotes(sock, judge, zygotes)
     finally:
         zygotes.reap()  # those the judge has closed, not left to an init that may not reap
 
 
-def _fork_zygotes(sock: socket.socket, zygotes: "_Children") -> None:
+def _fork_zygotes(sock: socket.socket, judge: int, zygotes: "_Children") -> None:
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, _MAX_REQUEST, 1)
@@ -394,7 +394,6 @@ def _fork_zygotes(sock: socket.socket, zygotes: "_Children") -> None:
         zygotes.reap()  # those ended: no zombies, and their statuses are no one's to ask
         zygotes.statuses.clear()
         request = json.loads(data)
-        base = os.getpid()
         pid = os.fork()
         if pid == 0:
             sock.close()
@@ -403,7 +402,7 @@ def _fork_zygotes(sock: socket.socket, zygotes: "_Children") -> None:
                 os.setsid()
                 os.environ.clear()
                 os.environ.update(request["env"])  # before Triton reads TRITON_INTERPRET
-                serve(socket.socket(fileno=fds[0]), base, Path(request["folder"]))
+                serve(socket.socket(fileno=fds[0]), judge, Path(request["folder"]))
             finally:
                 os._exit(0)  # no interpreter teardown: the frozen imports are never collected
         os.close(fds[0])
@@ -417,23 +416,30 @@ def _fork_zygotes(sock: socket.socket, zygotes: "_Children") -> None:
             os.close(pidfd)
 
 
-def serve(sock: socket.socket, parent: int, folder: Path) -> None:
-    """Forks workers for the judge until it goes away (its socket closes, or `parent`, the
-    base that dies with it, dies: SIGTERM from the kernel), then kills those still running
+def serve(sock: socket.socket, judge: int, folder: Path) -> None:
+    """Forks workers for `judge` until it goes away (its socket closes, or it dies: SIGTERM
+    from the kernel as the base, which dies with it, dies), then kills those still running
     and removes what the judge left in `folder` and its workers' cgroups
-    (kdiff.sandbox.confine.remove_leftovers), however it died."""
-    def parent_died(*_: object) -> None:  # as if its socket closed: no exception mid-cleanup
-        if os.getppid() == parent:
-            return  # only the parent's thread that forked it ended (PDEATHSIG's unit)
+    (kdiff.sandbox.confine.remove_leftovers), however it died. While the judge lives it goes
+    on, its base gone or not: its workers are the judge's, in their calls."""
+    try:
+        judge_ended = os.pidfd_open(judge)  # readable once the judge has ended
+    except ProcessLookupError:
+        judge_ended = None
+
+    def judge_died(*_: object) -> None:  # as if its socket closed: no exception mid-cleanup
+        if judge_ended is not None and not select.select([judge_ended], [], [], 0)[0]:
+            return  # only the base, or the thread of it that forked this, ended
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
 
-    signal.signal(signal.SIGTERM, parent_died)
+    signal.signal(signal.SIGTERM, judge_died)
     children = _Children()
     try:
-        if die_with(parent, signal.SIGTERM):
+        if judge_ended is not None:
+            die_with(os.getppid(), signal.SIGTERM)  # the base's end, which the judge's brings
             _prepare_and_serve(sock, children)
     finally:
         children.kill_live()
