@@ -7,6 +7,7 @@ import dataclasses
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -121,3 +122,70 @@ def test_programs_run_side_by_side_through_one_zygote(tmp_path):
     thread.join(60)
     assert second.returncode == 0 and second.stdout.strip() == "quick"
     assert runs["waiting"].returncode == 0 and runs["waiting"].stdout.strip() == "went"
+
+
+def test_a_judges_zygotes_are_forked_from_one_torch_import(tmp_path):
+    """The workers' zygote (Triton interpreted) and RES-02's compiler zygote (Triton compiled)
+    of one judge are forked from one base that has imported torch and no Triton: torch is
+    imported once per judge, not once per zygote, and each zygote's Triton still takes its own
+    mode (one zygote shared by both modes broke compiles)."""
+    from kdiff.sandbox.process import zygote_for
+
+    script = tmp_path / "mode.py"
+    script.write_text("import triton\n@triton.jit\ndef kernel(x):\n    pass\n"
+                      "print(type(kernel).__name__)\n")
+    zygotes, modes = [], []
+    for name, interpreted in (("worker", True), ("compiler", False)):
+        folder = tmp_path / name
+        folder.mkdir()
+        env = confined_environment(os.environ, "cpu", folder)
+        if not interpreted:
+            del env["TRITON_INTERPRET"]
+        modes.append(run_python([str(script)], "cpu", WARM, folder, env).stdout.strip())
+        zygotes.append(zygote_for(env)._proc.pid)
+    assert modes == ["InterpretedFunction", "JITFunction"]
+    bases = {_parent(pid) for pid in zygotes}
+    assert len(bases) == 1 and os.getpid() not in bases, (zygotes, bases)
+    maps = Path(f"/proc/{bases.pop()}/maps").read_text()
+    assert "libtorch_cpu" in maps and "libtriton" not in maps
+
+
+def _parent(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(ln.split()[1] for ln in status.splitlines() if ln.startswith("PPid:")))
+
+
+def test_a_zygote_that_died_is_forked_again_and_outlives_its_base(tmp_path):
+    """A zygote killed is forked again from its base. A base killed leaves its zygotes
+    serving and the judge's folder in place (they are the judge's, and end with it: cleaning
+    up as their base died removed the folder of a judge still judging, and its next worker
+    failed, FileNotFoundError)."""
+    import signal
+
+    from kdiff.sandbox.process import judge_folder, zygote_for
+
+    script = tmp_path / "prints.py"
+    script.write_text("print('ran')\n")
+
+    def run(name: str) -> tuple[Any, int]:
+        folder = tmp_path / name
+        folder.mkdir()
+        env = confined_environment(os.environ, "cpu", folder)
+        assert run_python([str(script)], "cpu", WARM, folder, env).stdout == "ran\n"
+        zygote = zygote_for(env)._proc
+        return zygote, _parent(zygote.pid)
+
+    zygote, base = run("first")
+    assert base != os.getpid()  # forked by a base, not by this judge
+    os.kill(zygote.pid, signal.SIGKILL)
+    zygote.wait(timeout=10)  # seen to end by the judge
+    again, same_base = run("zygote_killed")
+    assert again.pid != zygote.pid and same_base == base
+    os.kill(base, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while _parent(again.pid) == base and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.2)  # what its base's end would set off in it
+    assert again.poll() is None and judge_folder().is_dir()
+    still, _ = run("base_killed")
+    assert still.pid == again.pid

@@ -22,7 +22,8 @@ processes' memory, no IP sockets, no new namespaces, no io_uring, BPF or perf ev
 CPU also a PID and a network namespace and Landlock write, network and signal rules (for a
 judge that is not root: user, PID and network namespaces, Landlock, and the address-space and
 task rlimits in place of the cgroups and the uid). Every process dies with its parent: a worker with its
-zygote or judge, a zygote and a pool judge with theirs (`kill -9` of the run leaves nothing
+zygote or judge, a zygote with its judge (not with its base, the judge's process that
+imported torch for its zygotes), a base and a pool judge with theirs (`kill -9` of the run leaves nothing
 behind; a zygote removes its judge's folder and cgroups as it dies, and a judge that starts
 removes those of judges gone without a zygote). What is contained and what is not:
 - contained: crashes, hangs, memory bombs (shared memory included, where cgroups exist), fork
@@ -96,7 +97,7 @@ from kdiff.sandbox.runnable import (
 )
 from kdiff.sandbox.visibility import close_to_other_processes
 from kdiff.sandbox.workerenv import confined_environment
-from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteUnavailable
+from kdiff.sandbox.zygote import ForkedWorker, Zygote, ZygoteBase, ZygoteUnavailable
 
 _JUDGE_FOLDERS: dict[int, Path] = {}
 
@@ -122,15 +123,20 @@ def judge_folder() -> Path:
     return _JUDGE_FOLDERS[pid]
 
 
-# One zygote per judge process and worker environment (device, visible GPUs).
+# One zygote per judge process and worker environment (device, visible GPUs), all of a
+# judge's forked from its one base.
 _ZYGOTES: dict[tuple[int, str | None, str | None], Zygote] = {}
+_ZYGOTE_BASES: dict[int, ZygoteBase] = {}
 
 
 def zygote_for(env: dict[str, str]) -> Zygote:
     """This judge's zygote for processes of environment `env` (its device and GPUs)."""
-    key = (os.getpid(), env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
+    pid = os.getpid()
+    key = (pid, env.get("TRITON_INTERPRET"), env.get("CUDA_VISIBLE_DEVICES"))
     if key not in _ZYGOTES:
-        _ZYGOTES[key] = Zygote(env, judge_folder())
+        if pid not in _ZYGOTE_BASES:
+            _ZYGOTE_BASES[pid] = ZygoteBase(env)
+        _ZYGOTES[key] = Zygote(env, judge_folder(), _ZYGOTE_BASES[pid])
     return _ZYGOTES[key]
 
 
@@ -139,6 +145,8 @@ def _close_zygotes() -> None:
     for key, zygote in list(_ZYGOTES.items()):
         if key[0] == os.getpid():
             zygote.close()
+    if os.getpid() in _ZYGOTE_BASES:
+        _ZYGOTE_BASES[os.getpid()].close()
 
 
 class CandidateFailure(Exception):

@@ -25,6 +25,16 @@ INHERITED_PREFIXES = ("LC_", "TRITON_", "CUDA_", "NVIDIA_", "ROCM_", "HIP_", "HS
 TRITON_PINNED = {"TRITON_DEFAULT_FP_FUSION": "1"}
 
 
+# What a process of candidate code reads once, as it starts or loads a library, so that a
+# process forked from another (kdiff.sandbox.zygote's base) has it from its ancestor's start:
+# no bytecode written, no user site (own_folders says why); one thread for every math
+# library the process loads, as for torch (seeding.one_thread): numpy's OpenBLAS does the
+# interpreter's tl.dot and reads this when it loads; with its default pool, control 20/0
+# takes 17 s in `kdiff run` instead of 8 s.
+LOADED_AT_START = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1",
+                   "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
 def allowed_environment(source: Mapping[str, str]) -> dict[str, str]:
     """The variables of `source` a candidate's process may inherit."""
     return {k: v for k, v in source.items()
@@ -79,10 +89,4 @@ def confined_environment(source: Mapping[str, str], device: str, folder: Path
     device's Triton mode, one thread for every math library, the judge's user name (the
     process may run as a uid with no passwd entry) and folders of its own."""
     env = {**TRITON_PINNED, **for_device(allowed_environment(source), device)}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    # One thread for every math library the process loads, as for torch (seeding.one_thread):
-    # numpy's OpenBLAS does the interpreter's tl.dot and reads this when it loads; with its
-    # default pool, control 20/0 takes 17 s in `kdiff run` instead of 8 s.
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[var] = "1"
-    return {**env, **judges_user(), **own_folders(folder)}
+    return {**env, **LOADED_AT_START, **judges_user(), **own_folders(folder)}

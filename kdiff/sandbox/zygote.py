@@ -8,6 +8,12 @@ from the same pristine interpreter. The child closes every descriptor but its pi
 leaves the zygote's session, takes the worker's environment and folder, and is confined
 (kdiff.sandbox.confine.run_confined) before the worker loop reads its first message.
 
+A judge's zygotes (one per worker environment: on the CPU the workers' interpreting one and
+RES-02's compiling one) are forked from one base process of the judge's that has imported
+torch and nothing of Triton's (ZygoteBase): torch is imported once per judge, not once per
+zygote, and each zygote imports Triton in its own mode (TRITON_INTERPRET or not) after the
+fork, its environment set.
+
 The judge talks to the zygote over a Unix socket: `spawn` (the pipe ends and the log travel as
 SCM_RIGHTS) answers the child's pid; `wait` answers its exit status once the zygote has reaped
 it (a negative signal number, as subprocess does). `ForkedWorker` is the judge's Popen-like
@@ -18,6 +24,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -29,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from kdiff.sandbox.confine import Confinement, die_with, remove_leftovers, run_confined
+from kdiff.sandbox.workerenv import LOADED_AT_START
 
 _MAX_REQUEST = 1 << 20
 # How long one ask for a child's status may hold the zygote (ForkedWorker.wait): the most
@@ -41,25 +49,103 @@ class ZygoteUnavailable(Exception):
     """The zygote is gone or did not start: the caller falls back to a cold start."""
 
 
-class Zygote:
-    """The judge's side: starts the zygote on first use, restarts it if it died."""
+class ZygoteBase:
+    """The judge's side of the process its zygotes are forked from: started on first use
+    with the first zygote's environment (and LOADED_AT_START, which a zygote forked later
+    cannot change), restarted if it died."""
 
-    def __init__(self, env: dict[str, str], folder: Path) -> None:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = {**env, **LOADED_AT_START}
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def fork_zygote(self, env: dict[str, str], folder: Path, sock: socket.socket
+                    ) -> "ForkedZygote":
+        """A zygote of environment `env` serving the judge on `sock`, its end of a socket
+        pair."""
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                if self._sock is not None:
+                    self._sock.close()  # a base that died
+                ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "kdiff.sandbox.zygote", "base",
+                     str(theirs.fileno()), str(os.getpid())],
+                    pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, start_new_session=True)
+                theirs.close()
+                self._sock = ours
+            request = json.dumps({"env": env, "folder": str(folder)}).encode()
+            try:
+                socket.send_fds(self._sock, [request], [sock.fileno()])
+                data, fds, _, _ = socket.recv_fds(self._sock, _MAX_REQUEST, 1)
+            except OSError as exc:
+                raise ZygoteUnavailable(str(exc)) from None
+            if not data or len(fds) != 1:
+                raise ZygoteUnavailable("the zygotes' base died")
+            return ForkedZygote(json.loads(data)["pid"], fds[0])
+
+    def close(self) -> None:
+        """After its zygotes: with its socket closed it ends."""
+        if self._proc is not None:
+            _close(self._proc, self._sock)
+            self._proc = None
+
+
+class ForkedZygote:
+    """What Zygote needs of a Popen, for a zygote the base forked (not the judge's child):
+    watched and killed through a pidfd the base opened before it could reap the zygote, so
+    that it names that process and no later one of its pid."""
+
+    def __init__(self, pid: int, pidfd: int) -> None:
+        self.pid, self._pidfd = pid, pidfd
+
+    def poll(self) -> int | None:
+        """Not its exit status (the base reaps it): 0 once it has ended, else None."""
+        return self._ended(0.0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._ended(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(f"zygote {self.pid}", timeout or 0.0)
+        return code
+
+    def kill(self) -> None:
+        if self._pidfd >= 0:
+            try:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # it has just ended
+
+    def _ended(self, timeout: float | None) -> int | None:
+        if self._pidfd >= 0:
+            if not select.select([self._pidfd], [], [], timeout)[0]:
+                return None
+            os.close(self._pidfd)
+            self._pidfd = -1
+        return 0
+
+
+class Zygote:
+    """The judge's side: starts the zygote on first use (forked by `base`), restarts it if it
+    died."""
+
+    def __init__(self, env: dict[str, str], folder: Path, base: ZygoteBase) -> None:
         self.env = env
         self.folder = folder  # the judge's folder (kdiff.sandbox.process.judge_folder)
+        self.base = base
         self.owner = os.getpid()  # a forked judge must start its own, not share this one
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: ForkedZygote | None = None
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "kdiff.sandbox.zygote", "serve", str(theirs.fileno()),
-             str(os.getpid()), str(self.folder)],
-            pass_fds=(theirs.fileno(),), env=self.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, start_new_session=True)
-        theirs.close()
+        try:
+            self._proc = self.base.fork_zygote(self.env, self.folder, theirs)
+        finally:
+            theirs.close()
         self._sock = ours
 
     def _call(self, request: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
@@ -95,13 +181,18 @@ class Zygote:
 
     def close(self) -> None:
         if self._proc is not None:
-            self._sock.close()
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+            _close(self._proc, self._sock)
             self._proc = None
+
+
+def _close(proc: "subprocess.Popen[bytes] | ForkedZygote", sock: socket.socket) -> None:
+    """A zygote or base ends once its socket is closed; killed if it has not in 5 s."""
+    sock.close()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class ForkedWorker:
@@ -270,13 +361,75 @@ def _prewarm_compiler() -> None:
                 os.environ["TRITON_CACHE_DIR"] = saved
 
 
+def serve_base(sock: socket.socket, judge: int) -> None:
+    """The base of `judge`'s zygotes: imports torch, then forks a zygote for each request
+    (its environment and the judge's folder; its socket as SCM_RIGHTS) and answers its pid
+    and a pidfd of it, until the judge goes away (its socket closes, or it dies: SIGTERM
+    from the kernel). Its zygotes end with the judge, not with it (serve)."""
+    def judge_died(*_: object) -> None:
+        if os.getppid() != judge:  # not only the judge's thread that started it (PDEATHSIG's unit)
+            os._exit(0)
+
+    signal.signal(signal.SIGTERM, judge_died)
+    if not die_with(judge, signal.SIGTERM):
+        return
+    import torch  # noqa: F401 - the point of the base: once for every zygote of the judge
+    gc.collect()
+    gc.freeze()
+    zygotes = _Children()
+    try:
+        _fork_zygotes(sock, judge, zygotes)
+    finally:
+        zygotes.reap()  # those the judge has closed, not left to an init that may not reap
+
+
+def _fork_zygotes(sock: socket.socket, judge: int, zygotes: "_Children") -> None:
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, _MAX_REQUEST, 1)
+        except OSError:
+            return
+        if not data:
+            return  # the judge went away
+        zygotes.reap()  # those ended: no zombies, and their statuses are no one's to ask
+        zygotes.statuses.clear()
+        request = json.loads(data)
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)  # serve's own handler follows
+                os.setsid()
+                os.environ.clear()
+                os.environ.update(request["env"])  # before Triton reads TRITON_INTERPRET
+                serve(socket.socket(fileno=fds[0]), judge, Path(request["folder"]))
+            finally:
+                os._exit(0)  # no interpreter teardown: the frozen imports are never collected
+        os.close(fds[0])
+        zygotes.live.add(pid)
+        pidfd = os.pidfd_open(pid)  # before any reap: it names this child, not a later pid
+        try:
+            socket.send_fds(sock, [json.dumps({"pid": pid}).encode()], [pidfd])
+        except OSError:
+            return  # the judge went away while we answered
+        finally:
+            os.close(pidfd)
+
+
 def serve(sock: socket.socket, judge: int, folder: Path) -> None:
     """Forks workers for `judge` until it goes away (its socket closes, or it dies: SIGTERM
-    from the kernel), then kills those still running and removes what the judge left in
-    `folder` and its workers' cgroups (kdiff.sandbox.confine.remove_leftovers), however it died."""
+    from the kernel as the base, which dies with it, dies), then kills those still running
+    and removes what the judge left in `folder` and its workers' cgroups
+    (kdiff.sandbox.confine.remove_leftovers), however it died. While the judge lives it goes
+    on, its base gone or not: its workers are the judge's, in their calls."""
+    try:
+        judge_ended = os.pidfd_open(judge)  # readable once the judge has ended
+    except ProcessLookupError:
+        judge_ended = None
+
     def judge_died(*_: object) -> None:  # as if its socket closed: no exception mid-cleanup
-        if os.getppid() == judge:
-            return  # only the judge's thread that started it ended (PDEATHSIG's unit)
+        if judge_ended is not None and not select.select([judge_ended], [], [], 0)[0]:
+            return  # only the base, or the thread of it that forked this, ended
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -285,7 +438,8 @@ def serve(sock: socket.socket, judge: int, folder: Path) -> None:
     signal.signal(signal.SIGTERM, judge_died)
     children = _Children()
     try:
-        if die_with(judge, signal.SIGTERM):
+        if judge_ended is not None:
+            die_with(os.getppid(), signal.SIGTERM)  # the base's end, which the judge's brings
             _prepare_and_serve(sock, children)
     finally:
         children.kill_live()
@@ -296,7 +450,7 @@ NVIDIA_DEVICES = Path("/dev/nvidiactl")
 
 
 def _prepare_and_serve(sock: socket.socket, children: "_Children") -> None:
-    import torch  # the point of the zygote: imported once, before any fork
+    import torch  # the base's already: the point of the zygote, imported before any fork
     try:
         import triton
     except ImportError:
@@ -397,10 +551,11 @@ def _serve(sock: socket.socket, children: _Children) -> None:
 
 
 if __name__ == "__main__":
-    # `serve SOCKET_FD`: the zygote; `worker READ_FD WRITE_FD`: a cold-started worker.
-    if sys.argv[1] == "serve":
+    # `base SOCKET_FD JUDGE`: the zygotes' base; `worker READ_FD WRITE_FD`: a cold-started
+    # worker.
+    if sys.argv[1] == "base":
         try:
-            serve(socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]), Path(sys.argv[4]))
+            serve_base(socket.socket(fileno=int(sys.argv[2])), int(sys.argv[3]))
         finally:
             os._exit(0)  # no interpreter teardown: the frozen imports are never collected
     else:
