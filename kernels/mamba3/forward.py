@@ -503,7 +503,8 @@ def chunk_out_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, out, ybuf, T, H, K, V
     """The training forward's outputs, grid (chunks x V-blocks, H, B): every chunk at once,
     from the state entering it (chunk_states_kernel's hbuf); y before its gate into ybuf
     [B, T, H, V] (saved_dtype's). The states in hbuf are rounded to its precision, which
-    the products here round them to anyway, so out is chunk_fwd_kernel's."""
+    the products here round them to anyway: out is chunk_fwd_kernel's up to the order in
+    which the compiled products round."""
     NVB = tl.cdiv(V, BV)
     c, i_v = tl.program_id(0) // NVB, tl.program_id(0) % NVB
     h, b = tl.program_id(1), tl.program_id(2)
