@@ -188,6 +188,7 @@ ROUNDED_TO_THE_INPUT_S_FORMAT = {
     "type_as": lambda h, x: h.type_as(x),
     "to_it": lambda h, x: h.to(x),
     "made_with_its_dtype": lambda h, x: torch.zeros(h.shape, dtype=x.dtype).copy_(h),
+    "to_its_type_name": lambda h, x: h.type(x.type()),
 }
 
 
