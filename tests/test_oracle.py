@@ -189,9 +189,11 @@ ROUNDED_TO_THE_INPUT_S_FORMAT = {
     "to_it": lambda h, x: h.to(x),
     "made_with_its_dtype": lambda h, x: torch.zeros(h.shape, dtype=x.dtype).copy_(h),
     "to_its_type_name": lambda h, x: h.type(x.type()),
+    "a_new_tensor_of_it": lambda h, x: x.new_tensor(h),
 }
 
 
+@pytest.mark.filterwarnings("ignore:To copy construct from a tensor")  # new_tensor's advice
 @pytest.mark.parametrize("spelling", list(ROUNDED_TO_THE_INPUT_S_FORMAT))
 def test_a_format_read_from_an_input_is_traced_as_the_format_it_names(spelling):
     """The oracle runs on float64 copies of the inputs, so `h.to(x.dtype)` of fp16 x (and

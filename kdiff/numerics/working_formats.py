@@ -2,7 +2,7 @@
 
 The oracle runs the reference on float64 copies of its inputs, so a format the reference takes
 from a tensor (`torch.zeros(n, dtype=x.dtype)`, `y.to(x.dtype)`, `y.type_as(x)`, `y.to(x)`,
-`y.type(x.type())`) was float64 there, where its working run rounds to x's fp16: that rounding was neither in the
+`y.type(x.type())`, `x.new_tensor(y)`) was float64 there, where its working run rounds to x's fp16: that rounding was neither in the
 oracle's trace nor in the bound, while the same reference written `.half()` had it in both.
 Inside `WorkingFormats` the reference's own code reads, for a tensor the trace keeps stored
 coarser than the arithmetic, that format: its request reaches the trace as an explicit cast
@@ -31,7 +31,8 @@ def _read_by_a_library() -> bool:
 
 class WorkingFormats(TorchFunctionMode):
     """Answers the reference's `x.dtype` with `stored(x)` and its `x.type()` with that
-    format's tensor type name, and takes `y.to(x)` and `y.type_as(x)` to that format."""
+    format's tensor type name, and takes `y.to(x)`, `y.type_as(x)` and `x.new_tensor(y)` to
+    that format."""
 
     def __init__(self, stored: Callable[[torch.Tensor], torch.dtype]) -> None:
         super().__init__()
@@ -49,6 +50,9 @@ class WorkingFormats(TorchFunctionMode):
                 with _disable_current_modes():
                     return torch.empty(0, dtype=self.stored(args[0]),
                                        device=args[0].device).type()
+        elif func is torch.Tensor.new_tensor and "dtype" not in kwargs:  # `x.new_tensor(d)`
+            if not _read_by_a_library():
+                return func(*args, dtype=self.stored(args[0]), **kwargs)
         elif (func is torch.Tensor.type_as or func is torch.Tensor.to and len(args) > 1
               and isinstance(args[1], torch.Tensor)) and not _read_by_a_library():
             other = args[1]  # to(other, non_blocking, copy) is to(device, dtype, ...)'s
