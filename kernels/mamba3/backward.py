@@ -75,11 +75,12 @@ from kdiff.kernels.mamba3.forward import (
     ROTATE_ROWS,
     ROTATE_WARPS,
     Saved,
+    chunk_and_block,
     chunk_gates,
     chunk_keys,
-    halves_offsets,
     launch,
     load_halves_pair,
+    load_head_halves,
     load_state_halves,
     mamba3_siso_forward,
     phase_tile,
@@ -143,9 +144,7 @@ def state_bwd_kernel(qr, v, adt, dt, trap, z, k0, v0, dout, dST, dhbuf,
         store_state_halves(dhbuf, state_halves_offsets(bh, c, NC, V, K, cv, j), K, dSe, dSo,
                            sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        first, second = halves_offsets(rows, H, h, K, j)
-        qe = tl.load(qr + first, mask=rm[:, None] & jm[None, :], other=0.0)
-        qo = tl.load(qr + second, mask=rm[:, None] & jm[None, :], other=0.0)
+        _, _, _, qe, qo = load_head_halves(qr, rows, rm, H, h, K, j, jm)
         v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
         tm = rm[:, None] & vm[None, :]
         dy = tl.load(dout + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -185,7 +184,7 @@ def _chunk_block(T, V, BT: tl.constexpr, BV: tl.constexpr):
     head h and sequence b, and where its V-block's slice of the shares starts, in elements:
     of a [B, H, T] share (per_row; times K in a [B, T, H, K] one) and of a [B * H * chunks]
     one (per_chunk)."""
-    c, i_v = tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
+    c, i_v = chunk_and_block(V, BV)
     return (c, i_v, tl.program_id(1), tl.program_id(2),
             i_v * tl.num_programs(2).to(tl.int64) * tl.num_programs(1) * T,
             i_v * tl.num_programs(2) * tl.num_programs(1) * tl.cdiv(T, BT))
@@ -203,9 +202,8 @@ def chunk_state_bwd_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, dhbuf, ybuf, do
     dout [B, T, H, V], dkT [B, H, K], dvT [B, H, V]. Writes, on its V-block's columns,
     dv_state [B, T, H, V] (fp32, dv but for chunk_intra_bwd_kernel's terms) and dz (its
     dtype), and its V-block's share (CHUNK_BLOCK_V's slices) of the sums over V: dqr, dkr
-    [B, T, H, K]
-    (of q', k', halves as qr's; saved_dtype's), and fp32 dadt, dscale [B, H, T] and dDc [B *
-    H * chunks], each chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] a slice
+    [B, T, H, K] (of q', k', halves as qr's; saved_dtype's), and fp32 dadt, dscale [B, H, T]
+    and dDc [B * H * chunks], each chunk's share of dD; with HAS_Z, dz_flags [B * H * chunks] a slice
     (store_flag's: NaN where the block's dz is not finite)."""
     c, i_v, h, b, per_row, per_chunk = _chunk_block(T, V, BT, BV)
     DT: tl.constexpr = qr.dtype.element_ty
@@ -279,15 +277,13 @@ def _add_to(src, dst, offsets, mask, x):
 
 @triton.jit
 def chunk_intra_bwd_kernel(qr, kr, v, adt, dt, trap, z, dout, dqr, dkr, dv_state, dv, dadt,
-                           dscale,
-                           dgamma, dv_flags, T, H, K, V, BT: tl.constexpr, BK2: tl.constexpr,
-                           BV: tl.constexpr, HAS_Z: tl.constexpr):
+                           dscale, dgamma, dv_flags, T, H, K, V, BT: tl.constexpr,
+                           BK2: tl.constexpr, BV: tl.constexpr, HAS_Z: tl.constexpr):
     """Grid (chunks x V-blocks, H, B), after chunk_state_bwd_kernel: adds the gradients
     through the products within each chunk, P = (Q'K'^T * decay * weight) on its lower
     triangle, to dv_state into dv (the block's columns; dv's dtype, the one rounding of the
-    sum) and to its V-block's shares of dqr, dkr, dadt
-    and dscale (each linear in dP = dY V^T, a sum over V), and writes the block's share of
-    dgamma [B, H, T] (fp32) and its slice of dv_flags [B * H * chunks] (store_flag's, of dv
+    sum) and to its V-block's shares of dqr, dkr, dadt and dscale (each linear in dP = dY
+    V^T, a sum over V), and writes the block's share of dgamma [B, H, T] (fp32) and its slice of dv_flags [B * H * chunks] (store_flag's, of dv
     as it leaves)."""
     c, i_v, h, b, per_row, per_chunk = _chunk_block(T, V, BT, BV)
     DT: tl.constexpr = qr.dtype.element_ty
@@ -331,8 +327,8 @@ def rotate_bwd_kernel(q, k, phase, q_bias, k_bias, dqr, dkr, dq, dk, dtheta, qk_
                       T, H, G, K, A, BT: tl.constexpr, BK2: tl.constexpr):
     """Grid (blocks of BT rows, H, B): the chunk kernels' dq', dk' (dqr, dkr, halves) turned
     back into dq, dk [B, T, H, K] (of q + q_bias, k + k_bias, per head, in dq's dtype),
-    and the phase gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from the stored phases
-    (as chunk_keys forms them everywhere); qk_flags [B * H * blocks] (store_flag's, of the
+    and the phase gradients dtheta [B, T, H, A], from q' and k' formed again in fp32 from
+    the stored phases (as chunk_keys forms them everywhere); qk_flags [B * H * blocks] (store_flag's, of the
     block's dq and dk)."""
     c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     j, jm = pair_offsets(K, BK2)

@@ -323,15 +323,23 @@ def load_state_halves(buf, off, K, mask):
 
 
 @triton.jit
-def load_halves_pair(x, y, rows, rm, H, h, K, j, jm):
-    """The rows' tiles of head h of two tensors of halves (rotate_fwd_kernel's layout: q' and
-    k', or their gradients), each as its two halves; with their mask and the halves'
+def load_head_halves(x, rows, rm, H, h, K, j, jm):
+    """The rows' tile of head h of a tensor of halves (rotate_fwd_kernel's layout: q' or k',
+    or a gradient of one) as its two halves, in x's dtype; with their mask and the halves'
     offsets, for stores alike."""
     pm = rm[:, None] & jm[None, :]
     first, second = halves_offsets(rows, H, h, K, j)
-    return (pm, first, second,
-            tl.load(x + first, mask=pm, other=0.0), tl.load(x + second, mask=pm, other=0.0),
-            tl.load(y + first, mask=pm, other=0.0), tl.load(y + second, mask=pm, other=0.0))
+    return (pm, first, second, tl.load(x + first, mask=pm, other=0.0),
+            tl.load(x + second, mask=pm, other=0.0))
+
+
+@triton.jit
+def load_halves_pair(x, y, rows, rm, H, h, K, j, jm):
+    """load_head_halves of two tensors of halves at the same rows (q' and k', or their
+    gradients)."""
+    pm, first, second, xe, xo = load_head_halves(x, rows, rm, H, h, K, j, jm)
+    _, _, _, ye, yo = load_head_halves(y, rows, rm, H, h, K, j, jm)
+    return pm, first, second, xe, xo, ye, yo
 
 
 @triton.jit
@@ -383,6 +391,12 @@ def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G
     tl.store(qr + second, qo.to(DT), mask=pm)
     tl.store(kr + first, ke.to(DT), mask=pm)
     tl.store(kr + second, ko.to(DT), mask=pm)
+
+
+@triton.jit
+def chunk_and_block(V, BV: tl.constexpr):
+    """A program's chunk and V-block in a grid of (chunks x V-blocks, H, B)."""
+    return tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
 
 
 @triton.jit
@@ -441,8 +455,11 @@ def state_step(Se, So, ke, ko, vt, scale, la, la_last, DT: tl.constexpr):
 
 
 @triton.jit
-def final_value(v, vT, b, bh, T, H, h, V, cv, vm):
-    """The last token's value into vT."""
+def store_final(ST, vT, v, Se, So, soff, sm, b, bh, T, H, h, V, cv, vm):
+    """The state leaving the last chunk into ST (pairs, at state_tile's soff) and the last
+    token's value into vT."""
+    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
+    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
     last = b.to(tl.int64) * T + T - 1
     vl = tl.load(v + (last * H + h) * V + cv, mask=vm, other=0.0)
     tl.store(vT + bh * V + cv, vl.to(vT.dtype.element_ty), mask=vm)
@@ -463,9 +480,7 @@ def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, T,
         ke, ko, vt = chunk_output(qr, kr, v, D, z, out, out, Se, So, rows, rm, gamma, scale,
                                   la, H, h, K, V, j, jm, cv, vm, BT, HAS_D, HAS_Z, False)
         Se, So = state_step(Se, So, ke, ko, vt, scale, la, la_last, qr.dtype.element_ty)
-    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
-    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
-    final_value(v, vT, b, bh, T, H, h, V, cv, vm)
+    store_final(ST, vT, v, Se, So, soff, sm, b, bh, T, H, h, V, cv, vm)
 
 
 @triton.jit
@@ -483,17 +498,12 @@ def chunk_states_kernel(kr, v, adt, dt, trap, S0, k0, v0, ST, vT, hbuf, T, H, K,
         store_state_halves(hbuf, state_halves_offsets(bh, c, NC + 1, V, K, cv, j), K, Se, So,
                            sm)
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        first, second = halves_offsets(rows, H, h, K, j)
-        pm = rm[:, None] & jm[None, :]
-        ke = tl.load(kr + first, mask=pm, other=0.0)
-        ko = tl.load(kr + second, mask=pm, other=0.0)
+        _, _, _, ke, ko = load_head_halves(kr, rows, rm, H, h, K, j, jm)
         vt = tl.load(v + ((rows * H + h) * V)[:, None] + cv[None, :],
                      mask=rm[:, None] & vm[None, :], other=0.0).to(tl.float32)
         Se, So = state_step(Se, So, ke, ko, vt, scale, la, la_last, kr.dtype.element_ty)
-    tl.store(ST + soff, Se.to(ST.dtype.element_ty), mask=sm)
-    tl.store(ST + soff + 1, So.to(ST.dtype.element_ty), mask=sm)
     store_state_halves(hbuf, state_halves_offsets(bh, NC, NC + 1, V, K, cv, j), K, Se, So, sm)
-    final_value(v, vT, b, bh, T, H, h, V, cv, vm)
+    store_final(ST, vT, v, Se, So, soff, sm, b, bh, T, H, h, V, cv, vm)
 
 
 @triton.jit
@@ -505,8 +515,7 @@ def chunk_out_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, out, ybuf, T, H, K, V
     [B, T, H, V] (saved_dtype's). The states in hbuf are rounded to its precision, which
     the products here round them to anyway: out is chunk_fwd_kernel's up to the order in
     which the compiled products round."""
-    NVB = tl.cdiv(V, BV)
-    c, i_v = tl.program_id(0) // NVB, tl.program_id(0) % NVB
+    c, i_v = chunk_and_block(V, BV)
     h, b = tl.program_id(1), tl.program_id(2)
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
     Se, So = load_state_halves(hbuf, state_halves_offsets(bh, c, tl.cdiv(T, BT) + 1, V, K,
@@ -539,8 +548,8 @@ def new_states(states: States, dtype: torch.dtype) -> States:
 def saved_dtype(dtype: torch.dtype) -> torch.dtype:
     """The precision of the tensors one kernel of the training step leaves for another (the
     states entering each chunk and their gradients, y before its gate, the gradients of q'
-    and k', and of q and k per head): bf16 in bf16. Each is rounded once more to the working precision, as the
-    reference's own operations round every result, and the tile products that read the
+    and k', and of q and k per head): bf16 in bf16. Each is rounded once more to the working
+    precision, as the reference's own operations round every result, and the tile products that read the
     states round them to it anyway (tile_ops.mm); at the paper's 16 x 2048 they move 3.5 GB
     less than in fp32. fp16 keeps fp32: its range ends at 65504, where a state or gradient
     that the reference holds need not."""
@@ -617,7 +626,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     # the last token's turned key: its row of kr, back from halves to pairs
     final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
     BV = value_block(V, block_v) if block_v else forward_block_v(B * H, V, q.device)
-    gates = (*args[3:6],)
+    gates = args[3:6]
     if store:
         chunk_states_kernel[(triton.cdiv(V, BV), H, B)](
             kr, args[2], *gates, *states[1:], final.ssm, final.v, saved[0], T, H, K, V,
