@@ -117,7 +117,7 @@ def source(job):
         types = lows
     elif job["kernel"] == "chunk_out":
         fn = forward.chunk_out_kernel
-        const = dict(flags, BT=job["BT"], BV=job["BV"])
+        const = dict(flags, BT=job["BT"], BV=job["BV"], STORE=True)
         types = lows
     elif job["kernel"] == "rotate":
         fn = forward.rotate_fwd_kernel

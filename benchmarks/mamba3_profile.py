@@ -160,20 +160,25 @@ def state_block_sweep() -> None:
 
 
 def forward_walks() -> None:
-    """At bench.py's sequence shapes (bf16), the forward timed whole in its two forms: one
-    walk forming each chunk's output (chunk_fwd_kernel, the inference forward) and the
-    training step's (the states' walk, then every chunk's output at once, with the buffers
-    the backward reads)."""
+    """At bench.py's sequence shapes (bf16), the forward timed whole in its forms: one walk
+    forming each chunk's output (chunk_fwd_kernel), the states' walk and then every chunk's
+    output at once, and the latter with the buffers the backward reads (the training
+    step's); and which of the first two the inference forward takes (forward.walks_once)."""
+    rule = forward.walks_once
     for B, T in bench.SEQUENCE_SHAPES:
         low, f32 = bench.inputs(B, T, torch.bfloat16)
         q, k, v, trap, qb, kb, z = low
         adt, dt, angles, D, *states = f32
         args = (q, k, v, adt, dt, trap, qb, kb, angles, D, z, States(*states))
-        for store in (False, True):
+        once = rule(B * v.shape[2], v.shape[3], v.device)
+        for form, walk, store in (("one walk", True, False), ("two kernels", False, False),
+                                  ("training", False, True)):
+            forward.walks_once = lambda *_, w=walk: w
             ms = triton.testing.do_bench(
                 lambda a=args, s=store: forward.mamba3_siso_forward(*a, store=s))
-            print(f"forward {B}x{T}, {'training' if store else 'inference'}: {ms:.4f} ms",
-                  flush=True)
+            taken = " (the inference rule's)" if not store and walk == once else ""
+            print(f"forward {B}x{T}, {form}{taken}: {ms:.4f} ms", flush=True)
+        forward.walks_once = rule
 
 
 def forward_sweep(rows: int) -> None:

@@ -221,16 +221,32 @@ def test_the_forward_narrows_its_v_block_until_the_grid_fills_the_gpu(monkeypatc
     assert m3_forward.forward_block_v(1, 64, torch.device("cpu")) == 64
 
 
-@pytest.mark.parametrize("store", [False, True])
+def test_the_inference_forward_walks_once_where_that_fills_the_gpu(monkeypatch):
+    """One walk where sequences x heads x V-blocks of 64 reach the multiprocessors; the
+    states' walk and the chunks at once below that; one walk off CUDA."""
+    monkeypatch.setattr(m3_forward, "multiprocessors", lambda device: 132)
+    cuda = torch.device("cuda")
+    picked = {(bh, V): m3_forward.walks_once(bh, V, cuda)
+              for bh, V in ((512, 64), (132, 64), (128, 64), (66, 128), (66, 64), (32, 64))}
+    assert picked == {(512, 64): True, (132, 64): True, (128, 64): False, (66, 128): True,
+                      (66, 64): False, (32, 64): False}
+    monkeypatch.undo()
+    assert m3_forward.walks_once(1, 64, torch.device("cpu"))
+
+
+@pytest.mark.parametrize("form", ["one walk", "two kernels", "training"])
 @pytest.mark.parametrize("T,C", [(37, 16), (20, 64)])
-def test_triton_forward_matches_the_oracle(T, C, store, monkeypatch):
-    """The forward's own walk, and the training step's (the states' walk, then every
-    chunk's output at once), each with V in two blocks of 16 of its 24 rows."""
+def test_triton_forward_matches_the_oracle(T, C, form, monkeypatch):
+    """The inference forward's two forms (one walk; the states' walk, then every chunk's
+    output at once) and the training step's, each with V in two blocks of 16 of its 24
+    rows."""
     monkeypatch.setattr(m3_forward, "CHUNK_BLOCK_V", 16)
+    monkeypatch.setattr(m3_forward, "walks_once", lambda *_: form == "one walk")
     B, Hqk, G, K, V = 2, 1, 2, 16, 24
     args, states = recurrence_args(B, T, Hqk, G, K, V, seed=T)
     fallbacks = record_fallbacks(monkeypatch)
-    got = mamba3_siso_forward(*args, states, chunk_size=C, block_v=16, store=store)
+    got = mamba3_siso_forward(*args, states, chunk_size=C, block_v=16,
+                              store=form == "training")
     assert fallbacks == [0]  # the chunked kernels' own result
     assert_within_bound(flat(got[:2]), flat(oracle(args, states)), depth(T, K, V, C))
 

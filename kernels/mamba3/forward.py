@@ -8,7 +8,9 @@ block, or walks token by token where a turn may exceed pi. rotate_fwd_kernel, on
 the biases added), rounded to the working dtype as the products that read them would.
 chunk_fwd_kernel, one program per (V-block, head, sequence), walks the
 sequence's chunks of BT tokens, holding the [BV, K] state (fp32, as its two halves of key
-pairs) across chunks. Per chunk: the chunk-local log-decay sums la (fp64: exp(la_r - la_s)
+pairs) across chunks. Where that walk's grid would not fill the GPU, and in the training
+step, chunk_states_kernel walks the states alone, storing each, and chunk_out_kernel forms
+every chunk's output at once. Per chunk: the chunk-local log-decay sums la (fp64: exp(la_r - la_s)
 subtracts them before an fp32 exp, as kernels/gdn's gc), P = (Q' K'^T) * decay * weight
 (lower triangle), y = exp(la) Q' S^T + P V, D v and silu(z), and the state step
 S <- exp(la_last) S + (V * w)^T K'.
@@ -100,12 +102,25 @@ FORWARD_BLOCK_V = (64, 32, 16)
 
 
 def forward_block_v(sequence_heads: int, V: int, device: torch.device) -> int:
-    """The V-block of chunk_fwd_kernel (FORWARD_BLOCK_V's rule); the widest off CUDA."""
+    """The V-block of a walk over the chunks, chunk_fwd_kernel's or chunk_states_kernel's
+    (FORWARD_BLOCK_V's rule); the widest off CUDA."""
     for widest in FORWARD_BLOCK_V:
         BV = value_block(V, widest)
         if sequence_heads * triton.cdiv(V, BV) >= multiprocessors(device):
             break
     return BV
+
+
+# The inference forward walks once (chunk_fwd_kernel) where that walk's grid fills the GPU at
+# the widest V-block; else it takes the training forward's two kernels, the states' walk
+# and then every chunk's output at once. An H100, bf16, H 32, V 64, each forward timed whole
+# (mamba3_profile.py --parts forward_walks, 2026-12-07), one walk against the two kernels
+# with the training step's stores: 16 x 2048 (512 programs at V-block 64) 1.723 / 1.865 ms;
+# 4 x 8192 (128) 2.127 / 2.081; 1 x 16384 (32) 2.424 / 1.867.
+def walks_once(sequence_heads: int, V: int, device: torch.device) -> bool:
+    """Whether the inference forward forms each chunk's output in its one walk."""
+    widest = value_block(V, FORWARD_BLOCK_V[0])
+    return sequence_heads * triton.cdiv(V, widest) >= multiprocessors(device)
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
@@ -509,12 +524,12 @@ def chunk_states_kernel(kr, v, adt, dt, trap, S0, k0, v0, ST, vT, hbuf, T, H, K,
 @triton.jit
 def chunk_out_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, out, ybuf, T, H, K, V,
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
-                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """The training forward's outputs, grid (chunks x V-blocks, H, B): every chunk at once,
-    from the state entering it (chunk_states_kernel's hbuf); y before its gate into ybuf
-    [B, T, H, V] (saved_dtype's). The states in hbuf are rounded to its precision, which
-    the products here round them to anyway: out is chunk_fwd_kernel's up to the order in
-    which the compiled products round."""
+                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
+    """The outputs after chunk_states_kernel's walk, grid (chunks x V-blocks, H, B): every
+    chunk at once, from the state entering it (hbuf); with STORE (the training forward) y
+    before its gate into ybuf [B, T, H, V] (saved_dtype's). The states in hbuf are rounded
+    to its precision, which the products here round them to anyway: out is
+    chunk_fwd_kernel's up to the order in which the compiled products round."""
     c, i_v = chunk_and_block(V, BV)
     h, b = tl.program_id(1), tl.program_id(2)
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
@@ -522,7 +537,7 @@ def chunk_out_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, out, ybuf, T, H, K, V
                                                           cv, j), K, sm)
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
     chunk_output(qr, kr, v, D, z, out, ybuf, Se, So, rows, rm, gamma, scale, la, H, h, K, V,
-                 j, jm, cv, vm, BT, HAS_D, HAS_Z, True)
+                 j, jm, cv, vm, BT, HAS_D, HAS_Z, STORE)
 
 
 def check_shapes(q, k, v, angles, states: States) -> None:
@@ -557,8 +572,8 @@ def saved_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 class Saved(NamedTuple):
-    """What the chunked forward keeps for the backward: the phases, chunk_fwd_kernel's STORE
-    buffers, its fallback decision (a one-element int32 device flag: the results were
+    """What the chunked forward keeps for the backward: the phases, the states entering
+    each chunk (hbuf) and y before its gate (ybuf), the fallback decision (a one-element int32 device flag: the results were
     recomputed token by token, so the buffers are not theirs), and rotate_fwd_kernel's q' and
     k' (halves, the working dtype: what the chunk kernels' products read)."""
     phase: torch.Tensor
@@ -600,7 +615,9 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
                         store: bool = False):
     """reference.mamba3_siso_recurrence's arguments (initial states required), chunked;
     outputs in q's dtype. Returns (out, final States), and with `store` the Saved buffers
-    after them. block_v: chunk_fwd_kernel's V-block, forward_block_v's by default."""
+    after them. The inference forward walks once where walks_once says; otherwise, and
+    always with `store`, the states' walk and then every chunk's output at once. block_v:
+    the walk's V-block, forward_block_v's by default."""
     check_shapes(q, k, v, angles, states)
     args = [x.contiguous() if x is not None else None
             for x in (q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z)]
@@ -612,10 +629,10 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     out = torch.empty(B, T, H, V, dtype=q.dtype, device=q.device)
     final = new_states(states, q.dtype)
     NC = triton.cdiv(T, chunk_size)
-    saved = [None, None]
-    if store:
-        kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
-        saved = [torch.empty(B * H, NC + 1, V, K, **kept), torch.empty(B, T, H, V, **kept)]
+    one_walk = not store and walks_once(B * H, V, q.device)
+    kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
+    hbuf = None if one_walk else torch.empty(B * H, NC + 1, V, K, **kept)
+    ybuf = torch.empty(B, T, H, V, **kept) if store else out
     phases = launch_phases(args[8], args[4], states.angle, final.angle)
     qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
     kr = torch.empty_like(qr)
@@ -627,24 +644,24 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
     BV = value_block(V, block_v) if block_v else forward_block_v(B * H, V, q.device)
     gates = args[3:6]
-    if store:
-        chunk_states_kernel[(triton.cdiv(V, BV), H, B)](
-            kr, args[2], *gates, *states[1:], final.ssm, final.v, saved[0], T, H, K, V,
-            BT=chunk_size, BK2=pair_block(K), BV=BV, **launch("train", q.dtype))
-        BVO = value_block(V, CHUNK_BLOCK_V)
-        chunk_out_kernel[(NC * triton.cdiv(V, BVO), H, B)](
-            qr, kr, args[2], *gates, args[9], args[10], saved[0], out, saved[1], T, H, K, V,
-            BT=chunk_size, BK2=pair_block(K), BV=BVO, HAS_D=D is not None,
-            HAS_Z=z is not None, **launch("output", q.dtype))
-    else:
+    if one_walk:
         chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
             qr, kr, args[2], *gates, *args[9:], *states[1:], out, final.ssm, final.v, T, H, K,
             V, BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None,
             HAS_Z=z is not None, **launch("forward", q.dtype))
+    else:
+        chunk_states_kernel[(triton.cdiv(V, BV), H, B)](
+            kr, args[2], *gates, *states[1:], final.ssm, final.v, hbuf, T, H, K, V,
+            BT=chunk_size, BK2=pair_block(K), BV=BV, **launch("train", q.dtype))
+        BVO = value_block(V, CHUNK_BLOCK_V)
+        chunk_out_kernel[(NC * triton.cdiv(V, BVO), H, B)](
+            qr, kr, args[2], *gates, args[9], args[10], hbuf, out, ybuf, T, H, K, V,
+            BT=chunk_size, BK2=pair_block(K), BV=BVO, HAS_D=D is not None,
+            HAS_Z=z is not None, STORE=store, **launch("output", q.dtype))
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
-        return out, final, Saved(phases.sums, *saved, fallback, qr, kr)
+        return out, final, Saved(phases.sums, hbuf, ybuf, fallback, qr, kr)
     return out, final
 
 
