@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import pluggy
 
+from kdiff.data.cache import cache_root
 from kdiff.data.model import Case, Verdict
 from kdiff.data.stream import CaseStream, as_stream
 from kdiff.judging.interrupts import deferred_sigint
@@ -139,6 +140,14 @@ def _slot_judge(case: Case, resume: Verdict | None = None) -> Verdict:
 JUDGES_FIRST_IMPORTS = ("torch._dynamo",)
 
 
+def keep_torch_cache_in_kdiffs() -> None:
+    """Points torch's compile cache, unless the user named one, into kdiff's cache for this
+    process and the judges it starts: importing torch._dynamo makes that folder at once, by
+    default `torchinductor_<user>` in the temporary folder, which a run would otherwise
+    leave behind in the user's TMPDIR."""
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_root() / "torchinductor"))
+
+
 class PoolExecutor:
     """N judge processes, each a pool of one, so that one judge is replaced while the others
     go on: a judge that dies costs only its own case, and a judge whose CUDA context broke
@@ -152,6 +161,7 @@ class PoolExecutor:
 
     def _judge_process(self, judge: JudgeFn, config: RunConfig, pm: pluggy.PluginManager,
                        preset: str, gpu: str | None) -> ProcessPoolExecutor:
+        keep_torch_cache_in_kdiffs()
         if self.device == "cuda":
             return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
                                        initializer=_slot_init,
