@@ -613,7 +613,7 @@ def test_the_decay_gradient_where_the_decays_nearly_vanish():
 COMPILED_ON_CUDA = """
 import json, math, sys
 import torch
-from kdiff.kernels.mamba3 import backward, mamba3_siso_recurrence
+from kdiff.kernels.mamba3 import backward, forward, mamba3_siso_recurrence
 from kdiff.kernels.mamba3.problems import activations, sequence_inputs
 from kdiff.kernels.mamba3.reference import (
     ROTATION_BLOCKS,
@@ -655,6 +655,17 @@ for path in ("chunked", "fallback"):
 force = False
 result["bf16_finite"] = all(bool(g.isfinite().all())
                             for g in grads(chunked, clean, torch.bfloat16, "cuda"))
+for walk in (True, False):  # the inference forward in each of its forms
+    forward.walks_once = lambda *_, walk=walk: walk
+    for dtype in (torch.float32, torch.bfloat16):
+        xs = [x.to("cuda", dtype) for x in clean]
+        out, final = forward.mamba3_siso_forward(*xs[:11], States(*xs[11:]), chunk_size=C)
+        got = [o.cpu().double() for o in (out, *final)]
+        if dtype == torch.float32:
+            result["one walk" if walk else "two kernels"] = [
+                ((g - w).abs().max() / w.abs().max()).item() for g, w in zip(got, want[:5])]
+        else:
+            result["bf16_finite"] &= all(bool(g.isfinite().all()) for g in got)
 clean[2][0, T // 2, 1, 3] = math.nan
 got, oracle = (grads(f, clean, d, "cuda") for f, d in ((chunked, torch.float32),
                (mamba3_siso_recurrence, torch.float64)))
@@ -669,9 +680,10 @@ print(json.dumps(result))
 @pytest.mark.gpu
 def test_compiled_kernels_match_the_oracle_on_cuda():
     """The compiled kernels at the layer's head sizes (K 128, V 64, 32 angles; two chunks of
-    64, grouped heads): the chunked backward and its forced token-by-token fallback within
-    their bounds (module docstring) of the float64 oracle, and a NaN in v giving the oracle's
-    masks through the fallback. In bf16 only that every launch fits and every result is
+    64, grouped heads): the chunked backward and its forced token-by-token fallback, and the
+    inference forward in both its forms (one walk; the states' walk and the chunks at once),
+    within their bounds (module docstring) of the float64 oracle, and a NaN in v giving the
+    oracle's masks through the fallback. In bf16 only that every launch fits and every result is
     finite: at these depths (N ~ 1,400) the error model's bf16 bound exceeds 1."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
@@ -683,7 +695,8 @@ def test_compiled_kernels_match_the_oracle_on_cuda():
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     for path, N in (("chunked", depth(T, K, V, C) + T),
-                    ("fallback", depth_recurrent_backward(T, K))):
+                    ("fallback", depth_recurrent_backward(T, K)),
+                    ("one walk", depth(T, K, V, C)), ("two kernels", depth(T, K, V, C))):
         bound = gamma(N, unit_roundoff(torch.float32))
         worst = max(result[path])
         assert worst <= bound, f"{path}: {result[path]} against {bound:.3e}"
