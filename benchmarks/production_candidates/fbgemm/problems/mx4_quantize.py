@@ -20,6 +20,7 @@ def nearest_e2m1_index(magnitude):
 
 class Model(nn.Module):
     def forward(self, x):
+        assert GROUP == 32  # the class the candidate serves: its call names groups of 32
         groups = x.float().reshape(-1, GROUP)  # bf16 inputs are scaled in fp32, as the kernel does
         peak = groups.abs().amax(1, keepdim=True)
         peak = torch.where(peak == 0, 2.0**-126, peak)
