@@ -3475,3 +3475,32 @@ def test_a_rounding_to_the_input_s_dtype_is_in_the_bound(tmp_path: Path, squared
     result = verdict.gates["ORD-01"]
     assert result.status is status, result.detail
     assert "under-specified" not in result.detail, result.detail
+
+
+# -- a softmax over each segment of a jagged tensor, one segment empty (FBGEMM's jagged ops) --
+
+SEGMENT_SOFTMAX = problem_source(
+    "torch.cat([x[a:b].softmax(0) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())])",
+    "torch.randn(8, 4), torch.tensor([0, 3, 3, 8])",
+    args="x, offsets",
+)
+
+
+@pytest.mark.parametrize("denominator, status", [("e.sum(0)", Status.PASS),
+                                                 ("e.sum(0) * 1.00002", Status.FAIL)],
+                         ids=["honest", "sum_off_by_2e-5"])
+def test_a_softmax_over_an_empty_segment_is_traced(tmp_path: Path, denominator: str,
+                                                   status: Status):
+    """The oracle's bookkeeping of a softmax took its row's maximum along the softmax's axis,
+    which torch refuses where the axis is empty (a jagged segment of length 0): the float64
+    reference could not run, and every value gate skipped, a defective kernel's too."""
+    candidate = candidate_source(
+        "out", args="x, offsets",
+        prelude="out = torch.empty_like(x)\n"
+                "        for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):\n"
+                "            e = (x[a:b] - x[a:b].amax(0)).exp() if b > a else x[a:b]\n"
+                f"            out[a:b] = e / ({denominator}) if b > a else e")
+    verdict = judge(tmp_path, SEGMENT_SOFTMAX, candidate, ["PRC-01"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["PRC-01"]
+    assert result.status is status, result.detail

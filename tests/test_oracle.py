@@ -80,6 +80,25 @@ def test_a_pairwise_distance_is_as_deep_as_its_feature_axis(rows):
     assert r.depths == [64]
 
 
+
+ALONG_AN_EMPTY_AXIS = {  # a jagged segment of length 0, as FBGEMM's jagged ops take one
+    "softmax": lambda t: t.softmax(-1),
+    "log_softmax": lambda t: t.log_softmax(-1),
+    "sort": lambda t: t.sort(-1).values,
+    "argsort": lambda t: t.argsort(-1),
+}
+
+
+@pytest.mark.parametrize("op", list(ALONG_AN_EMPTY_AXIS))
+def test_an_op_along_an_empty_axis_is_traced(op):
+    """torch takes a softmax or a sort along an axis of length 0; the oracle's bookkeeping
+    along that axis (the softmax's row maximum for its rounded lse, a sort's tie sets) refused
+    it, and the float64 reference of a problem with an empty segment could not run."""
+    x = torch.randn(3, 0)
+    r = run_oracle(Lambda(ALONG_AN_EMPTY_AXIS[op]), [x])
+    assert r.values[0].shape == (3, 0)
+    assert r.magnitudes[0].shape == (3, 0)
+
 def test_depth_only_trace_gives_the_same_depths():
     conv = torch.nn.Conv2d(3, 4, 3).double()
     model = Lambda(lambda x: torch.softmax(conv(x).flatten(1), -1).sum(-1))

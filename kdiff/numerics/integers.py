@@ -135,7 +135,7 @@ def open_picks(values: torch.Tensor, error: torch.Tensor, index: torch.Tensor,
     shape = index.shape
     if dim is None:
         values, error, dim = values.reshape(-1), error.reshape(-1), 0
-    if values.dim() == 0:
+    if values.dim() == 0 or not index.numel():  # no picks (a sort of an empty axis)
         return torch.zeros(shape, dtype=torch.bool, device=index.device), OpenPicks(
             0, lambda m: index)
     dim %= values.dim()

@@ -1067,7 +1067,7 @@ class MagnitudeTracer(EagerDispatchMode):
             elif func in SQUARES and args[1] == 2:
                 magnitudes = magnitudes + self._second_order((args[0], args[0]), known[:1] * 2,
                                                              out.device)
-            if func in ROUNDED_LSE:
+            if func in ROUNDED_LSE and out.numel():  # an empty axis has no lse to round
                 row = known[0].magnitude.to(out.device).amax(args[1], keepdim=True)
                 magnitudes = magnitudes + (row * own_scale(out) if ROUNDED_LSE[func] else row)
             steps = self._steps(func, args, kwargs, out) if is_step(func, out, kwargs) else None
