@@ -80,7 +80,6 @@ def test_a_pairwise_distance_is_as_deep_as_its_feature_axis(rows):
     assert r.depths == [64]
 
 
-
 ALONG_AN_EMPTY_AXIS = {  # a jagged segment of length 0, as FBGEMM's jagged ops take one
     "softmax": lambda t: t.softmax(-1),
     "log_softmax": lambda t: t.log_softmax(-1),
@@ -98,6 +97,7 @@ def test_an_op_along_an_empty_axis_is_traced(op):
     r = run_oracle(Lambda(ALONG_AN_EMPTY_AXIS[op]), [x])
     assert r.values[0].shape == (3, 0)
     assert r.magnitudes[0].shape == (3, 0)
+
 
 def test_depth_only_trace_gives_the_same_depths():
     conv = torch.nn.Conv2d(3, 4, 3).double()
