@@ -79,6 +79,41 @@ def test_elements_where_the_oracle_is_not_finite_are_not_judged_here():
     assert mm.ok and mm.judged == 1
 
 
+@pytest.mark.parametrize("allowed", [False, True])
+@pytest.mark.parametrize("where, value, judged, nonfinite, exceeded", [
+    ("got", math.nan, 4096, 1, 1),
+    ("got", -math.inf, 4096, 1, 1),
+    ("got", 1e-3, 4096, 0, 1),  # finite, past the bound
+    ("expected", math.inf, 4095, 0, 0),  # not judged here (EXC-01's)
+    ("bound", math.inf, 4095, 0, 0),
+])
+def test_one_element_hidden_in_an_equal_output_is_judged_as_it_is(
+        where, value, judged, nonfinite, exceeded, allowed):
+    """compare skips the element-by-element finiteness tests where a sum shows every value
+    finite (tolerance.finite_sum): one non-finite element among 4096 equal ones must still
+    be counted, judged and named as the worst, under either form of the bound."""
+    expected = torch.linspace(-1, 1, 4096, dtype=torch.float64).reshape(64, 64)
+    expected = expected.float().double()  # values an fp32 output holds exactly
+    bound = torch.full_like(expected, 1e-6)
+    got = expected.float()
+    {"got": got, "expected": expected, "bound": bound}[where][37, 11] = value
+    allowance = bound / 2 if allowed else None
+    mm = tolerance.compare(got, expected, bound, allowance=allowance)
+    assert (mm.judged, mm.nonfinite_got, mm.exceeded) == (judged, nonfinite, exceeded)
+    if exceeded:
+        assert mm.worst_index == (37, 11), mm.describe()
+
+
+def test_finite_values_whose_sum_overflows_are_judged_element_by_element():
+    """A sum of finite float64 values near the largest overflows: not a non-finite value."""
+    expected = torch.tensor([1e308, 1e308, 0.0], dtype=torch.float64)
+    assert not tolerance.finite_sum(expected)
+    got = expected.clone()
+    got[2] = 1.0
+    mm = tolerance.compare(got, expected, torch.full((3,), 1e-3, dtype=torch.float64))
+    assert (mm.judged, mm.exceeded, mm.worst_index) == (3, 1, (2,))
+
+
 class _PhaseSum(torch.nn.Module):
     """An angle state as Mamba-3's: a sum of phase steps, modulo 2 pi."""
 
