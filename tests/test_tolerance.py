@@ -114,6 +114,34 @@ def test_finite_values_whose_sum_overflows_are_judged_element_by_element():
     assert (mm.judged, mm.exceeded, mm.worst_index) == (3, 1, (2,))
 
 
+def _with_one_of_each(t: torch.Tensor) -> list[torch.Tensor]:
+    """`t`, and `t` with one -inf, NaN or +inf hidden among its 4096 elements."""
+    out = [t]
+    for value in (-math.inf, math.nan, math.inf):
+        hidden = t.clone()
+        hidden.view(-1)[2048] = value
+        out.append(hidden)
+    return out
+
+
+@pytest.mark.parametrize("t", [
+    *_with_one_of_each(torch.linspace(-3, 3, 4096, dtype=torch.float64)),
+    *_with_one_of_each(torch.full((64, 64), 6e4, dtype=torch.float16)),  # its sum overflows
+    *_with_one_of_each(torch.complex(torch.randn(4096, dtype=torch.float64),
+                                     torch.randn(4096, dtype=torch.float64))),
+    torch.arange(-5, 5),  # an integer tensor keeps where's float result
+], ids=lambda t: f"{t.dtype}")
+def test_own_scale_read_back_is_the_element_by_element_scale(t):
+    """A checking trace lets own_scale read a sum back (may_read) and skip its per-element
+    test where every value is finite: the scale is the same, bit for bit, wherever one
+    non-finite value hides, and a non-finite value's scale stays 0."""
+    read = tolerance.own_scale(t, may_read=True)
+    expected = tolerance.own_scale(t)
+    assert read.dtype == expected.dtype and torch.equal(read, expected)
+    if t.is_floating_point() or t.is_complex():
+        assert bool((read[~torch.isfinite(t)] == 0).all())
+
+
 class _PhaseSum(torch.nn.Module):
     """An angle state as Mamba-3's: a sum of phase steps, modulo 2 pi."""
 

@@ -208,13 +208,25 @@ def bound(scale: torch.Tensor, depth: int, dtype: torch.dtype,
     return arithmetic + quantization * scale + floor if quantization else arithmetic
 
 
-def own_scale(t: torch.Tensor) -> torch.Tensor:
+def own_scale(t: torch.Tensor, may_read: bool = False) -> torch.Tensor:
     """|t| as an error scale, 0 where t is not finite. A non-finite value (a mask's -inf
     fill, an injected NaN) is judged by its class and no finite error moves it, so it adds
     nothing to what is computed from it: as |-inf| it made every magnitude of a masked
-    softmax inf or NaN through the finite differences, and no value there was judged."""
+    softmax inf or NaN through the finite differences, and no value there was judged.
+    `may_read`: the caller may wait for a value read back (a checking trace), and a sum
+    shows the all-finite case (surely_finite), where |t| is the scale."""
     t = t.detach()
+    if may_read and surely_finite(t):
+        return t.abs()
     return torch.where(torch.isfinite(t), t.abs(), 0.0)
+
+
+def surely_finite(t: torch.Tensor) -> bool:
+    """Whether the floating or complex `t` is finite everywhere, by its sum (finite_sum):
+    False for fp8, which has no sum on the CPU, and where the sum overflows, leaving the
+    caller its element-by-element test. It reads the sum back, which a trusting trace
+    (MagnitudeTracer.trusting) must not: each read waits for the GPU."""
+    return inexact(t) and t.dtype not in FP8 and finite_sum(t)
 
 
 def step_magnitude(step: torch.Tensor | float, dtype: torch.dtype) -> torch.Tensor | float:
