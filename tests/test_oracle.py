@@ -429,6 +429,26 @@ def test_a_trusting_trace_reads_nothing_back_per_operation():
         assert reads[0] > checked and reads[1] <= len(result.values) + 1, reads
 
 
+def test_a_central_slope_read_back_is_the_element_by_element_slope():
+    """A checking trace's central differences skip their selections where a read-back sum
+    shows every slope finite (oracle._central_slope): an equal -inf fill or NaN in both
+    evaluations is still a slope of 0, a NaN in one a slope of inf, opposite infinities
+    the largest finite one (nan_to_num's, as before)."""
+    from kdiff.numerics.oracle import _central_slope
+    h = 2.0 ** -20
+    hi = torch.linspace(-1, 1, 4096, dtype=torch.float64)
+    lo = hi - h * torch.linspace(0, 2, 4096, dtype=torch.float64)
+    assert torch.equal(_central_slope(hi, lo, h, may_read=True), _central_slope(hi, lo, h))
+    for (a, b), slope in (((-math.inf, -math.inf), 0.0), ((math.nan, math.nan), 0.0),
+                          ((math.nan, 1.0), math.inf),
+                          ((math.inf, -math.inf), torch.finfo(torch.float64).max)):
+        hidden_hi, hidden_lo = hi.clone(), lo.clone()
+        hidden_hi[2048], hidden_lo[2048] = a, b
+        read = _central_slope(hidden_hi, hidden_lo, h, may_read=True)
+        assert torch.equal(read, _central_slope(hidden_hi, hidden_lo, h)), (a, b)
+        assert float(read[2048]) == slope and bool(torch.isfinite(read[:2048]).all())
+
+
 def test_a_trusting_trace_that_used_an_entry_written_over_unseen_says_so():
     x = torch.tensor([[1.0, -1.0, 3.0], [2.0, 3.0, 4.0]])
     checking = run_oracle(Lambda(_overwritten_unseen), [x])

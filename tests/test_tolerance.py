@@ -79,6 +79,69 @@ def test_elements_where_the_oracle_is_not_finite_are_not_judged_here():
     assert mm.ok and mm.judged == 1
 
 
+@pytest.mark.parametrize("allowed", [False, True])
+@pytest.mark.parametrize("where, value, judged, nonfinite, exceeded", [
+    ("got", math.nan, 4096, 1, 1),
+    ("got", -math.inf, 4096, 1, 1),
+    ("got", 1e-3, 4096, 0, 1),  # finite, past the bound
+    ("expected", math.inf, 4095, 0, 0),  # not judged here (EXC-01's)
+    ("bound", math.inf, 4095, 0, 0),
+])
+def test_one_element_hidden_in_an_equal_output_is_judged_as_it_is(
+        where, value, judged, nonfinite, exceeded, allowed):
+    """compare skips the element-by-element finiteness tests where a sum shows every value
+    finite (tolerance.finite_sum): one non-finite element among 4096 equal ones must still
+    be counted, judged and named as the worst, under either form of the bound."""
+    expected = torch.linspace(-1, 1, 4096, dtype=torch.float64).reshape(64, 64)
+    expected = expected.float().double()  # values an fp32 output holds exactly
+    bound = torch.full_like(expected, 1e-6)
+    got = expected.float()
+    {"got": got, "expected": expected, "bound": bound}[where][37, 11] = value
+    allowance = bound / 2 if allowed else None
+    mm = tolerance.compare(got, expected, bound, allowance=allowance)
+    assert (mm.judged, mm.nonfinite_got, mm.exceeded) == (judged, nonfinite, exceeded)
+    if exceeded:
+        assert mm.worst_index == (37, 11), mm.describe()
+
+
+def test_finite_values_whose_sum_overflows_are_judged_element_by_element():
+    """A sum of finite float64 values near the largest overflows: not a non-finite value."""
+    expected = torch.tensor([1e308, 1e308, 0.0], dtype=torch.float64)
+    assert not tolerance.finite_sum(expected)
+    got = expected.clone()
+    got[2] = 1.0
+    mm = tolerance.compare(got, expected, torch.full((3,), 1e-3, dtype=torch.float64))
+    assert (mm.judged, mm.exceeded, mm.worst_index) == (3, 1, (2,))
+
+
+def _with_one_of_each(t: torch.Tensor) -> list[torch.Tensor]:
+    """`t`, and `t` with one -inf, NaN or +inf hidden among its 4096 elements."""
+    out = [t]
+    for value in (-math.inf, math.nan, math.inf):
+        hidden = t.clone()
+        hidden.view(-1)[2048] = value
+        out.append(hidden)
+    return out
+
+
+@pytest.mark.parametrize("t", [
+    *_with_one_of_each(torch.linspace(-3, 3, 4096, dtype=torch.float64)),
+    *_with_one_of_each(torch.full((64, 64), 6e4, dtype=torch.float16)),  # its sum overflows
+    *_with_one_of_each(torch.complex(torch.randn(4096, dtype=torch.float64),
+                                     torch.randn(4096, dtype=torch.float64))),
+    torch.arange(-5, 5),  # an integer tensor keeps where's float result
+], ids=lambda t: f"{t.dtype}")
+def test_own_scale_read_back_is_the_element_by_element_scale(t):
+    """A checking trace lets own_scale read a sum back (may_read) and skip its per-element
+    test where every value is finite: the scale is the same, bit for bit, wherever one
+    non-finite value hides, and a non-finite value's scale stays 0."""
+    read = tolerance.own_scale(t, may_read=True)
+    expected = tolerance.own_scale(t)
+    assert read.dtype == expected.dtype and torch.equal(read, expected)
+    if t.is_floating_point() or t.is_complex():
+        assert bool((read[~torch.isfinite(t)] == 0).all())
+
+
 class _PhaseSum(torch.nn.Module):
     """An angle state as Mamba-3's: a sum of phase steps, modulo 2 pi."""
 

@@ -89,6 +89,7 @@ from kdiff.numerics.tolerance import (
     scaled,
     second_order,
     step_magnitude,
+    surely_finite,
     unit_roundoff,
 )
 from kdiff.numerics.windows import POOLS, pooled_picks
@@ -583,7 +584,7 @@ class MagnitudeTracer(EagerDispatchMode):
     def declare(self, t: torch.Tensor, stored: torch.dtype) -> None:
         """An input or parameter (upcast to float64) stored as `stored` in the working run."""
         if self.coarse(stored):
-            own = own_scale(t)
+            own = own_scale(t, may_read=not self.trusting)
             self.record(t, Traced(own, 0, self.share_of_range(own, stored), stored, 0.0))
 
     def coarse(self, stored: torch.dtype) -> bool:
@@ -613,7 +614,7 @@ class MagnitudeTracer(EagerDispatchMode):
         traced = self._read(self._entries, t)
         if traced is not None:
             return traced
-        own = own_scale(t)
+        own = own_scale(t, may_read=not self.trusting)
         return Traced(own, 0, self.share_of_range(own, t.dtype), t.dtype, 0.0)
 
     def produced(self, t: torch.Tensor) -> bool:
@@ -1466,7 +1467,7 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
     group's signs agree got 1e-3 where r ~ 1.5, and the fp32 reference used 11x the
     bound. Larger groups, and the other operands, keep the one sample."""
     outs, out_spec = flatten(out)
-    total = [own_scale(o) if _is_inexact(o) else o for o in outs]
+    total = [own_scale(o, may_read=not trusting) if _is_inexact(o) else o for o in outs]
     for k, a in enumerate(flat):
         if not _is_inexact(a):
             continue
@@ -1475,18 +1476,20 @@ def _finite_difference(func, flat: list, spec, known: list, out: Any,
         # (its slopes taken and then dropped) rather than read back to the host.
         if trusting:
             before = list(total)
-            _add_operand_slopes(func, flat, spec, k, a, m, mutates, draw, total, mixing, groups)
+            _add_operand_slopes(func, flat, spec, k, a, m, mutates, draw, total, mixing, groups,
+                                not trusting)
             adds = (m > 0).any()
             total[:] = [t if t is b else torch.where(adds, t, b) for t, b in zip(total, before)]
         elif bool((m > 0).any()):
-            _add_operand_slopes(func, flat, spec, k, a, m, mutates, draw, total, mixing, groups)
+            _add_operand_slopes(func, flat, spec, k, a, m, mutates, draw, total, mixing, groups,
+                                not trusting)
     return out_spec.unflatten(total)
 
 
 def _add_operand_slopes(func, flat: list, spec, k: int, a: torch.Tensor, m: torch.Tensor,
                         mutates: bool, draw: _Draw | None, total: list, mixing: bool,
-                        groups: torch.Tensor | None) -> None:
-    _add_slopes(func, flat, spec, k, a, [m], mutates, draw, total)
+                        groups: torch.Tensor | None, may_read: bool) -> None:
+    _add_slopes(func, flat, spec, k, a, [m], mutates, draw, total, may_read)
     if not mixing or m.numel() <= 1:
         return
     size = int(groups.max()) + 1 if k == 0 and groups is not None and groups.numel() \
@@ -1495,24 +1498,27 @@ def _add_operand_slopes(func, flat: list, spec, k: int, a: torch.Tensor, m: torc
         order = 1 << (size - 1).bit_length()
         positions = groups.to(m.device)
         directions = [_hadamard(positions, order, p).to(m.dtype) * m for p in range(order)]
-        _add_slopes(func, flat, spec, k, a, directions, mutates, draw, total)
+        _add_slopes(func, flat, spec, k, a, directions, mutates, draw, total, may_read)
     else:
-        _add_slopes(func, flat, spec, k, a, [_rademacher(m) * m], mutates, draw, total)
+        _add_slopes(func, flat, spec, k, a, [_rademacher(m) * m], mutates, draw, total,
+                    may_read)
 
 
 def _add_slopes(func, flat: list, spec, k: int, a: torch.Tensor,
                 directions: list[torch.Tensor], mutates: bool, draw: _Draw | None,
-                total: list) -> None:
+                total: list, may_read: bool) -> None:
     """Adds to `total`, output by output, the root mean square over `directions` of
     |J_k direction| (one direction: its absolute value), each by a central difference."""
     if len(directions) == 1:
-        for i, slope in _complex_slopes(func, flat, spec, k, a, directions[0], mutates, draw):
+        for i, slope in _complex_slopes(func, flat, spec, k, a, directions[0], mutates, draw,
+                                        may_read):
             if slope.shape == total[i].shape:
                 total[i] = total[i] + slope
         return
     squares: dict[int, torch.Tensor] = {}
     for direction in directions:
-        for i, slope in _complex_slopes(func, flat, spec, k, a, direction, mutates, draw):
+        for i, slope in _complex_slopes(func, flat, spec, k, a, direction, mutates, draw,
+                                        may_read):
             if slope.shape == total[i].shape:
                 squares[i] = squares.get(i, 0) + slope * slope
     for i, sq in squares.items():
@@ -1520,26 +1526,27 @@ def _add_slopes(func, flat: list, spec, k: int, a: torch.Tensor,
 
 
 def _complex_slopes(func, flat: list, spec, k: int, a: torch.Tensor,
-                    direction: torch.Tensor, mutates: bool, draw: _Draw | None
-                    ) -> list[tuple[int, torch.Tensor]]:
+                    direction: torch.Tensor, mutates: bool, draw: _Draw | None,
+                    may_read: bool) -> list[tuple[int, torch.Tensor]]:
     """|J_k direction| of a real operand; of a complex one, whose magnitude bounds the modulus
     of its error d = d_r + i d_i, the slopes along the real and the imaginary direction
     combined as sqrt(|J_r M|^2 + |J_i M|^2): the op moves by J_r d_r + J_i d_i, at most
     sqrt(|J_r|^2 + |J_i|^2) |d| (Cauchy-Schwarz), whether it is holomorphic (a product:
     |J_r| = |J_i| = |f'|, sqrt 2 |f'| M) or not (abs, angle, conj: one direction may be flat)."""
-    along_real = _slopes_along(func, flat, spec, k, a, direction, mutates, draw)
+    along_real = _slopes_along(func, flat, spec, k, a, direction, mutates, draw, may_read)
     if not a.is_complex():
         return along_real
-    along_imaginary = dict(_slopes_along(func, flat, spec, k, a, 1j * direction, mutates, draw))
+    along_imaginary = dict(_slopes_along(func, flat, spec, k, a, 1j * direction, mutates, draw,
+                                         may_read))
     return [(i, torch.sqrt(s * s + along_imaginary[i] ** 2) if i in along_imaginary else s)
             for i, s in along_real]
 
 
 def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
-                  direction: torch.Tensor, mutates: bool, draw: _Draw | None
-                  ) -> list[tuple[int, torch.Tensor]]:
+                  direction: torch.Tensor, mutates: bool, draw: _Draw | None,
+                  may_read: bool = False) -> list[tuple[int, torch.Tensor]]:
     """(output index, |J_k direction|) by a central difference, for each floating output;
-    none where the op refuses a shifted operand."""
+    none where the op refuses a shifted operand. `may_read`: as own_scale's."""
     h = _FD_STEP
     evaluations = []
     for sign in (1, -1):
@@ -1552,11 +1559,21 @@ def _slopes_along(func, flat: list, spec, k: int, a: torch.Tensor,
             evaluations.append(flatten(func(*s_args, **s_kwargs))[0])
         except RuntimeError:
             return []
-    # An output both evaluations leave the same (a -inf fill, NaN) has slope 0, not the NaN of
-    # (-inf) - (-inf); elsewhere a NaN difference is a slope nothing bounds.
-    return [(i, torch.where((o_hi == o_lo) | (o_hi.isnan() & o_lo.isnan()), 0.0,
-                            torch.nan_to_num(((o_hi - o_lo) / (2 * h)).abs(), nan=math.inf)))
+    return [(i, _central_slope(o_hi, o_lo, h, may_read))
             for i, (o_hi, o_lo) in enumerate(zip(*evaluations)) if _is_inexact(o_hi)]
+
+
+def _central_slope(o_hi: torch.Tensor, o_lo: torch.Tensor, h: float,
+                   may_read: bool = False) -> torch.Tensor:
+    """|o_hi - o_lo| / 2h. An output both evaluations leave the same (a -inf fill, NaN) has
+    slope 0, not the NaN of (-inf) - (-inf); elsewhere a NaN difference is a slope nothing
+    bounds. Where every slope is finite (surely_finite, read where `may_read`), so are both
+    evaluations, and equal ones already give 0: the selections are skipped."""
+    slope = ((o_hi - o_lo) / (2 * h)).abs()
+    if may_read and surely_finite(slope):
+        return slope
+    return torch.where((o_hi == o_lo) | (o_hi.isnan() & o_lo.isnan()), 0.0,
+                       torch.nan_to_num(slope, nan=math.inf))
 
 
 def _abs_scalars(func, m_args: tuple) -> tuple:
