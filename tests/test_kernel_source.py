@@ -275,6 +275,23 @@ def test_a_jit_function_from_another_file_of_the_package_is_read_from_it(tmp_pat
     assert "mul" in compiled.asm["ttir"] and "3.000000e+00" in compiled.asm["ttir"]
 
 
+def test_a_jit_function_from_another_installed_package_is_read_from_it(tmp_path, monkeypatch):
+    """based's linear layers take their activations from another installed package (`from
+    flash_attn.ops.triton.k_activations import gelu_approx`): the judge looked for the package
+    above the kernel's file only, refused the kernels, and RES-02 left them undecided. A
+    package on the path is found by its folder (never imported: its __init__ raises); one on
+    no path still binds nothing."""
+    site = tmp_path / "site"
+    kernel = tmp_path / "app" / "kernels.py"
+    kernel.parent.mkdir()
+    kernel.write_text(_package(site, "from pkg.helpers import twice").read_text())
+    with pytest.raises(NotExtractable, match="names twice"):
+        extract(kernel.read_bytes(), str(kernel))
+    monkeypatch.syspath_prepend(str(site))
+    module = extract(kernel.read_bytes(), str(kernel))
+    assert module.kernels == {"k"} and module.followed == (str(site / "pkg" / "helpers.py"),)
+
+
 @pytest.mark.parametrize("call", ["twice", "double"], ids=["a kernel", "another name for one"])
 def test_jit_functions_star_imported_from_another_file_of_the_package_are_read_from_it(
         tmp_path, call):

@@ -22,8 +22,9 @@ its own word.
 
 A jit function imported from another file of the kernel's package (`from .dropout_kernels
 import apply_dropout` in attorch; `from fla.ops.utils import ...` inside fla) is read the same
-way: the file is found by path, never imported (a relative import from the kernel's folder, or
-an absolute one whose first part is a package folder above the kernel's file), the judge's
+way: the file is found by path, never imported (a relative import from the kernel's folder, an
+absolute one whose first part is a package folder above the kernel's file, or else a package
+installed on the path: based's kernels take flash-attention's activations), the judge's
 module of it is built and checked as the kernel's own is, and its top-level names are prefixed
 (`kdiff_dep1_`) so that two files' names never meet; the imported name is bound to the prefixed
 kernel. A star import of such a file (`from .utils import *`, gemlite's) binds each name it
@@ -64,6 +65,7 @@ import ast
 import copy
 import dataclasses
 import importlib
+import importlib.machinery
 import importlib.util
 import itertools
 import types
@@ -225,7 +227,7 @@ def module_file(filename: str, module: str | None, level: int) -> Path | None:
             base = base.parent
     else:
         base = next((d.parent for d in [here, *here.parents] if parts and d.name == parts[0]
-                     and (d / "__init__.py").is_file()), None)
+                     and (d / "__init__.py").is_file()), None) or installed_package_root(parts)
         if base is None:
             return None
     if not parts:
@@ -235,6 +237,18 @@ def module_file(filename: str, module: str | None, level: int) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def installed_package_root(parts: list[str]) -> Path | None:
+    """The folder on the judge's `sys.path` holding package `parts[0]` (a folder with an
+    `__init__.py`, located by path as the import system would, nothing imported), for a
+    kernel that takes jit functions from another installed package (based's linear layers
+    import flash-attention's activations); None where there is none."""
+    if not parts:
+        return None
+    spec = importlib.machinery.PathFinder.find_spec(parts[0])
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    return origin.parent.parent if origin is not None and origin.name == "__init__.py" else None
 
 
 def package_folder(filename: str, module: str | None, level: int) -> Path | None:
