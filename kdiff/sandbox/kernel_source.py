@@ -434,7 +434,9 @@ class _Extractor:
 
     def static(self, node: ast.expr) -> bool:
         """A value fixed by the source alone: literals, arithmetic on them, the module's
-        constants, names inside Triton's language (tl.float32), tl.constexpr(...) of those."""
+        constants, names inside Triton's language (tl.float32), tl.constexpr(...) of those, and
+        math's functions of those (`math.sqrt(2 / math.pi)`: pure, a float Triton's compiler
+        refuses or takes as it would the module's own)."""
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, (ast.Tuple, ast.List)):
@@ -447,8 +449,9 @@ class _Extractor:
             return True
         if isinstance(node, ast.Call):
             path = self.path_of(node.func)
-            return (path is not None and path.endswith(".constexpr") and not node.keywords
-                    and self._reachable(path) and all(self.static(a) for a in node.args))
+            return (path is not None and (path.endswith(".constexpr") or path.startswith("math."))
+                    and not node.keywords and self._reachable(path)
+                    and all(self.static(a) for a in node.args))
         path = self.path_of(node)
         return path is not None and self._reachable(path)
 
