@@ -77,6 +77,17 @@ def test_math_of_constants_is_a_constant(tmp_path):
         extract(source.replace("2.0 / math.pi", "os.cpu_count()").encode(), "k.py")
 
 
+def test_an_import_from_a_module_this_triton_lacks_binds_nothing(tmp_path):
+    """based's linear layers import `early_config_prune` from `triton.ops.matmul_perf_model`
+    (their autotuner's pruning; Triton 3 dropped `triton.ops`): the judge's module kept the
+    import, and RES-02's compiler child could not import it. No body names it: dropped."""
+    source = HEADER + ("from triton.ops.matmul_perf_model import early_config_prune\n"
+                       "@triton.jit\ndef k(x):\n    tl.store(x, tl.load(x) + 1)\n")
+    module = extract(source.encode(), "k.py")
+    assert module.kernels == {"k"} and "triton.ops" not in module.text
+    assert _load(module.text, tmp_path / "rebuilt.py").k is not None
+
+
 def test_triton_s_compile_time_helpers_are_kept():
     """`triton.next_power_of_2` and `triton.cdiv` are functions Triton runs at compile time on
     constants (flash-attention's rotary kernel sizes its block by one); `triton`'s other names

@@ -143,6 +143,18 @@ def _dotted(node: ast.expr) -> tuple[str, list[str]] | None:
     return (node.id, attrs[::-1]) if isinstance(node, ast.Name) else None
 
 
+def exists_here(module: str) -> bool:
+    """Whether `module` (of Triton, math or `__future__`) is in this Python. A kernel file's
+    import from a module another Triton had (based's `from triton.ops.matmul_perf_model import
+    early_config_prune`: Triton 3 dropped `triton.ops`) binds nothing in the judge's module,
+    whose compiler child would not import otherwise; a body naming what it binds reaches
+    nothing, as a name absent from Triton's modules does (`_resolve`)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package absent too
+        return False
+
+
 def _resolve(path: str) -> object:
     """The object at dotted `path` inside an allowed module; NotExtractable on the way out of
     one (a module elsewhere, an underscore name)."""
@@ -500,7 +512,8 @@ class _Extractor:
             if node.module.split(".")[0] in ANNOTATION_LIBRARIES:
                 self.libraries.update({a.asname or a.name: f"{node.module}.{a.name}"
                                        for a in node.names})
-            names = node.names if node.module.split(".")[0] in IMPORTABLE else [
+            names = (node.names if exists_here(node.module) else []) \
+                if node.module.split(".")[0] in IMPORTABLE else [
                 # elsewhere, only what lies inside a module a body may reach (inductor's
                 # `from torch._inductor.runtime import triton_helpers`)
                 a for a in node.names if self._reachable(f"{node.module}.{a.name}")]
