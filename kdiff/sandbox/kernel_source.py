@@ -22,8 +22,9 @@ its own word.
 
 A jit function imported from another file of the kernel's package (`from .dropout_kernels
 import apply_dropout` in attorch; `from fla.ops.utils import ...` inside fla) is read the same
-way: the file is found by path, never imported (a relative import from the kernel's folder, or
-an absolute one whose first part is a package folder above the kernel's file), the judge's
+way: the file is found by path, never imported (a relative import from the kernel's folder, an
+absolute one whose first part is a package folder above the kernel's file, or else a package
+installed on the path: based's kernels take flash-attention's activations), the judge's
 module of it is built and checked as the kernel's own is, and its top-level names are prefixed
 (`kdiff_dep1_`) so that two files' names never meet; the imported name is bound to the prefixed
 kernel. A star import of such a file (`from .utils import *`, gemlite's) binds each name it
@@ -64,6 +65,7 @@ import ast
 import copy
 import dataclasses
 import importlib
+import importlib.machinery
 import importlib.util
 import itertools
 import types
@@ -139,6 +141,18 @@ def _dotted(node: ast.expr) -> tuple[str, list[str]] | None:
         attrs.append(node.attr)
         node = node.value
     return (node.id, attrs[::-1]) if isinstance(node, ast.Name) else None
+
+
+def exists_here(module: str) -> bool:
+    """Whether `module` (of Triton, math or `__future__`) is in this Python. A kernel file's
+    import from a module another Triton had (based's `from triton.ops.matmul_perf_model import
+    early_config_prune`: Triton 3 dropped `triton.ops`) binds nothing in the judge's module,
+    whose compiler child would not import otherwise; a body naming what it binds reaches
+    nothing, as a name absent from Triton's modules does (`_resolve`)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package absent too
+        return False
 
 
 def _resolve(path: str) -> object:
@@ -225,7 +239,7 @@ def module_file(filename: str, module: str | None, level: int) -> Path | None:
             base = base.parent
     else:
         base = next((d.parent for d in [here, *here.parents] if parts and d.name == parts[0]
-                     and (d / "__init__.py").is_file()), None)
+                     and (d / "__init__.py").is_file()), None) or installed_package_root(parts)
         if base is None:
             return None
     if not parts:
@@ -235,6 +249,18 @@ def module_file(filename: str, module: str | None, level: int) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def installed_package_root(parts: list[str]) -> Path | None:
+    """The folder on the judge's `sys.path` holding package `parts[0]` (a folder with an
+    `__init__.py`, located by path as the import system would, nothing imported), for a
+    kernel that takes jit functions from another installed package (based's linear layers
+    import flash-attention's activations); None where there is none."""
+    if not parts:
+        return None
+    spec = importlib.machinery.PathFinder.find_spec(parts[0])
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    return origin.parent.parent if origin is not None and origin.name == "__init__.py" else None
 
 
 def package_folder(filename: str, module: str | None, level: int) -> Path | None:
@@ -420,7 +446,9 @@ class _Extractor:
 
     def static(self, node: ast.expr) -> bool:
         """A value fixed by the source alone: literals, arithmetic on them, the module's
-        constants, names inside Triton's language (tl.float32), tl.constexpr(...) of those."""
+        constants, names inside Triton's language (tl.float32), tl.constexpr(...) of those, and
+        math's functions of those (`math.sqrt(2 / math.pi)`: pure, a float Triton's compiler
+        refuses or takes as it would the module's own)."""
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, (ast.Tuple, ast.List)):
@@ -433,8 +461,9 @@ class _Extractor:
             return True
         if isinstance(node, ast.Call):
             path = self.path_of(node.func)
-            return (path is not None and path.endswith(".constexpr") and not node.keywords
-                    and self._reachable(path) and all(self.static(a) for a in node.args))
+            return (path is not None and (path.endswith(".constexpr") or path.startswith("math."))
+                    and not node.keywords and self._reachable(path)
+                    and all(self.static(a) for a in node.args))
         path = self.path_of(node)
         return path is not None and self._reachable(path)
 
@@ -483,7 +512,8 @@ class _Extractor:
             if node.module.split(".")[0] in ANNOTATION_LIBRARIES:
                 self.libraries.update({a.asname or a.name: f"{node.module}.{a.name}"
                                        for a in node.names})
-            names = node.names if node.module.split(".")[0] in IMPORTABLE else [
+            names = (node.names if exists_here(node.module) else []) \
+                if node.module.split(".")[0] in IMPORTABLE else [
                 # elsewhere, only what lies inside a module a body may reach (inductor's
                 # `from torch._inductor.runtime import triton_helpers`)
                 a for a in node.names if self._reachable(f"{node.module}.{a.name}")]
