@@ -217,7 +217,8 @@ class CallFault:
 
 @dataclass
 class EarlierCall:
-    """A call of the benchmark's instance with no option, on inputs as the judge sent them."""
+    """A call of the benchmark's instance at the sizes judged at, with no option, on inputs as
+    the judge sent them."""
 
     inputs: list[Any]
     result: CallResult
@@ -1131,7 +1132,10 @@ class GateContext:
         result = self._call(key, payload, seed, dtype, options)
         if self.call_fault is None:
             self.call_fault = self._fault(inputs, payload, options, result)
-        if not options and not instance and dtype is NATIVE and seed == BENCHMARK_SEED:
+        # At the sizes judged at: ORD-02 judges the call again there, against the reference
+        # built at them (a CMP-03 call at other sizes was judged against the wrong shape).
+        if (not options and not instance and dtype is NATIVE and seed == BENCHMARK_SEED
+                and self.constants == self.scaled):
             self._maybe_kept_for_repeat(inputs, result)
         if shared is not None:
             self._calls[shared] = result
