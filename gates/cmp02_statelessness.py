@@ -4,8 +4,9 @@ against the oracle: different inputs interleaved (A, B, A', ...), the same data 
 one set of input tensors kept in the worker (first holding draws chosen for the verdict) and
 overwritten in place between calls (through their memory, as another kernel writes: on the CPU
 by the judge in its arena, and never moving their version counters), all from a neutral call
-stack; then instances built with other seeds (freshly initialised parameters): fixed ones, and
-one chosen for the verdict.
+stack; then instances built with other seeds (freshly initialised parameters, every trainable
+one then redrawn as another trained model's: kdiff.data.trained, so that a parameter built
+as ones or zeros at every seed is read too): fixed ones, and one chosen for the verdict.
 
 When a call fails, the gate works out which pattern broke it:
 - `stateful_cache`: the answer is the oracle of an earlier call's inputs (cached by pointer,

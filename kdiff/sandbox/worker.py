@@ -37,6 +37,7 @@ import torch
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import set_seed
+from kdiff.data.trained import redraw_trainable
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.sandbox import cuda_on_cpu, interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
@@ -200,6 +201,8 @@ class Worker:
         with torch.no_grad():
             set_seed(msg["seed"])
             instance = cls(*init_inputs)
+            if msg.get("trained"):
+                redraw_trainable(instance, msg["seed"])
             instance = recast_module(instance, self.device, DTYPES[msg["dtype"]])
         self.instances[msg["key"]] = instance
         if msg["role"] == "candidate":

@@ -1,0 +1,45 @@
+"""A model's parameters as a trained one holds them. Some constructors set parameters to
+values no seed moves: LayerNorm's, GroupNorm's and BatchNorm's weight to ones and bias to
+zeros, a scale or a gate built with `torch.ones`. Every instance built at any seed holds
+them, so a kernel that skips the multiply by one or the add of zero they stand for is right
+on all of them and wrong for any model that was trained or loaded
+(tests/hostile/skips_its_initial_parameters.py). `redraw_trainable` moves every trainable
+floating parameter away from its initial value.
+
+The reference and the candidate each redraw their own instance, in the judge and in the
+worker: a parameter's draw is keyed by the values it was built with (and its dtype and
+shape), so that the candidate's copy of a reference parameter, built with the same values at
+the same seed as the benchmark's contract asks, is redrawn alike wherever it sits in its
+module. Buffers are left as built: a mask or a table a constructor computes is the problem's
+definition, not a trained value, and a kernel may compute it rather than read it."""
+from __future__ import annotations
+
+import hashlib
+
+import torch
+
+from kdiff.data.digest import digest
+from kdiff.data.seeding import WIDE_SEEDS, generator
+
+
+def redraw_trainable(model: torch.nn.Module, seed: int) -> None:
+    """Each floating parameter of `model` that a training step would change (requires_grad)
+    moved, in place, by a normal draw as large as its own root mean square: a trained
+    parameter differs from its initial value by about as much as the value itself. A
+    parameter built as zeros (a bias) has no size of its own and moves by a unit normal, the
+    scale of the normalised activations such a bias is added to."""
+    seen: dict[str, int] = {}
+    with torch.no_grad():
+        for p in model.parameters():
+            if (not p.requires_grad or not p.is_floating_point()
+                    or isinstance(p, torch.nn.parameter.UninitializedParameter)):
+                continue
+            built = p.detach().cpu()
+            key = digest(seed, built)
+            n = seen[key] = seen.get(key, -1) + 1  # copies with the same values: in order
+            wide = hashlib.blake2b(f"{key}:{n}".encode(), digest_size=16).digest()
+            draw = torch.randn(built.shape, dtype=torch.float64,
+                               generator=generator(WIDE_SEEDS + int.from_bytes(wide, "little")))
+            values = built.double()
+            size = values.square().mean().sqrt().item() if values.numel() else 0.0
+            p.copy_((values + (size or 1.0) * draw).to(p.dtype))

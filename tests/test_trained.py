@@ -1,0 +1,57 @@
+"""Parameters redrawn as a trained model's (kdiff.data.trained): the candidate's copy of a
+reference parameter is redrawn alike wherever it sits, and a parameter built as ones or zeros
+moves."""
+from __future__ import annotations
+
+import torch
+
+from kdiff.data.seeding import set_seed
+from kdiff.data.trained import redraw_trainable
+
+
+class Reference(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+        self.norm = torch.nn.LayerNorm(8)
+        self.fixed = torch.nn.Parameter(torch.ones(3), requires_grad=False)
+
+
+class Candidate(torch.nn.Module):
+    """The reference's parameters built in the same order, held elsewhere and registered in
+    another order, with a scratch parameter of its own first."""
+
+    def __init__(self):
+        super().__init__()
+        self.scratch = torch.nn.Parameter(torch.zeros(2))
+        proj = torch.nn.Linear(8, 8)
+        norm = torch.nn.LayerNorm(8)
+        self.norm_weight, self.norm_bias = norm.weight, norm.bias
+        self.proj_weight, self.proj_bias = proj.weight, proj.bias
+
+
+def test_a_copy_of_a_parameter_is_redrawn_alike_wherever_it_sits():
+    set_seed(7)
+    reference = Reference()
+    set_seed(7)
+    candidate = Candidate()
+    built = reference.proj.weight.detach().clone()
+    redraw_trainable(reference, 7)
+    redraw_trainable(candidate, 7)
+    assert torch.equal(candidate.proj_weight, reference.proj.weight)
+    assert torch.equal(candidate.proj_bias, reference.proj.bias)
+    assert torch.equal(candidate.norm_weight, reference.norm.weight)
+    assert torch.equal(candidate.norm_bias, reference.norm.bias)
+    assert not torch.equal(reference.proj.weight, built)
+    # the affine built as ones and zeros moves by about its own size (one, for the zeros)
+    assert (reference.norm.weight - 1).abs().max() > 0.5
+    assert (reference.norm.bias).abs().max() > 0.5
+    assert torch.equal(reference.fixed, torch.ones(3))  # not trainable: left as built
+
+
+def test_another_seed_redraws_otherwise():
+    set_seed(7)
+    a, b = Reference(), Reference()
+    redraw_trainable(a, 7)
+    redraw_trainable(b, 8)
+    assert not torch.equal(a.norm.weight, b.norm.weight)
