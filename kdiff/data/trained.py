@@ -21,25 +21,31 @@ import torch
 from kdiff.data.digest import digest
 from kdiff.data.seeding import WIDE_SEEDS, generator
 
+# The formats a training step updates parameters in (an fp8 weight is a quantized copy).
+TRAINED_FORMATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
 
 def redraw_trainable(model: torch.nn.Module, seed: int) -> None:
-    """Each floating parameter of `model` that a training step would change (requires_grad)
-    moved, in place, by a normal draw as large as its own root mean square: a trained
-    parameter differs from its initial value by about as much as the value itself. A
-    parameter built as zeros (a bias) has no size of its own and moves by a unit normal, the
-    scale of the normalised activations such a bias is added to."""
+    """Each parameter of `model` that a training step would change (requires_grad, in one of
+    `TRAINED_FORMATS`) moved, in place, by a normal draw as large as its own root mean
+    square: a trained parameter differs from its initial value by about as much as the value
+    itself. A parameter built as zeros (a bias) has no size of its own and moves by a unit
+    normal, the scale of the normalised activations such a bias is added to."""
     seen: dict[str, int] = {}
     with torch.no_grad():
         for p in model.parameters():
-            if (not p.requires_grad or not p.is_floating_point()
+            if (not p.requires_grad or p.dtype not in TRAINED_FORMATS
                     or isinstance(p, torch.nn.parameter.UninitializedParameter)):
                 continue
             built = p.detach().cpu()
             key = digest(seed, built)
             n = seen[key] = seen.get(key, -1) + 1  # copies with the same values: in order
             wide = hashlib.blake2b(f"{key}:{n}".encode(), digest_size=16).digest()
-            draw = torch.randn(built.shape, dtype=torch.float64,
+            # One temporary the parameter's size, in fp32 (fp64 for fp64): a model's largest
+            # weight is drawn in the worker, under its memory cap.
+            wider = torch.float64 if p.dtype == torch.float64 else torch.float32
+            draw = torch.randn(built.shape, dtype=wider,
                                generator=generator(WIDE_SEEDS + int.from_bytes(wide, "little")))
-            values = built.double()
-            size = values.square().mean().sqrt().item() if values.numel() else 0.0
-            p.copy_((values + (size or 1.0) * draw).to(p.dtype))
+            norm = torch.linalg.vector_norm(built, dtype=torch.float64).item()
+            size = norm / built.numel() ** 0.5 if built.numel() else 0.0
+            p.copy_(draw.mul_(size or 1.0).add_(built))

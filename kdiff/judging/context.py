@@ -932,9 +932,7 @@ class GateContext:
         keys = [
             digest(
                 content,
-                # an entry of an instance as built (kept from before its parameters were
-                # redrawn) answers no trained one's
-                (seed, "trained") if self.trained(seed) else seed,
+                seed,
                 str(dtype),
                 sorted(self.constants.items()),
                 traced,
