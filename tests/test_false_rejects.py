@@ -3475,3 +3475,62 @@ def test_a_rounding_to_the_input_s_dtype_is_in_the_bound(tmp_path: Path, squared
     result = verdict.gates["ORD-01"]
     assert result.status is status, result.detail
     assert "under-specified" not in result.detail, result.detail
+
+
+# -- a candidate's parameters held otherwise than the reference's (CMP-02's redraw) --------
+
+AFFINE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.norm1 = nn.LayerNorm(d)
+        self.norm2 = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm2(self.proj(self.norm1(x)))
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return [16]
+'''
+
+# Each ModelNew builds the reference's layers in its order (the same draws at the same seed)
+# and computes the same function from parameters it holds otherwise.
+_AFFINE_CANDIDATE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        proj, norm1, norm2 = nn.Linear(d, d), nn.LayerNorm(d), nn.LayerNorm(d)
+{hold}
+
+    def forward(self, x):
+{forward}
+'''
+
+_REFERENCE_FORWARD = "        return self.norm2(self.proj(self.norm1(x)))"
+def test_equal_parameters_under_the_reference_s_names_are_redrawn_alike(tmp_path: Path):
+    """The two LayerNorms (equal values) registered in the other order under the reference's
+    names: told apart by name, they pair and are redrawn alike, and CMP-02's trained-parameter
+    check applies (the registration order once decided which draw each got)."""
+    candidate = _AFFINE_CANDIDATE.format(
+        hold="        self.norm2, self.proj, self.norm1 = norm2, proj, norm1",
+        forward=_REFERENCE_FORWARD)
+    verdict = judge(tmp_path, AFFINE_PROBLEM, candidate, ["CMP-02"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-02"]
+    assert result.status is Status.PASS, result.detail
+    assert "as built" not in result.detail, result.detail

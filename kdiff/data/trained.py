@@ -10,11 +10,15 @@ The reference and the candidate each redraw their own instance, in the judge and
 worker: a parameter's draw is keyed by the values it was built with (and its dtype and
 shape), so that the candidate's copy of a reference parameter, built with the same values at
 the same seed as the benchmark's contract asks, is redrawn alike wherever it sits in its
-module. Buffers are left as built: a mask or a table a constructor computes is the problem's
-definition, not a trained value, and a kernel may compute it rather than read it."""
+module; equal ones (two LayerNorms' ones) are told apart by their names. Buffers are left
+as built: a mask or a table a constructor computes is the problem's definition, not a
+trained value, and a kernel may compute it rather than read it."""
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterator
 
 import torch
 
@@ -25,22 +29,46 @@ from kdiff.data.seeding import WIDE_SEEDS, generator
 TRAINED_FORMATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
+@dataclass(frozen=True)
+class Trainable:
+    """A parameter a redraw moves: its qualified name in its module and the digest of the
+    values it was built with (with the seed, its dtype and shape)."""
+
+    name: str
+    digest: str
+
+
+def _redrawable(model: torch.nn.Module) -> Iterator[tuple[str, torch.nn.Parameter]]:
+    """The parameters a training step would change (requires_grad, in one of
+    `TRAINED_FORMATS`), named, in registration order."""
+    for name, p in model.named_parameters():
+        if (p.requires_grad and p.dtype in TRAINED_FORMATS
+                and not isinstance(p, torch.nn.parameter.UninitializedParameter)):
+            yield name, p
+
+
+def trainable(model: torch.nn.Module, seed: int) -> list[Trainable]:
+    """`model`'s parameters a redraw at `seed` moves, as built."""
+    return [Trainable(name, digest(seed, p.detach().cpu())) for name, p in _redrawable(model)]
+
+
 def redraw_trainable(model: torch.nn.Module, seed: int) -> None:
     """Each parameter of `model` that a training step would change (requires_grad, in one of
     `TRAINED_FORMATS`) moved, in place, by a normal draw as large as its own root mean
     square: a trained parameter differs from its initial value by about as much as the value
     itself. A parameter built as zeros (a bias) has no size of its own and moves by a unit
     normal, the scale of the normalised activations such a bias is added to."""
-    seen: dict[str, int] = {}
+    params = dict(_redrawable(model))
+    drawn = trainable(model, seed)
+    repeated = {key for key, n in Counter(t.digest for t in drawn).items() if n > 1}
     with torch.no_grad():
-        for p in model.parameters():
-            if (not p.requires_grad or p.dtype not in TRAINED_FORMATS
-                    or isinstance(p, torch.nn.parameter.UninitializedParameter)):
-                continue
+        for t in drawn:
+            p = params[t.name]
             built = p.detach().cpu()
-            key = digest(seed, built)
-            n = seen[key] = seen.get(key, -1) + 1  # copies with the same values: in order
-            wide = hashlib.blake2b(f"{key}:{n}".encode(), digest_size=16).digest()
+            # equal values are told apart by name: the order they were registered in is a
+            # module's own (a candidate may hold its two LayerNorms the other way round)
+            label = f"{t.digest}:{t.name}" if t.digest in repeated else t.digest
+            wide = hashlib.blake2b(label.encode(), digest_size=16).digest()
             # One temporary the parameter's size, in fp32 (fp64 for fp64): a model's largest
             # weight is drawn in the worker, under its memory cap.
             wider = torch.float64 if p.dtype == torch.float64 else torch.float32
