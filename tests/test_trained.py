@@ -1,12 +1,12 @@
 """Parameters redrawn as a trained model's (kdiff.data.trained): the candidate's copy of a
-reference parameter is redrawn alike wherever it sits, and a parameter built as ones or zeros
-moves."""
+reference parameter is redrawn alike wherever it sits, a parameter built as ones or zeros
+moves, and two sets of parameters pair only one for one."""
 from __future__ import annotations
 
 import torch
 
 from kdiff.data.seeding import set_seed
-from kdiff.data.trained import redraw_trainable
+from kdiff.data.trained import Trainable, redraw_trainable, trainable, unpaired
 
 
 class Reference(torch.nn.Module):
@@ -55,3 +55,20 @@ def test_another_seed_redraws_otherwise():
     redraw_trainable(a, 7)
     redraw_trainable(b, 8)
     assert not torch.equal(a.norm.weight, b.norm.weight)
+
+
+def test_parameters_pair_only_one_for_one():
+    """Where they do not, an honest candidate's would be redrawn unlike the reference's."""
+    set_seed(7)
+    reference = trainable(Reference(), 7)
+    set_seed(7)
+    candidate = trainable(Candidate(), 7)
+    assert unpaired(reference, reference) is None
+    # the scratch zeros, which the reference has no copy of
+    assert unpaired(reference, candidate) == (
+        "0 of the reference's 4 trainable parameters have no copy among the candidate's, "
+        "and 1 of the candidate's 5 none among the reference's")
+    assert unpaired(reference, [t for t in candidate if t.name != "scratch"]) is None
+    twins = [Trainable("a.weight", "ones"), Trainable("b.weight", "ones")]
+    assert unpaired(twins, twins[::-1]) is None  # equal values pair by name
+    assert "named otherwise" in unpaired(twins, [twins[0], Trainable("c.weight", "ones")])

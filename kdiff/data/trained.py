@@ -10,9 +10,12 @@ The reference and the candidate each redraw their own instance, in the judge and
 worker: a parameter's draw is keyed by the values it was built with (and its dtype and
 shape), so that the candidate's copy of a reference parameter, built with the same values at
 the same seed as the benchmark's contract asks, is redrawn alike wherever it sits in its
-module; equal ones (two LayerNorms' ones) are told apart by their names. Buffers are left
-as built: a mask or a table a constructor computes is the problem's definition, not a
-trained value, and a kernel may compute it rather than read it."""
+module; equal ones (two LayerNorms' ones) are told apart by their names. That holds only
+where the candidate's trainable parameters are the reference's one for one (`unpaired`): an
+honest kernel may hold a weight as a buffer, transposed, cast or fused with another, and
+then neither instance is redrawn. Buffers are left as built: a mask or a table a
+constructor computes is the problem's definition, not a trained value, and a kernel may
+compute it rather than read it."""
 from __future__ import annotations
 
 import hashlib
@@ -52,6 +55,24 @@ def trainable(model: torch.nn.Module, seed: int) -> list[Trainable]:
     return [Trainable(name, digest(seed, p.detach().cpu())) for name, p in _redrawable(model)]
 
 
+def unpaired(reference: list[Trainable], candidate: list[Trainable]) -> str | None:
+    """Why the candidate's parameters would not be redrawn as the reference's (a sentence),
+    or None where they pair one for one: the same values built on each side, each either
+    held by one parameter a side or, where several hold equal values, under the same names."""
+    ours, theirs = Counter(t.digest for t in reference), Counter(t.digest for t in candidate)
+    if ours != theirs:
+        return (f"{sum((ours - theirs).values())} of the reference's {len(reference)} "
+                f"trainable parameters have no copy among the candidate's, and "
+                f"{sum((theirs - ours).values())} of the candidate's {len(candidate)} none "
+                f"among the reference's")
+    for key, n in ours.items():
+        names = sorted(t.name for t in reference if t.digest == key)
+        if n > 1 and names != sorted(t.name for t in candidate if t.digest == key):
+            return (f"{n} trainable parameters built with equal values ({', '.join(names)} "
+                    f"in the reference) are named otherwise in the candidate")
+    return None
+
+
 def redraw_trainable(model: torch.nn.Module, seed: int) -> None:
     """Each parameter of `model` that a training step would change (requires_grad, in one of
     `TRAINED_FORMATS`) moved, in place, by a normal draw as large as its own root mean
@@ -65,8 +86,8 @@ def redraw_trainable(model: torch.nn.Module, seed: int) -> None:
         for t in drawn:
             p = params[t.name]
             built = p.detach().cpu()
-            # equal values are told apart by name: the order they were registered in is a
-            # module's own (a candidate may hold its two LayerNorms the other way round)
+            # equal values are told apart by name (which `unpaired` asks to agree): the order
+            # they were registered in is a module's own
             label = f"{t.digest}:{t.name}" if t.digest in repeated else t.digest
             wide = hashlib.blake2b(label.encode(), digest_size=16).digest()
             # One temporary the parameter's size, in fp32 (fp64 for fp64): a model's largest

@@ -32,7 +32,7 @@ from kdiff.data.model import Profile
 from kdiff.data.problem import LoadError, ProblemModule
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import random_state, set_random_state
-from kdiff.data.trained import redraw_trainable
+from kdiff.data.trained import Trainable, redraw_trainable, trainable, unpaired
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
@@ -494,6 +494,10 @@ class GateContext:
         # (seed, dtype, sizes) -> the model and its buffers as built
         self._references: dict[tuple, tuple[torch.nn.Module, dict[str, torch.Tensor]]] = {}
         self._built: set[str] = set()
+        # (seed, sizes) -> whether instances built there are redrawn (`trained`), and why not
+        # where the reference has parameters to redraw (`kept_as_built`)
+        self._trained: dict[tuple, bool] = {}
+        self._kept_as_built: dict[tuple, str] = {}
         self._random_reference: str | None = None  # "" once checked and not random
         self._native_dtypes: set[torch.dtype] | None = None
         self._differentiated: tuple[int, ...] | None = None
@@ -707,6 +711,8 @@ class GateContext:
                     model = self.problem.Model(*init)
                 except Exception as exc:  # noqa: BLE001
                     raise ReferenceFailure(f"reference does not build: {exc}") from None
+                if seed != BENCHMARK_SEED:
+                    self._pair_parameters(seed, model)
                 if self.trained(seed):
                     redraw_trainable(model, seed)
                 # The mode the benchmark runs it in: KernelBench never calls eval(), so
@@ -725,12 +731,56 @@ class GateContext:
                 b.copy_(buffers[name])
         return model
 
-    @staticmethod
-    def trained(seed: int) -> bool:
+    def trained(self, seed: int) -> bool:
         """Whether an instance built at `seed` holds its trainable parameters redrawn, as
         another trained model's (kdiff.data.trained): every instance but the benchmark's
-        own, which its harness builds as constructed."""
-        return seed != BENCHMARK_SEED
+        own, which its harness builds as constructed, where the reference has parameters to
+        redraw and the candidate's pair with them (`kept_as_built`)."""
+        if seed == BENCHMARK_SEED:
+            return False
+        key = (seed, tuple(sorted(self.constants.items())))
+        if key not in self._trained:
+            try:
+                self.reference(seed)  # pairs the parameters as it builds
+            except ReferenceFailure as exc:
+                self._trained[key] = False
+                self._kept_as_built[key] = f"the reference does not build at seed {seed}: {exc}"
+        return self._trained[key]
+
+    def kept_as_built(self, seed: int) -> str | None:
+        """Why instances built at `seed`, another seed than the benchmark's, keep the
+        reference's parameters as built (a sentence), or None where they are redrawn or it
+        has none to redraw: a candidate's parameters that are not the reference's one for one
+        (a weight held as a buffer, transposed, fused with another) would be redrawn unlike
+        the reference's, and an honest kernel fail. The worker reports the candidate's; a
+        false report gains at most these instances as they were before any was redrawn."""
+        self.trained(seed)
+        return self._kept_as_built.get((seed, tuple(sorted(self.constants.items()))))
+
+    def _pair_parameters(self, seed: int, built: torch.nn.Module) -> None:
+        """Decides `trained(seed)` from the reference `built` at `seed`, before any redraw,
+        and the candidate's parameters as the worker builds them there."""
+        key = (seed, tuple(sorted(self.constants.items())))
+        if key in self._trained:
+            return
+        ours = trainable(built, seed)
+        if not ours:  # nothing to redraw: a candidate's own parameters stay as built too
+            self._trained[key] = False
+            return
+        try:
+            reply = self.candidate.request("trainable", seed=seed,
+                                           init_inputs=self.init_inputs(seed),
+                                           constants=self.constants)
+            theirs = [Trainable(str(name), str(value)) for name, value in reply["trainable"]]
+        except CandidateFailure as exc:
+            why = f"the candidate does not build at seed {seed}: {exc}"
+        except (KeyError, TypeError, ValueError):
+            why = "the worker's report of the candidate's parameters is malformed"
+        else:
+            why = unpaired(ours, theirs)
+        self._trained[key] = why is None
+        if why is not None:
+            self._kept_as_built[key] = why
 
     def history_dependence(self) -> str | None:
         """Why the reference's output depends on the calls before it, or None: a buffer its
@@ -932,7 +982,8 @@ class GateContext:
         keys = [
             digest(
                 content,
-                seed,
+                # an instance as built (where the parameters do not pair) answers no trained one
+                (seed, "trained") if self.trained(seed) else seed,
                 str(dtype),
                 sorted(self.constants.items()),
                 traced,
