@@ -6,7 +6,7 @@ overwritten in place between calls (through their memory, as another kernel writ
 by the judge in its arena, and never moving their version counters), all from a neutral call
 stack; then instances built with other seeds (freshly initialised parameters, every trainable
 one then redrawn as another trained model's: kdiff.data.trained, so that a parameter built
-as ones or zeros at every seed is read too, where the candidate's parameters are the
+as ones or zeros at every seed is read too, where the candidate's tensors are the
 reference's one for one; otherwise as built, which the detail says): fixed ones, and one
 chosen for the verdict.
 

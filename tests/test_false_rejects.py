@@ -3537,6 +3537,13 @@ HELD_OTHERWISE = {
              "        self.b, self.norm1, self.norm2 = proj.bias, norm1, norm2",
              "        y = self.norm1(x).double() @ self.w64.t() + self.b.double()\n"
              "        return self.norm2(y.float())"),
+    # b. the parameter kept, and computed from a transposed copy made at init beside it
+    "copied": ("        self.proj, self.norm1, self.norm2 = proj, norm1, norm2\n"
+               "        self.register_buffer('wt', proj.weight.detach().t().contiguous())",
+               "        return self.norm2(self.norm1(x) @ self.wt + self.proj.bias)"),
+    "copied_to_attribute": ("        self.proj, self.norm1, self.norm2 = proj, norm1, norm2\n"
+                            "        self.wt = proj.weight.detach().t().contiguous()",
+                            "        return self.norm2(self.norm1(x) @ self.wt + self.proj.bias)"),
     # c. each LayerNorm's weight and bias stacked in one [2, d] parameter
     "fused": ("        self.proj = proj\n"
               "        self.affine1 = nn.Parameter(torch.stack([norm1.weight, norm1.bias]))\n"
@@ -3560,9 +3567,9 @@ def test_parameters_held_otherwise_are_judged_as_built_on_cmp02s_other_instances
     """CMP-02's instances at other seeds redraw every trainable parameter, each keyed by the
     values it was built with: a candidate that holds the reference's parameters otherwise (a
     buffer, a transposed, cast or fused copy, equal ones in another order or an extra one of
-    the same values) had its own left as built or redrawn unlike the reference's, and an
-    honest kernel failed seed_specialised. Where the two sets of parameters do not pair one
-    for one, neither is redrawn, and the gate says so."""
+    the same values, a copy made at init beside the parameter) had its own left as built or
+    redrawn unlike the reference's, and an honest kernel failed seed_specialised. Where the
+    two sets of tensors do not pair one for one, neither is redrawn, and the gate says so."""
     hold, forward = HELD_OTHERWISE[held]
     candidate = _AFFINE_CANDIDATE.format(hold=hold, forward=forward)
     verdict = judge(tmp_path, AFFINE_PROBLEM, candidate, ["CMP-02"], device="cpu")

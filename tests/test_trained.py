@@ -1,12 +1,12 @@
 """Parameters redrawn as a trained model's (kdiff.data.trained): the candidate's copy of a
 reference parameter is redrawn alike wherever it sits, a parameter built as ones or zeros
-moves, and two sets of parameters pair only one for one."""
+moves, and two modules' tensors pair only one for one."""
 from __future__ import annotations
 
 import torch
 
 from kdiff.data.seeding import set_seed
-from kdiff.data.trained import Trainable, redraw_trainable, trainable, unpaired
+from kdiff.data.trained import Held, held, redraw_trainable, unpaired
 
 
 class Reference(torch.nn.Module):
@@ -57,18 +57,22 @@ def test_another_seed_redraws_otherwise():
     assert not torch.equal(a.norm.weight, b.norm.weight)
 
 
-def test_parameters_pair_only_one_for_one():
+def test_tensors_pair_only_one_for_one():
     """Where they do not, an honest candidate's would be redrawn unlike the reference's."""
     set_seed(7)
-    reference = trainable(Reference(), 7)
+    reference = held(Reference(), 7)
     set_seed(7)
-    candidate = trainable(Candidate(), 7)
+    candidate = held(Candidate(), 7)
     assert unpaired(reference, reference) is None
-    # the scratch zeros, which the reference has no copy of
+    # the candidate's scratch zeros, and the reference's frozen ones it does not hold
     assert unpaired(reference, candidate) == (
-        "0 of the reference's 4 trainable parameters have no copy among the candidate's, "
-        "and 1 of the candidate's 5 none among the reference's")
-    assert unpaired(reference, [t for t in candidate if t.name != "scratch"]) is None
-    twins = [Trainable("a.weight", "ones"), Trainable("b.weight", "ones")]
+        "1 of the reference's 5 floating tensors (parameters, buffers, attributes) have no "
+        "copy among the candidate's, held as it holds them, and 1 of the candidate's 5 none "
+        "among the reference's")
+    fixed = next(t for t in reference if t.name == "fixed")
+    own = [t for t in candidate if t.name != "scratch"]
+    assert unpaired(reference, [*own, fixed]) is None
+    assert unpaired(reference, [*own, Held("fixed", fixed.digest, True)]) is not None  # trained
+    twins = [Held("a.weight", "ones", True), Held("b.weight", "ones", True)]
     assert unpaired(twins, twins[::-1]) is None  # equal values pair by name
-    assert "named otherwise" in unpaired(twins, [twins[0], Trainable("c.weight", "ones")])
+    assert "named otherwise" in unpaired(twins, [twins[0], Held("c.weight", "ones", True)])

@@ -11,11 +11,12 @@ worker: a parameter's draw is keyed by the values it was built with (and its dty
 shape), so that the candidate's copy of a reference parameter, built with the same values at
 the same seed as the benchmark's contract asks, is redrawn alike wherever it sits in its
 module; equal ones (two LayerNorms' ones) are told apart by their names. That holds only
-where the candidate's trainable parameters are the reference's one for one (`unpaired`): an
-honest kernel may hold a weight as a buffer, transposed, cast or fused with another, and
-then neither instance is redrawn. Buffers are left as built: a mask or a table a
-constructor computes is the problem's definition, not a trained value, and a kernel may
-compute it rather than read it."""
+where every floating tensor the candidate holds (parameters, buffers, tensor attributes) is
+one the reference holds, trainable where it is (`unpaired`): an honest kernel may hold a
+weight as a buffer, transposed, cast or fused with another, or keep a parameter and compute
+from a copy it made at init, and then neither instance is redrawn. Buffers are left as
+built: a mask or a table a constructor computes is the problem's definition, not a trained
+value, and a kernel may compute it rather than read it."""
 from __future__ import annotations
 
 import hashlib
@@ -33,12 +34,13 @@ TRAINED_FORMATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 @dataclass(frozen=True)
-class Trainable:
-    """A parameter a redraw moves: its qualified name in its module and the digest of the
-    values it was built with (with the seed, its dtype and shape)."""
+class Held:
+    """A floating tensor a module holds, as built: its qualified name, the digest of its
+    values (with the seed, its dtype and shape), and whether a redraw moves it."""
 
     name: str
     digest: str
+    trainable: bool
 
 
 def _redrawable(model: torch.nn.Module) -> Iterator[tuple[str, torch.nn.Parameter]]:
@@ -50,24 +52,44 @@ def _redrawable(model: torch.nn.Module) -> Iterator[tuple[str, torch.nn.Paramete
             yield name, p
 
 
-def trainable(model: torch.nn.Module, seed: int) -> list[Trainable]:
-    """`model`'s parameters a redraw at `seed` moves, as built."""
-    return [Trainable(name, digest(seed, p.detach().cpu())) for name, p in _redrawable(model)]
+def _floating(model: torch.nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+    """Every floating tensor `model` holds, named: its parameters, its buffers and the
+    tensors its modules hold as plain attributes (not those inside a list or a dict)."""
+    attributes = (
+        (f"{prefix}.{attr}" if prefix else attr, value)
+        for prefix, module in model.named_modules()
+        for attr, value in vars(module).items() if isinstance(value, torch.Tensor))
+    seen: set[int] = set()
+    for name, t in (*model.named_parameters(), *model.named_buffers(), *attributes):
+        if (id(t) not in seen and t.is_floating_point()
+                and not isinstance(t, torch.nn.parameter.UninitializedTensorMixin)):
+            seen.add(id(t))
+            yield name, t
 
 
-def unpaired(reference: list[Trainable], candidate: list[Trainable]) -> str | None:
-    """Why the candidate's parameters would not be redrawn as the reference's (a sentence),
-    or None where they pair one for one: the same values built on each side, each either
-    held by one parameter a side or, where several hold equal values, under the same names."""
-    ours, theirs = Counter(t.digest for t in reference), Counter(t.digest for t in candidate)
+def held(model: torch.nn.Module, seed: int) -> list[Held]:
+    """The floating tensors `model` holds at `seed`, as built, the trainable ones marked."""
+    moved = {id(p) for _, p in _redrawable(model)}
+    return [Held(name, digest(seed, t.detach().cpu()), id(t) in moved)
+            for name, t in _floating(model)]
+
+
+def unpaired(reference: list[Held], candidate: list[Held]) -> str | None:
+    """Why the candidate's tensors would not be redrawn as the reference's (a sentence), or
+    None where they pair one for one: the same values built on each side, trainable on both
+    or on neither, and where several trainable ones hold equal values, under the same
+    names."""
+    ours = Counter((t.digest, t.trainable) for t in reference)
+    theirs = Counter((t.digest, t.trainable) for t in candidate)
     if ours != theirs:
         return (f"{sum((ours - theirs).values())} of the reference's {len(reference)} "
-                f"trainable parameters have no copy among the candidate's, and "
-                f"{sum((theirs - ours).values())} of the candidate's {len(candidate)} none "
-                f"among the reference's")
-    for key, n in ours.items():
-        names = sorted(t.name for t in reference if t.digest == key)
-        if n > 1 and names != sorted(t.name for t in candidate if t.digest == key):
+                f"floating tensors (parameters, buffers, attributes) have no copy among the "
+                f"candidate's, held as it holds them, and {sum((theirs - ours).values())} of "
+                f"the candidate's {len(candidate)} none among the reference's")
+    for (key, moved), n in ours.items():
+        names = sorted(t.name for t in reference if t.digest == key and moved)
+        if moved and n > 1 and names != sorted(
+                t.name for t in candidate if t.digest == key and t.trainable):
             return (f"{n} trainable parameters built with equal values ({', '.join(names)} "
                     f"in the reference) are named otherwise in the candidate")
     return None
@@ -80,7 +102,7 @@ def redraw_trainable(model: torch.nn.Module, seed: int) -> None:
     itself. A parameter built as zeros (a bias) has no size of its own and moves by a unit
     normal, the scale of the normalised activations such a bias is added to."""
     params = dict(_redrawable(model))
-    drawn = trainable(model, seed)
+    drawn = [t for t in held(model, seed) if t.trainable]
     repeated = {key for key, n in Counter(t.digest for t in drawn).items() if n > 1}
     with torch.no_grad():
         for t in drawn:

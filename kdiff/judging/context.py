@@ -32,7 +32,7 @@ from kdiff.data.model import Profile
 from kdiff.data.problem import LoadError, ProblemModule
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import random_state, set_random_state
-from kdiff.data.trained import Trainable, redraw_trainable, trainable, unpaired
+from kdiff.data.trained import Held, held, redraw_trainable, unpaired
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
@@ -750,32 +750,34 @@ class GateContext:
     def kept_as_built(self, seed: int) -> str | None:
         """Why instances built at `seed`, another seed than the benchmark's, keep the
         reference's parameters as built (a sentence), or None where they are redrawn or it
-        has none to redraw: a candidate's parameters that are not the reference's one for one
-        (a weight held as a buffer, transposed, fused with another) would be redrawn unlike
-        the reference's, and an honest kernel fail. The worker reports the candidate's; a
-        false report gains at most these instances as they were before any was redrawn."""
+        has none to redraw: a candidate whose tensors are not the reference's one for one (a
+        weight held as a buffer, transposed, fused with another, or copied at init beside
+        its parameter) would hold values unlike the reference's once redrawn, and an honest
+        kernel fail. The worker reports the candidate's; a false report gains at most these
+        instances as they were before any was redrawn."""
         self.trained(seed)
         return self._kept_as_built.get((seed, tuple(sorted(self.constants.items()))))
 
     def _pair_parameters(self, seed: int, built: torch.nn.Module) -> None:
         """Decides `trained(seed)` from the reference `built` at `seed`, before any redraw,
-        and the candidate's parameters as the worker builds them there."""
+        and the candidate's tensors as the worker builds them there."""
         key = (seed, tuple(sorted(self.constants.items())))
         if key in self._trained:
             return
-        ours = trainable(built, seed)
-        if not ours:  # nothing to redraw: a candidate's own parameters stay as built too
+        ours = held(built, seed)
+        if not any(t.trainable for t in ours):  # nothing to redraw: nor the candidate's
             self._trained[key] = False
             return
         try:
-            reply = self.candidate.request("trainable", seed=seed,
+            reply = self.candidate.request("held", seed=seed,
                                            init_inputs=self.init_inputs(seed),
                                            constants=self.constants)
-            theirs = [Trainable(str(name), str(value)) for name, value in reply["trainable"]]
+            theirs = [Held(str(name), str(value), moved is True)
+                      for name, value, moved in reply["held"]]
         except CandidateFailure as exc:
             why = f"the candidate does not build at seed {seed}: {exc}"
         except (KeyError, TypeError, ValueError):
-            why = "the worker's report of the candidate's parameters is malformed"
+            why = "the worker's report of the candidate's tensors is malformed"
         else:
             why = unpaired(ours, theirs)
         self._trained[key] = why is None

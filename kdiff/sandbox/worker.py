@@ -37,7 +37,7 @@ import torch
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import set_seed
-from kdiff.data.trained import redraw_trainable, trainable
+from kdiff.data.trained import held, redraw_trainable
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.sandbox import cuda_on_cpu, interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
@@ -203,12 +203,12 @@ class Worker:
             set_seed(msg["seed"])
             return cls(*init_inputs), constants
 
-    def cmd_trainable(self, msg: dict) -> dict:
-        """The parameters of a candidate built at the message's seed that a redraw would
-        move (kdiff.data.trained), for the judge to pair with its reference's; the instance
+    def cmd_held(self, msg: dict) -> dict:
+        """The floating tensors of a candidate built at the message's seed, as built
+        (kdiff.data.trained.held), for the judge to pair with its reference's; the instance
         is not kept."""
         instance, _ = self._constructed(msg, "candidate")
-        return {"trainable": [[t.name, t.digest] for t in trainable(instance, msg["seed"])]}
+        return {"held": [[t.name, t.digest, t.trainable] for t in held(instance, msg["seed"])]}
 
     def cmd_build(self, msg: dict) -> dict:
         instance, self.constants_of[msg["key"]] = self._constructed(msg, msg["role"])
