@@ -768,6 +768,9 @@ class GateContext:
         if not any(t.trainable for t in ours):  # nothing to redraw: nor the candidate's
             self._trained[key] = False
             return
+        if self.candidate is None:  # the reference alone (in process): as one that pairs
+            self._trained[key] = True
+            return
         try:
             reply = self.candidate.request("held", seed=seed,
                                            init_inputs=self.init_inputs(seed),
