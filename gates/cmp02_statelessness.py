@@ -4,8 +4,11 @@ against the oracle: different inputs interleaved (A, B, A', ...), the same data 
 one set of input tensors kept in the worker (first holding draws chosen for the verdict) and
 overwritten in place between calls (through their memory, as another kernel writes: on the CPU
 by the judge in its arena, and never moving their version counters), all from a neutral call
-stack; then instances built with other seeds (freshly initialised parameters): fixed ones, and
-one chosen for the verdict.
+stack; then instances built with other seeds (freshly initialised parameters, every trainable
+one then redrawn as another trained model's: kdiff.data.trained, so that a parameter built
+as ones or zeros at every seed is read too, where the candidate's tensors are the
+reference's one for one; otherwise as built, which the detail says): fixed ones, and one
+chosen for the verdict.
 
 When a call fails, the gate works out which pattern broke it:
 - `stateful_cache`: the answer is the oracle of an earlier call's inputs (cached by pointer,
@@ -110,6 +113,19 @@ def within_bound(outputs: list[torch.Tensor], ev: Evaluation,
     return all(m.ok for m in ev.mismatches(outputs, model))
 
 
+def _as_built(ctx: GateContext, seeds: list[int]) -> str:
+    """A clause saying which instances at `seeds` kept their parameters as built, and why
+    (the trained-parameter check did not apply to them), or "" where all were redrawn."""
+    kept: dict[str, list[int]] = {}
+    for seed in seeds:
+        why = ctx.kept_as_built(seed)
+        if why is not None:
+            kept.setdefault(why, []).append(seed)
+    return "".join(f"; {'instances' if len(at) > 1 else 'the instance'} built at seed "
+                   f"{', '.join(map(str, at))} kept the parameters as built, not redrawn as a "
+                   f"trained model's: {why}" for why, at in kept.items())
+
+
 class Statelessness(ThresholdedGate):
     id = "CMP-02"
     name = "input sensitivity and statelessness"
@@ -189,6 +205,7 @@ class Statelessness(ThresholdedGate):
     def judge(self, ctx: GateContext) -> GateResult:
         log = TrialLog()
         made: list[Call] = []
+        fresh_seeds: list[int] = []  # of the instances built at other seeds, in order
         stored: Call | None = None  # the last call on the worker's kept tensors
         broadcast_kept = False  # whether those are broadcast views
         self._evaluations: dict[tuple[str, int], Evaluation] = {}
@@ -206,13 +223,15 @@ class Statelessness(ThresholdedGate):
                         call.inputs = _clone(stored.inputs_after)
                         # Unchanged unless a call wrote into its inputs (RES-01 judges that).
                         call.data = stored.data if _same(stored.inputs, call.inputs) else ""
+                    if call.pattern == FRESH_PARAMETERS and call.seed not in fresh_seeds:
+                        fresh_seeds.append(call.seed)
                     failure = self.judge_trial(ctx, call, log) or self.kept_unchanged(ctx, call)
                     if failure is not None and failure.signature == "input_mutated":
                         return failure
                     if failure is not None:
                         signature, why = self.diagnose(ctx, call, made)
                         failure.signature = signature
-                        failure.detail = f"{failure.detail}; {why}"
+                        failure.detail = f"{failure.detail}; {why}{_as_built(ctx, fresh_seeds)}"
                         return failure
                     if call.outputs is None:
                         continue  # outside the reference's domain, or under-specified
@@ -227,7 +246,7 @@ class Statelessness(ThresholdedGate):
             except CandidateFailure:
                 pass
         result = self.summarize(log)
-        result.detail = f"{len(made)} calls; {result.detail}"
+        result.detail = f"{len(made)} calls; {result.detail}{_as_built(ctx, fresh_seeds)}"
         return result
 
     def kept_unchanged(self, ctx: GateContext, call: Call) -> GateResult | None:

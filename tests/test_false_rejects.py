@@ -3504,3 +3504,119 @@ def test_a_softmax_over_an_empty_segment_is_traced(tmp_path: Path, denominator: 
     assert verdict.native.accept is True, verdict.native
     result = verdict.gates["PRC-01"]
     assert result.status is status, result.detail
+
+
+# -- a candidate's parameters held otherwise than the reference's (CMP-02's redraw) --------
+
+AFFINE_PROBLEM = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.norm1 = nn.LayerNorm(d)
+        self.norm2 = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm2(self.proj(self.norm1(x)))
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return [16]
+'''
+
+# Each ModelNew builds the reference's layers in its order (the same draws at the same seed)
+# and computes the same function from parameters it holds otherwise.
+_AFFINE_CANDIDATE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        proj, norm1, norm2 = nn.Linear(d, d), nn.LayerNorm(d), nn.LayerNorm(d)
+{hold}
+
+    def forward(self, x):
+{forward}
+'''
+
+_REFERENCE_FORWARD = "        return self.norm2(self.proj(self.norm1(x)))"
+HELD_OTHERWISE = {
+    # a. inference-style: the projection's weight a buffer, its bias frozen
+    "buffer": ("        self.register_buffer('w', proj.weight.detach().clone())\n"
+               "        self.b = nn.Parameter(proj.bias.detach().clone(), requires_grad=False)\n"
+               "        self.norm1, self.norm2 = norm1, norm2",
+               "        return self.norm2(F.linear(self.norm1(x), self.w, self.b))"),
+    # b. a transposed copy made contiguous K-major at init
+    "transposed": ("        self.wt = nn.Parameter(proj.weight.detach().t().contiguous())\n"
+                   "        self.b, self.norm1, self.norm2 = proj.bias, norm1, norm2",
+                   "        return self.norm2(self.norm1(x) @ self.wt + self.b)"),
+    # b. a copy cast to another dtype (fp64, which rounds nothing away)
+    "cast": ("        self.w64 = nn.Parameter(proj.weight.detach().double())\n"
+             "        self.b, self.norm1, self.norm2 = proj.bias, norm1, norm2",
+             "        y = self.norm1(x).double() @ self.w64.t() + self.b.double()\n"
+             "        return self.norm2(y.float())"),
+    # b. the parameter kept, and computed from a transposed copy made at init beside it
+    "copied": ("        self.proj, self.norm1, self.norm2 = proj, norm1, norm2\n"
+               "        self.register_buffer('wt', proj.weight.detach().t().contiguous())",
+               "        return self.norm2(self.norm1(x) @ self.wt + self.proj.bias)"),
+    "copied_to_attribute": ("        self.proj, self.norm1, self.norm2 = proj, norm1, norm2\n"
+                            "        self.wt = proj.weight.detach().t().contiguous()",
+                            "        return self.norm2(self.norm1(x) @ self.wt + self.proj.bias)"),
+    # c. each LayerNorm's weight and bias stacked in one [2, d] parameter
+    "fused": ("        self.proj = proj\n"
+              "        self.affine1 = nn.Parameter(torch.stack([norm1.weight, norm1.bias]))\n"
+              "        self.affine2 = nn.Parameter(torch.stack([norm2.weight, norm2.bias]))",
+              "        d = x.shape[-1]\n"
+              "        y = F.layer_norm(x, (d,), self.affine1[0], self.affine1[1])\n"
+              "        return F.layer_norm(self.proj(y), (d,), self.affine2[0], self.affine2[1])"),
+    # d. the two LayerNorms (equal values) registered in the other order, under other names
+    "reordered": ("        self.last, self.proj, self.first = norm2, proj, norm1",
+                  "        return self.last(self.proj(self.first(x)))"),
+    # d. an extra parameter of the same values as the LayerNorms' biases (an unused scratch)
+    "extra": ("        self.scratch = nn.Parameter(torch.zeros(d))\n"
+              "        self.proj, self.norm1, self.norm2 = proj, norm1, norm2",
+              _REFERENCE_FORWARD),
+}
+
+
+@pytest.mark.parametrize("held", sorted(HELD_OTHERWISE))
+def test_parameters_held_otherwise_are_judged_as_built_on_cmp02s_other_instances(
+        tmp_path: Path, held: str):
+    """CMP-02's instances at other seeds redraw every trainable parameter, each keyed by the
+    values it was built with: a candidate that holds the reference's parameters otherwise (a
+    buffer, a transposed, cast or fused copy, equal ones in another order or an extra one of
+    the same values, a copy made at init beside the parameter) had its own left as built or
+    redrawn unlike the reference's, and an honest kernel failed seed_specialised. Where the
+    two sets of tensors do not pair one for one, neither is redrawn, and the gate says so."""
+    hold, forward = HELD_OTHERWISE[held]
+    candidate = _AFFINE_CANDIDATE.format(hold=hold, forward=forward)
+    verdict = judge(tmp_path, AFFINE_PROBLEM, candidate, ["CMP-02"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-02"]
+    assert result.status is Status.PASS, result.detail
+    assert "parameters as built" in result.detail, result.detail
+
+
+def test_equal_parameters_under_the_reference_s_names_are_redrawn_alike(tmp_path: Path):
+    """The two LayerNorms (equal values) registered in the other order under the reference's
+    names: told apart by name, they pair and are redrawn alike, and CMP-02's trained-parameter
+    check applies (the registration order once decided which draw each got)."""
+    candidate = _AFFINE_CANDIDATE.format(
+        hold="        self.norm2, self.proj, self.norm1 = norm2, proj, norm1",
+        forward=_REFERENCE_FORWARD)
+    verdict = judge(tmp_path, AFFINE_PROBLEM, candidate, ["CMP-02"], device="cpu")
+    assert verdict.native.accept is True, verdict.native
+    result = verdict.gates["CMP-02"]
+    assert result.status is Status.PASS, result.detail
+    assert "as built" not in result.detail, result.detail

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kdiff.data.model import Case, Status
-from kdiff.judging.context import GateOptions
+from kdiff.data.problem import load_problem
+from kdiff.judging.context import CallResult, GateContext, GateOptions
 from kdiff.judging.plugins import manager
 from kdiff.judging.runconfig import RunConfig
 from kdiff.verdicts.judge import judge_case
@@ -143,3 +144,20 @@ def test_an_output_that_is_an_input_where_the_benchmarks_inputs_lie_fails(tmp_pa
         ord02 = verdict.gates["ORD-02"]
         assert ord02.status is Status.FAIL and ord02.signature == "output_aliasing", \
             (chosen_seed, ord02)
+
+
+def test_ord02s_first_run_is_a_call_at_the_sizes_it_is_judged_at(monkeypatch):
+    """ORD-02 makes its first run of an earlier plain call and judges it against the
+    reference at the sizes judged at: a CMP-03 call at other sizes was kept too, and an honest
+    kernel failed `output_mismatch` (control 33_0 at chosen seeds 7 and 8 of 1 to 12: output
+    (16, 1), the reference's (16, 1024))."""
+    ctx = GateContext(load_problem(PROBLEM), candidate=None)
+    monkeypatch.setattr(ctx, "_built_in_worker", lambda key, *rest: key)
+    monkeypatch.setattr(ctx, "_call", lambda key, payload, *rest: CallResult(payload, [], 0.0))
+    ctx.set_constants({"batch_size": 3})
+    for _ in range(8):
+        ctx.call(ctx.benchmark_inputs(0))
+    assert ctx.earlier_call is None
+    ctx.set_constants({})
+    ctx.call(ctx.benchmark_inputs(0))
+    assert ctx.earlier_call is not None

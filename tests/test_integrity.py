@@ -479,6 +479,22 @@ def test_a_kernel_that_carries_the_judges_instances_parameters_fails_cmp02s_chos
     assert "chosen for this verdict" in _failed(verdict, "CMP-02", "seed_specialised")
 
 
+def test_a_kernel_that_skips_parameters_built_as_ones_fails_cmp02s_other_instances():
+    """LayerNorm's weight is built as ones and its bias as zeros at every seed: a kernel that
+    skips its affine was right on every instance a judge built (all twelve gates passed). An
+    instance at another seed than the benchmark's now holds its trainable parameters redrawn;
+    the honest control, which reads them, passes there."""
+    kernels = Path(__file__).parents[1] / "kernels"
+    problem = kernels / "KernelBench" / "level1" / "4_LayerNorm.py"
+    skips = _verdict("skips_its_initial_parameters", ["CMP-02"], problem=problem)
+    assert skips.native.accept is True, skips.native
+    assert "seed 42 was answered correctly" in _failed(skips, "CMP-02", "seed_specialised")
+    control = Case(id="control", problem=problem,
+                   candidate=kernels / "runs" / "controls" / "level_1_problem_4_sample_0_kernel.py")
+    honest = judge_one(control, RunConfig(gates=["CMP-02"]), plugins.manager(), "kernelbench")
+    assert honest.native.accept is True and honest.verifier_accept is True, honest.gates
+
+
 def test_a_kernel_that_writes_into_inputs_it_was_not_shown_fails_res01s_chosen_draws():
     """Doubles its input in place (returning a copy) except on the draws of the only calls
     whose inputs are read back, RES-01's and CMP-02's kept tensors (made beforehand with kdiff's

@@ -140,6 +140,21 @@ def test_a_claimed_launch_the_source_does_not_define_is_a_librarys(
     assert "no such Triton kernel" in got.detail
 
 
+def test_a_launch_that_raises_is_not_the_candidates_work(recorder: ProvenanceRecorder):
+    """A try/except fallback whose Triton kernel raises at every launch: each launch was
+    counted on entry, so torch's answer read `mixed (library 50% of launches)`, the kernel
+    that never ran `own`. A launch is counted once it returns."""
+    candidate = Path(__file__).parent / "hostile" / "falls_back_when_its_kernel_raises.py"
+    model = load_candidate_class(candidate)()
+    recorder.watch(model)
+    x = torch.randn(4, 8)
+    with recorder.candidate(model):
+        assert torch.equal(model(x), x * 2)
+    got = decide(RecordedProvenance.parse(recorder.reply(clear=True)),
+                 OwnCode.read(candidate, None), [])
+    assert got.kind is ProvenanceKind.LIBRARY_ONLY, got
+
+
 def test_a_kernel_of_another_file_is_a_librarys(recorder: ProvenanceRecorder):
     record = recorded(recorder, "own_triton")
     record.triton = {"/tmp/torchinductor_x/ab/cab.py": dict(record.triton.popitem()[1])}

@@ -32,6 +32,7 @@ from kdiff.data.model import Profile
 from kdiff.data.problem import LoadError, ProblemModule
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import random_state, set_random_state
+from kdiff.data.trained import Held, held, redraw_trainable, unpaired
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.judging.oracle_cache import OracleCache
 from kdiff.numerics import inputs as gen
@@ -217,7 +218,8 @@ class CallFault:
 
 @dataclass
 class EarlierCall:
-    """A call of the benchmark's instance with no option, on inputs as the judge sent them."""
+    """A call of the benchmark's instance at the sizes judged at, with no option, on inputs as
+    the judge sent them."""
 
     inputs: list[Any]
     result: CallResult
@@ -492,6 +494,10 @@ class GateContext:
         # (seed, dtype, sizes) -> the model and its buffers as built
         self._references: dict[tuple, tuple[torch.nn.Module, dict[str, torch.Tensor]]] = {}
         self._built: set[str] = set()
+        # (seed, sizes) -> whether instances built there are redrawn (`trained`), and why not
+        # where the reference has parameters to redraw (`kept_as_built`)
+        self._trained: dict[tuple, bool] = {}
+        self._kept_as_built: dict[tuple, str] = {}
         self._random_reference: str | None = None  # "" once checked and not random
         self._native_dtypes: set[torch.dtype] | None = None
         self._differentiated: tuple[int, ...] | None = None
@@ -705,6 +711,10 @@ class GateContext:
                     model = self.problem.Model(*init)
                 except Exception as exc:  # noqa: BLE001
                     raise ReferenceFailure(f"reference does not build: {exc}") from None
+                if seed != BENCHMARK_SEED:
+                    self._pair_parameters(seed, model)
+                if self.trained(seed):
+                    redraw_trainable(model, seed)
                 # The mode the benchmark runs it in: KernelBench never calls eval(), so
                 # BatchNorm normalises by the batch and Dropout drops (a random reference,
                 # `random_reference`).
@@ -720,6 +730,62 @@ class GateContext:
             for name, b in model.named_buffers():
                 b.copy_(buffers[name])
         return model
+
+    def trained(self, seed: int) -> bool:
+        """Whether an instance built at `seed` holds its trainable parameters redrawn, as
+        another trained model's (kdiff.data.trained): every instance but the benchmark's
+        own, which its harness builds as constructed, where the reference has parameters to
+        redraw and the candidate's pair with them (`kept_as_built`)."""
+        if seed == BENCHMARK_SEED:
+            return False
+        key = (seed, tuple(sorted(self.constants.items())))
+        if key not in self._trained:
+            try:
+                self.reference(seed)  # pairs the parameters as it builds
+            except ReferenceFailure as exc:
+                self._trained[key] = False
+                self._kept_as_built[key] = f"the reference does not build at seed {seed}: {exc}"
+        return self._trained[key]
+
+    def kept_as_built(self, seed: int) -> str | None:
+        """Why instances built at `seed`, another seed than the benchmark's, keep the
+        reference's parameters as built (a sentence), or None where they are redrawn or it
+        has none to redraw: a candidate whose tensors are not the reference's one for one (a
+        weight held as a buffer, transposed, fused with another, or copied at init beside
+        its parameter) would hold values unlike the reference's once redrawn, and an honest
+        kernel fail. The worker reports the candidate's; a false report gains at most these
+        instances as they were before any was redrawn."""
+        self.trained(seed)
+        return self._kept_as_built.get((seed, tuple(sorted(self.constants.items()))))
+
+    def _pair_parameters(self, seed: int, built: torch.nn.Module) -> None:
+        """Decides `trained(seed)` from the reference `built` at `seed`, before any redraw,
+        and the candidate's tensors as the worker builds them there."""
+        key = (seed, tuple(sorted(self.constants.items())))
+        if key in self._trained:
+            return
+        ours = held(built, seed)
+        if not any(t.trainable for t in ours):  # nothing to redraw: nor the candidate's
+            self._trained[key] = False
+            return
+        if self.candidate is None:  # the reference alone (in process): as one that pairs
+            self._trained[key] = True
+            return
+        try:
+            reply = self.candidate.request("held", seed=seed,
+                                           init_inputs=self.init_inputs(seed),
+                                           constants=self.constants)
+            theirs = [Held(str(name), str(value), moved is True)
+                      for name, value, moved in reply["held"]]
+        except CandidateFailure as exc:
+            why = f"the candidate does not build at seed {seed}: {exc}"
+        except (KeyError, TypeError, ValueError):
+            why = "the worker's report of the candidate's tensors is malformed"
+        else:
+            why = unpaired(ours, theirs)
+        self._trained[key] = why is None
+        if why is not None:
+            self._kept_as_built[key] = why
 
     def history_dependence(self) -> str | None:
         """Why the reference's output depends on the calls before it, or None: a buffer its
@@ -785,6 +851,7 @@ class GateContext:
                 dtype=DTYPE_NAMES[dtype],
                 init_inputs=self.init_inputs(seed),
                 constants=self.constants,
+                trained=self.trained(seed),
             )
             self._built.add(key)
         return key
@@ -920,7 +987,8 @@ class GateContext:
         keys = [
             digest(
                 content,
-                seed,
+                # an instance as built (where the parameters do not pair) answers no trained one
+                (seed, "trained") if self.trained(seed) else seed,
                 str(dtype),
                 sorted(self.constants.items()),
                 traced,
@@ -1131,7 +1199,10 @@ class GateContext:
         result = self._call(key, payload, seed, dtype, options)
         if self.call_fault is None:
             self.call_fault = self._fault(inputs, payload, options, result)
-        if not options and not instance and dtype is NATIVE and seed == BENCHMARK_SEED:
+        # At the sizes judged at: ORD-02 judges the call again there, against the reference
+        # built at them (a CMP-03 call at other sizes was judged against the wrong shape).
+        if (not options and not instance and dtype is NATIVE and seed == BENCHMARK_SEED
+                and self.constants == self.scaled):
             self._maybe_kept_for_repeat(inputs, result)
         if shared is not None:
             self._calls[shared] = result

@@ -33,19 +33,21 @@ from kdiff.sandbox.protocol import materialised_bytes
 FORMAT = 3  # the layout of an entry's fields: a change makes every entry again
 SUFFIX = ".entry"
 # The modules whose code decides an evaluation's values: drawing and rounding inputs, sizes,
-# loading and building the reference, running it, the gradients a backward problem adds (which
-# inputs, and how), and the oracle's trace with every kdiff module it imports (the steps and
-# picks of integers, windows' pools, tolerance's step magnitude, the backwards of softmax and
-# the normalisations written out, accumulation's running products and the classes their
-# alternatives are kept by, a VJP's kinks, the dispatch mode, the formats a reference reads
-# from its tensors): a change there changes the magnitudes an entry holds.
+# loading and building the reference (its parameters redrawn at another seed), running it, the
+# gradients a backward problem adds (which inputs, and how), and the oracle's trace with every
+# kdiff module it imports (the steps and picks of integers, windows' pools, tolerance's step
+# magnitude, the backwards of softmax and the normalisations written out, accumulation's
+# running products and the classes their alternatives are kept by, a VJP's kinks, the
+# dispatch mode, the formats a reference reads from its tensors): a change there changes the
+# magnitudes an entry holds.
 ORACLE_SOURCES = ("kdiff.numerics.oracle", "kdiff.numerics.integers", "kdiff.numerics.windows",
                   "kdiff.numerics.tolerance", "kdiff.numerics.softmax_backward",
                   "kdiff.numerics.normalisation_backward", "kdiff.numerics.accumulation",
                   "kdiff.numerics.classes", "kdiff.numerics.kinks", "kdiff.numerics.operands",
                   "kdiff.data.dispatch", "kdiff.numerics.inputs",
                   "kdiff.numerics.sizes", "kdiff.data.problem", "kdiff.data.seeding",
-                  "kdiff.data.differentiated", "kdiff.data.vjp", "kdiff.judging.context",
+                  "kdiff.data.differentiated", "kdiff.data.vjp", "kdiff.data.trained",
+                  "kdiff.data.digest", "kdiff.judging.context",
                   "kdiff.numerics.working_formats")
 # Entries larger than this stay in memory only: at --max-elements 2^20 one evaluation of a
 # three-output problem is ~40 MB (float64 values and magnitudes, the reference), and a level

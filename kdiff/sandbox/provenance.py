@@ -273,16 +273,19 @@ class ProvenanceRecorder:
         def counted_run(kernel: Any, *args: Any, **kwargs: Any) -> Any:
             if not self._active or kwargs.get("warmup"):
                 return run(kernel, *args, **kwargs)
+            depth = self._triton_depth
+            depth.n = getattr(depth, "n", 0) + 1
+            try:
+                launched = run(kernel, *args, **kwargs)
+            finally:
+                depth.n -= 1
+            # Counted once it returns: a launch that raised computed none of the answer (a
+            # try/except fallback to torch: tests/hostile/falls_back_when_its_kernel_raises.py)
             fn = getattr(kernel, "fn", kernel)
             code = getattr(fn, "__code__", None)
             self._add(self.record.triton, getattr(code, "co_filename", "?"),
                       getattr(fn, "__qualname__", repr(fn)))
-            depth = self._triton_depth
-            depth.n = getattr(depth, "n", 0) + 1
-            try:
-                return run(kernel, *args, **kwargs)
-            finally:
-                depth.n -= 1
+            return launched
         return counted_run
 
     def _in_triton(self) -> bool:
@@ -340,9 +343,10 @@ class ProvenanceRecorder:
     def _counting_call(self, fn: Callable[..., Any], file: str, name: str
                        ) -> Callable[..., Any]:
         def counted(*args: Any, **kwargs: Any) -> Any:
-            if self._active:
+            result = fn(*args, **kwargs)
+            if self._active:  # once it returns, as a Triton launch (`_counting_triton`)
                 self._add(self.record.extensions, file, name)
-            return fn(*args, **kwargs)
+            return result
         return counted
 
     def _add_sequence(self, ops: list[str]) -> None:

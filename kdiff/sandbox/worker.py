@@ -37,6 +37,7 @@ import torch
 from kdiff.data.problem import LoadError, load_candidate_class, load_problem
 from kdiff.data.recast import recast_module
 from kdiff.data.seeding import set_seed
+from kdiff.data.trained import held, redraw_trainable
 from kdiff.data.vjp import differentiable, input_gradients
 from kdiff.sandbox import cuda_on_cpu, interpreter_device, protocol
 from kdiff.sandbox.arena import on_arena
@@ -185,21 +186,35 @@ class Worker:
         gc.freeze()
         return {}
 
-    def cmd_build(self, msg: dict) -> dict:
+    def _constructed(self, msg: dict, role: str) -> tuple[torch.nn.Module, dict[str, Any]]:
+        """An instance of `role`'s class as its constructor leaves it, at the message's seed
+        and sizes, and those sizes."""
         constants = msg.get("constants") or {}
         if self.original_constants is None:
             self.original_constants = self.problem.constants()
         # Constants a build does not name are the problem's own: {} restores them.
         constants = {**self.original_constants, **constants}
         self.problem.set_sizes(constants)
-        self.constants_of[msg["key"]] = constants
-        cls = self.candidate_cls if msg["role"] == "candidate" else self.problem.Model
+        cls = self.candidate_cls if role == "candidate" else self.problem.Model
         init_inputs = [
             x.to(self.device) if isinstance(x, torch.Tensor) else x for x in msg["init_inputs"]
         ]
         with torch.no_grad():
             set_seed(msg["seed"])
-            instance = cls(*init_inputs)
+            return cls(*init_inputs), constants
+
+    def cmd_held(self, msg: dict) -> dict:
+        """The floating tensors of a candidate built at the message's seed, as built
+        (kdiff.data.trained.held), for the judge to pair with its reference's; the instance
+        is not kept."""
+        instance, _ = self._constructed(msg, "candidate")
+        return {"held": [[t.name, t.digest, t.trainable] for t in held(instance, msg["seed"])]}
+
+    def cmd_build(self, msg: dict) -> dict:
+        instance, self.constants_of[msg["key"]] = self._constructed(msg, msg["role"])
+        with torch.no_grad():
+            if msg.get("trained"):
+                redraw_trainable(instance, msg["seed"])
             instance = recast_module(instance, self.device, DTYPES[msg["dtype"]])
         self.instances[msg["key"]] = instance
         if msg["role"] == "candidate":
