@@ -76,3 +76,19 @@ def test_tensors_pair_only_one_for_one():
     twins = [Held("a.weight", "ones", True), Held("b.weight", "ones", True)]
     assert unpaired(twins, twins[::-1]) is None  # equal values pair by name
     assert "named otherwise" in unpaired(twins, [twins[0], Held("c.weight", "ones", True)])
+
+
+class NormsOfOneWidth(torch.nn.Module):
+    """BatchNorm's running_var (a buffer) and weight, and LayerNorm's weight: all built as
+    ones of one shape (KernelBench level 2's 11_ConvTranspose2d_BatchNorm_Tanh_MaxPool_GroupNorm)."""
+
+    def __init__(self):
+        super().__init__()
+        self.batch_norm = torch.nn.BatchNorm1d(8)
+        self.layer_norm = torch.nn.LayerNorm(8)
+
+
+def test_a_buffer_equal_to_trainable_twins_leaves_them_paired():
+    set_seed(7)
+    built = held(NormsOfOneWidth(), 7)
+    assert unpaired(built, built) is None

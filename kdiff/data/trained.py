@@ -87,7 +87,9 @@ def unpaired(reference: list[Held], candidate: list[Held]) -> str | None:
                 f"candidate's, held as it holds them, and {sum((theirs - ours).values())} of "
                 f"the candidate's {len(candidate)} none among the reference's")
     for (key, moved), n in ours.items():
-        names = sorted(t.name for t in reference if t.digest == key and moved)
+        # the trainable ones only: a buffer of equal values (BatchNorm's running_var, ones
+        # as its weight is) is paired by value above, and is not redrawn
+        names = sorted(t.name for t in reference if t.digest == key and t.trainable)
         if moved and n > 1 and names != sorted(
                 t.name for t in candidate if t.digest == key and t.trainable):
             return (f"{n} trainable parameters built with equal values ({', '.join(names)} "
