@@ -10,10 +10,10 @@ chunk_fwd_kernel, one program per (V-block, head, sequence), walks the
 sequence's chunks of BT tokens, holding the [BV, K] state (fp32, as its two halves of key
 pairs) across chunks. Where that walk's grid would not fill the GPU, and in the training
 step, chunk_states_kernel walks the states alone, storing each, and chunk_out_kernel forms
-every chunk's output at once. Per chunk: the chunk-local log-decay sums la (fp64: exp(la_r - la_s)
-subtracts them before an fp32 exp, as kernels/gdn's gc), P = (Q' K'^T) * decay * weight
-(lower triangle), y = exp(la) Q' S^T + P V, D v and silu(z), and the state step
-S <- exp(la_last) S + (V * w)^T K'.
+every chunk's output at once. Per chunk: the chunk-local log-decay sums la (fp64:
+exp(la_r - la_s) subtracts them before an fp32 exp, as kernels/gdn's gc),
+P = (Q' K'^T) * decay * weight (lower triangle), y = exp(la) Q' S^T + P V, D v and silu(z),
+and the state step S <- exp(la_last) S + (V * w)^T K'.
 
 Non-finite values: the chunked products are exact only for finite values (a NaN at token s
 reaches rows r < s through the masked zeros of P times v_s). As kernels/gdn's forward, each
@@ -101,12 +101,18 @@ CHUNK_BLOCK_V = 128
 FORWARD_BLOCK_V = (64, 32, 16)
 
 
+def fills_the_gpu(sequence_heads: int, V: int, BV: int, device: torch.device) -> bool:
+    """Whether a walk's grid (V-blocks of BV x heads x sequences) reaches the GPU's
+    multiprocessors."""
+    return sequence_heads * triton.cdiv(V, BV) >= multiprocessors(device)
+
+
 def forward_block_v(sequence_heads: int, V: int, device: torch.device) -> int:
     """The V-block of a walk over the chunks, chunk_fwd_kernel's or chunk_states_kernel's
     (FORWARD_BLOCK_V's rule); the widest off CUDA."""
     for widest in FORWARD_BLOCK_V:
         BV = value_block(V, widest)
-        if sequence_heads * triton.cdiv(V, BV) >= multiprocessors(device):
+        if fills_the_gpu(sequence_heads, V, BV, device):
             break
     return BV
 
@@ -114,13 +120,12 @@ def forward_block_v(sequence_heads: int, V: int, device: torch.device) -> int:
 # The inference forward walks once (chunk_fwd_kernel) where that walk's grid fills the GPU at
 # the widest V-block; else it takes the training forward's two kernels, the states' walk
 # and then every chunk's output at once. An H100, bf16, H 32, V 64, each forward timed whole
-# (mamba3_profile.py --parts forward_walks, 2026-12-07), one walk against the two kernels
-# with the training step's stores: 16 x 2048 (512 programs at V-block 64) 1.723 / 1.865 ms;
-# 4 x 8192 (128) 2.127 / 2.081; 1 x 16384 (32) 2.424 / 1.867.
+# (mamba3_profile.py --parts forward_walks, 2026-12-07, twenty-seventh session), one walk
+# against the two kernels: 16 x 2048 (512 programs at V-block 64) 1.732 / 1.779 ms; 4 x 8192
+# (128) 2.129 / 2.007; 1 x 16384 (32) 2.468 / 1.813.
 def walks_once(sequence_heads: int, V: int, device: torch.device) -> bool:
     """Whether the inference forward forms each chunk's output in its one walk."""
-    widest = value_block(V, FORWARD_BLOCK_V[0])
-    return sequence_heads * triton.cdiv(V, widest) >= multiprocessors(device)
+    return fills_the_gpu(sequence_heads, V, value_block(V, FORWARD_BLOCK_V[0]), device)
 
 
 def launch(kernel: str, dtype: torch.dtype) -> dict:
@@ -573,9 +578,10 @@ def saved_dtype(dtype: torch.dtype) -> torch.dtype:
 
 class Saved(NamedTuple):
     """What the chunked forward keeps for the backward: the phases, the states entering
-    each chunk (hbuf) and y before its gate (ybuf), the fallback decision (a one-element int32 device flag: the results were
-    recomputed token by token, so the buffers are not theirs), and rotate_fwd_kernel's q' and
-    k' (halves, the working dtype: what the chunk kernels' products read)."""
+    each chunk (hbuf) and y before its gate (ybuf), the fallback decision (a one-element
+    int32 device flag: the results were recomputed token by token, so the buffers are not
+    theirs), and rotate_fwd_kernel's q' and k' (halves, the working dtype: what the chunk
+    kernels' products read)."""
     phase: torch.Tensor
     hbuf: torch.Tensor
     ybuf: torch.Tensor
