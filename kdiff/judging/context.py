@@ -738,7 +738,7 @@ class GateContext:
         redraw and the candidate's pair with them (`kept_as_built`)."""
         if seed == BENCHMARK_SEED:
             return False
-        key = (seed, tuple(sorted(self.constants.items())))
+        key = self._sized(seed)
         if key not in self._trained:
             try:
                 self.reference(seed)  # pairs the parameters as it builds
@@ -756,12 +756,17 @@ class GateContext:
         kernel fail. The worker reports the candidate's; a false report gains at most these
         instances as they were before any was redrawn."""
         self.trained(seed)
-        return self._kept_as_built.get((seed, tuple(sorted(self.constants.items()))))
+        return self._kept_as_built.get(self._sized(seed))
+
+    def _sized(self, seed: int) -> tuple:
+        """An instance's key in `_trained` and `_kept_as_built`: its seed and the sizes it
+        is built at."""
+        return seed, tuple(sorted(self.constants.items()))
 
     def _pair_parameters(self, seed: int, built: torch.nn.Module) -> None:
         """Decides `trained(seed)` from the reference `built` at `seed`, before any redraw,
         and the candidate's tensors as the worker builds them there."""
-        key = (seed, tuple(sorted(self.constants.items())))
+        key = self._sized(seed)
         if key in self._trained:
             return
         ours = held(built, seed)
