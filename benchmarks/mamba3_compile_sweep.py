@@ -4,7 +4,7 @@ it) and a static count of SASS instructions by class (nvdisasm from Triton's whe
 launch options, at the paper's layer shapes (kernels/mamba3/bench.py: B 16, T 2048, 4 key
 heads x 8, K 128, V 64, A 32; the decode step at B 128, T 1).
 
-    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_states,chunk_out,chunk_state_bwd,chunk_intra_bwd,state_bwd,rotate_bwd,decode,phase,rotate]
+    python benchmarks/mamba3_compile_sweep.py [--kernels chunk_fwd,chunk_states,chunk_out,chunk_state_bwd,chunk_intra_bwd,state_bwd,rotate_bwd,decode,phase,phase_fwd,rotate]
         [--dtypes bf16,fp32] [--jobs 2] [--timeout 300] [--out table.txt]
 
 Each compile runs in its own process (a fresh Triton cache, so ptxas runs and logs) and is
@@ -58,6 +58,7 @@ def kernel_jobs(kernels, dtypes):
             "chunk_states": dict(num_warps=(2, 4, 8), num_stages=(1, 2), BV=(16, 32, 64),
                                  BT=(64,)),
             "chunk_out": dict(num_warps=(4, 8), num_stages=(1, 2), BV=(64,), BT=(32, 64)),
+            "phase_fwd": dict(num_warps=(4, 8), num_stages=(1,), BT=(8, 16, 32)),
             "chunk_state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "chunk_intra_bwd": dict(num_warps=(4, 8), num_stages=(1, 2), BT=(32, 64)),
             "state_bwd": dict(num_warps=(4, 8), num_stages=(1, 2, 3), BT=(64,), BV=(16, 32, 64)),
@@ -107,10 +108,10 @@ def source(job):
     lows.update(dict.fromkeys(("hbuf", "ybuf", "dhbuf", "dqr", "dkr"), low))
     ints = dict(T=T, H=H, G=G, K=K, V=V, A=A)
     flags = dict(HAS_D=True, HAS_Z=True, BK2=K // 2)
-    if job["kernel"] == "chunk_fwd":
+    if job["kernel"] == "chunk_fwd":  # turns q and k itself from phase_fwd_kernel's phases
         fn = forward.chunk_fwd_kernel
         const = dict(flags, BT=job["BT"], BV=job["BV"])
-        types = lows
+        types = dict(lows, theta="*fp32")
     elif job["kernel"] == "chunk_states":
         fn = forward.chunk_states_kernel
         const = dict(BK2=K // 2, BT=job["BT"], BV=job["BV"])
@@ -119,6 +120,10 @@ def source(job):
         fn = forward.chunk_out_kernel
         const = dict(flags, BT=job["BT"], BV=job["BV"], STORE=True)
         types = lows
+    elif job["kernel"] == "phase_fwd":
+        fn = forward.phase_fwd_kernel
+        const = dict(BT=job["BT"], BK2=K // 2, BS=16)
+        types = dict(lows, sums="*fp64", carry="*fp64", walked="*i32", theta="*fp32")
     elif job["kernel"] == "rotate":
         fn = forward.rotate_fwd_kernel
         const = dict(BT=job["BT"], BK2=K // 2, BS=job["BS"], STORE=False)

@@ -317,13 +317,15 @@ def test_every_kernel_compiles_for_the_gpus(monkeypatch):
     recorder.install()
     args, states = recurrence_args(1, 20, 1, 2, 16, 16, seed=6)
     forward_backward(lambda *a: mamba3_siso(*a, chunk_size=16), args, states, torch.float32)
-    mamba3_siso_forward(*args, states, chunk_size=16)
+    for one_walk in (True, False):  # the inference forward's two forms turn q and k themselves
+        monkeypatch.setattr(m3_forward, "walks_once", lambda *_, w=one_walk: w)
+        mamba3_siso_forward(*args, states, chunk_size=16)
     q, k, v, adt, dt, trap, qb, kb, angles, D, z = args
     mamba3_siso_step(q[:, 0], k[:, 0], v[:, 0], adt[..., 0], dt[..., 0], trap[..., 0], qb, kb,
                      angles[:, 0], D, z[:, 0], states)
     launches = list(recorder.launches.values())
     names = {launch.qualname for launch in launches}
-    assert {"chunk_fwd_kernel", "chunk_states_kernel", "chunk_out_kernel",
+    assert {"chunk_fwd_kernel", "chunk_states_kernel", "chunk_out_kernel", "phase_fwd_kernel",
             "chunk_state_bwd_kernel", "chunk_intra_bwd_kernel", "recurrent_fwd_kernel",
             "recurrent_bwd_kernel"} <= names, names
     jobs = [(launch, target) for launch in launches for target in ("sm_90", "sm_100")]
@@ -655,15 +657,17 @@ for path in ("chunked", "fallback"):
 force = False
 result["bf16_finite"] = all(bool(g.isfinite().all())
                             for g in grads(chunked, clean, torch.bfloat16, "cuda"))
-for walk in (True, False):  # the inference forward in each of its forms
+# the inference forward in each of its forms, the one walk also at its own chunks
+for form, walk, chunk in (("one walk", True, C), ("one walk, own chunks", True, None),
+                          ("two kernels", False, C)):
     forward.walks_once = lambda *_, walk=walk: walk
     for dtype in (torch.float32, torch.bfloat16):
         xs = [x.to("cuda", dtype) for x in clean]
-        out, final = forward.mamba3_siso_forward(*xs[:11], States(*xs[11:]), chunk_size=C)
+        out, final = forward.mamba3_siso_forward(*xs[:11], States(*xs[11:]), chunk_size=chunk)
         got = [o.cpu().double() for o in (out, *final)]
         if dtype == torch.float32:
-            result["one walk" if walk else "two kernels"] = [
-                ((g - w).abs().max() / w.abs().max()).item() for g, w in zip(got, want[:5])]
+            result[form] = [((g - w).abs().max() / w.abs().max()).item()
+                            for g, w in zip(got, want[:5])]
         else:
             result["bf16_finite"] &= all(bool(g.isfinite().all()) for g in got)
 clean[2][0, T // 2, 1, 3] = math.nan
@@ -681,9 +685,9 @@ print(json.dumps(result))
 def test_compiled_kernels_match_the_oracle_on_cuda():
     """The compiled kernels at the layer's head sizes (K 128, V 64, 32 angles; two chunks of
     64, grouped heads): the chunked backward and its forced token-by-token fallback, and the
-    inference forward in both its forms (one walk; the states' walk and the chunks at once),
-    within their bounds (module docstring) of the float64 oracle, and a NaN in v giving the
-    oracle's masks through the fallback. In bf16 only that every launch fits and every result is
+    inference forward in both its forms (one walk, at C and at its own chunks; the states'
+    walk and the chunks at once), within their bounds (module docstring) of the float64
+    oracle, and a NaN in v giving the oracle's masks through the fallback. In bf16 only that every launch fits and every result is
     finite: at these depths (N ~ 1,400) the error model's bf16 bound exceeds 1."""
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
@@ -696,7 +700,8 @@ def test_compiled_kernels_match_the_oracle_on_cuda():
     result = json.loads(done.stdout.strip().splitlines()[-1])
     for path, N in (("chunked", depth(T, K, V, C) + T),
                     ("fallback", depth_recurrent_backward(T, K)),
-                    ("one walk", depth(T, K, V, C)), ("two kernels", depth(T, K, V, C))):
+                    ("one walk", depth(T, K, V, C)), ("two kernels", depth(T, K, V, C)),
+                    ("one walk, own chunks", depth(T, K, V, m3_forward.WALK_CHUNK))):
         bound = gamma(N, unit_roundoff(torch.float32))
         worst = max(result[path])
         assert worst <= bound, f"{path}: {result[path]} against {bound:.3e}"

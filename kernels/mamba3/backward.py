@@ -71,6 +71,7 @@ from kdiff.kernels.gdn.tile_ops import (
     store_flag,
 )
 from kdiff.kernels.mamba3.forward import (
+    CHUNK,
     CHUNK_BLOCK_V,
     ROTATE_ROWS,
     ROTATE_WARPS,
@@ -572,7 +573,7 @@ class Mamba3SISOFunction(torch.autograd.Function):
 
 
 def mamba3_siso(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
-                chunk_size: int = 64) -> tuple[torch.Tensor, States]:
+                chunk_size: int = CHUNK) -> tuple[torch.Tensor, States]:
     """Differentiable forward.mamba3_siso_forward (this module's backward)."""
     out, *final = Mamba3SISOFunction.apply(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D,
                                            z, *states, chunk_size)

@@ -56,7 +56,7 @@ def decode_inputs(B, dtype):
     return (q, k, v, adt[..., 0], dt[..., 0], trap[..., 0], qb, kb, angles[:, 0], D, z), states
 
 
-def ours_forward(low, f32, chunk=64, block_v=None):
+def ours_forward(low, f32, chunk=None, block_v=None):
     q, k, v, trap, qb, kb, z = low
     adt, dt, angles, D, *states = f32
     return mamba3_siso_forward(q, k, v, adt, dt, trap, qb, kb, angles, D, z, States(*states),

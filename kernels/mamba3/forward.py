@@ -1,11 +1,15 @@
-"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in four Triton kernels, and the
+"""Chunked Mamba-3 SISO forward (chunked.py's algorithm) in Triton kernels, and the
 decode step; each with its host wrapper.
 
 The phases (fp64, the reference's angles mod 2 pi): turn_sums_kernel sums the turns over
 blocks of tokens, every block at once; phase_carry_kernel carries the phase from block to
-block, or walks token by token where a turn may exceed pi. rotate_fwd_kernel, one program per
-(rows, head, sequence), finishes each row's phase and forms the rotated q' and k' (cos, sin,
-the biases added), rounded to the working dtype as the products that read them would.
+block, or walks token by token where a turn may exceed pi. In the training step
+rotate_fwd_kernel, one program per (rows, head, sequence), finishes each row's phase and
+forms the rotated q' and k' (cos, sin, the biases added), rounded to the working dtype as the
+products that read them would; the backward reads both. Where the inference forward walks
+once, phase_fwd_kernel finishes the phases alone, in fp32, and the walk turns each chunk's q
+and k itself (chunk_rows_keys): at the paper's sizes in bf16 the phases are a quarter of q'
+and k''s bytes.
 chunk_fwd_kernel, one program per (V-block, head, sequence), walks the
 sequence's chunks of BT tokens, holding the [BV, K] state (fp32, as its two halves of key
 pairs) across chunks. Where that walk's grid would not fill the GPU, and in the training
@@ -44,6 +48,7 @@ from kdiff.kernels.mamba3.ops import (
     sigmoid,
     silu,
     state_tile,
+    store_pair_rows,
     turn,
 )
 from kdiff.kernels.mamba3.recurrent import pair_block, recurrent_forward
@@ -123,6 +128,18 @@ def forward_block_v(sequence_heads: int, V: int, device: torch.device) -> int:
 # (mamba3_profile.py --parts forward_walks, 2026-12-07, twenty-seventh session), one walk
 # against the two kernels: 16 x 2048 (512 programs at V-block 64) 1.732 / 1.779 ms; 4 x 8192
 # (128) 2.129 / 2.007; 1 x 16384 (32) 2.468 / 1.813.
+# The chunks' tokens by default. The one walk turns each chunk's q and k itself (TURN), which
+# at 64 tokens spills its registers: compiled for sm_90 (Triton 3.6, bf16, 4 warps, V-block
+# 64; mamba3_compile_sweep.py --kernels chunk_fwd) 752 B a thread at 64 tokens and 132 B at
+# 32. The inference forward at 16 x 2048 on an H100, bf16, timed whole
+# (mamba3_profile.py --parts forward_sweep, twenty-eighth session): 1.558 ms at chunks of 32
+# (4 warps, one stage; 1.556 and 1.557 at 2 and 3 stages), 1.875 at 64, against 1.735 for
+# the walk that read rotate_fwd_kernel's q' and k' at 64 (twenty-seventh session; 1.536 at 32
+# but only with 3 stages, a software pipeline of a sequential walk, which is what corrupts
+# mamba_ssm's forward on Blackwell). The other kernels keep 64.
+WALK_CHUNK, CHUNK = 32, 64
+
+
 def walks_once(sequence_heads: int, V: int, device: torch.device) -> bool:
     """Whether the inference forward forms each chunk's output in its one walk."""
     return fills_the_gpu(sequence_heads, V, value_block(V, FORWARD_BLOCK_V[0]), device)
@@ -414,6 +431,56 @@ def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G
 
 
 @triton.jit
+def phase_fwd_kernel(sums, carry, walked, k, k_bias, theta, kT, T, H, G, K, A,
+                     BT: tl.constexpr, BK2: tl.constexpr, BS: tl.constexpr):
+    """The inference forward's rotate_fwd_kernel, grid (blocks of BT rows, H, B): each row's
+    phase (row_phases') into theta [B, T, H, A] as fp32, and the last token's turned key
+    (chunk_keys' k') into kT [B, H, K] in kT's dtype. chunk_fwd_kernel turns q and k itself
+    from these phases (chunk_rows_keys), so q' and k' per head never pass through memory: at
+    16 x 2048 (H 32, K 128, bf16) rotate_fwd_kernel wrote 537 MB of them and the walk read
+    them back; the phases are 134 MB."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    j, jm = pair_offsets(K, BK2)
+    am = j < A
+    bh = b.to(tl.int64) * H + h
+    t = c * BT + tl.arange(0, BT)
+    rm = t < T
+    rows = b.to(tl.int64) * T + t
+    th = row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS, False)
+    tl.store(theta + (rows[:, None] * H + h) * A + j[None, :], th.to(tl.float32),
+             mask=rm[:, None] & am[None, :])
+    if c == (T - 1) // BT:
+        last = rm & (t == T - 1)
+        cos, sin = cos_sin(th)
+        kbe, kbo = load_halves(k_bias, h * K, j, jm)
+        ke, ko = turned_keys(k, rows, last, H // G, h // G, K, j, jm, am, kbe, kbo, cos, sin)
+        store_pair_rows(kT, tl.zeros_like(rows)[:, None] + bh * K, last, K, ke, ko)
+
+
+@triton.jit
+def chunk_rows_keys(qx, kx, q_bias, k_bias, theta, rows, rm, H, h, G, K, A, j, jm,
+                    TURN: tl.constexpr):
+    """The rows' q' and k' of head h as halves of key pairs: loaded from rotate_fwd_kernel's
+    (qx, kx = qr, kr), or with TURN turned here from q and k (qx, kx), their biases and
+    phase_fwd_kernel's fp32 phases. In the working dtype either way: the products (mm) that
+    read them round them to it, as rotate_fwd_kernel's stores do. The fp32 phase is within
+    2^-22 (4u) of the fp64 one below 2 pi, and cos and sin are 1-Lipschitz: 6u absolute
+    with cos_sin's 2u, about 9 roundings of a pair's norm through the rotation, within the
+    slack that chunk_keys' comment counts."""
+    if TURN:
+        am = j < A
+        th = tl.load(theta + (rows[:, None] * H + h) * A + j[None, :],
+                     mask=rm[:, None] & am[None, :], other=0.0)
+        qbe, qbo = load_halves(q_bias, h * K, j, jm)
+        kbe, kbo = load_halves(k_bias, h * K, j, jm)
+        _, _, qe, qo, ke, ko = chunk_keys(qx, kx, th.to(tl.float64), rows, rm, H // G, h // G,
+                                          K, j, jm, am, qbe, qbo, kbe, kbo)
+    else:
+        _, _, _, qe, qo, ke, ko = load_halves_pair(qx, kx, rows, rm, H, h, K, j, jm)
+    return qe, qo, ke, ko
+
+
+@triton.jit
 def chunk_and_block(V, BV: tl.constexpr):
     """A program's chunk and V-block in a grid of (chunks x V-blocks, H, B)."""
     return tl.program_id(0) // tl.cdiv(V, BV), tl.program_id(0) % tl.cdiv(V, BV)
@@ -435,16 +502,19 @@ def entering_state(S0, k0, v0, dt, trap, bh, T, K, V, j, jm, cv, vm, sm, soff):
 
 
 @triton.jit
-def chunk_output(qr, kr, v, D, z, out, ybuf, Se, So, rows, rm, gamma, scale, la, H, h, K, V,
-                 j, jm, cv, vm, BT: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr,
-                 STORE: tl.constexpr):
+def chunk_output(qx, kx, q_bias, k_bias, theta, v, D, z, out, ybuf, Se, So, rows, rm, gamma,
+                 scale, la, H, h, G, K, V, A, j, jm, cv, vm, BT: tl.constexpr,
+                 HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr,
+                 TURN: tl.constexpr):
     """A chunk's rows of out (and of y before its gate into ybuf with STORE) from the state
-    entering it (Se, So): y = exp(la) Q' S^T + P V + D v. Returns the chunk's k' halves and
-    v (fp32) for the state's step."""
-    DT: tl.constexpr = qr.dtype.element_ty
+    entering it (Se, So): y = exp(la) Q' S^T + P V + D v, with q' and k' as
+    chunk_rows_keys gives them. Returns the chunk's k' halves and v (fp32) for the state's
+    step."""
+    DT: tl.constexpr = qx.dtype.element_ty
     r = tl.arange(0, BT)
     causal = r[None, :] <= r[:, None]
-    _, _, _, qe, qo, ke, ko = load_halves_pair(qr, kr, rows, rm, H, h, K, j, jm)
+    qe, qo, ke, ko = chunk_rows_keys(qx, kx, q_bias, k_bias, theta, rows, rm, H, h, G, K, A,
+                                     j, jm, TURN)
     v_off = ((rows * H + h) * V)[:, None] + cv[None, :]
     tm = rm[:, None] & vm[None, :]
     vt = tl.load(v + v_off, mask=tm, other=0.0).to(tl.float32)
@@ -486,30 +556,34 @@ def store_final(ST, vT, v, Se, So, soff, sm, b, bh, T, H, h, V, cv, vm):
 
 
 @triton.jit
-def chunk_fwd_kernel(qr, kr, v, adt, dt, trap, D, z, S0, k0, v0, out, ST, vT, T, H, K, V,
-                     BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
-                     HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
-    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with q' and k' as
-    rotate_fwd_kernel's halves (qr, kr) in place of q, k, their biases and the phases: each
-    program walks its sequence's chunks, the output of each from the state entering it."""
+def chunk_fwd_kernel(q, k, q_bias, k_bias, theta, v, adt, dt, trap, D, z, S0, k0, v0, out, ST,
+                     vT, T, H, G, K, V, A, BT: tl.constexpr, BK2: tl.constexpr,
+                     BV: tl.constexpr, HAS_D: tl.constexpr, HAS_Z: tl.constexpr):
+    """Grid (V-blocks, H, B); tensors as recurrent_fwd_kernel's, T >= 1, with
+    phase_fwd_kernel's phases (theta) in place of the angles: each program walks its
+    sequence's chunks, the output of each from the state entering it, turning each chunk's
+    q and k itself (chunk_rows_keys)."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
     Se, So = entering_state(S0, k0, v0, dt, trap, bh, T, K, V, j, jm, cv, vm, sm, soff)
     for c in range(0, tl.cdiv(T, BT)):
         t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-        ke, ko, vt = chunk_output(qr, kr, v, D, z, out, out, Se, So, rows, rm, gamma, scale,
-                                  la, H, h, K, V, j, jm, cv, vm, BT, HAS_D, HAS_Z, False)
-        Se, So = state_step(Se, So, ke, ko, vt, scale, la, la_last, qr.dtype.element_ty)
+        ke, ko, vt = chunk_output(q, k, q_bias, k_bias, theta, v, D, z, out, out, Se, So, rows,
+                                  rm, gamma, scale, la, H, h, G, K, V, A, j, jm, cv, vm, BT,
+                                  HAS_D, HAS_Z, False, True)
+        Se, So = state_step(Se, So, ke, ko, vt, scale, la, la_last, q.dtype.element_ty)
     store_final(ST, vT, v, Se, So, soff, sm, b, bh, T, H, h, V, cv, vm)
 
 
 @triton.jit
 def chunk_states_kernel(kr, v, adt, dt, trap, S0, k0, v0, ST, vT, hbuf, T, H, K, V,
                         BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr):
-    """The training forward's walk, grid (V-blocks, H, B): the state entering each chunk
-    into hbuf [B * H, chunks + 1, V, K] as halves (state_halves_offsets) in hbuf's
-    precision (saved_dtype's), the final one after them and in ST; chunk_out_kernel then
-    forms every chunk's output at once."""
+    """The states' walk, grid (V-blocks, H, B): the state entering each chunk into hbuf
+    [B * H, chunks + 1, V, K] as halves (state_halves_offsets) in hbuf's precision
+    (saved_dtype's), the final one after them and in ST; chunk_out_kernel then forms every
+    chunk's output at once. k' is rotate_fwd_kernel's: turned here, it lengthened this walk,
+    which runs where few programs fill the GPU (an H100, bf16, 4 x 8192: 2.72 ms for the
+    inference forward against 2.00, twenty-eighth session)."""
     i_v, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
     Se, So = entering_state(S0, k0, v0, dt, trap, bh, T, K, V, j, jm, cv, vm, sm, soff)
@@ -531,18 +605,19 @@ def chunk_out_kernel(qr, kr, v, adt, dt, trap, D, z, hbuf, out, ybuf, T, H, K, V
                      BT: tl.constexpr, BK2: tl.constexpr, BV: tl.constexpr,
                      HAS_D: tl.constexpr, HAS_Z: tl.constexpr, STORE: tl.constexpr):
     """The outputs after chunk_states_kernel's walk, grid (chunks x V-blocks, H, B): every
-    chunk at once, from the state entering it (hbuf); with STORE (the training forward) y
-    before its gate into ybuf [B, T, H, V] (saved_dtype's). The states in hbuf are rounded
-    to its precision, which the products here round them to anyway: out is
-    chunk_fwd_kernel's up to the order in which the compiled products round."""
+    chunk at once, from the state entering it (hbuf) and rotate_fwd_kernel's q' and k'; with
+    STORE (the training forward) y before its gate into ybuf [B, T, H, V] (saved_dtype's).
+    The states in hbuf are rounded to its precision, which the products here round them to
+    anyway: out is chunk_fwd_kernel's up to the order in which the compiled products round."""
     c, i_v = chunk_and_block(V, BV)
     h, b = tl.program_id(1), tl.program_id(2)
     bh, j, jm, cv, vm, sm, soff = state_tile(b, h, i_v, H, K, V, BK2, BV)
     Se, So = load_state_halves(hbuf, state_halves_offsets(bh, c, tl.cdiv(T, BT) + 1, V, K,
                                                           cv, j), K, sm)
     t, rm, g, rows, gamma, scale, la, la_last = chunk_gates(adt, dt, trap, c, b, bh, T, BT)
-    chunk_output(qr, kr, v, D, z, out, ybuf, Se, So, rows, rm, gamma, scale, la, H, h, K, V,
-                 j, jm, cv, vm, BT, HAS_D, HAS_Z, STORE)
+    # read, not turned: no biases, phases, G or A
+    chunk_output(qr, kr, None, None, None, v, D, z, out, ybuf, Se, So, rows, rm, gamma, scale,
+                 la, H, h, 1, K, V, 0, j, jm, cv, vm, BT, HAS_D, HAS_Z, STORE, False)
 
 
 def check_shapes(q, k, v, angles, states: States) -> None:
@@ -617,12 +692,13 @@ def launch_phases(angles: torch.Tensor, dt: torch.Tensor, theta0: torch.Tensor,
 
 
 def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, states: States,
-                        chunk_size: int = 64, block_v: int | None = None,
+                        chunk_size: int | None = None, block_v: int | None = None,
                         store: bool = False):
     """reference.mamba3_siso_recurrence's arguments (initial states required), chunked;
     outputs in q's dtype. Returns (out, final States), and with `store` the Saved buffers
     after them. The inference forward walks once where walks_once says; otherwise, and
-    always with `store`, the states' walk and then every chunk's output at once. block_v:
+    always with `store`, the states' walk and then every chunk's output at once. chunk_size:
+    the chunks' tokens, by default WALK_CHUNK in the one walk and CHUNK otherwise; block_v:
     the walk's V-block, forward_block_v's by default."""
     check_shapes(q, k, v, angles, states)
     args = [x.contiguous() if x is not None else None
@@ -634,36 +710,43 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
         raise ValueError("an empty sequence (T = 0)")
     out = torch.empty(B, T, H, V, dtype=q.dtype, device=q.device)
     final = new_states(states, q.dtype)
-    NC = triton.cdiv(T, chunk_size)
     one_walk = not store and walks_once(B * H, V, q.device)
-    kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
-    hbuf = None if one_walk else torch.empty(B * H, NC + 1, V, K, **kept)
-    ybuf = torch.empty(B, T, H, V, **kept) if store else out
+    chunk_size = chunk_size or (WALK_CHUNK if one_walk else CHUNK)
+    NC = triton.cdiv(T, chunk_size)
     phases = launch_phases(args[8], args[4], states.angle, final.angle)
-    qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
-    kr = torch.empty_like(qr)
-    rotate_fwd_kernel[(triton.cdiv(T, ROTATE_ROWS), H, B)](
-        args[0], args[1], *phases, args[6], args[7], qr, kr, T, H, H // Hq, K, A,
-        BT=ROTATE_ROWS, BK2=pair_block(K), BS=PHASE_BLOCK, STORE=store,
-        num_warps=ROTATE_WARPS)
-    # the last token's turned key: its row of kr, back from halves to pairs
-    final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]), -1).flatten(-2))
+    rows = (triton.cdiv(T, ROTATE_ROWS), H, B)
+    sizes = dict(BT=chunk_size, BK2=pair_block(K), HAS_D=D is not None, HAS_Z=z is not None)
     BV = value_block(V, block_v) if block_v else forward_block_v(B * H, V, q.device)
     gates = args[3:6]
     if one_walk:
+        theta = torch.empty(B, T, H, A, dtype=torch.float32, device=q.device)
+        phase_fwd_kernel[rows](*phases, args[1], args[7], theta, final.k, T, H, H // Hq, K, A,
+                               BT=ROTATE_ROWS, BK2=pair_block(K), BS=PHASE_BLOCK,
+                               num_warps=ROTATE_WARPS)
         chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
-            qr, kr, args[2], *gates, *args[9:], *states[1:], out, final.ssm, final.v, T, H, K,
-            V, BT=chunk_size, BK2=pair_block(K), BV=BV, HAS_D=D is not None,
-            HAS_Z=z is not None, **launch("forward", q.dtype))
+            args[0], args[1], args[6], args[7], theta, args[2], *gates, *args[9:], *states[1:],
+            out, final.ssm, final.v, T, H, H // Hq, K, V, A, BV=BV, **sizes,
+            **launch("forward", q.dtype))
     else:
+        qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
+        kr = torch.empty_like(qr)
+        rotate_fwd_kernel[rows](
+            args[0], args[1], *phases, args[6], args[7], qr, kr, T, H, H // Hq, K, A,
+            BT=ROTATE_ROWS, BK2=pair_block(K), BS=PHASE_BLOCK, STORE=store,
+            num_warps=ROTATE_WARPS)
+        # the last token's turned key: its row of kr, back from halves to pairs
+        final.k.copy_(torch.stack((kr[:, -1, :, :K // 2], kr[:, -1, :, K // 2:]),
+                                  -1).flatten(-2))
+        kept = dict(dtype=saved_dtype(q.dtype), device=q.device)
+        hbuf = torch.empty(B * H, NC + 1, V, K, **kept)
+        ybuf = torch.empty(B, T, H, V, **kept) if store else out
         chunk_states_kernel[(triton.cdiv(V, BV), H, B)](
-            kr, args[2], *gates, *states[1:], final.ssm, final.v, hbuf, T, H, K, V,
-            BT=chunk_size, BK2=pair_block(K), BV=BV, **launch("train", q.dtype))
+            kr, args[2], *gates, *states[1:], final.ssm, final.v, hbuf, T, H, K, V, BV=BV,
+            BT=chunk_size, BK2=pair_block(K), **launch("train", q.dtype))
         BVO = value_block(V, CHUNK_BLOCK_V)
         chunk_out_kernel[(NC * triton.cdiv(V, BVO), H, B)](
-            qr, kr, args[2], *gates, args[9], args[10], hbuf, out, ybuf, T, H, K, V,
-            BT=chunk_size, BK2=pair_block(K), BV=BVO, HAS_D=D is not None,
-            HAS_Z=z is not None, STORE=store, **launch("output", q.dtype))
+            qr, kr, args[2], *gates, args[9], args[10], hbuf, out, ybuf, T, H, K, V, BV=BVO,
+            STORE=store, **sizes, **launch("output", q.dtype))
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:

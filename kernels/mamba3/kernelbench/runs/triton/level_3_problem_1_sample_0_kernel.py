@@ -11,9 +11,9 @@ class ModelNew(nn.Module):
     def forward(self, q, k, v, a, dt, trap, q_bias, k_bias, angles, D, z, angle_state,
                 ssm_state, k_state, v_state):
         q, k, adt, dt = activations(q, k, a, dt)
-        # chunks of 64 on a GPU; 16 on the CPU interpreter keeps the tiny problem quick
+        # the forward's own chunks on a GPU; 16 on the CPU interpreter keeps the tiny problem quick
         out, states = mamba3_siso_forward(
             q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z,
             States(angle_state, ssm_state, k_state, v_state),
-            chunk_size=64 if q.is_cuda else 16)
+            chunk_size=None if q.is_cuda else 16)
         return (out, *states)
