@@ -29,7 +29,8 @@ Four parts, each tolerance-free:
   front end refuses (a name it does not define, item assignment to a tensor: what the
   interpreter runs and no GPU's compiler will) is `does_not_compile` once the kernel's own
   file is refused as well as the judge's module of it; any other compile error leaves the
-  launch not measured.
+  launch not measured, and where no launch could be measured for any target the gate is
+  undecided (`error`), never a pass.
   The judge compiles a kernel from its own module of the kernel's file
   (kdiff.sandbox.kernel_source); a kernel that needs its module's code run is compiled by importing
   it, and a fit only that code reported (outside kdiff's own corpus) leaves the gate
@@ -463,11 +464,19 @@ class ResourceBudget(Gate):
                     f"({unverified[0]})"
                 ),
             )
-        if not judged_any:
+        if not judged_any and targets:
+            # Launches ran and not one could be compiled: no fit was checked, and the other
+            # parts of the gate cannot stand for this one (a pass would say the kernels fit)
             return PartOutcome(
                 None,
-                "compiled resources: skipped, no launch could be compiled "
-                "(" + "; ".join(notes) + ")",
+                "compiled resources: " + "; ".join(notes),
+                f"compiled resources not decided: none of {len(launches)} launch(es) could be "
+                f"compiled for {', '.join(targets)}",
+            )
+        if not judged_any:
+            return PartOutcome(
+                None, "compiled resources: skipped, no target with known limits (" +
+                "; ".join(notes) + ")"
             )
         return PartOutcome(None, "compiled resources: " + "; ".join(notes))
 

@@ -630,3 +630,19 @@ def test_a_compiler_child_killed_leaves_its_launches_a_fit_not_checked(tmp_path:
     part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
     assert part.failure is None and part.undecided is not None, part
     assert "status -9" in part.undecided
+
+
+def test_launches_none_of_which_compiles_leave_the_fit_not_checked():
+    """Launches that ran, and not one of which the judge could compile (a compile error
+    that is not Triton refusing the kernel): no fit was checked, so the gate is undecided.
+    It passed on its other parts, with the compiled part "skipped"."""
+    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
+    broken = {"error": "CompilationError: an error the compiler raised", "cacheable": True}
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
+        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
+        compile_launches=lambda jobs, **_: [dict(broken) for _ in jobs])
+    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    assert part.failure is None and part.undecided is not None, part
+    assert "none of 1 launch(es) could be compiled" in part.undecided
+    assert "an error the compiler raised" in part.note
