@@ -2,6 +2,7 @@
 import torch
 
 from kdiff.data.problem import load_problem
+from kdiff.judging.context import GateContext
 from kdiff.numerics import inputs as gen
 
 
@@ -25,6 +26,22 @@ def test_structural_positions_and_integer_inputs_are_kept(tmp_path):
     assert bool((x[lower] == 0).all())
     assert bool((x[~lower].abs() > 1e-3).all())  # drawn at scale 1e3, not the benchmark's
     assert torch.equal(idx, templates[1].example)
+
+
+def test_templates_are_learned_once_for_each_set_of_sizes(tmp_path, monkeypatch):
+    """A gate goes back to the judged sizes after its own: the templates learned there
+    before serve again, and those of other sizes are their own."""
+    problem = write_problem(tmp_path, "n = 8\ndef get_inputs():\n    return [torch.randn(n)]\n")
+    learned, learn = [], gen.learn_templates
+    monkeypatch.setattr(gen, "learn_templates",
+                        lambda p: learned.append(p.constants()) or learn(p))
+    ctx = GateContext(problem, None)
+    judged = ctx.templates()
+    ctx.set_constants({"n": 4})
+    assert ctx.templates()[0].example.shape == (4,)
+    ctx.set_constants({})
+    assert ctx.templates() is judged
+    assert learned == [{"n": 8}, {"n": 4}]
 
 
 def test_probability_inputs_stay_distributions(tmp_path):

@@ -490,7 +490,9 @@ class GateContext:
         self.candidate = candidate
         self.options = options or GateOptions()
         self.device = self.options.device
-        self._templates: list[gen.InputTemplate] | None = None
+        # sizes -> the templates learned there: a gate goes back to the judged sizes after
+        # its own (set_constants({})), and over half the learnings were of sizes seen before
+        self._templates: dict[tuple, list[gen.InputTemplate]] = {}
         # (seed, dtype, sizes) -> the model and its buffers as built
         self._references: dict[tuple, tuple[torch.nn.Module, dict[str, torch.Tensor]]] = {}
         self._built: set[str] = set()
@@ -580,10 +582,14 @@ class GateContext:
 
     # -- inputs ---------------------------------------------------------------------------
     def templates(self) -> list[gen.InputTemplate]:
-        if self._templates is None:
-            self._templates = gen.learn_templates(self.problem)
-            self._confirm_sign_preconditions(self._templates)
-        return self._templates
+        """The inputs' templates at the sizes set now (learned from get_inputs(), a function
+        of the problem at these sizes alone; gates only read them)."""
+        key = self._sizes()
+        if key not in self._templates:
+            learned = gen.learn_templates(self.problem)
+            self._confirm_sign_preconditions(learned)
+            self._templates[key] = learned
+        return self._templates[key]
 
     def _confirm_sign_preconditions(self, templates: list[gen.InputTemplate]) -> None:
         """An input the benchmark only ever drew non-negative (torch.rand) is a precondition
@@ -692,7 +698,6 @@ class GateContext:
         judged = {**self.scaled, **constants}
         self.problem.set_sizes({**self._original_constants, **judged})
         self.constants = judged
-        self._templates = None
 
     # -- models ---------------------------------------------------------------------------
     def init_inputs(self, seed: int) -> list[Any]:
@@ -702,7 +707,7 @@ class GateContext:
     def reference(
         self, seed: int = BENCHMARK_SEED, dtype: torch.dtype | None = NATIVE
     ) -> torch.nn.Module:
-        key = (seed, dtype, tuple(sorted(self.constants.items())))
+        key = (seed, dtype, self._sizes())
         if key not in self._references:
             init = self.init_inputs(seed)
             with torch.no_grad():
@@ -761,7 +766,11 @@ class GateContext:
     def _sized(self, seed: int) -> tuple:
         """An instance's key in `_trained` and `_kept_as_built`: its seed and the sizes it
         is built at."""
-        return seed, tuple(sorted(self.constants.items()))
+        return seed, self._sizes()
+
+    def _sizes(self) -> tuple:
+        """The sizes set now (set_constants), as a key."""
+        return tuple(sorted(self.constants.items()))
 
     def _pair_parameters(self, seed: int, built: torch.nn.Module) -> None:
         """Decides `trained(seed)` from the reference `built` at `seed`, before any redraw,
