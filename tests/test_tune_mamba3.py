@@ -23,7 +23,7 @@ CANDIDATE = ROOT / "kernels/tune_examples/mamba3_tunable.py"
 def made_up_time(config) -> float:
     """TF32 halves the time, larger chunks and V-blocks shave some (a GPU's ranking, guessed)."""
     c = dict(config)
-    return (1e-3 * {64: 1.0, 32: 1.2, 16: 1.5}[c["CHUNK"]] * (64 / c["BV"]) ** 0.1
+    return (1e-3 * {None: 1.1, 64: 1.0, 32: 1.2, 16: 1.5}[c["CHUNK"]] * (64 / c["BV"]) ** 0.1
             * (0.5 if c["DOT"] == "tf32" else 1.0))
 
 
@@ -46,12 +46,13 @@ def test_tuning_mamba3_judges_every_ieee_configuration_correct(tmp_path):
     space = read_space(CANDIDATE)
     config = RunConfig(gates=["PRC-01", "RES-01"], gate_options=GateOptions(device="cpu"))
     judge = ConfigJudge(PROBLEM, CANDIDATE, space, config, tmp_path)
-    # seed 0: the default, CHUNK 32 in IEEE and two TF32 configurations at CHUNK 16
-    result = run("random", space, judge, injected(made_up_time), 4, seed=0)
+    # seed 2: the default (the forward's own chunks), CHUNK 16 in IEEE at V-blocks 32 and 64,
+    # and a TF32 configuration at CHUNK 32
+    result = run("random", space, judge, injected(made_up_time), 4, seed=2)
     evaluations = result.evaluations
     assert 1 < len(evaluations) <= 4
     assert evaluations[0].config == space.default and evaluations[0].correct
-    assert any(dict(e.config)["CHUNK"] != 64 for e in evaluations), "a chunk size other than 64"
+    assert any(dict(e.config)["CHUNK"] is not None for e in evaluations), "a chunk size set"
     for e in evaluations:
         if dict(e.config)["DOT"] == "ieee":
             assert e.judgement.outcome is Outcome.CORRECT, (e.config, e.judgement.failing)

@@ -4,7 +4,7 @@ candidate calls it (kernelbench/runs/triton/level_3_problem_1_sample_0_kernel.py
 all set from KDIFF_TUNE_CONFIG before the first launch of the worker's process, the default
 being kernels/mamba3's own:
 - CHUNK: mamba3_siso_forward's chunk_size (the kernels' BT: a power of two, at least 16, a
-  dot's minimum);
+  dot's minimum), None its own (forward.WALK_CHUNK in the one walk, forward.CHUNK otherwise);
 - BV: its block_v (capped at V's next power of two: at the problem's V = 16 all choices
   launch the same kernel);
 - num_warps, num_stages: the chunk kernel's launch options in fp32 (forward.WARPS and
@@ -24,9 +24,9 @@ from kdiff.kernels.mamba3.problems import activations
 from kdiff.kernels.mamba3.reference import States
 from kdiff.kernels.tune_examples.tf32 import mm_tf32
 
-KDIFF_TUNE_SPACE = {"CHUNK": [64, 32, 16], "BV": [64, 32, 16], "DOT": ["ieee", "tf32"],
+KDIFF_TUNE_SPACE = {"CHUNK": [None, 64, 32, 16], "BV": [64, 32, 16], "DOT": ["ieee", "tf32"],
                     "num_warps": [8, 4], "num_stages": [1, 2]}
-KDIFF_TUNE_CONFIG = {"CHUNK": 64, "BV": 64, "DOT": "ieee", "num_warps": 8, "num_stages": 1}
+KDIFF_TUNE_CONFIG = {"CHUNK": None, "BV": 64, "DOT": "ieee", "num_warps": 8, "num_stages": 1}
 
 
 def _configure(cfg: dict) -> None:
