@@ -595,18 +595,26 @@ def test_compiles_past_the_cases_wall_budget_are_its_failure_not_unmeasured(tmp_
     assert "6 of 6 compiles left" in part.failure.detail
 
 
+TILE_LAUNCH = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
+
+
+def compiled_part(launch: Launch, outcome: dict):
+    """RES-02's compiled part for a worker that recorded `launch`, every compile of which
+    came back as `outcome`."""
+    candidate = SimpleNamespace(
+        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
+        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
+        compile_launches=lambda jobs, **_: [dict(outcome) for _ in jobs])
+    return ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+
+
 def test_a_compile_past_its_deadline_is_a_fit_not_checked(tmp_path: Path):
     """How long a kernel takes to compile is its own to choose (an unrolled loop): the red
     team's over-budget tile, its compile past the per-kernel deadline, passed RES-02 as "not
     measured". Undecided now, never a pass."""
-    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
     late = {"error": "compiling did not finish within 300 s per kernel", "timeout": True,
             "cacheable": False}
-    candidate = SimpleNamespace(
-        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
-        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
-        compile_launches=lambda jobs, **_: [dict(late) for _ in jobs])
-    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    part = compiled_part(TILE_LAUNCH, late)
     assert part.failure is None and part.undecided is not None, part
     assert "did not finish within 300 s" in part.undecided
 
@@ -620,14 +628,10 @@ def test_a_compiler_child_killed_leaves_its_launches_a_fit_not_checked(tmp_path:
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                 cwd=str(cwd))
 
-    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
-    outcomes = compile_launches([(launch, "sm_100")], timeout=30, start=start, folder=tmp_path)
+    outcomes = compile_launches([(TILE_LAUNCH, "sm_100")], timeout=30, start=start,
+                                folder=tmp_path)
     assert outcomes[0]["killed"] is True and "status -9" in outcomes[0]["error"], outcomes
-    candidate = SimpleNamespace(
-        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
-        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
-        compile_launches=lambda jobs, **_: [dict(outcomes[0]) for _ in jobs])
-    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    part = compiled_part(TILE_LAUNCH, outcomes[0])
     assert part.failure is None and part.undecided is not None, part
     assert "status -9" in part.undecided
 
@@ -636,13 +640,8 @@ def test_launches_none_of_which_compiles_leave_the_fit_not_checked():
     """Launches that ran, and not one of which the judge could compile (a compile error
     that is not Triton refusing the kernel): no fit was checked, so the gate is undecided.
     It passed on its other parts, with the compiled part "skipped"."""
-    launch = Launch(module="kdiff_tile", file=str(WIDE_TILE), qualname="matmul_kernel")
     broken = {"error": "CompilationError: an error the compiler raised", "cacheable": True}
-    candidate = SimpleNamespace(
-        request=lambda cmd, **_: {"launches": [{"launch": asdict(launch)}]},
-        candidate=WIDE_TILE, writes_confined=False, limits=SimpleNamespace(case_timeout=3600.0),
-        compile_launches=lambda jobs, **_: [dict(broken) for _ in jobs])
-    part = ResourceBudget().compiled(SimpleNamespace(candidate=candidate, options=GateOptions()))
+    part = compiled_part(TILE_LAUNCH, broken)
     assert part.failure is None and part.undecided is not None, part
     assert "none of 1 launch(es) could be compiled" in part.undecided
     assert "an error the compiler raised" in part.note
