@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -273,6 +274,85 @@ def test_operands_of_one_shape_skip_triton_s_broadcast(shipped_interpreter, monk
     assert semantic.broadcast_impl_value(pointers, mask) == (pointers, mask) and not reached
     _, widened = semantic.broadcast_impl_value(pointers, block(tl.int1, (4, 1), np.bool_))
     assert reached and widened.shape == [4, 8]
+
+
+# Element types as the interpreter holds them: bf16 as its bit patterns, pointers as addresses.
+_ELEMENTS = [(tl.float32, np.float32), (tl.float16, np.float16), (tl.bfloat16, np.uint16),
+             (tl.float64, np.float64), (tl.int8, np.int8), (tl.int16, np.int16),
+             (tl.int32, np.int32), (tl.int64, np.int64), (tl.uint8, np.uint8),
+             (tl.uint32, np.uint32), (tl.int1, np.bool_),
+             (tl.pointer_type(tl.float32), np.uint64)]
+# Pairs of shapes: one shape, a scalar (a 0-d tensor, held as one element) against a block
+# each way, blocks broadcast each way or of another rank, and shapes that cannot broadcast.
+_SHAPES = [((4,), (4,)), ((), (2, 4)), ((2, 4), ()), ((1, 4), (2, 4)), ((2, 1), (1, 4)),
+           ((4,), (2, 4)), ((2, 4), (4, 2)), ((), ())]
+_NUMBERS = [3, -1, 2 ** 40, 0.5, 1e300, True]
+
+
+def _operand(element, np_dtype, shape):
+    values = np.array([3, -2, 5, 7, 1, -1, 6, 2][:max(1, int(np.prod(shape)))])
+    if np_dtype == np.uint16:  # bf16's bits of these values plus a quarter
+        data = (torch.tensor(values + 0.25).bfloat16().view(torch.int16).numpy()
+                .view(np.uint16))
+    elif element.is_ptr():
+        data = (4096 + 4 * np.abs(values)).astype(np.uint64)
+    else:
+        data = (np.abs(values) if element.is_int_unsigned() else values + 0.25 * element.is_floating()
+                ).astype(np_dtype)
+    handle = interpreter.TensorHandle(data.reshape(shape or (1,)), element)
+    return tl.tensor(handle, tl.core.block_type(element, list(shape)) if shape else element)
+
+
+def _outcome(operation, lhs, rhs):
+    """What an operation gives: its type and bits, or the error it raises."""
+    try:
+        out = operation(lhs, rhs)
+    except Exception as error:  # noqa: BLE001 - whichever Triton raises, compared as text
+        return type(error).__name__, str(error)
+    return str(out.type), out.handle.dtype, out.handle.data.dtype, out.handle.data.shape, \
+        out.handle.data.tobytes()
+
+
+def test_type_checks_decided_once_per_types_give_triton_s_bits_and_errors(shipped_interpreter,
+                                                                          monkeypatch):
+    """Binary operations of every pair of element types, of tensors of one shape, broadcast
+    or not, and of a tensor and a Python number, give Triton's type, bits and errors
+    with the type check decided once per pair of types: at its first operation of a pair
+    and at a later one."""
+    from triton.language.semantic import TritonSemantic
+    interpreter_device.install()
+    semantic = interpreter.interpreter_semantic
+    decided = TritonSemantic.binary_op_type_checking_impl
+    nan = tl.PropagateNan.NONE
+    operations = [lambda x, y: semantic.add(x, y, False), lambda x, y: semantic.sub(x, y, False),
+                  lambda x, y: semantic.mul(x, y, False), semantic.truediv, semantic.floordiv,
+                  semantic.mod, lambda x, y: semantic.fdiv(x, y, False),
+                  lambda x, y: semantic.maximum(x, y, nan), semantic.less_than, semantic.equal,
+                  semantic.and_, semantic.xor_, semantic.shl]
+
+    def shipped(operation, lhs, rhs):
+        with monkeypatch.context() as patched:
+            patched.setattr(TritonSemantic, "binary_op_type_checking_impl", decided.shipped)
+            return _outcome(operation, lhs, rhs)
+
+    cases = []
+    for i, (lhs, rhs) in enumerate(itertools.product(_ELEMENTS, repeat=2)):
+        for j, operation in enumerate(operations):
+            lhs_shape, rhs_shape = _SHAPES[(i + j) % len(_SHAPES)]
+            cases.append((operation, _operand(*lhs, lhs_shape), _operand(*rhs, rhs_shape)))
+    for i, (element, number) in enumerate(itertools.product(_ELEMENTS, _NUMBERS)):
+        operation, tensor = operations[i % len(operations)], _operand(*element, (4,))
+        cases += [(operation, tensor, number), (operation, number, tensor)]
+    for operation, lhs, rhs in cases:
+        expected = shipped(operation, lhs, rhs)
+        assert _outcome(operation, lhs, rhs) == expected  # decided here, or earlier
+        assert _outcome(operation, lhs, rhs) == expected  # decided
+    # and a pair that casts nothing was decided: Triton's computation type is not asked again
+    mul, block, scalar = operations[2], _operand(tl.float32, np.float32, (4,)), \
+        _operand(tl.float32, np.float32, ())
+    expected = shipped(mul, block, scalar)
+    monkeypatch.setattr(TritonSemantic, "computation_type_impl", None)
+    assert _outcome(mul, block, scalar) == expected
 
 
 def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):

@@ -49,6 +49,7 @@ from kdiff.sandbox import (
     interpreter_libdevice,
     interpreter_order,
     interpreter_ptx,
+    interpreter_type_checks,
     interpreter_types,
 )
 from kdiff.sandbox.interpreter_order import Launch
@@ -65,6 +66,7 @@ def install() -> None:
     except ImportError:
         return
     interpreter_types.install(interpreter)
+    interpreter_type_checks.install(interpreter_types.keys()[0])
     _type_float_arguments(interpreter)
     _index_by_a_scalar_s_one_element(interpreter)
     _dtypes_answer_value(interpreter)

@@ -15,13 +15,13 @@ from typing import Any, Callable, Hashable
 
 
 def install(interpreter) -> None:
-    type_key, block_key = _keys()
+    type_key, block_key = keys()
     _block_types_built_once(block_key)
     _numpy_dtypes_found_once(interpreter, type_key)
     _operands_of_one_shape_not_broadcast()
 
 
-def _keys() -> tuple[Callable[[Any], Hashable | None], Callable[[Any, Any], Hashable | None]]:
+def keys() -> tuple[Callable[[Any], Hashable | None], Callable[[Any, Any], Hashable | None]]:
     """(type_key, block_key), Triton's classes bound once: they run for every operation of
     every program, where an import statement each was a third of their time."""
     import triton.language as tl
