@@ -71,7 +71,7 @@ def shipped_interpreter():
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
                                           interpreter.ScanOps, tl.dtype, tl.core.block_type,
-                                          TritonSemantic)}
+                                          tl.core.tensor, TritonSemantic)}
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
     capability = torch.cuda.get_device_capability
@@ -222,6 +222,38 @@ def test_types_built_once_give_the_same_bits(shipped_interpreter):
     with pytest.raises(ValueError) as still_refused:
         tl.core.block_type(tl.float32, [3])
     assert str(still_refused.value) == str(refused.value)
+
+
+def _built(tensor) -> tuple:
+    """A tensor as Triton's constructor leaves it: its attributes in order, and its shape's
+    constexprs, tuple and tuple type and its element count by value and class."""
+    shape = tensor.shape
+    return (list(vars(tensor)), tensor.handle, tensor.type, tensor.dtype, type(shape),
+            list(vars(shape)), [(type(c), c.value, type(c.value), c.type) for c in shape.values],
+            shape.type.types, shape.type.fields, type(tensor.numel), tensor.numel.value,
+            type(tensor.numel.value), tensor.numel.type)
+
+
+def test_tensor_shapes_built_once_per_type_as_triton_builds_them(shipped_interpreter):
+    """A tensor of a scalar, pointer or block type (sizes given as ints or constexprs, a
+    block type copied) is built as Triton's constructor builds it, and its shape's tuple is
+    its own: assigning into one tensor's leaves another's of the same type unchanged. The
+    element count, a constexpr nothing changes, is one per type."""
+    import copy
+    handle = interpreter.TensorHandle(np.zeros(8, np.float32), tl.float32)
+
+    def types():
+        four_by_two = tl.core.block_type(tl.float32, [4, tl.constexpr(2)])
+        return [tl.float32, tl.int1, tl.pointer_type(tl.float16), four_by_two,
+                tl.core.block_type(tl.pointer_type(tl.int8), [8]), copy.copy(four_by_two)]
+
+    shipped = [_built(tl.tensor(handle, ty)) for ty in types()]
+    interpreter_device.install()
+    assert [_built(tl.tensor(handle, ty)) for ty in types()] == shipped
+    one, other = (tl.tensor(handle, tl.core.block_type(tl.float32, [4, 2])) for _ in range(2))
+    assert one.numel is other.numel  # built once
+    one.shape._setitem(0, tl.constexpr(2))
+    assert [c.value for c in other.shape] == [4, 2] and other.shape.type.types[0].value == 4
 
 
 def test_a_program_of_the_worker_s_interpreter_imports_nothing(shipped_interpreter,
