@@ -67,7 +67,7 @@ def shipped_interpreter():
     saved_builder = dict(vars(builder))
     from triton.language.semantic import TritonSemantic
     module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin", "_patch_lang_tensor",
-                    "_get_np_dtype")
+                    "_get_np_dtype", "_patch_attr")
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
                                           interpreter.ScanOps, tl.dtype, tl.core.block_type,
@@ -254,6 +254,47 @@ def test_tensor_shapes_built_once_per_type_as_triton_builds_them(shipped_interpr
     assert one.numel is other.numel  # built once
     one.shape._setitem(0, tl.constexpr(2))
     assert [c.value for c in other.shape] == [4, 2] and other.shape.type.types[0].value == 4
+
+
+_BUILTIN_CALLS: list[tuple[str, object, list]] = []
+
+
+@tl.core.builtin
+def _recorded(x, scale=1, _semantic=None):
+    """A builtin of this module's own: who called it, with which semantic and arguments."""
+    _BUILTIN_CALLS.append((sys._getframe(2).f_code.co_name, _semantic, [x, scale]))
+    return _semantic.mul(x, scale, False)
+
+
+@triton.jit
+def _calls_builtins(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, _recorded(x) + _recorded(x, scale=2, _semantic=None) * x)
+
+
+def test_a_builtin_reaches_its_function_in_one_call_with_the_interpreter_s_semantic(
+        shipped_interpreter, monkeypatch):
+    """Called in a kernel, a builtin's function runs directly under the kernel's call (not
+    through the interpreter's lambda and Triton's wrapper), with the interpreter's semantic in
+    place of one passed and the other arguments as given, and gives the same bits."""
+    patch_attr = interpreter._patch_attr
+    interpreter_device.install()
+
+    def run() -> tuple[torch.Tensor, list]:
+        x, out = torch.arange(8.0) / 3, torch.empty(8)
+        _BUILTIN_CALLS.clear()
+        _calls_builtins[(1,)](x, out, BLOCK=8)
+        return out, [(caller, semantic, args[1]) for caller, semantic, args in _BUILTIN_CALLS]
+
+    with monkeypatch.context() as patched:
+        patched.setattr(interpreter, "_patch_attr", patch_attr)
+        shipped, shipped_calls = run()
+    out, calls = run()
+    assert torch.equal(shipped.view(torch.int32), out.view(torch.int32))
+    semantic = interpreter.interpreter_semantic
+    assert shipped_calls == [("<lambda>", semantic, 1), ("<lambda>", semantic, 2)]
+    assert calls == [("_calls_builtins", semantic, 1), ("_calls_builtins", semantic, 2)]
 
 
 def test_a_program_of_the_worker_s_interpreter_imports_nothing(shipped_interpreter,

@@ -45,6 +45,7 @@ import numpy as np
 
 from kdiff.sandbox import (
     interpreter_bf16,
+    interpreter_calls,
     interpreter_fp8,
     interpreter_libdevice,
     interpreter_order,
@@ -67,6 +68,7 @@ def install() -> None:
         return
     interpreter_types.install(interpreter)
     interpreter_type_checks.install(interpreter_types.keys()[0])
+    interpreter_calls.install(interpreter)
     _type_float_arguments(interpreter)
     _index_by_a_scalar_s_one_element(interpreter)
     _dtypes_answer_value(interpreter)
