@@ -57,7 +57,8 @@ from kdiff.sandbox.interpreter_order import Launch
 
 
 def install() -> None:
-    """In this process's interpreter: types built once per value, float arguments typed and
+    """In this process's interpreter: types built once per value, a binary operation's type
+    check once per pair of types, builtins reached in one call, float arguments typed and
     fp32 products rounded as compiled Triton does, the sanitiser off, `tl` patched once a
     launch, programs in a drawn order, and (when kernels are interpreted) libdevice, inline
     PTX, an autotuner that takes its configurations in order and a compute capability; a
