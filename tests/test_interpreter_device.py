@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -66,11 +67,11 @@ def shipped_interpreter():
     saved_builder = dict(vars(builder))
     from triton.language.semantic import TritonSemantic
     module_names = ("_implicit_cvt", "_patch_lang", "_patch_builtin", "_patch_lang_tensor",
-                    "_get_np_dtype")
+                    "_get_np_dtype", "_patch_attr")
     saved_module = {n: getattr(interpreter, n) for n in module_names}
     classes = {c: dict(vars(c)) for c in (interpreter.GridExecutor, interpreter.ReduceOps,
                                           interpreter.ScanOps, tl.dtype, tl.core.block_type,
-                                          TritonSemantic)}
+                                          tl.core.tensor, TritonSemantic)}
     modules = {m: dict(vars(m)) for m in (cuda_libdevice, portable_libdevice)}
     bench = Autotuner._bench
     capability = torch.cuda.get_device_capability
@@ -223,6 +224,79 @@ def test_types_built_once_give_the_same_bits(shipped_interpreter):
     assert str(still_refused.value) == str(refused.value)
 
 
+def _built(tensor) -> tuple:
+    """A tensor as Triton's constructor leaves it: its attributes in order, and its shape's
+    constexprs, tuple and tuple type and its element count by value and class."""
+    shape = tensor.shape
+    return (list(vars(tensor)), tensor.handle, tensor.type, tensor.dtype, type(shape),
+            list(vars(shape)), [(type(c), c.value, type(c.value), c.type) for c in shape.values],
+            shape.type.types, shape.type.fields, type(tensor.numel), tensor.numel.value,
+            type(tensor.numel.value), tensor.numel.type)
+
+
+def test_tensor_shapes_built_once_per_type_as_triton_builds_them(shipped_interpreter):
+    """A tensor of a scalar, pointer or block type (sizes given as ints or constexprs, a
+    block type copied) is built as Triton's constructor builds it, and its shape's tuple is
+    its own: assigning into one tensor's leaves another's of the same type unchanged. The
+    element count, a constexpr nothing changes, is one per type."""
+    import copy
+    handle = interpreter.TensorHandle(np.zeros(8, np.float32), tl.float32)
+
+    def types():
+        four_by_two = tl.core.block_type(tl.float32, [4, tl.constexpr(2)])
+        return [tl.float32, tl.int1, tl.pointer_type(tl.float16), four_by_two,
+                tl.core.block_type(tl.pointer_type(tl.int8), [8]), copy.copy(four_by_two)]
+
+    shipped = [_built(tl.tensor(handle, ty)) for ty in types()]
+    interpreter_device.install()
+    assert [_built(tl.tensor(handle, ty)) for ty in types()] == shipped
+    one, other = (tl.tensor(handle, tl.core.block_type(tl.float32, [4, 2])) for _ in range(2))
+    assert one.numel is other.numel  # built once
+    one.shape._setitem(0, tl.constexpr(2))
+    assert [c.value for c in other.shape] == [4, 2] and other.shape.type.types[0].value == 4
+
+
+_BUILTIN_CALLS: list[tuple[str, object, list]] = []
+
+
+@tl.core.builtin
+def _recorded(x, scale=1, _semantic=None):
+    """A builtin of this module's own: who called it, with which semantic and arguments."""
+    _BUILTIN_CALLS.append((sys._getframe(2).f_code.co_name, _semantic, [x, scale]))
+    return _semantic.mul(x, scale, False)
+
+
+@triton.jit
+def _calls_builtins(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, _recorded(x) + _recorded(x, scale=2, _semantic=None) * x)
+
+
+def test_a_builtin_reaches_its_function_in_one_call_with_the_interpreter_s_semantic(
+        shipped_interpreter, monkeypatch):
+    """Called in a kernel, a builtin's function runs directly under the kernel's call (not
+    through the interpreter's lambda and Triton's wrapper), with the interpreter's semantic in
+    place of one passed and the other arguments as given, and gives the same bits."""
+    patch_attr = interpreter._patch_attr
+    interpreter_device.install()
+
+    def run() -> tuple[torch.Tensor, list]:
+        x, out = torch.arange(8.0) / 3, torch.empty(8)
+        _BUILTIN_CALLS.clear()
+        _calls_builtins[(1,)](x, out, BLOCK=8)
+        return out, [(caller, semantic, args[1]) for caller, semantic, args in _BUILTIN_CALLS]
+
+    with monkeypatch.context() as patched:
+        patched.setattr(interpreter, "_patch_attr", patch_attr)
+        shipped, shipped_calls = run()
+    out, calls = run()
+    assert torch.equal(shipped.view(torch.int32), out.view(torch.int32))
+    semantic = interpreter.interpreter_semantic
+    assert shipped_calls == [("<lambda>", semantic, 1), ("<lambda>", semantic, 2)]
+    assert calls == [("_calls_builtins", semantic, 1), ("_calls_builtins", semantic, 2)]
+
+
 def test_a_program_of_the_worker_s_interpreter_imports_nothing(shipped_interpreter,
                                                                monkeypatch):
     """kdiff's code run for every operation of every program imports nothing there: an import
@@ -273,6 +347,85 @@ def test_operands_of_one_shape_skip_triton_s_broadcast(shipped_interpreter, monk
     assert semantic.broadcast_impl_value(pointers, mask) == (pointers, mask) and not reached
     _, widened = semantic.broadcast_impl_value(pointers, block(tl.int1, (4, 1), np.bool_))
     assert reached and widened.shape == [4, 8]
+
+
+# Element types as the interpreter holds them: bf16 as its bit patterns, pointers as addresses.
+_ELEMENTS = [(tl.float32, np.float32), (tl.float16, np.float16), (tl.bfloat16, np.uint16),
+             (tl.float64, np.float64), (tl.int8, np.int8), (tl.int16, np.int16),
+             (tl.int32, np.int32), (tl.int64, np.int64), (tl.uint8, np.uint8),
+             (tl.uint32, np.uint32), (tl.int1, np.bool_),
+             (tl.pointer_type(tl.float32), np.uint64)]
+# Pairs of shapes: one shape, a scalar (a 0-d tensor, held as one element) against a block
+# each way, blocks broadcast each way or of another rank, and shapes that cannot broadcast.
+_SHAPES = [((4,), (4,)), ((), (2, 4)), ((2, 4), ()), ((1, 4), (2, 4)), ((2, 1), (1, 4)),
+           ((4,), (2, 4)), ((2, 4), (4, 2)), ((), ())]
+_NUMBERS = [3, -1, 2 ** 40, 0.5, 1e300, True]
+
+
+def _operand(element, np_dtype, shape):
+    values = np.array([3, -2, 5, 7, 1, -1, 6, 2][:max(1, int(np.prod(shape)))])
+    if np_dtype == np.uint16:  # bf16's bits of these values plus a quarter
+        data = (torch.tensor(values + 0.25).bfloat16().view(torch.int16).numpy()
+                .view(np.uint16))
+    elif element.is_ptr():
+        data = (4096 + 4 * np.abs(values)).astype(np.uint64)
+    else:
+        data = (np.abs(values) if element.is_int_unsigned() else values + 0.25 * element.is_floating()
+                ).astype(np_dtype)
+    handle = interpreter.TensorHandle(data.reshape(shape or (1,)), element)
+    return tl.tensor(handle, tl.core.block_type(element, list(shape)) if shape else element)
+
+
+def _outcome(operation, lhs, rhs):
+    """What an operation gives: its type and bits, or the error it raises."""
+    try:
+        out = operation(lhs, rhs)
+    except Exception as error:  # noqa: BLE001 - whichever Triton raises, compared as text
+        return type(error).__name__, str(error)
+    return str(out.type), out.handle.dtype, out.handle.data.dtype, out.handle.data.shape, \
+        out.handle.data.tobytes()
+
+
+def test_type_checks_decided_once_per_types_give_triton_s_bits_and_errors(shipped_interpreter,
+                                                                          monkeypatch):
+    """Binary operations of every pair of element types, of tensors of one shape, broadcast
+    or not, and of a tensor and a Python number, give Triton's type, bits and errors
+    with the type check decided once per pair of types: at its first operation of a pair
+    and at a later one."""
+    from triton.language.semantic import TritonSemantic
+    interpreter_device.install()
+    semantic = interpreter.interpreter_semantic
+    decided = TritonSemantic.binary_op_type_checking_impl
+    nan = tl.PropagateNan.NONE
+    operations = [lambda x, y: semantic.add(x, y, False), lambda x, y: semantic.sub(x, y, False),
+                  lambda x, y: semantic.mul(x, y, False), semantic.truediv, semantic.floordiv,
+                  semantic.mod, lambda x, y: semantic.fdiv(x, y, False),
+                  lambda x, y: semantic.maximum(x, y, nan), semantic.less_than, semantic.equal,
+                  semantic.and_, semantic.xor_, semantic.shl]
+
+    def shipped(operation, lhs, rhs):
+        with monkeypatch.context() as patched:
+            patched.setattr(TritonSemantic, "binary_op_type_checking_impl", decided.shipped)
+            return _outcome(operation, lhs, rhs)
+
+    cases = []
+    for i, (lhs, rhs) in enumerate(itertools.product(_ELEMENTS, repeat=2)):
+        for j, operation in enumerate(operations):
+            lhs_shape, rhs_shape = _SHAPES[(i + j) % len(_SHAPES)]
+            cases.append((operation, _operand(*lhs, lhs_shape), _operand(*rhs, rhs_shape)))
+    for i, (element, number) in enumerate(itertools.product(_ELEMENTS, _NUMBERS)):
+        operation, tensor = operations[i % len(operations)], _operand(*element, (4,))
+        cases += [(operation, tensor, number), (operation, number, tensor)]
+    for operation, lhs, rhs in cases:
+        expected = shipped(operation, lhs, rhs)
+        assert _outcome(operation, lhs, rhs) == expected  # decided here, or earlier
+        assert _outcome(operation, lhs, rhs) == expected  # decided
+    # and a pair that casts nothing was decided: Triton's computation type is not asked again
+    mul, block, scalar = operations[2], _operand(tl.float32, np.float32, (4,)), \
+        _operand(tl.float32, np.float32, ())
+    expected = shipped(mul, block, scalar)
+    monkeypatch.setattr(TritonSemantic, "computation_type_impl", None)
+    assert _outcome(mul, block, scalar) == expected
 
 
 def test_with_debug_on_the_overflow_checks_stay(shipped_interpreter):

@@ -45,17 +45,20 @@ import numpy as np
 
 from kdiff.sandbox import (
     interpreter_bf16,
+    interpreter_calls,
     interpreter_fp8,
     interpreter_libdevice,
     interpreter_order,
     interpreter_ptx,
+    interpreter_type_checks,
     interpreter_types,
 )
 from kdiff.sandbox.interpreter_order import Launch
 
 
 def install() -> None:
-    """In this process's interpreter: types built once per value, float arguments typed and
+    """In this process's interpreter: types built once per value, a binary operation's type
+    check once per pair of types, builtins reached in one call, float arguments typed and
     fp32 products rounded as compiled Triton does, the sanitiser off, `tl` patched once a
     launch, programs in a drawn order, and (when kernels are interpreted) libdevice, inline
     PTX, an autotuner that takes its configurations in order and a compute capability; a
@@ -65,6 +68,8 @@ def install() -> None:
     except ImportError:
         return
     interpreter_types.install(interpreter)
+    interpreter_type_checks.install(interpreter_types.keys()[0])
+    interpreter_calls.install(interpreter)
     _type_float_arguments(interpreter)
     _index_by_a_scalar_s_one_element(interpreter)
     _dtypes_answer_value(interpreter)

@@ -5,23 +5,25 @@ operation of every program builds its operands' and result's block types again (
 unwrapped, validated and named) and finds each type's numpy dtype in a table it builds per
 lookup. A type is a value: compared by its element type and shape, and never changed once
 built. So one instance per value serves every program of every launch, a type's numpy
-dtype is looked up once, and two operands of one shape skip the broadcast that would return
-them unchanged.
+dtype is looked up once, two operands of one shape skip the broadcast that would return
+them unchanged, and a tensor's shape and element count are built once per type.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Hashable
 
 
 def install(interpreter) -> None:
-    type_key, block_key = _keys()
+    type_key, block_key = keys()
     _block_types_built_once(block_key)
     _numpy_dtypes_found_once(interpreter, type_key)
     _operands_of_one_shape_not_broadcast()
+    _tensor_shapes_built_once_per_type()
 
 
-def _keys() -> tuple[Callable[[Any], Hashable | None], Callable[[Any, Any], Hashable | None]]:
+def keys() -> tuple[Callable[[Any], Hashable | None], Callable[[Any, Any], Hashable | None]]:
     """(type_key, block_key), Triton's classes bound once: they run for every operation of
     every program, where an import statement each was a third of their time."""
     import triton.language as tl
@@ -131,3 +133,52 @@ def _operands_of_one_shape_not_broadcast() -> None:
 
     broadcast_unless_one_shape.same_shapes_kept = True
     TritonSemantic.broadcast_impl_value = broadcast_unless_one_shape
+
+
+def _tensor_shapes_built_once_per_type() -> None:
+    """Every tensor Triton builds (each operation's result) built its shape again from its
+    type's sizes: a constexpr of each size, a tuple of them and the tuple's type, and a
+    constexpr of the element count. For a scalar type, and a block type built once, those
+    are built once per type; each tensor gets a tuple of its own (Triton's tuples can be
+    assigned into), holding the constexprs and tuple type, which nothing changes once built.
+    A tensor of any other type is built by Triton's own constructor."""
+    import triton.language as tl
+
+    tensor, build = tl.core.tensor, tl.core.tensor.__init__
+    if getattr(build, "shapes_built_once", False):
+        return
+    block_type, dtype, pointer_type = tl.core.block_type, tl.dtype, tl.pointer_type
+    constexpr, shape_tuple, class_of = tl.constexpr, tl.core.tuple, type
+
+    def shape_of(sizes: tuple[int, ...]) -> tuple[Any, list, Any]:
+        """(element count, a constexpr of each size, their tuple's type), as Triton's
+        constructor builds them."""
+        constexprs = [constexpr(size) for size in sizes]
+        return constexpr(math.prod(sizes)), constexprs, shape_tuple(constexprs).type
+
+    no_shape = shape_of(())
+    shapes: dict[tuple[int, ...], tuple[Any, list, Any]] = {}
+
+    def init(self, handle, type):
+        kind = class_of(type)
+        if kind is block_type:
+            sizes = getattr(type, "interned_sizes", None)
+            if sizes is None:
+                build(self, handle, type)
+                return
+            shape = shapes.get(sizes)
+            if shape is None:
+                shape = shapes[sizes] = shape_of(sizes)
+        elif kind is dtype or kind is pointer_type:
+            shape = no_shape
+        else:
+            build(self, handle, type)
+            return
+        numel, constexprs, constexprs_type = shape
+        dims = object.__new__(shape_tuple)
+        dims.values, dims.type = list(constexprs), constexprs_type
+        self.handle, self.shape, self.numel = handle, dims, numel
+        self.type, self.dtype = type, type.scalar
+
+    init.shapes_built_once = True
+    tensor.__init__ = init
