@@ -101,7 +101,10 @@ ROW_SUM_PROBLEM = FIXED_PART_PROBLEM.replace(
     "batch_size = 2", "batch_size = 4")
 
 # An honest Triton row sum that reads one element a step, as scalar loops over a reduction
-# do: through the interpreter each step is a Python call, so 4 x 4096 of them take seconds.
+# do: through the interpreter each step is a few Python calls, so 4 x 4096 of them take
+# seconds. Eight exact products a step keep it well past the call timeout however fast the
+# interpreter gets: at one load and one add a step, kdiff's faster interpreter (4433200)
+# finished the grown reduction inside 0.2 s and the gate passed.
 SCALAR_LOOP_CANDIDATE = '''
 import torch
 import torch.nn as nn
@@ -114,7 +117,10 @@ def _row_sum(x_ptr, out_ptr, n):
     row = tl.program_id(0)
     acc = tl.zeros((), dtype=tl.float32)
     for i in range(0, n):
-        acc += tl.load(x_ptr + row * n + i)
+        x = tl.load(x_ptr + row * n + i)
+        for _ in range(8):
+            x = x * 1.0
+        acc += x
     tl.store(out_ptr + row, acc)
 
 
@@ -128,7 +134,10 @@ class ModelNew(nn.Module):
 # The same sum in blocks of 64, fast through the interpreter, accumulated in fp16.
 FP16_BLOCKS_CANDIDATE = SCALAR_LOOP_CANDIDATE.replace('''    acc = tl.zeros((), dtype=tl.float32)
     for i in range(0, n):
-        acc += tl.load(x_ptr + row * n + i)
+        x = tl.load(x_ptr + row * n + i)
+        for _ in range(8):
+            x = x * 1.0
+        acc += x
     tl.store(out_ptr + row, acc)''', '''    acc = tl.zeros((), dtype=tl.float16)
     for i in range(0, n, 64):
         offs = i + tl.arange(0, 64)
