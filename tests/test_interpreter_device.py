@@ -297,6 +297,26 @@ def test_a_builtin_reaches_its_function_in_one_call_with_the_interpreter_s_seman
     assert calls == [("_calls_builtins", semantic, 1), ("_calls_builtins", semantic, 2)]
 
 
+def test_a_worker_that_compiles_its_kernels_keeps_triton_s_frontend(shipped_interpreter,
+                                                                     monkeypatch):
+    """A CUDA worker installs the interpreter's patches too, and its kernels go through
+    Triton's frontend to the GPU's code: the shortcuts per operation (the type check decided
+    once per pair of types, tensors' shapes built once per type, builtins called directly)
+    stay out of it; where kernels are interpreted they are in."""
+    from triton.language.semantic import TritonSemantic
+    shipped = (TritonSemantic.binary_op_type_checking_impl, tl.core.tensor.__init__,
+               interpreter._patch_attr)
+    monkeypatch.delenv("TRITON_INTERPRET")
+    interpreter_device.install()
+    assert (TritonSemantic.binary_op_type_checking_impl, tl.core.tensor.__init__,
+            interpreter._patch_attr) == shipped
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    interpreter_device.install()
+    assert TritonSemantic.binary_op_type_checking_impl is not shipped[0]
+    assert tl.core.tensor.__init__ is not shipped[1]
+    assert interpreter._patch_attr is not shipped[2]
+
+
 def test_a_program_of_the_worker_s_interpreter_imports_nothing(shipped_interpreter,
                                                                monkeypatch):
     """kdiff's code run for every operation of every program imports nothing there: an import

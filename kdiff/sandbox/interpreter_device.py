@@ -67,9 +67,13 @@ def install() -> None:
         from triton.runtime import interpreter
     except ImportError:
         return
-    interpreter_types.install(interpreter)
-    interpreter_type_checks.install(interpreter_types.keys()[0])
-    interpreter_calls.install(interpreter)
+    # Where kernels are compiled (a CUDA worker) Triton's frontend runs once a kernel, and
+    # what it builds is the GPU's code: the per-operation shortcuts stay out of it.
+    interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+    interpreter_types.install(interpreter, interpreted)
+    if interpreted:
+        interpreter_type_checks.install(interpreter_types.keys()[0])
+        interpreter_calls.install(interpreter)
     _type_float_arguments(interpreter)
     _index_by_a_scalar_s_one_element(interpreter)
     _dtypes_answer_value(interpreter)
@@ -90,7 +94,7 @@ def install() -> None:
     if launches is not None:
         _patch_the_language_once_a_launch(interpreter, launches)
     _list_the_builtins_once(interpreter)
-    if os.environ.get("TRITON_INTERPRET") == "1":  # compiled kernels need Triton's own
+    if interpreted:  # compiled kernels need Triton's own
         _give_it_libdevice(interpreter)
         _give_it_inline_ptx(interpreter)
         _autotune_in_order()

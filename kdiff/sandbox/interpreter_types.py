@@ -15,12 +15,15 @@ import math
 from typing import Any, Callable, Hashable
 
 
-def install(interpreter) -> None:
+def install(interpreter, interpreted: bool) -> None:
+    """`interpreted`: kernels run in the interpreter here (a tensor's shape is then built once
+    per type; a compiler's tensors are left to Triton's constructor)."""
     type_key, block_key = keys()
     _block_types_built_once(block_key)
     _numpy_dtypes_found_once(interpreter, type_key)
     _operands_of_one_shape_not_broadcast()
-    _tensor_shapes_built_once_per_type()
+    if interpreted:
+        _tensor_shapes_built_once_per_type()
 
 
 def keys() -> tuple[Callable[[Any], Hashable | None], Callable[[Any, Any], Hashable | None]]:
