@@ -462,8 +462,8 @@ def chunk_rows_keys(qx, kx, q_bias, k_bias, theta, rows, rm, H, h, G, K, A, j, j
                     TURN: tl.constexpr):
     """The rows' q' and k' of head h as halves of key pairs: loaded from rotate_fwd_kernel's
     (qx, kx = qr, kr), or with TURN turned here from q and k (qx, kx), their biases and
-    phase_fwd_kernel's fp32 phases. In the working dtype either way: the products (mm) that
-    read them round them to it, as rotate_fwd_kernel's stores do. The fp32 phase is within
+    phase_fwd_kernel's fp32 phases (then fp32). Either way the products (mm) that read them
+    round them to the working dtype, as rotate_fwd_kernel's stores do. The fp32 phase is within
     2^-22 (4u) of the fp64 one below 2 pi, and cos and sin are 1-Lipschitz: 6u absolute
     with cos_sin's 2u, about 9 roundings of a pair's norm through the rotation, within the
     slack that chunk_keys' comment counts."""
