@@ -397,6 +397,23 @@ def row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS: tl.c
 
 
 @triton.jit
+def phase_rows(sums, carry, walked, T, H, K, A, BT: tl.constexpr, BK2: tl.constexpr,
+               BS: tl.constexpr, STORE: tl.constexpr):
+    """A program's share of a grid (blocks of BT rows, H, B): its head h, the key pairs j
+    (mask jm, am: those with an angle), its tokens t (mask rm) and their rows (b T + t), and
+    their phases (row_phases', written over sums with STORE)."""
+    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    j, jm = pair_offsets(K, BK2)
+    am = j < A
+    t = c * BT + tl.arange(0, BT)
+    rm = t < T
+    rows = b.to(tl.int64) * T + t
+    th = row_phases(sums, carry, walked, t, rm, rows, b.to(tl.int64) * H + h, T, H, h, A, j,
+                    am, BS, STORE)
+    return h, j, jm, am, t, rm, rows, th
+
+
+@triton.jit
 def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G, K, A,
                       BT: tl.constexpr, BK2: tl.constexpr, BS: tl.constexpr,
                       STORE: tl.constexpr):
@@ -404,21 +421,15 @@ def rotate_fwd_kernel(q, k, sums, carry, walked, q_bias, k_bias, qr, kr, T, H, G
     block's carry plus sums, mod 2 pi, or the walk's phase as stored), written over sums
     with STORE (the backward reads them), and chunk_keys' q' and k' of head h, stored in
     qr's dtype as halves ([B, T, H, K]: pair j's turned first element at j, its second at
-    K / 2 + j). Rounding them to the working dtype here is the rounding chunk_fwd_kernel's
-    products (mm) apply, so its results do not change; the chunk walk, sequential over a
-    sequence, loads the tiles instead of forming them (the cosines, the sines and the
-    strided pair loads)."""
-    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    j, jm = pair_offsets(K, BK2)
-    am = j < A
+    K / 2 + j). Rounding them to the working dtype here is the rounding the chunk kernels'
+    products (mm) apply, so their results do not change; chunk_states_kernel's walk,
+    sequential over a sequence, and chunk_out_kernel load the tiles instead of forming them
+    (the cosines, the sines and the strided pair loads)."""
+    h, j, jm, am, t, rm, rows, th = phase_rows(sums, carry, walked, T, H, K, A, BT, BK2, BS,
+                                               STORE)
     hq = h // G
-    bh = b.to(tl.int64) * H + h
     qbe, qbo = load_halves(q_bias, h * K, j, jm)
     kbe, kbo = load_halves(k_bias, h * K, j, jm)
-    t = c * BT + tl.arange(0, BT)
-    rm = t < T
-    rows = b.to(tl.int64) * T + t
-    th = row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS, STORE)
     _, _, qe, qo, ke, ko = chunk_keys(q, k, th, rows, rm, H // G, hq, K, j, jm, am,
                                       qbe, qbo, kbe, kbo)
     first, second = halves_offsets(rows, H, h, K, j)
@@ -439,21 +450,16 @@ def phase_fwd_kernel(sums, carry, walked, k, k_bias, theta, kT, T, H, G, K, A,
     from these phases (chunk_rows_keys), so q' and k' per head never pass through memory: at
     16 x 2048 (H 32, K 128, bf16) rotate_fwd_kernel wrote 537 MB of them and the walk read
     them back; the phases are 134 MB."""
-    c, h, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
-    j, jm = pair_offsets(K, BK2)
-    am = j < A
-    bh = b.to(tl.int64) * H + h
-    t = c * BT + tl.arange(0, BT)
-    rm = t < T
-    rows = b.to(tl.int64) * T + t
-    th = row_phases(sums, carry, walked, t, rm, rows, bh, T, H, h, A, j, am, BS, False)
+    h, j, jm, am, t, rm, rows, th = phase_rows(sums, carry, walked, T, H, K, A, BT, BK2, BS,
+                                               False)
     tl.store(theta + (rows[:, None] * H + h) * A + j[None, :], th.to(tl.float32),
              mask=rm[:, None] & am[None, :])
-    if c == (T - 1) // BT:
+    if tl.program_id(0) == (T - 1) // BT:
         last = rm & (t == T - 1)
         cos, sin = cos_sin(th)
         kbe, kbo = load_halves(k_bias, h * K, j, jm)
         ke, ko = turned_keys(k, rows, last, H // G, h // G, K, j, jm, am, kbe, kbo, cos, sin)
+        bh = tl.program_id(2).to(tl.int64) * H + h
         store_pair_rows(kT, tl.zeros_like(rows)[:, None] + bh * K, last, K, ke, ko)
 
 
@@ -715,7 +721,8 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
     NC = triton.cdiv(T, chunk_size)
     phases = launch_phases(args[8], args[4], states.angle, final.angle)
     rows = (triton.cdiv(T, ROTATE_ROWS), H, B)
-    sizes = dict(BT=chunk_size, BK2=pair_block(K), HAS_D=D is not None, HAS_Z=z is not None)
+    tiles = dict(BT=chunk_size, BK2=pair_block(K))
+    flags = dict(HAS_D=D is not None, HAS_Z=z is not None)
     BV = value_block(V, block_v) if block_v else forward_block_v(B * H, V, q.device)
     gates = args[3:6]
     if one_walk:
@@ -725,7 +732,7 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
                                num_warps=ROTATE_WARPS)
         chunk_fwd_kernel[(triton.cdiv(V, BV), H, B)](
             args[0], args[1], args[6], args[7], theta, args[2], *gates, *args[9:], *states[1:],
-            out, final.ssm, final.v, T, H, H // Hq, K, V, A, BV=BV, **sizes,
+            out, final.ssm, final.v, T, H, H // Hq, K, V, A, BV=BV, **tiles, **flags,
             **launch("forward", q.dtype))
     else:
         qr = torch.empty(B, T, H, K, dtype=q.dtype, device=q.device)
@@ -742,11 +749,11 @@ def mamba3_siso_forward(q, k, v, adt, dt, trap, q_bias, k_bias, angles, D, z, st
         ybuf = torch.empty(B, T, H, V, **kept) if store else out
         chunk_states_kernel[(triton.cdiv(V, BV), H, B)](
             kr, args[2], *gates, *states[1:], final.ssm, final.v, hbuf, T, H, K, V, BV=BV,
-            BT=chunk_size, BK2=pair_block(K), **launch("train", q.dtype))
+            **tiles, **launch("train", q.dtype))
         BVO = value_block(V, CHUNK_BLOCK_V)
         chunk_out_kernel[(NC * triton.cdiv(V, BVO), H, B)](
             qr, kr, args[2], *gates, args[9], args[10], hbuf, out, ybuf, T, H, K, V, BV=BVO,
-            STORE=store, **sizes, **launch("output", q.dtype))
+            STORE=store, **tiles, **flags, **launch("output", q.dtype))
     fallback = fallback_flag(out, *final)
     recurrent_forward(*args, states, out, final, when=fallback)
     if store:
